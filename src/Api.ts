@@ -1,0 +1,45 @@
+/** The whole HTTP interface: one declaration gives the server, /openapi.json and a typed client. */
+import { HttpApi, OpenApi } from "@effect/platform"
+import { JSONSchema } from "effect"
+import { CatalogApi, PublisherNodesApi } from "./Catalog/Api.ts"
+import { ErrorResponse } from "./Domain/ErrorResponse.ts"
+import { SystemApi } from "./System/Api.ts"
+
+const errorResponseRef = { $ref: "#/components/schemas/ErrorResponse" }
+
+/**
+ * Every error of the service is answered as ErrorResponse (see Errors.ts), whatever class carried
+ * it inside; the document says so for every error status of every operation, 500 included.
+ */
+const errorsAsErrorResponse = (spec: Record<string, any>): Record<string, any> => {
+  spec.components ??= {}
+  spec.components.schemas ??= {}
+  spec.components.schemas.ErrorResponse = JSONSchema.make(ErrorResponse).$defs?.ErrorResponse ?? JSONSchema.make(ErrorResponse)
+  for (const item of Object.values<Record<string, any>>(spec.paths ?? {})) {
+    for (const operation of Object.values<Record<string, any>>(item)) {
+      if (typeof operation !== "object" || operation === null || !("responses" in operation)) continue
+      operation.responses["500"] ??= { description: "Internal error" }
+      for (const [status, response] of Object.entries<Record<string, any>>(operation.responses)) {
+        if (Number(status) >= 400) {
+          response.content = { "application/json": { schema: errorResponseRef } }
+        }
+      }
+    }
+  }
+  for (const name of Object.keys(spec.components.schemas)) {
+    if (/^(BadRequest|Unauthorized|Forbidden|NotFound|Conflict|ServiceUnavailable|HttpApiDecodeError)$/.test(name)) {
+      delete spec.components.schemas[name]
+    }
+  }
+  return spec
+}
+
+export class Api extends HttpApi.make("registry")
+  .add(CatalogApi)
+  .add(PublisherNodesApi)
+  .add(SystemApi)
+  .annotate(OpenApi.Title, "Extension Registry and Media Proxy")
+  .annotate(OpenApi.Version, "1.0")
+  .annotate(OpenApi.Description, "Extension-node registry (publishers, nodes, versions, host-nodes, tokens, claiming) and a proxy for AI media operations. Every error body is ErrorResponse {error, message}.")
+  .annotate(OpenApi.Transform, errorsAsErrorResponse)
+{}

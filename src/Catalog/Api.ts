@@ -1,0 +1,106 @@
+import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
+import { Schema } from "effect"
+import { Authentication } from "../Auth/Authentication.ts"
+import { Node, NodeList, NodeVersion } from "../Domain/Node.ts"
+import { IsoDateTimeFromString } from "../Domain/Schemas.ts"
+import { BadRequest, Forbidden, NotFound } from "../Errors.ts"
+import { sortColumns } from "./Repo.ts"
+
+/** Served page sizes: larger requests are clamped, not refused (CONTRACT.md). */
+export const maxLimit = 500
+export const defaultLimit = 10
+
+const PositiveInt = (max: number) =>
+  Schema.NumberFromString.pipe(Schema.int(), Schema.between(1, max))
+
+const Page = PositiveInt(1_000_000_000).annotations({ description: "Page number, from 1", default: 1 })
+const Limit = PositiveInt(Number.MAX_SAFE_INTEGER).annotations({
+  description: `Nodes per page (default ${defaultLimit}); values above ${maxLimit} are served as ${maxLimit}`,
+  default: defaultLimit
+})
+const Flag = Schema.Literal("true", "false", "1", "0").annotations({ description: "true or false" })
+const ShortString = (description: string) => Schema.String.pipe(Schema.maxLength(200)).annotations({ description })
+
+const sortPattern = new RegExp(`^(${sortColumns.join("|")})(;(asc|desc))?$`)
+export const SortParam = Schema.String.pipe(
+  Schema.filter((s) => sortPattern.test(s), {
+    message: () => `expected one of ${sortColumns.join(", ")}, optionally followed by ;asc or ;desc`
+  })
+)
+
+const PublisherIdParams = Schema.Struct({ publisherId: Schema.String })
+
+export const ListNodesParams = Schema.Struct({
+  page: Schema.optional(Page),
+  limit: Schema.optional(Limit),
+  supported_os: Schema.optional(ShortString("Only nodes supporting this operating system (nodes declaring none match)")),
+  supported_accelerator: Schema.optional(ShortString("Only nodes supporting this accelerator (nodes declaring none match)")),
+  timestamp: Schema.optional(IsoDateTimeFromString.annotations({
+    description: "Only nodes created or updated (a new version counts) after this ISO 8601 time"
+  })),
+  latest: Schema.optional(Flag.annotations({ description: "true: answer from the database, bypassing the cache" })),
+  sort: Schema.optional(Schema.Array(SortParam).pipe(Schema.maxItems(8)).annotations({
+    description: `Ordering columns (${sortColumns.join(", ")}), ascending unless suffixed ;desc; repeatable`
+  })),
+  node_id: Schema.optional(Schema.Array(ShortString("A node id")).pipe(Schema.maxItems(maxLimit)).annotations({
+    description: "Only these nodes; repeatable"
+  })),
+  host_version: Schema.optional(ShortString(
+    "The host application's version: only nodes with a version admitting it; latest_version is the newest such"
+  )),
+  form_factor: Schema.optional(ShortString("The platform asking (desktop-win, desktop-mac, git-linux, ...); recorded, not a filter"))
+})
+export type ListNodesParams = typeof ListNodesParams.Type
+
+const PublisherPageParams = Schema.Struct({
+  page: Schema.optional(Page),
+  limit: Schema.optional(Limit),
+  include_banned: Schema.optional(Flag.annotations({ description: "Add banned nodes (members and site admins only)" }))
+})
+
+export class CatalogApi extends HttpApiGroup.make("catalog")
+  .add(
+    HttpApiEndpoint.get("listAllNodes", "/nodes")
+      .setUrlParams(ListNodesParams)
+      .addSuccess(NodeList)
+      .addError(BadRequest)
+      .annotate(OpenApi.Summary, "List all nodes (paginated)")
+      .annotate(OpenApi.Description, "Nodes of every publisher, banned and deleted ones excluded. Answers carry an ETag; If-None-Match is honoured with 304.")
+  )
+  .add(
+    HttpApiEndpoint.get("getNodeVersion", "/nodes/:nodeId/versions/:versionId")
+      .setPath(Schema.Struct({ nodeId: Schema.String, versionId: Schema.String }))
+      .addSuccess(NodeVersion)
+      .addError(NotFound)
+      .addError(Forbidden)
+      .annotate(OpenApi.Summary, "Get a node version")
+      .annotate(OpenApi.Description, "`versionId` is the version string (1.2.0) or the version's id.")
+  )
+  .annotate(OpenApi.Title, "Catalogue")
+{}
+
+export class PublisherNodesApi extends HttpApiGroup.make("publisherNodes")
+  .add(
+    HttpApiEndpoint.get("listNodesForPublisher", "/publishers/:publisherId/nodes")
+      .setPath(PublisherIdParams)
+      .setUrlParams(Schema.Struct({ include_banned: PublisherPageParams.fields.include_banned }))
+      .addSuccess(Schema.Array(Node))
+      .addError(BadRequest)
+      .addError(Forbidden)
+      .addError(NotFound)
+      .annotate(OpenApi.Identifier, "ListNodesForPublisher")
+      .annotate(OpenApi.Summary, "List all nodes of a publisher")
+  )
+  .add(
+    HttpApiEndpoint.get("listNodesForPublisherV2", "/publishers/:publisherId/nodes/v2")
+      .setPath(PublisherIdParams)
+      .setUrlParams(PublisherPageParams)
+      .addSuccess(NodeList)
+      .addError(BadRequest)
+      .addError(Forbidden)
+      .addError(NotFound)
+      .annotate(OpenApi.Summary, "List nodes of a publisher, paginated")
+  )
+  .middleware(Authentication)
+  .annotate(OpenApi.Title, "Publisher nodes")
+{}

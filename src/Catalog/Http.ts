@@ -1,0 +1,158 @@
+import { HttpApiBuilder, HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import { Effect, Metric, Option } from "effect"
+import { createHash } from "node:crypto"
+import { Api } from "../Api.ts"
+import { CurrentUser } from "../Auth/CurrentUser.ts"
+import { BadRequest, Forbidden, NotFound } from "../Errors.ts"
+import { PublisherRepo } from "../Publishers/Repo.ts"
+import { defaultLimit, type ListNodesParams, maxLimit } from "./Api.ts"
+import { type CachedPage, ListCache } from "./ListCache.ts"
+import { type NodePage, type NodeQuery, NodeRepo, type SortColumn } from "./Repo.ts"
+import { semverKey } from "./Semver.ts"
+
+const isTrue = (flag: string | undefined) => flag === "true" || flag === "1"
+
+const pageOf = (page: number | undefined, limit: number | undefined) => ({
+  page: page ?? 1,
+  limit: Math.min(limit ?? defaultLimit, maxLimit)
+})
+
+/** The validated query of `GET /nodes`; a host version that is not semver is the client's error. */
+const toQuery = (p: ListNodesParams): Effect.Effect<NodeQuery, BadRequest> => {
+  let hostVersionKey: string | undefined
+  if (p.host_version !== undefined) {
+    hostVersionKey = semverKey(p.host_version.trim().replace(/^v/i, ""))
+    if (hostVersionKey === undefined) {
+      return Effect.fail(new BadRequest({ message: `Invalid value for 'host_version': '${p.host_version}' is not a semantic version` }))
+    }
+  }
+  return Effect.succeed({
+    ...pageOf(p.page, p.limit),
+    sort: (p.sort ?? []).map((s) => {
+      const [column, direction] = s.split(";")
+      return { column: column as SortColumn, desc: direction === "desc" }
+    }),
+    supportedOs: p.supported_os,
+    supportedAccelerator: p.supported_accelerator,
+    updatedAfter: p.timestamp,
+    nodeIds: p.node_id,
+    hostVersionKey
+  })
+}
+
+/** Two queries asking the same thing share one key. */
+const cacheKey = (q: NodeQuery) =>
+  JSON.stringify([
+    q.page, q.limit, q.sort, q.supportedOs?.toLowerCase(), q.supportedAccelerator?.toLowerCase(),
+    q.updatedAfter?.getTime(), q.nodeIds && [...q.nodeIds].sort(), q.hostVersionKey
+  ])
+
+const encoder = new TextEncoder()
+
+const render = (json: string): CachedPage => {
+  const body = encoder.encode(json)
+  return { body, etag: `"${createHash("sha1").update(body).digest("base64url")}"` }
+}
+
+const renderList = (q: { page: number; limit: number }, page: NodePage) =>
+  render(
+    `{"limit":${q.limit},"nodes":[${page.nodes.join(",")}],"page":${q.page},"total":${page.total},"totalPages":${
+      Math.ceil(page.total / q.limit)
+    }}`
+  )
+
+/** If-None-Match holds the page's ETag (weak comparison, lists and `*` included). */
+const notModified = (request: HttpServerRequest.HttpServerRequest, etag: string) => {
+  const header = request.headers["if-none-match"]
+  if (header === undefined) return false
+  return header.split(",").some((tag) => {
+    const t = tag.trim()
+    return t === "*" || t.replace(/^W\//, "") === etag
+  })
+}
+
+const respond = (request: HttpServerRequest.HttpServerRequest, page: CachedPage, cache: "hit" | "miss" | "bypass") => {
+  const headers = { etag: page.etag, "cache-control": "no-cache", "x-cache": cache }
+  return notModified(request, page.etag)
+    ? HttpServerResponse.empty({ status: 304, headers })
+    : HttpServerResponse.uint8Array(page.body, { contentType: "application/json", headers })
+}
+
+const listRequests = Metric.counter("nodes_list_requests", { description: "GET /nodes requests by form factor" })
+const knownFormFactors = new Set(["desktop-win", "desktop-mac", "git-windows", "git-mac", "git-linux", "other"])
+
+export const CatalogLive = HttpApiBuilder.group(Api, "catalog", (handlers) =>
+  Effect.gen(function*() {
+    const repo = yield* NodeRepo
+    const cache = yield* ListCache
+    return handlers
+      .handle("listAllNodes", ({ request, urlParams }) =>
+        Effect.gen(function*() {
+          const formFactor = urlParams.form_factor?.toLowerCase() ?? "unknown"
+          yield* Metric.increment(Metric.tagged(listRequests, "form_factor", knownFormFactors.has(formFactor) ? formFactor : "unknown"))
+          const query = yield* toQuery(urlParams)
+          const key = cacheKey(query)
+          const bypass = isTrue(urlParams.latest)
+          if (!bypass) {
+            const hit = cache.get(key)
+            if (Option.isSome(hit)) return respond(request, hit.value, "hit")
+          }
+          const generation = cache.generation()
+          const page = renderList(query, yield* repo.listPage(query))
+          cache.set(key, generation, page)
+          return respond(request, page, bypass ? "bypass" : "miss")
+        }))
+      .handle("getNodeVersion", ({ path }) =>
+        Effect.gen(function*() {
+          const found = yield* repo.findVersion(path.nodeId, path.versionId)
+          switch (found._tag) {
+            case "Missing":
+              return yield* new NotFound({ message: `Node '${path.nodeId}' has no version '${path.versionId}'` })
+            case "Banned":
+              return yield* new Forbidden({ code: "node_banned", message: `Node '${path.nodeId}' is banned` })
+            case "Visible":
+              return HttpServerResponse.text(found.json, { contentType: "application/json" })
+          }
+        }))
+  }))
+
+export const PublisherNodesLive = HttpApiBuilder.group(Api, "publisherNodes", (handlers) =>
+  Effect.gen(function*() {
+    const repo = yield* NodeRepo
+    const publishers = yield* PublisherRepo
+
+    /** The publisher exists and the caller may see what was asked for. */
+    const authorize = (publisherId: string, includeBanned: boolean) =>
+      Effect.gen(function*() {
+        if (!(yield* publishers.exists(publisherId))) {
+          return yield* new NotFound({ message: `No publisher '${publisherId}'` })
+        }
+        if (!includeBanned) return
+        const user = yield* CurrentUser
+        if (user.isSiteAdmin || Option.isSome(yield* publishers.roleOf(publisherId, user.id))) return
+        return yield* new Forbidden({ message: "include_banned is for members of the publisher and site admins" })
+      })
+
+    return handlers
+      .handle("listNodesForPublisher", ({ path, urlParams }) =>
+        Effect.gen(function*() {
+          const includeBanned = isTrue(urlParams.include_banned)
+          yield* authorize(path.publisherId, includeBanned)
+          const page = yield* repo.listPage({
+            page: 1,
+            limit: Number.MAX_SAFE_INTEGER,
+            sort: [],
+            publisherId: path.publisherId,
+            includeBanned
+          })
+          return HttpServerResponse.text(`[${page.nodes.join(",")}]`, { contentType: "application/json" })
+        }))
+      .handle("listNodesForPublisherV2", ({ path, urlParams }) =>
+        Effect.gen(function*() {
+          const includeBanned = isTrue(urlParams.include_banned)
+          yield* authorize(path.publisherId, includeBanned)
+          const q = pageOf(urlParams.page, urlParams.limit)
+          const page = yield* repo.listPage({ ...q, sort: [], publisherId: path.publisherId, includeBanned })
+          return HttpServerResponse.uint8Array(renderList(q, page).body, { contentType: "application/json" })
+        }))
+  }))

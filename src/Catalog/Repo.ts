@@ -1,0 +1,204 @@
+/**
+ * SQL of the catalogue's read side. Records leave PostgreSQL already as the interface's JSON
+ * (`json_strip_nulls` drops absent fields), so a page of nodes is one query and a string join:
+ * the fragments below are the one place where table columns meet wire field names, and the
+ * tests decode every answer with the Domain schemas to hold them to each other.
+ */
+import { SqlClient, type Statement } from "@effect/sql"
+import { Context, Effect, Layer } from "effect"
+
+export const sortColumns = [
+  "created_at",
+  "updated_at",
+  "downloads",
+  "rating",
+  "name",
+  "id",
+  "search_ranking",
+  "repohost_stars"
+] as const
+export type SortColumn = typeof sortColumns[number]
+
+export interface SortKey {
+  readonly column: SortColumn
+  readonly desc: boolean
+}
+
+/** A page of `GET /nodes` (and of a publisher's listing), already validated. */
+export interface NodeQuery {
+  readonly page: number
+  readonly limit: number
+  readonly sort: ReadonlyArray<SortKey>
+  readonly supportedOs?: string | undefined
+  readonly supportedAccelerator?: string | undefined
+  readonly updatedAfter?: Date | undefined
+  readonly nodeIds?: ReadonlyArray<string> | undefined
+  /** semver key of the host application's version: only nodes with a version admitting it. */
+  readonly hostVersionKey?: string | undefined
+  /** A publisher's own listing: its nodes, banned ones too when asked, whatever its status. */
+  readonly publisherId?: string | undefined
+  readonly includeBanned?: boolean | undefined
+}
+
+/** One page: each node as its JSON text, and how many match in all. */
+export interface NodePage {
+  readonly nodes: ReadonlyArray<string>
+  readonly total: number
+}
+
+export type NodeAccess =
+  | { readonly _tag: "Missing" }
+  | { readonly _tag: "Banned" }
+  | { readonly _tag: "Visible"; readonly json: string }
+
+const orderSql = (sort: ReadonlyArray<SortKey>, alias: string): string => {
+  const keys = sort.length > 0
+    ? sort.map(({ column, desc }) =>
+      `${alias}.${column}${column === "name" ? ` COLLATE "C"` : ""} ${desc ? "DESC" : "ASC"} NULLS LAST`
+    )
+    // default: lower search ranking first (unset last), then the most downloaded
+    : [`${alias}.search_ranking ASC NULLS LAST`, `${alias}.downloads DESC`]
+  // the id makes the order total, so pages never overlap or skip
+  return [...keys, `${alias}.id ASC`].join(", ")
+}
+
+export class NodeRepo extends Context.Tag("NodeRepo")<NodeRepo, {
+  readonly listPage: (query: NodeQuery) => Effect.Effect<NodePage>
+  readonly publisherExists: (publisherId: string) => Effect.Effect<boolean>
+  /** A version of a node by version string or id, unless the node is banned or gone. */
+  readonly findVersion: (nodeId: string, versionOrId: string) => Effect.Effect<NodeAccess>
+  /** Whether the database answers (for readiness). */
+  readonly ping: Effect.Effect<boolean>
+}>() {}
+
+export const makeNodeRepo = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+
+  const publisherJson = (p: string) =>
+    `json_build_object(
+      'createdAt', iso_time(${p}.created_at), 'description', ${p}.description, 'id', ${p}.id,
+      'logo', ${p}.logo, 'name', ${p}.name, 'source_code_repo', ${p}.source_code_repo,
+      'status', ${p}.status, 'support', ${p}.support, 'website', ${p}.website)`
+
+  const versionJson = (v: string) =>
+    `json_build_object(
+      'changelog', ${v}.changelog, 'host_node_extract_status', ${v}.host_node_extract_status,
+      'createdAt', iso_time(${v}.created_at), 'dependencies', ${v}.dependencies,
+      'deprecated', ${v}.deprecated, 'id', ${v}.id, 'node_id', ${v}.node_id, 'status', ${v}.status,
+      'status_reason', ${v}.status_reason, 'supported_accelerators', ${v}.supported_accelerators,
+      'supported_host_frontend_version', ${v}.supported_host_frontend_version,
+      'supported_host_version', ${v}.supported_host_version, 'supported_os', ${v}.supported_os,
+      'tags', ${v}.tags, 'tags_admin', ${v}.tags_admin, 'version', ${v}.version)`
+
+  const nodeJson = (n: string, p: string, latest: string) =>
+    `json_strip_nulls(json_build_object(
+      'author', ${n}.author, 'banner_url', ${n}.banner_url, 'category', ${n}.category,
+      'created_at', iso_time(${n}.created_at), 'description', ${n}.description,
+      'downloads', ${n}.downloads, 'repohost_stars', ${n}.repohost_stars, 'icon', ${n}.icon,
+      'id', ${n}.id, 'latest_version', ${latest}, 'license', ${n}.license, 'name', ${n}.name,
+      'preempted_host_node_names', ${n}.preempted_host_node_names, 'publisher', ${publisherJson(p)},
+      'rating', ${n}.rating, 'repository', ${n}.repository, 'search_ranking', ${n}.search_ranking,
+      'status', ${n}.status, 'status_detail', ${n}.status_detail,
+      'supported_accelerators', ${n}.supported_accelerators,
+      'supported_host_frontend_version', ${n}.supported_host_frontend_version,
+      'supported_host_version', ${n}.supported_host_version, 'supported_os', ${n}.supported_os,
+      'tags', ${n}.tags, 'tags_admin', ${n}.tags_admin, 'translations', ${n}.translations))::text`
+
+  /** The version `v` admits the host version whose key is the given parameter. */
+  const admitsHost = (hostKey: string): Statement.Fragment =>
+    sql`(v.admits_any_host OR EXISTS (
+      SELECT 1 FROM node_version_host_ranges r
+      WHERE r.version_id = v.id
+        AND (r.lo IS NULL OR r.lo < ${hostKey} OR (r.lo_incl AND r.lo = ${hostKey}))
+        AND (r.hi IS NULL OR ${hostKey} < r.hi OR (r.hi_incl AND r.hi = ${hostKey}))))`
+
+  const activeVersion = sql`v.status = 'NodeVersionStatusActive'`
+
+  const filters = (q: NodeQuery): Statement.Fragment => {
+    const clauses: Array<Statement.Fragment> = []
+    if (q.publisherId !== undefined) {
+      clauses.push(sql`n.publisher_id = ${q.publisherId}`)
+      clauses.push(
+        q.includeBanned
+          ? sql`n.status IN ('NodeStatusActive', 'NodeStatusBanned')`
+          : sql`n.listed`
+      )
+    } else {
+      clauses.push(sql`n.listed`)
+    }
+    if (q.supportedOs !== undefined) {
+      clauses.push(sql`(n.supported_os_lc = '{}' OR n.supported_os_lc @> ARRAY[lower(${q.supportedOs})])`)
+    }
+    if (q.supportedAccelerator !== undefined) {
+      clauses.push(sql`(n.supported_accelerators_lc = '{}'
+        OR n.supported_accelerators_lc @> ARRAY[lower(${q.supportedAccelerator})])`)
+    }
+    if (q.updatedAfter !== undefined) clauses.push(sql`n.updated_at > ${q.updatedAfter}`)
+    if (q.nodeIds !== undefined) clauses.push(sql`n.id = ANY(${q.nodeIds as Array<string>})`)
+    if (q.hostVersionKey !== undefined) {
+      clauses.push(sql`EXISTS (SELECT 1 FROM node_versions v
+        WHERE v.node_id = n.id AND ${activeVersion} AND ${admitsHost(q.hostVersionKey)})`)
+    }
+    return sql.and(clauses)
+  }
+
+  const latestVersion = (q: NodeQuery) =>
+    sql`LEFT JOIN LATERAL (
+      SELECT ${sql.literal(versionJson("v"))} AS json FROM node_versions v
+      WHERE v.node_id = n.id AND ${activeVersion}
+        ${q.hostVersionKey !== undefined ? sql`AND ${admitsHost(q.hostVersionKey)}` : sql``}
+      ORDER BY v.semver_key DESC LIMIT 1) lv ON true`
+
+  const listPage = (q: NodeQuery) => {
+    const where = filters(q)
+    const order = orderSql(q.sort, "n")
+    const rows = sql<{ json: string }>`
+      SELECT ${sql.literal(nodeJson("n", "p", "lv.json"))} AS json
+      FROM (SELECT * FROM nodes n WHERE ${where}
+            ORDER BY ${sql.literal(order)} LIMIT ${q.limit} OFFSET ${(q.page - 1) * q.limit}) n
+      JOIN publishers p ON p.id = n.publisher_id
+      ${latestVersion(q)}
+      ORDER BY ${sql.literal(order)}`
+    const total = sql<{ total: number }>`SELECT count(*)::int AS total FROM nodes n WHERE ${where}`
+    return Effect.all([rows, total], { concurrency: 2 }).pipe(
+      Effect.map(([rows, total]) => ({ nodes: rows.map((r) => r.json), total: total[0]?.total ?? 0 })),
+      Effect.orDie
+    )
+  }
+
+  const findVersion = (nodeId: string, versionOrId: string) => {
+    const byId = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(versionOrId)
+    return sql<{ node_status: string; publisher_status: string; json: string | null }>`
+      SELECT n.status AS node_status, p.status AS publisher_status,
+             (SELECT json_strip_nulls(${sql.literal(versionJson("v"))})::text FROM node_versions v
+              WHERE v.node_id = n.id AND v.status <> 'NodeVersionStatusDeleted'
+                AND ${byId ? sql`(v.id = ${versionOrId}::uuid OR v.version = ${versionOrId})` : sql`v.version = ${versionOrId}`}
+              LIMIT 1) AS json
+      FROM nodes n JOIN publishers p ON p.id = n.publisher_id
+      WHERE n.id = ${nodeId}`.pipe(
+      Effect.map((rows): NodeAccess => {
+        const row = rows[0]
+        if (!row || row.node_status === "NodeStatusDeleted") return { _tag: "Missing" }
+        if (row.node_status === "NodeStatusBanned" || row.publisher_status === "PublisherStatusBanned") {
+          return { _tag: "Banned" }
+        }
+        return row.json === null ? { _tag: "Missing" } : { _tag: "Visible", json: row.json }
+      }),
+      Effect.orDie
+    )
+  }
+
+  return NodeRepo.of({
+    listPage,
+    findVersion,
+    publisherExists: (publisherId) =>
+      sql`SELECT 1 FROM publishers WHERE id = ${publisherId}`.pipe(Effect.map((r) => r.length > 0), Effect.orDie),
+    ping: sql`SELECT 1`.pipe(
+      Effect.as(true),
+      Effect.timeoutTo({ duration: "2 seconds", onTimeout: () => false, onSuccess: (ok) => ok }),
+      Effect.orElseSucceed(() => false)
+    )
+  })
+})
+
+export const NodeRepoLive = Layer.effect(NodeRepo, makeNodeRepo)

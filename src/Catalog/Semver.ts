@@ -1,0 +1,109 @@
+/**
+ * Semantic-version sort keys and host-version ranges as key intervals.
+ *
+ * Why: PostgreSQL orders node versions with a plain btree on a `text COLLATE "C"`
+ * column and checks `supported_host_version` with nothing but comparisons on that key.
+ *
+ * Key layout (printable ASCII only; byte order == SemVer precedence):
+ *   number       = chr(0x40 + digit count) + digits        ("A0", "A9", "B10", "P9007199254740991")
+ *   key          = major "." minor "." patch (release "~" | prerelease id*)
+ *   numeric id   = "." number
+ *   alphanum id  = ":" id "!"
+ * Ordering of the separators: end-of-key < "!" < "-" (smallest id char) and "." < ":" < "~".
+ */
+import semver from "semver"
+
+// why: the length prefix makes longer numbers sort after shorter ones; semver forbids leading zeros
+const encodeNumber = (n: number | string): string => {
+  const digits = String(n)
+  return String.fromCharCode(0x40 + digits.length) + digits
+}
+
+// why: numeric prerelease ids above this are compared as lossy floats by node-semver (and need a wider prefix)
+const isSafeNumeric = (id: string): boolean => /^[0-9]+$/.test(id) && id.length <= 16 && Number(id) <= Number.MAX_SAFE_INTEGER
+
+const keyOf = (v: semver.SemVer): string | undefined => {
+  let key = `${encodeNumber(v.major)}.${encodeNumber(v.minor)}.${encodeNumber(v.patch)}`
+  // why: "~" outranks every prerelease tag, so a release sorts after all its prereleases
+  if (v.prerelease.length === 0) return key + "~"
+  for (const raw of v.prerelease) {
+    const id = String(raw)
+    if (/^[0-9]+$/.test(id)) {
+      if (!isSafeNumeric(id)) return undefined
+      key += "." + encodeNumber(id)
+    } else {
+      // why: "!" sorts below every identifier character, so "alpha" < "alpha-1" < "alphab"
+      key += ":" + id + "!"
+    }
+  }
+  return key
+}
+
+/**
+ * Order-preserving key of a strict semantic version (build metadata ignored), or undefined
+ * when the input is not one (leading "v", "=", whitespace, loose forms, or numeric
+ * prerelease ids above Number.MAX_SAFE_INTEGER are rejected).
+ */
+export const semverKey = (version: string): string | undefined => {
+  const v = semver.parse(version)
+  // why: semver.parse tolerates "v1.2.3" and surrounding whitespace; we only accept the canonical text
+  if (v === null || version !== v.version + (v.build.length > 0 ? "+" + v.build.join(".") : "")) return undefined
+  return keyOf(v)
+}
+
+/** A key interval; null bounds are unbounded. */
+export type HostInterval = {
+  readonly lo: string | null
+  readonly loIncl: boolean
+  readonly hi: string | null
+  readonly hiIncl: boolean
+}
+
+const isEmpty = (i: HostInterval): boolean =>
+  i.lo !== null && i.hi !== null && (i.lo > i.hi || (i.lo === i.hi && !(i.loIncl && i.hiIncl)))
+
+/**
+ * The union of intervals admitting exactly what `semver.satisfies(v, range, { includePrerelease: true })`
+ * admits, or undefined when the range does not parse (or has an unrepresentable bound).
+ */
+export const hostIntervals = (range: string): ReadonlyArray<HostInterval> | undefined => {
+  let parsed: semver.Range
+  try {
+    parsed = new semver.Range(range, { includePrerelease: true })
+  } catch {
+    return undefined
+  }
+  const out: Array<HostInterval> = []
+  for (const set of parsed.set) {
+    let i: HostInterval = { lo: null, loIncl: true, hi: null, hiIncl: true }
+    for (const c of set) {
+      // why: the ANY comparator ("", "*") has an empty value and a non-SemVer `semver` field
+      if (c.value === "") continue
+      const key = keyOf(c.semver)
+      if (key === undefined) return undefined
+      const op = c.operator === "=" ? "" : c.operator
+      // why: the tightest bound wins; on equal keys an exclusive bound is the tighter one
+      if (op === "" || op === ">=" || op === ">") {
+        const incl = op !== ">"
+        if (i.lo === null || key > i.lo || (key === i.lo && !incl)) i = { ...i, lo: key, loIncl: incl }
+      }
+      if (op === "" || op === "<=" || op === "<") {
+        const incl = op !== "<"
+        if (i.hi === null || key < i.hi || (key === i.hi && !incl)) i = { ...i, hi: key, hiIncl: incl }
+      }
+    }
+    if (!isEmpty(i)) out.push(i)
+  }
+  return out
+}
+
+/** The predicate the SQL evaluates: does some interval contain the version key? */
+export const admits = (intervals: ReadonlyArray<HostInterval>, versionKey: string): boolean =>
+  intervals.some(
+    (i) =>
+      (i.lo === null || i.lo < versionKey || (i.loIncl && i.lo === versionKey)) &&
+      (i.hi === null || versionKey < i.hi || (i.hiIncl && versionKey === i.hi))
+  )
+
+/** JS-side SemVer precedence (build ignored), for callers that sort outside the database. */
+export const compareSemver = (a: string, b: string): number => semver.compare(a, b)

@@ -1,0 +1,241 @@
+/**
+ * Changes to the catalogue. Every change bumps the touched nodes' `updated_at` (so incremental
+ * sync through `timestamp` sees it) and notifies every instance, in the same transaction, that
+ * cached listings are stale.
+ */
+import { SqlClient } from "@effect/sql"
+import { Context, Effect, Layer } from "effect"
+import type { NodeStatus, NodeVersionStatus } from "../Domain/Node.ts"
+import type { PublisherStatus } from "../Domain/Publisher.ts"
+import { hostIntervals, semverKey } from "./Semver.ts"
+
+export const catalogueChannel = "catalogue_changed"
+
+export interface PublisherInput {
+  readonly id: string
+  readonly name?: string | undefined
+  readonly description?: string | undefined
+  readonly website?: string | undefined
+  readonly status?: PublisherStatus | undefined
+  readonly created_at?: Date | undefined
+}
+
+export interface NodeInput {
+  readonly id: string
+  readonly publisher_id: string
+  readonly name?: string | undefined
+  readonly description?: string | undefined
+  readonly author?: string | undefined
+  readonly license?: string | undefined
+  readonly icon?: string | undefined
+  readonly banner_url?: string | undefined
+  readonly category?: string | undefined
+  readonly repository?: string | undefined
+  readonly repohost_stars?: number | undefined
+  readonly downloads?: number | undefined
+  readonly rating?: number | undefined
+  readonly search_ranking?: number | undefined
+  readonly status?: NodeStatus | undefined
+  readonly supported_os?: ReadonlyArray<string> | undefined
+  readonly supported_accelerators?: ReadonlyArray<string> | undefined
+  readonly supported_host_version?: string | undefined
+  readonly supported_host_frontend_version?: string | undefined
+  readonly tags?: ReadonlyArray<string> | undefined
+  readonly tags_admin?: ReadonlyArray<string> | undefined
+  readonly preempted_host_node_names?: ReadonlyArray<string> | undefined
+  readonly translations?: Record<string, Record<string, unknown>> | undefined
+  readonly created_at?: Date | undefined
+}
+
+export interface VersionInput {
+  readonly node_id: string
+  readonly version: string
+  readonly status?: NodeVersionStatus | undefined
+  readonly status_reason?: string | undefined
+  readonly changelog?: string | undefined
+  readonly dependencies?: ReadonlyArray<string> | undefined
+  readonly deprecated?: boolean | undefined
+  readonly supported_os?: ReadonlyArray<string> | undefined
+  readonly supported_accelerators?: ReadonlyArray<string> | undefined
+  readonly supported_host_version?: string | undefined
+  readonly supported_host_frontend_version?: string | undefined
+  readonly tags?: ReadonlyArray<string> | undefined
+  readonly created_at?: Date | undefined
+}
+
+/** The columns of a node that a change may set (absent: unchanged). */
+export type NodePatch = Partial<Omit<NodeInput, "id" | "created_at">>
+
+export class InvalidVersion extends Error {
+  constructor(readonly version: string) {
+    super(`'${version}' is not a semantic version`)
+  }
+}
+
+export class CatalogWrites extends Context.Tag("CatalogWrites")<CatalogWrites, {
+  readonly upsertPublishers: (publishers: ReadonlyArray<PublisherInput>) => Effect.Effect<void>
+  readonly insertNodes: (nodes: ReadonlyArray<NodeInput>) => Effect.Effect<void>
+  /** Dies with InvalidVersion for a version string that is not semver (callers validate first). */
+  readonly insertVersions: (versions: ReadonlyArray<VersionInput>) => Effect.Effect<void>
+  readonly updateNode: (nodeId: string, patch: NodePatch) => Effect.Effect<void>
+  readonly setVersionStatus: (nodeId: string, version: string, status: NodeVersionStatus) => Effect.Effect<void>
+  readonly setPublisherStatus: (publisherId: string, status: PublisherStatus) => Effect.Effect<void>
+}>() {}
+
+const nullable = <A>(a: A | undefined): A | null => (a === undefined ? null : a)
+const list = (a: ReadonlyArray<string> | undefined): Array<string> => (a ? [...a] : [])
+
+// at most this many rows per INSERT: PostgreSQL takes 65,535 parameters a statement
+const batchSize = 1000
+
+const chunks = <A>(items: ReadonlyArray<A>): Array<ReadonlyArray<A>> => {
+  const out: Array<ReadonlyArray<A>> = []
+  for (let i = 0; i < items.length; i += batchSize) out.push(items.slice(i, i + batchSize))
+  return out
+}
+
+const nodeColumns = (n: NodePatch) => {
+  const row: Record<string, unknown> = {}
+  const set = (column: string, value: unknown) => {
+    if (value !== undefined) row[column] = value
+  }
+  set("publisher_id", n.publisher_id)
+  set("name", n.name)
+  set("description", n.description)
+  set("author", n.author)
+  set("license", n.license)
+  set("icon", n.icon)
+  set("banner_url", n.banner_url)
+  set("category", n.category)
+  set("repository", n.repository)
+  set("repohost_stars", n.repohost_stars)
+  set("downloads", n.downloads)
+  set("rating", n.rating)
+  set("search_ranking", n.search_ranking)
+  set("status", n.status)
+  set("supported_os", n.supported_os && list(n.supported_os))
+  set("supported_accelerators", n.supported_accelerators && list(n.supported_accelerators))
+  set("supported_host_version", n.supported_host_version)
+  set("supported_host_frontend_version", n.supported_host_frontend_version)
+  set("tags", n.tags && list(n.tags))
+  set("tags_admin", n.tags_admin && list(n.tags_admin))
+  set("preempted_host_node_names", n.preempted_host_node_names && list(n.preempted_host_node_names))
+  set("translations", n.translations && JSON.stringify(n.translations))
+  return row
+}
+
+export const makeCatalogWrites = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+
+  const notify = sql`SELECT pg_notify(${catalogueChannel}, '')`
+  /** Recomputes whether nodes appear in public listings after a status change. */
+  const refreshListed = (where: ReturnType<typeof sql.and>) =>
+    sql`UPDATE nodes n SET listed = (n.status = 'NodeStatusActive' AND p.status = 'PublisherStatusActive')
+        FROM publishers p WHERE p.id = n.publisher_id AND ${where}`
+
+  const change = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+    sql.withTransaction(Effect.zipLeft(effect, notify)).pipe(Effect.orDie)
+
+  const upsertPublishers = (publishers: ReadonlyArray<PublisherInput>) =>
+    change(Effect.forEach(chunks(publishers), (batch) =>
+      sql`INSERT INTO publishers ${
+        sql.insert(batch.map((p) => ({
+          id: p.id,
+          name: nullable(p.name),
+          description: nullable(p.description),
+          website: nullable(p.website),
+          status: p.status ?? "PublisherStatusActive",
+          created_at: p.created_at ?? new Date()
+        })))
+      } ON CONFLICT (id) DO UPDATE SET name = excluded.name, description = excluded.description,
+          website = excluded.website, status = excluded.status`, { discard: true }).pipe(
+      Effect.zipRight(refreshListed(sql.and([sql`n.publisher_id = ANY(${publishers.map((p) => p.id)})`])))
+    ))
+
+  const insertNodes = (nodes: ReadonlyArray<NodeInput>) =>
+    change(Effect.forEach(chunks(nodes), (batch) =>
+      sql`INSERT INTO nodes ${
+        sql.insert(batch.map((n) => {
+          const created = n.created_at ?? new Date()
+          return {
+            id: n.id,
+            ...nodeColumns({ ...n, supported_os: n.supported_os ?? [], supported_accelerators: n.supported_accelerators ?? [] }),
+            created_at: created,
+            updated_at: created
+          }
+        }))
+      }`.pipe(Effect.zipRight(refreshListed(sql.and([sql`n.id = ANY(${batch.map((n) => n.id)})`])))), { discard: true }))
+
+  const insertVersions = (versions: ReadonlyArray<VersionInput>) =>
+    change(Effect.forEach(chunks(versions), (batch) =>
+      Effect.gen(function*() {
+        const rows = batch.map((v) => {
+          const key = semverKey(v.version)
+          if (key === undefined) throw new InvalidVersion(v.version)
+          const range = v.supported_host_version?.trim()
+          return {
+            input: v,
+            intervals: range ? hostIntervals(range) ?? [] : undefined,
+            row: {
+              node_id: v.node_id,
+              version: v.version,
+              semver_key: key,
+              status: v.status ?? "NodeVersionStatusPending",
+              status_reason: nullable(v.status_reason),
+              changelog: nullable(v.changelog),
+              dependencies: list(v.dependencies),
+              deprecated: v.deprecated ?? false,
+              supported_os: list(v.supported_os),
+              supported_accelerators: list(v.supported_accelerators),
+              supported_host_version: nullable(v.supported_host_version),
+              supported_host_frontend_version: nullable(v.supported_host_frontend_version),
+              admits_any_host: range ? false : true,
+              tags: list(v.tags),
+              created_at: v.created_at ?? new Date()
+            }
+          }
+        })
+        const ids = yield* sql<{ id: string }>`INSERT INTO node_versions ${sql.insert(rows.map((r) => r.row))} RETURNING id`
+        const ranges = rows.flatMap((r, i) =>
+          (r.intervals ?? []).map((interval) => ({
+            version_id: ids[i]!.id,
+            lo: interval.lo,
+            lo_incl: interval.loIncl,
+            hi: interval.hi,
+            hi_incl: interval.hiIncl
+          }))
+        )
+        for (const batch of chunks(ranges)) yield* sql`INSERT INTO node_version_host_ranges ${sql.insert(batch)}`
+        yield* sql`UPDATE nodes SET updated_at = greatest(updated_at, now())
+                   WHERE id = ANY(${[...new Set(batch.map((v) => v.node_id))]})`
+      }), { discard: true }))
+
+  const updateNode = (nodeId: string, patch: NodePatch) => {
+    const columns = nodeColumns(patch)
+    return change(Effect.gen(function*() {
+      yield* Object.keys(columns).length > 0
+        ? sql`UPDATE nodes SET ${sql.update(columns)}, updated_at = now() WHERE id = ${nodeId}`
+        : sql`UPDATE nodes SET updated_at = now() WHERE id = ${nodeId}`
+      yield* refreshListed(sql.and([sql`n.id = ${nodeId}`]))
+    }))
+  }
+
+  return CatalogWrites.of({
+    upsertPublishers,
+    insertNodes,
+    insertVersions,
+    updateNode,
+    setVersionStatus: (nodeId, version, status) =>
+      change(Effect.zipRight(
+        sql`UPDATE node_versions SET status = ${status} WHERE node_id = ${nodeId} AND version = ${version}`,
+        sql`UPDATE nodes SET updated_at = now() WHERE id = ${nodeId}`
+      )),
+    setPublisherStatus: (publisherId, status) =>
+      change(Effect.zipRight(
+        sql`UPDATE publishers SET status = ${status} WHERE id = ${publisherId}`,
+        refreshListed(sql.and([sql`n.publisher_id = ${publisherId}`]))
+      ))
+  })
+})
+
+export const CatalogWritesLive = Layer.effect(CatalogWrites, makeCatalogWrites)

@@ -1,0 +1,29 @@
+import { Schema } from "effect"
+import { optional } from "./Schemas.ts"
+
+export const HostNodePolicy = Schema.Literal("HostNodePolicyActive", "HostNodePolicyBanned", "HostNodePolicyLocalOnly")
+  .annotations({ identifier: "HostNodePolicy" })
+export type HostNodePolicy = typeof HostNodePolicy.Type
+
+const hostNodeFields = {
+  category: optional(Schema.String),
+  deprecated: optional(Schema.Boolean),
+  description: optional(Schema.String),
+  experimental: optional(Schema.Boolean),
+  function: optional(Schema.String),
+  input_types: optional(Schema.String),
+  output_is_list: optional(Schema.Array(Schema.Boolean)),
+  policy: optional(HostNodePolicy),
+  return_names: optional(Schema.String),
+  return_types: optional(Schema.String)
+}
+
+/** A host-node record of a node version (2.6). */
+export const HostNode = Schema.Struct({
+  host_node_name: optional(Schema.String),
+  ...hostNodeFields
+}).annotations({ identifier: "HostNode" })
+export type HostNode = typeof HostNode.Type
+
+/** The body of the host-node update: the record without its name. */
+export const HostNodeUpdate = Schema.Struct(hostNodeFields).annotations({ identifier: "HostNodeUpdate" })

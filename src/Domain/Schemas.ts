@@ -1,0 +1,23 @@
+import { Schema } from "effect"
+
+/** An optional field: absent when it has no value, never `null` or `undefined` on the wire. */
+export const optional = <S extends Schema.Schema.Any>(schema: S) => Schema.optionalWith(schema, { exact: true })
+
+/** ISO 8601 with `Z` and millisecond precision, as the service writes every time. */
+export const DateTimeString = Schema.String.annotations({
+  identifier: "DateTime",
+  jsonSchema: { type: "string", format: "date-time" }
+})
+
+export const Strings = Schema.Array(Schema.String)
+
+const isoDateTime =
+  /^\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(?:Z|[+-]\d{2}:?\d{2})?)?$/i
+
+/** An ISO 8601 date or date-time given by a client, decoded to a valid Date. */
+export const IsoDateTimeFromString = Schema.String.pipe(
+  Schema.filter((s) => isoDateTime.test(s) && !Number.isNaN(Date.parse(s)), {
+    message: () => "expected an ISO 8601 date-time such as 2024-05-01T12:00:00Z"
+  }),
+  Schema.compose(Schema.Date, { strict: false })
+).annotations({ jsonSchema: { type: "string", format: "date-time" } })

@@ -1,0 +1,98 @@
+/**
+ * The service's typed errors and their one mapping onto ErrorResponse `{error, message}`.
+ *
+ * Handlers fail with the classes below; the framework's own failures (schema decoding, unknown
+ * routes, unreadable bodies) and defects are rewritten here too, so that every non-2xx answer of
+ * the service has the same shape.
+ */
+import { HttpApiError, HttpApiSchema, HttpServerError, HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import { Cause, Effect, Option, Schema } from "effect"
+
+const fields = {
+  message: Schema.String,
+  /** A more specific code than the class's own (e.g. `node_banned` for a Forbidden). */
+  code: Schema.optional(Schema.String)
+}
+
+export class BadRequest extends Schema.TaggedError<BadRequest>()("BadRequest", fields, HttpApiSchema.annotations({ status: 400 })) {}
+export class Unauthorized extends Schema.TaggedError<Unauthorized>()("Unauthorized", fields, HttpApiSchema.annotations({ status: 401 })) {}
+export class Forbidden extends Schema.TaggedError<Forbidden>()("Forbidden", fields, HttpApiSchema.annotations({ status: 403 })) {}
+export class NotFound extends Schema.TaggedError<NotFound>()("NotFound", fields, HttpApiSchema.annotations({ status: 404 })) {}
+export class Conflict extends Schema.TaggedError<Conflict>()("Conflict", fields, HttpApiSchema.annotations({ status: 409 })) {}
+export class ServiceUnavailable extends Schema.TaggedError<ServiceUnavailable>()("ServiceUnavailable", fields, HttpApiSchema.annotations({ status: 503 })) {}
+
+export type ApiError = BadRequest | Unauthorized | Forbidden | NotFound | Conflict | ServiceUnavailable
+
+const defaults: Record<ApiError["_tag"], { readonly status: number; readonly code: string }> = {
+  BadRequest: { status: 400, code: "bad_request" },
+  Unauthorized: { status: 401, code: "unauthorized" },
+  Forbidden: { status: 403, code: "forbidden" },
+  NotFound: { status: 404, code: "not_found" },
+  Conflict: { status: 409, code: "conflict" },
+  ServiceUnavailable: { status: 503, code: "service_unavailable" }
+}
+
+const isApiError = (u: unknown): u is ApiError =>
+  typeof u === "object" && u !== null && "_tag" in u && typeof u._tag === "string" && u._tag in defaults
+
+/** An ErrorResponse answer. */
+export const errorResponse = (status: number, error: string, message: string, headers?: Record<string, string>) =>
+  HttpServerResponse.unsafeJson({ error, message }, { status, ...(headers ? { headers } : {}) })
+
+/** The parameter or field a decode issue is about, and what was wrong with it. */
+const describeDecodeError = (e: HttpApiError.HttpApiDecodeError): string => {
+  const issue = e.issues[0]
+  if (!issue) return "The request is not valid"
+  const where = issue.path.length > 0 ? issue.path.map(String).join(".") : "request"
+  return `Invalid value for '${where}': ${issue.message}`
+}
+
+const fromRequestError = (e: HttpServerError.RequestError) => {
+  const detail = String((e.cause as { message?: unknown } | undefined)?.message ?? e.description ?? "")
+  if (/too large|size|limit/i.test(detail)) {
+    return errorResponse(413, "payload_too_large", "The request body is too large")
+  }
+  return errorResponse(400, "bad_request", `The request body could not be read as JSON${detail ? `: ${detail}` : ""}`)
+}
+
+/** Which methods a path would accept: a known path asked with another method answers 405. */
+export type AllowedMethods = (path: string) => ReadonlyArray<string>
+
+/**
+ * Turns a failure of a request into its answer. Typed failures map onto their status and code;
+ * anything else is a defect: logged with its cause, answered 500 without internals.
+ */
+export const respondToCause = (allowedMethods: AllowedMethods) => (cause: Cause.Cause<unknown>) =>
+  Effect.gen(function*() {
+    const failure = Cause.failureOption(cause)
+    if (Option.isSome(failure)) {
+      const e = failure.value
+      if (isApiError(e)) {
+        const d = defaults[e._tag]
+        return errorResponse(d.status, e.code ?? d.code, e.message)
+      }
+      if (e instanceof HttpApiError.HttpApiDecodeError) {
+        return errorResponse(400, "bad_request", describeDecodeError(e))
+      }
+      if (HttpServerError.isServerError(e)) {
+        if (e._tag === "RouteNotFound") return routeNotFound(e.request, allowedMethods)
+        if (e._tag === "RequestError") return fromRequestError(e)
+      }
+    }
+    if (Cause.isInterruptedOnly(cause)) {
+      // the client went away; nobody will read this answer
+      return errorResponse(499, "client_closed_request", "The request was cancelled")
+    }
+    yield* Effect.logError("unhandled failure", cause)
+    return errorResponse(500, "internal_error", "The service failed to answer this request")
+  })
+
+const routeNotFound = (request: HttpServerRequest.HttpServerRequest, allowedMethods: AllowedMethods) => {
+  const path = request.url.split("?")[0] ?? "/"
+  const allowed = allowedMethods(path)
+  return allowed.length > 0
+    ? errorResponse(405, "method_not_allowed", `${request.method} is not allowed on ${path}; use ${allowed.join(", ")}`, {
+      allow: allowed.join(", ")
+    })
+    : errorResponse(404, "not_found", `No route for ${request.method} ${path}`)
+}

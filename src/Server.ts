@@ -1,0 +1,85 @@
+/**
+ * The service as one Layer: the HTTP application over every feature's handlers and services.
+ * It needs only the configuration and an HttpServer: `main.ts` gives it the real ones, the tests
+ * a configuration pointing at their own database and a server on a free port.
+ */
+import { HttpApiBuilder, HttpApiScalar, HttpServer } from "@effect/platform"
+import { NodeHttpServer } from "@effect/platform-node"
+import { Effect, Layer } from "effect"
+import * as http from "node:http"
+import { Api } from "./Api.ts"
+import { AuthenticationLive } from "./Auth/Authentication.ts"
+import { JwtVerifier } from "./Auth/Jwt.ts"
+import { UserRepo } from "./Auth/UserRepo.ts"
+import { CatalogLive, PublisherNodesLive } from "./Catalog/Http.ts"
+import { ListCacheLive } from "./Catalog/ListCache.ts"
+import { NodeRepoLive } from "./Catalog/Repo.ts"
+import { CatalogWritesLive } from "./Catalog/Writes.ts"
+import { AppConfig } from "./Config.ts"
+import { DatabaseLive } from "./Db/Database.ts"
+import { respondToCause } from "./Errors.ts"
+import { PublisherRepoLive } from "./Publishers/Repo.ts"
+import { SystemLive } from "./System/Http.ts"
+
+/** For each declared route, the methods it answers: a path known under another method is a 405. */
+const routeTable = Object.values(Api.groups).flatMap((group) =>
+  Object.values(group.endpoints).map((endpoint) => ({
+    method: endpoint.method,
+    pattern: new RegExp(`^${endpoint.path.replace(/:[^/]+/g, "[^/]+")}/?$`)
+  }))
+)
+const allowedMethods = (path: string) => [...new Set(routeTable.filter((r) => r.pattern.test(path)).map((r) => r.method))]
+
+/** Framework failures, typed errors and defects all leave as ErrorResponse. */
+const ErrorResponses = HttpApiBuilder.middleware((app) => Effect.catchAllCause(app, respondToCause(allowedMethods)))
+
+const Docs = Layer.mergeAll(
+  HttpApiBuilder.middlewareOpenApi({ path: "/openapi.json" }),
+  HttpApiScalar.layer({ path: "/docs", scalar: { layout: "modern", theme: "default" } })
+)
+
+/** The repositories and services the handlers use, over one database pool. */
+export const ServicesLive = Layer.mergeAll(
+  NodeRepoLive,
+  CatalogWritesLive,
+  PublisherRepoLive,
+  ListCacheLive,
+  AuthenticationLive.pipe(Layer.provide([JwtVerifier.layer, UserRepo.layer]))
+).pipe(Layer.provideMerge(DatabaseLive))
+
+const ApiLive = HttpApiBuilder.api(Api).pipe(
+  Layer.provide([CatalogLive, PublisherNodesLive, SystemLive])
+)
+
+/** Serves the API on whatever HttpServer is provided. */
+export const AppLive = HttpApiBuilder.serve().pipe(
+  Layer.provide([Docs, ErrorResponses]),
+  Layer.provide(ApiLive),
+  Layer.provide(ServicesLive),
+  HttpServer.withLogAddress
+)
+
+/**
+ * A Node HTTP server whose malformed requests (oversized headers or URL, bytes HTTP does not
+ * allow) are answered as ErrorResponse too, before they ever reach the application.
+ */
+export const makeHttpServer = () => {
+  const server = http.createServer()
+  server.on("clientError", (err: NodeJS.ErrnoException, socket) => {
+    if (!socket.writable) return socket.destroy()
+    const [status, reason, code, message] = err.code === "HPE_HEADER_OVERFLOW"
+      ? [431, "Request Header Fields Too Large", "request_too_large", "The request line or headers are too large"]
+      : [400, "Bad Request", "bad_request", "The request is not valid HTTP"]
+    const body = JSON.stringify({ error: code, message })
+    socket.end(
+      `HTTP/1.1 ${status} ${reason}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\n` +
+        `connection: close\r\n\r\n${body}`
+    )
+  })
+  return server
+}
+
+/** The HttpServer of the configured host and port. */
+export const HttpServerLive = Layer.unwrapEffect(
+  Effect.map(AppConfig, (config) => NodeHttpServer.layer(makeHttpServer, { port: config.port, host: config.host }))
+)

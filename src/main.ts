@@ -1,0 +1,17 @@
+/** The edge: read the configuration, compose every Layer once, serve until interrupted. */
+import { NodeRuntime } from "@effect/platform-node"
+import { Effect, Layer, Logger } from "effect"
+import { AppConfig } from "./Config.ts"
+import { AppLive, HttpServerLive } from "./Server.ts"
+
+const LoggingLive = Layer.unwrapEffect(
+  Effect.map(AppConfig, (config) => Logger.minimumLogLevel(config.logLevel))
+)
+
+const MainLive = AppLive.pipe(
+  Layer.provide(HttpServerLive),
+  Layer.provide(LoggingLive),
+  Layer.provide(AppConfig.layer)
+)
+
+Layer.launch(MainLive).pipe(NodeRuntime.runMain)
