@@ -1,0 +1,40 @@
+/**
+ * Prints a development bearer token signed with the service's HS256 secret (AUTH_JWT_SECRET, or
+ * the one generated in DATA_DIR). The token alone is the last line of standard output.
+ *
+ *   npm run token -- --sub <id> [--email <e>] [--name <n>] [--admin] [--expires 30d]
+ */
+import { Effect, Option } from "effect"
+import { parseArgs } from "node:util"
+import { mintToken } from "../src/Auth/Jwt.ts"
+import { appConfig } from "../src/Config.ts"
+
+const { values } = parseArgs({
+  options: {
+    sub: { type: "string" },
+    email: { type: "string" },
+    name: { type: "string" },
+    admin: { type: "boolean", default: false },
+    expires: { type: "string", default: "30d" }
+  }
+})
+
+const main = async () => {
+  if (!values.sub) {
+    console.error("usage: npm run token -- --sub <id> [--email <e>] [--name <n>] [--admin] [--expires 30d]")
+    process.exit(2)
+  }
+  const config = await Effect.runPromise(appConfig)
+  if (Option.isSome(config.auth.jwksUrl)) {
+    console.error("AUTH_JWKS_URL is set: tokens come from your identity provider, not from this command")
+    process.exit(2)
+  }
+  const token = await mintToken(config, { sub: values.sub, email: values.email, name: values.name, admin: values.admin }, values.expires)
+  console.error(`token for ${values.sub}${values.admin ? " (site admin)" : ""}, valid for ${values.expires}:`)
+  console.log(token)
+}
+
+main().catch((e) => {
+  console.error(e instanceof Error ? e.message : e)
+  process.exit(1)
+})

@@ -1,0 +1,107 @@
+/**
+ * The real service for tests: its own database on the run's PostgreSQL server, served over
+ * loopback HTTP on a free port, with a fixed HS256 secret so tests can mint tokens.
+ */
+import { HttpServer } from "@effect/platform"
+import { NodeHttpServer } from "@effect/platform-node"
+import { Effect, Layer, Logger, LogLevel, Option, Redacted, Context } from "effect"
+import { randomBytes } from "node:crypto"
+import * as fs from "node:fs/promises"
+import * as os from "node:os"
+import * as path from "node:path"
+import pg from "pg"
+import { inject } from "vitest"
+import { mintToken } from "../../src/Auth/Jwt.ts"
+import { CatalogWrites } from "../../src/Catalog/Writes.ts"
+import { AppConfig, type AppConfigShape } from "../../src/Config.ts"
+import { AppLive, makeHttpServer, ServicesLive } from "../../src/Server.ts"
+
+export const testJwtSecret = "test-secret-for-the-registry-suite-0123456789"
+
+/** A new, empty database on the run's server; dropped when the scope closes. */
+export const freshDatabase = Effect.acquireRelease(
+  Effect.promise(async () => {
+    const admin = new URL(inject("adminDatabaseUrl"))
+    const name = `t_${randomBytes(6).toString("hex")}`
+    const client = new pg.Client({ connectionString: admin.toString() })
+    await client.connect()
+    await client.query(`CREATE DATABASE ${name}`)
+    await client.end()
+    const url = new URL(admin)
+    url.pathname = `/${name}`
+    return { url: url.toString(), name, admin: admin.toString() }
+  }),
+  ({ admin, name }) =>
+    Effect.promise(async () => {
+      const client = new pg.Client({ connectionString: admin })
+      await client.connect()
+      await client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)
+      await client.end()
+    })
+)
+
+export interface Running {
+  readonly baseUrl: string
+  readonly config: AppConfigShape
+  readonly databaseUrl: string
+  /** The instance's own catalogue writer (as a later issue's endpoints would use it). */
+  readonly writes: Context.Tag.Service<CatalogWrites>
+  readonly token: (claims: { sub: string; email?: string; name?: string; admin?: boolean }) => Promise<string>
+  readonly fetch: (pathAndQuery: string, init?: RequestInit) => Promise<Response>
+}
+
+export type ConfigOverrides = (config: AppConfigShape) => AppConfigShape
+
+/** Starts one instance of the service on `databaseUrl`; it stops when the scope closes. */
+export const startService = (databaseUrl: string, overrides: ConfigOverrides = (c) => c) =>
+  Effect.gen(function*() {
+    const dataDir = yield* Effect.acquireRelease(
+      Effect.promise(() => fs.mkdtemp(path.join(os.tmpdir(), "registry-data-"))),
+      (dir) => Effect.promise(() => fs.rm(dir, { recursive: true, force: true }))
+    )
+    const configLayer = AppConfig.layerWith((c) =>
+      overrides({
+        ...c,
+        port: 0,
+        host: "127.0.0.1",
+        dataDir,
+        databaseUrl: Option.some(Redacted.make(databaseUrl)),
+        publicBaseUrl: "http://127.0.0.1",
+        auth: { ...c.auth, jwtSecret: Option.some(Redacted.make(testJwtSecret)) }
+      })
+    )
+    const layer = Layer.mergeAll(AppLive, ServicesLive).pipe(
+      Layer.provideMerge(NodeHttpServer.layer(makeHttpServer, { port: 0, host: "127.0.0.1" })),
+      Layer.provideMerge(configLayer),
+      Layer.provide(Logger.minimumLogLevel(process.env.TEST_LOG_LEVEL === "debug" ? LogLevel.Debug : LogLevel.Warning))
+    )
+    const context = yield* Layer.build(layer)
+    const server = Context.get(context, HttpServer.HttpServer)
+    const config = Context.get(context, AppConfig)
+    const address = server.address as HttpServer.TcpAddress
+    const baseUrl = `http://127.0.0.1:${address.port}`
+    return {
+      baseUrl,
+      config,
+      databaseUrl,
+      writes: Context.get(context, CatalogWrites),
+      token: (claims) => mintToken(config, claims),
+      fetch: (pathAndQuery, init) => fetch(baseUrl + pathAndQuery, init)
+    } satisfies Running
+  })
+
+/** The usual test subject: one instance on a fresh database. */
+export const serviceOnFreshDatabase = (overrides?: ConfigOverrides) =>
+  Effect.flatMap(freshDatabase, ({ url }) => startService(url, overrides))
+
+export class Service extends Context.Tag("test/Service")<Service, Running>() {
+  static readonly layer = (overrides?: ConfigOverrides) => Layer.scoped(Service, serviceOnFreshDatabase(overrides))
+}
+
+/** GET a path and read its JSON body. */
+export const getJson = (service: Running, pathAndQuery: string, init?: RequestInit) =>
+  Effect.promise(async () => {
+    const response = await service.fetch(pathAndQuery, init)
+    const text = await response.text()
+    return { status: response.status, headers: response.headers, body: text === "" ? undefined : JSON.parse(text) as any }
+  })
