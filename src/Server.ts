@@ -1,7 +1,7 @@
 /**
- * The service as one Layer: the HTTP application over every feature's handlers and services.
- * It needs only the configuration and an HttpServer: `main.ts` gives it the real ones, the tests
- * a configuration pointing at their own database and a server on a free port.
+ * The service's Layers: the HTTP application over every feature's handlers, the services they
+ * use, and the HTTP server. `main.ts` composes them with the real configuration; the tests with a
+ * configuration pointing at their own database and a server on a free port.
  */
 import { HttpApiBuilder, HttpApiScalar, HttpServer } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
@@ -51,11 +51,14 @@ const ApiLive = HttpApiBuilder.api(Api).pipe(
   Layer.provide([CatalogLive, PublisherNodesLive, SystemLive])
 )
 
-/** Serves the API on whatever HttpServer is provided. */
+/**
+ * Serves the API on the provided HttpServer with the provided services. Build the services
+ * before the server: a server listens as soon as it is built, and a request arriving before the
+ * application is attached would wait for nothing.
+ */
 export const AppLive = HttpApiBuilder.serve().pipe(
   Layer.provide([Docs, ErrorResponses]),
   Layer.provide(ApiLive),
-  Layer.provide(ServicesLive),
   HttpServer.withLogAddress
 )
 

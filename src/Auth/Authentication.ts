@@ -1,4 +1,4 @@
-import { HttpApiMiddleware, HttpApiSecurity, HttpServerRequest } from "@effect/platform"
+import { HttpApiMiddleware, HttpApiSecurity, HttpServerRequest, OpenApi } from "@effect/platform"
 import { Effect, Layer, Redacted } from "effect"
 import { AppConfig } from "../Config.ts"
 import { Unauthorized } from "../Errors.ts"
@@ -10,7 +10,7 @@ import { UserRepo } from "./UserRepo.ts"
 export class Authentication extends HttpApiMiddleware.Tag<Authentication>()("Authentication", {
   failure: Unauthorized,
   provides: CurrentUser,
-  security: { bearer: HttpApiSecurity.bearer }
+  security: { bearer: HttpApiSecurity.bearer.pipe(HttpApiSecurity.annotate(OpenApi.Format, "JWT")) }
 }) {}
 
 const unauthorized = (message: string) => new Unauthorized({ message })

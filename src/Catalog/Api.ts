@@ -10,11 +10,16 @@ import { sortColumns } from "./Repo.ts"
 export const maxLimit = 500
 export const defaultLimit = 10
 
-const PositiveInt = (max: number) =>
-  Schema.NumberFromString.pipe(Schema.int(), Schema.between(1, max))
+/** A positive integer in a query string; `doc` is what /openapi.json says of it. */
+const PositiveInt = (max: number, doc: { description: string; default: number }) =>
+  Schema.String.annotations({ jsonSchema: { type: "integer", minimum: 1, ...doc } }).pipe(
+    Schema.compose(Schema.NumberFromString),
+    Schema.int(),
+    Schema.between(1, max)
+  )
 
-const Page = PositiveInt(1_000_000_000).annotations({ description: "Page number, from 1", default: 1 })
-const Limit = PositiveInt(Number.MAX_SAFE_INTEGER).annotations({
+const Page = PositiveInt(1_000_000_000, { description: "Page number, from 1", default: 1 })
+const Limit = PositiveInt(Number.MAX_SAFE_INTEGER, {
   description: `Nodes per page (default ${defaultLimit}); values above ${maxLimit} are served as ${maxLimit}`,
   default: defaultLimit
 })

@@ -38,7 +38,7 @@ export const ListCacheLive = Layer.scoped(
 
     // One dedicated connection; on any failure, invalidate, wait and listen again.
     const listenOnce = Effect.async<never, Error>((resume) => {
-      const conn = new pg.Client({ connectionString: Redacted.value(client.config.url!) })
+      const conn = new pg.Client({ connectionString: Redacted.value(client.config.url!), application_name: "registry-listener", keepAlive: true })
       const fail = (e: Error) => {
         listening = false
         invalidate()

@@ -15,9 +15,11 @@ const isoDateTime =
   /^\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(?:Z|[+-]\d{2}:?\d{2})?)?$/i
 
 /** An ISO 8601 date or date-time given by a client, decoded to a valid Date. */
-export const IsoDateTimeFromString = Schema.String.pipe(
+export const IsoDateTimeFromString = Schema.String.annotations({
+  jsonSchema: { type: "string", format: "date-time" }
+}).pipe(
   Schema.filter((s) => isoDateTime.test(s) && !Number.isNaN(Date.parse(s)), {
     message: () => "expected an ISO 8601 date-time such as 2024-05-01T12:00:00Z"
   }),
   Schema.compose(Schema.Date, { strict: false })
-).annotations({ jsonSchema: { type: "string", format: "date-time" } })
+)

@@ -1,9 +1,9 @@
-import { describe, expect, it } from "@effect/vitest"
+import { describe, expect, it, layer } from "@effect/vitest"
 import { Effect, Schema } from "effect"
 import { NodeList } from "../../src/Domain/Node.ts"
 import { getJson, Service } from "../support/Service.ts"
 
-it.layer(Service.layer(), { excludeTestServices: true })("smoke", (it) => {
+layer(Service.layer(), { excludeTestServices: true })("smoke", (it) => {
   it.effect("serves an empty catalogue and then a seeded one", () =>
     Effect.gen(function*() {
       const service = yield* Service

@@ -70,8 +70,9 @@ export const startService = (databaseUrl: string, overrides: ConfigOverrides = (
         auth: { ...c.auth, jwtSecret: Option.some(Redacted.make(testJwtSecret)) }
       })
     )
-    const layer = Layer.mergeAll(AppLive, ServicesLive).pipe(
+    const layer = AppLive.pipe(
       Layer.provideMerge(NodeHttpServer.layer(makeHttpServer, { port: 0, host: "127.0.0.1" })),
+      Layer.provideMerge(ServicesLive),
       Layer.provideMerge(configLayer),
       Layer.provide(Logger.minimumLogLevel(process.env.TEST_LOG_LEVEL === "debug" ? LogLevel.Debug : LogLevel.Warning))
     )
@@ -94,6 +95,10 @@ export const startService = (databaseUrl: string, overrides: ConfigOverrides = (
 export const serviceOnFreshDatabase = (overrides?: ConfigOverrides) =>
   Effect.flatMap(freshDatabase, ({ url }) => startService(url, overrides))
 
+/**
+ * Use with the top-level `layer` of @effect/vitest and real clocks:
+ * `layer(Service.layer(), { excludeTestServices: true })("...", (it) => { ... })`
+ */
 export class Service extends Context.Tag("test/Service")<Service, Running>() {
   static readonly layer = (overrides?: ConfigOverrides) => Layer.scoped(Service, serviceOnFreshDatabase(overrides))
 }

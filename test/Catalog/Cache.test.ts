@@ -1,0 +1,105 @@
+import { expect, layer } from "@effect/vitest"
+import { Context, Effect, Layer } from "effect"
+import pg from "pg"
+import { freshDatabase, getJson, type Running, startService } from "../support/Service.ts"
+
+/** Two instances of the service on one database, as a scaled-out deployment runs them. */
+class Pair extends Context.Tag("test/Pair")<Pair, { readonly a: Running; readonly b: Running }>() {}
+
+const PairLive = Layer.scoped(
+  Pair,
+  Effect.gen(function*() {
+    const { url } = yield* freshDatabase
+    const a = yield* startService(url)
+    const b = yield* startService(url)
+    yield* b.writes.upsertPublishers([{ id: "acme", name: "Acme" }])
+    return { a, b }
+  })
+)
+
+const ids = (body: any): Array<string> => body.nodes.map((n: { id: string }) => n.id)
+
+/** Reads until the expectation holds: a notification takes a moment, not a TTL. */
+const eventually = <A>(read: Effect.Effect<A>, holds: (a: A) => boolean) =>
+  Effect.gen(function*() {
+    const started = Date.now()
+    let value = yield* read
+    while (!holds(value) && Date.now() - started < 1000) {
+      yield* Effect.sleep("10 millis")
+      value = yield* read
+    }
+    return { value, millis: Date.now() - started }
+  })
+
+layer(PairLive, { excludeTestServices: true })("list cache across instances", (it) => {
+  it.effect("serves a repeated page from the cache", () =>
+    Effect.gen(function*() {
+      const { a } = yield* Pair
+      const first = yield* getJson(a, "/nodes?limit=5&sort=id")
+      const second = yield* getJson(a, "/nodes?limit=5&sort=id")
+      expect(first.headers.get("x-cache")).toBe("miss")
+      expect(second.headers.get("x-cache")).toBe("hit")
+      expect(second.body).toEqual(first.body)
+      expect(second.headers.get("etag")).toBe(first.headers.get("etag"))
+      const bypass = yield* getJson(a, "/nodes?limit=5&sort=id&latest=true")
+      expect(bypass.headers.get("x-cache")).toBe("bypass")
+    }))
+
+  it.effect("a write through the second instance is seen by the first at once", () =>
+    Effect.gen(function*() {
+      const { a, b } = yield* Pair
+      yield* getJson(a, "/nodes?sort=id")
+      expect((yield* getJson(a, "/nodes?sort=id")).headers.get("x-cache")).toBe("hit")
+      yield* b.writes.insertNodes([{ id: "fresh-node", publisher_id: "acme", name: "Fresh" }])
+      const { value, millis } = yield* eventually(getJson(a, "/nodes?sort=id"), (r) => ids(r.body).includes("fresh-node"))
+      expect(ids(value.body)).toContain("fresh-node")
+      expect(millis).toBeLessThan(1000)
+
+      yield* getJson(a, "/nodes?sort=id")
+      yield* b.writes.updateNode("fresh-node", { status: "NodeStatusBanned" })
+      const banned = yield* eventually(getJson(a, "/nodes?sort=id"), (r) => !ids(r.body).includes("fresh-node"))
+      expect(ids(banned.value.body)).not.toContain("fresh-node")
+    }))
+
+  it.effect("a lost LISTEN connection never leaves stale pages behind", () =>
+    Effect.gen(function*() {
+      const { a, b } = yield* Pair
+      yield* getJson(a, "/nodes?sort=id")
+      // cut every listener's connection: changes made now could go unnoticed
+      yield* Effect.promise(async () => {
+        const admin = new pg.Client({ connectionString: a.databaseUrl })
+        await admin.connect()
+        await admin.query(
+          "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'registry-listener' AND datname = current_database()"
+        )
+        await admin.end()
+      })
+      yield* b.writes.insertNodes([{ id: "during-outage", publisher_id: "acme" }])
+      const during = yield* getJson(a, "/nodes?sort=id")
+      expect(ids(during.body)).toContain("during-outage")
+      // the listener comes back and caching resumes
+      const resumed = yield* eventually(
+        Effect.zipRight(getJson(a, "/nodes?sort=id"), getJson(a, "/nodes?sort=id")),
+        (r) => r.headers.get("x-cache") === "hit"
+      )
+      expect(resumed.value.headers.get("x-cache")).toBe("hit")
+    }))
+
+  it.effect("answers If-None-Match with 304, cached or not", () =>
+    Effect.gen(function*() {
+      const { a } = yield* Pair
+      for (const query of ["/nodes?limit=3", "/nodes?limit=3&latest=true"]) {
+        const first = yield* getJson(a, query)
+        const etag = first.headers.get("etag")!
+        expect(etag).toMatch(/^"[\w-]+"$/)
+        const again = yield* getJson(a, query, { headers: { "if-none-match": etag } })
+        expect(again.status).toBe(304)
+        expect(again.body).toBeUndefined()
+        const weak = yield* getJson(a, query, { headers: { "if-none-match": `"other", W/${etag}` } })
+        expect(weak.status).toBe(304)
+        const stale = yield* getJson(a, query, { headers: { "if-none-match": `"stale"` } })
+        expect(stale.status).toBe(200)
+      }
+    }))
+})
+
