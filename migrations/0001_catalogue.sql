@@ -17,8 +17,9 @@ CREATE TABLE users (
   last_seen_at  timestamptz NOT NULL DEFAULT now()
 );
 
+-- ids compare byte-wise (COLLATE "C") whatever the database's locale: orders and pages are stable
 CREATE TABLE publishers (
-  id                text PRIMARY KEY,
+  id                text COLLATE "C" PRIMARY KEY,
   name              text,
   description       text,
   logo              text,
@@ -44,9 +45,9 @@ CREATE TABLE publisher_members (
 CREATE INDEX publisher_members_user ON publisher_members (user_id);
 
 CREATE TABLE nodes (
-  id                               text PRIMARY KEY,
+  id                               text COLLATE "C" PRIMARY KEY,
   publisher_id                     text NOT NULL REFERENCES publishers (id),
-  name                             text,
+  name                             text COLLATE "C",
   description                      text,
   author                           text,
   license                          text,
@@ -82,7 +83,7 @@ CREATE INDEX nodes_default_order ON nodes (search_ranking ASC NULLS LAST, downlo
 CREATE INDEX nodes_updated_at ON nodes (updated_at, id) WHERE listed;
 CREATE INDEX nodes_created_at ON nodes (created_at, id) WHERE listed;
 CREATE INDEX nodes_downloads ON nodes (downloads, id) WHERE listed;
-CREATE INDEX nodes_name ON nodes (name COLLATE "C", id) WHERE listed;
+CREATE INDEX nodes_name ON nodes (name, id) WHERE listed;
 CREATE INDEX nodes_listed_id ON nodes (id) WHERE listed;
 CREATE INDEX nodes_os ON nodes USING gin (supported_os_lc) WHERE listed;
 CREATE INDEX nodes_accelerators ON nodes USING gin (supported_accelerators_lc) WHERE listed;

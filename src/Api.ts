@@ -27,7 +27,7 @@ const errorsAsErrorResponse = (spec: Record<string, any>): Record<string, any> =
     }
   }
   for (const name of Object.keys(spec.components.schemas)) {
-    if (/^(BadRequest|Unauthorized|Forbidden|NotFound|Conflict|ServiceUnavailable|HttpApiDecodeError|Issue|PropertyKey)$/.test(name)) {
+    if (/^(BadRequest|Unauthorized|Forbidden|NotFound|Conflict|PayloadTooLarge|RateLimited|ServiceUnavailable|HttpApiDecodeError|Issue|PropertyKey)$/.test(name)) {
       delete spec.components.schemas[name]
     }
   }

@@ -19,9 +19,23 @@ export class Unauthorized extends Schema.TaggedError<Unauthorized>()("Unauthoriz
 export class Forbidden extends Schema.TaggedError<Forbidden>()("Forbidden", fields, HttpApiSchema.annotations({ status: 403 })) {}
 export class NotFound extends Schema.TaggedError<NotFound>()("NotFound", fields, HttpApiSchema.annotations({ status: 404 })) {}
 export class Conflict extends Schema.TaggedError<Conflict>()("Conflict", fields, HttpApiSchema.annotations({ status: 409 })) {}
+export class PayloadTooLarge extends Schema.TaggedError<PayloadTooLarge>()("PayloadTooLarge", fields, HttpApiSchema.annotations({ status: 413 })) {}
+export class RateLimited extends Schema.TaggedError<RateLimited>()("RateLimited", {
+  ...fields,
+  /** Seconds until the client may try again, passed on as `Retry-After`. */
+  retryAfter: Schema.optional(Schema.Number)
+}, HttpApiSchema.annotations({ status: 429 })) {}
 export class ServiceUnavailable extends Schema.TaggedError<ServiceUnavailable>()("ServiceUnavailable", fields, HttpApiSchema.annotations({ status: 503 })) {}
 
-export type ApiError = BadRequest | Unauthorized | Forbidden | NotFound | Conflict | ServiceUnavailable
+export type ApiError =
+  | BadRequest
+  | Unauthorized
+  | Forbidden
+  | NotFound
+  | Conflict
+  | PayloadTooLarge
+  | RateLimited
+  | ServiceUnavailable
 
 const defaults: Record<ApiError["_tag"], { readonly status: number; readonly code: string }> = {
   BadRequest: { status: 400, code: "bad_request" },
@@ -29,6 +43,8 @@ const defaults: Record<ApiError["_tag"], { readonly status: number; readonly cod
   Forbidden: { status: 403, code: "forbidden" },
   NotFound: { status: 404, code: "not_found" },
   Conflict: { status: 409, code: "conflict" },
+  PayloadTooLarge: { status: 413, code: "payload_too_large" },
+  RateLimited: { status: 429, code: "rate_limited" },
   ServiceUnavailable: { status: 503, code: "service_unavailable" }
 }
 
@@ -69,7 +85,10 @@ export const respondToCause = (allowedMethods: AllowedMethods) => (cause: Cause.
       const e = failure.value
       if (isApiError(e)) {
         const d = defaults[e._tag]
-        return errorResponse(d.status, e.code ?? d.code, e.message)
+        const retryAfter = e._tag === "RateLimited" && e.retryAfter !== undefined
+          ? { "retry-after": String(Math.max(0, Math.ceil(e.retryAfter))) }
+          : undefined
+        return errorResponse(d.status, e.code ?? d.code, e.message, retryAfter)
       }
       if (e instanceof HttpApiError.HttpApiDecodeError) {
         return errorResponse(400, "bad_request", describeDecodeError(e))

@@ -8,7 +8,7 @@ import { NodeHttpServer } from "@effect/platform-node"
 import { Effect, Layer } from "effect"
 import * as http from "node:http"
 import { Api } from "./Api.ts"
-import { AuthenticationLive } from "./Auth/Authentication.ts"
+import { AuthenticationLive, OptionalAuthenticationLive } from "./Auth/Authentication.ts"
 import { JwtVerifier } from "./Auth/Jwt.ts"
 import { UserRepo } from "./Auth/UserRepo.ts"
 import { CatalogLive, PublisherNodesLive } from "./Catalog/Http.ts"
@@ -43,9 +43,13 @@ export const ServicesLive = Layer.mergeAll(
   NodeRepoLive,
   CatalogWritesLive,
   PublisherRepoLive,
-  ListCacheLive,
-  AuthenticationLive.pipe(Layer.provide([JwtVerifier.layer, UserRepo.layer]))
-).pipe(Layer.provideMerge(DatabaseLive))
+  AuthenticationLive,
+  OptionalAuthenticationLive
+).pipe(
+  Layer.provide([JwtVerifier.layer, UserRepo.layer]),
+  Layer.provideMerge(ListCacheLive),
+  Layer.provideMerge(DatabaseLive)
+)
 
 const ApiLive = HttpApiBuilder.api(Api).pipe(
   Layer.provide([CatalogLive, PublisherNodesLive, SystemLive])

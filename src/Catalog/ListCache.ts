@@ -19,6 +19,8 @@ export class ListCache extends Context.Tag("ListCache")<ListCache, {
   /** Counts invalidations: a page computed under an older generation is not stored. */
   readonly generation: () => number
   readonly set: (key: string, generation: number, page: CachedPage) => void
+  /** Drops every page; writers call it after their commit so their own reads see the change. */
+  readonly invalidate: () => void
 }>() {}
 
 const maxEntries = 2000
@@ -89,7 +91,8 @@ export const ListCacheLive = Layer.scoped(
         if (!listening || gen !== generation || listCacheTtlMillis === 0) return
         if (entries.size >= maxEntries) entries.delete(entries.keys().next().value!)
         entries.set(key, { ...page, expires: Date.now() + listCacheTtlMillis })
-      }
+      },
+      invalidate
     })
   })
 )

@@ -35,7 +35,10 @@ export interface NodeQuery {
   readonly nodeIds?: ReadonlyArray<string> | undefined
   /** semver key of the host application's version: only nodes with a version admitting it. */
   readonly hostVersionKey?: string | undefined
-  /** A publisher's own listing: its nodes, banned ones too when asked, whatever its status. */
+  /**
+   * A publisher's own listing: its listed nodes (none while the publisher is banned), or, with
+   * `includeBanned`, its active and banned nodes whatever the publisher's status.
+   */
   readonly publisherId?: string | undefined
   readonly includeBanned?: boolean | undefined
 }
@@ -54,7 +57,7 @@ export type NodeAccess =
 const orderSql = (sort: ReadonlyArray<SortKey>, alias: string): string => {
   const keys = sort.length > 0
     ? sort.map(({ column, desc }) =>
-      `${alias}.${column}${column === "name" ? ` COLLATE "C"` : ""} ${desc ? "DESC" : "ASC"} NULLS LAST`
+      `${alias}.${column} ${desc ? "DESC" : "ASC"} NULLS LAST`
     )
     // default: lower search ranking first (unset last), then the most downloaded
     : [`${alias}.search_ranking ASC NULLS LAST`, `${alias}.downloads DESC`]
@@ -147,7 +150,7 @@ export const makeNodeRepo = Effect.gen(function*() {
       SELECT ${sql.literal(versionJson("v"))} AS json FROM node_versions v
       WHERE v.node_id = n.id AND ${activeVersion}
         ${q.hostVersionKey !== undefined ? sql`AND ${admitsHost(q.hostVersionKey)}` : sql``}
-      ORDER BY v.semver_key DESC LIMIT 1) lv ON true`
+      ORDER BY v.semver_key DESC, v.version DESC LIMIT 1) lv ON true`
 
   const listPage = (q: NodeQuery) => {
     const where = filters(q)

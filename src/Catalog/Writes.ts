@@ -7,6 +7,7 @@ import { SqlClient } from "@effect/sql"
 import { Context, Effect, Layer } from "effect"
 import type { NodeStatus, NodeVersionStatus } from "../Domain/Node.ts"
 import type { PublisherStatus } from "../Domain/Publisher.ts"
+import { ListCache } from "./ListCache.ts"
 import { hostIntervals, semverKey } from "./Semver.ts"
 
 export const catalogueChannel = "catalogue_changed"
@@ -124,8 +125,34 @@ const nodeColumns = (n: NodePatch) => {
   return row
 }
 
+/** A new node's columns when its input leaves them out. */
+const nodeDefaults: Record<string, unknown> = {
+  name: null,
+  description: null,
+  author: null,
+  license: null,
+  icon: null,
+  banner_url: null,
+  category: null,
+  repository: null,
+  repohost_stars: 0,
+  downloads: 0,
+  rating: null,
+  search_ranking: null,
+  status: "NodeStatusActive",
+  supported_os: [],
+  supported_accelerators: [],
+  supported_host_version: null,
+  supported_host_frontend_version: null,
+  tags: [],
+  tags_admin: [],
+  preempted_host_node_names: [],
+  translations: null
+}
+
 export const makeCatalogWrites = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
+  const cache = yield* ListCache
 
   const notify = sql`SELECT pg_notify(${catalogueChannel}, '')`
   /** Recomputes whether nodes appear in public listings after a status change. */
@@ -133,8 +160,19 @@ export const makeCatalogWrites = Effect.gen(function*() {
     sql`UPDATE nodes n SET listed = (n.status = 'NodeStatusActive' AND p.status = 'PublisherStatusActive')
         FROM publishers p WHERE p.id = n.publisher_id AND ${where}`
 
+  /** A publisher's record is part of its nodes' JSON: its nodes count as updated. */
+  const touchPublishers = (ids: ReadonlyArray<string>) =>
+    Effect.zipRight(
+      refreshListed(sql.and([sql`n.publisher_id = ANY(${ids as Array<string>})`])),
+      sql`UPDATE nodes SET updated_at = now() WHERE publisher_id = ANY(${ids as Array<string>})`
+    )
+
+  /** Other instances learn of a change by the notification, this one at once after the commit. */
   const change = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
-    sql.withTransaction(Effect.zipLeft(effect, notify)).pipe(Effect.orDie)
+    sql.withTransaction(Effect.zipLeft(effect, notify)).pipe(
+      Effect.ensuring(Effect.sync(cache.invalidate)),
+      Effect.orDie
+    )
 
   const upsertPublishers = (publishers: ReadonlyArray<PublisherInput>) =>
     change(Effect.forEach(chunks(publishers), (batch) =>
@@ -148,8 +186,8 @@ export const makeCatalogWrites = Effect.gen(function*() {
           created_at: p.created_at ?? new Date()
         })))
       } ON CONFLICT (id) DO UPDATE SET name = excluded.name, description = excluded.description,
-          website = excluded.website, status = excluded.status`, { discard: true }).pipe(
-      Effect.zipRight(refreshListed(sql.and([sql`n.publisher_id = ANY(${publishers.map((p) => p.id)})`])))
+          website = excluded.website`, { discard: true }).pipe(
+      Effect.zipRight(touchPublishers(publishers.map((p) => p.id)))
     ))
 
   const insertNodes = (nodes: ReadonlyArray<NodeInput>) =>
@@ -157,9 +195,11 @@ export const makeCatalogWrites = Effect.gen(function*() {
       sql`INSERT INTO nodes ${
         sql.insert(batch.map((n) => {
           const created = n.created_at ?? new Date()
+          // every row names every column: the insert takes its column list from the first row
           return {
+            ...nodeDefaults,
+            ...nodeColumns(n),
             id: n.id,
-            ...nodeColumns({ ...n, supported_os: n.supported_os ?? [], supported_accelerators: n.supported_accelerators ?? [] }),
             created_at: created,
             updated_at: created
           }
@@ -233,7 +273,7 @@ export const makeCatalogWrites = Effect.gen(function*() {
     setPublisherStatus: (publisherId, status) =>
       change(Effect.zipRight(
         sql`UPDATE publishers SET status = ${status} WHERE id = ${publisherId}`,
-        refreshListed(sql.and([sql`n.publisher_id = ${publisherId}`]))
+        touchPublishers([publisherId])
       ))
   })
 })

@@ -1,5 +1,5 @@
 import { Schema } from "effect"
-import { DateTimeString, optional } from "./Schemas.ts"
+import { DateTimeString, NonEmptyText, optional, Text } from "./Schemas.ts"
 
 export const PublisherStatus = Schema.Literal("PublisherStatusActive", "PublisherStatusBanned")
   .annotations({ identifier: "PublisherStatus" })
@@ -34,3 +34,46 @@ export const Publisher = Schema.Struct({
   website: optional(Schema.String)
 }).annotations({ identifier: "Publisher" })
 export type Publisher = typeof Publisher.Type
+
+/** Publisher ids are lowercase handles; some are reserved for the registry itself. */
+export const PublisherId = Schema.String.pipe(
+  Schema.pattern(/^[a-z][a-z0-9-]{1,63}$/, {
+    message: () => "expected 2 to 64 characters: a lowercase letter, then lowercase letters, digits or '-'"
+  })
+)
+export const reservedPublisherIds: ReadonlySet<string> = new Set([
+  "unclaimed", "admin", "admins", "api", "registry", "system", "root", "support", "security", "publisher", "publishers",
+  "node", "nodes", "user", "users", "me", "new"
+])
+
+const writableFields = {
+  description: optional(Text(5000)),
+  logo: optional(Text(2000)),
+  name: optional(Text(200)),
+  source_code_repo: optional(Text(2000)),
+  support: optional(Text(2000)),
+  website: optional(Text(2000))
+}
+
+/** Body of `POST /publishers`. */
+export const PublisherCreate = Schema.Struct({ id: PublisherId, ...writableFields })
+  .annotations({ identifier: "PublisherCreate" })
+
+/**
+ * Body of `PUT /publishers/{publisherId}`: a Publisher, every field optional. `members` and
+ * `createdAt` are read-only and ignored, so a client may send back what it read.
+ */
+export const PublisherUpdate = Schema.Struct({
+  ...writableFields,
+  id: optional(Schema.String),
+  status: optional(PublisherStatus),
+  members: optional(Schema.Unknown),
+  createdAt: optional(Schema.Unknown)
+}).annotations({ identifier: "PublisherUpdate" })
+export type PublisherUpdate = typeof PublisherUpdate.Type
+
+/** Body of `POST /publishers/{publisherId}/members`. */
+export const MemberAdd = Schema.Struct({
+  user_id: NonEmptyText(200),
+  role: PublisherRole
+}).annotations({ identifier: "MemberAdd" })

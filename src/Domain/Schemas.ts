@@ -23,3 +23,8 @@ export const IsoDateTimeFromString = Schema.String.annotations({
   }),
   Schema.compose(Schema.Date, { strict: false })
 )
+
+/** A client-given string of bounded length (the field is named in the 400 when it is not). */
+export const Text = (max: number) => Schema.String.pipe(Schema.maxLength(max))
+export const NonEmptyText = (max: number) => Schema.String.pipe(Schema.minLength(1), Schema.maxLength(max))
+export const TextList = (maxItems: number, maxLength: number) => Schema.Array(Text(maxLength)).pipe(Schema.maxItems(maxItems))
