@@ -147,7 +147,8 @@ export const seedPublishers = (options: SeedOptions): Array<PublisherInput> => {
   const seen = new Set<string>([unclaimedPublisher])
   const out: Array<PublisherInput> = []
   for (let i = 0; i < count; i++) {
-    const words = [rng.pick(orgWords), rng.pick(orgWords)]
+    const first = rng.int(0, orgWords.length - 1)
+    const words = [orgWords[first]!, orgWords[(first + rng.int(1, orgWords.length - 1)) % orgWords.length]!]
     let id = words.join("-")
     for (let n = 2; seen.has(id); n++) id = `${words.join("-")}-${n}`
     seen.add(id)

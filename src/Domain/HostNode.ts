@@ -27,3 +27,9 @@ export type HostNode = typeof HostNode.Type
 
 /** The body of the host-node update: the record without its name. */
 export const HostNodeUpdate = Schema.Struct(hostNodeFields).annotations({ identifier: "HostNodeUpdate" })
+
+/** One record of the bulk creation: the name is required. */
+export const HostNodeCreate = Schema.Struct({
+  ...hostNodeFields,
+  host_node_name: Schema.String.pipe(Schema.minLength(1), Schema.maxLength(200))
+}).annotations({ identifier: "HostNodeCreate" })

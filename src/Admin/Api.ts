@@ -1,0 +1,70 @@
+import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
+import { Schema } from "effect"
+import { Authentication } from "../Auth/Authentication.ts"
+import { Node, NodeStatus } from "../Domain/Node.ts"
+import { Publisher, PublisherStatus } from "../Domain/Publisher.ts"
+import { NonEmptyText, optional, Text, TextList } from "../Domain/Schemas.ts"
+import { BadRequest, Conflict, Forbidden, NotFound } from "../Errors.ts"
+
+export const NodeId = Schema.String.pipe(
+  Schema.pattern(/^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/, {
+    message: () => "expected 1 to 100 characters: letters, digits, '.', '_' or '-', starting with a letter or digit"
+  })
+)
+
+/** Body of `POST /admin/nodes`: a node waiting in the `unclaimed` publisher for its author. */
+export const AdminNodeCreate = Schema.Struct({
+  id: NodeId,
+  repository: NonEmptyText(2000),
+  name: optional(Text(200)),
+  description: optional(Text(5000)),
+  author: optional(Text(200)),
+  license: optional(Text(2000)),
+  icon: optional(Text(2000)),
+  tags: optional(TextList(50, 100))
+}).annotations({ identifier: "AdminNodeCreate" })
+
+/** Body of `PUT /admin/nodes/{nodeId}`: moderation fields only. */
+export const AdminNodeUpdate = Schema.Struct({
+  status: optional(NodeStatus),
+  status_detail: optional(Text(2000)),
+  tags_admin: optional(TextList(50, 100)),
+  search_ranking: optional(Schema.Int),
+  preempted_host_node_names: optional(TextList(500, 200))
+}).annotations({ identifier: "AdminNodeUpdate" })
+
+export class AdminApi extends HttpApiGroup.make("admin")
+  .add(
+    HttpApiEndpoint.post("createUnclaimedNode", "/admin/nodes")
+      .setPayload(AdminNodeCreate)
+      .addSuccess(Node, { status: 201 })
+      .addError(BadRequest)
+      .addError(Forbidden)
+      .addError(Conflict)
+      .annotate(OpenApi.Summary, "Create an unclaimed node (site admins)")
+  )
+  .add(
+    HttpApiEndpoint.put("moderateNode", "/admin/nodes/:nodeId")
+      .setPath(Schema.Struct({ nodeId: Schema.String }))
+      .setPayload(AdminNodeUpdate)
+      .addSuccess(Node)
+      .addError(BadRequest)
+      .addError(Forbidden)
+      .addError(NotFound)
+      .addError(Conflict)
+      .annotate(OpenApi.Summary, "Moderate a node (site admins): status, tags_admin, search_ranking, preempted host-node names")
+  )
+  .add(
+    HttpApiEndpoint.put("moderatePublisher", "/admin/publishers/:publisherId")
+      .setPath(Schema.Struct({ publisherId: Schema.String }))
+      .setPayload(Schema.Struct({ status: PublisherStatus }).annotations({ identifier: "AdminPublisherUpdate" }))
+      .addSuccess(Publisher)
+      .addError(BadRequest)
+      .addError(Forbidden)
+      .addError(NotFound)
+      .addError(Conflict)
+      .annotate(OpenApi.Summary, "Ban or unban a publisher (site admins); a banned publisher's nodes leave every listing")
+  )
+  .middleware(Authentication)
+  .annotate(OpenApi.Title, "Site administration")
+{}

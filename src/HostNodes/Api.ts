@@ -1,0 +1,46 @@
+import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
+import { Schema } from "effect"
+import { Authentication } from "../Auth/Authentication.ts"
+import { HostNode, HostNodeCreate, HostNodeUpdate } from "../Domain/HostNode.ts"
+import { BadRequest, Conflict, Forbidden, NotFound } from "../Errors.ts"
+
+const VersionPath = Schema.Struct({ nodeId: Schema.String, version: Schema.String })
+
+export class PublicHostNodesApi extends HttpApiGroup.make("publicHostNodes")
+  .add(
+    HttpApiEndpoint.get("listHostNodes", "/nodes/:nodeId/versions/:version/host-nodes")
+      .setPath(VersionPath)
+      .addSuccess(Schema.Array(HostNode))
+      .addError(NotFound)
+      .addError(Forbidden)
+      .annotate(OpenApi.Summary, "List the host-nodes of a node version")
+  )
+  .annotate(OpenApi.Title, "Host-nodes")
+{}
+
+export class HostNodesApi extends HttpApiGroup.make("hostNodes")
+  .add(
+    HttpApiEndpoint.post("createHostNodes", "/nodes/:nodeId/versions/:version/host-nodes")
+      .setPath(VersionPath)
+      .setPayload(Schema.Array(HostNodeCreate).pipe(Schema.maxItems(5000)))
+      .addSuccess(Schema.Array(HostNode), { status: 201 })
+      .addError(BadRequest)
+      .addError(Forbidden)
+      .addError(NotFound)
+      .addError(Conflict)
+      .annotate(OpenApi.Summary, "Record the host-nodes of a node version (site admins: the extraction job)")
+  )
+  .add(
+    HttpApiEndpoint.put("updateHostNode", "/nodes/:nodeId/versions/:version/host-nodes/:hostNodeName")
+      .setPath(Schema.Struct({ nodeId: Schema.String, version: Schema.String, hostNodeName: Schema.String }))
+      .setPayload(HostNodeUpdate)
+      .addSuccess(HostNode)
+      .addError(BadRequest)
+      .addError(Forbidden)
+      .addError(NotFound)
+      .annotate(OpenApi.Summary, "Update a host-node")
+      .annotate(OpenApi.Description, "Owners and admins of the node's publisher, and site admins; `policy` is for site admins only. Answers the whole record.")
+  )
+  .middleware(Authentication)
+  .annotate(OpenApi.Title, "Host-nodes")
+{}

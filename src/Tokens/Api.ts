@@ -1,0 +1,39 @@
+import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
+import { Schema } from "effect"
+import { Authentication } from "../Auth/Authentication.ts"
+import { CreatedToken, TokenCreate, TokenSummary } from "../Domain/Token.ts"
+import { BadRequest, Forbidden, NotFound } from "../Errors.ts"
+
+const PublisherPath = Schema.Struct({ publisherId: Schema.String })
+
+export class TokensApi extends HttpApiGroup.make("tokens")
+  .add(
+    HttpApiEndpoint.post("createToken", "/publishers/:publisherId/tokens")
+      .setPath(PublisherPath)
+      .setPayload(TokenCreate)
+      .addSuccess(CreatedToken, { status: 201 })
+      .addError(BadRequest)
+      .addError(Forbidden)
+      .addError(NotFound)
+      .annotate(OpenApi.Summary, "Create a personal access token")
+      .annotate(OpenApi.Description, "Owners and admins. The value is shown in this answer only; the registry keeps a hash.")
+  )
+  .add(
+    HttpApiEndpoint.get("listTokens", "/publishers/:publisherId/tokens")
+      .setPath(PublisherPath)
+      .addSuccess(Schema.Array(TokenSummary))
+      .addError(Forbidden)
+      .addError(NotFound)
+      .annotate(OpenApi.Summary, "List a publisher's tokens, values masked")
+  )
+  .add(
+    HttpApiEndpoint.del("revokeToken", "/publishers/:publisherId/tokens/:tokenId")
+      .setPath(Schema.Struct({ publisherId: Schema.String, tokenId: Schema.String }))
+      .addSuccess(HttpApiSchema.NoContent)
+      .addError(Forbidden)
+      .addError(NotFound)
+      .annotate(OpenApi.Summary, "Revoke a token at once")
+  )
+  .middleware(Authentication)
+  .annotate(OpenApi.Title, "Personal access tokens")
+{}
