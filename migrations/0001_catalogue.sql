@@ -36,7 +36,7 @@ INSERT INTO publishers (id, name, description)
 VALUES ('unclaimed', 'Unclaimed', 'Nodes waiting for their authors to claim them');
 
 CREATE TABLE publisher_members (
-  publisher_id  text NOT NULL REFERENCES publishers (id) ON DELETE CASCADE,
+  publisher_id  text COLLATE "C" NOT NULL REFERENCES publishers (id) ON DELETE CASCADE,
   user_id       text NOT NULL REFERENCES users (id) ON DELETE CASCADE,
   role          text NOT NULL CHECK (role IN ('owner', 'admin', 'member')),
   created_at    timestamptz NOT NULL DEFAULT now(),
@@ -46,7 +46,7 @@ CREATE INDEX publisher_members_user ON publisher_members (user_id);
 
 CREATE TABLE nodes (
   id                               text COLLATE "C" PRIMARY KEY,
-  publisher_id                     text NOT NULL REFERENCES publishers (id),
+  publisher_id                     text COLLATE "C" NOT NULL REFERENCES publishers (id),
   name                             text COLLATE "C",
   description                      text,
   author                           text,
@@ -90,7 +90,7 @@ CREATE INDEX nodes_accelerators ON nodes USING gin (supported_accelerators_lc) W
 
 CREATE TABLE node_versions (
   id                               uuid PRIMARY KEY DEFAULT gen_random_uuid(),
-  node_id                          text NOT NULL REFERENCES nodes (id) ON DELETE CASCADE,
+  node_id                          text COLLATE "C" NOT NULL REFERENCES nodes (id) ON DELETE CASCADE,
   version                          text NOT NULL,
   -- byte-comparable encoding of the semantic version: ORDER BY gives semver precedence
   semver_key                       text COLLATE "C" NOT NULL,
@@ -129,7 +129,7 @@ CREATE INDEX node_version_host_ranges_version ON node_version_host_ranges (versi
 
 CREATE TABLE personal_access_tokens (
   id            uuid PRIMARY KEY DEFAULT gen_random_uuid(),
-  publisher_id  text NOT NULL REFERENCES publishers (id) ON DELETE CASCADE,
+  publisher_id  text COLLATE "C" NOT NULL REFERENCES publishers (id) ON DELETE CASCADE,
   name          text NOT NULL,
   description   text,
   token_hash    bytea NOT NULL UNIQUE,

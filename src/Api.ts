@@ -1,9 +1,13 @@
 /** The whole HTTP interface: one declaration gives the server, /openapi.json and a typed client. */
 import { HttpApi, OpenApi } from "@effect/platform"
 import { JSONSchema } from "effect"
+import { AdminApi } from "./Admin/Api.ts"
 import { CatalogApi, PublisherNodesApi } from "./Catalog/Api.ts"
 import { ErrorResponse } from "./Domain/ErrorResponse.ts"
+import { HostNodesApi, PublicHostNodesApi } from "./HostNodes/Api.ts"
+import { ClaimApi, PublicPublishersApi, PublishersApi } from "./Publishers/Api.ts"
 import { SystemApi } from "./System/Api.ts"
+import { TokensApi } from "./Tokens/Api.ts"
 
 const errorResponseRef = { $ref: "#/components/schemas/ErrorResponse" }
 
@@ -26,6 +30,8 @@ const errorsAsErrorResponse = (spec: Record<string, any>): Record<string, any> =
       }
     }
   }
+  // several groups share a title (public and authenticated halves of a feature): one tag each
+  spec.tags = [...new Map((spec.tags ?? []).map((tag: { name: string }) => [tag.name, tag])).values()]
   for (const name of Object.keys(spec.components.schemas)) {
     if (/^(BadRequest|Unauthorized|Forbidden|NotFound|Conflict|PayloadTooLarge|RateLimited|ServiceUnavailable|HttpApiDecodeError|Issue|PropertyKey)$/.test(name)) {
       delete spec.components.schemas[name]
@@ -37,6 +43,13 @@ const errorsAsErrorResponse = (spec: Record<string, any>): Record<string, any> =
 export class Api extends HttpApi.make("registry")
   .add(CatalogApi)
   .add(PublisherNodesApi)
+  .add(PublicPublishersApi)
+  .add(PublishersApi)
+  .add(TokensApi)
+  .add(ClaimApi)
+  .add(PublicHostNodesApi)
+  .add(HostNodesApi)
+  .add(AdminApi)
   .add(SystemApi)
   .annotate(OpenApi.Title, "Extension Registry and Media Proxy")
   .annotate(OpenApi.Version, "1.0")

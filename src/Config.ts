@@ -19,7 +19,19 @@ export interface AppConfigShape {
   }
   /** How long a cached list page may live even without an invalidation (a safety net). */
   readonly listCacheTtlMillis: number
+  /** The repository host's REST API, asked by node claiming. */
+  readonly repohost: {
+    /** Base URL without a trailing slash. */
+    readonly apiUrl: string
+    /** How long one exchange with the host may take before it counts as down. */
+    readonly timeoutMillis: number
+    /** The host name in repository URLs that this API answers for (a node elsewhere cannot be claimed). */
+    readonly webHost: string
+  }
 }
+
+/** The public repository host's REST API. */
+const defaultRepohostApiUrl = "https://api.github.com"
 
 const logLevels: Record<string, LogLevel.LogLevel> = {
   debug: LogLevel.Debug,
@@ -65,7 +77,17 @@ export const appConfig: Config.Config<AppConfigShape> = Config.all({
   audience: optionalString("AUTH_AUDIENCE"),
   adminSubjects: csv("ADMIN_SUBJECTS"),
   adminClaim: Config.string("AUTH_ADMIN_CLAIM").pipe(Config.withDefault("admin")),
-  listCacheTtlSeconds: Config.number("LIST_CACHE_TTL_SECONDS").pipe(Config.withDefault(60))
+  listCacheTtlSeconds: Config.number("LIST_CACHE_TTL_SECONDS").pipe(Config.withDefault(60)),
+  repohostApiUrl: Config.string("REPOHOST_API_URL").pipe(
+    Config.withDefault(defaultRepohostApiUrl),
+    Config.mapOrFail((raw) => {
+      const url = raw.trim() === "" ? defaultRepohostApiUrl : raw.trim()
+      return URL.canParse(url) && /^https?:$/.test(new URL(url).protocol)
+        ? Either.right(url.replace(/\/+$/, ""))
+        : Either.left(ConfigError.InvalidData([], `REPOHOST_API_URL must be an http(s) URL; got "${raw}"`))
+    })
+  ),
+  repohostWebHost: optionalString("REPOHOST_WEB_HOST")
 }).pipe(
   Config.map((c) => ({
     port: c.port,
@@ -82,7 +104,14 @@ export const appConfig: Config.Config<AppConfigShape> = Config.all({
       adminSubjects: c.adminSubjects,
       adminClaim: c.adminClaim
     },
-    listCacheTtlMillis: Math.max(0, c.listCacheTtlSeconds) * 1000
+    listCacheTtlMillis: Math.max(0, c.listCacheTtlSeconds) * 1000,
+    repohost: {
+      apiUrl: c.repohostApiUrl,
+      timeoutMillis: 10_000,
+      // the API of a host is commonly served from its `api.` subdomain
+      webHost: Option.getOrElse(c.repohostWebHost, () => new URL(c.repohostApiUrl).hostname.replace(/^api\./, ""))
+        .toLowerCase()
+    }
   }))
 )
 

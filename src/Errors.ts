@@ -71,6 +71,14 @@ const fromRequestError = (e: HttpServerError.RequestError) => {
   return errorResponse(400, "bad_request", `The request body could not be read as JSON${detail ? `: ${detail}` : ""}`)
 }
 
+/** PostgreSQL's "invalid byte sequence" and "untranslatable character": the client's text, not our fault. */
+const isUnstorableText = (defect: unknown) => {
+  const code = (defect as { _tag?: string; cause?: { code?: unknown } })?._tag === "SqlError"
+    ? (defect as { cause?: { code?: unknown } }).cause?.code
+    : undefined
+  return code === "22021" || code === "22P05"
+}
+
 /** Which methods a path would accept: a known path asked with another method answers 405. */
 export type AllowedMethods = (path: string) => ReadonlyArray<string>
 
@@ -80,7 +88,8 @@ export type AllowedMethods = (path: string) => ReadonlyArray<string>
  */
 export const respondToCause = (allowedMethods: AllowedMethods) => (cause: Cause.Cause<unknown>) =>
   Effect.gen(function*() {
-    const failure = Cause.failureOption(cause)
+    // body-parse failures surface as defects: look at those as well as failures
+    const failure = Option.orElse(Cause.failureOption(cause), () => Cause.dieOption(cause))
     if (Option.isSome(failure)) {
       const e = failure.value
       if (isApiError(e)) {
@@ -97,6 +106,15 @@ export const respondToCause = (allowedMethods: AllowedMethods) => (cause: Cause.
         if (e._tag === "RouteNotFound") return routeNotFound(e.request, allowedMethods)
         if (e._tag === "RequestError") return fromRequestError(e)
       }
+    }
+    // HttpApiBuilder reads a body with `orDie`: malformed JSON arrives as a defect, not a failure
+    const defect = Cause.dieOption(cause)
+    if (Option.isSome(defect) && HttpServerError.isServerError(defect.value) && defect.value._tag === "RequestError") {
+      return fromRequestError(defect.value)
+    }
+    if (Option.exists(Cause.dieOption(cause), isUnstorableText)) {
+      // the schemas refuse such text with the field's name; this is the net under them
+      return errorResponse(400, "bad_request", "The request holds text the registry cannot store (NUL or invalid characters)")
     }
     if (Cause.isInterruptedOnly(cause)) {
       // the client went away; nobody will read this answer

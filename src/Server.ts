@@ -3,10 +3,11 @@
  * use, and the HTTP server. `main.ts` composes them with the real configuration; the tests with a
  * configuration pointing at their own database and a server on a free port.
  */
-import { HttpApiBuilder, HttpApiScalar, HttpServer } from "@effect/platform"
+import { HttpApiBuilder, HttpApiScalar, HttpIncomingMessage, HttpServer, HttpServerRequest } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
-import { Effect, Layer } from "effect"
+import { Effect, Layer, Option } from "effect"
 import * as http from "node:http"
+import { AdminLive } from "./Admin/Http.ts"
 import { Api } from "./Api.ts"
 import { AuthenticationLive, OptionalAuthenticationLive } from "./Auth/Authentication.ts"
 import { JwtVerifier } from "./Auth/Jwt.ts"
@@ -17,25 +18,45 @@ import { NodeRepoLive } from "./Catalog/Repo.ts"
 import { CatalogWritesLive } from "./Catalog/Writes.ts"
 import { AppConfig } from "./Config.ts"
 import { DatabaseLive } from "./Db/Database.ts"
-import { respondToCause } from "./Errors.ts"
+import { errorResponse, respondToCause } from "./Errors.ts"
+import { HostNodesLive, PublicHostNodesLive } from "./HostNodes/Http.ts"
+import { HostNodeRepoLive } from "./HostNodes/Repo.ts"
+import { PublicPublishersLive, PublishersLive } from "./Publishers/Http.ts"
+import { ClaimsLive } from "./Publishers/Claim.ts"
 import { PublisherRepoLive } from "./Publishers/Repo.ts"
+import { RepohostLive } from "./Repohost/Client.ts"
 import { SystemLive } from "./System/Http.ts"
+import { TokensLive } from "./Tokens/Http.ts"
+import { TokenRepoLive } from "./Tokens/Repo.ts"
 
 /** For each declared route, the methods it answers: a path known under another method is a 405. */
-const routeTable = Object.values(Api.groups).flatMap((group) =>
-  Object.values(group.endpoints).map((endpoint) => ({
-    method: endpoint.method,
-    pattern: new RegExp(`^${endpoint.path.replace(/:[^/]+/g, "[^/]+")}/?$`)
-  }))
-)
+const routeTable = [
+  ...Object.values(Api.groups).flatMap((group) =>
+    Object.values(group.endpoints).map((endpoint) => ({ method: endpoint.method, path: endpoint.path }))
+  ),
+  { method: "GET", path: "/openapi.json" },
+  { method: "GET", path: "/docs" }
+].map(({ method, path }) => ({ method, pattern: new RegExp(`^${path.replace(/:[^/]+/g, "[^/]+")}/?$`) }))
 const allowedMethods = (path: string) => [...new Set(routeTable.filter((r) => r.pattern.test(path)).map((r) => r.method))]
 
-/** Framework failures, typed errors and defects all leave as ErrorResponse. */
-const ErrorResponses = HttpApiBuilder.middleware((app) => Effect.catchAllCause(app, respondToCause(allowedMethods)))
+/** The largest JSON body read: a bulk host-node record of 5,000 entries fits with room to spare. */
+const maxJsonBodyBytes = 16 * 1024 * 1024
+
+/** Framework failures, typed errors and defects all leave as ErrorResponse; bodies are bounded. */
+const ErrorResponses = HttpApiBuilder.middleware((app) =>
+  Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) =>
+    // a declared length over the limit is answered before reading a byte of it
+    Number(request.headers["content-length"] ?? 0) > maxJsonBodyBytes
+      ? Effect.succeed(errorResponse(413, "payload_too_large", `The request body is larger than ${maxJsonBodyBytes} bytes`))
+      : app.pipe(
+        HttpIncomingMessage.withMaxBodySize(Option.some(maxJsonBodyBytes)),
+        Effect.catchAllCause(respondToCause(allowedMethods))
+      ))
+)
 
 const Docs = Layer.mergeAll(
   HttpApiBuilder.middlewareOpenApi({ path: "/openapi.json" }),
-  HttpApiScalar.layer({ path: "/docs", scalar: { layout: "modern", theme: "default" } })
+  HttpApiScalar.layer({ path: "/docs", scalar: { layout: "modern", theme: "default", withDefaultFonts: false } })
 )
 
 /** The repositories and services the handlers use, over one database pool. */
@@ -43,6 +64,9 @@ export const ServicesLive = Layer.mergeAll(
   NodeRepoLive,
   CatalogWritesLive,
   PublisherRepoLive,
+  HostNodeRepoLive,
+  TokenRepoLive,
+  RepohostLive,
   AuthenticationLive,
   OptionalAuthenticationLive
 ).pipe(
@@ -52,7 +76,10 @@ export const ServicesLive = Layer.mergeAll(
 )
 
 const ApiLive = HttpApiBuilder.api(Api).pipe(
-  Layer.provide([CatalogLive, PublisherNodesLive, SystemLive])
+  Layer.provide([CatalogLive, PublisherNodesLive, SystemLive]),
+  Layer.provide([PublicHostNodesLive, HostNodesLive, AdminLive]),
+  Layer.provide([TokensLive, ClaimsLive]),
+  Layer.provide([PublicPublishersLive, PublishersLive])
 )
 
 /**

@@ -3,7 +3,7 @@ import { Schema } from "effect"
 import { Authentication } from "../Auth/Authentication.ts"
 import { Node, NodeStatus } from "../Domain/Node.ts"
 import { Publisher, PublisherStatus } from "../Domain/Publisher.ts"
-import { NonEmptyText, optional, Text, TextList } from "../Domain/Schemas.ts"
+import { NonEmptyText, optional, Text, TextList , PathParam } from "../Domain/Schemas.ts"
 import { BadRequest, Conflict, Forbidden, NotFound } from "../Errors.ts"
 
 export const NodeId = Schema.String.pipe(
@@ -45,7 +45,7 @@ export class AdminApi extends HttpApiGroup.make("admin")
   )
   .add(
     HttpApiEndpoint.put("moderateNode", "/admin/nodes/:nodeId")
-      .setPath(Schema.Struct({ nodeId: Schema.String }))
+      .setPath(Schema.Struct({ nodeId: PathParam }))
       .setPayload(AdminNodeUpdate)
       .addSuccess(Node)
       .addError(BadRequest)
@@ -56,7 +56,7 @@ export class AdminApi extends HttpApiGroup.make("admin")
   )
   .add(
     HttpApiEndpoint.put("moderatePublisher", "/admin/publishers/:publisherId")
-      .setPath(Schema.Struct({ publisherId: Schema.String }))
+      .setPath(Schema.Struct({ publisherId: PathParam }))
       .setPayload(Schema.Struct({ status: PublisherStatus }).annotations({ identifier: "AdminPublisherUpdate" }))
       .addSuccess(Publisher)
       .addError(BadRequest)

@@ -17,6 +17,9 @@ export interface Claims {
   readonly admin: boolean
 }
 
+/** Claims are stored as text: NUL cannot be, and nothing that long is a name. */
+const storable = (s: string) => !s.includes("\u0000") && s.length <= 1000
+
 const asymmetric = ["RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512", "EdDSA"]
 
 /** The HS256 secret: the configured one, else one generated into the data folder on first use. */
@@ -73,10 +76,14 @@ export class JwtVerifier extends Context.Tag("JwtVerifier")<JwtVerifier, {
                 ? `The token's ${e.claim} claim is not accepted`
                 : "The token is not valid"
           }).pipe(
+            Effect.filterOrFail(
+              ({ payload }) => typeof payload.sub === "string" && storable(payload.sub) && payload.sub.length <= 255,
+              () => "The token's sub claim is not accepted"
+            ),
             Effect.map(({ payload }) => ({
-              sub: String(payload.sub),
-              email: typeof payload.email === "string" ? payload.email : undefined,
-              name: typeof payload.name === "string" ? payload.name : undefined,
+              sub: payload.sub!,
+              email: typeof payload.email === "string" && storable(payload.email) ? payload.email : undefined,
+              name: typeof payload.name === "string" && storable(payload.name) ? payload.name : undefined,
               admin: payload[adminClaim] === true
             }))
           )

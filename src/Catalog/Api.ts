@@ -2,7 +2,7 @@ import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
 import { Authentication } from "../Auth/Authentication.ts"
 import { Node, NodeList, NodeVersion } from "../Domain/Node.ts"
-import { IsoDateTimeFromString } from "../Domain/Schemas.ts"
+import { IsoDateTimeFromString, PathParam, Text } from "../Domain/Schemas.ts"
 import { BadRequest, Forbidden, NotFound } from "../Errors.ts"
 import { sortColumns } from "./Repo.ts"
 
@@ -24,7 +24,7 @@ const Limit = PositiveInt(Number.MAX_SAFE_INTEGER, {
   default: defaultLimit
 })
 const Flag = Schema.Literal("true", "false", "1", "0").annotations({ description: "true or false" })
-const ShortString = (description: string) => Schema.String.pipe(Schema.maxLength(200)).annotations({ description })
+const ShortString = (description: string) => Text(200).annotations({ description })
 
 const sortPattern = new RegExp(`^(${sortColumns.join("|")})(;(asc|desc))?$`)
 export const SortParam = Schema.String.pipe(
@@ -33,7 +33,7 @@ export const SortParam = Schema.String.pipe(
   })
 )
 
-const PublisherIdParams = Schema.Struct({ publisherId: Schema.String })
+const PublisherIdParams = Schema.Struct({ publisherId: PathParam })
 
 export const ListNodesParams = Schema.Struct({
   page: Schema.optional(Page),
@@ -74,7 +74,7 @@ export class CatalogApi extends HttpApiGroup.make("catalog")
   )
   .add(
     HttpApiEndpoint.get("getNodeVersion", "/nodes/:nodeId/versions/:versionId")
-      .setPath(Schema.Struct({ nodeId: Schema.String, versionId: Schema.String }))
+      .setPath(Schema.Struct({ nodeId: PathParam, versionId: PathParam }))
       .addSuccess(NodeVersion)
       .addError(NotFound)
       .addError(Forbidden)

@@ -5,7 +5,9 @@
  * tests decode every answer with the Domain schemas to hold them to each other.
  */
 import { SqlClient, type Statement } from "@effect/sql"
-import { Context, Effect, Layer } from "effect"
+import { Context, Effect, Layer, Option } from "effect"
+import type { NodeStatus } from "../Domain/Node.ts"
+import { publisherJson } from "../Publishers/Repo.ts"
 
 export const sortColumns = [
   "created_at",
@@ -49,6 +51,14 @@ export interface NodePage {
   readonly total: number
 }
 
+/** A node whatever its status, as stored: its JSON and the columns decisions are made on. */
+export interface StoredNode {
+  readonly json: string
+  readonly status: NodeStatus
+  readonly publisherId: string
+  readonly repository: string | undefined
+}
+
 export type NodeAccess =
   | { readonly _tag: "Missing" }
   | { readonly _tag: "Banned" }
@@ -72,16 +82,12 @@ export class NodeRepo extends Context.Tag("NodeRepo")<NodeRepo, {
   readonly findVersion: (nodeId: string, versionOrId: string) => Effect.Effect<NodeAccess>
   /** Whether the database answers (for readiness). */
   readonly ping: Effect.Effect<boolean>
+  /** A node by id, in any status, with its latest active version. */
+  readonly findNode: (nodeId: string) => Effect.Effect<Option.Option<StoredNode>>
 }>() {}
 
 export const makeNodeRepo = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
-
-  const publisherJson = (p: string) =>
-    `json_build_object(
-      'createdAt', iso_time(${p}.created_at), 'description', ${p}.description, 'id', ${p}.id,
-      'logo', ${p}.logo, 'name', ${p}.name, 'source_code_repo', ${p}.source_code_repo,
-      'status', ${p}.status, 'support', ${p}.support, 'website', ${p}.website)`
 
   const versionJson = (v: string) =>
     `json_build_object(
@@ -99,7 +105,7 @@ export const makeNodeRepo = Effect.gen(function*() {
       'created_at', iso_time(${n}.created_at), 'description', ${n}.description,
       'downloads', ${n}.downloads, 'repohost_stars', ${n}.repohost_stars, 'icon', ${n}.icon,
       'id', ${n}.id, 'latest_version', ${latest}, 'license', ${n}.license, 'name', ${n}.name,
-      'preempted_host_node_names', ${n}.preempted_host_node_names, 'publisher', ${publisherJson(p)},
+      'preempted_host_node_names', ${n}.preempted_host_node_names, 'publisher', ${publisherJson(p, "null")},
       'rating', ${n}.rating, 'repository', ${n}.repository, 'search_ranking', ${n}.search_ranking,
       'status', ${n}.status, 'status_detail', ${n}.status_detail,
       'supported_accelerators', ${n}.supported_accelerators,
@@ -191,9 +197,27 @@ export const makeNodeRepo = Effect.gen(function*() {
     )
   }
 
+  const findNode = (nodeId: string) =>
+    sql<{ json: string; status: NodeStatus; publisher_id: string; repository: string | null }>`
+      SELECT ${sql.literal(nodeJson("n", "p", "lv.json"))} AS json, n.status, n.publisher_id, n.repository
+      FROM nodes n JOIN publishers p ON p.id = n.publisher_id
+      ${latestVersion({ page: 1, limit: 1, sort: [] })}
+      WHERE n.id = ${nodeId}`.pipe(
+      Effect.map((rows) =>
+        Option.map(Option.fromNullable(rows[0]), (row): StoredNode => ({
+          json: row.json,
+          status: row.status,
+          publisherId: row.publisher_id,
+          repository: row.repository ?? undefined
+        }))
+      ),
+      Effect.orDie
+    )
+
   return NodeRepo.of({
     listPage,
     findVersion,
+    findNode,
     publisherExists: (publisherId) =>
       sql`SELECT 1 FROM publishers WHERE id = ${publisherId}`.pipe(Effect.map((r) => r.length > 0), Effect.orDie),
     ping: sql`SELECT 1`.pipe(

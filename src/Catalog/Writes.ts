@@ -37,6 +37,7 @@ export interface NodeInput {
   readonly rating?: number | undefined
   readonly search_ranking?: number | undefined
   readonly status?: NodeStatus | undefined
+  readonly status_detail?: string | undefined
   readonly supported_os?: ReadonlyArray<string> | undefined
   readonly supported_accelerators?: ReadonlyArray<string> | undefined
   readonly supported_host_version?: string | undefined
@@ -76,12 +77,40 @@ export class InvalidVersion extends Error {
 export class CatalogWrites extends Context.Tag("CatalogWrites")<CatalogWrites, {
   readonly upsertPublishers: (publishers: ReadonlyArray<PublisherInput>) => Effect.Effect<void>
   readonly insertNodes: (nodes: ReadonlyArray<NodeInput>) => Effect.Effect<void>
+  /** Inserts one node unless its id is taken (then false), without a race between check and write. */
+  readonly createNode: (node: NodeInput) => Effect.Effect<boolean>
   /** Dies with InvalidVersion for a version string that is not semver (callers validate first). */
   readonly insertVersions: (versions: ReadonlyArray<VersionInput>) => Effect.Effect<void>
   readonly updateNode: (nodeId: string, patch: NodePatch) => Effect.Effect<void>
+  /**
+   * Applies the patch only while the node's status is one of `from`: the check and the write are
+   * one statement, so a concurrent change cannot slip between a transition check and its write.
+   * False when the status was another, or there is no such node.
+   */
+  readonly updateNodeWhereStatus: (
+    nodeId: string,
+    from: ReadonlyArray<NodeStatus>,
+    patch: NodePatch
+  ) => Effect.Effect<boolean>
   readonly setVersionStatus: (nodeId: string, version: string, status: NodeVersionStatus) => Effect.Effect<void>
   readonly setPublisherStatus: (publisherId: string, status: PublisherStatus) => Effect.Effect<void>
+  /** Changes a publisher's own fields (its record is part of its nodes' JSON). */
+  readonly updatePublisher: (publisherId: string, patch: PublisherPatch) => Effect.Effect<void>
+  /**
+   * Moves an unclaimed node to the publisher. The check and the move are one statement, so of
+   * concurrent claims (from any instance) exactly one moves it; false when it was not unclaimed.
+   */
+  readonly claimNode: (nodeId: string, publisherId: string) => Effect.Effect<boolean>
 }>() {}
+
+export interface PublisherPatch {
+  readonly name?: string | undefined
+  readonly description?: string | undefined
+  readonly logo?: string | undefined
+  readonly website?: string | undefined
+  readonly support?: string | undefined
+  readonly source_code_repo?: string | undefined
+}
 
 const nullable = <A>(a: A | undefined): A | null => (a === undefined ? null : a)
 const list = (a: ReadonlyArray<string> | undefined): Array<string> => (a ? [...a] : [])
@@ -114,6 +143,7 @@ const nodeColumns = (n: NodePatch) => {
   set("rating", n.rating)
   set("search_ranking", n.search_ranking)
   set("status", n.status)
+  set("status_detail", n.status_detail)
   set("supported_os", n.supported_os && list(n.supported_os))
   set("supported_accelerators", n.supported_accelerators && list(n.supported_accelerators))
   set("supported_host_version", n.supported_host_version)
@@ -140,6 +170,7 @@ const nodeDefaults: Record<string, unknown> = {
   rating: null,
   search_ranking: null,
   status: "NodeStatusActive",
+  status_detail: null,
   supported_os: [],
   supported_accelerators: [],
   supported_host_version: null,
@@ -260,9 +291,47 @@ export const makeCatalogWrites = Effect.gen(function*() {
     }))
   }
 
+  const createNode = (n: NodeInput) => {
+    const created = n.created_at ?? new Date()
+    return change(Effect.gen(function*() {
+      const rows = yield* sql`INSERT INTO nodes ${
+        sql.insert({ ...nodeDefaults, ...nodeColumns(n), id: n.id, created_at: created, updated_at: created })
+      } ON CONFLICT (id) DO NOTHING RETURNING id`
+      if (rows.length === 0) return false
+      yield* refreshListed(sql.and([sql`n.id = ${n.id}`]))
+      return true
+    }))
+  }
+
+  const updateNodeWhereStatus = (nodeId: string, from: ReadonlyArray<NodeStatus>, patch: NodePatch) => {
+    const columns = nodeColumns(patch)
+    const where = sql`id = ${nodeId} AND status = ANY(${from as Array<string>})`
+    return change(Effect.gen(function*() {
+      const rows = yield* (Object.keys(columns).length > 0
+        ? sql`UPDATE nodes SET ${sql.update(columns)}, updated_at = now() WHERE ${where} RETURNING id`
+        : sql`UPDATE nodes SET updated_at = now() WHERE ${where} RETURNING id`)
+      if (rows.length === 0) return false
+      yield* refreshListed(sql.and([sql`n.id = ${nodeId}`]))
+      return true
+    }))
+  }
+
+  const claimNode = (nodeId: string, publisherId: string) =>
+    change(Effect.gen(function*() {
+      const rows = yield* sql`UPDATE nodes SET publisher_id = ${publisherId}, updated_at = now()
+        WHERE id = ${nodeId} AND publisher_id = 'unclaimed' RETURNING id`
+      if (rows.length === 0) return false
+      // the new publisher's status decides whether the node is listed
+      yield* refreshListed(sql.and([sql`n.id = ${nodeId}`]))
+      return true
+    }))
+
   return CatalogWrites.of({
+    claimNode,
     upsertPublishers,
     insertNodes,
+    createNode,
+    updateNodeWhereStatus,
     insertVersions,
     updateNode,
     setVersionStatus: (nodeId, version, status) =>
@@ -270,6 +339,13 @@ export const makeCatalogWrites = Effect.gen(function*() {
         sql`UPDATE node_versions SET status = ${status} WHERE node_id = ${nodeId} AND version = ${version}`,
         sql`UPDATE nodes SET updated_at = now() WHERE id = ${nodeId}`
       )),
+    updatePublisher: (publisherId, patch) => {
+      const columns = Object.fromEntries(Object.entries(patch).filter(([, v]) => v !== undefined))
+      return Object.keys(columns).length === 0 ? Effect.void : change(Effect.zipRight(
+        sql`UPDATE publishers SET ${sql.update(columns)} WHERE id = ${publisherId}`,
+        touchPublishers([publisherId])
+      ))
+    },
     setPublisherStatus: (publisherId, status) =>
       change(Effect.zipRight(
         sql`UPDATE publishers SET status = ${status} WHERE id = ${publisherId}`,

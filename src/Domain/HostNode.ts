@@ -1,5 +1,5 @@
 import { Schema } from "effect"
-import { optional } from "./Schemas.ts"
+import { optional, Text } from "./Schemas.ts"
 
 export const HostNodePolicy = Schema.Literal("HostNodePolicyActive", "HostNodePolicyBanned", "HostNodePolicyLocalOnly")
   .annotations({ identifier: "HostNodePolicy" })
@@ -25,11 +25,23 @@ export const HostNode = Schema.Struct({
 }).annotations({ identifier: "HostNode" })
 export type HostNode = typeof HostNode.Type
 
+/** What a client may send: the same fields, bounded (the 400 names the field that is too long). */
+const hostNodeInputFields = {
+  ...hostNodeFields,
+  category: optional(Text(200)),
+  description: optional(Text(5000)),
+  function: optional(Text(200)),
+  input_types: optional(Text(20_000)),
+  output_is_list: optional(Schema.Array(Schema.Boolean).pipe(Schema.maxItems(200))),
+  return_names: optional(Text(5000)),
+  return_types: optional(Text(5000))
+}
+
 /** The body of the host-node update: the record without its name. */
-export const HostNodeUpdate = Schema.Struct(hostNodeFields).annotations({ identifier: "HostNodeUpdate" })
+export const HostNodeUpdate = Schema.Struct(hostNodeInputFields).annotations({ identifier: "HostNodeUpdate" })
 
 /** One record of the bulk creation: the name is required. */
 export const HostNodeCreate = Schema.Struct({
-  ...hostNodeFields,
+  ...hostNodeInputFields,
   host_node_name: Schema.String.pipe(Schema.minLength(1), Schema.maxLength(200))
 }).annotations({ identifier: "HostNodeCreate" })

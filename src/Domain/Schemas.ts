@@ -24,7 +24,15 @@ export const IsoDateTimeFromString = Schema.String.annotations({
   Schema.compose(Schema.Date, { strict: false })
 )
 
+/** PostgreSQL text cannot hold NUL: refused at the edge, naming the field, rather than by the database. */
+export const NoNul = Schema.String.pipe(
+  Schema.filter((s) => !s.includes("\u0000"), { message: () => "must not contain NUL characters" })
+)
+
 /** A client-given string of bounded length (the field is named in the 400 when it is not). */
-export const Text = (max: number) => Schema.String.pipe(Schema.maxLength(max))
-export const NonEmptyText = (max: number) => Schema.String.pipe(Schema.minLength(1), Schema.maxLength(max))
+export const Text = (max: number) => NoNul.pipe(Schema.maxLength(max))
+export const NonEmptyText = (max: number) => NoNul.pipe(Schema.minLength(1), Schema.maxLength(max))
+
+/** A path segment naming a record. */
+export const PathParam = NonEmptyText(200)
 export const TextList = (maxItems: number, maxLength: number) => Schema.Array(Text(maxLength)).pipe(Schema.maxItems(maxItems))

@@ -1,10 +1,11 @@
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
+import { PathParam } from "../Domain/Schemas.ts"
 import { Authentication } from "../Auth/Authentication.ts"
 import { HostNode, HostNodeCreate, HostNodeUpdate } from "../Domain/HostNode.ts"
 import { BadRequest, Conflict, Forbidden, NotFound } from "../Errors.ts"
 
-const VersionPath = Schema.Struct({ nodeId: Schema.String, version: Schema.String })
+const VersionPath = Schema.Struct({ nodeId: PathParam, version: PathParam })
 
 export class PublicHostNodesApi extends HttpApiGroup.make("publicHostNodes")
   .add(
@@ -32,12 +33,13 @@ export class HostNodesApi extends HttpApiGroup.make("hostNodes")
   )
   .add(
     HttpApiEndpoint.put("updateHostNode", "/nodes/:nodeId/versions/:version/host-nodes/:hostNodeName")
-      .setPath(Schema.Struct({ nodeId: Schema.String, version: Schema.String, hostNodeName: Schema.String }))
+      .setPath(Schema.Struct({ nodeId: PathParam, version: PathParam, hostNodeName: PathParam }))
       .setPayload(HostNodeUpdate)
       .addSuccess(HostNode)
       .addError(BadRequest)
       .addError(Forbidden)
       .addError(NotFound)
+      .addError(Conflict)
       .annotate(OpenApi.Summary, "Update a host-node")
       .annotate(OpenApi.Description, "Owners and admins of the node's publisher, and site admins; `policy` is for site admins only. Answers the whole record.")
   )

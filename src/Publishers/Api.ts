@@ -3,10 +3,10 @@ import { Schema } from "effect"
 import { Authentication, OptionalAuthentication } from "../Auth/Authentication.ts"
 import { Node } from "../Domain/Node.ts"
 import { MemberAdd, Publisher, PublisherCreate, PublisherMember, PublisherUpdate } from "../Domain/Publisher.ts"
-import { NonEmptyText } from "../Domain/Schemas.ts"
+import { NonEmptyText, PathParam } from "../Domain/Schemas.ts"
 import { BadRequest, Conflict, Forbidden, NotFound, RateLimited, ServiceUnavailable } from "../Errors.ts"
 
-const PublisherPath = Schema.Struct({ publisherId: Schema.String })
+const PublisherPath = Schema.Struct({ publisherId: PathParam })
 
 /** Publisher records that anyone may read; members see the member list. */
 export class PublicPublishersApi extends HttpApiGroup.make("publicPublishers")
@@ -61,7 +61,7 @@ export class PublishersApi extends HttpApiGroup.make("publishers")
   )
   .add(
     HttpApiEndpoint.del("removeMember", "/publishers/:publisherId/members/:userId")
-      .setPath(Schema.Struct({ publisherId: Schema.String, userId: Schema.String }))
+      .setPath(Schema.Struct({ publisherId: PathParam, userId: PathParam }))
       .addSuccess(HttpApiSchema.NoContent)
       .addError(Forbidden)
       .addError(NotFound)
@@ -78,7 +78,7 @@ export const ClaimResult = Schema.Struct({ message: Schema.String, node: Node })
 export class ClaimApi extends HttpApiGroup.make("claims")
   .add(
     HttpApiEndpoint.post("claimMyNode", "/publishers/:publisherId/nodes/:nodeId/claim-my-node")
-      .setPath(Schema.Struct({ publisherId: Schema.String, nodeId: Schema.String }))
+      .setPath(Schema.Struct({ publisherId: PathParam, nodeId: PathParam }))
       .setPayload(Schema.Struct({ VCS_TOKEN: NonEmptyText(1000) }).annotations({ identifier: "ClaimRequest" }))
       .addSuccess(ClaimResult)
       .addError(BadRequest)

@@ -1,10 +1,11 @@
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
+import { PathParam } from "../Domain/Schemas.ts"
 import { Authentication } from "../Auth/Authentication.ts"
 import { CreatedToken, TokenCreate, TokenSummary } from "../Domain/Token.ts"
 import { BadRequest, Forbidden, NotFound } from "../Errors.ts"
 
-const PublisherPath = Schema.Struct({ publisherId: Schema.String })
+const PublisherPath = Schema.Struct({ publisherId: PathParam })
 
 export class TokensApi extends HttpApiGroup.make("tokens")
   .add(
@@ -28,7 +29,7 @@ export class TokensApi extends HttpApiGroup.make("tokens")
   )
   .add(
     HttpApiEndpoint.del("revokeToken", "/publishers/:publisherId/tokens/:tokenId")
-      .setPath(Schema.Struct({ publisherId: Schema.String, tokenId: Schema.String }))
+      .setPath(Schema.Struct({ publisherId: PathParam, tokenId: PathParam }))
       .addSuccess(HttpApiSchema.NoContent)
       .addError(Forbidden)
       .addError(NotFound)

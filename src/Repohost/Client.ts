@@ -1,0 +1,179 @@
+/**
+ * The repository host's REST API, as node claiming needs it: who a VCS token's user is, and
+ * whether that user administers a repository. The host's answers are reduced here to what the
+ * claim decides on; its failures to three errors (token refused, rate-limited, unavailable).
+ *
+ * The VCS token travels as `Redacted` and only ever leaves in the Authorization header: it is
+ * never logged, and nothing logged here carries the request.
+ */
+import { HttpClient, HttpClientRequest, type HttpClientResponse } from "@effect/platform"
+import { NodeHttpClient } from "@effect/platform-node"
+import { Clock, Context, Data, Effect, Layer, Option, type Redacted, Schema } from "effect"
+import { AppConfig } from "../Config.ts"
+
+/** The host refused the token (401): it is unknown, expired or revoked. */
+export class RepohostInvalidToken extends Data.TaggedError("RepohostInvalidToken")<{}> {}
+
+/** The host rate-limited us; `retryAfterSeconds` when it said how long to wait. */
+export class RepohostRateLimited extends Data.TaggedError("RepohostRateLimited")<{
+  readonly retryAfterSeconds: number | undefined
+}> {}
+
+/** The host could not be reached, timed out, failed (5xx) or answered something unusable. */
+export class RepohostUnavailable extends Data.TaggedError("RepohostUnavailable")<{
+  readonly reason: string
+}> {}
+
+export type RepohostError = RepohostInvalidToken | RepohostRateLimited | RepohostUnavailable
+
+/** A repository on the host. */
+export interface RepositoryRef {
+  /** Lowercased host name, when the URL names one. */
+  readonly host: string | undefined
+  readonly owner: string
+  readonly repo: string
+}
+
+export class Repohost extends Context.Tag("Repohost")<Repohost, {
+  /** The login of the token's user (`GET /user`). */
+  readonly login: (token: Redacted.Redacted) => Effect.Effect<string, RepohostError>
+  /**
+   * Whether the token's user administers the repository (`GET /repos/{owner}/{repo}`,
+   * `permissions.admin`). A repository the user cannot see, or that does not exist, is `false`.
+   */
+  readonly administers: (token: Redacted.Redacted, repository: RepositoryRef) => Effect.Effect<boolean, RepohostError>
+}>() {}
+
+const segment = /^[A-Za-z0-9_.-]+$/
+const validRef = (host: string, owner: string, repo: string): Option.Option<RepositoryRef> =>
+  segment.test(owner) && segment.test(repo) && repo !== "." && repo !== ".." && owner !== "." && owner !== ".."
+    ? Option.some({ host: host.toLowerCase(), owner, repo })
+    : Option.none()
+
+const stripGit = (repo: string) => repo.replace(/\.git$/i, "")
+
+/**
+ * The owner and repository named by a node's `repository` field: `https://host/owner/repo`
+ * (a `.git` suffix, trailing slashes and deeper paths such as `/tree/main` tolerated),
+ * `ssh://git@host/owner/repo.git`, the scp-like `git@host:owner/repo.git`, or `host/owner/repo`
+ * without a scheme. The caller checks that the host is the configured repository host's.
+ */
+export const parseRepositoryUrl = (raw: string): Option.Option<RepositoryRef> => {
+  const text = raw.trim()
+  const scp = /^[A-Za-z0-9_.-]+@([A-Za-z0-9.-]+):\/?([^/]+)\/([^/]+?)\/*$/.exec(text)
+  if (scp) return validRef(scp[1]!, scp[2]!, stripGit(scp[3]!))
+  const withScheme = /^[a-z][a-z0-9+.-]*:\/\//i.test(text) ? text : `https://${text}`
+  if (!URL.canParse(withScheme)) return Option.none()
+  const url = new URL(withScheme)
+  if (!/^(https?|ssh|git):$/.test(url.protocol)) return Option.none()
+  const parts = url.pathname.split("/").filter((p) => p !== "")
+  if (parts.length < 2) return Option.none()
+  try {
+    return validRef(url.hostname, decodeURIComponent(parts[0]!), stripGit(decodeURIComponent(parts[1]!)))
+  } catch {
+    return Option.none()
+  }
+}
+
+const User = Schema.Struct({ login: Schema.String })
+const Repository = Schema.Struct({
+  permissions: Schema.optional(Schema.Struct({ admin: Schema.optional(Schema.Boolean) }))
+})
+
+/**
+ * Seconds to wait as the host said: `retry-after` (seconds or an HTTP date), else
+ * `x-ratelimit-reset` (epoch seconds).
+ */
+export const retryAfterSeconds = (headers: Readonly<Record<string, string | undefined>>, nowMillis: number): number | undefined => {
+  const retryAfter = headers["retry-after"]?.trim()
+  if (retryAfter) {
+    if (/^\d+(\.\d+)?$/.test(retryAfter)) return Math.ceil(Number(retryAfter))
+    const date = Date.parse(retryAfter)
+    if (!Number.isNaN(date)) return Math.max(0, Math.ceil((date - nowMillis) / 1000))
+  }
+  const reset = headers["x-ratelimit-reset"]?.trim()
+  if (reset && /^\d+$/.test(reset)) return Math.max(0, Math.ceil(Number(reset) - nowMillis / 1000))
+  return undefined
+}
+
+/** A rate-limit answer: 429, or a 403 that says the quota is spent or when to come back. */
+const isRateLimit = (response: HttpClientResponse.HttpClientResponse) =>
+  response.status === 429 ||
+  (response.status === 403 &&
+    (response.headers["x-ratelimit-remaining"]?.trim() === "0" || response.headers["retry-after"] !== undefined))
+
+export const makeRepohost = Effect.gen(function*() {
+  const { apiUrl, timeoutMillis } = (yield* AppConfig).repohost
+  const client = (yield* HttpClient.HttpClient).pipe(
+    HttpClient.mapRequest((request) =>
+      request.pipe(
+        HttpClientRequest.prependUrl(apiUrl),
+        HttpClientRequest.acceptJson,
+        // the public host refuses requests without a user agent
+        HttpClientRequest.setHeader("user-agent", "extension-registry")
+      )
+    )
+  )
+
+  const unavailable = (reason: string) => Effect.fail(new RepohostUnavailable({ reason }))
+
+  /**
+   * One GET with the token. A 2xx body is decoded with `schema`; the statuses in `passOn` are
+   * answered as `None` for the caller to judge; the rest become errors. The whole exchange,
+   * body included, is bounded by the configured timeout.
+   */
+  const get = <A, I>(
+    path: string,
+    token: Redacted.Redacted,
+    schema: Schema.Schema<A, I>,
+    passOn: ReadonlyArray<number>
+  ): Effect.Effect<Option.Option<A>, RepohostError> =>
+    Effect.gen(function*() {
+      const response = yield* client.execute(HttpClientRequest.get(path).pipe(HttpClientRequest.bearerToken(token)))
+      if (response.status >= 200 && response.status < 300) {
+        return Option.some(yield* response.json.pipe(Effect.flatMap(Schema.decodeUnknown(schema))))
+      }
+      if (response.status === 401) return yield* new RepohostInvalidToken()
+      if (isRateLimit(response)) {
+        const retryAfter = retryAfterSeconds(response.headers, yield* Clock.currentTimeMillis)
+        yield* Effect.logWarning(`repository host rate limit reached (retry after ${retryAfter ?? "?"} s)`)
+        return yield* new RepohostRateLimited({ retryAfterSeconds: retryAfter })
+      }
+      if (passOn.includes(response.status)) return Option.none()
+      return yield* unavailable(
+        response.status >= 500 ? `it answered ${response.status}` : `it answered ${response.status} unexpectedly`
+      )
+    }).pipe(
+      Effect.catchTags({
+        RequestError: (e) => unavailable(`it could not be reached (${e.reason})`),
+        ResponseError: () => unavailable("its answer could not be read"),
+        ParseError: () => unavailable("its answer did not have the expected shape")
+      }),
+      Effect.timeoutFail({
+        duration: timeoutMillis,
+        onTimeout: () => new RepohostUnavailable({ reason: `no answer within ${timeoutMillis} ms` })
+      }),
+      Effect.tapErrorTag("RepohostUnavailable", (e) => Effect.logWarning(`repository host unavailable: ${e.reason}`))
+    )
+
+  return Repohost.of({
+    login: (token) =>
+      // a 403 on /user is a token without the right to say who it is: as good as refused
+      get("/user", token, User, [403]).pipe(
+        Effect.flatMap(Option.match({
+          onNone: () => Effect.fail(new RepohostInvalidToken()),
+          onSome: (user) => Effect.succeed(user.login)
+        }))
+      ),
+    administers: (token, { owner, repo }) =>
+      get(`/repos/${encodeURIComponent(owner)}/${encodeURIComponent(repo)}`, token, Repository, [403, 404]).pipe(
+        Effect.map(Option.match({
+          onNone: () => false,
+          onSome: (repository) => repository.permissions?.admin === true
+        }))
+      )
+  })
+})
+
+/** The client over Node's HTTP stack (undici). */
+export const RepohostLive = Layer.effect(Repohost, makeRepohost).pipe(Layer.provide(NodeHttpClient.layerUndici))

@@ -1,0 +1,497 @@
+/**
+ * Bad input never breaks the service: wrong types, out-of-range numbers, unknown sort columns,
+ * malformed timestamps and versions, oversized and random query strings, unknown routes and wrong
+ * methods are each answered 4xx with an ErrorResponse body (a 400 naming the parameter), or 200
+ * when the input happens to be valid — never 5xx.
+ */
+import { expect, layer } from "@effect/vitest"
+import { Effect, FastCheck as fc } from "effect"
+import { expectErrorBody, parseJson, rawGet, type RawResponse } from "./support/RawHttp.ts"
+import { type Running, Service } from "./support/Service.ts"
+
+interface Answer {
+  readonly status: number
+  readonly headers: Headers | Readonly<Record<string, string>>
+  readonly text: string
+}
+
+const get = (service: Running, pathAndQuery: string, init?: RequestInit) =>
+  Effect.promise(async (): Promise<Answer> => {
+    const response = await service.fetch(pathAndQuery, init)
+    return { status: response.status, headers: response.headers, text: await response.text() }
+  })
+
+const fromRaw = (r: RawResponse): Answer => ({ status: r.status, headers: r.headers, text: r.body })
+
+const header = (answer: Answer, name: string) =>
+  answer.headers instanceof Headers ? answer.headers.get(name) ?? undefined : answer.headers[name]
+
+const describe = (answer: Answer, request: string) => `${request} -> ${answer.status} ${answer.text.slice(0, 300)}`
+
+/** `400 bad_request` whose message names `param`. */
+const expectBadRequest = (answer: Answer, param: string, request: string) => {
+  expect(answer.status, describe(answer, request)).toBe(400)
+  const body = parseJson(answer.text, request) as { message: string }
+  expectErrorBody(body, "bad_request")
+  expect(body.message, request).toContain(param)
+}
+
+const expectNodeList = (answer: Answer, request: string) => {
+  expect(answer.status, describe(answer, request)).toBe(200)
+  expect(parseJson(answer.text, request)).toEqual({
+    limit: expect.any(Number),
+    nodes: expect.any(Array),
+    page: expect.any(Number),
+    total: expect.any(Number),
+    totalPages: expect.any(Number)
+  })
+}
+
+/** The only acceptable outcomes for arbitrary input: a valid list, or a 4xx ErrorResponse. */
+const expectListOrClientError = (answer: Answer, request: string) => {
+  expect(answer.status, describe(answer, request)).toBeLessThan(500)
+  if (answer.status === 200) return expectNodeList(answer, request)
+  expect(answer.status, describe(answer, request)).toBeGreaterThanOrEqual(400)
+  expectErrorBody(parseJson(answer.text, request))
+}
+
+/** Checks every answer, then reports all the unacceptable ones at once. */
+const expectAllListOrClientError = (answers: ReadonlyArray<readonly [string, Answer]>) => {
+  const unacceptable = answers.filter(([, a]) => !(a.status === 200 || (a.status >= 400 && a.status < 500)))
+  expect(unacceptable.map(([request, a]) => describe(a, request))).toEqual([])
+  for (const [request, answer] of answers) expectListOrClientError(answer, request)
+}
+
+const knownParams = [
+  "page",
+  "limit",
+  "supported_os",
+  "supported_accelerator",
+  "timestamp",
+  "latest",
+  "sort",
+  "node_id",
+  "host_version",
+  "form_factor"
+] as const
+
+layer(Service.layer(), { excludeTestServices: true })("bad input", (it) => {
+  it.effect("seeds a small catalogue so that valid queries have something to answer", () =>
+    Effect.gen(function*() {
+      const service = yield* Service
+      yield* service.writes.upsertPublishers([{ id: "acme", name: "Acme" }])
+      yield* service.writes.insertNodes([
+        { id: "alpha", publisher_id: "acme", name: "Alpha" },
+        { id: "beta", publisher_id: "acme", name: "Beta" }
+      ])
+      yield* service.writes.insertVersions([{ node_id: "alpha", version: "1.0.0", status: "NodeVersionStatusActive" }])
+      expectNodeList(yield* get(service, "/nodes"), "/nodes")
+    }))
+
+  const badValues: ReadonlyArray<readonly [query: string, param: string]> = [
+    // wrong types
+    ["page=abc", "page"],
+    ["page=1.5", "page"],
+    ["page=", "page"],
+    ["page=NaN", "page"],
+    ["page=Infinity", "page"],
+    ["page=true", "page"],
+    ["limit=1.5", "limit"],
+    ["limit=abc", "limit"],
+    ["limit=", "limit"],
+    ["latest=maybe", "latest"],
+    ["latest=", "latest"],
+    ["latest=2", "latest"],
+    // negative, zero, huge
+    ["page=0", "page"],
+    ["page=-1", "page"],
+    ["page=-0", "page"],
+    ["page=1e400", "page"],
+    ["page=-1e400", "page"],
+    ["page=1000000001", "page"],
+    ["page=99999999999999999999", "page"],
+    ["limit=0", "limit"],
+    ["limit=-5", "limit"],
+    ["limit=-1e400", "limit"],
+    // unknown sort columns and directions
+    ["sort=foo", "sort"],
+    ["sort=downloads;up", "sort"],
+    ["sort=;desc", "sort"],
+    ["sort=", "sort"],
+    ["sort=name%3Bdesc%3Bdesc", "sort"],
+    ["sort=name&sort=bogus", "sort"],
+    ["sort=password", "sort"],
+    ["sort=id%3B%20DROP%20TABLE%20nodes", "sort"],
+    // malformed timestamps
+    ["timestamp=yesterday", "timestamp"],
+    ["timestamp=2024-13-01T00:00:00Z", "timestamp"],
+    ["timestamp=2024-05-01T25:00:00Z", "timestamp"],
+    ["timestamp=2024-05-32", "timestamp"],
+    ["timestamp=1714000000", "timestamp"],
+    ["timestamp=", "timestamp"],
+    ["timestamp=2024-05-01T12:00:00Zjunk", "timestamp"],
+    // invalid host versions
+    ["host_version=banana", "host_version"],
+    ["host_version=1..2", "host_version"],
+    ["host_version=1.2.3.4", "host_version"],
+    ["host_version=", "host_version"],
+    ["host_version=%3E%3D1.0.0", "host_version"],
+    // too long or too many
+    [`supported_os=${"x".repeat(201)}`, "supported_os"],
+    [`supported_accelerator=${"x".repeat(201)}`, "supported_accelerator"],
+    [`form_factor=${"x".repeat(201)}`, "form_factor"],
+    [`host_version=1.0.0-${"a".repeat(300)}`, "host_version"],
+    [Array.from({ length: 501 }, (_, i) => `node_id=n${i}`).join("&"), "node_id"],
+    [Array.from({ length: 9 }, () => "sort=name").join("&"), "sort"]
+  ]
+
+  const badCases = badValues.map(([query, param]) => ({ query, param, label: query.length > 60 ? `${query.slice(0, 60)}...` : query }))
+
+  it.effect.each(badCases)("GET /nodes?$label is 400 naming the parameter", ({ query, param }) =>
+    Effect.gen(function*() {
+      const service = yield* Service
+      expectBadRequest(yield* get(service, `/nodes?${query}`), param, `/nodes?${query.slice(0, 80)}`)
+    }))
+
+  it.effect("the same bad values are refused with latest=true (the uncached path) too", () =>
+    Effect.gen(function*() {
+      const service = yield* Service
+      for (const [query, param] of badValues.filter(([, p]) => p !== "latest")) {
+        expectBadRequest(yield* get(service, `/nodes?latest=true&${query}`), param, `/nodes?latest=true&${query.slice(0, 80)}`)
+      }
+    }))
+
+  it.effect("bad values on the publisher listings are 400 naming the parameter (after authentication)", () =>
+    Effect.gen(function*() {
+      const service = yield* Service
+      const token = yield* Effect.promise(() => service.token({ sub: "bad-input-user" }))
+      const init = { headers: { authorization: `Bearer ${token}` } }
+      for (
+        const [path, param] of [
+          ["/publishers/acme/nodes?include_banned=maybe", "include_banned"],
+          ["/publishers/acme/nodes/v2?include_banned=yes", "include_banned"],
+          ["/publishers/acme/nodes/v2?page=0", "page"],
+          ["/publishers/acme/nodes/v2?page=abc", "page"],
+          ["/publishers/acme/nodes/v2?limit=-1", "limit"],
+          ["/publishers/acme/nodes/v2?page=1e400", "page"]
+        ] as const
+      ) {
+        expectBadRequest(yield* get(service, path, init), param, path)
+      }
+    }))
+
+  it.effect("values at the bounds are served: huge limits are clamped to 500, the last allowed page is an empty page", () =>
+    Effect.gen(function*() {
+      const service = yield* Service
+      for (const query of ["limit=501", "limit=9007199254740991", "limit=1e3"]) {
+        const answer = yield* get(service, `/nodes?${query}`)
+        expectNodeList(answer, query)
+        expect(parseJson(answer.text, query)).toMatchObject({ limit: 500 })
+      }
+      // above Number.MAX_SAFE_INTEGER: clamping or a 400 naming limit are both acceptable
+      for (const query of ["limit=99999999999999999999", "limit=1e400"]) {
+        const answer = yield* get(service, `/nodes?${query}`)
+        if (answer.status === 200) expect(parseJson(answer.text, query)).toMatchObject({ limit: 500 })
+        else expectBadRequest(answer, "limit", query)
+      }
+      for (const query of ["page=1000000000", "page=1000000000&limit=500", "page=1000000000&limit=500&latest=true"]) {
+        const answer = yield* get(service, `/nodes?${query}`)
+        expectNodeList(answer, query)
+        expect(parseJson(answer.text, query)).toMatchObject({ page: 1000000000, nodes: [], total: 2 })
+      }
+    }))
+
+  it.effect("valid and unknown parameters are served 200", () =>
+    Effect.gen(function*() {
+      const service = yield* Service
+      for (
+        const query of [
+          "latest=true",
+          "latest=false",
+          "latest=1",
+          "latest=0",
+          "page=2",
+          "timestamp=2024-05-01",
+          "timestamp=2024-05-01T12:00:00Z",
+          "timestamp=2024-05-01T12:00:00.123%2B02:00",
+          "sort=name;desc",
+          "sort=name%3Bdesc&sort=id",
+          "host_version=1.2.3",
+          "host_version=v1.2.3",
+          "node_id=alpha&node_id=nope",
+          "supported_os=linux&supported_accelerator=cuda&form_factor=git-linux",
+          "unknown=1",
+          "unknown=%zz",
+          "PAGE=abc",
+          "page[]=abc",
+          ""
+        ]
+      ) {
+        expectNodeList(yield* get(service, `/nodes?${query}`), query)
+      }
+    }))
+
+  it.effect("a repeated scalar parameter is a 400 naming it or is served", () =>
+    Effect.gen(function*() {
+      const service = yield* Service
+      for (
+        const [query, param] of [["page=1&page=2", "page"], ["limit=5&limit=6", "limit"], ["latest=true&latest=false", "latest"]] as const
+      ) {
+        const answer = yield* get(service, `/nodes?${query}`)
+        if (answer.status === 200) expectNodeList(answer, query)
+        else expectBadRequest(answer, param, query)
+      }
+    }))
+
+  it.effect("oversized query strings (20 KB, 100 KB) are a 4xx ErrorResponse", () =>
+    Effect.gen(function*() {
+      const service = yield* Service
+      for (const size of [20_000, 100_000]) {
+        const request = `fetch, ${size} bytes of query`
+        const answer = yield* get(service, `/nodes?supported_os=${"a".repeat(size)}`)
+        expect(answer.status, describe(answer, request)).toBeGreaterThanOrEqual(400)
+        expect(answer.status, describe(answer, request)).toBeLessThan(500)
+        expectErrorBody(parseJson(answer.text, request))
+      }
+      for (const size of [20_000, 100_000, 1_000_000]) {
+        const request = `raw socket, ${size} bytes of query`
+        const answer = fromRaw(yield* rawGet(service.baseUrl, `/nodes?supported_os=${"a".repeat(size)}`))
+        expect(answer.status, describe(answer, request)).toBeGreaterThanOrEqual(400)
+        expect(answer.status, describe(answer, request)).toBeLessThan(500)
+        expectErrorBody(parseJson(answer.text, request))
+      }
+      // an oversized header counts the same
+      const cookie = fromRaw(yield* rawGet(service.baseUrl, "/nodes", [`Cookie: c=${"x".repeat(40_000)}`]))
+      expect(cookie.status).toBeGreaterThanOrEqual(400)
+      expect(cookie.status).toBeLessThan(500)
+      expectErrorBody(parseJson(cookie.text, "oversized header"))
+    }))
+
+  it.effect("a long query string under the server's limit is served (unknown parameters ignored)", () =>
+    Effect.gen(function*() {
+      const service = yield* Service
+      expectNodeList(yield* get(service, `/nodes?filler=${"a".repeat(10_000)}`), "10 KB unknown parameter")
+      expectNodeList(
+        yield* get(service, `/nodes?${Array.from({ length: 1000 }, (_, i) => `x${i}=${i}`).join("&")}`),
+        "1000 unknown parameters"
+      )
+      expectBadRequest(yield* get(service, `/nodes?supported_os=${"a".repeat(10_000)}`), "supported_os", "10 KB supported_os")
+    }))
+
+  it.effect("percent-encoding garbage in the query is never a 5xx", () =>
+    Effect.gen(function*() {
+      const service = yield* Service
+      const answers: Array<[string, Answer]> = []
+      for (
+        const query of [
+          "%",
+          "%%",
+          "%zz",
+          "page=%zz",
+          "page=%",
+          "page=1%",
+          "sort=%zz",
+          "timestamp=%E0%A4%A",
+          "host_version=%C0%AF",
+          "supported_os=%00",
+          "supported_os=%FF%FE",
+          "%70age=abc",
+          "page=%31",
+          "&&&",
+          "===",
+          "page&limit",
+          "node_id=%ED%A0%80",
+          "sort=name%00"
+        ]
+      ) {
+        answers.push([query, yield* get(service, `/nodes?${query}`)])
+        answers.push([`raw ${query}`, fromRaw(yield* rawGet(service.baseUrl, `/nodes?${query}`))])
+      }
+      expectAllListOrClientError(answers)
+      // a percent-encoded "page" is still the parameter page
+      expectBadRequest(yield* get(service, "/nodes?%70age=abc"), "page", "%70age=abc")
+    }))
+
+  it.effect("malformed percent-encoding in path parameters is a 4xx ErrorResponse", () =>
+    Effect.gen(function*() {
+      const service = yield* Service
+      const token = yield* Effect.promise(() => service.token({ sub: "path-user" }))
+      const init = { headers: { authorization: `Bearer ${token}` } }
+      const answers: Array<[string, Answer]> = []
+      for (
+        const path of [
+          "/nodes/%zz/versions/1.0.0",
+          "/nodes/alpha/versions/%",
+          "/nodes/%E0%A4%A/versions/%C0%AF",
+          "/nodes/%00/versions/1.0.0",
+          "/publishers/%zz/nodes",
+          "/publishers/%ED%A0%80/nodes/v2",
+          "/publishers/%00/nodes",
+          "/publishers/acme%00/nodes/v2",
+          "/nodes/alpha/versions/1.0.0%00"
+        ]
+      ) {
+        answers.push([path, yield* get(service, path, init)])
+      }
+      // every path listed, so that one report names all the failing ones
+      expect(answers.filter(([, a]) => !(a.status >= 400 && a.status < 500)).map(([path, a]) => describe(a, path))).toEqual([])
+      for (const [path, answer] of answers) expectErrorBody(parseJson(answer.text, path))
+    }))
+
+  it.effect("an unknown route is 404 ErrorResponse", () =>
+    Effect.gen(function*() {
+      const service = yield* Service
+      for (const path of ["/nope", "/nodes/alpha", "/publishers/acme/unknown", "/nodes/alpha/versions", "/nodes/alpha/versions/1.0.0/extra", "/%zz"]) {
+        const answer = yield* get(service, path)
+        expect(answer.status, describe(answer, path)).toBe(404)
+        expectErrorBody(parseJson(answer.text, path), "not_found")
+      }
+      for (const method of ["POST", "DELETE"]) {
+        const answer = yield* get(service, "/nope", { method })
+        expect(answer.status, describe(answer, `${method} /nope`)).toBe(404)
+        expectErrorBody(parseJson(answer.text, `${method} /nope`), "not_found")
+      }
+    }))
+
+  it.effect("a wrong method on a known path is 405 ErrorResponse with an Allow header", () =>
+    Effect.gen(function*() {
+      const service = yield* Service
+      for (
+        const [method, path] of [
+          ["DELETE", "/nodes"],
+          ["POST", "/nodes"],
+          ["PUT", "/nodes"],
+          ["PATCH", "/nodes/alpha/versions/1.0.0"],
+          ["DELETE", "/nodes/alpha/versions/1.0.0"],
+          ["POST", "/health"],
+          ["DELETE", "/ready"],
+          // an authenticated route: the method is wrong whoever asks
+          ["DELETE", "/publishers/acme/nodes"],
+          ["POST", "/publishers/acme/nodes/v2"]
+        ] as const
+      ) {
+        const request = `${method} ${path}`
+        const answer = yield* get(service, path, { method, body: "" })
+        expect(answer.status, describe(answer, request)).toBe(405)
+        expectErrorBody(parseJson(answer.text, request))
+        expect(header(answer, "allow"), request).toBeDefined()
+        expect(header(answer, "allow")!.split(",").map((m) => m.trim()), request).toContain("GET")
+      }
+    }))
+
+  it.effect("a wrong method on the documentation routes is 405 too", () =>
+    Effect.gen(function*() {
+      const service = yield* Service
+      for (const [method, path] of [["DELETE", "/openapi.json"], ["POST", "/docs"]] as const) {
+        const request = `${method} ${path}`
+        const answer = yield* get(service, path, { method })
+        expect(answer.status, describe(answer, request)).toBe(405)
+        expectErrorBody(parseJson(answer.text, request))
+        expect(header(answer, "allow"), request).toContain("GET")
+      }
+    }))
+
+  it.effect.prop(
+    "random values of each known parameter: 200, or 400 naming it (never 5xx)",
+    [
+      fc.constantFrom(...knownParams),
+      fc.oneof(
+        fc.string(),
+        fc.string({ unit: "binary", maxLength: 60 }),
+        fc.string({ unit: "grapheme", maxLength: 60 }),
+        // control characters, NUL included, around ordinary text
+        fc.tuple(fc.string({ maxLength: 10 }), fc.string({ unit: fc.integer({ min: 0, max: 0x1f }).map((c) => String.fromCharCode(c)), minLength: 1, maxLength: 3 }))
+          .map(([a, b]) => a + b),
+        fc.integer().map(String),
+        fc.double().map(String),
+        fc.bigInt().map(String),
+        fc.date({ noInvalidDate: true }).map((d) => d.toISOString()),
+        fc.constantFrom("true", "false", "1", "0", "-0", "1e400", "0x10", " 1", "1 ", "name;desc", "1.2.3", "v1.2.3")
+      ),
+      fc.boolean()
+    ],
+    ([param, value, latest]) =>
+      Effect.gen(function*() {
+        const service = yield* Service
+        const pairs: Array<[string, string]> = [[param, value], ...(latest ? [["latest", "true"] as [string, string]] : [])]
+        const query = new URLSearchParams(pairs).toString()
+        const answer = yield* get(service, `/nodes?${query}`)
+        if (answer.status === 200) return expectNodeList(answer, query)
+        expectBadRequest(answer, param, query)
+      }),
+    { fastCheck: { numRuns: 200 } }
+  )
+
+  it.effect.prop(
+    "control characters (NUL included) in text parameters: 200, or 400 naming the parameter (never 5xx)",
+    [
+      fc.constantFrom("supported_os", "supported_accelerator", "node_id", "host_version", "form_factor", "sort", "timestamp"),
+      fc.string({ maxLength: 8 }),
+      fc.constantFrom("\u0000", "\u0000\u0000", "\u0001", "\t", "\n", "\r\n", "\u001b", "\u007f", "\u0000x"),
+      fc.string({ maxLength: 8 })
+    ],
+    ([param, before, control, after]) =>
+      Effect.gen(function*() {
+        const service = yield* Service
+        const query = new URLSearchParams([[param, before + control + after], ["latest", "true"]]).toString()
+        const answer = yield* get(service, `/nodes?${query}`)
+        if (answer.status === 200) return expectNodeList(answer, query)
+        expectBadRequest(answer, param, query)
+      }),
+    { fastCheck: { numRuns: 100 } }
+  )
+
+  const garbagePiece = fc.oneof(
+    fc.constantFrom(
+      "%",
+      "%zz",
+      "%4",
+      "%E0%A4%A",
+      "%C0%AF",
+      "%00",
+      "%FF",
+      "%ED%A0%80",
+      "&",
+      "=",
+      "+",
+      ";",
+      "[",
+      "]",
+      "?",
+      "/",
+      "\\",
+      "..",
+      ...knownParams
+    ),
+    fc.string({ maxLength: 20 }),
+    fc.string({ unit: "grapheme", maxLength: 10 }),
+    fc.string({ unit: "binary", maxLength: 10 })
+  )
+
+  it.effect.prop(
+    "random query strings (unicode, percent-encoded garbage) via fetch: a list or a 4xx ErrorResponse",
+    [fc.array(garbagePiece, { maxLength: 30 }).map((pieces) => pieces.join(""))],
+    ([query]) =>
+      Effect.gen(function*() {
+        const service = yield* Service
+        expectListOrClientError(yield* get(service, `/nodes?${query}`), JSON.stringify(query))
+      }),
+    { fastCheck: { numRuns: 200 } }
+  )
+
+  it.effect.prop(
+    "random bytes as the query string (raw socket): a list or a 4xx ErrorResponse",
+    [fc.uint8Array({ maxLength: 200 }), fc.constantFrom("/nodes?", "/nodes/", "/publishers/", "/")],
+    ([bytes, prefix]) =>
+      Effect.gen(function*() {
+        const service = yield* Service
+        const answer = fromRaw(yield* rawGet(service.baseUrl, Buffer.concat([Buffer.from(prefix), bytes])))
+        const request = `${prefix}${Buffer.from(bytes).toString("hex")} (hex)`
+        expect(answer.status, describe(answer, request)).toBeLessThan(500)
+        expect(answer.status, describe(answer, request)).toBeGreaterThanOrEqual(200)
+        if (answer.status >= 300) expectErrorBody(parseJson(answer.text, request))
+        else expect(parseJson(answer.text, request)).toBeDefined()
+      }),
+    { fastCheck: { numRuns: 200 } }
+  )
+})

@@ -1,0 +1,266 @@
+/**
+ * The API's documentation: `/openapi.json` is a complete OpenAPI 3.1 document of the Api (paths,
+ * parameters, the bearer scheme, ErrorResponse for errors), derived from the Api declaration itself
+ * rather than a hand-written list; and `/docs` renders the reference in headless Chromium with the
+ * network closed (the page's script is embedded, no CDN).
+ */
+import { expect, layer } from "@effect/vitest"
+import { Effect, Option, type Schema } from "effect"
+import * as fs from "node:fs"
+import { chromium } from "playwright-core"
+import { Api } from "../src/Api.ts"
+import { ListNodesParams } from "../src/Catalog/Api.ts"
+import { parseJson } from "./support/RawHttp.ts"
+import { type Running, Service } from "./support/Service.ts"
+
+type Json = Record<string, any>
+
+const chromiumPath = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium"
+const chromiumFound = fs.existsSync(chromiumPath)
+const inCi = Boolean(process.env.CI)
+const browserSkipReason = `no Chromium at ${chromiumPath}: install it (apt-get install chromium) or set CHROMIUM_PATH`
+if (!chromiumFound) {
+  console.warn(inCi ? `CI: ${browserSkipReason} - the browser test fails` : `skipping the /docs browser test: ${browserSkipReason}`)
+}
+
+/** Every operation the Api declares, as the OpenAPI document names it. */
+const declaredOperations = Object.values(Api.groups).flatMap((group) =>
+  Object.values(group.endpoints).map((endpoint) => {
+    const middlewares = [...group.middlewares, ...endpoint.middlewares]
+    const securitySchemes = middlewares.flatMap((m) => "security" in m && m.security ? Object.keys(m.security) : [])
+    const urlParams = Option.match(endpoint.urlParamsSchema, {
+      onNone: () => [] as Array<string>,
+      // a Struct of the parameters (a schema is a function object, with its fields)
+      onSome: (schema: Schema.Schema.Any) => "fields" in schema ? Object.keys(schema.fields as object) : []
+    })
+    return {
+      name: `${group.identifier}.${endpoint.name}`,
+      method: endpoint.method.toLowerCase(),
+      path: endpoint.path.replace(/:(\w+)/g, "{$1}"),
+      pathParams: [...endpoint.path.matchAll(/:(\w+)/g)].map((m) => m[1]!),
+      urlParams,
+      securitySchemes
+    }
+  })
+)
+
+const fetchSpec = (service: Running) =>
+  Effect.promise(async () => {
+    const response = await service.fetch("/openapi.json")
+    const text = await response.text()
+    return { status: response.status, contentType: response.headers.get("content-type"), spec: parseJson(text, "/openapi.json") as Json }
+  })
+
+layer(Service.layer(), { excludeTestServices: true })("documentation", (it) => {
+  it.effect("GET /openapi.json is an OpenAPI 3.1 JSON document", () =>
+    Effect.gen(function*() {
+      const { status, contentType, spec } = yield* fetchSpec(yield* Service)
+      expect(status).toBe(200)
+      expect(contentType).toMatch(/^application\/json/)
+      expect(spec.openapi).toMatch(/^3\.1\.\d+$/)
+      expect(spec.info).toMatchObject({ title: expect.any(String), version: expect.any(String) })
+      expect(typeof spec.paths).toBe("object")
+    }))
+
+  it.effect("lists every operation of the Api, and no other", () =>
+    Effect.gen(function*() {
+      const { spec } = yield* fetchSpec(yield* Service)
+      expect(declaredOperations.length).toBeGreaterThanOrEqual(6)
+      const methods = new Set(["get", "put", "post", "delete", "patch", "head", "options", "trace"])
+      const documented = Object.entries<Json>(spec.paths).flatMap(([path, item]) =>
+        Object.keys(item).filter((k) => methods.has(k)).map((method) => `${method.toUpperCase()} ${path}`)
+      )
+      expect(documented.sort()).toEqual(declaredOperations.map((o) => `${o.method.toUpperCase()} ${o.path}`).sort())
+      for (const op of declaredOperations) {
+        const operation = spec.paths[op.path]?.[op.method]
+        expect(operation, op.name).toBeDefined()
+        expect(typeof operation.summary === "string" && operation.summary.length > 0, `${op.name} has a summary`).toBe(true)
+      }
+    }))
+
+  it.effect("documents every path and query parameter of every operation", () =>
+    Effect.gen(function*() {
+      const { spec } = yield* fetchSpec(yield* Service)
+      // the derivation itself sees the declared parameters
+      expect(declaredOperations.find((o) => o.path === "/nodes")?.urlParams).toContain("page")
+      expect(declaredOperations.find((o) => o.path === "/publishers/{publisherId}/nodes")?.pathParams).toEqual(["publisherId"])
+      for (const op of declaredOperations) {
+        const parameters: Array<Json> = spec.paths[op.path][op.method].parameters ?? []
+        const named = (where: string) => parameters.filter((p) => p.in === where).map((p) => p.name).sort()
+        expect(named("path"), op.name).toEqual([...op.pathParams].sort())
+        expect(named("query"), op.name).toEqual([...op.urlParams].sort())
+        for (const p of parameters.filter((p) => p.in === "path")) expect(p.required, `${op.name} ${p.name}`).toBe(true)
+      }
+    }))
+
+  it.effect("documents every GET /nodes query parameter of the contract", () =>
+    Effect.gen(function*() {
+      const { spec } = yield* fetchSpec(yield* Service)
+      const parameters: Array<Json> = spec.paths["/nodes"].get.parameters
+      const query = parameters.filter((p) => p.in === "query").map((p) => p.name)
+      // the contract's table (CONTRACT.md, "GET /nodes query parameters")...
+      const contract = [
+        "page",
+        "limit",
+        "supported_os",
+        "supported_accelerator",
+        "timestamp",
+        "latest",
+        "sort",
+        "node_id",
+        "host_version",
+        "form_factor"
+      ]
+      expect(query.sort()).toEqual(contract.sort())
+      // ...which is also what the endpoint decodes
+      expect(Object.keys(ListNodesParams.fields).sort()).toEqual(contract.sort())
+      for (const p of parameters) {
+        expect(p.required ?? false, p.name).toBe(false)
+        expect(p.schema, p.name).toBeDefined()
+      }
+      // the repeatable ones are arrays
+      for (const name of ["sort", "node_id"]) {
+        expect(parameters.find((p) => p.name === name)?.schema?.type, name).toBe("array")
+      }
+    }))
+
+  it.effect("declares the bearer security scheme and uses it on the authenticated operations", () =>
+    Effect.gen(function*() {
+      const { spec } = yield* fetchSpec(yield* Service)
+      const schemes: Json = spec.components?.securitySchemes ?? {}
+      const bearerSchemes = Object.entries<Json>(schemes)
+        .filter(([, s]) => s.type === "http" && String(s.scheme).toLowerCase() === "bearer")
+        .map(([name]) => name)
+      expect(bearerSchemes.length).toBeGreaterThan(0)
+      const secured = declaredOperations.filter((o) => o.securitySchemes.length > 0)
+      expect(secured.map((o) => o.path)).toContain("/publishers/{publisherId}/nodes")
+      for (const op of declaredOperations) {
+        const security: Array<Json> = spec.paths[op.path][op.method].security ?? []
+        const used = security.flatMap((requirement) => Object.keys(requirement))
+        if (op.securitySchemes.length > 0) {
+          for (const scheme of op.securitySchemes) {
+            expect(used, op.name).toContain(scheme)
+            expect(bearerSchemes, `${op.name}: ${scheme}`).toContain(scheme)
+          }
+          expect(Object.keys(spec.paths[op.path][op.method].responses), `${op.name} documents 401`).toContain("401")
+        } else {
+          expect(used, `${op.name} needs no credentials`).toEqual([])
+        }
+      }
+    }))
+
+  it.effect("every error response of every operation is an ErrorResponse", () =>
+    Effect.gen(function*() {
+      const { spec } = yield* fetchSpec(yield* Service)
+      const schemas: Json = spec.components?.schemas ?? {}
+      expect(schemas.ErrorResponse).toMatchObject({
+        type: "object",
+        properties: { error: { type: "string" }, message: { type: "string" } }
+      })
+      expect([...schemas.ErrorResponse.required].sort()).toEqual(["error", "message"])
+      for (const op of declaredOperations) {
+        const responses = Object.entries<Json>(spec.paths[op.path][op.method].responses)
+        const errors = responses.filter(([status]) => Number(status) >= 400)
+        expect(errors.length, `${op.name} documents its errors`).toBeGreaterThan(0)
+        for (const [status, response] of errors) {
+          expect(response.content?.["application/json"]?.schema, `${op.name} ${status}`).toEqual({
+            $ref: "#/components/schemas/ErrorResponse"
+          })
+        }
+      }
+      // the errors a client of GET /nodes acts on are there
+      expect(Object.keys(spec.paths["/nodes"].get.responses)).toContain("400")
+      // and no framework-internal error schema leaks into the document
+      expect(Object.keys(schemas)).not.toContain("HttpApiDecodeError")
+    }))
+
+  it.effect("GET /docs is an HTML page embedding its script (no CDN)", () =>
+    Effect.gen(function*() {
+      const service = yield* Service
+      const { status, contentType, html } = yield* Effect.promise(async () => {
+        const r = await service.fetch("/docs")
+        return { status: r.status, contentType: r.headers.get("content-type"), html: await r.text() }
+      })
+      expect(status).toBe(200)
+      expect(contentType).toMatch(/^text\/html/)
+      expect(html).toMatch(/<script/)
+      expect(html).not.toMatch(/<script[^>]*\ssrc=["']?https?:/i)
+      expect(html).not.toMatch(/<link[^>]*\shref=["']?https?:[^>]*stylesheet|<link[^>]*stylesheet[^>]*\shref=["']?https?:/i)
+    }))
+
+  it.scoped.skipIf(!chromiumFound && !inCi)(
+    chromiumFound
+      ? "GET /docs renders the API reference in headless Chromium with the network closed"
+      : `GET /docs renders in headless Chromium (${inCi ? "fails in CI" : "skipped"}: ${browserSkipReason})`,
+    () =>
+      Effect.gen(function*() {
+        if (!chromiumFound) {
+          return yield* Effect.die(new Error(`CI is set and ${browserSkipReason}; .ci/run must install it`))
+        }
+        const service = yield* Service
+        const { spec } = yield* fetchSpec(service)
+        const browser = yield* Effect.acquireRelease(
+          Effect.promise(() =>
+            chromium.launch({
+              executablePath: chromiumPath,
+              args: [
+                "--no-sandbox",
+                "--disable-gpu",
+                "--disable-quic",
+                "--no-first-run",
+                "--disable-background-networking",
+                "--disable-component-update",
+                "--disable-sync"
+              ]
+            })
+          ),
+          (b) => Effect.promise(() => b.close())
+        )
+        const page = yield* Effect.promise(() => browser.newPage())
+        const origin = new URL(service.baseUrl).origin
+        const blocked: Array<string> = []
+        const pageErrors: Array<string> = []
+        page.on("pageerror", (e) => pageErrors.push(String(e)))
+        // the network is closed: only the service itself answers
+        yield* Effect.promise(() =>
+          page.route("**/*", (route) => {
+            const url = route.request().url()
+            if (url.startsWith(`${origin}/`) || url.startsWith("data:") || url.startsWith("blob:")) return route.continue()
+            blocked.push(url)
+            return route.abort("internetdisconnected")
+          })
+        )
+        const response = yield* Effect.promise(() => page.goto(`${service.baseUrl}/docs`, { waitUntil: "load" }))
+        expect(response?.status()).toBe(200)
+        // the reference is rendered by the embedded script: its title and the first operation's section appear
+        const visible = { state: "visible", timeout: 30_000 } as const
+        yield* Effect.promise(() => page.getByRole("heading", { level: 1, name: spec.info.title }).waitFor(visible))
+        const listAll = page.getByRole("region", { name: "List all nodes (paginated)" })
+        yield* Effect.promise(() => listAll.getByRole("heading", { name: "List all nodes (paginated)" }).waitFor(visible))
+        // the operation's section lists its query parameters and its error responses
+        const section = yield* Effect.promise(() => listAll.innerText())
+        for (const parameter of Object.keys(ListNodesParams.fields)) expect(section).toContain(parameter)
+        expect(section).toContain("400")
+        // every group opened in the sidebar, every operation's summary is on screen
+        const sidebar = page.getByRole("navigation").first()
+        for (let i = 0; i < 50; i++) {
+          const closed = sidebar.getByRole("button", { name: /^Open Group/ })
+          if ((yield* Effect.promise(() => closed.count())) === 0) break
+          yield* Effect.promise(() => closed.first().click())
+        }
+        // the reference breaks long words with zero-width spaces: read past them
+        const menu = (yield* Effect.promise(() => sidebar.innerText())).replace(/\u200b/g, "")
+        for (const [path, item] of Object.entries<Json>(spec.paths)) {
+          for (const operation of Object.values<Json>(item)) {
+            expect(menu, `the summary of ${path}`).toContain(operation.summary)
+          }
+        }
+        const text = yield* Effect.promise(() => page.locator("body").innerText())
+        expect(text).toContain("List all nodes of a publisher")
+        expect(pageErrors).toEqual([])
+        // anything the page tried to fetch from elsewhere (fonts, say) was refused and it rendered all the same
+        if (blocked.length > 0) console.info(`/docs asked for external resources (refused): ${blocked.join(", ")}`)
+      }),
+    90_000
+  )
+})
