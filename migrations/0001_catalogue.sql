@@ -114,7 +114,8 @@ CREATE TABLE node_versions (
   created_at                       timestamptz NOT NULL DEFAULT now(),
   UNIQUE (node_id, version)
 );
-CREATE INDEX node_versions_latest ON node_versions (node_id, semver_key DESC)
+-- the latest active version of a node is the first entry of its range in this index
+CREATE INDEX node_versions_latest ON node_versions (node_id, semver_key DESC, version DESC)
   WHERE status = 'NodeVersionStatusActive';
 
 -- supported_host_version of a version as a union of intervals over semver_key (NULL bound: open)

@@ -158,17 +158,27 @@ export const makeNodeRepo = Effect.gen(function*() {
         ${q.hostVersionKey !== undefined ? sql`AND ${admitsHost(q.hostVersionKey)}` : sql``}
       ORDER BY v.semver_key DESC, v.version DESC LIMIT 1) lv ON true`
 
+  /** No filter beyond the public listing's own: the total is the maintained count. */
+  const unfiltered = (q: NodeQuery) =>
+    q.publisherId === undefined && q.supportedOs === undefined && q.supportedAccelerator === undefined &&
+    q.updatedAfter === undefined && q.nodeIds === undefined && q.hostVersionKey === undefined
+
   const listPage = (q: NodeQuery) => {
     const where = filters(q)
     const order = orderSql(q.sort, "n")
+    // the page is chosen on ids alone (an index-only scan for the default order, however deep
+    // the page), then only its nodes are read in full
     const rows = sql<{ json: string }>`
+      WITH page AS (SELECT n.id FROM nodes n WHERE ${where}
+                    ORDER BY ${sql.literal(order)} LIMIT ${q.limit} OFFSET ${(q.page - 1) * q.limit})
       SELECT ${sql.literal(nodeJson("n", "p", "lv.json"))} AS json
-      FROM (SELECT * FROM nodes n WHERE ${where}
-            ORDER BY ${sql.literal(order)} LIMIT ${q.limit} OFFSET ${(q.page - 1) * q.limit}) n
+      FROM page JOIN nodes n ON n.id = page.id
       JOIN publishers p ON p.id = n.publisher_id
       ${latestVersion(q)}
       ORDER BY ${sql.literal(order)}`
-    const total = sql<{ total: number }>`SELECT count(*)::int AS total FROM nodes n WHERE ${where}`
+    const total = unfiltered(q)
+      ? sql<{ total: number }>`SELECT listed::int AS total FROM catalogue_counts`
+      : sql<{ total: number }>`SELECT count(*)::int AS total FROM nodes n WHERE ${where}`
     return Effect.all([rows, total], { concurrency: 2 }).pipe(
       Effect.map(([rows, total]) => ({ nodes: rows.map((r) => r.json), total: total[0]?.total ?? 0 })),
       Effect.orDie

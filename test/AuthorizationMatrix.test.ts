@@ -1,0 +1,331 @@
+/**
+ * The authorization matrix (CONTRACT.md, "Identity and roles" and "Operation rules"): every
+ * endpoint behind the `Authentication` middleware, called by each kind of caller, answers the
+ * status of the table below. Real HTTP, real PostgreSQL, a loopback fake of the repository host
+ * for claims.
+ *
+ * Roles are memberships of the publisher under test (`matrix`): `olga` owns it, `adam` is an
+ * admin, `mia` a member; `stan` belongs to no publisher; `root` is a site admin (admin claim) and a
+ * member of nothing. The invalid token is a well-formed JWT of the owner signed with another key.
+ *
+ * Every cell is an independent call: a row builds a fresh request for each actor, with fresh
+ * targets where the call changes something (a new node to claim, a new token to revoke, a new
+ * member to remove, a new publisher to ban, ...), so no cell depends on what another did.
+ */
+import { expect, layer } from "@effect/vitest"
+import { Effect, Layer, Option, Redacted } from "effect"
+import { randomBytes } from "node:crypto"
+import pg from "pg"
+import { Api } from "../src/Api.ts"
+import { Authentication } from "../src/Auth/Authentication.ts"
+import { mintToken } from "../src/Auth/Jwt.ts"
+import { type Fake, FakeRepohost } from "./support/FakeRepohost.ts"
+import { type Running, Service } from "./support/Service.ts"
+
+// --- the matrix ----------------------------------------------------------------------------------
+
+const actors = ["none", "invalid", "stranger", "member", "admin", "owner", "siteAdmin"] as const
+type Actor = typeof actors[number]
+
+/**
+ * One row per protected endpoint (`METHOD path` as the Api declares it), a second row for the
+ * listings' `include_banned=true`; one column per actor, in the order of `actors`.
+ */
+const matrix = [
+  // endpoint                                                     none invalid stranger member admin owner siteAdmin
+  ["GET /publishers/:publisherId/nodes",                           401, 401,    200,     200,   200,  200,  200],
+  ["GET /publishers/:publisherId/nodes?include_banned=true",       401, 401,    403,     200,   200,  200,  200],
+  ["GET /publishers/:publisherId/nodes/v2",                        401, 401,    200,     200,   200,  200,  200],
+  ["GET /publishers/:publisherId/nodes/v2?include_banned=true",    401, 401,    403,     200,   200,  200,  200],
+  ["POST /publishers",                                             401, 401,    201,     201,   201,  201,  201],
+  ["PUT /publishers/:publisherId",                                 401, 401,    403,     403,   200,  200,  200],
+  ["GET /users/publishers",                                        401, 401,    200,     200,   200,  200,  200],
+  ["POST /publishers/:publisherId/members",                        401, 401,    403,     403,   403,  201,  403],
+  ["DELETE /publishers/:publisherId/members/:userId",              401, 401,    403,     403,   403,  204,  403],
+  ["POST /publishers/:publisherId/tokens",                         401, 401,    403,     403,   201,  201,  403],
+  ["GET /publishers/:publisherId/tokens",                          401, 401,    403,     403,   200,  200,  403],
+  ["DELETE /publishers/:publisherId/tokens/:tokenId",              401, 401,    403,     403,   204,  204,  403],
+  ["POST /publishers/:publisherId/nodes/:nodeId/claim-my-node",    401, 401,    403,     403,   200,  200,  403],
+  ["POST /nodes/:nodeId/versions/:version/host-nodes",             401, 401,    403,     403,   403,  403,  201],
+  ["PUT /nodes/:nodeId/versions/:version/host-nodes/:hostNodeName", 401, 401,   403,     403,   200,  200,  200],
+  ["POST /admin/nodes",                                            401, 401,    403,     403,   403,  403,  201],
+  ["PUT /admin/nodes/:nodeId",                                     401, 401,    403,     403,   403,  403,  200],
+  ["PUT /admin/publishers/:publisherId",                           401, 401,    403,     403,   403,  403,  200]
+] as const
+
+type RowKey = typeof matrix[number][0]
+
+/** The endpoint a row exercises: its key without the query variant. */
+const endpointOf = (key: string) => key.split("?")[0]!
+
+// --- fixtures ------------------------------------------------------------------------------------
+
+const publisherId = "matrix"
+const users = { owner: "olga", admin: "adam", member: "mia", stranger: "stan", siteAdmin: "root" } as const
+const roles = [[users.owner, "owner"], [users.admin, "admin"], [users.member, "member"]] as const
+
+/** A node of the publisher, with a version that has host-node records. */
+const hostedNode = "matrix-node"
+const hostedVersion = "1.0.0"
+
+/** A token the fake repository host knows as an administrator of every repository of `ann`. */
+const vcsAdminToken = "vcs-matrix-admin-of-ann"
+const webHost = "repohost.example"
+const annRepository = (repo: string) => `https://${webHost}/ann/${repo}`
+
+const TestLayer = Layer.unwrapEffect(
+  Effect.map(FakeRepohost, (fake) =>
+    Service.layer((c) => ({ ...c, repohost: { apiUrl: fake.url, timeoutMillis: 2_000, webHost } })))
+).pipe(Layer.provideMerge(FakeRepohost.layer))
+
+/** What a row's request builder may use. */
+interface Fixture {
+  readonly service: Running
+  readonly db: pg.Client
+  /** A new short suffix on each call, for fresh ids. */
+  readonly fresh: () => string
+}
+
+interface Request {
+  readonly method: "GET" | "POST" | "PUT" | "DELETE"
+  readonly path: string
+  readonly body?: unknown
+}
+
+type Build = (f: Fixture) => Promise<Request>
+
+const run = <A>(effect: Effect.Effect<A>) => Effect.runPromise(effect)
+
+/** A user the registry has seen (members can only be added once seen). */
+const freshUser = async (f: Fixture) => {
+  const id = `user-${f.fresh()}`
+  await f.db.query("INSERT INTO users (id) VALUES ($1)", [id])
+  return id
+}
+
+const addMembers = async (f: Fixture, publisher: string, members: ReadonlyArray<readonly [string, string]>) => {
+  for (const [userId, role] of members) {
+    await f.db.query(
+      `WITH u AS (INSERT INTO users (id) VALUES ($2) ON CONFLICT (id) DO NOTHING)
+       INSERT INTO publisher_members (publisher_id, user_id, role) VALUES ($1, $2, $3)`,
+      [publisher, userId, role]
+    )
+  }
+}
+
+/** An unrevoked token of the publisher, written directly (its value is never needed). */
+const freshTokenId = async (f: Fixture) => {
+  const rows = await f.db.query<{ id: string }>(
+    `INSERT INTO personal_access_tokens (publisher_id, name, token_hash, token_hint)
+     VALUES ($1, $2, $3, 'rgpat_xx') RETURNING id::text`,
+    [publisherId, `token-${f.fresh()}`, randomBytes(32)]
+  )
+  return rows.rows[0]!.id
+}
+
+/** A host-node record of the hosted version. */
+const freshHostNode = async (f: Fixture) => {
+  const name = `HostNode${f.fresh()}`
+  await f.db.query(
+    `INSERT INTO host_nodes (version_id, host_node_name)
+     SELECT id, $3 FROM node_versions WHERE node_id = $1 AND version = $2`,
+    [hostedNode, hostedVersion, name]
+  )
+  return name
+}
+
+/** How to call each row's endpoint, with fresh targets for the calls that change something. */
+const requests: { readonly [K in RowKey]: Build } = {
+  "GET /publishers/:publisherId/nodes": async () => ({ method: "GET", path: `/publishers/${publisherId}/nodes` }),
+  "GET /publishers/:publisherId/nodes?include_banned=true": async () => ({
+    method: "GET",
+    path: `/publishers/${publisherId}/nodes?include_banned=true`
+  }),
+  "GET /publishers/:publisherId/nodes/v2": async () => ({ method: "GET", path: `/publishers/${publisherId}/nodes/v2` }),
+  "GET /publishers/:publisherId/nodes/v2?include_banned=true": async () => ({
+    method: "GET",
+    path: `/publishers/${publisherId}/nodes/v2?include_banned=true`
+  }),
+  "POST /publishers": async (f) => ({ method: "POST", path: "/publishers", body: { id: `made-${f.fresh()}` } }),
+  "PUT /publishers/:publisherId": async (f) => ({
+    method: "PUT",
+    path: `/publishers/${publisherId}`,
+    body: { description: `edited ${f.fresh()}` }
+  }),
+  "GET /users/publishers": async () => ({ method: "GET", path: "/users/publishers" }),
+  "POST /publishers/:publisherId/members": async (f) => ({
+    method: "POST",
+    path: `/publishers/${publisherId}/members`,
+    body: { user_id: await freshUser(f), role: "member" }
+  }),
+  "DELETE /publishers/:publisherId/members/:userId": async (f) => {
+    const userId = await freshUser(f)
+    await addMembers(f, publisherId, [[userId, "member"]])
+    return { method: "DELETE", path: `/publishers/${publisherId}/members/${userId}` }
+  },
+  "POST /publishers/:publisherId/tokens": async (f) => ({
+    method: "POST",
+    path: `/publishers/${publisherId}/tokens`,
+    body: { name: `token ${f.fresh()}` }
+  }),
+  "GET /publishers/:publisherId/tokens": async () => ({ method: "GET", path: `/publishers/${publisherId}/tokens` }),
+  "DELETE /publishers/:publisherId/tokens/:tokenId": async (f) => ({
+    method: "DELETE",
+    path: `/publishers/${publisherId}/tokens/${await freshTokenId(f)}`
+  }),
+  "POST /publishers/:publisherId/nodes/:nodeId/claim-my-node": async (f) => {
+    const nodeId = `claimable-${f.fresh()}`
+    await run(f.service.writes.insertNodes([{ id: nodeId, publisher_id: "unclaimed", repository: annRepository(nodeId) }]))
+    return {
+      method: "POST",
+      path: `/publishers/${publisherId}/nodes/${nodeId}/claim-my-node`,
+      body: { VCS_TOKEN: vcsAdminToken }
+    }
+  },
+  "POST /nodes/:nodeId/versions/:version/host-nodes": async (f) => ({
+    method: "POST",
+    path: `/nodes/${hostedNode}/versions/${hostedVersion}/host-nodes`,
+    body: [{ host_node_name: `Created${f.fresh()}`, category: "test" }]
+  }),
+  "PUT /nodes/:nodeId/versions/:version/host-nodes/:hostNodeName": async (f) => ({
+    method: "PUT",
+    path: `/nodes/${hostedNode}/versions/${hostedVersion}/host-nodes/${await freshHostNode(f)}`,
+    body: { description: "edited" }
+  }),
+  "POST /admin/nodes": async (f) => {
+    const nodeId = `waiting-${f.fresh()}`
+    return { method: "POST", path: "/admin/nodes", body: { id: nodeId, repository: annRepository(nodeId) } }
+  },
+  "PUT /admin/nodes/:nodeId": async (f) => {
+    const nodeId = `moderated-${f.fresh()}`
+    await run(f.service.writes.insertNodes([{ id: nodeId, publisher_id: publisherId }]))
+    return { method: "PUT", path: `/admin/nodes/${nodeId}`, body: { search_ranking: 3 } }
+  },
+  "PUT /admin/publishers/:publisherId": async (f) => {
+    // a publisher of its own, with the same memberships, so that banning it touches no other cell
+    const target = `banned-${f.fresh()}`
+    await run(f.service.writes.upsertPublishers([{ id: target }]))
+    await addMembers(f, target, roles)
+    return { method: "PUT", path: `/admin/publishers/${target}`, body: { status: "PublisherStatusBanned" } }
+  }
+}
+
+// --- the endpoints that need authentication, from the Api itself ----------------------------------
+
+const protectedEndpoints = (): Set<string> => {
+  const found = new Set<string>()
+  for (const group of Object.values(Api.groups)) {
+    for (const endpoint of Object.values(group.endpoints)) {
+      const middlewares: ReadonlyArray<unknown> = [...Api.middlewares, ...group.middlewares, ...endpoint.middlewares]
+      if (middlewares.includes(Authentication)) found.add(`${endpoint.method} ${endpoint.path}`)
+    }
+  }
+  return found
+}
+
+// --- calling -------------------------------------------------------------------------------------
+
+interface Answer {
+  readonly status: number
+  readonly text: string
+  readonly contentType: string | null
+}
+
+const send = async (service: Running, request: Request, jwt: string | undefined): Promise<Answer> => {
+  const headers: Record<string, string> = {}
+  if (jwt !== undefined) headers.authorization = `Bearer ${jwt}`
+  if (request.body !== undefined) headers["content-type"] = "application/json"
+  const response = await service.fetch(request.path, {
+    method: request.method,
+    headers,
+    ...(request.body === undefined ? {} : { body: JSON.stringify(request.body) })
+  })
+  return { status: response.status, text: await response.text(), contentType: response.headers.get("content-type") }
+}
+
+/** Why a non-2xx answer is not exactly ErrorResponse `{error, message}`, or undefined when it is. */
+const errorBodyProblem = (answer: Answer): string | undefined => {
+  if (!/^application\/json/.test(answer.contentType ?? "")) return `content-type ${answer.contentType}`
+  let body: unknown
+  try {
+    body = JSON.parse(answer.text)
+  } catch {
+    return "a body that is not JSON"
+  }
+  if (typeof body !== "object" || body === null || Array.isArray(body)) return "a body that is not an object"
+  const keys = Object.keys(body).sort()
+  if (keys.length !== 2 || keys[0] !== "error" || keys[1] !== "message") return `fields ${JSON.stringify(keys)}`
+  const { error, message } = body as { error: unknown; message: unknown }
+  if (typeof error !== "string" || !/^[a-z][a-z0-9_]*$/.test(error)) return `error ${JSON.stringify(error)}`
+  if (typeof message !== "string" || message.length === 0) return `message ${JSON.stringify(message)}`
+  return undefined
+}
+
+layer(TestLayer, { excludeTestServices: true })("authorization matrix", (it) => {
+  it.scoped("every protected endpoint answers each kind of caller as CONTRACT.md says", () =>
+    Effect.gen(function*() {
+      const service = yield* Service
+      const fake: Fake = yield* FakeRepohost
+
+      // the table covers exactly the endpoints behind Authentication: a new one needs a row
+      const declared = [...protectedEndpoints()].sort()
+      const covered = [...new Set(matrix.map(([key]) => endpointOf(key)))].sort()
+      expect(covered, "rows of the matrix vs endpoints with the Authentication middleware").toEqual(declared)
+
+      const db = yield* Effect.acquireRelease(
+        Effect.promise(async () => {
+          const client = new pg.Client({ connectionString: service.databaseUrl })
+          await client.connect()
+          return client
+        }),
+        (client) => Effect.promise(() => client.end())
+      )
+      let counter = 0
+      const fixture: Fixture = { service, db, fresh: () => `${++counter}` }
+
+      yield* service.writes.upsertPublishers([{ id: publisherId, name: "Matrix" }])
+      yield* Effect.promise(() => addMembers(fixture, publisherId, roles))
+      yield* service.writes.insertNodes([{ id: hostedNode, publisher_id: publisherId }])
+      yield* service.writes.insertVersions([{ node_id: hostedNode, version: hostedVersion, status: "NodeVersionStatusActive" }])
+      fake.behave(vcsAdminToken, { kind: "user", login: "ann", admin: ["ann/*"] })
+
+      const jwts: Record<Actor, string | undefined> = yield* Effect.promise(async () => ({
+        none: undefined,
+        // the owner's claims, signed with a key the service does not know
+        invalid: await mintToken(
+          { ...service.config, auth: { ...service.config.auth, jwtSecret: Option.some(Redacted.make(`wrong-${"k".repeat(40)}`)) } },
+          { sub: users.owner }
+        ),
+        stranger: await service.token({ sub: users.stranger }),
+        member: await service.token({ sub: users.member }),
+        admin: await service.token({ sub: users.admin }),
+        owner: await service.token({ sub: users.owner }),
+        siteAdmin: await service.token({ sub: users.siteAdmin, admin: true })
+      }))
+
+      const mismatches = yield* Effect.promise(async () => {
+        const found: Array<string> = []
+        for (const [key, ...expected] of matrix) {
+          for (const [column, actor] of actors.entries()) {
+            const want = expected[column]!
+            const request = await requests[key](fixture)
+            const answer = await send(service, request, jwts[actor])
+            const cell = `${key} × ${actor} (${request.method} ${request.path})`
+            if (answer.status !== want) {
+              found.push(`${cell}: expected ${want}, got ${answer.status} ${answer.text.slice(0, 200)}`)
+            }
+            if (answer.status >= 300) {
+              const problem = errorBodyProblem(answer)
+              if (problem !== undefined) {
+                found.push(`${cell}: ${answer.status} is not exactly {error, message}: ${problem}: ${answer.text.slice(0, 200)}`)
+              }
+            }
+          }
+        }
+        return found
+      })
+
+      expect(mismatches, `${mismatches.length} of ${matrix.length * actors.length} cells differ:\n${mismatches.join("\n")}`)
+        .toEqual([])
+    }))
+})
