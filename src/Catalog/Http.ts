@@ -2,7 +2,7 @@ import { HttpApiBuilder, HttpServerRequest, HttpServerResponse } from "@effect/p
 import { Effect, Metric, Option } from "effect"
 import { createHash } from "node:crypto"
 import { Api } from "../Api.ts"
-import { CurrentUser } from "../Auth/CurrentUser.ts"
+import { roleIn } from "../Auth/Policy.ts"
 import { BadRequest, Forbidden, NotFound } from "../Errors.ts"
 import { PublisherRepo } from "../Publishers/Repo.ts"
 import { defaultLimit, type ListNodesParams, maxLimit } from "./Api.ts"
@@ -121,17 +121,14 @@ export const PublisherNodesLive = HttpApiBuilder.group(Api, "publisherNodes", (h
     const repo = yield* NodeRepo
     const publishers = yield* PublisherRepo
 
-    /** The publisher exists and the caller may see what was asked for. */
+    /** The publisher exists, and banned nodes are shown to its members and site admins only. */
     const authorize = (publisherId: string, includeBanned: boolean) =>
       Effect.gen(function*() {
-        if (!(yield* publishers.exists(publisherId))) {
-          return yield* new NotFound({ message: `No publisher '${publisherId}'` })
+        const { role, user } = yield* roleIn(publisherId)
+        if (includeBanned && !user.isSiteAdmin && Option.isNone(role)) {
+          return yield* new Forbidden({ message: "include_banned is for members of the publisher and site admins" })
         }
-        if (!includeBanned) return
-        const user = yield* CurrentUser
-        if (user.isSiteAdmin || Option.isSome(yield* publishers.roleOf(publisherId, user.id))) return
-        return yield* new Forbidden({ message: "include_banned is for members of the publisher and site admins" })
-      })
+      }).pipe(Effect.provideService(PublisherRepo, publishers))
 
     return handlers
       .handle("listNodesForPublisher", ({ path, urlParams }) =>

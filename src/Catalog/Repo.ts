@@ -77,7 +77,6 @@ const orderSql = (sort: ReadonlyArray<SortKey>, alias: string): string => {
 
 export class NodeRepo extends Context.Tag("NodeRepo")<NodeRepo, {
   readonly listPage: (query: NodeQuery) => Effect.Effect<NodePage>
-  readonly publisherExists: (publisherId: string) => Effect.Effect<boolean>
   /** A version of a node by version string or id, unless the node is banned or gone. */
   readonly findVersion: (nodeId: string, versionOrId: string) => Effect.Effect<NodeAccess>
   /** Whether the database answers (for readiness). */
@@ -228,8 +227,6 @@ export const makeNodeRepo = Effect.gen(function*() {
     listPage,
     findVersion,
     findNode,
-    publisherExists: (publisherId) =>
-      sql`SELECT 1 FROM publishers WHERE id = ${publisherId}`.pipe(Effect.map((r) => r.length > 0), Effect.orDie),
     ping: sql`SELECT 1`.pipe(
       Effect.as(true),
       Effect.timeoutTo({ duration: "2 seconds", onTimeout: () => false, onSuccess: (ok) => ok }),

@@ -63,7 +63,8 @@ const run = (file: string, args: ReadonlyArray<string>, runAs: RunAs) =>
 
 const exists = (p: string) => fs.access(p).then(() => true, () => false)
 
-const freePort = () =>
+/** A TCP port on loopback that nothing listens on (asked of the OS). */
+export const freePort = () =>
   new Promise<number>((resolve, reject) => {
     const server = net.createServer()
     server.once("error", reject)
