@@ -4,86 +4,34 @@
  * Real HTTP against a real PostgreSQL; stored rows are read back with SQL.
  */
 import { expect, layer } from "@effect/vitest"
-import { Effect, FastCheck as fc, Schema } from "effect"
+import { Effect, FastCheck as fc } from "effect"
 import { type NodeStatus } from "../src/Domain/Node.ts"
 import { Publisher, type PublisherStatus } from "../src/Domain/Publisher.ts"
 import { move, nodeStatusMoves, publisherStatusMoves } from "../src/Domain/Transitions.ts"
-import {
-  addMember,
-  type Answer,
-  Catalogue,
-  decodeNodes,
-  expectError,
-  expectNoNulls,
-  get,
-  ids,
-  isoMillis,
-  query
-} from "./support/Catalogue.ts"
+import { seedActors, tokensFor } from "./support/Actors.ts"
+import { Catalogue, decodeExact, decodeNodes, ids, isoMillis } from "./support/Catalogue.ts"
+import { addMember, countRows, queryOne } from "./support/Db.ts"
+import { expectBadRequest, expectError, expectStatus, get, send } from "./support/Http.ts"
 import { type Running, Service } from "./support/Service.ts"
 
 // --- helpers -----------------------------------------------------------------------------------
 
-const send = (
-  service: Running,
-  method: "GET" | "POST" | "PUT",
-  path: string,
-  options: { readonly token?: string | undefined; readonly body?: unknown; readonly raw?: string } = {}
-) =>
-  Effect.promise(async (): Promise<Answer> => {
-    const headers: Record<string, string> = {}
-    if (options.token !== undefined) headers.authorization = `Bearer ${options.token}`
-    const body = options.raw ?? (options.body === undefined ? undefined : JSON.stringify(options.body))
-    if (body !== undefined) headers["content-type"] = "application/json"
-    const response = await service.fetch(path, { method, headers, ...(body === undefined ? {} : { body }) })
-    const text = await response.text()
-    let parsed: unknown = undefined
-    if (text !== "") {
-      try {
-        parsed = JSON.parse(text)
-      } catch {
-        expect.fail(`${method} ${path} answered ${response.status} with a body that is not JSON: ${text.slice(0, 200)}`)
-      }
-    }
-    return { status: response.status, headers: response.headers, text, body: parsed }
-  })
-
-const expectStatus = (answer: Answer, status: number, what: string) => {
-  if (answer.status !== status) expect.fail(`${what}: expected ${status}, got ${answer.status}: ${answer.text.slice(0, 300)}`)
-  return answer
-}
-
-const expectBadRequest = (answer: Answer, field: string) => {
-  const e = expectError(answer, 400, "bad_request")
-  expect(e.message).toContain(field)
-}
-
 /** One Node, exactly the wire format. */
 const decodeNode = (u: unknown) => decodeNodes([u])[0]!
 
-const decodePublisher = (u: unknown) => {
-  expectNoNulls(u)
-  return Schema.decodeUnknownSync(Publisher)(u, { onExcessProperty: "error" })
-}
+const decodePublisher = decodeExact(Publisher)
 
 const storedNode = (service: Running, nodeId: string) =>
-  Effect.map(
-    query<{ status: NodeStatus; publisher_id: string; status_detail: string | null; tags_admin: Array<string>; search_ranking: number | null }>(
-      service,
-      "SELECT status, publisher_id, status_detail, tags_admin, search_ranking FROM nodes WHERE id = $1",
-      [nodeId]
-    ),
-    (rows) => rows[0]
+  queryOne<{ status: NodeStatus; publisher_id: string; status_detail: string | null; tags_admin: Array<string>; search_ranking: number | null }>(
+    service,
+    "SELECT status, publisher_id, status_detail, tags_admin, search_ranking FROM nodes WHERE id = $1",
+    [nodeId]
   )
 
 const storedPublisherStatus = (service: Running, publisherId: string) =>
-  Effect.map(
-    query<{ status: PublisherStatus }>(service, "SELECT status FROM publishers WHERE id = $1", [publisherId]),
-    (rows) => rows[0]?.status
-  )
+  Effect.map(queryOne<{ status: PublisherStatus }>(service, "SELECT status FROM publishers WHERE id = $1", [publisherId]), (row) => row?.status)
 
-const countNodes = (service: Running) =>
-  Effect.map(query<{ n: number }>(service, "SELECT count(*)::int AS n FROM nodes"), (rows) => rows[0]!.n)
+const countNodes = (service: Running) => countRows(service, "nodes")
 
 /** The ids `GET /nodes` lists among `nodeIds`, through the cache unless `latest`. */
 const listedAmong = (service: Running, nodeIds: ReadonlyArray<string>, latest = false) =>
@@ -100,11 +48,7 @@ type Actor = "none" | "invalid" | "stranger" | "member" | "admin" | "owner" | "s
 const tokens: Record<Actor, string | undefined> = {
   none: undefined,
   invalid: "not-a-jwt",
-  stranger: "",
-  member: "",
-  admin: "",
-  owner: "",
-  siteAdmin: ""
+  ...tokensFor("stranger", "member", "admin", "owner", "siteAdmin")
 }
 const actorsOf = Object.keys(tokens) as Array<Actor>
 /** Everyone but a site admin is refused; without a valid token, before anything else. */
@@ -127,15 +71,7 @@ layer(Service.layer(), { excludeTestServices: true })("site administration", (it
         ],
         versions: [{ node_id: "acme-1", version: "1.2.0", status: "NodeVersionStatusActive" }]
       })
-      yield* addMember(service, "acme", "ann", "owner")
-      yield* addMember(service, "acme", "adam", "admin")
-      yield* addMember(service, "acme", "mia", "member")
-      const mint = (sub: string, admin = false) => Effect.promise(() => service.token({ sub, admin }))
-      tokens.owner = yield* mint("ann")
-      tokens.admin = yield* mint("adam")
-      tokens.member = yield* mint("mia")
-      tokens.stranger = yield* mint("stan")
-      tokens.siteAdmin = yield* mint("root", true)
+      yield* seedActors(service, tokens)
     }))
 
   // --- POST /admin/nodes -------------------------------------------------------------------------

@@ -7,27 +7,22 @@
 import { expect, layer } from "@effect/vitest"
 import { Effect, FastCheck as fc, Layer, Option } from "effect"
 import * as jose from "jose"
-import pg from "pg"
+import { queryOne } from "./support/Db.ts"
+import { type Answer, expectError, expectErrorBody, get, parseJson } from "./support/Http.ts"
 import { JwksServer } from "./support/Jwks.ts"
-import { expectErrorBody, parseJson, rawGet } from "./support/RawHttp.ts"
+import { rawGet } from "./support/RawHttp.ts"
 import { type Running, Service, serviceOnFreshDatabase, testJwtSecret } from "./support/Service.ts"
 
 const endpoint = "/publishers/unclaimed/nodes"
 const adminOnly = `${endpoint}?include_banned=true`
 
+/** `GET path` with the Authorization header given, or none. */
 const call = (service: Running, authorization: string | undefined, path = endpoint) =>
-  Effect.promise(async () => {
-    const response = await service.fetch(path, authorization === undefined ? {} : { headers: { authorization } })
-    const text = await response.text()
-    return { status: response.status, body: text === "" ? undefined : parseJson(text, `GET ${path}`) }
-  })
+  get(service, path, { headers: authorization === undefined ? {} : { authorization } })
 
-const expectUnauthorized = (response: { status: number; body: unknown }) => {
-  expect(response.status).toBe(401)
-  expectErrorBody(response.body, "unauthorized")
-}
+const expectUnauthorized = (response: Answer) => expectError(response, 401, "unauthorized")
 
-const bearer = (service: Running, token: string, path = endpoint) => call(service, `Bearer ${token}`, path)
+const bearer = (service: Running, token: string, path = endpoint) => get(service, path, { token })
 
 const now = () => Math.floor(Date.now() / 1000)
 const b64 = (value: unknown) => Buffer.from(typeof value === "string" ? value : JSON.stringify(value)).toString("base64url")
@@ -53,19 +48,7 @@ const unsigned = (payload: jose.JWTPayload, header: Record<string, unknown> = { 
   `${b64(header)}.${b64(payload)}.${signature}`
 
 const readUser = (service: Running, id: string) =>
-  Effect.promise(async () => {
-    const client = new pg.Client({ connectionString: service.databaseUrl })
-    await client.connect()
-    try {
-      const { rows } = await client.query<{ id: string; email: string | null; name: string | null }>(
-        "SELECT id, email, name FROM users WHERE id = $1",
-        [id]
-      )
-      return rows[0]
-    } finally {
-      await client.end()
-    }
-  })
+  queryOne<{ id: string; email: string | null; name: string | null }>(service, "SELECT id, email, name FROM users WHERE id = $1", [id])
 
 layer(Service.layer(), { excludeTestServices: true })("HS256 secret", (it) => {
   it.effect("no Authorization header is 401", () =>
@@ -263,9 +246,7 @@ layer(Service.layer(), { excludeTestServices: true })("HS256 secret", (it) => {
     Effect.gen(function*() {
       const service = yield* Service
       const plain = yield* Effect.promise(() => service.token({ sub: "plain-user" }))
-      const forbidden = yield* bearer(service, plain, adminOnly)
-      expect(forbidden.status).toBe(403)
-      expectErrorBody(forbidden.body, "forbidden")
+      expectError(yield* bearer(service, plain, adminOnly), 403, "forbidden")
       expect((yield* bearer(service, plain, `${endpoint}/v2?include_banned=true`)).status).toBe(403)
       expect((yield* bearer(service, plain, `${endpoint}?include_banned=false`)).status).toBe(200)
 
@@ -367,9 +348,7 @@ layer(adminSettings, { excludeTestServices: true })("admin settings", (it) => {
         expect(response.status, sub).toBe(200)
         expect(response.body).toEqual([])
       }
-      const other = yield* bearer(service, yield* signHs({ sub: "bosses" }), adminOnly)
-      expect(other.status).toBe(403)
-      expectErrorBody(other.body, "forbidden")
+      expectError(yield* bearer(service, yield* signHs({ sub: "bosses" }), adminOnly), 403, "forbidden")
     }))
 
   it.effect("the configured claim makes its bearer an admin; the default `admin` claim then does not", () =>
@@ -379,9 +358,7 @@ layer(adminSettings, { excludeTestServices: true })("admin settings", (it) => {
       // the harness's minting helper sets the configured claim
       expect((yield* bearer(service, yield* Effect.promise(() => service.token({ sub: "minted", admin: true })), adminOnly)).status)
         .toBe(200)
-      const wrongClaim = yield* bearer(service, yield* signHs({ sub: "pretender", admin: true }), adminOnly)
-      expect(wrongClaim.status).toBe(403)
-      expectErrorBody(wrongClaim.body, "forbidden")
+      expectError(yield* bearer(service, yield* signHs({ sub: "pretender", admin: true }), adminOnly), 403, "forbidden")
     }))
 
   it.effect("being an admin does not excuse an invalid token", () =>
@@ -511,9 +488,7 @@ layer(jwksDeployment, { excludeTestServices: true })("JWKS with issuer and audie
       const admin = yield* Effect.promise(() => jwks.sign({ sub: "oidc-admin", iss: issuer, aud: audience, admin: true }))
       expect((yield* bearer(service, admin, adminOnly)).status).toBe(200)
       const plain = yield* Effect.promise(() => jwks.sign({ sub: "oidc-plain", iss: issuer, aud: audience }))
-      const forbidden = yield* bearer(service, plain, adminOnly)
-      expect(forbidden.status).toBe(403)
-      expectErrorBody(forbidden.body, "forbidden")
+      expectError(yield* bearer(service, plain, adminOnly), 403, "forbidden")
     }))
 
   it.effect.prop(

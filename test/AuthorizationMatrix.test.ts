@@ -15,11 +15,12 @@
 import { expect, layer } from "@effect/vitest"
 import { Effect, Layer, Option, Redacted } from "effect"
 import { randomBytes } from "node:crypto"
-import pg from "pg"
 import { Api } from "../src/Api.ts"
 import { Authentication } from "../src/Auth/Authentication.ts"
 import { mintToken } from "../src/Auth/Jwt.ts"
+import { addMember, type MemberRole, query } from "./support/Db.ts"
 import { type Fake, FakeRepohost } from "./support/FakeRepohost.ts"
+import { errorBodyProblem, fetchText } from "./support/Http.ts"
 import { type Running, Service } from "./support/Service.ts"
 
 // --- the matrix ----------------------------------------------------------------------------------
@@ -62,7 +63,7 @@ const endpointOf = (key: string) => key.split("?")[0]!
 
 const publisherId = "matrix"
 const users = { owner: "olga", admin: "adam", member: "mia", stranger: "stan", siteAdmin: "root" } as const
-const roles = [[users.owner, "owner"], [users.admin, "admin"], [users.member, "member"]] as const
+const roles: ReadonlyArray<readonly [string, MemberRole]> = [[users.owner, "owner"], [users.admin, "admin"], [users.member, "member"]]
 
 /** A node of the publisher, with a version that has host-node records. */
 const hostedNode = "matrix-node"
@@ -81,7 +82,6 @@ const TestLayer = Layer.unwrapEffect(
 /** What a row's request builder may use. */
 interface Fixture {
   readonly service: Running
-  readonly db: pg.Client
   /** A new short suffix on each call, for fresh ids. */
   readonly fresh: () => string
 }
@@ -99,38 +99,34 @@ const run = <A>(effect: Effect.Effect<A>) => Effect.runPromise(effect)
 /** A user the registry has seen (members can only be added once seen). */
 const freshUser = async (f: Fixture) => {
   const id = `user-${f.fresh()}`
-  await f.db.query("INSERT INTO users (id) VALUES ($1)", [id])
+  await run(query(f.service, "INSERT INTO users (id) VALUES ($1)", [id]))
   return id
 }
 
-const addMembers = async (f: Fixture, publisher: string, members: ReadonlyArray<readonly [string, string]>) => {
-  for (const [userId, role] of members) {
-    await f.db.query(
-      `WITH u AS (INSERT INTO users (id) VALUES ($2) ON CONFLICT (id) DO NOTHING)
-       INSERT INTO publisher_members (publisher_id, user_id, role) VALUES ($1, $2, $3)`,
-      [publisher, userId, role]
-    )
-  }
+const addMembers = async (f: Fixture, publisher: string, members: ReadonlyArray<readonly [string, MemberRole]>) => {
+  for (const [userId, role] of members) await run(addMember(f.service, publisher, userId, role))
 }
 
 /** An unrevoked token of the publisher, written directly (its value is never needed). */
 const freshTokenId = async (f: Fixture) => {
-  const rows = await f.db.query<{ id: string }>(
+  const rows = await run(query<{ id: string }>(
+    f.service,
     `INSERT INTO personal_access_tokens (publisher_id, name, token_hash, token_hint)
      VALUES ($1, $2, $3, 'rgpat_xx') RETURNING id::text`,
     [publisherId, `token-${f.fresh()}`, randomBytes(32)]
-  )
-  return rows.rows[0]!.id
+  ))
+  return rows[0]!.id
 }
 
 /** A host-node record of the hosted version. */
 const freshHostNode = async (f: Fixture) => {
   const name = `HostNode${f.fresh()}`
-  await f.db.query(
+  await run(query(
+    f.service,
     `INSERT INTO host_nodes (version_id, host_node_name)
      SELECT id, $3 FROM node_versions WHERE node_id = $1 AND version = $2`,
     [hostedNode, hostedVersion, name]
-  )
+  ))
   return name
 }
 
@@ -223,44 +219,6 @@ const protectedEndpoints = (): Set<string> => {
   return found
 }
 
-// --- calling -------------------------------------------------------------------------------------
-
-interface Answer {
-  readonly status: number
-  readonly text: string
-  readonly contentType: string | null
-}
-
-const send = async (service: Running, request: Request, jwt: string | undefined): Promise<Answer> => {
-  const headers: Record<string, string> = {}
-  if (jwt !== undefined) headers.authorization = `Bearer ${jwt}`
-  if (request.body !== undefined) headers["content-type"] = "application/json"
-  const response = await service.fetch(request.path, {
-    method: request.method,
-    headers,
-    ...(request.body === undefined ? {} : { body: JSON.stringify(request.body) })
-  })
-  return { status: response.status, text: await response.text(), contentType: response.headers.get("content-type") }
-}
-
-/** Why a non-2xx answer is not exactly ErrorResponse `{error, message}`, or undefined when it is. */
-const errorBodyProblem = (answer: Answer): string | undefined => {
-  if (!/^application\/json/.test(answer.contentType ?? "")) return `content-type ${answer.contentType}`
-  let body: unknown
-  try {
-    body = JSON.parse(answer.text)
-  } catch {
-    return "a body that is not JSON"
-  }
-  if (typeof body !== "object" || body === null || Array.isArray(body)) return "a body that is not an object"
-  const keys = Object.keys(body).sort()
-  if (keys.length !== 2 || keys[0] !== "error" || keys[1] !== "message") return `fields ${JSON.stringify(keys)}`
-  const { error, message } = body as { error: unknown; message: unknown }
-  if (typeof error !== "string" || !/^[a-z][a-z0-9_]*$/.test(error)) return `error ${JSON.stringify(error)}`
-  if (typeof message !== "string" || message.length === 0) return `message ${JSON.stringify(message)}`
-  return undefined
-}
-
 layer(TestLayer, { excludeTestServices: true })("authorization matrix", (it) => {
   it.scoped("every protected endpoint answers each kind of caller as CONTRACT.md says", () =>
     Effect.gen(function*() {
@@ -272,16 +230,8 @@ layer(TestLayer, { excludeTestServices: true })("authorization matrix", (it) => 
       const covered = [...new Set(matrix.map(([key]) => endpointOf(key)))].sort()
       expect(covered, "rows of the matrix vs endpoints with the Authentication middleware").toEqual(declared)
 
-      const db = yield* Effect.acquireRelease(
-        Effect.promise(async () => {
-          const client = new pg.Client({ connectionString: service.databaseUrl })
-          await client.connect()
-          return client
-        }),
-        (client) => Effect.promise(() => client.end())
-      )
       let counter = 0
-      const fixture: Fixture = { service, db, fresh: () => `${++counter}` }
+      const fixture: Fixture = { service, fresh: () => `${++counter}` }
 
       yield* service.writes.upsertPublishers([{ id: publisherId, name: "Matrix" }])
       yield* Effect.promise(() => addMembers(fixture, publisherId, roles))
@@ -309,7 +259,7 @@ layer(TestLayer, { excludeTestServices: true })("authorization matrix", (it) => 
           for (const [column, actor] of actors.entries()) {
             const want = expected[column]!
             const request = await requests[key](fixture)
-            const answer = await send(service, request, jwts[actor])
+            const answer = await fetchText(service, request.method, request.path, { token: jwts[actor], body: request.body })
             const cell = `${key} × ${actor} (${request.method} ${request.path})`
             if (answer.status !== want) {
               found.push(`${cell}: expected ${want}, got ${answer.status} ${answer.text.slice(0, 200)}`)

@@ -6,20 +6,17 @@
  */
 import { expect, layer } from "@effect/vitest"
 import { Effect, FastCheck as fc } from "effect"
-import { expectErrorBody, parseJson, rawGet, type RawResponse } from "./support/RawHttp.ts"
-import { type Running, Service } from "./support/Service.ts"
+import { listNodesParams } from "./support/Catalogue.ts"
+import { expectErrorBody, getText, parseJson, sendText } from "./support/Http.ts"
+import { rawGet, type RawResponse } from "./support/RawHttp.ts"
+import { Service } from "./support/Service.ts"
 
+/** An answer read as text: through `fetch`, or through the raw socket. */
 interface Answer {
   readonly status: number
   readonly headers: Headers | Readonly<Record<string, string>>
   readonly text: string
 }
-
-const get = (service: Running, pathAndQuery: string, init?: RequestInit) =>
-  Effect.promise(async (): Promise<Answer> => {
-    const response = await service.fetch(pathAndQuery, init)
-    return { status: response.status, headers: response.headers, text: await response.text() }
-  })
 
 const fromRaw = (r: RawResponse): Answer => ({ status: r.status, headers: r.headers, text: r.body })
 
@@ -62,19 +59,6 @@ const expectAllListOrClientError = (answers: ReadonlyArray<readonly [string, Ans
   for (const [request, answer] of answers) expectListOrClientError(answer, request)
 }
 
-const knownParams = [
-  "page",
-  "limit",
-  "supported_os",
-  "supported_accelerator",
-  "timestamp",
-  "latest",
-  "sort",
-  "node_id",
-  "host_version",
-  "form_factor"
-] as const
-
 layer(Service.layer(), { excludeTestServices: true })("bad input", (it) => {
   it.effect("seeds a small catalogue so that valid queries have something to answer", () =>
     Effect.gen(function*() {
@@ -85,7 +69,7 @@ layer(Service.layer(), { excludeTestServices: true })("bad input", (it) => {
         { id: "beta", publisher_id: "acme", name: "Beta" }
       ])
       yield* service.writes.insertVersions([{ node_id: "alpha", version: "1.0.0", status: "NodeVersionStatusActive" }])
-      expectNodeList(yield* get(service, "/nodes"), "/nodes")
+      expectNodeList(yield* getText(service, "/nodes"), "/nodes")
     }))
 
   const badValues: ReadonlyArray<readonly [query: string, param: string]> = [
@@ -150,14 +134,14 @@ layer(Service.layer(), { excludeTestServices: true })("bad input", (it) => {
   it.effect.each(badCases)("GET /nodes?$label is 400 naming the parameter", ({ query, param }) =>
     Effect.gen(function*() {
       const service = yield* Service
-      expectBadRequest(yield* get(service, `/nodes?${query}`), param, `/nodes?${query.slice(0, 80)}`)
+      expectBadRequest(yield* getText(service, `/nodes?${query}`), param, `/nodes?${query.slice(0, 80)}`)
     }))
 
   it.effect("the same bad values are refused with latest=true (the uncached path) too", () =>
     Effect.gen(function*() {
       const service = yield* Service
       for (const [query, param] of badValues.filter(([, p]) => p !== "latest")) {
-        expectBadRequest(yield* get(service, `/nodes?latest=true&${query}`), param, `/nodes?latest=true&${query.slice(0, 80)}`)
+        expectBadRequest(yield* getText(service, `/nodes?latest=true&${query}`), param, `/nodes?latest=true&${query.slice(0, 80)}`)
       }
     }))
 
@@ -165,7 +149,6 @@ layer(Service.layer(), { excludeTestServices: true })("bad input", (it) => {
     Effect.gen(function*() {
       const service = yield* Service
       const token = yield* Effect.promise(() => service.token({ sub: "bad-input-user" }))
-      const init = { headers: { authorization: `Bearer ${token}` } }
       for (
         const [path, param] of [
           ["/publishers/acme/nodes?include_banned=maybe", "include_banned"],
@@ -176,7 +159,7 @@ layer(Service.layer(), { excludeTestServices: true })("bad input", (it) => {
           ["/publishers/acme/nodes/v2?page=1e400", "page"]
         ] as const
       ) {
-        expectBadRequest(yield* get(service, path, init), param, path)
+        expectBadRequest(yield* getText(service, path, { token }), param, path)
       }
     }))
 
@@ -184,18 +167,18 @@ layer(Service.layer(), { excludeTestServices: true })("bad input", (it) => {
     Effect.gen(function*() {
       const service = yield* Service
       for (const query of ["limit=501", "limit=9007199254740991", "limit=1e3"]) {
-        const answer = yield* get(service, `/nodes?${query}`)
+        const answer = yield* getText(service, `/nodes?${query}`)
         expectNodeList(answer, query)
         expect(parseJson(answer.text, query)).toMatchObject({ limit: 500 })
       }
       // above Number.MAX_SAFE_INTEGER: clamping or a 400 naming limit are both acceptable
       for (const query of ["limit=99999999999999999999", "limit=1e400"]) {
-        const answer = yield* get(service, `/nodes?${query}`)
+        const answer = yield* getText(service, `/nodes?${query}`)
         if (answer.status === 200) expect(parseJson(answer.text, query)).toMatchObject({ limit: 500 })
         else expectBadRequest(answer, "limit", query)
       }
       for (const query of ["page=1000000000", "page=1000000000&limit=500", "page=1000000000&limit=500&latest=true"]) {
-        const answer = yield* get(service, `/nodes?${query}`)
+        const answer = yield* getText(service, `/nodes?${query}`)
         expectNodeList(answer, query)
         expect(parseJson(answer.text, query)).toMatchObject({ page: 1000000000, nodes: [], total: 2 })
       }
@@ -227,7 +210,7 @@ layer(Service.layer(), { excludeTestServices: true })("bad input", (it) => {
           ""
         ]
       ) {
-        expectNodeList(yield* get(service, `/nodes?${query}`), query)
+        expectNodeList(yield* getText(service, `/nodes?${query}`), query)
       }
     }))
 
@@ -237,7 +220,7 @@ layer(Service.layer(), { excludeTestServices: true })("bad input", (it) => {
       for (
         const [query, param] of [["page=1&page=2", "page"], ["limit=5&limit=6", "limit"], ["latest=true&latest=false", "latest"]] as const
       ) {
-        const answer = yield* get(service, `/nodes?${query}`)
+        const answer = yield* getText(service, `/nodes?${query}`)
         if (answer.status === 200) expectNodeList(answer, query)
         else expectBadRequest(answer, param, query)
       }
@@ -248,7 +231,7 @@ layer(Service.layer(), { excludeTestServices: true })("bad input", (it) => {
       const service = yield* Service
       for (const size of [20_000, 100_000]) {
         const request = `fetch, ${size} bytes of query`
-        const answer = yield* get(service, `/nodes?supported_os=${"a".repeat(size)}`)
+        const answer = yield* getText(service, `/nodes?supported_os=${"a".repeat(size)}`)
         expect(answer.status, describe(answer, request)).toBeGreaterThanOrEqual(400)
         expect(answer.status, describe(answer, request)).toBeLessThan(500)
         expectErrorBody(parseJson(answer.text, request))
@@ -270,12 +253,12 @@ layer(Service.layer(), { excludeTestServices: true })("bad input", (it) => {
   it.effect("a long query string under the server's limit is served (unknown parameters ignored)", () =>
     Effect.gen(function*() {
       const service = yield* Service
-      expectNodeList(yield* get(service, `/nodes?filler=${"a".repeat(10_000)}`), "10 KB unknown parameter")
+      expectNodeList(yield* getText(service, `/nodes?filler=${"a".repeat(10_000)}`), "10 KB unknown parameter")
       expectNodeList(
-        yield* get(service, `/nodes?${Array.from({ length: 1000 }, (_, i) => `x${i}=${i}`).join("&")}`),
+        yield* getText(service, `/nodes?${Array.from({ length: 1000 }, (_, i) => `x${i}=${i}`).join("&")}`),
         "1000 unknown parameters"
       )
-      expectBadRequest(yield* get(service, `/nodes?supported_os=${"a".repeat(10_000)}`), "supported_os", "10 KB supported_os")
+      expectBadRequest(yield* getText(service, `/nodes?supported_os=${"a".repeat(10_000)}`), "supported_os", "10 KB supported_os")
     }))
 
   it.effect("percent-encoding garbage in the query is never a 5xx", () =>
@@ -304,19 +287,18 @@ layer(Service.layer(), { excludeTestServices: true })("bad input", (it) => {
           "sort=name%00"
         ]
       ) {
-        answers.push([query, yield* get(service, `/nodes?${query}`)])
+        answers.push([query, yield* getText(service, `/nodes?${query}`)])
         answers.push([`raw ${query}`, fromRaw(yield* rawGet(service.baseUrl, `/nodes?${query}`))])
       }
       expectAllListOrClientError(answers)
       // a percent-encoded "page" is still the parameter page
-      expectBadRequest(yield* get(service, "/nodes?%70age=abc"), "page", "%70age=abc")
+      expectBadRequest(yield* getText(service, "/nodes?%70age=abc"), "page", "%70age=abc")
     }))
 
   it.effect("malformed percent-encoding in path parameters is a 4xx ErrorResponse", () =>
     Effect.gen(function*() {
       const service = yield* Service
       const token = yield* Effect.promise(() => service.token({ sub: "path-user" }))
-      const init = { headers: { authorization: `Bearer ${token}` } }
       const answers: Array<[string, Answer]> = []
       for (
         const path of [
@@ -331,7 +313,7 @@ layer(Service.layer(), { excludeTestServices: true })("bad input", (it) => {
           "/nodes/alpha/versions/1.0.0%00"
         ]
       ) {
-        answers.push([path, yield* get(service, path, init)])
+        answers.push([path, yield* getText(service, path, { token })])
       }
       // every path listed, so that one report names all the failing ones
       expect(answers.filter(([, a]) => !(a.status >= 400 && a.status < 500)).map(([path, a]) => describe(a, path))).toEqual([])
@@ -342,12 +324,12 @@ layer(Service.layer(), { excludeTestServices: true })("bad input", (it) => {
     Effect.gen(function*() {
       const service = yield* Service
       for (const path of ["/nope", "/nodes/alpha", "/publishers/acme/unknown", "/nodes/alpha/versions", "/nodes/alpha/versions/1.0.0/extra", "/%zz"]) {
-        const answer = yield* get(service, path)
+        const answer = yield* getText(service, path)
         expect(answer.status, describe(answer, path)).toBe(404)
         expectErrorBody(parseJson(answer.text, path), "not_found")
       }
       for (const method of ["POST", "DELETE"]) {
-        const answer = yield* get(service, "/nope", { method })
+        const answer = yield* sendText(service, method, "/nope")
         expect(answer.status, describe(answer, `${method} /nope`)).toBe(404)
         expectErrorBody(parseJson(answer.text, `${method} /nope`), "not_found")
       }
@@ -371,7 +353,8 @@ layer(Service.layer(), { excludeTestServices: true })("bad input", (it) => {
         ] as const
       ) {
         const request = `${method} ${path}`
-        const answer = yield* get(service, path, { method, body: "" })
+        // an empty body, typed as `fetch` types a string body
+        const answer = yield* sendText(service, method, path, { raw: "", headers: { "content-type": "text/plain;charset=UTF-8" } })
         expect(answer.status, describe(answer, request)).toBe(405)
         expectErrorBody(parseJson(answer.text, request))
         expect(header(answer, "allow"), request).toBeDefined()
@@ -384,7 +367,7 @@ layer(Service.layer(), { excludeTestServices: true })("bad input", (it) => {
       const service = yield* Service
       for (const [method, path] of [["DELETE", "/openapi.json"], ["POST", "/docs"]] as const) {
         const request = `${method} ${path}`
-        const answer = yield* get(service, path, { method })
+        const answer = yield* sendText(service, method, path)
         expect(answer.status, describe(answer, request)).toBe(405)
         expectErrorBody(parseJson(answer.text, request))
         expect(header(answer, "allow"), request).toContain("GET")
@@ -394,7 +377,7 @@ layer(Service.layer(), { excludeTestServices: true })("bad input", (it) => {
   it.effect.prop(
     "random values of each known parameter: 200, or 400 naming it (never 5xx)",
     [
-      fc.constantFrom(...knownParams),
+      fc.constantFrom(...listNodesParams),
       fc.oneof(
         fc.string(),
         fc.string({ unit: "binary", maxLength: 60 }),
@@ -415,7 +398,7 @@ layer(Service.layer(), { excludeTestServices: true })("bad input", (it) => {
         const service = yield* Service
         const pairs: Array<[string, string]> = [[param, value], ...(latest ? [["latest", "true"] as [string, string]] : [])]
         const query = new URLSearchParams(pairs).toString()
-        const answer = yield* get(service, `/nodes?${query}`)
+        const answer = yield* getText(service, `/nodes?${query}`)
         if (answer.status === 200) return expectNodeList(answer, query)
         expectBadRequest(answer, param, query)
       }),
@@ -434,7 +417,7 @@ layer(Service.layer(), { excludeTestServices: true })("bad input", (it) => {
       Effect.gen(function*() {
         const service = yield* Service
         const query = new URLSearchParams([[param, before + control + after], ["latest", "true"]]).toString()
-        const answer = yield* get(service, `/nodes?${query}`)
+        const answer = yield* getText(service, `/nodes?${query}`)
         if (answer.status === 200) return expectNodeList(answer, query)
         expectBadRequest(answer, param, query)
       }),
@@ -461,7 +444,7 @@ layer(Service.layer(), { excludeTestServices: true })("bad input", (it) => {
       "/",
       "\\",
       "..",
-      ...knownParams
+      ...listNodesParams
     ),
     fc.string({ maxLength: 20 }),
     fc.string({ unit: "grapheme", maxLength: 10 }),
@@ -474,7 +457,7 @@ layer(Service.layer(), { excludeTestServices: true })("bad input", (it) => {
     ([query]) =>
       Effect.gen(function*() {
         const service = yield* Service
-        expectListOrClientError(yield* get(service, `/nodes?${query}`), JSON.stringify(query))
+        expectListOrClientError(yield* getText(service, `/nodes?${query}`), JSON.stringify(query))
       }),
     { fastCheck: { numRuns: 200 } }
   )

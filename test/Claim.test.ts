@@ -4,11 +4,14 @@
  * concurrent claims through two instances, and a property test of the claim state machine.
  */
 import { expect, layer } from "@effect/vitest"
-import { Effect, FastCheck as fc, Layer, Schema } from "effect"
+import { Effect, FastCheck as fc, Layer } from "effect"
 import { vi } from "vitest"
 import type { NodeInput } from "../src/Catalog/Writes.ts"
 import { ClaimResult } from "../src/Publishers/Api.ts"
-import { addMember, type Answer, expectError, expectNoNulls, get, query } from "./support/Catalogue.ts"
+import { seedActors, tokensFor } from "./support/Actors.ts"
+import { decodeExact } from "./support/Catalogue.ts"
+import { addMember, queryOne } from "./support/Db.ts"
+import { type Answer, expectError, expectStatus, get, send } from "./support/Http.ts"
 import { type Fake, FakeRepohost } from "./support/FakeRepohost.ts"
 import { type ConfigOverrides, freshDatabase, type Running, Service, startService } from "./support/Service.ts"
 
@@ -48,12 +51,7 @@ const behave = (fake: Fake) => {
 type Actor = "none" | "stranger" | "member" | "admin" | "owner" | "siteAdmin" | "otherOwner"
 const jwts: Record<Actor, string | undefined> = {
   none: undefined,
-  stranger: "",
-  member: "",
-  admin: "",
-  owner: "",
-  siteAdmin: "",
-  otherOwner: ""
+  ...tokensFor("stranger", "member", "admin", "owner", "siteAdmin", "otherOwner")
 }
 
 const claim = (
@@ -63,31 +61,19 @@ const claim = (
   body: unknown,
   options: { readonly actor?: Actor; readonly jwt?: string; readonly rawBody?: string } = {}
 ) =>
-  Effect.promise(async (): Promise<Answer> => {
-    const headers: Record<string, string> = { "content-type": "application/json" }
-    const jwt = options.jwt ?? jwts[options.actor ?? "owner"]
-    if (jwt !== undefined) headers.authorization = `Bearer ${jwt}`
-    const response = await service.fetch(`/publishers/${publisherId}/nodes/${nodeId}/claim-my-node`, {
-      method: "POST",
-      headers,
-      body: options.rawBody ?? JSON.stringify(body)
-    })
-    const text = await response.text()
-    return { status: response.status, headers: response.headers, text, body: text === "" ? undefined : JSON.parse(text) }
+  send(service, "POST", `/publishers/${publisherId}/nodes/${nodeId}/claim-my-node`, {
+    token: options.jwt ?? jwts[options.actor ?? "owner"],
+    body,
+    raw: options.rawBody
   })
 
 const ownerOf = (service: Running, nodeId: string) =>
-  Effect.map(
-    query<{ publisher_id: string }>(service, "SELECT publisher_id FROM nodes WHERE id = $1", [nodeId]),
-    (rows) => rows[0]?.publisher_id
-  )
+  Effect.map(queryOne<{ publisher_id: string }>(service, "SELECT publisher_id FROM nodes WHERE id = $1", [nodeId]), (row) => row?.publisher_id)
 
 /** Ids of a publisher's listed nodes. */
 const listedIds = (service: Running, publisherId: string, token: string) =>
-  Effect.map(get(service, `/publishers/${publisherId}/nodes`, { token }), (answer) => {
-    if (answer.status !== 200) expect.fail(`listing of ${publisherId} answered ${answer.status}: ${answer.text}`)
-    return (answer.body as Array<{ id: string }>).map((n) => n.id)
-  })
+  Effect.map(get(service, `/publishers/${publisherId}/nodes`, { token }), (answer) =>
+    (expectStatus(answer, 200, `listing of ${publisherId}`).body as Array<{ id: string }>).map((n) => n.id))
 
 const unclaimedNode = (id: string, repository?: string, extra: Partial<NodeInput> = {}): NodeInput => ({
   id,
@@ -99,11 +85,12 @@ const unclaimedNode = (id: string, repository?: string, extra: Partial<NodeInput
 
 const annRepo = (repo: string) => `https://repohost.example/ann/${repo}`
 
+const decodeClaimResult = decodeExact(ClaimResult)
+
 const expectClaimed = (answer: Answer, nodeId: string, publisherId: string) => {
-  if (answer.status !== 200) expect.fail(`claim of ${nodeId} answered ${answer.status}: ${answer.text}`)
+  expectStatus(answer, 200, `claim of ${nodeId}`)
   expect(answer.headers.get("content-type")).toMatch(/^application\/json/)
-  expectNoNulls(answer.body)
-  const result = Schema.decodeUnknownSync(ClaimResult)(answer.body, { onExcessProperty: "error" })
+  const result = decodeClaimResult(answer.body)
   expect(result.message).toBe(`Node ${nodeId} claimed by ${publisherId}`)
   expect(result.node.id).toBe(nodeId)
   expect(result.node.publisher?.id).toBe(publisherId)
@@ -116,17 +103,7 @@ layer(TestLayer, { excludeTestServices: true })("claiming a node", (it) => {
       const service = yield* Service
       behave(yield* FakeRepohost)
       yield* service.writes.upsertPublishers([{ id: "acme", name: "Acme" }, { id: "other" }])
-      yield* addMember(service, "acme", "ann", "owner")
-      yield* addMember(service, "acme", "adam", "admin")
-      yield* addMember(service, "acme", "mia", "member")
-      yield* addMember(service, "other", "oscar", "owner")
-      const mint = (sub: string, admin = false) => Effect.promise(() => service.token({ sub, admin }))
-      jwts.owner = yield* mint("ann")
-      jwts.admin = yield* mint("adam")
-      jwts.member = yield* mint("mia")
-      jwts.stranger = yield* mint("stan")
-      jwts.siteAdmin = yield* mint("root", true)
-      jwts.otherOwner = yield* mint("oscar")
+      yield* seedActors(service, jwts)
     }))
 
   it.effect("a manager with a token of the repository's administrator claims the node", () =>

@@ -10,7 +10,8 @@ import * as fs from "node:fs"
 import { chromium } from "playwright-core"
 import { Api } from "../src/Api.ts"
 import { ListNodesParams } from "../src/Catalog/Api.ts"
-import { parseJson } from "./support/RawHttp.ts"
+import { listNodesParams } from "./support/Catalogue.ts"
+import { getText, parseJson } from "./support/Http.ts"
 import { type Running, Service } from "./support/Service.ts"
 
 type Json = Record<string, any>
@@ -45,11 +46,11 @@ const declaredOperations = Object.values(Api.groups).flatMap((group) =>
 )
 
 const fetchSpec = (service: Running) =>
-  Effect.promise(async () => {
-    const response = await service.fetch("/openapi.json")
-    const text = await response.text()
-    return { status: response.status, contentType: response.headers.get("content-type"), spec: parseJson(text, "/openapi.json") as Json }
-  })
+  Effect.map(getText(service, "/openapi.json"), (reply) => ({
+    status: reply.status,
+    contentType: reply.headers.get("content-type"),
+    spec: parseJson(reply.text, "/openapi.json") as Json
+  }))
 
 layer(Service.layer(), { excludeTestServices: true })("documentation", (it) => {
   it.effect("GET /openapi.json is an OpenAPI 3.1 JSON document", () =>
@@ -99,18 +100,7 @@ layer(Service.layer(), { excludeTestServices: true })("documentation", (it) => {
       const parameters: Array<Json> = spec.paths["/nodes"].get.parameters
       const query = parameters.filter((p) => p.in === "query").map((p) => p.name)
       // the contract's table (CONTRACT.md, "GET /nodes query parameters")...
-      const contract = [
-        "page",
-        "limit",
-        "supported_os",
-        "supported_accelerator",
-        "timestamp",
-        "latest",
-        "sort",
-        "node_id",
-        "host_version",
-        "form_factor"
-      ]
+      const contract = [...listNodesParams]
       expect(query.sort()).toEqual(contract.sort())
       // ...which is also what the endpoint decodes
       expect(Object.keys(ListNodesParams.fields).sort()).toEqual(contract.sort())
@@ -177,10 +167,8 @@ layer(Service.layer(), { excludeTestServices: true })("documentation", (it) => {
   it.effect("GET /docs is an HTML page embedding its script (no CDN)", () =>
     Effect.gen(function*() {
       const service = yield* Service
-      const { status, contentType, html } = yield* Effect.promise(async () => {
-        const r = await service.fetch("/docs")
-        return { status: r.status, contentType: r.headers.get("content-type"), html: await r.text() }
-      })
+      const { status, headers, text: html } = yield* getText(service, "/docs")
+      const contentType = headers.get("content-type")
       expect(status).toBe(200)
       expect(contentType).toMatch(/^text\/html/)
       expect(html).toMatch(/<script/)

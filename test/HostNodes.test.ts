@@ -7,55 +7,17 @@ import { expect, layer } from "@effect/vitest"
 import { Effect, FastCheck as fc, Schema } from "effect"
 import { HostNode, type HostNodePolicy } from "../src/Domain/HostNode.ts"
 import { hostNodePolicyMoves, move } from "../src/Domain/Transitions.ts"
-import { addMember, type Answer, Catalogue, compareBytes, expectError, expectNoNulls, query } from "./support/Catalogue.ts"
+import { seedActors, tokensFor } from "./support/Actors.ts"
+import { Catalogue, compareBytes, decodeExact } from "./support/Catalogue.ts"
+import { countRows, query, queryOne } from "./support/Db.ts"
+import { expectBadRequest, expectError, expectStatus, send } from "./support/Http.ts"
 import { type Running, Service } from "./support/Service.ts"
 
 // --- helpers -----------------------------------------------------------------------------------
 
-const send = (
-  service: Running,
-  method: "GET" | "POST" | "PUT",
-  path: string,
-  options: { readonly token?: string | undefined; readonly body?: unknown; readonly raw?: string } = {}
-) =>
-  Effect.promise(async (): Promise<Answer> => {
-    const headers: Record<string, string> = {}
-    if (options.token !== undefined) headers.authorization = `Bearer ${options.token}`
-    const body = options.raw ?? (options.body === undefined ? undefined : JSON.stringify(options.body))
-    if (body !== undefined) headers["content-type"] = "application/json"
-    const response = await service.fetch(path, { method, headers, ...(body === undefined ? {} : { body }) })
-    const text = await response.text()
-    let parsed: unknown = undefined
-    if (text !== "") {
-      try {
-        parsed = JSON.parse(text)
-      } catch {
-        expect.fail(`${method} ${path} answered ${response.status} with a body that is not JSON: ${text.slice(0, 200)}`)
-      }
-    }
-    return { status: response.status, headers: response.headers, text, body: parsed }
-  })
-
 /** Exactly the wire format: no unknown fields, no nulls. */
-const decodeRecords = (u: unknown): ReadonlyArray<HostNode> => {
-  expectNoNulls(u)
-  return Schema.decodeUnknownSync(Schema.Array(HostNode))(u, { onExcessProperty: "error" })
-}
-const decodeRecord = (u: unknown): HostNode => {
-  expectNoNulls(u)
-  return Schema.decodeUnknownSync(HostNode)(u, { onExcessProperty: "error" })
-}
-
-const expectStatus = (answer: Answer, status: number, what: string) => {
-  if (answer.status !== status) expect.fail(`${what}: expected ${status}, got ${answer.status}: ${answer.text.slice(0, 300)}`)
-  return answer
-}
-
-/** A 400 ErrorResponse whose message names the field. */
-const expectBadRequest = (answer: Answer, field: string) => {
-  const e = expectError(answer, 400, "bad_request")
-  expect(e.message).toContain(field)
-}
+const decodeRecords = decodeExact(Schema.Array(HostNode))
+const decodeRecord = decodeExact(HostNode)
 
 const hostNodesPath = (nodeId: string, version: string) => `/nodes/${nodeId}/versions/${version}/host-nodes`
 const recordPath = (nodeId: string, version: string, name: string) =>
@@ -72,18 +34,18 @@ const storedRecords = (service: Running, nodeId: string, version: string) =>
   )
 
 const storedRecord = (service: Running, nodeId: string, version: string, name: string) =>
-  Effect.map(
-    query<{ policy: string; description: string | null }>(
-      service,
-      `SELECT h.policy, h.description FROM host_nodes h JOIN node_versions v ON v.id = h.version_id
-       WHERE v.node_id = $1 AND v.version = $2 AND h.host_node_name = $3`,
-      [nodeId, version, name]
-    ),
-    (rows) => rows[0]
+  queryOne<{ policy: string; description: string | null }>(
+    service,
+    `SELECT h.policy, h.description FROM host_nodes h JOIN node_versions v ON v.id = h.version_id
+     WHERE v.node_id = $1 AND v.version = $2 AND h.host_node_name = $3`,
+    [nodeId, version, name]
   )
 
-const countRecords = (service: Running) =>
-  Effect.map(query<{ n: number }>(service, "SELECT count(*)::int AS n FROM host_nodes"), (rows) => rows[0]!.n)
+const countRecords = (service: Running) => countRows(service, "host_nodes")
+
+/** PUT fields of a record as the token's holder: 200 with the whole record, decoded. */
+const putRecord = (service: Running, path: string, token: string | undefined, body: unknown, what: string) =>
+  Effect.map(send(service, "PUT", path, { token, body }), (answer) => decodeRecord(expectStatus(answer, 200, what).body))
 
 // --- the catalogue -------------------------------------------------------------------------------
 
@@ -91,12 +53,7 @@ type Actor = "none" | "invalid" | "stranger" | "otherOwner" | "member" | "admin"
 const tokens: Record<Actor, string | undefined> = {
   none: undefined,
   invalid: "not-a-jwt",
-  stranger: "",
-  otherOwner: "",
-  member: "",
-  admin: "",
-  owner: "",
-  siteAdmin: ""
+  ...tokensFor("stranger", "otherOwner", "member", "admin", "owner", "siteAdmin")
 }
 
 const cat = new Catalogue()
@@ -123,17 +80,7 @@ layer(Service.layer(), { excludeTestServices: true })("host-node records", (it) 
           { node_id: "shut-node", version: "1.0.0", status: "NodeVersionStatusActive" }
         ]
       })
-      yield* addMember(service, "acme", "ann", "owner")
-      yield* addMember(service, "acme", "adam", "admin")
-      yield* addMember(service, "acme", "mia", "member")
-      yield* addMember(service, "other", "oscar", "owner")
-      const mint = (sub: string, admin = false) => Effect.promise(() => service.token({ sub, admin }))
-      tokens.owner = yield* mint("ann")
-      tokens.admin = yield* mint("adam")
-      tokens.member = yield* mint("mia")
-      tokens.stranger = yield* mint("stan")
-      tokens.otherOwner = yield* mint("oscar")
-      tokens.siteAdmin = yield* mint("root", true)
+      yield* seedActors(service, tokens)
     }))
 
   // --- POST ------------------------------------------------------------------------------------
@@ -183,24 +130,12 @@ layer(Service.layer(), { excludeTestServices: true })("host-node records", (it) 
       const service = yield* Service
       const path = hostNodesPath("acme-node", "1.0.0")
       const before = yield* storedRecords(service, "acme-node", "1.0.0")
-      const existing = expectError(
-        yield* send(service, "POST", path, {
-          token: tokens.siteAdmin,
-          body: [{ host_node_name: "new-one" }, { host_node_name: "Alpha" }, { host_node_name: "new-two" }]
-        }),
-        409,
-        "conflict"
-      )
-      expect(existing.message).toContain("Alpha")
-      const twice = expectError(
-        yield* send(service, "POST", path, {
-          token: tokens.siteAdmin,
-          body: [{ host_node_name: "dup" }, { host_node_name: "fresh" }, { host_node_name: "dup" }]
-        }),
-        409,
-        "conflict"
-      )
-      expect(twice.message).toContain("dup")
+      // a name the version has (Alpha), then a name twice in the body (dup): the message names it
+      for (const [names, named] of [[["new-one", "Alpha", "new-two"], "Alpha"], [["dup", "fresh", "dup"], "dup"]] as const) {
+        const body = names.map((host_node_name) => ({ host_node_name }))
+        const e = expectError(yield* send(service, "POST", path, { token: tokens.siteAdmin, body }), 409, "conflict")
+        expect(e.message).toContain(named)
+      }
       expect(yield* storedRecords(service, "acme-node", "1.0.0")).toEqual(before)
 
       // an existing name in a later batch of a large request rolls back the earlier batches too
@@ -359,12 +294,11 @@ layer(Service.layer(), { excludeTestServices: true })("host-node records", (it) 
     Effect.gen(function*() {
       const service = yield* Service
       const path = recordPath("acme-node", "1.0.0", "Alpha")
-      const answer = expectStatus(
-        yield* send(service, "PUT", path, {
-          token: tokens.owner,
-          body: { description: "Loads more things", deprecated: true, output_is_list: [true, true] }
-        }),
-        200,
+      const updated = yield* putRecord(
+        service,
+        path,
+        tokens.owner,
+        { description: "Loads more things", deprecated: true, output_is_list: [true, true] },
         "PUT"
       )
       const expected = {
@@ -380,27 +314,17 @@ layer(Service.layer(), { excludeTestServices: true })("host-node records", (it) 
         return_names: "MODEL",
         return_types: "MODEL"
       }
-      expect(decodeRecord(answer.body)).toEqual(expected)
+      expect(updated).toEqual(expected)
       const listed = decodeRecords((yield* send(service, "GET", hostNodesPath("acme-node", "1.0.0"))).body)
       expect(listed.find((r) => r.host_node_name === "Alpha")).toEqual(expected)
 
       // the name is the path's: one in the body renames nothing
-      const named = expectStatus(
-        yield* send(service, "PUT", path, { token: tokens.owner, body: { host_node_name: "Renamed" } }),
-        200,
-        "PUT with a name"
-      )
-      expect(decodeRecord(named.body)).toEqual(expected)
+      expect(yield* putRecord(service, path, tokens.owner, { host_node_name: "Renamed" }, "PUT with a name")).toEqual(expected)
       // an empty body changes nothing and answers the record
-      const same = expectStatus(yield* send(service, "PUT", path, { token: tokens.admin, body: {} }), 200, "PUT {}")
-      expect(decodeRecord(same.body)).toEqual(expected)
+      expect(yield* putRecord(service, path, tokens.admin, {}, "PUT {}")).toEqual(expected)
       // a name with characters that need escaping in a URL
-      const emoji = expectStatus(
-        yield* send(service, "PUT", recordPath("acme-node", "1.0.0", "Émoji ✨ node"), { token: tokens.admin, body: { category: "fun" } }),
-        200,
-        "PUT emoji"
-      )
-      expect(decodeRecord(emoji.body)).toEqual({ host_node_name: "Émoji ✨ node", category: "fun", policy: "HostNodePolicyActive" })
+      const emoji = yield* putRecord(service, recordPath("acme-node", "1.0.0", "Émoji ✨ node"), tokens.admin, { category: "fun" }, "PUT emoji")
+      expect(emoji).toEqual({ host_node_name: "Émoji ✨ node", category: "fun", policy: "HostNodePolicyActive" })
     }))
 
   it.effect("PUT: who may (401, 403 for strangers, other publishers and members; 200 for admin, owner, site admin)", () =>
@@ -452,12 +376,8 @@ layer(Service.layer(), { excludeTestServices: true })("host-node records", (it) 
         expectError(yield* send(service, "PUT", path, { token: tokens[actor], body: { policy: "HostNodePolicyActive" } }), 403, "forbidden")
       }
       expect(yield* storedRecords(service, "acme-node", "1.0.0")).toEqual(before)
-      const answer = expectStatus(
-        yield* send(service, "PUT", path, { token: tokens.siteAdmin, body: { policy: "HostNodePolicyBanned", description: "banned" } }),
-        200,
-        "site admin PUT policy"
-      )
-      expect(decodeRecord(answer.body)).toEqual({ host_node_name: "beta", description: "banned", policy: "HostNodePolicyBanned" })
+      const banned = yield* putRecord(service, path, tokens.siteAdmin, { policy: "HostNodePolicyBanned", description: "banned" }, "site admin PUT policy")
+      expect(banned).toEqual({ host_node_name: "beta", description: "banned", policy: "HostNodePolicyBanned" })
     }))
 
   it.effect("PUT: an absent record, version or node is 404", () =>

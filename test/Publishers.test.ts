@@ -1,23 +1,16 @@
 import { expect, layer } from "@effect/vitest"
 import { Effect, Schema } from "effect"
-import pg from "pg"
 import { Publisher, PublisherMember } from "../src/Domain/Publisher.ts"
-import { getJson, type Running, Service } from "./support/Service.ts"
+import { rowCount } from "./support/Db.ts"
+import { decodeError, send as sendRequest } from "./support/Http.ts"
+import { type Running, Service } from "./support/Service.ts"
 
 const decodePublisher = Schema.decodeUnknownSync(Publisher, { onExcessProperty: "error" })
 const decodeMember = Schema.decodeUnknownSync(PublisherMember, { onExcessProperty: "error" })
-const ErrorBody = Schema.Struct({ error: Schema.String, message: Schema.String })
-const decodeError = Schema.decodeUnknownSync(ErrorBody, { onExcessProperty: "error" })
 
+/** A string body is sent as it is, anything else as JSON; the answer's body is read loosely (`any`). */
 const send = (service: Running, method: string, path: string, token: string | undefined, body?: unknown) =>
-  getJson(service, path, {
-    method,
-    headers: {
-      ...(token ? { authorization: `Bearer ${token}` } : {}),
-      ...(body !== undefined ? { "content-type": "application/json" } : {})
-    },
-    ...(body !== undefined ? { body: typeof body === "string" ? body : JSON.stringify(body) } : {})
-  })
+  sendRequest<any>(service, method, path, { token, ...(typeof body === "string" ? { raw: body } : { body }) })
 
 const tokens = (service: Running) =>
   Effect.promise(async () => ({
@@ -26,17 +19,6 @@ const tokens = (service: Running) =>
     carol: await service.token({ sub: "carol" }),
     site: await service.token({ sub: "moderator", admin: true })
   }))
-
-const rowCount = (service: Running, query: string, params: Array<unknown> = []) =>
-  Effect.promise(async () => {
-    const client = new pg.Client({ connectionString: service.databaseUrl })
-    await client.connect()
-    try {
-      return (await client.query(query, params)).rowCount ?? 0
-    } finally {
-      await client.end()
-    }
-  })
 
 layer(Service.layer(), { excludeTestServices: true })("publishers", (it) => {
   it.effect("creating a publisher makes the caller its owner", () =>

@@ -11,7 +11,7 @@ import * as fs from "node:fs/promises"
 import * as os from "node:os"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
-import { expectErrorBody, parseJson } from "./support/RawHttp.ts"
+import { expectError, get } from "./support/Http.ts"
 import { freshDatabase, type Running, Service, startService, testJwtSecret } from "./support/Service.ts"
 
 const projectRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..")
@@ -60,12 +60,7 @@ const tempDir = Effect.acquireRelease(
   (dir) => Effect.promise(() => fs.rm(dir, { recursive: true, force: true }))
 )
 
-const asBearer = (service: Running, token: string, pathAndQuery: string) =>
-  Effect.promise(async () => {
-    const response = await service.fetch(pathAndQuery, { headers: { authorization: `Bearer ${token}` } })
-    const text = await response.text()
-    return { status: response.status, body: text === "" ? undefined : parseJson(text, pathAndQuery) }
-  })
+const asBearer = (service: Running, token: string, pathAndQuery: string) => get(service, pathAndQuery, { token })
 
 const adminOnly = "/publishers/unclaimed/nodes?include_banned=true"
 
@@ -106,13 +101,9 @@ layer(Service.layer(), { excludeTestServices: true })("npm run token", (it) => {
       expect(jose.decodeJwt(plain)).toMatchObject({ sub: "dev-plain", name: "Dev Plain" })
       expect(jose.decodeJwt(plain)).not.toHaveProperty("admin")
       expect((yield* asBearer(service, plain, "/publishers/unclaimed/nodes")).status).toBe(200)
-      const forbidden = yield* asBearer(service, plain, adminOnly)
-      expect(forbidden.status).toBe(403)
-      expectErrorBody(forbidden.body, "forbidden")
+      expectError(yield* asBearer(service, plain, adminOnly), 403, "forbidden")
 
-      const refused = yield* asBearer(service, tokenOf(otherRun), "/publishers/unclaimed/nodes")
-      expect(refused.status).toBe(401)
-      expectErrorBody(refused.body, "unauthorized")
+      expectError(yield* asBearer(service, tokenOf(otherRun), "/publishers/unclaimed/nodes"), 401, "unauthorized")
     }), 120_000)
 
   it.scoped("without AUTH_JWT_SECRET it generates DATA_DIR/jwt-secret, and a service on that DATA_DIR accepts its tokens", () =>
@@ -138,9 +129,7 @@ layer(Service.layer(), { excludeTestServices: true })("npm run token", (it) => {
       expect(admin.body).toEqual([])
       expect((yield* asBearer(service, second, "/publishers/unclaimed/nodes")).status).toBe(200)
       // and it is that secret, not the suite's fixed one, that the service verifies with
-      const foreign = yield* asBearer(service, yield* suiteSecretToken(), "/publishers/unclaimed/nodes")
-      expect(foreign.status).toBe(401)
-      expectErrorBody(foreign.body, "unauthorized")
+      expectError(yield* asBearer(service, yield* suiteSecretToken(), "/publishers/unclaimed/nodes"), 401, "unauthorized")
     }), 120_000)
 
   it.scoped("a service started first generates the secret; the command then mints with it", () =>

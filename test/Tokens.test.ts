@@ -8,7 +8,10 @@ import { Effect, Layer, Option, Redacted, Schema } from "effect"
 import { createHash } from "node:crypto"
 import { TokenSummary } from "../src/Domain/Token.ts"
 import { TokenRepo, TokenRepoLive } from "../src/Tokens/Repo.ts"
-import { addMember, type Answer, expectError, expectNoNulls, isoMillis, query, uuidPattern } from "./support/Catalogue.ts"
+import { seedActors, tokensFor } from "./support/Actors.ts"
+import { decodeExact, isoMillis, uuidPattern } from "./support/Catalogue.ts"
+import { countRows, query } from "./support/Db.ts"
+import { expectError, expectStatus, send } from "./support/Http.ts"
 import { type Running, Service } from "./support/Service.ts"
 
 const prefix = "rgpat_"
@@ -17,51 +20,33 @@ type Actor = "none" | "invalid" | "stranger" | "member" | "admin" | "owner" | "s
 const tokens: Record<Actor, string | undefined> = {
   none: undefined,
   invalid: "not.a.jwt",
-  stranger: "",
-  member: "",
-  admin: "",
-  owner: "",
-  siteAdmin: "",
-  otherOwner: ""
+  ...tokensFor("stranger", "member", "admin", "owner", "siteAdmin", "otherOwner")
 }
 
+/** A request with the token of `actor` (the owner's unless said). */
 const call = (
   service: Running,
   method: string,
   path: string,
-  options: { readonly actor?: Actor; readonly body?: unknown; readonly rawBody?: string } = {}
-) =>
-  Effect.promise(async (): Promise<Answer> => {
-    const headers: Record<string, string> = {}
-    const token = tokens[options.actor ?? "owner"]
-    if (token !== undefined) headers.authorization = `Bearer ${token}`
-    let body: string | undefined
-    if (options.rawBody !== undefined) body = options.rawBody
-    else if (options.body !== undefined) body = JSON.stringify(options.body)
-    if (body !== undefined) headers["content-type"] = "application/json"
-    const response = await service.fetch(path, { method, headers, ...(body === undefined ? {} : { body }) })
-    const text = await response.text()
-    return { status: response.status, headers: response.headers, text, body: text === "" ? undefined : JSON.parse(text) }
-  })
+  options: { readonly actor?: Actor; readonly body?: unknown; readonly raw?: string } = {}
+) => send(service, method, path, { token: tokens[options.actor ?? "owner"], body: options.body, raw: options.raw })
 
 const create = (service: Running, publisherId: string, body: unknown, actor: Actor = "owner") =>
   Effect.gen(function*() {
-    const answer = yield* call(service, "POST", `/publishers/${publisherId}/tokens`, { actor, body })
-    if (answer.status !== 201) expect.fail(`create answered ${answer.status}: ${answer.text}`)
+    const answer = expectStatus(yield* call(service, "POST", `/publishers/${publisherId}/tokens`, { actor, body }), 201, "create")
     expect(Object.keys(answer.body as object)).toEqual(["token"])
     return (answer.body as { token: string }).token
   })
 
+const decodeSummaries = decodeExact(Schema.Array(TokenSummary))
+
 const list = (service: Running, publisherId: string, actor: Actor = "owner") =>
   Effect.gen(function*() {
-    const answer = yield* call(service, "GET", `/publishers/${publisherId}/tokens`, { actor })
-    if (answer.status !== 200) expect.fail(`list answered ${answer.status}: ${answer.text}`)
-    expectNoNulls(answer.body)
-    return { text: answer.text, tokens: Schema.decodeUnknownSync(Schema.Array(TokenSummary))(answer.body, { onExcessProperty: "error" }) }
+    const answer = expectStatus(yield* call(service, "GET", `/publishers/${publisherId}/tokens`, { actor }), 200, "list")
+    return { text: answer.text, tokens: decodeSummaries(answer.body) }
   })
 
-const tokenCount = (service: Running) =>
-  Effect.map(query<{ n: number }>(service, "SELECT count(*)::int AS n FROM personal_access_tokens"), (rows) => rows[0]!.n)
+const tokenCount = (service: Running) => countRows(service, "personal_access_tokens")
 
 /** TokenRepo over its own pool on the service's database, as another part of the service would use it. */
 const withRepo = <A>(service: Running, f: (repo: TokenRepo["Type"]) => Effect.Effect<A>) =>
@@ -75,17 +60,7 @@ layer(Service.layer(), { excludeTestServices: true })("personal access tokens", 
     Effect.gen(function*() {
       const service = yield* Service
       yield* service.writes.upsertPublishers([{ id: "acme" }, { id: "other" }])
-      yield* addMember(service, "acme", "ann", "owner")
-      yield* addMember(service, "acme", "adam", "admin")
-      yield* addMember(service, "acme", "mia", "member")
-      yield* addMember(service, "other", "oscar", "owner")
-      const mint = (sub: string, admin = false) => Effect.promise(() => service.token({ sub, admin }))
-      tokens.owner = yield* mint("ann")
-      tokens.admin = yield* mint("adam")
-      tokens.member = yield* mint("mia")
-      tokens.stranger = yield* mint("stan")
-      tokens.siteAdmin = yield* mint("root", true)
-      tokens.otherOwner = yield* mint("oscar")
+      yield* seedActors(service, tokens)
     }))
 
   it.effect("a token has the prefix and at least 256 random bits, and each is different", () =>
@@ -251,7 +226,7 @@ layer(Service.layer(), { excludeTestServices: true })("personal access tokens", 
   it.effect("bad bodies are 400 naming the field, and store nothing", () =>
     Effect.gen(function*() {
       const service = yield* Service
-      const cases: Array<[string, { body?: unknown; rawBody?: string }, string | undefined]> = [
+      const cases: Array<[string, { body?: unknown; raw?: string }, string | undefined]> = [
         ["missing name", { body: { description: "no name" } }, "name"],
         ["empty name", { body: { name: "" } }, "name"],
         ["name of 101 characters", { body: { name: "n".repeat(101) } }, "name"],
@@ -259,7 +234,7 @@ layer(Service.layer(), { excludeTestServices: true })("personal access tokens", 
         ["name null", { body: { name: null } }, "name"],
         ["description of the wrong type", { body: { name: "ok", description: ["x"] } }, "description"],
         ["description too long", { body: { name: "ok", description: "d".repeat(1001) } }, "description"],
-        ["malformed JSON", { rawBody: "{\"name\": \"x\"" }, undefined],
+        ["malformed JSON", { raw: "{\"name\": \"x\"" }, undefined],
         ["an array", { body: [{ name: "x" }] }, undefined],
         ["a string", { body: "name" }, undefined],
         ["no body", {}, undefined]

@@ -1,7 +1,8 @@
 import { expect, layer } from "@effect/vitest"
 import { Context, Effect, Layer } from "effect"
-import pg from "pg"
-import { freshDatabase, getJson, type Running, startService } from "../support/Service.ts"
+import { query } from "../support/Db.ts"
+import { get } from "../support/Http.ts"
+import { freshDatabase, type Running, startService } from "../support/Service.ts"
 
 /** Two instances of the service on one database, as a scaled-out deployment runs them. */
 class Pair extends Context.Tag("test/Pair")<Pair, { readonly a: Running; readonly b: Running }>() {}
@@ -35,51 +36,47 @@ layer(PairLive, { excludeTestServices: true })("list cache across instances", (i
   it.effect("serves a repeated page from the cache", () =>
     Effect.gen(function*() {
       const { a } = yield* Pair
-      const first = yield* getJson(a, "/nodes?limit=5&sort=id")
-      const second = yield* getJson(a, "/nodes?limit=5&sort=id")
+      const first = yield* get(a, "/nodes?limit=5&sort=id")
+      const second = yield* get(a, "/nodes?limit=5&sort=id")
       expect(first.headers.get("x-cache")).toBe("miss")
       expect(second.headers.get("x-cache")).toBe("hit")
       expect(second.body).toEqual(first.body)
       expect(second.headers.get("etag")).toBe(first.headers.get("etag"))
-      const bypass = yield* getJson(a, "/nodes?limit=5&sort=id&latest=true")
+      const bypass = yield* get(a, "/nodes?limit=5&sort=id&latest=true")
       expect(bypass.headers.get("x-cache")).toBe("bypass")
     }))
 
   it.effect("a write through the second instance is seen by the first at once", () =>
     Effect.gen(function*() {
       const { a, b } = yield* Pair
-      yield* getJson(a, "/nodes?sort=id")
-      expect((yield* getJson(a, "/nodes?sort=id")).headers.get("x-cache")).toBe("hit")
+      yield* get(a, "/nodes?sort=id")
+      expect((yield* get(a, "/nodes?sort=id")).headers.get("x-cache")).toBe("hit")
       yield* b.writes.insertNodes([{ id: "fresh-node", publisher_id: "acme", name: "Fresh" }])
-      const { value, millis } = yield* eventually(getJson(a, "/nodes?sort=id"), (r) => ids(r.body).includes("fresh-node"))
+      const { value, millis } = yield* eventually(get(a, "/nodes?sort=id"), (r) => ids(r.body).includes("fresh-node"))
       expect(ids(value.body)).toContain("fresh-node")
       expect(millis).toBeLessThan(1000)
 
-      yield* getJson(a, "/nodes?sort=id")
+      yield* get(a, "/nodes?sort=id")
       yield* b.writes.updateNode("fresh-node", { status: "NodeStatusBanned" })
-      const banned = yield* eventually(getJson(a, "/nodes?sort=id"), (r) => !ids(r.body).includes("fresh-node"))
+      const banned = yield* eventually(get(a, "/nodes?sort=id"), (r) => !ids(r.body).includes("fresh-node"))
       expect(ids(banned.value.body)).not.toContain("fresh-node")
     }))
 
   it.effect("a lost LISTEN connection never leaves stale pages behind", () =>
     Effect.gen(function*() {
       const { a, b } = yield* Pair
-      yield* getJson(a, "/nodes?sort=id")
+      yield* get(a, "/nodes?sort=id")
       // cut every listener's connection: changes made now could go unnoticed
-      yield* Effect.promise(async () => {
-        const admin = new pg.Client({ connectionString: a.databaseUrl })
-        await admin.connect()
-        await admin.query(
-          "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'registry-listener' AND datname = current_database()"
-        )
-        await admin.end()
-      })
+      yield* query(
+        a,
+        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'registry-listener' AND datname = current_database()"
+      )
       yield* b.writes.insertNodes([{ id: "during-outage", publisher_id: "acme" }])
-      const during = yield* getJson(a, "/nodes?sort=id")
+      const during = yield* get(a, "/nodes?sort=id")
       expect(ids(during.body)).toContain("during-outage")
       // the listener comes back and caching resumes
       const resumed = yield* eventually(
-        Effect.zipRight(getJson(a, "/nodes?sort=id"), getJson(a, "/nodes?sort=id")),
+        Effect.zipRight(get(a, "/nodes?sort=id"), get(a, "/nodes?sort=id")),
         (r) => r.headers.get("x-cache") === "hit"
       )
       expect(resumed.value.headers.get("x-cache")).toBe("hit")
@@ -89,15 +86,15 @@ layer(PairLive, { excludeTestServices: true })("list cache across instances", (i
     Effect.gen(function*() {
       const { a } = yield* Pair
       for (const query of ["/nodes?limit=3", "/nodes?limit=3&latest=true"]) {
-        const first = yield* getJson(a, query)
+        const first = yield* get(a, query)
         const etag = first.headers.get("etag")!
         expect(etag).toMatch(/^"[\w-]+"$/)
-        const again = yield* getJson(a, query, { headers: { "if-none-match": etag } })
+        const again = yield* get(a, query, { headers: { "if-none-match": etag } })
         expect(again.status).toBe(304)
         expect(again.body).toBeUndefined()
-        const weak = yield* getJson(a, query, { headers: { "if-none-match": `"other", W/${etag}` } })
+        const weak = yield* get(a, query, { headers: { "if-none-match": `"other", W/${etag}` } })
         expect(weak.status).toBe(304)
-        const stale = yield* getJson(a, query, { headers: { "if-none-match": `"stale"` } })
+        const stale = yield* get(a, query, { headers: { "if-none-match": `"stale"` } })
         expect(stale.status).toBe(200)
       }
     }))

@@ -8,11 +8,8 @@ import { sortColumns } from "../../src/Catalog/Repo.ts"
 import type { NodeInput, VersionInput } from "../../src/Catalog/Writes.ts"
 import type { NodeList } from "../../src/Domain/Node.ts"
 import {
-  addMember,
   Catalogue,
   decodeNodeList,
-  expectError,
-  get,
   getPage,
   ids,
   isoMillis,
@@ -23,6 +20,8 @@ import {
   uuidPattern,
   walkPages
 } from "../support/Catalogue.ts"
+import { addMember } from "../support/Db.ts"
+import { expectError, get } from "../support/Http.ts"
 import { Service } from "../support/Service.ts"
 
 const at = (iso: string) => new Date(iso)
@@ -841,10 +840,9 @@ onFreshService("GET /nodes: cache headers", (it) => {
       // If-None-Match: strong, weak, in a list, or * -> 304 with an empty body
       for (const inm of [etag!, `W/${etag}`, `"other", ${etag}`, "*"]) {
         for (const path of ["/nodes?latest=true", "/nodes"]) {
-          const response = yield* Effect.promise(() => service.fetch(path, { headers: { "if-none-match": inm } }))
-          const text = yield* Effect.promise(() => response.text())
+          const response = yield* get(service, path, { headers: { "if-none-match": inm } })
           expect(response.status).toBe(304)
-          expect(text).toBe("")
+          expect(response.text).toBe("")
           expect(response.headers.get("etag")).toBe(etag)
         }
       }

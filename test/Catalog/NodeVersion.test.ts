@@ -5,7 +5,8 @@
 import { expect, layer } from "@effect/vitest"
 import { Effect } from "effect"
 import type { VersionInput } from "../../src/Catalog/Writes.ts"
-import { decodeVersion, expectError, get, isoMillis, uuidPattern, versionId } from "../support/Catalogue.ts"
+import { decodeVersion, isoMillis, uuidPattern, versionId } from "../support/Catalogue.ts"
+import { expectError, expectStatus, get } from "../support/Http.ts"
 import { Service } from "../support/Service.ts"
 
 const full: VersionInput = {
@@ -32,8 +33,7 @@ const fetchVersion = (nodeId: string, version: string) =>
 
 const okVersion = (nodeId: string, version: string) =>
   Effect.gen(function*() {
-    const answer = yield* fetchVersion(nodeId, version)
-    if (answer.status !== 200) expect.fail(`answered ${answer.status}: ${answer.text}`)
+    const answer = expectStatus(yield* fetchVersion(nodeId, version), 200, `${nodeId}@${version}`)
     expect(answer.headers.get("content-type")).toMatch(/^application\/json/)
     return decodeVersion(answer.body)
   })

@@ -14,7 +14,6 @@ import { sortColumns } from "../../src/Catalog/Repo.ts"
 import type { NodeInput, VersionInput } from "../../src/Catalog/Writes.ts"
 import type { Node } from "../../src/Domain/Node.ts"
 import {
-  addMember,
   Catalogue,
   compareNodes,
   ids,
@@ -24,6 +23,7 @@ import {
   updatedAtMicros,
   walkPages
 } from "../support/Catalogue.ts"
+import { addMember } from "../support/Db.ts"
 import { Service } from "../support/Service.ts"
 
 // --- arbitraries: small value pools, so that ties are the rule ---------------------------------

@@ -5,29 +5,14 @@
 import { expect, layer } from "@effect/vitest"
 import { Effect } from "effect"
 import type { NodeInput } from "../../src/Catalog/Writes.ts"
-import {
-  addMember,
-  Catalogue,
-  compareNodes,
-  decodeNodes,
-  expectError,
-  get,
-  getPage,
-  ids,
-  query,
-  walkPages
-} from "../support/Catalogue.ts"
+import { seedActors, tokensFor } from "../support/Actors.ts"
+import { Catalogue, compareNodes, decodeNodes, getPage, ids, walkPages } from "../support/Catalogue.ts"
+import { addMember, query } from "../support/Db.ts"
+import { expectError, expectStatus, get } from "../support/Http.ts"
 import { Service } from "../support/Service.ts"
 
 const cat = new Catalogue()
-const tokens: Record<"owner" | "admin" | "member" | "stranger" | "siteAdmin" | "otherOwner", string> = {
-  owner: "",
-  admin: "",
-  member: "",
-  stranger: "",
-  siteAdmin: "",
-  otherOwner: ""
-}
+const tokens = tokensFor("owner", "admin", "member", "stranger", "siteAdmin", "otherOwner")
 
 const node = (id: string, publisher_id: string, i: number, status?: NodeInput["status"]): NodeInput => ({
   id,
@@ -70,26 +55,15 @@ layer(Service.layer(), { excludeTestServices: true })("publisher listings", (it)
           { node_id: "acme-banned-1", version: "0.1.0", status: "NodeVersionStatusActive" }
         ]
       })
-      yield* addMember(service, "acme", "ann", "owner")
-      yield* addMember(service, "acme", "adam", "admin")
-      yield* addMember(service, "acme", "mia", "member")
-      yield* addMember(service, "other", "oscar", "owner")
+      yield* seedActors(service, tokens)
       yield* addMember(service, "shut", "ann", "owner")
-      const mint = (sub: string, admin = false) => Effect.promise(() => service.token({ sub, admin }))
-      tokens.owner = yield* mint("ann")
-      tokens.admin = yield* mint("adam")
-      tokens.member = yield* mint("mia")
-      tokens.stranger = yield* mint("stan")
-      tokens.siteAdmin = yield* mint("root", true)
-      tokens.otherOwner = yield* mint("oscar")
     }))
 
   const list = (publisherId: string, query: string, token: string) =>
     Effect.gen(function*() {
       const service = yield* Service
       const answer = yield* get(service, `/publishers/${publisherId}/nodes${query}`, { token })
-      if (answer.status !== 200) expect.fail(`answered ${answer.status}: ${answer.text}`)
-      return decodeNodes(answer.body)
+      return decodeNodes(expectStatus(answer, 200, `/publishers/${publisherId}/nodes${query}`).body)
     })
 
   it.effect("lists every node of the publisher, more than 10, deleted and banned ones excluded", () =>

@@ -5,7 +5,7 @@ import * as fs from "node:fs/promises"
 import * as net from "node:net"
 import * as os from "node:os"
 import * as path from "node:path"
-import pg from "pg"
+import { query } from "../support/Db.ts"
 import { freshDatabase, startService } from "../support/Service.ts"
 
 const freePort = () =>
@@ -67,13 +67,10 @@ describe("migrations", () => {
     Effect.gen(function*() {
       const { url } = yield* freshDatabase
       yield* Effect.all([startService(url), startService(url), startService(url)], { concurrency: "unbounded" })
-      const rows = yield* Effect.promise(async () => {
-        const client = new pg.Client({ connectionString: url })
-        await client.connect()
-        const result = await client.query("SELECT id, count(*)::int AS n FROM schema_migrations GROUP BY id")
-        await client.end()
-        return result.rows
-      })
+      const rows = yield* query<{ id: string; n: number }>(
+        { databaseUrl: url },
+        "SELECT id, count(*)::int AS n FROM schema_migrations GROUP BY id"
+      )
       const files = (yield* Effect.promise(() => fs.readdir("migrations"))).filter((f) => f.endsWith(".sql"))
       expect(rows).toHaveLength(files.length)
       expect(rows.every((r) => r.n === 1)).toBe(true)

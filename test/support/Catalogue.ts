@@ -1,37 +1,33 @@
 /**
- * Shared pieces of the catalogue read-side tests: strict decoders of the wire format, an HTTP
- * client for the listings, direct SQL for what no endpoint offers yet (memberships, stored
- * timestamps, version ids), and a JS model of which nodes a listing holds and in what order.
+ * Shared pieces of the catalogue read-side tests: strict decoders of the wire format, the listings
+ * read page by page, direct SQL for what the wire format does not show (stored timestamps, version
+ * ids), and a JS model of which nodes a listing holds and in what order.
  */
 import { Effect, Schema } from "effect"
-import pg from "pg"
 import semver from "semver"
 import { expect } from "vitest"
 import type { SortColumn } from "../../src/Catalog/Repo.ts"
 import type { NodeInput, VersionInput } from "../../src/Catalog/Writes.ts"
-import { ErrorResponse } from "../../src/Domain/ErrorResponse.ts"
 import { Node, NodeList, NodeVersion } from "../../src/Domain/Node.ts"
 import type { PublisherStatus } from "../../src/Domain/Publisher.ts"
+import { query } from "./Db.ts"
+import { expectStatus, get } from "./Http.ts"
 import type { Running } from "./Service.ts"
 
 // --- the wire format, held exact ---------------------------------------------------------------
 
-const strict = { onExcessProperty: "error" } as const
+/**
+ * A decoder of exactly the wire format of `schema`: it fails on any field the schema does not
+ * know, on `null`s and on missing required fields.
+ */
+export const decodeExact = <A, I>(schema: Schema.Schema<A, I>) => (u: unknown): A => {
+  expectNoNulls(u)
+  return Schema.decodeUnknownSync(schema)(u, { onExcessProperty: "error" })
+}
 
-/** Fails on any field the schema does not know, on `null`s and on missing required fields. */
-export const decodeNodeList = (u: unknown): NodeList => {
-  expectNoNulls(u)
-  return Schema.decodeUnknownSync(NodeList)(u, strict)
-}
-export const decodeNodes = (u: unknown): ReadonlyArray<Node> => {
-  expectNoNulls(u)
-  return Schema.decodeUnknownSync(Schema.Array(Node))(u, strict)
-}
-export const decodeVersion = (u: unknown): NodeVersion => {
-  expectNoNulls(u)
-  return Schema.decodeUnknownSync(NodeVersion)(u, strict)
-}
-export const decodeError = (u: unknown): ErrorResponse => Schema.decodeUnknownSync(ErrorResponse)(u, strict)
+export const decodeNodeList = decodeExact(NodeList)
+export const decodeNodes = decodeExact(Schema.Array(Node))
+export const decodeVersion = decodeExact(NodeVersion)
 
 /** Absent values are omitted on the wire, never `null` (CONTRACT.md, Conventions). */
 export const expectNoNulls = (u: unknown, at = "$"): void => {
@@ -48,6 +44,20 @@ export const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-
 
 // --- HTTP --------------------------------------------------------------------------------------
 
+/** The query parameters of `GET /nodes`, as the contract's table lists them (CONTRACT.md). */
+export const listNodesParams = [
+  "page",
+  "limit",
+  "supported_os",
+  "supported_accelerator",
+  "timestamp",
+  "latest",
+  "sort",
+  "node_id",
+  "host_version",
+  "form_factor"
+] as const
+
 export type QueryValue = string | number | boolean | ReadonlyArray<string> | undefined
 export type Query = Readonly<Record<string, QueryValue>>
 
@@ -63,52 +73,13 @@ export const queryString = (q: Query): string => {
   return s === "" ? "" : `?${s}`
 }
 
-export interface Answer {
-  readonly status: number
-  readonly headers: Headers
-  readonly text: string
-  readonly body: unknown
-}
-
-export const get = (
-  service: Running,
-  pathAndQuery: string,
-  options: { readonly token?: string; readonly headers?: Record<string, string> } = {}
-) =>
-  Effect.promise(async (): Promise<Answer> => {
-    const headers: Record<string, string> = { ...options.headers }
-    if (options.token !== undefined) headers.authorization = `Bearer ${options.token}`
-    const response = await service.fetch(pathAndQuery, { headers })
-    const text = await response.text()
-    let body: unknown = undefined
-    if (text !== "") {
-      try {
-        body = JSON.parse(text)
-      } catch {
-        expect.fail(`${pathAndQuery} answered ${response.status} with a body that is not JSON: ${text.slice(0, 200)}`)
-      }
-    }
-    return { status: response.status, headers: response.headers, text, body }
-  })
-
 /** A 200 page of `GET /nodes` (or a publisher's v2 listing), decoded strictly. */
 export const getPage = (service: Running, path: string, q: Query, token?: string) =>
   Effect.gen(function*() {
-    const answer = yield* get(service, path + queryString(q), token === undefined ? {} : { token })
-    if (answer.status !== 200) expect.fail(`${path}${queryString(q)} answered ${answer.status}: ${answer.text}`)
+    const answer = expectStatus(yield* get(service, path + queryString(q), { token }), 200, `${path}${queryString(q)}`)
     expect(answer.headers.get("content-type")).toMatch(/^application\/json/)
     return decodeNodeList(answer.body)
   })
-
-/** A non-2xx answer: exactly `{error, message}`, with the status and code expected. */
-export const expectError = (answer: Answer, status: number, code?: string) => {
-  if (answer.status !== status) expect.fail(`expected ${status}, got ${answer.status}: ${answer.text}`)
-  const e = decodeError(answer.body)
-  if (code !== undefined) expect(e.error).toBe(code)
-  expect(e.error).toMatch(/^[a-z][a-z0-9_]*$/)
-  expect(e.message.length).toBeGreaterThan(0)
-  return e
-}
 
 /**
  * Every page of a listing from 1 until one past the end, checking on each that `page`,
@@ -139,27 +110,7 @@ export const ids = (nodes: ReadonlyArray<Node>): Array<string> => nodes.map((n) 
 
 export const sleep = (ms: number) => Effect.promise(() => new Promise<void>((resolve) => setTimeout(resolve, ms)))
 
-// --- SQL, for what no endpoint does yet -----------------------------------------------------------
-
-export const query = <Row = Record<string, unknown>>(service: Running, text: string, params: ReadonlyArray<unknown> = []) =>
-  Effect.promise(async () => {
-    const client = new pg.Client({ connectionString: service.databaseUrl })
-    await client.connect()
-    try {
-      return (await client.query(text, [...params])).rows as Array<Row>
-    } finally {
-      await client.end()
-    }
-  })
-
-/** Makes `userId` a member of the publisher (there is no endpoint for it yet). */
-export const addMember = (service: Running, publisherId: string, userId: string, role: "owner" | "admin" | "member") =>
-  query(
-    service,
-    `WITH u AS (INSERT INTO users (id) VALUES ($2) ON CONFLICT (id) DO NOTHING)
-     INSERT INTO publisher_members (publisher_id, user_id, role) VALUES ($1, $2, $3)`,
-    [publisherId, userId, role]
-  )
+// --- SQL, for what the wire format does not show ------------------------------------------------
 
 /** The stored `updated_at` of every node, in microseconds (the wire format has no such field). */
 export const updatedAtMicros = (service: Running) =>

@@ -1,9 +1,8 @@
 /**
  * HTTP/1.1 by hand over a loopback socket, for the requests `fetch` refuses to send (bytes a URL
- * may not hold, header values outside Latin-1, oversized request lines), and helpers that check an
- * answer is an ErrorResponse.
+ * may not hold, header values outside Latin-1, oversized request lines). Check the answers with
+ * `Http.ts` (`parseJson`, `expectErrorBody`).
  */
-import { expect } from "@effect/vitest"
 import { Effect } from "effect"
 import * as net from "node:net"
 
@@ -95,20 +94,3 @@ export const rawGet = (baseUrl: string, target: Buffer | string, headerLines: Re
   )
 }
 
-/** The body is exactly ErrorResponse `{error, message}`: a snake_case code and a non-empty message. */
-export const expectErrorBody = (body: unknown, code?: string) => {
-  expect(body).toEqual({ error: expect.any(String), message: expect.any(String) })
-  const { error, message } = body as { error: string; message: string }
-  expect(error).toMatch(/^[a-z][a-z0-9_]*$/)
-  expect(message.length).toBeGreaterThan(0)
-  if (code !== undefined) expect(error).toBe(code)
-}
-
-/** Parses a body that must be JSON, saying what it was when it is not. */
-export const parseJson = (text: string, context: string): unknown => {
-  try {
-    return JSON.parse(text)
-  } catch {
-    throw new Error(`${context}: the body is not JSON: ${JSON.stringify(text.slice(0, 300))}`)
-  }
-}

@@ -103,10 +103,3 @@ export class Service extends Context.Tag("test/Service")<Service, Running>() {
   static readonly layer = (overrides?: ConfigOverrides) => Layer.scoped(Service, serviceOnFreshDatabase(overrides))
 }
 
-/** GET a path and read its JSON body. */
-export const getJson = (service: Running, pathAndQuery: string, init?: RequestInit) =>
-  Effect.promise(async () => {
-    const response = await service.fetch(pathAndQuery, init)
-    const text = await response.text()
-    return { status: response.status, headers: response.headers, body: text === "" ? undefined : JSON.parse(text) as any }
-  })
