@@ -80,10 +80,21 @@ CREATE TABLE nodes (
 );
 CREATE INDEX nodes_publisher ON nodes (publisher_id);
 CREATE INDEX nodes_default_order ON nodes (search_ranking ASC NULLS LAST, downloads DESC, id) WHERE listed;
-CREATE INDEX nodes_updated_at ON nodes (updated_at, id) WHERE listed;
+-- one index per sortable column and direction, each ending in the id tie-break
 CREATE INDEX nodes_created_at ON nodes (created_at, id) WHERE listed;
+CREATE INDEX nodes_created_at_desc ON nodes (created_at DESC NULLS LAST, id) WHERE listed;
+CREATE INDEX nodes_updated_at ON nodes (updated_at, id) WHERE listed;
+CREATE INDEX nodes_updated_at_desc ON nodes (updated_at DESC NULLS LAST, id) WHERE listed;
 CREATE INDEX nodes_downloads ON nodes (downloads, id) WHERE listed;
-CREATE INDEX nodes_name ON nodes (name, id) WHERE listed;
+CREATE INDEX nodes_downloads_desc ON nodes (downloads DESC NULLS LAST, id) WHERE listed;
+CREATE INDEX nodes_rating ON nodes (rating NULLS LAST, id) WHERE listed;
+CREATE INDEX nodes_rating_desc ON nodes (rating DESC NULLS LAST, id) WHERE listed;
+CREATE INDEX nodes_name ON nodes (name NULLS LAST, id) WHERE listed;
+CREATE INDEX nodes_name_desc ON nodes (name DESC NULLS LAST, id) WHERE listed;
+CREATE INDEX nodes_search_ranking ON nodes (search_ranking NULLS LAST, id) WHERE listed;
+CREATE INDEX nodes_search_ranking_desc ON nodes (search_ranking DESC NULLS LAST, id) WHERE listed;
+CREATE INDEX nodes_repohost_stars ON nodes (repohost_stars, id) WHERE listed;
+CREATE INDEX nodes_repohost_stars_desc ON nodes (repohost_stars DESC NULLS LAST, id) WHERE listed;
 CREATE INDEX nodes_listed_id ON nodes (id) WHERE listed;
 CREATE INDEX nodes_os ON nodes USING gin (supported_os_lc) WHERE listed;
 CREATE INDEX nodes_accelerators ON nodes USING gin (supported_accelerators_lc) WHERE listed;

@@ -73,11 +73,18 @@ const fromRequestError = (e: HttpServerError.RequestError) => {
 
 /** PostgreSQL's "invalid byte sequence" and "untranslatable character": the client's text, not our fault. */
 const isUnstorableText = (defect: unknown) => {
-  const code = (defect as { _tag?: string; cause?: { code?: unknown } })?._tag === "SqlError"
-    ? (defect as { cause?: { code?: unknown } }).cause?.code
-    : undefined
+  const code = sqlErrorCode(defect)
   return code === "22021" || code === "22P05"
 }
+
+/** The PostgreSQL error code behind an SqlError defect. */
+const sqlErrorCode = (defect: unknown): unknown =>
+  (defect as { _tag?: string } | undefined)?._tag === "SqlError"
+    ? (defect as { cause?: { code?: unknown } }).cause?.code
+    : undefined
+
+/** PostgreSQL's "canceling statement due to user request": a query cancelled with its request. */
+const isCancelledQuery = (defect: unknown) => sqlErrorCode(defect) === "57014"
 
 /** Which methods a path would accept: a known path asked with another method answers 405. */
 export type AllowedMethods = (path: string) => ReadonlyArray<string>
@@ -116,8 +123,8 @@ export const respondToCause = (allowedMethods: AllowedMethods) => (cause: Cause.
       // the schemas refuse such text with the field's name; this is the net under them
       return errorResponse(400, "bad_request", "The request holds text the registry cannot store (NUL or invalid characters)")
     }
-    if (Cause.isInterruptedOnly(cause)) {
-      // the client went away; nobody will read this answer
+    if (Cause.isInterruptedOnly(cause) || (Cause.isInterrupted(cause) && Option.exists(Cause.dieOption(cause), isCancelledQuery))) {
+      // the client went away (its query cancelled with it): nobody will read this answer
       return errorResponse(499, "client_closed_request", "The request was cancelled")
     }
     yield* Effect.logError("unhandled failure", cause)

@@ -1,5 +1,5 @@
 import { HttpApiBuilder, HttpServerRequest, HttpServerResponse } from "@effect/platform"
-import { Effect, Metric, Option } from "effect"
+import { Deferred, Effect, FiberId, Metric, Option } from "effect"
 import { createHash } from "node:crypto"
 import { Api } from "../Api.ts"
 import { roleIn } from "../Auth/Policy.ts"
@@ -85,6 +85,25 @@ export const CatalogLive = HttpApiBuilder.group(Api, "catalog", (handlers) =>
   Effect.gen(function*() {
     const repo = yield* NodeRepo
     const cache = yield* ListCache
+
+    /**
+     * Concurrent misses of one page share one query. It runs apart from the requests, so a client
+     * that goes away neither cancels it for the others nor keeps the page from being cached.
+     */
+    const inFlight = new Map<string, Deferred.Deferred<CachedPage>>()
+    const shared = (key: string, compute: Effect.Effect<CachedPage>) =>
+      Effect.suspend(() => {
+        const pending = inFlight.get(key)
+        if (pending) return Deferred.await(pending)
+        const deferred = Deferred.unsafeMake<CachedPage>(FiberId.none)
+        inFlight.set(key, deferred)
+        return compute.pipe(
+          Effect.intoDeferred(deferred),
+          Effect.ensuring(Effect.sync(() => inFlight.delete(key))),
+          Effect.forkDaemon,
+          Effect.zipRight(Deferred.await(deferred))
+        )
+      })
     return handlers
       .handle("listAllNodes", ({ request, urlParams }) =>
         Effect.gen(function*() {
@@ -92,15 +111,16 @@ export const CatalogLive = HttpApiBuilder.group(Api, "catalog", (handlers) =>
           yield* Metric.increment(Metric.tagged(listRequests, "form_factor", knownFormFactors.has(formFactor) ? formFactor : "unknown"))
           const query = yield* toQuery(urlParams)
           const key = cacheKey(query)
-          const bypass = isTrue(urlParams.latest)
-          if (!bypass) {
-            const hit = cache.get(key)
-            if (Option.isSome(hit)) return respond(request, hit.value, "hit")
-          }
-          const generation = cache.generation()
-          const page = renderList(query, yield* repo.listPage(query))
-          cache.set(key, generation, page)
-          return respond(request, page, bypass ? "bypass" : "miss")
+          const compute = Effect.gen(function*() {
+            const generation = cache.generation()
+            const page = renderList(query, yield* repo.listPage(query))
+            cache.set(key, generation, page)
+            return page
+          })
+          if (isTrue(urlParams.latest)) return respond(request, yield* compute, "bypass")
+          const hit = cache.get(key)
+          if (Option.isSome(hit)) return respond(request, hit.value, "hit")
+          return respond(request, yield* shared(key, compute), "miss")
         }))
       .handle("getNodeVersion", ({ path }) =>
         Effect.gen(function*() {

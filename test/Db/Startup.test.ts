@@ -2,19 +2,11 @@ import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { type ChildProcess, spawn } from "node:child_process"
 import * as fs from "node:fs/promises"
-import * as net from "node:net"
 import * as os from "node:os"
 import * as path from "node:path"
+import { freePort } from "../../src/Db/Embedded.ts"
 import { query } from "../support/Db.ts"
 import { freshDatabase, startService } from "../support/Service.ts"
-
-const freePort = () =>
-  new Promise<number>((resolve) => {
-    const server = net.createServer().listen(0, "127.0.0.1", () => {
-      const { port } = server.address() as net.AddressInfo
-      server.close(() => resolve(port))
-    })
-  })
 
 /** `npm start`'s command on the embedded database in `dataDir`, ready when /ready answers 200. */
 const startProcess = async (dataDir: string) => {
