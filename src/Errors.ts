@@ -95,7 +95,8 @@ export type AllowedMethods = (path: string) => ReadonlyArray<string>
  */
 export const respondToCause = (allowedMethods: AllowedMethods) => (cause: Cause.Cause<unknown>) =>
   Effect.gen(function*() {
-    // body-parse failures surface as defects: look at those as well as failures
+    // HttpApiBuilder reads bodies with `orDie`: malformed JSON arrives as a defect, so look at
+    // defects as well as failures
     const failure = Option.orElse(Cause.failureOption(cause), () => Cause.dieOption(cause))
     if (Option.isSome(failure)) {
       const e = failure.value
@@ -114,16 +115,12 @@ export const respondToCause = (allowedMethods: AllowedMethods) => (cause: Cause.
         if (e._tag === "RequestError") return fromRequestError(e)
       }
     }
-    // HttpApiBuilder reads a body with `orDie`: malformed JSON arrives as a defect, not a failure
     const defect = Cause.dieOption(cause)
-    if (Option.isSome(defect) && HttpServerError.isServerError(defect.value) && defect.value._tag === "RequestError") {
-      return fromRequestError(defect.value)
-    }
-    if (Option.exists(Cause.dieOption(cause), isUnstorableText)) {
+    if (Option.exists(defect, isUnstorableText)) {
       // the schemas refuse such text with the field's name; this is the net under them
       return errorResponse(400, "bad_request", "The request holds text the registry cannot store (NUL or invalid characters)")
     }
-    if (Cause.isInterruptedOnly(cause) || (Cause.isInterrupted(cause) && Option.exists(Cause.dieOption(cause), isCancelledQuery))) {
+    if (Cause.isInterruptedOnly(cause) || (Cause.isInterrupted(cause) && Option.exists(defect, isCancelledQuery))) {
       // the client went away (its query cancelled with it): nobody will read this answer
       return errorResponse(499, "client_closed_request", "The request was cancelled")
     }
