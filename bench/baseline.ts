@@ -35,15 +35,12 @@ const error = (status: number, code: string, message: string): Answer => ({
 const answer = async (recorded: Recorded): Promise<Answer> => {
   switch (recorded._tag) {
     case "List": {
-      const { query, rows, count } = recorded
-      const [page, total] = await Promise.all([
-        pool.query<{ json: string }>(rows[0], [...rows[1]]),
-        pool.query<{ total: number }>(count[0], [...count[1]])
-      ])
-      const n = total.rows[0]?.total ?? 0
+      const { query, statement } = recorded
+      const page = await pool.query<{ nodes: string; total: number }>(statement[0], [...statement[1]])
+      const n = page.rows[0]?.total ?? 0
       return {
         status: 200,
-        body: `{"limit":${query.limit},"nodes":[${page.rows.map((r) => r.json).join(",")}],"page":${query.page},"total":${n},"totalPages":${
+        body: `{"limit":${query.limit},"nodes":[${page.rows[0]?.nodes ?? ""}],"page":${query.page},"total":${n},"totalPages":${
           Math.ceil(n / query.limit)
         }}`
       }

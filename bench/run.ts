@@ -313,7 +313,7 @@ const explain = async (recorder: StatementRecorder, client: pg.Client, url: stri
   const recorded = await recorder.forUrl(url)
   if (!recorded) return ""
   const statements = recorded._tag === "List"
-    ? [["page", recorded.rows], ["count", recorded.count]] as const
+    ? [["page", recorded.statement]] as const
     : [["version", recorded.statement]] as const
   const out: Array<string> = []
   for (const [name, [text, params]] of statements) {

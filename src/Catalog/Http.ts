@@ -56,7 +56,7 @@ const render = (json: string): CachedPage => {
 
 const renderList = (q: { page: number; limit: number }, page: NodePage) =>
   render(
-    `{"limit":${q.limit},"nodes":[${page.nodes.join(",")}],"page":${q.page},"total":${page.total},"totalPages":${
+    `{"limit":${q.limit},"nodes":[${page.nodes}],"page":${q.page},"total":${page.total},"totalPages":${
       Math.ceil(page.total / q.limit)
     }}`
   )
@@ -162,7 +162,7 @@ export const PublisherNodesLive = HttpApiBuilder.group(Api, "publisherNodes", (h
             publisherId: path.publisherId,
             includeBanned
           })
-          return HttpServerResponse.text(`[${page.nodes.join(",")}]`, { contentType: "application/json" })
+          return HttpServerResponse.text(`[${page.nodes}]`, { contentType: "application/json" })
         }))
       .handle("listNodesForPublisherV2", ({ path, urlParams }) =>
         Effect.gen(function*() {

@@ -45,9 +45,9 @@ export interface NodeQuery {
   readonly includeBanned?: boolean | undefined
 }
 
-/** One page: each node as its JSON text, and how many match in all. */
+/** One page: its nodes as JSON objects separated by commas, and how many match in all. */
 export interface NodePage {
-  readonly nodes: ReadonlyArray<string>
+  readonly nodes: string
   readonly total: number
 }
 
@@ -165,21 +165,21 @@ export const makeNodeRepo = Effect.gen(function*() {
   const listPage = (q: NodeQuery) => {
     const where = filters(q)
     const order = orderSql(q.sort, "n")
-    // the page is chosen on ids alone (an index-only scan for the default order, however deep
-    // the page), then only its nodes are read in full
-    const rows = sql<{ json: string }>`
+    const total = unfiltered(q)
+      ? sql`(SELECT listed::int FROM catalogue_counts)`
+      : sql`(SELECT count(*)::int FROM nodes n WHERE ${where})`
+    // One statement, one row: the page's nodes joined in order, and the total. The page is
+    // chosen on ids alone (an index-only scan for the default order, however deep the page),
+    // then only its nodes are read in full.
+    return sql<{ nodes: string; total: number }>`
       WITH page AS (SELECT n.id FROM nodes n WHERE ${where}
                     ORDER BY ${sql.literal(order)} LIMIT ${q.limit} OFFSET ${(q.page - 1) * q.limit})
-      SELECT ${sql.literal(nodeJson("n", "p", "lv.json"))} AS json
+      SELECT coalesce(string_agg(${sql.literal(nodeJson("n", "p", "lv.json"))}, ',' ORDER BY ${sql.literal(order)}), '') AS nodes,
+             ${total} AS total
       FROM page JOIN nodes n ON n.id = page.id
       JOIN publishers p ON p.id = n.publisher_id
-      ${latestVersion(q)}
-      ORDER BY ${sql.literal(order)}`
-    const total = unfiltered(q)
-      ? sql<{ total: number }>`SELECT listed::int AS total FROM catalogue_counts`
-      : sql<{ total: number }>`SELECT count(*)::int AS total FROM nodes n WHERE ${where}`
-    return Effect.all([rows, total], { concurrency: 2 }).pipe(
-      Effect.map(([rows, total]) => ({ nodes: rows.map((r) => r.json), total: total[0]?.total ?? 0 })),
+      ${latestVersion(q)}`.pipe(
+      Effect.map((rows) => ({ nodes: rows[0]?.nodes ?? "", total: rows[0]?.total ?? 0 })),
       Effect.orDie
     )
   }
