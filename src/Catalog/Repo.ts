@@ -1,6 +1,6 @@
 /**
  * SQL of the catalogue's read side. Records leave PostgreSQL already as the interface's JSON
- * (`json_strip_nulls` drops absent fields), so a page of nodes is one query and a string join:
+ * (`json_strip_nulls` drops absent fields), so a page of nodes is one statement and one row:
  * the fragments below are the one place where table columns meet wire field names, and the
  * tests decode every answer with the Domain schemas to hold them to each other.
  */
