@@ -27,6 +27,9 @@ export class RateLimited extends Schema.TaggedError<RateLimited>()("RateLimited"
 }, HttpApiSchema.annotations({ status: 429 })) {}
 export class ServiceUnavailable extends Schema.TaggedError<ServiceUnavailable>()("ServiceUnavailable", fields, HttpApiSchema.annotations({ status: 503 })) {}
 
+/** A node that a banned status (its own or its publisher's) keeps from clients who ask for it. */
+export const nodeBanned = (nodeId: string) => new Forbidden({ code: "node_banned", message: `Node '${nodeId}' is banned` })
+
 export type ApiError =
   | BadRequest
   | Unauthorized

@@ -1,6 +1,7 @@
-import { HttpApiBuilder, HttpServerResponse } from "@effect/platform"
+import { HttpApiBuilder } from "@effect/platform"
 import { Effect, Option } from "effect"
 import { Api } from "../Api.ts"
+import { jsonText } from "../Domain/JsonText.ts"
 import { requireSiteAdmin } from "../Auth/Policy.ts"
 import { NodeRepo } from "../Catalog/Repo.ts"
 import { CatalogWrites } from "../Catalog/Writes.ts"
@@ -12,8 +13,6 @@ import { PublisherRepo } from "../Publishers/Repo.ts"
 
 /** The reserved publisher that holds nodes until their authors claim them. */
 const unclaimed = "unclaimed"
-
-const json = (body: string, status = 200) => HttpServerResponse.text(body, { status, contentType: "application/json" })
 
 export const AdminLive = HttpApiBuilder.group(Api, "admin", (handlers) =>
   Effect.gen(function*() {
@@ -34,7 +33,7 @@ export const AdminLive = HttpApiBuilder.group(Api, "admin", (handlers) =>
           const created = yield* writes.createNode({ ...payload, publisher_id: unclaimed })
           if (!created) return yield* new Conflict({ message: `A node '${payload.id}' exists already` })
           // just created: its absence would be a defect, not an answer
-          return json(yield* Effect.orDie(nodeJson(payload.id)), 201)
+          return jsonText(yield* Effect.orDie(nodeJson(payload.id)), 201)
         }))
       .handle("moderateNode", ({ path, payload }) =>
         Effect.gen(function*() {
@@ -50,7 +49,7 @@ export const AdminLive = HttpApiBuilder.group(Api, "admin", (handlers) =>
             if (Option.isNone(current)) return yield* new NotFound({ message: `No node '${path.nodeId}'` })
             return yield* new Conflict({ message: `A node cannot move from ${current.value.status} to ${target}` })
           }
-          return json(yield* nodeJson(path.nodeId))
+          return jsonText(yield* nodeJson(path.nodeId))
         }))
       .handle("moderatePublisher", ({ path, payload }) =>
         Effect.gen(function*() {
@@ -68,6 +67,6 @@ export const AdminLive = HttpApiBuilder.group(Api, "admin", (handlers) =>
           if (verdict === "allowed") yield* writes.setPublisherStatus(path.publisherId, payload.status)
           const found = yield* publishers.findJson(path.publisherId, false)
           if (Option.isNone(found)) return yield* new NotFound({ message: `No publisher '${path.publisherId}'` })
-          return json(found.value)
+          return jsonText(found.value)
         }))
   }))

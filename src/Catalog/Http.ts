@@ -2,8 +2,9 @@ import { HttpApiBuilder, HttpServerRequest, HttpServerResponse } from "@effect/p
 import { Deferred, Effect, FiberId, Metric, Option } from "effect"
 import { createHash } from "node:crypto"
 import { Api } from "../Api.ts"
+import { jsonText } from "../Domain/JsonText.ts"
 import { roleIn } from "../Auth/Policy.ts"
-import { BadRequest, Forbidden, NotFound } from "../Errors.ts"
+import { BadRequest, Forbidden, nodeBanned, NotFound } from "../Errors.ts"
 import { PublisherRepo } from "../Publishers/Repo.ts"
 import { defaultLimit, type ListNodesParams, maxLimit } from "./Api.ts"
 import { type CachedPage, ListCache } from "./ListCache.ts"
@@ -129,9 +130,9 @@ export const CatalogLive = HttpApiBuilder.group(Api, "catalog", (handlers) =>
             case "Missing":
               return yield* new NotFound({ message: `Node '${path.nodeId}' has no version '${path.versionId}'` })
             case "Banned":
-              return yield* new Forbidden({ code: "node_banned", message: `Node '${path.nodeId}' is banned` })
+              return yield* nodeBanned(path.nodeId)
             case "Visible":
-              return HttpServerResponse.text(found.json, { contentType: "application/json" })
+              return jsonText(found.json)
           }
         }))
   }))
@@ -162,7 +163,7 @@ export const PublisherNodesLive = HttpApiBuilder.group(Api, "publisherNodes", (h
             publisherId: path.publisherId,
             includeBanned
           })
-          return HttpServerResponse.text(`[${page.nodes}]`, { contentType: "application/json" })
+          return jsonText(`[${page.nodes}]`)
         }))
       .handle("listNodesForPublisherV2", ({ path, urlParams }) =>
         Effect.gen(function*() {

@@ -1,12 +1,11 @@
-import { HttpApiBuilder, HttpServerResponse } from "@effect/platform"
+import { HttpApiBuilder } from "@effect/platform"
 import { Effect, Option } from "effect"
 import { Api } from "../Api.ts"
+import { jsonText } from "../Domain/JsonText.ts"
 import { managerRoles, requireRole, requireSiteAdmin } from "../Auth/Policy.ts"
-import { Conflict, Forbidden, NotFound } from "../Errors.ts"
+import { Conflict, Forbidden, nodeBanned, NotFound } from "../Errors.ts"
 import { PublisherRepo } from "../Publishers/Repo.ts"
 import { HostNodeRepo, quoteSome, type VersionLocation } from "./Repo.ts"
-
-const json = (body: string, status = 200) => HttpServerResponse.text(body, { status, contentType: "application/json" })
 
 const noSuchVersion = (nodeId: string, version: string) =>
   new NotFound({ message: `Node '${nodeId}' has no version '${version}'` })
@@ -34,9 +33,9 @@ export const PublicHostNodesLive = HttpApiBuilder.group(Api, "publicHostNodes", 
         const at = yield* repo.locate(path.nodeId, path.version)
         // as for the version itself: a banned node (or publisher) is 403, whatever the version
         if (Option.isSome(at) && at.value.banned) {
-          return yield* new Forbidden({ code: "node_banned", message: `Node '${path.nodeId}' is banned` })
+          return yield* nodeBanned(path.nodeId)
         }
-        return json(yield* repo.list(yield* versionOf(path.nodeId, path.version, at)))
+        return jsonText(yield* repo.list(yield* versionOf(path.nodeId, path.version, at)))
       }))
   }))
 
@@ -55,7 +54,7 @@ export const HostNodesLive = HttpApiBuilder.group(Api, "hostNodes", (handlers) =
               message: `The body names ${quoteSome(repeated)} more than once`
             })
           }
-          return json(yield* repo.create(versionId, payload), 201)
+          return jsonText(yield* repo.create(versionId, payload), 201)
         }))
       .handle("updateHostNode", ({ path, payload }) =>
         Effect.gen(function*() {
@@ -68,6 +67,6 @@ export const HostNodesLive = HttpApiBuilder.group(Api, "hostNodes", (handlers) =
             return yield* new Forbidden({ message: "Only site admins may change a host-node's policy" })
           }
           const versionId = yield* versionOf(path.nodeId, path.version, at)
-          return json(yield* repo.update(versionId, path.hostNodeName, payload))
+          return jsonText(yield* repo.update(versionId, path.hostNodeName, payload))
         }))
   }))

@@ -7,9 +7,10 @@
  * name), then the host. The host is asked before the move and the move is conditional, so a claim
  * that lost a race after asking still ends in 409.
  */
-import { HttpApiBuilder, HttpServerResponse } from "@effect/platform"
+import { HttpApiBuilder } from "@effect/platform"
 import { Effect, Option, Redacted } from "effect"
 import { Api } from "../Api.ts"
+import { jsonText } from "../Domain/JsonText.ts"
 import { managerRoles, requireRole } from "../Auth/Policy.ts"
 import { NodeRepo } from "../Catalog/Repo.ts"
 import { CatalogWrites } from "../Catalog/Writes.ts"
@@ -82,9 +83,6 @@ export const ClaimsLive = HttpApiBuilder.group(Api, "claims", (handlers) =>
         yield* Effect.logInfo(`node ${nodeId} claimed by publisher ${publisherId} (repository host user ${login})`)
         const claimed = yield* nodes.findNode(nodeId)
         if (Option.isNone(claimed)) return yield* new NotFound({ message: `No node '${nodeId}'` })
-        return HttpServerResponse.text(
-          `{"message":${JSON.stringify(`Node ${nodeId} claimed by ${publisherId}`)},"node":${claimed.value.json}}`,
-          { contentType: "application/json" }
-        )
+        return jsonText(`{"message":${JSON.stringify(`Node ${nodeId} claimed by ${publisherId}`)},"node":${claimed.value.json}}`)
       }))
   }))

@@ -1,6 +1,7 @@
-import { HttpApiBuilder, HttpServerResponse } from "@effect/platform"
+import { HttpApiBuilder } from "@effect/platform"
 import { Effect, Option } from "effect"
 import { Api } from "../Api.ts"
+import { jsonText } from "../Domain/JsonText.ts"
 import { Viewer } from "../Auth/Authentication.ts"
 import { CurrentUser } from "../Auth/CurrentUser.ts"
 import { requireRole } from "../Auth/Policy.ts"
@@ -10,8 +11,6 @@ import { move, publisherStatusMoves } from "../Domain/Transitions.ts"
 import { BadRequest, Conflict, Forbidden, NotFound } from "../Errors.ts"
 import { PublisherRepo } from "./Repo.ts"
 
-const json = (body: string, status = 200) => HttpServerResponse.text(body, { status, contentType: "application/json" })
-
 /** The publisher's JSON, with members for members and site admins. */
 const publisherFor = (publisherId: string, viewer: Option.Option<{ id: string; isSiteAdmin: boolean }>) =>
   Effect.gen(function*() {
@@ -20,7 +19,7 @@ const publisherFor = (publisherId: string, viewer: Option.Option<{ id: string; i
       (viewer.value.isSiteAdmin || Option.isSome(yield* publishers.roleOf(publisherId, viewer.value.id)))
     const found = yield* publishers.findJson(publisherId, showMembers)
     if (Option.isNone(found)) return yield* new NotFound({ message: `No publisher '${publisherId}'` })
-    return json(found.value)
+    return jsonText(found.value)
   })
 
 export const PublicPublishersLive = HttpApiBuilder.group(Api, "publicPublishers", (handlers) =>
@@ -51,7 +50,7 @@ export const PublishersLive = HttpApiBuilder.group(Api, "publishers", (handlers)
             return yield* new Conflict({ code: "publisher_exists", message: `The publisher id '${payload.id}' is taken` })
           }
           const created = yield* publishers.findJson(payload.id, true)
-          return json(Option.getOrThrow(created), 201)
+          return jsonText(Option.getOrThrow(created), 201)
         }))
       .handle("updatePublisher", ({ path, payload }) =>
         Effect.gen(function*() {
@@ -78,7 +77,7 @@ export const PublishersLive = HttpApiBuilder.group(Api, "publishers", (handlers)
           return yield* withRepo(publisherFor(path.publisherId, Option.some(user)))
         }))
       .handle("listMyPublishers", () =>
-        Effect.flatMap(CurrentUser, (user) => Effect.map(publishers.listForUser(user.id), (body) => json(body))))
+        Effect.flatMap(CurrentUser, (user) => Effect.map(publishers.listForUser(user.id), (body) => jsonText(body))))
       .handle("addMember", ({ path, payload }) =>
         Effect.gen(function*() {
           yield* ownersOnly(path.publisherId)
@@ -93,7 +92,7 @@ export const PublishersLive = HttpApiBuilder.group(Api, "publishers", (handlers)
             return yield* new Conflict({ code: "last_owner", message: "A publisher keeps at least one owner" })
           }
           const member = yield* publishers.memberJson(path.publisherId, payload.user_id)
-          return json(Option.getOrThrow(member), result === "added" ? 201 : 200)
+          return jsonText(Option.getOrThrow(member), result === "added" ? 201 : 200)
         }))
       .handle("removeMember", ({ path }) =>
         Effect.gen(function*() {

@@ -4,16 +4,11 @@
  */
 import { SqlClient, SqlError } from "@effect/sql"
 import { Context, Effect, Layer, Option } from "effect"
+import type { PublisherPatch } from "../Catalog/Writes.ts"
 import type { PublisherRole } from "../Domain/Publisher.ts"
 
-export interface NewPublisher {
+export interface NewPublisher extends PublisherPatch {
   readonly id: string
-  readonly name?: string | undefined
-  readonly description?: string | undefined
-  readonly logo?: string | undefined
-  readonly website?: string | undefined
-  readonly support?: string | undefined
-  readonly source_code_repo?: string | undefined
 }
 
 export type MemberChange = "added" | "updated" | "unknown_user" | "last_owner"
