@@ -33,7 +33,7 @@ const errorsAsErrorResponse = (spec: Record<string, any>): Record<string, any> =
   // several groups share a title (public and authenticated halves of a feature): one tag each
   spec.tags = [...new Map((spec.tags ?? []).map((tag: { name: string }) => [tag.name, tag])).values()]
   for (const name of Object.keys(spec.components.schemas)) {
-    if (/^(BadRequest|Unauthorized|Forbidden|NotFound|Conflict|PayloadTooLarge|RateLimited|ServiceUnavailable|HttpApiDecodeError|Issue|PropertyKey)$/.test(name)) {
+    if (/^(BadRequest|Unauthorized|Forbidden|NotFound|Conflict|PayloadTooLarge|RateLimited|UnsupportedMediaType|UpstreamError|ServiceUnavailable|UpstreamTimeout|HttpApiDecodeError|Issue|PropertyKey)$/.test(name)) {
       delete spec.components.schemas[name]
     }
   }

@@ -28,6 +28,33 @@ export interface AppConfigShape {
     /** The host name in repository URLs that this API answers for (a node elsewhere cannot be claimed). */
     readonly webHost: string
   }
+  /** `simulated` serves built-in offline vendors instead of the configured ones. */
+  readonly vendorMode: "live" | "simulated"
+  /** The image vendor: `/proxy/imagevendor/<rest>` goes to `<baseUrl>/<rest>`. */
+  readonly imageVendor: {
+    /** Base URL without a trailing slash. */
+    readonly baseUrl: Option.Option<string>
+    readonly apiKey: Option.Option<Redacted.Redacted>
+    /** The request header that carries the key. */
+    readonly apiKeyHeader: string
+  }
+  /** The music vendor: `/proxy/musicvendor/<rest>` goes to `<baseUrl>/<rest>` with a bearer key. */
+  readonly musicVendor: {
+    /** Base URL without a trailing slash. */
+    readonly baseUrl: Option.Option<string>
+    readonly apiKey: Option.Option<Redacted.Redacted>
+  }
+  /** How long a vendor may take to start answering before the caller gets 504. */
+  readonly vendorTimeoutMillis: number
+  /** After this long without a vendor event, a blank line keeps the NDJSON stream alive. */
+  readonly streamKeepAliveMillis: number
+  /** Node archives: size limit, how long a signed upload URL lives, the key that signs it. */
+  readonly storage: {
+    readonly maxArchiveBytes: number
+    readonly uploadUrlTtlSeconds: number
+    /** Unset: a key is generated into the data folder on first start (like the JWT secret). */
+    readonly signingSecret: Option.Option<Redacted.Redacted>
+  }
 }
 
 /** The public repository host's REST API. */
@@ -58,6 +85,21 @@ const optionalRedacted = (name: string) =>
     Config.map(Option.filter((s) => Redacted.value(s).trim() !== ""))
   )
 
+const optionalHttpUrl = (name: string) =>
+  optionalString(name).pipe(
+    Config.mapOrFail((url) =>
+      Option.match(url, {
+        onNone: () => Either.right(Option.none<string>()),
+        onSome: (raw) =>
+          URL.canParse(raw.trim()) && /^https?:$/.test(new URL(raw.trim()).protocol)
+            ? Either.right(Option.some(raw.trim().replace(/\/+$/, "")))
+            : Either.left(ConfigError.InvalidData([], `${name} must be an http(s) URL; got "${raw}"`))
+      })
+    )
+  )
+
+const VendorModeConfig = Config.literal("live", "simulated")("VENDOR_MODE").pipe(Config.withDefault("live" as const))
+
 const csv = (name: string) =>
   Config.string(name).pipe(
     Config.withDefault(""),
@@ -87,7 +129,17 @@ export const appConfig: Config.Config<AppConfigShape> = Config.all({
         : Either.left(ConfigError.InvalidData([], `REPOHOST_API_URL must be an http(s) URL; got "${raw}"`))
     })
   ),
-  repohostWebHost: optionalString("REPOHOST_WEB_HOST")
+  repohostWebHost: optionalString("REPOHOST_WEB_HOST"),
+  vendorMode: VendorModeConfig,
+  imageVendorBaseUrl: optionalHttpUrl("IMAGEVENDOR_BASE_URL"),
+  imageVendorApiKey: optionalRedacted("IMAGEVENDOR_API_KEY"),
+  imageVendorApiKeyHeader: Config.string("IMAGEVENDOR_API_KEY_HEADER").pipe(Config.withDefault("x-api-key")),
+  musicVendorBaseUrl: optionalHttpUrl("MUSICVENDOR_BASE_URL"),
+  musicVendorApiKey: optionalRedacted("MUSICVENDOR_API_KEY"),
+  vendorTimeoutSeconds: Config.number("VENDOR_TIMEOUT_SECONDS").pipe(Config.withDefault(60)),
+  maxArchiveBytes: Config.integer("MAX_ARCHIVE_BYTES").pipe(Config.withDefault(100 * 1024 * 1024)),
+  uploadUrlTtlSeconds: Config.integer("UPLOAD_URL_TTL_SECONDS").pipe(Config.withDefault(3600)),
+  storageSigningSecret: optionalRedacted("STORAGE_SIGNING_SECRET")
 }).pipe(
   Config.map((c) => ({
     port: c.port,
@@ -111,6 +163,20 @@ export const appConfig: Config.Config<AppConfigShape> = Config.all({
       // the API of a host is commonly served from its `api.` subdomain
       webHost: Option.getOrElse(c.repohostWebHost, () => new URL(c.repohostApiUrl).hostname.replace(/^api\./, ""))
         .toLowerCase()
+    },
+    vendorMode: c.vendorMode,
+    imageVendor: {
+      baseUrl: c.imageVendorBaseUrl,
+      apiKey: c.imageVendorApiKey,
+      apiKeyHeader: c.imageVendorApiKeyHeader.trim() || "x-api-key"
+    },
+    musicVendor: { baseUrl: c.musicVendorBaseUrl, apiKey: c.musicVendorApiKey },
+    vendorTimeoutMillis: Math.max(1, c.vendorTimeoutSeconds) * 1000,
+    streamKeepAliveMillis: 30_000,
+    storage: {
+      maxArchiveBytes: Math.max(1, c.maxArchiveBytes),
+      uploadUrlTtlSeconds: Math.max(1, c.uploadUrlTtlSeconds),
+      signingSecret: c.storageSigningSecret
     }
   }))
 )

@@ -25,7 +25,11 @@ export class RateLimited extends Schema.TaggedError<RateLimited>()("RateLimited"
   /** Seconds until the client may try again, passed on as `Retry-After`. */
   retryAfter: Schema.optional(Schema.Number)
 }, HttpApiSchema.annotations({ status: 429 })) {}
+export class UnsupportedMediaType extends Schema.TaggedError<UnsupportedMediaType>()("UnsupportedMediaType", fields, HttpApiSchema.annotations({ status: 415 })) {}
+/** A vendor or other upstream failed or refused our credentials: not the caller's fault. */
+export class UpstreamError extends Schema.TaggedError<UpstreamError>()("UpstreamError", fields, HttpApiSchema.annotations({ status: 502 })) {}
 export class ServiceUnavailable extends Schema.TaggedError<ServiceUnavailable>()("ServiceUnavailable", fields, HttpApiSchema.annotations({ status: 503 })) {}
+export class UpstreamTimeout extends Schema.TaggedError<UpstreamTimeout>()("UpstreamTimeout", fields, HttpApiSchema.annotations({ status: 504 })) {}
 
 /** A node that a banned status (its own or its publisher's) keeps from clients who ask for it. */
 export const nodeBanned = (nodeId: string) => new Forbidden({ code: "node_banned", message: `Node '${nodeId}' is banned` })
@@ -38,7 +42,10 @@ export type ApiError =
   | Conflict
   | PayloadTooLarge
   | RateLimited
+  | UnsupportedMediaType
+  | UpstreamError
   | ServiceUnavailable
+  | UpstreamTimeout
 
 const defaults: Record<ApiError["_tag"], { readonly status: number; readonly code: string }> = {
   BadRequest: { status: 400, code: "bad_request" },
@@ -48,7 +55,10 @@ const defaults: Record<ApiError["_tag"], { readonly status: number; readonly cod
   Conflict: { status: 409, code: "conflict" },
   PayloadTooLarge: { status: 413, code: "payload_too_large" },
   RateLimited: { status: 429, code: "rate_limited" },
-  ServiceUnavailable: { status: 503, code: "service_unavailable" }
+  UnsupportedMediaType: { status: 415, code: "unsupported_media_type" },
+  UpstreamError: { status: 502, code: "upstream_error" },
+  ServiceUnavailable: { status: 503, code: "service_unavailable" },
+  UpstreamTimeout: { status: 504, code: "upstream_timeout" }
 }
 
 const isApiError = (u: unknown): u is ApiError =>

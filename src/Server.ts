@@ -42,11 +42,18 @@ const allowedMethods = (path: string) => [...new Set(routeTable.filter((r) => r.
 /** The largest JSON body read: a bulk host-node record of 5,000 entries fits with room to spare. */
 const maxJsonBodyBytes = 16 * 1024 * 1024
 
+/**
+ * Routes that read their body as a stream and enforce their own, larger limits: the video upload
+ * of the music proxy and node archives (signed upload URLs).
+ */
+const streamedBodyRoutes = [/^\/proxy\/musicvendor\//, /^\/archives\//]
+const readsStreamedBody = (url: string) => streamedBodyRoutes.some((route) => route.test(url))
+
 /** Framework failures, typed errors and defects all leave as ErrorResponse; bodies are bounded. */
 const ErrorResponses = HttpApiBuilder.middleware((app) =>
   Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) =>
     // a declared length over the limit is answered before reading a byte of it
-    Number(request.headers["content-length"] ?? 0) > maxJsonBodyBytes
+    !readsStreamedBody(request.url) && Number(request.headers["content-length"] ?? 0) > maxJsonBodyBytes
       ? Effect.succeed(errorResponse(413, "payload_too_large", `The request body is larger than ${maxJsonBodyBytes} bytes`))
       : app.pipe(
         HttpIncomingMessage.withMaxBodySize(Option.some(maxJsonBodyBytes)),
