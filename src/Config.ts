@@ -50,6 +50,8 @@ export interface AppConfigShape {
   readonly streamKeepAliveMillis: number
   /** Node archives: size limit, how long a signed upload URL lives, the key that signs it. */
   readonly storage: {
+    /** Where archives live; instances that serve one catalogue must share it. */
+    readonly dir: string
     readonly maxArchiveBytes: number
     readonly uploadUrlTtlSeconds: number
     /** Unset: a key is generated into the data folder on first start (like the JWT secret). */
@@ -137,6 +139,7 @@ export const appConfig: Config.Config<AppConfigShape> = Config.all({
   musicVendorBaseUrl: optionalHttpUrl("MUSICVENDOR_BASE_URL"),
   musicVendorApiKey: optionalRedacted("MUSICVENDOR_API_KEY"),
   vendorTimeoutSeconds: Config.number("VENDOR_TIMEOUT_SECONDS").pipe(Config.withDefault(60)),
+  storageDir: optionalString("STORAGE_DIR"),
   maxArchiveBytes: Config.integer("MAX_ARCHIVE_BYTES").pipe(Config.withDefault(100 * 1024 * 1024)),
   uploadUrlTtlSeconds: Config.integer("UPLOAD_URL_TTL_SECONDS").pipe(Config.withDefault(3600)),
   storageSigningSecret: optionalRedacted("STORAGE_SIGNING_SECRET")
@@ -174,6 +177,7 @@ export const appConfig: Config.Config<AppConfigShape> = Config.all({
     vendorTimeoutMillis: Math.max(1, c.vendorTimeoutSeconds) * 1000,
     streamKeepAliveMillis: 30_000,
     storage: {
+      dir: Option.getOrElse(Option.map(c.storageDir, (d) => path.resolve(d)), () => path.join(c.dataDir, "archives")),
       maxArchiveBytes: Math.max(1, c.maxArchiveBytes),
       uploadUrlTtlSeconds: Math.max(1, c.uploadUrlTtlSeconds),
       signingSecret: c.storageSigningSecret
