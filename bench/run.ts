@@ -545,7 +545,9 @@ const main = async () => {
     { name: "cached", paths: ["/nodes?limit=30"] },
     { name: "filtered+sorted", paths: ["/nodes?supported_os=linux&sort=downloads;desc&limit=30&latest=true"] },
     { name: "deep page", paths: [`/nodes?page=${deepPage}&limit=30&latest=true`] },
-    { name: "version", paths: versionPaths }
+    { name: "version", paths: versionPaths },
+    // full-text search: a common word, two words, a prefix being typed
+    { name: "search", paths: ["/nodes/search?search=image&limit=30", "/nodes/search?search=upscale%20tools&limit=30", "/nodes/search?search=segm&limit=30"] }
   ]
 
   const answersDiffer = [

@@ -9,6 +9,7 @@ import { PgClient } from "@effect/sql-pg"
 import { Effect, Layer, ManagedRuntime, Redacted } from "effect"
 import { defaultLimit, maxLimit } from "../src/Catalog/Api.ts"
 import { type NodeQuery, NodeRepo, NodeRepoLive, type SortColumn } from "../src/Catalog/Repo.ts"
+import { SearchRepo, SearchRepoLive } from "../src/Catalog/SearchRepo.ts"
 import { semverKey } from "../src/Catalog/Semver.ts"
 
 export type Compiled = readonly [text: string, params: ReadonlyArray<unknown>]
@@ -40,7 +41,10 @@ export const toQuery = (params: URLSearchParams): NodeQuery => {
 const versionPath = /^\/nodes\/([^/]+)\/versions\/([^/]+)$/
 
 export interface StatementRecorder {
-  /** The statements of a `GET /nodes` or `GET /nodes/{id}/versions/{v}` URL; undefined for other routes. */
+  /**
+   * The statements of a `GET /nodes`, `GET /nodes/search` or `GET /nodes/{id}/versions/{v}` URL;
+   * undefined for other routes.
+   */
   readonly forUrl: (url: string) => Promise<Recorded | undefined>
   readonly dispose: () => Promise<void>
 }
@@ -48,13 +52,15 @@ export interface StatementRecorder {
 export const makeStatementRecorder = (databaseUrl: string): StatementRecorder => {
   // the statements run once while being recorded: a small pool of its own is enough
   const runtime = ManagedRuntime.make(
-    NodeRepoLive.pipe(Layer.provide(PgClient.layer({ url: Redacted.make(databaseUrl), maxConnections: 2 })))
+    Layer.merge(NodeRepoLive, SearchRepoLive).pipe(
+      Layer.provide(PgClient.layer({ url: Redacted.make(databaseUrl), maxConnections: 2 }))
+    )
   )
 
-  const record = <A>(f: (repo: NodeRepo["Type"]) => Effect.Effect<A>): Promise<ReadonlyArray<Compiled>> => {
+  const record = <A>(effect: Effect.Effect<A, never, NodeRepo | SearchRepo>): Promise<ReadonlyArray<Compiled>> => {
     const statements: Array<Compiled> = []
     return runtime.runPromise(
-      Effect.flatMap(NodeRepo, f).pipe(
+      effect.pipe(
         Statement.withTransformer((statement) => {
           statements.push(statement.compile())
           return Effect.succeed(statement)
@@ -68,9 +74,19 @@ export const makeStatementRecorder = (databaseUrl: string): StatementRecorder =>
     const { pathname, searchParams } = new URL(url, "http://bench")
     if (pathname === "/nodes") {
       const query = toQuery(searchParams)
-      const statements = await record((repo) => repo.listPage(query))
+      const statements = await record(Effect.flatMap(NodeRepo, (repo) => repo.listPage(query)))
       if (statements.length !== 1) {
         throw new Error(`expected one statement from NodeRepo.listPage, got ${statements.length}`)
+      }
+      return { _tag: "List", query, statement: statements[0]! }
+    }
+    if (pathname === "/nodes/search") {
+      // a page of search results is answered like a page of GET /nodes
+      const query = toQuery(searchParams)
+      const text = searchParams.get("search") ?? ""
+      const statements = await record(Effect.flatMap(SearchRepo, (repo) => repo.search({ ...query, text })))
+      if (statements.length !== 1) {
+        throw new Error(`expected one statement from SearchRepo.search, got ${statements.length}`)
       }
       return { _tag: "List", query, statement: statements[0]! }
     }
@@ -78,7 +94,7 @@ export const makeStatementRecorder = (databaseUrl: string): StatementRecorder =>
     if (version) {
       const nodeId = decodeURIComponent(version[1]!)
       const v = decodeURIComponent(version[2]!)
-      const [statement, ...rest] = await record((repo) => repo.findVersion(nodeId, v))
+      const [statement, ...rest] = await record(Effect.flatMap(NodeRepo, (repo) => repo.findVersion(nodeId, v)))
       if (!statement || rest.length > 0) throw new Error("expected one query from NodeRepo.findVersion")
       return { _tag: "Version", nodeId, version: v, statement }
     }

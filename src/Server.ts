@@ -16,6 +16,7 @@ import { CatalogLive, PublisherNodesLive } from "./Catalog/Http.ts"
 import { ListCacheLive } from "./Catalog/ListCache.ts"
 import { NodeRepoLive } from "./Catalog/Repo.ts"
 import { CatalogWritesLive } from "./Catalog/Writes.ts"
+import { SearchRepoLive } from "./Catalog/SearchRepo.ts"
 import { AppConfig } from "./Config.ts"
 import { DatabaseLive } from "./Db/Database.ts"
 import { errorResponse, respondToCause } from "./Errors.ts"
@@ -69,6 +70,7 @@ const Docs = Layer.mergeAll(
 /** The repositories and services the handlers use, over one database pool. */
 export const ServicesLive = Layer.mergeAll(
   NodeRepoLive,
+  SearchRepoLive,
   CatalogWritesLive,
   PublisherRepoLive,
   HostNodeRepoLive,

@@ -57,6 +57,16 @@ export const ListNodesParams = Schema.Struct({
 })
 export type ListNodesParams = typeof ListNodesParams.Type
 
+export const SearchNodesParams = Schema.Struct({
+  search: Text(200).pipe(
+    Schema.filter((s) => s.trim() !== "", { message: () => "must not be blank" })
+  ).annotations({ description: "What to look for (websearch syntax: words, \"phrases\", or, -word); the last word also matches as a prefix" }),
+  page: ListNodesParams.fields.page,
+  limit: ListNodesParams.fields.limit,
+  supported_os: ListNodesParams.fields.supported_os,
+  supported_accelerator: ListNodesParams.fields.supported_accelerator
+})
+
 const PublisherPageParams = Schema.Struct({
   page: Schema.optional(Page),
   limit: Schema.optional(Limit),
@@ -71,6 +81,14 @@ export class CatalogApi extends HttpApiGroup.make("catalog")
       .addError(BadRequest)
       .annotate(OpenApi.Summary, "List all nodes (paginated)")
       .annotate(OpenApi.Description, "Nodes of every publisher, banned and deleted ones excluded. Answers carry an ETag; If-None-Match is honoured with 304.")
+  )
+  .add(
+    HttpApiEndpoint.get("searchNodes", "/nodes/search")
+      .setUrlParams(SearchNodesParams)
+      .addSuccess(NodeList)
+      .addError(BadRequest)
+      .annotate(OpenApi.Summary, "Search nodes (paginated)")
+      .annotate(OpenApi.Description, "Full-text search over id, name, description, author, tags and host-node names of the listed nodes, best match first (then search_ranking, downloads, id).")
   )
   .add(
     HttpApiEndpoint.get("getNodeVersion", "/nodes/:nodeId/versions/:versionId")

@@ -9,6 +9,7 @@ import { PublisherRepo } from "../Publishers/Repo.ts"
 import { defaultLimit, type ListNodesParams, maxLimit } from "./Api.ts"
 import { type CachedPage, ListCache } from "./ListCache.ts"
 import { type NodePage, type NodeQuery, NodeRepo, type SortColumn } from "./Repo.ts"
+import { SearchRepo } from "./SearchRepo.ts"
 import { semverKey } from "./Semver.ts"
 
 const isTrue = (flag: string | undefined) => flag === "true" || flag === "1"
@@ -86,6 +87,7 @@ export const CatalogLive = HttpApiBuilder.group(Api, "catalog", (handlers) =>
   Effect.gen(function*() {
     const repo = yield* NodeRepo
     const cache = yield* ListCache
+    const searchRepo = yield* SearchRepo
 
     /**
      * Concurrent misses of one page share one query. It runs apart from the requests, so a client
@@ -122,6 +124,18 @@ export const CatalogLive = HttpApiBuilder.group(Api, "catalog", (handlers) =>
           const hit = cache.get(key)
           if (Option.isSome(hit)) return respond(request, hit.value, "hit")
           return respond(request, yield* shared(key, compute), "miss")
+        }))
+      // not cached: host-node records, which search covers, change without invalidating list pages
+      .handle("searchNodes", ({ urlParams }) =>
+        Effect.gen(function*() {
+          const q = pageOf(urlParams.page, urlParams.limit)
+          const page = yield* searchRepo.search({
+            ...q,
+            text: urlParams.search,
+            supportedOs: urlParams.supported_os,
+            supportedAccelerator: urlParams.supported_accelerator
+          })
+          return HttpServerResponse.uint8Array(renderList(q, page).body, { contentType: "application/json" })
         }))
       .handle("getNodeVersion", ({ path }) =>
         Effect.gen(function*() {

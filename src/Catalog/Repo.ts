@@ -75,6 +75,32 @@ const orderSql = (sort: ReadonlyArray<SortKey>, alias: string): string => {
   return [...keys, `${alias}.id ASC`].join(", ")
 }
 
+/** The version `v` as wire JSON (a SQL expression); shared with the search statement. */
+export const versionJson = (v: string) =>
+  `json_build_object(
+    'changelog', ${v}.changelog, 'host_node_extract_status', ${v}.host_node_extract_status,
+    'createdAt', iso_time(${v}.created_at), 'dependencies', ${v}.dependencies,
+    'deprecated', ${v}.deprecated, 'id', ${v}.id, 'node_id', ${v}.node_id, 'status', ${v}.status,
+    'status_reason', ${v}.status_reason, 'supported_accelerators', ${v}.supported_accelerators,
+    'supported_host_frontend_version', ${v}.supported_host_frontend_version,
+    'supported_host_version', ${v}.supported_host_version, 'supported_os', ${v}.supported_os,
+    'tags', ${v}.tags, 'tags_admin', ${v}.tags_admin, 'version', ${v}.version)`
+
+/** The node `n` of publisher `p` with latest version JSON `latest`, as wire JSON text (a SQL expression). */
+export const nodeJson = (n: string, p: string, latest: string) =>
+  `json_strip_nulls(json_build_object(
+    'author', ${n}.author, 'banner_url', ${n}.banner_url, 'category', ${n}.category,
+    'created_at', iso_time(${n}.created_at), 'description', ${n}.description,
+    'downloads', ${n}.downloads, 'repohost_stars', ${n}.repohost_stars, 'icon', ${n}.icon,
+    'id', ${n}.id, 'latest_version', ${latest}, 'license', ${n}.license, 'name', ${n}.name,
+    'preempted_host_node_names', ${n}.preempted_host_node_names, 'publisher', ${publisherJson(p, "null")},
+    'rating', ${n}.rating, 'repository', ${n}.repository, 'search_ranking', ${n}.search_ranking,
+    'status', ${n}.status, 'status_detail', ${n}.status_detail,
+    'supported_accelerators', ${n}.supported_accelerators,
+    'supported_host_frontend_version', ${n}.supported_host_frontend_version,
+    'supported_host_version', ${n}.supported_host_version, 'supported_os', ${n}.supported_os,
+    'tags', ${n}.tags, 'tags_admin', ${n}.tags_admin, 'translations', ${n}.translations))::text`
+
 export class NodeRepo extends Context.Tag("NodeRepo")<NodeRepo, {
   readonly listPage: (query: NodeQuery) => Effect.Effect<NodePage>
   /** A version of a node by version string or id, unless the node is banned or gone. */
@@ -87,30 +113,6 @@ export class NodeRepo extends Context.Tag("NodeRepo")<NodeRepo, {
 
 export const makeNodeRepo = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
-
-  const versionJson = (v: string) =>
-    `json_build_object(
-      'changelog', ${v}.changelog, 'host_node_extract_status', ${v}.host_node_extract_status,
-      'createdAt', iso_time(${v}.created_at), 'dependencies', ${v}.dependencies,
-      'deprecated', ${v}.deprecated, 'id', ${v}.id, 'node_id', ${v}.node_id, 'status', ${v}.status,
-      'status_reason', ${v}.status_reason, 'supported_accelerators', ${v}.supported_accelerators,
-      'supported_host_frontend_version', ${v}.supported_host_frontend_version,
-      'supported_host_version', ${v}.supported_host_version, 'supported_os', ${v}.supported_os,
-      'tags', ${v}.tags, 'tags_admin', ${v}.tags_admin, 'version', ${v}.version)`
-
-  const nodeJson = (n: string, p: string, latest: string) =>
-    `json_strip_nulls(json_build_object(
-      'author', ${n}.author, 'banner_url', ${n}.banner_url, 'category', ${n}.category,
-      'created_at', iso_time(${n}.created_at), 'description', ${n}.description,
-      'downloads', ${n}.downloads, 'repohost_stars', ${n}.repohost_stars, 'icon', ${n}.icon,
-      'id', ${n}.id, 'latest_version', ${latest}, 'license', ${n}.license, 'name', ${n}.name,
-      'preempted_host_node_names', ${n}.preempted_host_node_names, 'publisher', ${publisherJson(p, "null")},
-      'rating', ${n}.rating, 'repository', ${n}.repository, 'search_ranking', ${n}.search_ranking,
-      'status', ${n}.status, 'status_detail', ${n}.status_detail,
-      'supported_accelerators', ${n}.supported_accelerators,
-      'supported_host_frontend_version', ${n}.supported_host_frontend_version,
-      'supported_host_version', ${n}.supported_host_version, 'supported_os', ${n}.supported_os,
-      'tags', ${n}.tags, 'tags_admin', ${n}.tags_admin, 'translations', ${n}.translations))::text`
 
   /** The version `v` admits the host version whose key is the given parameter. */
   const admitsHost = (hostKey: string): Statement.Fragment =>

@@ -1,0 +1,79 @@
+/**
+ * `npm run demo`: the service as a newcomer can try it offline. Media vendors are simulated
+ * (VENDOR_MODE=simulated), data lives apart from ./data (DATA_DIR, default ./data-demo), the
+ * first start seeds a modest catalogue (later starts reuse it), and a development token is
+ * printed with a few requests to try. Ctrl-C stops the service and its database.
+ */
+import { HttpServer } from "@effect/platform"
+import { NodeRuntime } from "@effect/platform-node"
+import { SqlClient } from "@effect/sql"
+import { Console, Context, Effect, Layer, Logger, Option } from "effect"
+import * as path from "node:path"
+import { mintToken } from "../src/Auth/Jwt.ts"
+import { seedNodes, seedPublishers } from "../src/Catalog/Seed.ts"
+import { CatalogWrites } from "../src/Catalog/Writes.ts"
+import { AppConfig } from "../src/Config.ts"
+import { AppLive, HttpServerLive, ServicesLive } from "../src/Server.ts"
+
+// read when the configuration is, which is after this: imports only declare
+process.env.VENDOR_MODE = "simulated"
+process.env.DATA_DIR ||= "./data-demo"
+
+const catalogue = { nodes: 300, versionsPerNode: 5, seed: 1 }
+const demoUser = { sub: "demo", email: "demo@example.com", name: "Demo User", admin: true }
+
+/** Seeds the catalogue unless the database already holds nodes; answers how many it holds. */
+const seedIfEmpty = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  const existing = (yield* sql<{ n: number }>`SELECT count(*)::int AS n FROM nodes`.pipe(Effect.orDie))[0]?.n ?? 0
+  if (existing > 0) return { nodes: existing, seeded: false }
+  const writes = yield* CatalogWrites
+  const publishers = seedPublishers(catalogue)
+  const batch = seedNodes(catalogue, publishers, 0, catalogue.nodes)
+  yield* writes.upsertPublishers(publishers)
+  yield* writes.insertNodes(batch.nodes)
+  yield* writes.insertVersions(batch.versions)
+  return { nodes: batch.nodes.length, seeded: true }
+})
+
+const banner = (base: string, dataDir: string, nodes: { nodes: number; seeded: boolean }, token: string) =>
+  [
+    "",
+    `Demo registry on ${base} (simulated media vendors; data in ${dataDir})`,
+    `  API reference: ${base}/docs`,
+    `  Catalogue: ${nodes.nodes} nodes${nodes.seeded ? ", seeded just now" : ""}`,
+    `  Development token of '${demoUser.sub}', a site admin, valid 30 days:`,
+    "",
+    `export TOKEN=${token}`,
+    "",
+    "Try:",
+    `  curl '${base}/nodes?limit=3&sort=downloads;desc'`,
+    `  curl '${base}/nodes/search?search=image'`,
+    `  curl -X POST ${base}/proxy/imagevendor/v1/ai/skin-enhancer/creative -H "Authorization: Bearer $TOKEN" ` +
+    `-H 'content-type: application/json' -d '{"image":"https://example.com/face.jpg"}'`,
+    ""
+  ].join("\n")
+
+const LoggingLive = Layer.unwrapEffect(Effect.map(AppConfig, (config) => Logger.minimumLogLevel(config.logLevel)))
+
+const demo = Effect.gen(function*() {
+  const config = yield* AppConfig
+  if (Option.isSome(config.auth.jwksUrl)) {
+    return yield* Effect.dieMessage("AUTH_JWKS_URL is set: the demo mints its own tokens; unset it to run the demo")
+  }
+  // the services (database up and migrated) first, then the catalogue, then the server listens
+  const services = yield* Layer.build(ServicesLive)
+  const nodes = yield* Effect.provide(seedIfEmpty, services)
+  const token = yield* Effect.promise(() => mintToken(config, demoUser, "30d"))
+  const app = yield* Layer.build(AppLive.pipe(Layer.provideMerge(HttpServerLive), Layer.provide(Layer.succeedContext(services))))
+  const address = Context.get(app, HttpServer.HttpServer).address as HttpServer.TcpAddress
+  yield* Console.log(banner(`http://localhost:${address.port}`, path.resolve(config.dataDir), nodes, token))
+  return yield* Effect.never
+})
+
+demo.pipe(
+  Effect.scoped,
+  Effect.provide(LoggingLive),
+  Effect.provide(AppConfig.layer),
+  NodeRuntime.runMain
+)

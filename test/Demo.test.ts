@@ -1,0 +1,113 @@
+/**
+ * `npm run demo` as a newcomer runs it: the script as a child process with its own data folder
+ * (embedded PostgreSQL), a seeded catalogue, a printed token that the service accepts, a clean
+ * stop on SIGTERM, and a second start that reuses the catalogue.
+ */
+import { describe, expect, it } from "@effect/vitest"
+import { type ChildProcess, spawn } from "node:child_process"
+import * as fs from "node:fs/promises"
+import * as os from "node:os"
+import * as path from "node:path"
+import { fileURLToPath } from "node:url"
+import { freePort } from "../src/Db/Embedded.ts"
+import { decodeNodeList } from "./support/Catalogue.ts"
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..")
+
+interface Demo {
+  readonly child: ChildProcess
+  readonly stdout: () => string
+  readonly base: string
+  readonly token: string
+}
+
+/** Starts the demo and waits for its banner; the settings that would change it are left out. */
+const startDemo = async (dataDir: string): Promise<Demo> => {
+  const port = await freePort()
+  const env: Record<string, string | undefined> = { ...process.env, PORT: String(port), HOST: "127.0.0.1", DATA_DIR: dataDir }
+  for (const name of ["DATABASE_URL", "AUTH_JWT_SECRET", "AUTH_JWKS_URL", "AUTH_ISSUER", "AUTH_AUDIENCE", "VENDOR_MODE", "PUBLIC_BASE_URL"]) {
+    delete env[name]
+  }
+  const child = spawn(process.execPath, ["--import", "tsx", "scripts/demo.ts"], { cwd: root, env, stdio: ["ignore", "pipe", "pipe"] })
+  let out = ""
+  let err = ""
+  child.stdout.on("data", (chunk: Buffer) => (out += chunk.toString()))
+  child.stderr.on("data", (chunk: Buffer) => (err += chunk.toString()))
+  const token = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`no token within 150 s:\n${out}\n${err}`)), 150_000)
+    const check = () => {
+      const m = /^export TOKEN=(\S+)$/m.exec(out)
+      if (m) {
+        clearTimeout(timer)
+        resolve(m[1]!)
+      }
+    }
+    child.stdout.on("data", check)
+    child.on("exit", (code) => {
+      clearTimeout(timer)
+      reject(new Error(`the demo exited with ${code}:\n${out}\n${err}`))
+    })
+  })
+  return { child, stdout: () => out, base: `http://127.0.0.1:${port}`, token }
+}
+
+/** SIGTERM, then the exit code (the demo stops its database before it exits). */
+const stopDemo = (demo: Demo) =>
+  new Promise<number | null>((resolve, reject) => {
+    const timer = setTimeout(() => {
+      demo.child.kill("SIGKILL")
+      reject(new Error("the demo did not stop within 60 s of SIGTERM"))
+    }, 60_000)
+    demo.child.on("exit", (code) => {
+      clearTimeout(timer)
+      resolve(code)
+    })
+    demo.child.kill("SIGTERM")
+  })
+
+const getJson = async (url: string, token?: string) => {
+  const response = await fetch(url, token === undefined ? {} : { headers: { authorization: `Bearer ${token}` } })
+  return { status: response.status, body: await response.json() as unknown }
+}
+
+describe("npm run demo", () => {
+  it("seeds on first start, prints a working token, stops on SIGTERM, and reuses its catalogue", async () => {
+    const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), "registry-demo-"))
+    try {
+      const first = await startDemo(dataDir)
+      try {
+        expect(first.stdout()).toContain("Catalogue: 300 nodes, seeded just now")
+        expect(first.stdout()).toContain("/docs")
+        expect(first.stdout()).toContain("/nodes/search?search=")
+
+        const nodes = await getJson(`${first.base}/nodes?limit=5`)
+        expect(nodes.status).toBe(200)
+        const page = decodeNodeList(nodes.body)
+        expect(page.nodes.length).toBe(5)
+        expect(page.total).toBeGreaterThan(250)
+
+        const search = decodeNodeList((await getJson(`${first.base}/nodes/search?search=image`)).body)
+        expect(search.total).toBeGreaterThan(0)
+
+        // an authenticated endpoint takes the printed token, and refuses the request without it
+        const mine = await getJson(`${first.base}/users/publishers`, first.token)
+        expect(mine).toEqual({ status: 200, body: [] })
+        expect((await getJson(`${first.base}/users/publishers`)).status).toBe(401)
+      } finally {
+        expect(await stopDemo(first)).toBe(0)
+      }
+      // the embedded database was stopped with the service
+      await expect(fs.access(path.join(dataDir, "pg.owner"))).rejects.toThrow()
+
+      const second = await startDemo(dataDir)
+      try {
+        expect(second.stdout()).toMatch(/Catalogue: 300 nodes\n/)
+        expect((await getJson(`${second.base}/users/publishers`, second.token)).status).toBe(200)
+      } finally {
+        expect(await stopDemo(second)).toBe(0)
+      }
+    } finally {
+      await fs.rm(dataDir, { recursive: true, force: true })
+    }
+  }, 400_000)
+})
