@@ -5,7 +5,7 @@
  */
 import { HttpApiBuilder, HttpApiScalar, HttpIncomingMessage, HttpServer, HttpServerRequest } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
-import { Effect, Layer, Option } from "effect"
+import { Effect, Fiber, identity, Layer, Option } from "effect"
 import * as http from "node:http"
 import { AdminLive } from "./Admin/Http.ts"
 import { Api } from "./Api.ts"
@@ -50,6 +50,14 @@ const maxJsonBodyBytes = 16 * 1024 * 1024
 const streamedBodyRoutes = [/^\/proxy\/musicvendor\//, /^\/archives\//]
 const readsStreamedBody = (url: string) => streamedBodyRoutes.some((route) => route.test(url))
 
+/**
+ * A request whose client goes away still runs to its end, its answer dropped. Interrupting it
+ * would cancel its SQL statement, and the driver's cancel (sent from another pooled connection,
+ * given up after 5 s when the pool is busy, still queued) can land on the next statement the
+ * connection runs: another request's. Streamed routes stay interruptible: their work is the stream.
+ */
+const runToCompletion = <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.flatMap(Effect.forkDaemon(effect), Fiber.join)
+
 /** Framework failures, typed errors and defects all leave as ErrorResponse; bodies are bounded. */
 const ErrorResponses = HttpApiBuilder.middleware((app) =>
   Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) =>
@@ -58,7 +66,8 @@ const ErrorResponses = HttpApiBuilder.middleware((app) =>
       ? Effect.succeed(errorResponse(413, "payload_too_large", `The request body is larger than ${maxJsonBodyBytes} bytes`))
       : app.pipe(
         HttpIncomingMessage.withMaxBodySize(Option.some(maxJsonBodyBytes)),
-        Effect.catchAllCause(respondToCause(allowedMethods))
+        Effect.catchAllCause(respondToCause(allowedMethods)),
+        readsStreamedBody(request.url) ? identity : runToCompletion
       ))
 )
 

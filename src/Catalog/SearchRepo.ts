@@ -63,10 +63,7 @@ export const makeSearchRepo = Effect.gen(function*() {
         WHERE v.node_id = n.id AND v.status = 'NodeVersionStatusActive'
         ORDER BY v.semver_key DESC, v.version DESC LIMIT 1) lv ON true`.pipe(
       Effect.map((rows) => ({ nodes: rows[0]?.nodes ?? "", total: rows[0]?.total ?? 0 })),
-      Effect.orDie,
-      // a client that goes away does not cancel the statement: the driver's cancel request can
-      // reach the connection after it went back to the pool, failing another request's statement
-      Effect.uninterruptible
+      Effect.orDie
     )
   }
 
