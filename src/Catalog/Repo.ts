@@ -6,7 +6,8 @@
  */
 import { SqlClient, type Statement } from "@effect/sql"
 import { Context, Effect, Layer, Option } from "effect"
-import type { NodeStatus } from "../Domain/Node.ts"
+import { AppConfig } from "../Config.ts"
+import type { NodeStatus, NodeVersionStatus } from "../Domain/Node.ts"
 import { publisherJson } from "../Publishers/Repo.ts"
 
 export const sortColumns = [
@@ -75,6 +76,23 @@ const orderSql = (sort: ReadonlyArray<SortKey>, alias: string): string => {
   return [...keys, `${alias}.id ASC`].join(", ")
 }
 
+/** A version as an upload or a download needs it, with the statuses that decide whether it may. */
+export interface VersionState {
+  readonly id: string
+  readonly version: string
+  readonly status: NodeVersionStatus
+  readonly hasArchive: boolean
+  readonly nodeStatus: NodeStatus
+  readonly publisherStatus: string
+}
+
+/** The answer of an install: the version installed (and counted), or why there is none. */
+export type InstallResult =
+  | { readonly _tag: "Missing" }
+  | { readonly _tag: "Banned" }
+  | { readonly _tag: "NoInstallableVersion" }
+  | { readonly _tag: "Installed"; readonly json: string }
+
 export class NodeRepo extends Context.Tag("NodeRepo")<NodeRepo, {
   readonly listPage: (query: NodeQuery) => Effect.Effect<NodePage>
   /** A version of a node by version string or id, unless the node is banned or gone. */
@@ -83,16 +101,48 @@ export class NodeRepo extends Context.Tag("NodeRepo")<NodeRepo, {
   readonly ping: Effect.Effect<boolean>
   /** A node by id, in any status, with its latest active version. */
   readonly findNode: (nodeId: string) => Effect.Effect<Option.Option<StoredNode>>
+  /** A node as clients see it: absent or deleted is Missing, banned (or its publisher) is Banned. */
+  readonly nodeAccess: (nodeId: string) => Effect.Effect<NodeAccess>
+  /** The node's versions in these statuses as a JSON array, newest semantic version first. */
+  readonly listVersions: (nodeId: string, statuses: ReadonlyArray<NodeVersionStatus>) => Effect.Effect<NodeAccess>
+  /**
+   * The requested version, or the newest installable one, counted as one download in the same
+   * statement (concurrent installs each add one).
+   */
+  readonly install: (nodeId: string, version: string | undefined) => Effect.Effect<InstallResult>
+  /** A version by version string or id, whatever its status. */
+  readonly versionState: (nodeId: string, versionOrId: string) => Effect.Effect<Option.Option<VersionState>>
+  /** A version by id as its JSON, whatever its status. */
+  readonly versionJson: (versionId: string) => Effect.Effect<Option.Option<string>>
 }>() {}
+
+/** Versions whose archive is served and installed: active ones (deprecated ones included). */
+export const installableStatus: NodeVersionStatus = "NodeVersionStatusActive"
+
+const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
+
+/** An SQL string literal of a configured (trusted) text. */
+const sqlString = (s: string) => `'${s.replace(/'/g, "''")}'`
 
 export const makeNodeRepo = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
+  // tools that replay the read statements without a configuration render no download URLs
+  const archiveBase = Option.map(yield* Effect.serviceOption(AppConfig), (c) => `${c.publicBaseUrl}/archives/`)
+
+  /** The absolute download URL of an installable version with an archive (NULL otherwise, so omitted). */
+  const downloadUrl = (v: string) =>
+    Option.match(archiveBase, {
+      onNone: () => "NULL",
+      onSome: (base) =>
+        `CASE WHEN ${v}.archive_bytes IS NOT NULL AND ${v}.status = ${sqlString(installableStatus)}
+         THEN ${sqlString(base)} || ${v}.node_id || '/' || ${v}.version END`
+    })
 
   const versionJson = (v: string) =>
     `json_build_object(
       'changelog', ${v}.changelog, 'host_node_extract_status', ${v}.host_node_extract_status,
       'createdAt', iso_time(${v}.created_at), 'dependencies', ${v}.dependencies,
-      'deprecated', ${v}.deprecated, 'id', ${v}.id, 'node_id', ${v}.node_id, 'status', ${v}.status,
+      'deprecated', ${v}.deprecated, 'downloadUrl', ${downloadUrl(v)}, 'id', ${v}.id, 'node_id', ${v}.node_id, 'status', ${v}.status,
       'status_reason', ${v}.status_reason, 'supported_accelerators', ${v}.supported_accelerators,
       'supported_host_frontend_version', ${v}.supported_host_frontend_version,
       'supported_host_version', ${v}.supported_host_version, 'supported_os', ${v}.supported_os,
@@ -185,7 +235,7 @@ export const makeNodeRepo = Effect.gen(function*() {
   }
 
   const findVersion = (nodeId: string, versionOrId: string) => {
-    const byId = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(versionOrId)
+    const byId = uuidPattern.test(versionOrId)
     return sql<{ node_status: string; publisher_status: string; json: string | null }>`
       SELECT n.status AS node_status, p.status AS publisher_status,
              (SELECT json_strip_nulls(${sql.literal(versionJson("v"))})::text FROM node_versions v
@@ -223,10 +273,100 @@ export const makeNodeRepo = Effect.gen(function*() {
       Effect.orDie
     )
 
+  /** Missing or Banned from the node's and its publisher's status; undefined when visible. */
+  const hidden = (
+    row: { node_status: string; publisher_status: string } | undefined
+  ): { readonly _tag: "Missing" } | { readonly _tag: "Banned" } | undefined => {
+    if (!row || row.node_status === "NodeStatusDeleted") return { _tag: "Missing" }
+    if (row.node_status === "NodeStatusBanned" || row.publisher_status === "PublisherStatusBanned") return { _tag: "Banned" }
+    return undefined
+  }
+
+  const nodeAccess = (nodeId: string) =>
+    sql<{ node_status: string; publisher_status: string; json: string }>`
+      SELECT n.status AS node_status, p.status AS publisher_status, ${sql.literal(nodeJson("n", "p", "lv.json"))} AS json
+      FROM nodes n JOIN publishers p ON p.id = n.publisher_id
+      ${latestVersion({ page: 1, limit: 1, sort: [] })}
+      WHERE n.id = ${nodeId}`.pipe(
+      Effect.map((rows): NodeAccess => hidden(rows[0]) ?? { _tag: "Visible", json: rows[0]!.json }),
+      Effect.orDie
+    )
+
+  const listVersions = (nodeId: string, statuses: ReadonlyArray<NodeVersionStatus>) =>
+    sql<{ node_status: string; publisher_status: string; json: string }>`
+      SELECT n.status AS node_status, p.status AS publisher_status,
+             coalesce((SELECT json_agg(json_strip_nulls(${sql.literal(versionJson("v"))})
+                                       ORDER BY v.semver_key DESC, v.version DESC)
+                       FROM node_versions v
+                       WHERE v.node_id = n.id AND v.status = ANY(${statuses as Array<string>})), '[]')::text AS json
+      FROM nodes n JOIN publishers p ON p.id = n.publisher_id
+      WHERE n.id = ${nodeId}`.pipe(
+      Effect.map((rows): NodeAccess => hidden(rows[0]) ?? { _tag: "Visible", json: rows[0]!.json }),
+      Effect.orDie
+    )
+
+  const install = (nodeId: string, version: string | undefined) =>
+    // One statement: the version chosen and the download counted together. The UPDATE takes the
+    // node's row lock, so concurrent installs queue on it and each adds one.
+    sql<{ node_status: string; publisher_status: string; json: string | null }>`
+      WITH target AS (
+        SELECT v.* FROM node_versions v
+        JOIN nodes n ON n.id = v.node_id JOIN publishers p ON p.id = n.publisher_id
+        WHERE v.node_id = ${nodeId} AND v.status = ${installableStatus} AND v.archive_bytes IS NOT NULL
+          AND n.status = 'NodeStatusActive' AND p.status = 'PublisherStatusActive'
+          ${version === undefined ? sql`` : sql`AND v.version = ${version}`}
+        ORDER BY v.semver_key DESC, v.version DESC LIMIT 1),
+      counted AS (UPDATE nodes SET downloads = downloads + 1 WHERE id IN (SELECT node_id FROM target) RETURNING id)
+      SELECT n.status AS node_status, p.status AS publisher_status,
+             (SELECT json_strip_nulls(${sql.literal(versionJson("target"))})::text FROM target) AS json
+      FROM nodes n JOIN publishers p ON p.id = n.publisher_id
+      WHERE n.id = ${nodeId}`.pipe(
+      Effect.map((rows): InstallResult => {
+        const refused = hidden(rows[0])
+        if (refused) return refused
+        const json = rows[0]!.json
+        return json === null ? { _tag: "NoInstallableVersion" } : { _tag: "Installed", json }
+      }),
+      Effect.orDie
+    )
+
+  const versionState = (nodeId: string, version: string) =>
+    sql<{ id: string; version: string; status: NodeVersionStatus; has_archive: boolean; node_status: NodeStatus; publisher_status: string }>`
+      SELECT v.id::text, v.version, v.status, v.archive_bytes IS NOT NULL AS has_archive,
+             n.status AS node_status, p.status AS publisher_status
+      FROM node_versions v JOIN nodes n ON n.id = v.node_id JOIN publishers p ON p.id = n.publisher_id
+      WHERE v.node_id = ${nodeId}
+        AND ${uuidPattern.test(version) ? sql`(v.version = ${version} OR v.id = ${version}::uuid)` : sql`v.version = ${version}`}
+      ORDER BY v.version = ${version} DESC LIMIT 1`.pipe(
+      Effect.map((rows) =>
+        Option.map(Option.fromNullable(rows[0]), (r): VersionState => ({
+          id: r.id,
+          version: r.version,
+          status: r.status,
+          hasArchive: r.has_archive,
+          nodeStatus: r.node_status,
+          publisherStatus: r.publisher_status
+        }))
+      ),
+      Effect.orDie
+    )
+
+  const versionJsonById = (versionId: string) =>
+    sql<{ json: string }>`SELECT json_strip_nulls(${sql.literal(versionJson("v"))})::text AS json
+                          FROM node_versions v WHERE v.id = ${versionId}::uuid`.pipe(
+      Effect.map((rows) => Option.map(Option.fromNullable(rows[0]), (r) => r.json)),
+      Effect.orDie
+    )
+
   return NodeRepo.of({
     listPage,
     findVersion,
     findNode,
+    nodeAccess,
+    listVersions,
+    install,
+    versionState,
+    versionJson: versionJsonById,
     ping: sql`SELECT 1`.pipe(
       Effect.as(true),
       Effect.timeoutTo({ duration: "2 seconds", onTimeout: () => false, onSuccess: (ok) => ok }),
