@@ -14,7 +14,7 @@ import { freshDatabase, type Running, Service, startService } from "../support/S
 import { zipOf } from "../support/Zip.ts"
 import { Node, NodeVersion } from "../../src/Domain/Node.ts"
 import { Schema } from "effect"
-import { download, installed, makePublisher, published, upload } from "./Flow.ts"
+import { download, installed, makePublisher, ownStorage, published, upload } from "./Flow.ts"
 
 const decodeNode = decodeExact(Node)
 const decodeVersions = decodeExact(Schema.Array(NodeVersion))
@@ -117,7 +117,7 @@ const lifecycle = (a: Running, b: Running) =>
     }), 409, "node_deleted")
   })
 
-layer(Service.layer(), { excludeTestServices: true })("publishing end to end, one instance", (it) => {
+layer(Service.layer(ownStorage()), { excludeTestServices: true })("publishing end to end, one instance", (it) => {
   it.effect("publish, upload, check, discover, install, download, maintain", () =>
     Effect.flatMap(Service, (service) => lifecycle(service, service)), { timeout: 120_000 })
 })

@@ -8,9 +8,16 @@ import { expect } from "vitest"
 import { PublishResponse } from "../../src/Publishing/Api.ts"
 import { decodeExact, decodeVersion } from "../support/Catalogue.ts"
 import { type Answer, expectStatus, send } from "../support/Http.ts"
-import type { Running } from "../support/Service.ts"
+import type { ConfigOverrides, Running } from "../support/Service.ts"
 
 export const decodePublished = decodeExact(PublishResponse)
+
+/**
+ * Archives in the instance's own temporary data folder (the configured folder was derived from
+ * the environment's DATA_DIR before the test's folder replaced it).
+ */
+export const ownStorage = (more: ConfigOverrides = (c) => c): ConfigOverrides => (c) =>
+  more({ ...c, storage: { ...c.storage, dir: `${c.dataDir}/archives` } })
 
 export interface Publisher {
   readonly id: string
