@@ -39,6 +39,9 @@ const zipTypes = new Set(["application/zip", "application/x-zip-compressed"])
 const versionStatusesReaching = (to: NodeVersionStatus): ReadonlyArray<NodeVersionStatus> =>
   (Object.keys(nodeVersionStatusMoves) as Array<NodeVersionStatus>).filter((from) => move(nodeVersionStatusMoves, from, to) !== "refused")
 
+const publisherBanned = (publisherId: string) =>
+  new Forbidden({ code: "publisher_banned", message: `Publisher '${publisherId}' is banned: its nodes cannot be published` })
+
 const missingVersion = (nodeId: string, version: string) =>
   new NotFound({ message: `Node '${nodeId}' has no version '${version}'` })
 
@@ -77,6 +80,9 @@ export const PublishingLive = HttpApiBuilder.group(Api, "publishing", (handlers)
       .handle("createNode", ({ path, payload }) =>
         Effect.gen(function*() {
           yield* managers(path.publisherId)
+          if (Option.contains(yield* publishers.status(path.publisherId), "PublisherStatusBanned")) {
+            return yield* publisherBanned(path.publisherId)
+          }
           if (!(yield* writes.createNode({ ...payload, publisher_id: path.publisherId }))) {
             return yield* new Conflict({ code: "node_exists", message: `A node '${payload.id}' exists already` })
           }
@@ -164,7 +170,7 @@ export const PublishLive = HttpApiBuilder.group(Api, "publish", (handlers) =>
           return yield* new BadRequest({ message: `Invalid value for 'node.id': it must be the path's '${path.nodeId}'` })
         }
         if (Option.contains(yield* publishers.status(path.publisherId), "PublisherStatusBanned")) {
-          return yield* new Forbidden({ code: "publisher_banned", message: `Publisher '${path.publisherId}' is banned` })
+          return yield* publisherBanned(path.publisherId)
         }
         const { id: _id, ...node } = payload.node ?? {}
         const version = payload.node_version

@@ -137,6 +137,7 @@ layer(Service.layer(ownStorage()), { excludeTestServices: true })("publishing re
       // banned publisher: the same for all its nodes
       expectStatus(yield* send(service, "PUT", "/admin/publishers/other", { token: admin, body: { status: "PublisherStatusBanned" } }), 200, "ban publisher")
       expectError(yield* publish(service, "other", "made-first", "0.2.0", { pat: other.pat }), 403, "publisher_banned")
+      expectError(yield* send(service, "POST", "/publishers/other/nodes", { token: other.ownerJwt, body: { id: "made-later" } }), 403, "publisher_banned")
       expectError(yield* get(service, "/nodes/made-first/install"), 403, "node_banned")
       expect(((yield* get(service, "/nodes?node_id=made-first&latest=true")).body as { nodes: Array<unknown> }).nodes).toEqual([])
     }))
