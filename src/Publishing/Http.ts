@@ -1,4 +1,5 @@
 import { HttpApiBuilder, HttpServerResponse } from "@effect/platform"
+import { NodeHttpServerRequest, NodeStream } from "@effect/platform-node"
 import { Effect, Option, Redacted } from "effect"
 import * as fs from "node:fs/promises"
 import { Api } from "../Api.ts"
@@ -32,6 +33,25 @@ export const archiveKey = (versionId: string) => `${versionId}.zip`
 /** Zip files declaring more than this once uncompressed are refused as bombs. */
 const uncompressedPerArchiveByte = 20
 const maxEntries = 100_000
+
+/**
+ * After an early answer (413, 403, ...) the rest of an upload is read and dropped, so that the
+ * client, still sending, reads the answer: closing at once would reset the connection and lose
+ * it. Past this many more bytes the connection is dropped instead.
+ */
+const maxDiscardedBytes = 8 * 1024 * 1024
+
+const discardRest = (request: Parameters<typeof NodeHttpServerRequest.toIncomingMessage>[0]) =>
+  Effect.sync(() => {
+    const incoming = NodeHttpServerRequest.toIncomingMessage(request)
+    if (incoming.complete || incoming.destroyed) return
+    let discarded = 0
+    incoming.on("data", (chunk: Buffer) => {
+      discarded += chunk.length
+      if (discarded > maxDiscardedBytes) incoming.socket.destroy()
+    })
+    incoming.resume()
+  })
 
 const zipTypes = new Set(["application/zip", "application/x-zip-compressed"])
 
@@ -207,13 +227,7 @@ export const ArchivesLive = HttpApiBuilder.group(Api, "archives", (handlers) =>
     const { maxArchiveBytes } = (yield* AppConfig).storage
     const limits = { maxUncompressedBytes: maxArchiveBytes * uncompressedPerArchiveByte, maxEntries }
     const invalidSignature = new Forbidden({ code: "invalid_signature", message: "The upload URL's signature is not valid" })
-    // an early answer leaves the rest of the body unread: the connection cannot carry another request
-    const tooLarge = () =>
-      HttpServerResponse.setHeader(
-        errorResponse(413, "payload_too_large", `An archive may hold at most ${maxArchiveBytes} bytes`),
-        "connection",
-        "close"
-      )
+    const tooLarge = () => errorResponse(413, "payload_too_large", `An archive may hold at most ${maxArchiveBytes} bytes`)
 
     /** The version may take an upload: its node visible to clients, the version still Pending. */
     const acceptsUpload = (state: VersionState, nodeId: string) =>
@@ -261,7 +275,9 @@ export const ArchivesLive = HttpApiBuilder.group(Api, "archives", (handlers) =>
                 return yield* new Conflict({ code: "version_immutable", message: "Another upload of this version completed first" })
               }
             })
-          const stored = yield* storage.put(archiveKey(state.id), request.stream, { maxBytes: maxArchiveBytes, inspect }).pipe(
+          // read from the socket without destroying it when reading stops early: the answer still has to go out on it
+          const body = NodeStream.fromReadable(() => NodeHttpServerRequest.toIncomingMessage(request), (e) => e, { closeOnDone: false })
+          const stored = yield* storage.put(archiveKey(state.id), body, { maxBytes: maxArchiveBytes, inspect }).pipe(
             Effect.map(() => "stored" as const),
             Effect.catchTags({
               TooLarge: () => Effect.succeed("tooLarge" as const),
@@ -270,7 +286,7 @@ export const ArchivesLive = HttpApiBuilder.group(Api, "archives", (handlers) =>
           )
           if (stored === "tooLarge") return tooLarge()
           return jsonText(Option.getOrThrow(yield* nodes.versionJson(state.id)))
-        }))
+        }).pipe(Effect.ensuring(discardRest(request))))
       .handle("downloadArchive", ({ path }) =>
         Effect.gen(function*() {
           const found = yield* nodes.versionState(path.nodeId, path.version)
