@@ -8,14 +8,13 @@
 import { expect, layer } from "@effect/vitest"
 import { Effect, FastCheck as fc } from "effect"
 import semver from "semver"
-import type { NodeVersionStatus } from "../../src/Domain/Node.ts"
+import { Node, type NodeVersionStatus } from "../../src/Domain/Node.ts"
 import { move, nodeVersionStatusMoves } from "../../src/Domain/Transitions.ts"
 import { decodeExact, decodeNodeList, decodeVersion } from "../support/Catalogue.ts"
 import { type Answer, expectError, expectStatus, get, send } from "../support/Http.ts"
 import { Service } from "../support/Service.ts"
 import { rawZip, zipOf } from "../support/Zip.ts"
-import { Node } from "../../src/Domain/Node.ts"
-import { install, makePublisher, ownStorage, type Publisher, publish, decodePublished, upload } from "./Flow.ts"
+import { decodePublished, install, makePublisher, ownStorage, type Publisher, publish, upload } from "./Flow.ts"
 
 const decodeNode = decodeExact(Node)
 
