@@ -5,9 +5,9 @@ import { jsonText } from "../Domain/JsonText.ts"
 import { requireSiteAdmin } from "../Auth/Policy.ts"
 import { NodeRepo } from "../Catalog/Repo.ts"
 import { CatalogWrites } from "../Catalog/Writes.ts"
-import { NodeStatus, NodeVersionStatus } from "../Domain/Node.ts"
+import { NodeStatus } from "../Domain/Node.ts"
 import type { PublisherStatus } from "../Domain/Publisher.ts"
-import { move, nodeStatusMoves, nodeVersionStatusMoves, publisherStatusMoves } from "../Domain/Transitions.ts"
+import { move, nodeStatusMoves, nodeVersionStatusMoves, publisherStatusMoves, statesReaching } from "../Domain/Transitions.ts"
 import { Conflict, NotFound } from "../Errors.ts"
 import { PublisherRepo } from "../Publishers/Repo.ts"
 
@@ -66,7 +66,7 @@ export const AdminLive = HttpApiBuilder.group(Api, "admin", (handlers) =>
             return yield* new Conflict({ code: "archive_missing", message: "The version has no uploaded archive to make installable" })
           }
           // the status is checked again in the statement: a concurrent move wins or loses whole
-          const from = NodeVersionStatus.literals.filter((s) => move(nodeVersionStatusMoves, s, target) !== "refused")
+          const from = statesReaching(nodeVersionStatusMoves, target)
           if (!(yield* writes.moveVersionStatus(path.nodeId, version.version, from, target, payload.status_reason))) {
             return yield* new Conflict({ message: `The version's status changed meanwhile; it cannot move to ${target}` })
           }

@@ -1,4 +1,4 @@
-import { HttpApiBuilder, HttpServerResponse } from "@effect/platform"
+import { HttpApiBuilder, type HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { NodeHttpServerRequest, NodeStream } from "@effect/platform-node"
 import { Effect, Option, Redacted } from "effect"
 import * as fs from "node:fs/promises"
@@ -9,8 +9,7 @@ import { NodeRepo, type VersionState } from "../Catalog/Repo.ts"
 import { CatalogWrites } from "../Catalog/Writes.ts"
 import { AppConfig } from "../Config.ts"
 import { jsonText } from "../Domain/JsonText.ts"
-import type { NodeVersionStatus } from "../Domain/Node.ts"
-import { move, nodeVersionStatusMoves } from "../Domain/Transitions.ts"
+import { nodeVersionStatusMoves, statesReaching } from "../Domain/Transitions.ts"
 import {
   BadRequest,
   Conflict,
@@ -30,7 +29,7 @@ import { Storage } from "./Storage.ts"
 /** An archive is stored under its version's id: never reused, and safe as a file name. */
 export const archiveKey = (versionId: string) => `${versionId}.zip`
 
-/** Zip files declaring more than this once uncompressed are refused as bombs. */
+/** An archive's entries may declare at most this many times the size limit once uncompressed (zip bombs). */
 const uncompressedPerArchiveByte = 20
 const maxEntries = 100_000
 
@@ -41,7 +40,7 @@ const maxEntries = 100_000
  */
 const maxDiscardedBytes = 8 * 1024 * 1024
 
-const discardRest = (request: Parameters<typeof NodeHttpServerRequest.toIncomingMessage>[0]) =>
+const discardRest = (request: HttpServerRequest.HttpServerRequest) =>
   Effect.sync(() => {
     const incoming = NodeHttpServerRequest.toIncomingMessage(request)
     if (incoming.complete || incoming.destroyed) return
@@ -54,10 +53,6 @@ const discardRest = (request: Parameters<typeof NodeHttpServerRequest.toIncoming
   })
 
 const zipTypes = new Set(["application/zip", "application/x-zip-compressed"])
-
-/** The statuses a version may be moved to `to` from (itself included: no move). */
-const versionStatusesReaching = (to: NodeVersionStatus): ReadonlyArray<NodeVersionStatus> =>
-  (Object.keys(nodeVersionStatusMoves) as Array<NodeVersionStatus>).filter((from) => move(nodeVersionStatusMoves, from, to) !== "refused")
 
 const publisherBanned = (publisherId: string) =>
   new Forbidden({ code: "publisher_banned", message: `Publisher '${publisherId}' is banned: its nodes cannot be published` })
@@ -145,7 +140,7 @@ export const PublishingLive = HttpApiBuilder.group(Api, "publishing", (handlers)
           yield* managers(path.publisherId)
           const version = yield* ownVersion(path.publisherId, path.nodeId, path.versionId)
           const deleted = "NodeVersionStatusDeleted"
-          if (!(yield* writes.moveVersionStatus(path.nodeId, version.version, versionStatusesReaching(deleted), deleted, undefined))) {
+          if (!(yield* writes.moveVersionStatus(path.nodeId, version.version, statesReaching(nodeVersionStatusMoves, deleted), deleted, undefined))) {
             return yield* new Conflict({ message: `A version cannot move from ${version.status} to ${deleted}` })
           }
         }))
