@@ -192,6 +192,10 @@ export class ArchivesApi extends HttpApiGroup.make("archives")
           "the version becomes NodeVersionStatusActive, or NodeVersionStatusFlagged with status_reason. " +
           "403 invalid_signature / url_expired, 409 version_immutable once the version left Pending, 413 beyond the size limit."
       )
+      // the body is read as a stream by the handler, not declared as a payload (which would buffer it)
+      .annotate(OpenApi.Override, {
+        requestBody: { required: true, content: { "application/zip": { schema: { type: "string", format: "binary" } } } }
+      })
   )
   .add(
     HttpApiEndpoint.get("downloadArchive", "/archives/:nodeId/:version")
