@@ -6,6 +6,7 @@ import { CatalogApi, PublisherNodesApi } from "./Catalog/Api.ts"
 import { ErrorResponse } from "./Domain/ErrorResponse.ts"
 import { HostNodesApi, PublicHostNodesApi } from "./HostNodes/Api.ts"
 import { ClaimApi, PublicPublishersApi, PublishersApi } from "./Publishers/Api.ts"
+import { ArchivesApi, PublishApi, PublishingApi } from "./Publishing/Api.ts"
 import { SystemApi } from "./System/Api.ts"
 import { TokensApi } from "./Tokens/Api.ts"
 
@@ -50,6 +51,9 @@ export class Api extends HttpApi.make("registry")
   .add(PublicHostNodesApi)
   .add(HostNodesApi)
   .add(AdminApi)
+  .add(PublishingApi)
+  .add(PublishApi)
+  .add(ArchivesApi)
   .add(SystemApi)
   .annotate(OpenApi.Title, "Extension Registry and Media Proxy")
   .annotate(OpenApi.Version, "1.0")

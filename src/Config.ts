@@ -54,7 +54,10 @@ export interface AppConfigShape {
     readonly dir: string
     readonly maxArchiveBytes: number
     readonly uploadUrlTtlSeconds: number
-    /** Unset: a key is generated into the data folder on first start (like the JWT secret). */
+    /**
+     * Unset: a random key is generated once in the database (table service_secrets) by the first
+     * instance to start, so every instance on that database accepts the others' upload URLs.
+     */
     readonly signingSecret: Option.Option<Redacted.Redacted>
   }
 }

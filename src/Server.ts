@@ -25,6 +25,9 @@ import { HostNodeRepoLive } from "./HostNodes/Repo.ts"
 import { PublicPublishersLive, PublishersLive } from "./Publishers/Http.ts"
 import { ClaimsLive } from "./Publishers/Claim.ts"
 import { PublisherRepoLive } from "./Publishers/Repo.ts"
+import { ArchivesLive, PublishingLive, PublishLive } from "./Publishing/Http.ts"
+import { UrlSignerLive } from "./Publishing/Signing.ts"
+import { LocalStorage } from "./Publishing/Storage.ts"
 import { RepohostLive } from "./Repohost/Client.ts"
 import { SystemLive } from "./System/Http.ts"
 import { TokensLive } from "./Tokens/Http.ts"
@@ -86,7 +89,9 @@ export const ServicesLive = Layer.mergeAll(
   TokenRepoLive,
   RepohostLive,
   AuthenticationLive,
-  OptionalAuthenticationLive
+  OptionalAuthenticationLive,
+  UrlSignerLive,
+  LocalStorage
 ).pipe(
   Layer.provide([JwtVerifier.layer, UserRepo.layer]),
   Layer.provideMerge(ListCacheLive),
@@ -97,6 +102,7 @@ const ApiLive = HttpApiBuilder.api(Api).pipe(
   Layer.provide([CatalogLive, PublisherNodesLive, SystemLive]),
   Layer.provide([PublicHostNodesLive, HostNodesLive, AdminLive]),
   Layer.provide([TokensLive, ClaimsLive]),
+  Layer.provide([PublishingLive, PublishLive, ArchivesLive]),
   Layer.provide([PublicPublishersLive, PublishersLive])
 )
 

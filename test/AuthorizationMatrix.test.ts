@@ -51,7 +51,13 @@ const matrix = [
   ["PUT /nodes/:nodeId/versions/:version/host-nodes/:hostNodeName", 401, 401,   403,     403,   200,  200,  200],
   ["POST /admin/nodes",                                            401, 401,    403,     403,   403,  403,  201],
   ["PUT /admin/nodes/:nodeId",                                     401, 401,    403,     403,   403,  403,  200],
-  ["PUT /admin/publishers/:publisherId",                           401, 401,    403,     403,   403,  403,  200]
+  ["PUT /admin/publishers/:publisherId",                           401, 401,    403,     403,   403,  403,  200],
+  ["POST /publishers/:publisherId/nodes",                          401, 401,    403,     403,   201,  201,  201],
+  ["PUT /publishers/:publisherId/nodes/:nodeId",                   401, 401,    403,     403,   200,  200,  200],
+  ["DELETE /publishers/:publisherId/nodes/:nodeId",                401, 401,    403,     403,   204,  204,  204],
+  ["PUT /publishers/:publisherId/nodes/:nodeId/versions/:versionId", 401, 401,  403,     403,   200,  200,  200],
+  ["DELETE /publishers/:publisherId/nodes/:nodeId/versions/:versionId", 401, 401, 403,   403,   204,  204,  204],
+  ["PUT /admin/nodes/:nodeId/versions/:version",                   401, 401,    403,     403,   403,  403,  200]
 ] as const
 
 type RowKey = typeof matrix[number][0]
@@ -130,6 +136,14 @@ const freshHostNode = async (f: Fixture) => {
   return name
 }
 
+/** A node of the publisher, with a Pending version when one is named. */
+const freshNode = async (f: Fixture, version?: string) => {
+  const nodeId = `own-${f.fresh()}`
+  await run(f.service.writes.insertNodes([{ id: nodeId, publisher_id: publisherId }]))
+  if (version !== undefined) await run(f.service.writes.insertVersions([{ node_id: nodeId, version }]))
+  return nodeId
+}
+
 /** How to call each row's endpoint, with fresh targets for the calls that change something. */
 const requests: { readonly [K in RowKey]: Build } = {
   "GET /publishers/:publisherId/nodes": async () => ({ method: "GET", path: `/publishers/${publisherId}/nodes` }),
@@ -203,7 +217,35 @@ const requests: { readonly [K in RowKey]: Build } = {
     await run(f.service.writes.upsertPublishers([{ id: target }]))
     await addMembers(f, target, roles)
     return { method: "PUT", path: `/admin/publishers/${target}`, body: { status: "PublisherStatusBanned" } }
-  }
+  },
+  "POST /publishers/:publisherId/nodes": async (f) => ({
+    method: "POST",
+    path: `/publishers/${publisherId}/nodes`,
+    body: { id: `created-${f.fresh()}`, name: "Created" }
+  }),
+  "PUT /publishers/:publisherId/nodes/:nodeId": async (f) => ({
+    method: "PUT",
+    path: `/publishers/${publisherId}/nodes/${await freshNode(f)}`,
+    body: { description: "edited" }
+  }),
+  "DELETE /publishers/:publisherId/nodes/:nodeId": async (f) => ({
+    method: "DELETE",
+    path: `/publishers/${publisherId}/nodes/${await freshNode(f)}`
+  }),
+  "PUT /publishers/:publisherId/nodes/:nodeId/versions/:versionId": async (f) => ({
+    method: "PUT",
+    path: `/publishers/${publisherId}/nodes/${await freshNode(f, "1.0.0")}/versions/1.0.0`,
+    body: { deprecated: true }
+  }),
+  "DELETE /publishers/:publisherId/nodes/:nodeId/versions/:versionId": async (f) => ({
+    method: "DELETE",
+    path: `/publishers/${publisherId}/nodes/${await freshNode(f, "1.0.0")}/versions/1.0.0`
+  }),
+  "PUT /admin/nodes/:nodeId/versions/:version": async (f) => ({
+    method: "PUT",
+    path: `/admin/nodes/${await freshNode(f, "1.0.0")}/versions/1.0.0`,
+    body: { status: "NodeVersionStatusFlagged", status_reason: "checked by hand" }
+  })
 }
 
 // --- the endpoints that need authentication, from the Api itself ----------------------------------

@@ -323,7 +323,7 @@ layer(Service.layer(), { excludeTestServices: true })("bad input", (it) => {
   it.effect("an unknown route is 404 ErrorResponse", () =>
     Effect.gen(function*() {
       const service = yield* Service
-      for (const path of ["/nope", "/nodes/alpha", "/publishers/acme/unknown", "/nodes/alpha/versions", "/nodes/alpha/versions/1.0.0/extra", "/%zz"]) {
+      for (const path of ["/nope", "/nodes/alpha/unknown", "/publishers/acme/unknown", "/nodes/alpha/versions/1.0.0/extra", "/%zz"]) {
         const answer = yield* getText(service, path)
         expect(answer.status, describe(answer, path)).toBe(404)
         expectErrorBody(parseJson(answer.text, path), "not_found")

@@ -1,7 +1,7 @@
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
 import { Authentication } from "../Auth/Authentication.ts"
-import { Node, NodeStatus } from "../Domain/Node.ts"
+import { Node, NodeStatus, NodeVersion, NodeVersionStatus } from "../Domain/Node.ts"
 import { Publisher, PublisherStatus } from "../Domain/Publisher.ts"
 import { NonEmptyText, optional, Text, TextList , PathParam } from "../Domain/Schemas.ts"
 import { BadRequest, Conflict, Forbidden, NotFound } from "../Errors.ts"
@@ -64,6 +64,19 @@ export class AdminApi extends HttpApiGroup.make("admin")
       .addError(NotFound)
       .addError(Conflict)
       .annotate(OpenApi.Summary, "Ban or unban a publisher (site admins); a banned publisher's nodes leave every listing")
+  )
+  .add(
+    HttpApiEndpoint.put("moderateVersion", "/admin/nodes/:nodeId/versions/:version")
+      .setPath(Schema.Struct({ nodeId: PathParam, version: PathParam }))
+      .setPayload(Schema.Struct({ status: NodeVersionStatus, status_reason: optional(Text(2000)) })
+        .annotations({ identifier: "AdminNodeVersionUpdate" }))
+      .addSuccess(NodeVersion)
+      .addError(BadRequest)
+      .addError(Forbidden)
+      .addError(NotFound)
+      .addError(Conflict)
+      .annotate(OpenApi.Summary, "Set a version's status with a reason (site admins)")
+      .annotate(OpenApi.Description, "Moves of CONTRACT.md's table only (409 otherwise); NodeVersionStatusActive needs an uploaded archive (409 archive_missing).")
   )
   .middleware(Authentication)
   .annotate(OpenApi.Title, "Site administration")

@@ -7,7 +7,7 @@ import { NodeRepo } from "../Catalog/Repo.ts"
 import { CatalogWrites } from "../Catalog/Writes.ts"
 import { NodeStatus } from "../Domain/Node.ts"
 import type { PublisherStatus } from "../Domain/Publisher.ts"
-import { move, nodeStatusMoves, publisherStatusMoves } from "../Domain/Transitions.ts"
+import { move, nodeStatusMoves, nodeVersionStatusMoves, publisherStatusMoves, statesReaching } from "../Domain/Transitions.ts"
 import { Conflict, NotFound } from "../Errors.ts"
 import { PublisherRepo } from "../Publishers/Repo.ts"
 
@@ -50,6 +50,27 @@ export const AdminLive = HttpApiBuilder.group(Api, "admin", (handlers) =>
             return yield* new Conflict({ message: `A node cannot move from ${current.value.status} to ${target}` })
           }
           return jsonText(yield* nodeJson(path.nodeId))
+        }))
+      .handle("moderateVersion", ({ path, payload }) =>
+        Effect.gen(function*() {
+          yield* requireSiteAdmin
+          const found = yield* nodes.versionState(path.nodeId, path.version)
+          if (Option.isNone(found)) return yield* new NotFound({ message: `Node '${path.nodeId}' has no version '${path.version}'` })
+          const version = found.value
+          const target = payload.status
+          if (move(nodeVersionStatusMoves, version.status, target) === "refused") {
+            return yield* new Conflict({ message: `A version cannot move from ${version.status} to ${target}` })
+          }
+          // an active version is installable: it must have an archive to serve
+          if (target === "NodeVersionStatusActive" && !version.hasArchive) {
+            return yield* new Conflict({ code: "archive_missing", message: "The version has no uploaded archive to make installable" })
+          }
+          // the status is checked again in the statement: a concurrent move wins or loses whole
+          const from = statesReaching(nodeVersionStatusMoves, target)
+          if (!(yield* writes.moveVersionStatus(path.nodeId, version.version, from, target, payload.status_reason))) {
+            return yield* new Conflict({ message: `The version's status changed meanwhile; it cannot move to ${target}` })
+          }
+          return jsonText(Option.getOrThrow(yield* nodes.versionJson(version.id)))
         }))
       .handle("moderatePublisher", ({ path, payload }) =>
         Effect.gen(function*() {

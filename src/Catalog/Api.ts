@@ -1,7 +1,7 @@
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
 import { Authentication } from "../Auth/Authentication.ts"
-import { Node, NodeList, NodeVersion } from "../Domain/Node.ts"
+import { Node, NodeList, NodeVersion, NodeVersionStatus } from "../Domain/Node.ts"
 import { IsoDateTimeFromString, PathParam, Text } from "../Domain/Schemas.ts"
 import { BadRequest, Forbidden, NotFound } from "../Errors.ts"
 import { sortColumns } from "./Repo.ts"
@@ -98,6 +98,42 @@ export class CatalogApi extends HttpApiGroup.make("catalog")
       .addError(Forbidden)
       .annotate(OpenApi.Summary, "Get a node version")
       .annotate(OpenApi.Description, "`versionId` is the version string (1.2.0) or the version's id.")
+  )
+  .add(
+    HttpApiEndpoint.get("getNode", "/nodes/:nodeId")
+      .setPath(Schema.Struct({ nodeId: PathParam }))
+      .addSuccess(Node)
+      .addError(NotFound)
+      .addError(Forbidden)
+      .annotate(OpenApi.Summary, "Get a node with its latest version")
+      .annotate(OpenApi.Description, "A deleted node is 404, a banned one (or one of a banned publisher) 403 node_banned.")
+  )
+  .add(
+    HttpApiEndpoint.get("listNodeVersions", "/nodes/:nodeId/versions")
+      .setPath(Schema.Struct({ nodeId: PathParam }))
+      .setUrlParams(Schema.Struct({
+        statuses: Schema.optional(Schema.Array(NodeVersionStatus).pipe(Schema.maxItems(5)).annotations({
+          description: "Only versions in these statuses (repeatable); default NodeVersionStatusActive"
+        }))
+      }))
+      .addSuccess(Schema.Array(NodeVersion))
+      .addError(BadRequest)
+      .addError(NotFound)
+      .addError(Forbidden)
+      .annotate(OpenApi.Summary, "List a node's versions, newest semantic version first")
+  )
+  .add(
+    HttpApiEndpoint.get("installNode", "/nodes/:nodeId/install")
+      .setPath(Schema.Struct({ nodeId: PathParam }))
+      .setUrlParams(Schema.Struct({
+        version: Schema.optional(Text(100).annotations({ description: "The version to install; default the newest installable" }))
+      }))
+      .addSuccess(NodeVersion)
+      .addError(BadRequest)
+      .addError(NotFound)
+      .addError(Forbidden)
+      .annotate(OpenApi.Summary, "Install a node: the version to install, with its downloadUrl; counts one download")
+      .annotate(OpenApi.Description, "Installable versions are active ones with an archive (deprecated ones too). None: 404.")
   )
   .annotate(OpenApi.Title, "Catalogue")
 {}

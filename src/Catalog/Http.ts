@@ -8,7 +8,7 @@ import { BadRequest, Forbidden, nodeBanned, NotFound } from "../Errors.ts"
 import { PublisherRepo } from "../Publishers/Repo.ts"
 import { defaultLimit, type ListNodesParams, maxLimit } from "./Api.ts"
 import { type CachedPage, ListCache } from "./ListCache.ts"
-import { type NodePage, type NodeQuery, NodeRepo, type SortColumn } from "./Repo.ts"
+import { installableStatus, type NodeAccess, type NodePage, type NodeQuery, NodeRepo, type SortColumn } from "./Repo.ts"
 import { SearchRepo } from "./SearchRepo.ts"
 import { semverKey } from "./Semver.ts"
 
@@ -149,7 +149,45 @@ export const CatalogLive = HttpApiBuilder.group(Api, "catalog", (handlers) =>
               return jsonText(found.json)
           }
         }))
+      .handle("getNode", ({ path }) =>
+        Effect.flatMap(repo.nodeAccess(path.nodeId), (found) => visible(path.nodeId, found)))
+      .handle("listNodeVersions", ({ path, urlParams }) =>
+        Effect.flatMap(
+          repo.listVersions(path.nodeId, urlParams.statuses ?? [installableStatus]),
+          (found) => visible(path.nodeId, found)
+        ))
+      .handle("installNode", ({ path, urlParams }) =>
+        Effect.gen(function*() {
+          const result = yield* repo.install(path.nodeId, urlParams.version)
+          switch (result._tag) {
+            case "Missing":
+              return yield* new NotFound({ message: `No node '${path.nodeId}'` })
+            case "Banned":
+              return yield* nodeBanned(path.nodeId)
+            case "NoInstallableVersion":
+              return yield* new NotFound({
+                code: "no_installable_version",
+                message: urlParams.version === undefined
+                  ? `Node '${path.nodeId}' has no installable version`
+                  : `Node '${path.nodeId}' has no installable version '${urlParams.version}'`
+              })
+            case "Installed":
+              return jsonText(result.json)
+          }
+        }))
   }))
+
+/** The JSON of a node a client may see; 404 for an absent or deleted node, 403 for a banned one. */
+const visible = (nodeId: string, found: NodeAccess): Effect.Effect<HttpServerResponse.HttpServerResponse, NotFound | Forbidden> => {
+  switch (found._tag) {
+    case "Missing":
+      return Effect.fail(new NotFound({ message: `No node '${nodeId}'` }))
+    case "Banned":
+      return Effect.fail(nodeBanned(nodeId))
+    case "Visible":
+      return Effect.succeed(jsonText(found.json))
+  }
+}
 
 export const PublisherNodesLive = HttpApiBuilder.group(Api, "publisherNodes", (handlers) =>
   Effect.gen(function*() {

@@ -6,7 +6,8 @@
  */
 import { SqlClient, type Statement } from "@effect/sql"
 import { Context, Effect, Layer, Option } from "effect"
-import type { NodeStatus } from "../Domain/Node.ts"
+import { AppConfig } from "../Config.ts"
+import type { NodeStatus, NodeVersionStatus } from "../Domain/Node.ts"
 import { publisherJson } from "../Publishers/Repo.ts"
 
 export const sortColumns = [
@@ -75,13 +76,79 @@ const orderSql = (sort: ReadonlyArray<SortKey>, alias: string): string => {
   return [...keys, `${alias}.id ASC`].join(", ")
 }
 
+/** A version as an upload or a download needs it, with the statuses that decide whether it may. */
+export interface VersionState {
+  readonly id: string
+  readonly version: string
+  readonly status: NodeVersionStatus
+  readonly hasArchive: boolean
+  readonly nodeStatus: NodeStatus
+  readonly publisherStatus: string
+}
+
+/** The answer of an install: the version installed (and counted), or why there is none. */
+export type InstallResult =
+  | { readonly _tag: "Missing" }
+  | { readonly _tag: "Banned" }
+  | { readonly _tag: "NoInstallableVersion" }
+  | { readonly _tag: "Installed"; readonly json: string }
+
+export class NodeRepo extends Context.Tag("NodeRepo")<NodeRepo, {
+  readonly listPage: (query: NodeQuery) => Effect.Effect<NodePage>
+  /** A version of a node by version string or id, unless the node is banned or gone. */
+  readonly findVersion: (nodeId: string, versionOrId: string) => Effect.Effect<NodeAccess>
+  /** Whether the database answers (for readiness). */
+  readonly ping: Effect.Effect<boolean>
+  /** A node by id, in any status, with its latest active version. */
+  readonly findNode: (nodeId: string) => Effect.Effect<Option.Option<StoredNode>>
+  /** A node as clients see it: absent or deleted is Missing, banned (or its publisher) is Banned. */
+  readonly nodeAccess: (nodeId: string) => Effect.Effect<NodeAccess>
+  /** The node's versions in these statuses as a JSON array, newest semantic version first. */
+  readonly listVersions: (nodeId: string, statuses: ReadonlyArray<NodeVersionStatus>) => Effect.Effect<NodeAccess>
+  /**
+   * The requested version, or the newest installable one, counted as one download in the same
+   * statement (concurrent installs each add one).
+   */
+  readonly install: (nodeId: string, version: string | undefined) => Effect.Effect<InstallResult>
+  /** A version by version string or id, whatever its status. */
+  readonly versionState: (nodeId: string, versionOrId: string) => Effect.Effect<Option.Option<VersionState>>
+  /** A version by id as its JSON, whatever its status. */
+  readonly versionJson: (versionId: string) => Effect.Effect<Option.Option<string>>
+}>() {}
+
+/** Versions whose archive is served and installed: active ones (deprecated ones included). */
+export const installableStatus: NodeVersionStatus = "NodeVersionStatusActive"
+
+const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
+
+/** An SQL string literal of a configured (trusted) text. */
+const sqlString = (s: string) => `'${s.replace(/'/g, "''")}'`
+
+/**
+ * Where download URLs of archives start; tools that replay the read statements without a
+ * configuration render none.
+ */
+export const archiveBase = Effect.map(
+  Effect.serviceOption(AppConfig),
+  Option.map((c) => `${c.publicBaseUrl}/archives/`)
+)
+
+/** The absolute download URL of an installable version with an archive (NULL otherwise, so omitted). */
+const downloadUrl = (v: string, base: Option.Option<string>) =>
+  Option.match(base, {
+    onNone: () => "NULL",
+    onSome: (prefix) =>
+      `CASE WHEN ${v}.archive_bytes IS NOT NULL AND ${v}.status = ${sqlString(installableStatus)}
+       THEN ${sqlString(prefix)} || ${v}.node_id || '/' || ${v}.version END`
+  })
+
 /** The version `v` as wire JSON (a SQL expression); shared with the search statement. */
-export const versionJson = (v: string) =>
+export const versionJson = (v: string, base: Option.Option<string>) =>
   `json_build_object(
     'changelog', ${v}.changelog, 'host_node_extract_status', ${v}.host_node_extract_status,
     'createdAt', iso_time(${v}.created_at), 'dependencies', ${v}.dependencies,
-    'deprecated', ${v}.deprecated, 'id', ${v}.id, 'node_id', ${v}.node_id, 'status', ${v}.status,
-    'status_reason', ${v}.status_reason, 'supported_accelerators', ${v}.supported_accelerators,
+    'deprecated', ${v}.deprecated, 'downloadUrl', ${downloadUrl(v, base)}, 'id', ${v}.id, 'node_id', ${v}.node_id,
+    'status', ${v}.status, 'status_reason', ${v}.status_reason, 'supported_accelerators', ${v}.supported_accelerators,
     'supported_host_frontend_version', ${v}.supported_host_frontend_version,
     'supported_host_version', ${v}.supported_host_version, 'supported_os', ${v}.supported_os,
     'tags', ${v}.tags, 'tags_admin', ${v}.tags_admin, 'version', ${v}.version)`
@@ -101,18 +168,10 @@ export const nodeJson = (n: string, p: string, latest: string) =>
     'supported_host_version', ${n}.supported_host_version, 'supported_os', ${n}.supported_os,
     'tags', ${n}.tags, 'tags_admin', ${n}.tags_admin, 'translations', ${n}.translations))::text`
 
-export class NodeRepo extends Context.Tag("NodeRepo")<NodeRepo, {
-  readonly listPage: (query: NodeQuery) => Effect.Effect<NodePage>
-  /** A version of a node by version string or id, unless the node is banned or gone. */
-  readonly findVersion: (nodeId: string, versionOrId: string) => Effect.Effect<NodeAccess>
-  /** Whether the database answers (for readiness). */
-  readonly ping: Effect.Effect<boolean>
-  /** A node by id, in any status, with its latest active version. */
-  readonly findNode: (nodeId: string) => Effect.Effect<Option.Option<StoredNode>>
-}>() {}
-
 export const makeNodeRepo = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
+  const base = yield* archiveBase
+  const renderVersion = (v: string) => versionJson(v, base)
 
   /** The version `v` admits the host version whose key is the given parameter. */
   const admitsHost = (hostKey: string): Statement.Fragment =>
@@ -154,7 +213,7 @@ export const makeNodeRepo = Effect.gen(function*() {
 
   const latestVersion = (q: NodeQuery) =>
     sql`LEFT JOIN LATERAL (
-      SELECT ${sql.literal(versionJson("v"))} AS json FROM node_versions v
+      SELECT ${sql.literal(renderVersion("v"))} AS json FROM node_versions v
       WHERE v.node_id = n.id AND ${activeVersion}
         ${q.hostVersionKey !== undefined ? sql`AND ${admitsHost(q.hostVersionKey)}` : sql``}
       ORDER BY v.semver_key DESC, v.version DESC LIMIT 1) lv ON true`
@@ -187,10 +246,10 @@ export const makeNodeRepo = Effect.gen(function*() {
   }
 
   const findVersion = (nodeId: string, versionOrId: string) => {
-    const byId = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(versionOrId)
+    const byId = uuidPattern.test(versionOrId)
     return sql<{ node_status: string; publisher_status: string; json: string | null }>`
       SELECT n.status AS node_status, p.status AS publisher_status,
-             (SELECT json_strip_nulls(${sql.literal(versionJson("v"))})::text FROM node_versions v
+             (SELECT json_strip_nulls(${sql.literal(renderVersion("v"))})::text FROM node_versions v
               WHERE v.node_id = n.id AND v.status <> 'NodeVersionStatusDeleted'
                 AND ${byId ? sql`(v.id = ${versionOrId}::uuid OR v.version = ${versionOrId})` : sql`v.version = ${versionOrId}`}
               LIMIT 1) AS json
@@ -225,10 +284,100 @@ export const makeNodeRepo = Effect.gen(function*() {
       Effect.orDie
     )
 
+  /** Missing or Banned from the node's and its publisher's status; undefined when visible. */
+  const hidden = (
+    row: { node_status: string; publisher_status: string } | undefined
+  ): { readonly _tag: "Missing" } | { readonly _tag: "Banned" } | undefined => {
+    if (!row || row.node_status === "NodeStatusDeleted") return { _tag: "Missing" }
+    if (row.node_status === "NodeStatusBanned" || row.publisher_status === "PublisherStatusBanned") return { _tag: "Banned" }
+    return undefined
+  }
+
+  const nodeAccess = (nodeId: string) =>
+    sql<{ node_status: string; publisher_status: string; json: string }>`
+      SELECT n.status AS node_status, p.status AS publisher_status, ${sql.literal(nodeJson("n", "p", "lv.json"))} AS json
+      FROM nodes n JOIN publishers p ON p.id = n.publisher_id
+      ${latestVersion({ page: 1, limit: 1, sort: [] })}
+      WHERE n.id = ${nodeId}`.pipe(
+      Effect.map((rows): NodeAccess => hidden(rows[0]) ?? { _tag: "Visible", json: rows[0]!.json }),
+      Effect.orDie
+    )
+
+  const listVersions = (nodeId: string, statuses: ReadonlyArray<NodeVersionStatus>) =>
+    sql<{ node_status: string; publisher_status: string; json: string }>`
+      SELECT n.status AS node_status, p.status AS publisher_status,
+             coalesce((SELECT json_agg(json_strip_nulls(${sql.literal(renderVersion("v"))})
+                                       ORDER BY v.semver_key DESC, v.version DESC)
+                       FROM node_versions v
+                       WHERE v.node_id = n.id AND v.status = ANY(${statuses as Array<string>})), '[]')::text AS json
+      FROM nodes n JOIN publishers p ON p.id = n.publisher_id
+      WHERE n.id = ${nodeId}`.pipe(
+      Effect.map((rows): NodeAccess => hidden(rows[0]) ?? { _tag: "Visible", json: rows[0]!.json }),
+      Effect.orDie
+    )
+
+  const install = (nodeId: string, version: string | undefined) =>
+    // One statement: the version chosen and the download counted together. The UPDATE takes the
+    // node's row lock, so concurrent installs queue on it and each adds one.
+    sql<{ node_status: string; publisher_status: string; json: string | null }>`
+      WITH target AS (
+        SELECT v.* FROM node_versions v
+        JOIN nodes n ON n.id = v.node_id JOIN publishers p ON p.id = n.publisher_id
+        WHERE v.node_id = ${nodeId} AND v.status = ${installableStatus} AND v.archive_bytes IS NOT NULL
+          AND n.status = 'NodeStatusActive' AND p.status = 'PublisherStatusActive'
+          ${version === undefined ? sql`` : sql`AND v.version = ${version}`}
+        ORDER BY v.semver_key DESC, v.version DESC LIMIT 1),
+      counted AS (UPDATE nodes SET downloads = downloads + 1 WHERE id IN (SELECT node_id FROM target) RETURNING id)
+      SELECT n.status AS node_status, p.status AS publisher_status,
+             (SELECT json_strip_nulls(${sql.literal(renderVersion("target"))})::text FROM target) AS json
+      FROM nodes n JOIN publishers p ON p.id = n.publisher_id
+      WHERE n.id = ${nodeId}`.pipe(
+      Effect.map((rows): InstallResult => {
+        const refused = hidden(rows[0])
+        if (refused) return refused
+        const json = rows[0]!.json
+        return json === null ? { _tag: "NoInstallableVersion" } : { _tag: "Installed", json }
+      }),
+      Effect.orDie
+    )
+
+  const versionState = (nodeId: string, version: string) =>
+    sql<{ id: string; version: string; status: NodeVersionStatus; has_archive: boolean; node_status: NodeStatus; publisher_status: string }>`
+      SELECT v.id::text, v.version, v.status, v.archive_bytes IS NOT NULL AS has_archive,
+             n.status AS node_status, p.status AS publisher_status
+      FROM node_versions v JOIN nodes n ON n.id = v.node_id JOIN publishers p ON p.id = n.publisher_id
+      WHERE v.node_id = ${nodeId}
+        AND ${uuidPattern.test(version) ? sql`(v.version = ${version} OR v.id = ${version}::uuid)` : sql`v.version = ${version}`}
+      ORDER BY v.version = ${version} DESC LIMIT 1`.pipe(
+      Effect.map((rows) =>
+        Option.map(Option.fromNullable(rows[0]), (r): VersionState => ({
+          id: r.id,
+          version: r.version,
+          status: r.status,
+          hasArchive: r.has_archive,
+          nodeStatus: r.node_status,
+          publisherStatus: r.publisher_status
+        }))
+      ),
+      Effect.orDie
+    )
+
+  const versionJsonById = (versionId: string) =>
+    sql<{ json: string }>`SELECT json_strip_nulls(${sql.literal(renderVersion("v"))})::text AS json
+                          FROM node_versions v WHERE v.id = ${versionId}::uuid`.pipe(
+      Effect.map((rows) => Option.map(Option.fromNullable(rows[0]), (r) => r.json)),
+      Effect.orDie
+    )
+
   return NodeRepo.of({
     listPage,
     findVersion,
     findNode,
+    nodeAccess,
+    listVersions,
+    install,
+    versionState,
+    versionJson: versionJsonById,
     ping: sql`SELECT 1`.pipe(
       Effect.as(true),
       Effect.timeoutTo({ duration: "2 seconds", onTimeout: () => false, onSuccess: (ok) => ok }),

@@ -5,7 +5,7 @@
  */
 import { SqlClient } from "@effect/sql"
 import { Context, Effect, Layer } from "effect"
-import { type NodePage, nodeJson, versionJson } from "./Repo.ts"
+import { archiveBase, type NodePage, nodeJson, versionJson } from "./Repo.ts"
 
 export interface SearchQuery {
   /** What the client typed (websearch syntax), not blank. */
@@ -35,6 +35,7 @@ const order = "m.rank DESC, m.search_ranking ASC NULLS LAST, m.downloads DESC, m
 
 export const makeSearchRepo = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
+  const base = yield* archiveBase
 
   const search = (q: SearchQuery) => {
     const filters = [
@@ -59,7 +60,7 @@ export const makeSearchRepo = Effect.gen(function*() {
       FROM page m JOIN nodes n ON n.id = m.id
       JOIN publishers p ON p.id = n.publisher_id
       LEFT JOIN LATERAL (
-        SELECT ${sql.literal(versionJson("v"))} AS json FROM node_versions v
+        SELECT ${sql.literal(versionJson("v", base))} AS json FROM node_versions v
         WHERE v.node_id = n.id AND v.status = 'NodeVersionStatusActive'
         ORDER BY v.semver_key DESC, v.version DESC LIMIT 1) lv ON true`.pipe(
       Effect.map((rows) => ({ nodes: rows[0]?.nodes ?? "", total: rows[0]?.total ?? 0 })),

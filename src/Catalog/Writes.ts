@@ -74,6 +74,21 @@ export class InvalidVersion extends Error {
   }
 }
 
+/** What publishing a version did, or why it did nothing. */
+export type PublishOutcome =
+  | { readonly _tag: "Published"; readonly versionId: string; readonly nodeCreated: boolean }
+  | { readonly _tag: "NodeMissing" }
+  | { readonly _tag: "NodeOwnedElsewhere" }
+  | { readonly _tag: "NodeDeleted" }
+  | { readonly _tag: "NodeBanned" }
+  | { readonly _tag: "VersionExists" }
+
+/** The fields of a version its publisher may change after publishing. */
+export interface VersionPatch {
+  readonly changelog?: string | undefined
+  readonly deprecated?: boolean | undefined
+}
+
 export class CatalogWrites extends Context.Tag("CatalogWrites")<CatalogWrites, {
   readonly upsertPublishers: (publishers: ReadonlyArray<PublisherInput>) => Effect.Effect<void>
   readonly insertNodes: (nodes: ReadonlyArray<NodeInput>) => Effect.Effect<void>
@@ -101,6 +116,29 @@ export class CatalogWrites extends Context.Tag("CatalogWrites")<CatalogWrites, {
    * concurrent claims (from any instance) exactly one moves it; false when it was not unclaimed.
    */
   readonly claimNode: (nodeId: string, publisherId: string) => Effect.Effect<boolean>
+  /**
+   * Creates the node for the publisher or updates it from `node` (its publisher unchanged), and
+   * adds the version as Pending: one transaction, the node's row locked, so concurrent publishes
+   * of one version (from any instance) add it once.
+   */
+  readonly publishVersion: (
+    publisherId: string,
+    nodeId: string,
+    node: NodePatch,
+    version: VersionInput
+  ) => Effect.Effect<PublishOutcome>
+  /** Sets the status (and its reason) only while the version is in one of `from`; false otherwise. */
+  readonly moveVersionStatus: (
+    nodeId: string,
+    version: string,
+    from: ReadonlyArray<NodeVersionStatus>,
+    to: NodeVersionStatus,
+    reason: string | undefined
+  ) => Effect.Effect<boolean>
+  /** A Pending version got its archive and the checks' verdict; false when it was no longer Pending. */
+  readonly recordArchive: (versionId: string, bytes: number, to: NodeVersionStatus, reason: string | undefined) => Effect.Effect<boolean>
+  /** Changes a version that is not deleted; false when there is none. */
+  readonly updateVersion: (nodeId: string, version: string, patch: VersionPatch) => Effect.Effect<boolean>
 }>() {}
 
 export interface PublisherPatch {
@@ -237,49 +275,120 @@ export const makeCatalogWrites = Effect.gen(function*() {
         }))
       }`.pipe(Effect.zipRight(refreshListed(sql.and([sql`n.id = ANY(${batch.map((n) => n.id)})`])))), { discard: true }))
 
-  const insertVersions = (versions: ReadonlyArray<VersionInput>) =>
-    change(Effect.forEach(chunks(versions), (batch) =>
-      Effect.gen(function*() {
-        const rows = batch.map((v) => {
-          const key = semverKey(v.version)
-          if (key === undefined) throw new InvalidVersion(v.version)
-          const range = v.supported_host_version?.trim()
-          return {
-            input: v,
-            intervals: range ? hostIntervals(range) ?? [] : undefined,
-            row: {
-              node_id: v.node_id,
-              version: v.version,
-              semver_key: key,
-              status: v.status ?? "NodeVersionStatusPending",
-              status_reason: nullable(v.status_reason),
-              changelog: nullable(v.changelog),
-              dependencies: list(v.dependencies),
-              deprecated: v.deprecated ?? false,
-              supported_os: list(v.supported_os),
-              supported_accelerators: list(v.supported_accelerators),
-              supported_host_version: nullable(v.supported_host_version),
-              supported_host_frontend_version: nullable(v.supported_host_frontend_version),
-              admits_any_host: range ? false : true,
-              tags: list(v.tags),
-              created_at: v.created_at ?? new Date()
-            }
+  /** Inserts versions with their semver keys and host ranges; answers their ids in order. */
+  const insertVersionRows = (batch: ReadonlyArray<VersionInput>) =>
+    Effect.gen(function*() {
+      const rows = batch.map((v) => {
+        const key = semverKey(v.version)
+        if (key === undefined) throw new InvalidVersion(v.version)
+        const range = v.supported_host_version?.trim()
+        return {
+          input: v,
+          intervals: range ? hostIntervals(range) ?? [] : undefined,
+          row: {
+            node_id: v.node_id,
+            version: v.version,
+            semver_key: key,
+            status: v.status ?? "NodeVersionStatusPending",
+            status_reason: nullable(v.status_reason),
+            changelog: nullable(v.changelog),
+            dependencies: list(v.dependencies),
+            deprecated: v.deprecated ?? false,
+            supported_os: list(v.supported_os),
+            supported_accelerators: list(v.supported_accelerators),
+            supported_host_version: nullable(v.supported_host_version),
+            supported_host_frontend_version: nullable(v.supported_host_frontend_version),
+            admits_any_host: range ? false : true,
+            tags: list(v.tags),
+            created_at: v.created_at ?? new Date()
           }
-        })
-        const ids = yield* sql<{ id: string }>`INSERT INTO node_versions ${sql.insert(rows.map((r) => r.row))} RETURNING id`
-        const ranges = rows.flatMap((r, i) =>
-          (r.intervals ?? []).map((interval) => ({
-            version_id: ids[i]!.id,
-            lo: interval.lo,
-            lo_incl: interval.loIncl,
-            hi: interval.hi,
-            hi_incl: interval.hiIncl
-          }))
-        )
-        for (const batch of chunks(ranges)) yield* sql`INSERT INTO node_version_host_ranges ${sql.insert(batch)}`
-        yield* sql`UPDATE nodes SET updated_at = greatest(updated_at, now())
-                   WHERE id = ANY(${[...new Set(batch.map((v) => v.node_id))]})`
-      }), { discard: true }))
+        }
+      })
+      const ids = yield* sql<{ id: string }>`INSERT INTO node_versions ${sql.insert(rows.map((r) => r.row))} RETURNING id::text`
+      const ranges = rows.flatMap((r, i) =>
+        (r.intervals ?? []).map((interval) => ({
+          version_id: ids[i]!.id,
+          lo: interval.lo,
+          lo_incl: interval.loIncl,
+          hi: interval.hi,
+          hi_incl: interval.hiIncl
+        }))
+      )
+      for (const batch of chunks(ranges)) yield* sql`INSERT INTO node_version_host_ranges ${sql.insert(batch)}`
+      yield* sql`UPDATE nodes SET updated_at = greatest(updated_at, now())
+                 WHERE id = ANY(${[...new Set(batch.map((v) => v.node_id))]})`
+      return ids.map((r) => r.id)
+    })
+
+  const insertVersions = (versions: ReadonlyArray<VersionInput>) =>
+    change(Effect.forEach(chunks(versions), insertVersionRows, { discard: true }))
+
+  const publishVersion = (publisherId: string, nodeId: string, patch: NodePatch, version: VersionInput) =>
+    change(Effect.gen(function*() {
+      const node = { ...patch, id: nodeId }
+      const now = new Date()
+      const created = yield* sql`INSERT INTO nodes ${
+        sql.insert({ ...nodeDefaults, ...nodeColumns(patch), publisher_id: publisherId, id: nodeId, created_at: now, updated_at: now })
+      } ON CONFLICT (id) DO NOTHING RETURNING id`
+      // the row lock serialises publishes of one node (and its checks) across instances
+      const [current] = yield* sql<{ publisher_id: string; status: NodeStatus }>`
+        SELECT publisher_id, status FROM nodes WHERE id = ${node.id} FOR UPDATE`
+      if (!current) return { _tag: "NodeMissing" } as PublishOutcome
+      if (current.publisher_id !== publisherId) return { _tag: "NodeOwnedElsewhere" } as PublishOutcome
+      if (current.status === "NodeStatusDeleted") return { _tag: "NodeDeleted" } as PublishOutcome
+      if (current.status === "NodeStatusBanned") return { _tag: "NodeBanned" } as PublishOutcome
+      const taken = yield* sql`SELECT 1 FROM node_versions WHERE node_id = ${node.id} AND version = ${version.version}`
+      if (taken.length > 0) return { _tag: "VersionExists" } as PublishOutcome
+      if (created.length > 0) {
+        yield* refreshListed(sql.and([sql`n.id = ${node.id}`]))
+      } else {
+        const { publisher_id: _ignored, ...fields } = patch
+        const columns = nodeColumns(fields)
+        if (Object.keys(columns).length > 0) yield* sql`UPDATE nodes SET ${sql.update(columns)} WHERE id = ${node.id}`
+      }
+      const [versionId] = yield* insertVersionRows([{ ...version, node_id: node.id, status: "NodeVersionStatusPending" }])
+      return { _tag: "Published", versionId: versionId!, nodeCreated: created.length > 0 } as PublishOutcome
+    }))
+
+  /** Moves a version's status only from one of `from`, in one statement; false otherwise. */
+  const moveVersionStatus = (
+    nodeId: string,
+    version: string,
+    from: ReadonlyArray<NodeVersionStatus>,
+    to: NodeVersionStatus,
+    reason: string | undefined
+  ) =>
+    change(Effect.gen(function*() {
+      const rows = yield* sql`UPDATE node_versions SET status = ${to}, status_reason = ${nullable(reason)}
+        WHERE node_id = ${nodeId} AND version = ${version} AND status = ANY(${from as Array<string>}) RETURNING id`
+      if (rows.length === 0) return false
+      yield* sql`UPDATE nodes SET updated_at = now() WHERE id = ${nodeId}`
+      return true
+    }))
+
+  const recordArchive = (versionId: string, bytes: number, to: NodeVersionStatus, reason: string | undefined) =>
+    change(Effect.gen(function*() {
+      const rows = yield* sql<{ node_id: string }>`UPDATE node_versions
+        SET archive_bytes = ${bytes}, status = ${to}, status_reason = ${nullable(reason)}
+        WHERE id = ${versionId}::uuid AND status = 'NodeVersionStatusPending' RETURNING node_id`
+      if (rows.length === 0) return false
+      yield* sql`UPDATE nodes SET updated_at = now() WHERE id = ${rows[0]!.node_id}`
+      return true
+    }))
+
+  const updateVersion = (nodeId: string, version: string, patch: VersionPatch) => {
+    const columns = Object.fromEntries(Object.entries(patch).filter(([, v]) => v !== undefined))
+    return change(Effect.gen(function*() {
+      const rows = yield* (Object.keys(columns).length > 0
+        ? sql`UPDATE node_versions SET ${sql.update(columns)} WHERE node_id = ${nodeId} AND version = ${version}
+              AND status <> 'NodeVersionStatusDeleted' RETURNING id`
+        : sql`SELECT id FROM node_versions WHERE node_id = ${nodeId} AND version = ${version}
+              AND status <> 'NodeVersionStatusDeleted'`)
+      if (rows.length === 0) return false
+      yield* sql`UPDATE nodes SET updated_at = now() WHERE id = ${nodeId}`
+      return true
+    }))
+  }
 
   const updateNode = (nodeId: string, patch: NodePatch) => {
     const columns = nodeColumns(patch)
@@ -328,6 +437,10 @@ export const makeCatalogWrites = Effect.gen(function*() {
 
   return CatalogWrites.of({
     claimNode,
+    publishVersion,
+    moveVersionStatus,
+    recordArchive,
+    updateVersion,
     upsertPublishers,
     insertNodes,
     createNode,

@@ -37,3 +37,7 @@ export const hostNodePolicyMoves: Moves<HostNodePolicy> = {
 /** `same`: nothing to do; `allowed`: a listed move; `refused`: a 409. */
 export const move = <S extends string>(moves: Moves<S>, from: S, to: S): "same" | "allowed" | "refused" =>
   from === to ? "same" : moves[from].includes(to) ? "allowed" : "refused"
+
+/** The states from which `to` may be reached (itself included: no move), for conditional writes. */
+export const statesReaching = <S extends string>(moves: Moves<S>, to: S): ReadonlyArray<S> =>
+  (Object.keys(moves) as Array<S>).filter((from) => move(moves, from, to) !== "refused")

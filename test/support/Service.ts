@@ -65,6 +65,8 @@ export const startService = (databaseUrl: string, overrides: ConfigOverrides = (
         port: 0,
         host: "127.0.0.1",
         dataDir,
+        // archives too: the configured folder was derived from the environment's DATA_DIR
+        storage: { ...c.storage, dir: path.join(dataDir, "archives") },
         databaseUrl: Option.some(Redacted.make(databaseUrl)),
         publicBaseUrl: "http://127.0.0.1",
         auth: { ...c.auth, jwtSecret: Option.some(Redacted.make(testJwtSecret)) }

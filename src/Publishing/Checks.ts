@@ -1,0 +1,71 @@
+/**
+ * The automated checks of an uploaded archive, run on the complete file before it is stored: a
+ * readable zip, every entry a plain relative path (no absolute path, no `..` segment, no drive
+ * letter, no backslash, no NUL), at least one file, and a bounded total of the sizes its entries
+ * declare once uncompressed (a zip bomb fails here without a byte being inflated).
+ */
+import { Effect } from "effect"
+import yauzl from "yauzl"
+
+export interface CheckLimits {
+  /** The most bytes all entries may declare once uncompressed. */
+  readonly maxUncompressedBytes: number
+  readonly maxEntries: number
+}
+
+export type CheckResult =
+  | { readonly ok: true; readonly files: number; readonly uncompressedBytes: number }
+  | { readonly ok: false; readonly reason: string }
+
+/** Why an entry name is not a plain relative path, or undefined when it is one. */
+export const unsafeEntryName = (name: string): string | undefined => {
+  if (name === "") return "an entry has an empty name"
+  if (name.includes("\u0000")) return `entry '${name.replace(/\u0000/g, "\\0")}' has a NUL character in its name`
+  if (name.includes("\\")) return `entry '${name}' has a backslash in its name`
+  if (name.startsWith("/")) return `entry '${name}' is an absolute path`
+  if (/^[A-Za-z]:/.test(name)) return `entry '${name}' starts with a drive letter`
+  if (name.split("/").some((segment) => segment === "..")) return `entry '${name}' has a '..' segment`
+  return undefined
+}
+
+/** Checks the zip file at `file`; never fails: a bad archive is a result, not an error. */
+export const checkArchive = (file: string, limits: CheckLimits): Effect.Effect<CheckResult> =>
+  Effect.async<CheckResult>((resume) => {
+    let settled = false
+    let zip: yauzl.ZipFile | undefined
+    const done = (result: CheckResult) => {
+      if (settled) return
+      settled = true
+      zip?.close()
+      resume(Effect.succeed(result))
+    }
+    // names stay bytes: yauzl's own decoding refuses unsafe names with errors we want to word ourselves
+    yauzl.open(file, { lazyEntries: true, decodeStrings: false, autoClose: false, validateEntrySizes: true }, (err, zipfile) => {
+      if (err || !zipfile) return done({ ok: false, reason: `not a readable zip archive: ${err?.message ?? "unknown error"}` })
+      zip = zipfile
+      let files = 0
+      let entries = 0
+      let uncompressedBytes = 0
+      zipfile.on("error", (e: Error) => done({ ok: false, reason: `not a readable zip archive: ${e.message}` }))
+      zipfile.on("entry", (entry: yauzl.Entry) => {
+        entries += 1
+        const raw = entry.fileName as unknown as Buffer
+        const unsafe = unsafeEntryName(raw.toString("utf8"))
+        if (unsafe !== undefined) return done({ ok: false, reason: unsafe })
+        if (entries > limits.maxEntries) return done({ ok: false, reason: `more than ${limits.maxEntries} entries` })
+        uncompressedBytes += entry.uncompressedSize
+        if (uncompressedBytes > limits.maxUncompressedBytes) {
+          return done({ ok: false, reason: `the entries uncompress to more than ${limits.maxUncompressedBytes} bytes` })
+        }
+        if (!raw.toString("utf8").endsWith("/")) files += 1
+        zipfile.readEntry()
+      })
+      zipfile.on("end", () =>
+        done(files === 0 ? { ok: false, reason: "the archive holds no file" } : { ok: true, files, uncompressedBytes }))
+      zipfile.readEntry()
+    })
+    return Effect.sync(() => {
+      settled = true
+      zip?.close()
+    })
+  })

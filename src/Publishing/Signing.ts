@@ -1,0 +1,72 @@
+/**
+ * Signed upload URLs: `PUT /archives/{nodeId}/{version}?expires=<unix seconds>&signature=<HMAC>`.
+ * The HMAC-SHA256 covers the method, the node, the version, the version's id and the expiry, so a
+ * URL cannot be moved to another version, extended, or reused for a version published again
+ * under a new id. The key comes from STORAGE_SIGNING_SECRET or, unset, is generated once in the
+ * database, so every instance on one database accepts the URLs of the others.
+ */
+import { SqlClient } from "@effect/sql"
+import { Context, Effect, Layer, Option, Redacted } from "effect"
+import { createHmac, randomBytes, timingSafeEqual } from "node:crypto"
+import { AppConfig } from "../Config.ts"
+
+export interface UploadTarget {
+  readonly nodeId: string
+  readonly version: string
+  readonly versionId: string
+}
+
+/** Why a signed URL is refused. */
+export type SignatureVerdict = "valid" | "expired" | "invalid"
+
+export class UrlSigner extends Context.Tag("UrlSigner")<UrlSigner, {
+  /** The absolute upload URL of the version, valid for the configured time from now. */
+  readonly uploadUrl: (target: UploadTarget) => string
+  readonly verify: (target: UploadTarget, expires: string, signature: string) => SignatureVerdict
+}>() {}
+
+/** The path of a version's archive: where it is uploaded (PUT, signed) and downloaded (GET). */
+export const archivePath = (nodeId: string, version: string) =>
+  `/archives/${encodeURIComponent(nodeId)}/${encodeURIComponent(version)}`
+
+const payload = (t: UploadTarget, expires: string) => `PUT\n${t.nodeId}\n${t.version}\n${t.versionId}\n${expires}`
+
+export const makeUrlSigner = (key: Redacted.Redacted, baseUrl: string, ttlSeconds: number, now: () => number = Date.now) => {
+  const sign = (t: UploadTarget, expires: string) =>
+    createHmac("sha256", Redacted.value(key)).update(payload(t, expires)).digest()
+  return UrlSigner.of({
+    uploadUrl: (t) => {
+      const expires = String(Math.floor(now() / 1000) + ttlSeconds)
+      return `${baseUrl}${archivePath(t.nodeId, t.version)}?expires=${expires}&signature=${sign(t, expires).toString("base64url")}`
+    },
+    verify: (t, expires, signature) => {
+      if (!/^\d{1,12}$/.test(expires) || !/^[A-Za-z0-9_-]{43}$/.test(signature)) return "invalid"
+      const given = Buffer.from(signature, "base64url")
+      const expected = sign(t, expires)
+      // the signature first, in constant time: an expiry is only news about a genuine URL
+      if (given.length !== expected.length || !timingSafeEqual(given, expected)) return "invalid"
+      return Number(expires) * 1000 < now() ? "expired" : "valid"
+    }
+  })
+}
+
+const secretName = "storage_signing_key"
+
+/** The configured key, or the database's (created by the first instance to start). */
+const signingKey = Effect.gen(function*() {
+  const config = yield* AppConfig
+  if (Option.isSome(config.storage.signingSecret)) return config.storage.signingSecret.value
+  const sql = yield* SqlClient.SqlClient
+  yield* sql`INSERT INTO service_secrets (name, value) VALUES (${secretName}, ${randomBytes(32).toString("base64url")})
+             ON CONFLICT (name) DO NOTHING`
+  const rows = yield* sql<{ value: string }>`SELECT value FROM service_secrets WHERE name = ${secretName}`
+  return Redacted.make(rows[0]!.value)
+}).pipe(Effect.orDie)
+
+export const UrlSignerLive = Layer.effect(
+  UrlSigner,
+  Effect.gen(function*() {
+    const config = yield* AppConfig
+    return makeUrlSigner(yield* signingKey, config.publicBaseUrl, config.storage.uploadUrlTtlSeconds)
+  })
+)

@@ -1,0 +1,172 @@
+/**
+ * The lifecycle against a model: random sequences of publish (with a passing, a failing or no
+ * upload), owner delete, admin moderation and install. After every step `latest_version` (of the
+ * node and in the listing) is the model's highest active semver, `downloads` the number of
+ * successful installs; a number once published is refused forever. And 50 concurrent installs of
+ * one node add exactly 50 downloads.
+ */
+import { expect, layer } from "@effect/vitest"
+import { Effect, FastCheck as fc } from "effect"
+import semver from "semver"
+import { Node, type NodeVersionStatus } from "../../src/Domain/Node.ts"
+import { move, nodeVersionStatusMoves } from "../../src/Domain/Transitions.ts"
+import { decodeExact, decodeNodeList, decodeVersion } from "../support/Catalogue.ts"
+import { type Answer, expectError, expectStatus, get, send } from "../support/Http.ts"
+import { Service } from "../support/Service.ts"
+import { rawZip, zipOf } from "../support/Zip.ts"
+import { decodePublished, install, makePublisher, type Publisher, publish, upload } from "./Flow.ts"
+
+const decodeNode = decodeExact(Node)
+
+const versions = ["0.1.0", "0.9.0", "1.0.0-alpha.1", "1.0.0-beta", "1.0.0", "1.0.1", "1.2.0", "1.10.0", "2.0.0-rc.1", "10.0.0"]
+const statuses: ReadonlyArray<NodeVersionStatus> = [
+  "NodeVersionStatusActive",
+  "NodeVersionStatusFlagged",
+  "NodeVersionStatusBanned",
+  "NodeVersionStatusDeleted",
+  "NodeVersionStatusPending"
+]
+
+type Step =
+  | { readonly kind: "publish"; readonly version: string; readonly upload: "good" | "bad" | "none" }
+  | { readonly kind: "delete"; readonly version: string }
+  | { readonly kind: "moderate"; readonly version: string; readonly status: NodeVersionStatus }
+  | { readonly kind: "install"; readonly version: string | undefined }
+
+const step: fc.Arbitrary<Step> = fc.oneof(
+  { weight: 4, arbitrary: fc.record({ kind: fc.constant("publish" as const), version: fc.constantFrom(...versions), upload: fc.constantFrom("good" as const, "bad" as const, "none" as const) }) },
+  { weight: 1, arbitrary: fc.record({ kind: fc.constant("delete" as const), version: fc.constantFrom(...versions) }) },
+  { weight: 2, arbitrary: fc.record({ kind: fc.constant("moderate" as const), version: fc.constantFrom(...versions), status: fc.constantFrom(...statuses) }) },
+  { weight: 3, arbitrary: fc.record({ kind: fc.constant("install" as const), version: fc.option(fc.constantFrom(...versions), { nil: undefined }) }) }
+)
+
+interface ModelVersion {
+  status: NodeVersionStatus
+  hasArchive: boolean
+}
+
+const installable = (v: ModelVersion | undefined) => v !== undefined && v.status === "NodeVersionStatusActive" && v.hasArchive
+
+layer(Service.layer(), { excludeTestServices: true })("publishing lifecycle against a model", (it) => {
+  let acme: Publisher
+  let admin = ""
+  let run = 0
+  let goodZip: Uint8Array = new Uint8Array()
+  const badZip = rawZip([{ name: "../evil.py", content: "x" }])
+
+  it.effect("setup: a publisher, an admin, an archive", () =>
+    Effect.gen(function*() {
+      const service = yield* Service
+      acme = yield* makePublisher(service, "acme")
+      admin = yield* Effect.promise(() => service.token({ sub: "root", admin: true }))
+      goodZip = yield* Effect.promise(() => zipOf({ "pkg/__init__.py": "NODES = {}\n" }))
+    }))
+
+  it.effect.prop(
+    "latest_version is the highest active semver, downloads count installs, numbers are never reused",
+    { steps: fc.array(step, { minLength: 1, maxLength: 14 }) },
+    ({ steps }) =>
+      Effect.gen(function*() {
+        const service = yield* Service
+        const nodeId = `prop-${run++}`
+        const model = new Map<string, ModelVersion>()
+        let downloads = 0
+        const highestActive = () =>
+          [...model.entries()].filter(([, v]) => v.status === "NodeVersionStatusActive").map(([k]) => k)
+            .sort(semver.rcompare)[0]
+        const highestInstallable = () =>
+          [...model.entries()].filter(([, v]) => installable(v)).map(([k]) => k).sort(semver.rcompare)[0]
+
+        for (const s of steps) {
+          const what = `${JSON.stringify(s)} on ${JSON.stringify([...model])}`
+          switch (s.kind) {
+            case "publish": {
+              const answer = yield* publish(service, acme.id, nodeId, s.version, { pat: acme.pat })
+              if (model.has(s.version)) {
+                expectError(answer, 409, "version_exists")
+                break
+              }
+              const { signedUrl } = decodePublished(expectStatus(answer, 201, what).body)
+              model.set(s.version, { status: "NodeVersionStatusPending", hasArchive: false })
+              if (s.upload === "none") break
+              const uploaded = expectStatus(yield* upload(service, signedUrl, s.upload === "good" ? goodZip : badZip), 200, what)
+              const status = s.upload === "good" ? "NodeVersionStatusActive" : "NodeVersionStatusFlagged"
+              expect(decodeVersion(uploaded.body).status, what).toBe(status)
+              model.set(s.version, { status, hasArchive: true })
+              break
+            }
+            case "delete": {
+              const answer = yield* send(service, "DELETE", `/publishers/acme/nodes/${nodeId}/versions/${s.version}`, { token: acme.ownerJwt })
+              const current = model.get(s.version)
+              if (current === undefined) {
+                // the node itself may not exist yet
+                expectError(answer, 404)
+              } else if (current.status === "NodeVersionStatusDeleted") {
+                expectError(answer, 404)
+              } else if (move(nodeVersionStatusMoves, current.status, "NodeVersionStatusDeleted") === "refused") {
+                expectError(answer, 409, "conflict")
+              } else {
+                expectStatus(answer, 204, what)
+                current.status = "NodeVersionStatusDeleted"
+              }
+              break
+            }
+            case "moderate": {
+              const answer = yield* send(service, "PUT", `/admin/nodes/${nodeId}/versions/${s.version}`, {
+                token: admin,
+                body: { status: s.status, status_reason: "moderated" }
+              })
+              const current = model.get(s.version)
+              if (current === undefined) {
+                expectError(answer, 404)
+              } else if (move(nodeVersionStatusMoves, current.status, s.status) === "refused") {
+                expectError(answer, 409, "conflict")
+              } else if (s.status === "NodeVersionStatusActive" && !current.hasArchive) {
+                expectError(answer, 409, "archive_missing")
+              } else {
+                expect(decodeVersion(expectStatus(answer, 200, what).body).status).toBe(s.status)
+                current.status = s.status
+              }
+              break
+            }
+            case "install": {
+              const answer: Answer = yield* install(service, nodeId, s.version)
+              const expected = s.version === undefined ? highestInstallable() : installable(model.get(s.version)) ? s.version : undefined
+              if (expected === undefined) {
+                expectError(answer, 404)
+              } else {
+                const v = decodeVersion(expectStatus(answer, 200, what).body)
+                expect(v.version, what).toBe(expected)
+                expect(v.downloadUrl, what).toMatch(new RegExp(`/archives/${nodeId}/${expected.replace(/\./g, "\\.")}$`))
+                downloads += 1
+              }
+              break
+            }
+          }
+          if (model.size === 0) continue
+          const node = decodeNode(expectStatus(yield* get(service, `/nodes/${nodeId}`), 200, what).body)
+          expect(node.latest_version?.version, what).toBe(highestActive())
+          expect(node.downloads, what).toBe(downloads)
+          const listed = decodeNodeList(expectStatus(yield* get(service, `/nodes?node_id=${nodeId}`), 200, what).body)
+          expect(listed.nodes[0]?.latest_version?.version, what).toBe(highestActive())
+        }
+        // every number published stays taken, whatever became of it
+        for (const version of model.keys()) {
+          expectError(yield* publish(service, acme.id, nodeId, version, { pat: acme.pat }), 409, "version_exists")
+        }
+      }),
+    { timeout: 300_000, fastCheck: { numRuns: 15 } }
+  )
+
+  it.effect("50 concurrent installs of one node add exactly 50 downloads", () =>
+    Effect.gen(function*() {
+      const service = yield* Service
+      const published = decodePublished(expectStatus(yield* publish(service, acme.id, "popular", "1.0.0", { pat: acme.pat }), 201, "publish").body)
+      expectStatus(yield* upload(service, published.signedUrl, goodZip), 200, "upload")
+      const before = decodeNode((yield* get(service, "/nodes/popular")).body).downloads ?? 0
+      const answers = yield* Effect.all(Array.from({ length: 50 }, () => install(service, "popular")), { concurrency: "unbounded" })
+      expect(answers.map((a) => a.status)).toEqual(Array(50).fill(200))
+      const after = decodeNode((yield* get(service, "/nodes/popular")).body).downloads
+      expect(after).toBe(before + 50)
+    }), { timeout: 120_000 })
+})
