@@ -4,7 +4,7 @@
  * repeated Idempotency-Key answer the first request's task with one vendor call.
  */
 import { HttpApiBuilder, HttpApp, HttpServerRequest, HttpServerResponse } from "@effect/platform"
-import { Clock, Effect, Option } from "effect"
+import { Clock, Effect, Fiber, Option } from "effect"
 import { createHash, randomUUID } from "node:crypto"
 import { Api } from "../Api.ts"
 import { CurrentUser } from "../Auth/CurrentUser.ts"
@@ -60,7 +60,9 @@ export const ImageProxyLive = HttpApiBuilder.group(Api, "imageProxy", (handlers)
         }, claim)
       }).pipe(
         Effect.onError(() => Option.match(claim, { onNone: () => Effect.void, onSome: tasks.releaseKey })),
-        Effect.uninterruptible
+        // a fiber of its own: a caller who leaves stops waiting, the start (bounded by the vendor timeout) goes on
+        Effect.forkDaemon,
+        Effect.flatMap(Fiber.join)
       )
 
     const ownTask = (ownerId: string, kind: ImageTaskKind, taskId: string) =>
