@@ -13,8 +13,8 @@ import { type ConfigOverrides, Service } from "./Service.ts"
 /** The key the service is given for the vendor, and the header it goes in. */
 export const vendorKey = "imgv-secret-6f1e2a9c4b7d"
 export const vendorKeyHeader = "x-imagevendor-key"
-/** Short, so that a hanging vendor costs a test little. */
-export const vendorTimeoutMillis = 500
+/** Short, so that a hanging vendor costs a test little; long enough for a loaded machine. */
+export const vendorTimeoutMillis = 1500
 
 export const atFake = (fake: FakeVendor, more: ConfigOverrides = (c) => c): ConfigOverrides => (c) =>
   more({
