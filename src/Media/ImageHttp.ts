@@ -33,6 +33,8 @@ const keyPollMillis = 25
 /** How much longer than the vendor timeout a repeat waits for the first request. */
 const keyWaitGraceMillis = 2_000
 
+const sameList = (a: ReadonlyArray<string>, b: ReadonlyArray<string>) => a.length === b.length && a.every((x, i) => x === b[i])
+
 const taskNotFound = (taskId: string) => new NotFound({ message: `No task '${taskId}' of yours` })
 
 export const ImageProxyLive = HttpApiBuilder.group(Api, "imageProxy", (handlers) =>
@@ -49,15 +51,19 @@ export const ImageProxyLive = HttpApiBuilder.group(Api, "imageProxy", (handlers)
     const startAtVendor = (ownerId: string, kind: ImageTaskKind, body: Readonly<Record<string, unknown>>, claim: Option.Option<KeyClaim>) =>
       Effect.gen(function*() {
         const started = yield* vendor.start(kind, body)
-        // the vendor's id is the client's when it is a UUID (its webhooks name it); else one of ours
-        return yield* tasks.create({
-          id: isUuid(started.taskId) ? started.taskId.toLowerCase() : randomUUID(),
-          vendorTaskId: started.taskId,
-          ownerId,
-          kind,
-          status: Option.getOrElse(started.status, () => "CREATED" as const),
-          generated: started.generated ?? []
-        }, claim)
+        const record = (id: string) =>
+          tasks.create({
+            id,
+            vendorTaskId: started.taskId,
+            ownerId,
+            kind,
+            status: Option.getOrElse(started.status, () => "CREATED" as const),
+            generated: started.generated ?? []
+          }, claim)
+        // the vendor's id is the client's when it is a UUID (its webhooks name it); else, or when
+        // the vendor repeats an id, one of ours
+        const recorded = yield* record(isUuid(started.taskId) ? started.taskId.toLowerCase() : randomUUID())
+        return Option.isSome(recorded) ? recorded.value : Option.getOrThrow(yield* record(randomUUID()))
       }).pipe(
         Effect.onError(() => Option.match(claim, { onNone: () => Effect.void, onSome: tasks.releaseKey })),
         // a fiber of its own: a caller who leaves stops waiting, the start (bounded by the vendor timeout) goes on
@@ -118,8 +124,10 @@ export const ImageProxyLive = HttpApiBuilder.group(Api, "imageProxy", (handlers)
         const task = yield* ownTask(user.id, kind, taskId)
         if (terminalStatuses.includes(task.status)) return { data: toWire(task) }
         const answer = yield* vendor.poll(kind, task.vendorTaskId)
-        // a status this service does not know is not stored; the stored one is answered
-        const stored = Option.isSome(answer.status) ? yield* tasks.advance(task.id, answer.status.value, answer.generated) : task
+        // a status this service does not know is not stored, nor one that changes nothing
+        const unchanged = Option.isNone(answer.status) ||
+          (answer.status.value === task.status && (answer.generated === undefined || sameList(answer.generated, task.generated)))
+        const stored = unchanged ? task : yield* tasks.advance(task.id, Option.getOrThrow(answer.status), answer.generated)
         return { data: toWire(stored) }
       })
 

@@ -43,8 +43,11 @@ const uuid = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 export const isUuid = (s: string) => uuid.test(s)
 
 export class TaskRepo extends Context.Tag("TaskRepo")<TaskRepo, {
-  /** Records a new task; with a claimed key, binds the key to it in the same transaction. */
-  readonly create: (task: NewTask, claim: Option.Option<KeyClaim>) => Effect.Effect<StoredTask>
+  /**
+   * Records a new task; with a claimed key, binds the key to it in the same statement. `None`
+   * when a task with that id exists already.
+   */
+  readonly create: (task: NewTask, claim: Option.Option<KeyClaim>) => Effect.Effect<Option.Option<StoredTask>>
   /** The owner's task of this kind; `None` for anyone else's, another kind's, or an id that is no UUID. */
   readonly find: (ownerId: string, kind: ImageTaskKind, id: string) => Effect.Effect<Option.Option<StoredTask>>
   /**
@@ -95,19 +98,21 @@ export const makeTaskRepo = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
   const window = sql.literal(`interval '${idempotencyWindowHours} hours'`)
 
-  const create = (task: NewTask, claim: Option.Option<KeyClaim>) =>
-    sql.withTransaction(Effect.gen(function*() {
-      const rows = yield* sql<TaskRow>`
+  // one statement, so that recording the task and binding its key need no transaction
+  const create = (task: NewTask, claim: Option.Option<KeyClaim>) => {
+    const c = Option.getOrNull(claim)
+    return sql<TaskRow>`
+      WITH task AS (
         INSERT INTO media_tasks (id, vendor_task_id, owner_id, kind, status, generated)
         VALUES (${task.id}::uuid, ${task.vendorTaskId}, ${task.ownerId}, ${task.kind}, ${task.status}, ${[...task.generated]}::text[])
-        RETURNING id::text, vendor_task_id, kind, status, generated`
-      if (Option.isSome(claim)) {
-        const c = claim.value
-        yield* sql`UPDATE media_idempotency_keys SET task_id = ${task.id}::uuid
-          WHERE owner_id = ${c.ownerId} AND kind = ${c.kind} AND key = ${c.key}`
-      }
-      return toTask(rows[0]!)
-    })).pipe(Effect.orDie)
+        ON CONFLICT (id) DO NOTHING
+        RETURNING id::text, vendor_task_id, kind, status, generated
+      ), bound AS (
+        UPDATE media_idempotency_keys SET task_id = (SELECT id::uuid FROM task)
+        WHERE ${c !== null} AND owner_id = ${c?.ownerId ?? ""} AND kind = ${c?.kind ?? ""} AND key = ${c?.key ?? ""}
+      )
+      SELECT * FROM task`.pipe(Effect.map((rows) => Option.map(Option.fromNullable(rows[0]), toTask)), Effect.orDie)
+  }
 
   const find = (ownerId: string, kind: ImageTaskKind, id: string) =>
     isUuid(id)
@@ -128,7 +133,8 @@ export const makeTaskRepo = Effect.gen(function*() {
             updated_at = now()
         WHERE id = ${id}::uuid
           AND (media_status_rank(status) < media_status_rank(${status})
-               OR (status = ${status} AND status NOT IN ('COMPLETED', 'FAILED')))
+               OR (status = ${status} AND status NOT IN ('COMPLETED', 'FAILED')
+                   AND generated IS DISTINCT FROM coalesce(${generated === undefined ? null : [...generated]}::text[], generated)))
         RETURNING id::text, vendor_task_id, kind, status, generated
       )
       SELECT * FROM moved

@@ -107,6 +107,22 @@ layer(withFakeVendor(), { excludeTestServices: true })("image proxy against a ve
       expect(fake.requests().map((r) => r.path)).toEqual([vendorPaths.stylePoll("vendor-task-42")])
     }))
 
+  it.effect("a vendor repeating a task id: the second task gets an id of ours, both stay pollable", () =>
+    Effect.gen(function*() {
+      const service = yield* Service
+      const fake = yield* FakeImageVendor
+      fake.reset()
+      const token = yield* tokenOf(service, "ann")
+      fake.behave({ kind: "task", taskId: "5d1f0c2e-8a4b-4c3d-9e2f-1a2b3c4d5e6f" })
+      const first = expectFlatTask(yield* startStyle(service, token))
+      const second = expectFlatTask(yield* startStyle(service, token))
+      expect(first.task_id).toBe("5d1f0c2e-8a4b-4c3d-9e2f-1a2b3c4d5e6f")
+      expect(second.task_id).not.toBe(first.task_id)
+      fake.behave({ kind: "task" })
+      expectWrappedTask(yield* get(service, paths.stylePoll(first.task_id), { token }))
+      expectWrappedTask(yield* get(service, paths.stylePoll(second.task_id), { token }))
+    }))
+
   it.effect("polls follow the vendor to COMPLETED, then answer from the database without asking it", () =>
     Effect.gen(function*() {
       const service = yield* Service
