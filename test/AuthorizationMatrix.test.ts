@@ -51,7 +51,12 @@ const matrix = [
   ["PUT /nodes/:nodeId/versions/:version/host-nodes/:hostNodeName", 401, 401,   403,     403,   200,  200,  200],
   ["POST /admin/nodes",                                            401, 401,    403,     403,   403,  403,  201],
   ["PUT /admin/nodes/:nodeId",                                     401, 401,    403,     403,   403,  403,  200],
-  ["PUT /admin/publishers/:publisherId",                           401, 401,    403,     403,   403,  403,  200]
+  ["PUT /admin/publishers/:publisherId",                           401, 401,    403,     403,   403,  403,  200],
+  // media operations: any authenticated user; a task only to its owner (here: the owner's task)
+  ["POST /proxy/imagevendor/v1/ai/image-style-transfer",           401, 401,    200,     200,   200,  200,  200],
+  ["POST /proxy/imagevendor/v1/ai/skin-enhancer/creative",         401, 401,    200,     200,   200,  200,  200],
+  ["GET /proxy/imagevendor/v1/ai/image-style-transfer/:task_id",   401, 401,    404,     404,   404,  200,  404],
+  ["GET /proxy/imagevendor/v1/ai/skin-enhancer/:task_id",          401, 401,    404,     404,   404,  200,  404]
 ] as const
 
 type RowKey = typeof matrix[number][0]
@@ -76,7 +81,8 @@ const annRepository = (repo: string) => `https://${webHost}/ann/${repo}`
 
 const TestLayer = Layer.unwrapEffect(
   Effect.map(FakeRepohost, (fake) =>
-    Service.layer((c) => ({ ...c, repohost: { apiUrl: fake.url, timeoutMillis: 2_000, webHost } })))
+    // the image proxy's rows run against the simulated vendor
+    Service.layer((c) => ({ ...c, vendorMode: "simulated", repohost: { apiUrl: fake.url, timeoutMillis: 2_000, webHost } })))
 ).pipe(Layer.provideMerge(FakeRepohost.layer))
 
 /** What a row's request builder may use. */
@@ -128,6 +134,17 @@ const freshHostNode = async (f: Fixture) => {
     [hostedNode, hostedVersion, name]
   ))
   return name
+}
+
+/** A finished image task of the publisher's owner, written directly (polling it asks no vendor). */
+const ownersTask = async (f: Fixture, kind: "image-style-transfer" | "skin-enhancer") => {
+  const rows = await run(query<{ id: string }>(
+    f.service,
+    `INSERT INTO media_tasks (id, vendor_task_id, owner_id, kind, status)
+     VALUES (gen_random_uuid(), $1, $2, $3, 'COMPLETED') RETURNING id::text`,
+    [`vendor-${f.fresh()}`, users.owner, kind]
+  ))
+  return rows[0]!.id
 }
 
 /** How to call each row's endpoint, with fresh targets for the calls that change something. */
@@ -203,7 +220,25 @@ const requests: { readonly [K in RowKey]: Build } = {
     await run(f.service.writes.upsertPublishers([{ id: target }]))
     await addMembers(f, target, roles)
     return { method: "PUT", path: `/admin/publishers/${target}`, body: { status: "PublisherStatusBanned" } }
-  }
+  },
+  "POST /proxy/imagevendor/v1/ai/image-style-transfer": async () => ({
+    method: "POST",
+    path: "/proxy/imagevendor/v1/ai/image-style-transfer",
+    body: { image: "https://images.example/a.png", reference_image: "https://images.example/b.png" }
+  }),
+  "POST /proxy/imagevendor/v1/ai/skin-enhancer/creative": async () => ({
+    method: "POST",
+    path: "/proxy/imagevendor/v1/ai/skin-enhancer/creative",
+    body: { image: "https://images.example/a.png" }
+  }),
+  "GET /proxy/imagevendor/v1/ai/image-style-transfer/:task_id": async (f) => ({
+    method: "GET",
+    path: `/proxy/imagevendor/v1/ai/image-style-transfer/${await ownersTask(f, "image-style-transfer")}`
+  }),
+  "GET /proxy/imagevendor/v1/ai/skin-enhancer/:task_id": async (f) => ({
+    method: "GET",
+    path: `/proxy/imagevendor/v1/ai/skin-enhancer/${await ownersTask(f, "skin-enhancer")}`
+  })
 }
 
 // --- the endpoints that need authentication, from the Api itself ----------------------------------
