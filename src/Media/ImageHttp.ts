@@ -25,7 +25,7 @@ const canonicalJson = (value: unknown): string =>
     : JSON.stringify(value)
 
 /** The hash an Idempotency-Key is bound to: the request as decoded, defaults applied. */
-const requestHash = (kind: ImageTaskKind, body: unknown) =>
+export const requestHash = (kind: ImageTaskKind, body: unknown) =>
   createHash("sha256").update(`${kind}\n${canonicalJson(body)}`).digest()
 
 /** How often a repeated key looks whether the first request has finished. */

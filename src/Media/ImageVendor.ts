@@ -78,7 +78,8 @@ export const makeLiveImageVendor = Effect.gen(function*() {
     ...(Option.isNone(apiKey) ? ["IMAGEVENDOR_API_KEY"] : [])
   ]
   if (missing.length > 0) {
-    yield* Effect.logWarning(`the image proxy answers 503 until ${missing.join(" and ")} are set`)
+    // informational: a deployment may not use the image proxy at all
+    yield* Effect.logInfo(`the image proxy answers 503 until ${missing.join(" and ")} are set`)
   }
   const scrub = (text: string) =>
     Option.match(apiKey, { onNone: () => text, onSome: (key) => text.split(Redacted.value(key)).join("[redacted]") })

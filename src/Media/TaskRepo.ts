@@ -5,6 +5,7 @@
  */
 import { SqlClient } from "@effect/sql"
 import { Context, Effect, Layer, Option } from "effect"
+import { AppConfig } from "../Config.ts"
 import type { MediaTaskStatus } from "../Domain/Media.ts"
 import type { ImageTaskKind } from "./ImageVendor.ts"
 
@@ -59,7 +60,10 @@ export class TaskRepo extends Context.Tag("TaskRepo")<TaskRepo, {
     status: MediaTaskStatus,
     generated: ReadonlyArray<string> | undefined
   ) => Effect.Effect<StoredTask>
-  /** Claims a key (an expired claim counts as none), or says who holds it. */
+  /**
+   * Claims a key (an expired claim counts as none, and so does one left without a task for longer
+   * than `staleAfterMillis`), or says who holds it.
+   */
   readonly claimKey: (claim: KeyClaim) => Effect.Effect<ClaimOutcome>
   /** Who holds a key now; `None` once it is released or expired. */
   readonly readKey: (claim: KeyClaim) => Effect.Effect<Option.Option<Extract<ClaimOutcome, { _tag: "Held" }>>>
@@ -94,8 +98,12 @@ const toHeld = (row: KeyRow) => ({
   taskId: Option.fromNullable(row.task_id)
 })
 
+/** A start takes at most the vendor timeout; a claim without a task for this much longer was abandoned. */
+const abandonedClaimGraceMillis = 10_000
+
 export const makeTaskRepo = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
+  const staleAfterMillis = (yield* AppConfig).vendorTimeoutMillis + abandonedClaimGraceMillis
   const window = sql.literal(`interval '${idempotencyWindowHours} hours'`)
 
   // one statement, so that recording the task and binding its key need no transaction
@@ -150,10 +158,13 @@ export const makeTaskRepo = Effect.gen(function*() {
       // an expired claim binds nothing: clear the user's before claiming
       yield* sql`DELETE FROM media_idempotency_keys
         WHERE owner_id = ${c.ownerId} AND created_at < now() - ${window}`
+      // a claim still without a task after `staleAfterMillis` lost its request (a crash): take it over
       const inserted = yield* sql`
         INSERT INTO media_idempotency_keys (owner_id, kind, key, request_hash)
         VALUES (${c.ownerId}, ${c.kind}, ${c.key}, ${c.requestHash})
-        ON CONFLICT (owner_id, kind, key) DO NOTHING
+        ON CONFLICT (owner_id, kind, key) DO UPDATE SET request_hash = excluded.request_hash, created_at = now()
+          WHERE media_idempotency_keys.task_id IS NULL
+            AND media_idempotency_keys.created_at < now() - ${staleAfterMillis} * interval '1 millisecond'
         RETURNING 1 AS claimed`
       if (inserted.length > 0) return { _tag: "Claimed" } as const
       const held = yield* readKey(c)

@@ -8,7 +8,17 @@ import { Effect } from "effect"
 import { query } from "../support/Db.ts"
 import { FakeImageVendor } from "../support/FakeImageVendor.ts"
 import { expectBadRequest, expectError, send } from "../support/Http.ts"
-import { expectFlatTask, expectWrappedTask, paths, skinBody, styleBody, vendorPaths, withFakeVendor } from "../support/ImageProxy.ts"
+import { requestHash } from "../../src/Media/ImageHttp.ts"
+import {
+  expectFlatTask,
+  expectWrappedTask,
+  paths,
+  skinBody,
+  styleBody,
+  vendorPaths,
+  vendorTimeoutMillis,
+  withFakeVendor
+} from "../support/ImageProxy.ts"
 import { type Running, Service } from "../support/Service.ts"
 
 const tokenOf = (service: Running, sub: string) => Effect.promise(() => service.token({ sub }))
@@ -107,6 +117,38 @@ layer(withFakeVendor(), { excludeTestServices: true })("Idempotency-Key", (it) =
       const later = expectFlatTask(yield* post(service, paths.style, token, "daily", { ...styleBody, style_strength: 1 }))
       expect(later.task_id).not.toBe(first.task_id)
       expect(fake.requests()).toHaveLength(2)
+    }))
+
+  it.effect("a claim the first request still holds makes a repeat wait, then 409 idempotency_key_in_progress", () =>
+    Effect.gen(function*() {
+      const service = yield* Service
+      const fake = yield* FakeImageVendor
+      fake.reset()
+      const token = yield* tokenOf(service, "ann")
+      // as a request still at the vendor leaves it: claimed, no task yet
+      yield* query(service, "INSERT INTO users (id) VALUES ('ann') ON CONFLICT DO NOTHING")
+      yield* query(service, "INSERT INTO media_idempotency_keys (owner_id, kind, key, request_hash) VALUES ('ann', 'image-style-transfer', 'held', $1)", [
+        requestHash("image-style-transfer", styleBody)
+      ])
+      const started = Date.now()
+      expectError(yield* post(service, paths.style, token, "held", styleBody), 409, "idempotency_key_in_progress")
+      expect(Date.now() - started).toBeGreaterThanOrEqual(vendorTimeoutMillis)
+      expect(fake.requests()).toEqual([])
+    }))
+
+  it.effect("a claim abandoned without a task (its request died) is taken over", () =>
+    Effect.gen(function*() {
+      const service = yield* Service
+      const fake = yield* FakeImageVendor
+      fake.reset()
+      const token = yield* tokenOf(service, "ann")
+      yield* query(service, "INSERT INTO users (id) VALUES ('ann') ON CONFLICT DO NOTHING")
+      yield* query(service, `INSERT INTO media_idempotency_keys (owner_id, kind, key, request_hash, created_at)
+        VALUES ('ann', 'image-style-transfer', 'abandoned', '\\x00', now() - interval '5 minutes')`)
+      const task = expectFlatTask(yield* post(service, paths.style, token, "abandoned", styleBody))
+      expect(fake.requests()).toHaveLength(1)
+      expect(expectFlatTask(yield* post(service, paths.style, token, "abandoned", styleBody)).task_id).toBe(task.task_id)
+      expect(fake.requests()).toHaveLength(1)
     }))
 
   it.effect("a key that is empty, too long or not printable ASCII is 400 naming the header", () =>
