@@ -22,6 +22,9 @@ import { DatabaseLive } from "./Db/Database.ts"
 import { errorResponse, respondToCause } from "./Errors.ts"
 import { HostNodesLive, PublicHostNodesLive } from "./HostNodes/Http.ts"
 import { HostNodeRepoLive } from "./HostNodes/Repo.ts"
+import { ImageProxyLive, SimulatedImagesLive, SimulatedModeHeader } from "./Media/ImageHttp.ts"
+import { ImageVendorLive } from "./Media/ImageVendor.ts"
+import { TaskRepoLive } from "./Media/TaskRepo.ts"
 import { PublicPublishersLive, PublishersLive } from "./Publishers/Http.ts"
 import { ClaimsLive } from "./Publishers/Claim.ts"
 import { PublisherRepoLive } from "./Publishers/Repo.ts"
@@ -88,6 +91,8 @@ export const ServicesLive = Layer.mergeAll(
   HostNodeRepoLive,
   TokenRepoLive,
   RepohostLive,
+  ImageVendorLive,
+  TaskRepoLive,
   AuthenticationLive,
   OptionalAuthenticationLive,
   UrlSignerLive,
@@ -103,7 +108,8 @@ const ApiLive = HttpApiBuilder.api(Api).pipe(
   Layer.provide([PublicHostNodesLive, HostNodesLive, AdminLive]),
   Layer.provide([TokensLive, ClaimsLive]),
   Layer.provide([PublishingLive, PublishLive, ArchivesLive]),
-  Layer.provide([PublicPublishersLive, PublishersLive])
+  Layer.provide([PublicPublishersLive, PublishersLive]),
+  Layer.provide([ImageProxyLive, SimulatedImagesLive])
 )
 
 /**
@@ -112,7 +118,7 @@ const ApiLive = HttpApiBuilder.api(Api).pipe(
  * application is attached would wait for nothing.
  */
 export const AppLive = HttpApiBuilder.serve().pipe(
-  Layer.provide([Docs, ErrorResponses]),
+  Layer.provide([Docs, ErrorResponses, SimulatedModeHeader]),
   Layer.provide(ApiLive),
   HttpServer.withLogAddress
 )

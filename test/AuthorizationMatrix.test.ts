@@ -57,7 +57,12 @@ const matrix = [
   ["DELETE /publishers/:publisherId/nodes/:nodeId",                401, 401,    403,     403,   204,  204,  204],
   ["PUT /publishers/:publisherId/nodes/:nodeId/versions/:versionId", 401, 401,  403,     403,   200,  200,  200],
   ["DELETE /publishers/:publisherId/nodes/:nodeId/versions/:versionId", 401, 401, 403,   403,   204,  204,  204],
-  ["PUT /admin/nodes/:nodeId/versions/:version",                   401, 401,    403,     403,   403,  403,  200]
+  ["PUT /admin/nodes/:nodeId/versions/:version",                   401, 401,    403,     403,   403,  403,  200],
+  // media operations: any authenticated user; a task only to its owner (here: the owner's task)
+  ["POST /proxy/imagevendor/v1/ai/image-style-transfer",           401, 401,    200,     200,   200,  200,  200],
+  ["POST /proxy/imagevendor/v1/ai/skin-enhancer/creative",         401, 401,    200,     200,   200,  200,  200],
+  ["GET /proxy/imagevendor/v1/ai/image-style-transfer/:task_id",   401, 401,    404,     404,   404,  200,  404],
+  ["GET /proxy/imagevendor/v1/ai/skin-enhancer/:task_id",          401, 401,    404,     404,   404,  200,  404]
 ] as const
 
 type RowKey = typeof matrix[number][0]
@@ -82,7 +87,8 @@ const annRepository = (repo: string) => `https://${webHost}/ann/${repo}`
 
 const TestLayer = Layer.unwrapEffect(
   Effect.map(FakeRepohost, (fake) =>
-    Service.layer((c) => ({ ...c, repohost: { apiUrl: fake.url, timeoutMillis: 2_000, webHost } })))
+    // the image proxy's rows run against the simulated vendor
+    Service.layer((c) => ({ ...c, vendorMode: "simulated", repohost: { apiUrl: fake.url, timeoutMillis: 2_000, webHost } })))
 ).pipe(Layer.provideMerge(FakeRepohost.layer))
 
 /** What a row's request builder may use. */
@@ -142,6 +148,17 @@ const freshNode = async (f: Fixture, version?: string) => {
   await run(f.service.writes.insertNodes([{ id: nodeId, publisher_id: publisherId }]))
   if (version !== undefined) await run(f.service.writes.insertVersions([{ node_id: nodeId, version }]))
   return nodeId
+}
+
+/** A finished image task of the publisher's owner, written directly (polling it asks no vendor). */
+const ownersTask = async (f: Fixture, kind: "image-style-transfer" | "skin-enhancer") => {
+  const rows = await run(query<{ id: string }>(
+    f.service,
+    `INSERT INTO media_tasks (id, vendor_task_id, owner_id, kind, status)
+     VALUES (gen_random_uuid(), $1, $2, $3, 'COMPLETED') RETURNING id::text`,
+    [`vendor-${f.fresh()}`, users.owner, kind]
+  ))
+  return rows[0]!.id
 }
 
 /** How to call each row's endpoint, with fresh targets for the calls that change something. */
@@ -245,6 +262,24 @@ const requests: { readonly [K in RowKey]: Build } = {
     method: "PUT",
     path: `/admin/nodes/${await freshNode(f, "1.0.0")}/versions/1.0.0`,
     body: { status: "NodeVersionStatusFlagged", status_reason: "checked by hand" }
+  }),
+  "POST /proxy/imagevendor/v1/ai/image-style-transfer": async () => ({
+    method: "POST",
+    path: "/proxy/imagevendor/v1/ai/image-style-transfer",
+    body: { image: "https://images.example/a.png", reference_image: "https://images.example/b.png" }
+  }),
+  "POST /proxy/imagevendor/v1/ai/skin-enhancer/creative": async () => ({
+    method: "POST",
+    path: "/proxy/imagevendor/v1/ai/skin-enhancer/creative",
+    body: { image: "https://images.example/a.png" }
+  }),
+  "GET /proxy/imagevendor/v1/ai/image-style-transfer/:task_id": async (f) => ({
+    method: "GET",
+    path: `/proxy/imagevendor/v1/ai/image-style-transfer/${await ownersTask(f, "image-style-transfer")}`
+  }),
+  "GET /proxy/imagevendor/v1/ai/skin-enhancer/:task_id": async (f) => ({
+    method: "GET",
+    path: `/proxy/imagevendor/v1/ai/skin-enhancer/${await ownersTask(f, "skin-enhancer")}`
   })
 }
 

@@ -65,7 +65,9 @@ export const fromTransportError = (vendor: string) => (e: HttpClientError.HttpCl
 
 /** The vendor did not answer in time. */
 export const vendorTimeout = (vendor: string, millis: number) =>
-  new UpstreamTimeout({ message: `The ${vendor} did not answer within ${Math.round(millis / 1000)} s` })
+  new UpstreamTimeout({
+    message: `The ${vendor} did not answer within ${millis < 1000 ? `${millis} ms` : `${Math.round(millis / 1000)} s`}`
+  })
 
 /** Live mode without the settings a vendor needs: say which ones to set. */
 export const vendorNotConfigured = (vendor: string, settings: ReadonlyArray<string>) =>

