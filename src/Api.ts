@@ -5,6 +5,7 @@ import { AdminApi } from "./Admin/Api.ts"
 import { CatalogApi, PublisherNodesApi } from "./Catalog/Api.ts"
 import { ErrorResponse } from "./Domain/ErrorResponse.ts"
 import { HostNodesApi, PublicHostNodesApi } from "./HostNodes/Api.ts"
+import { MusicProxyApi } from "./Media/MusicApi.ts"
 import { ClaimApi, PublicPublishersApi, PublishersApi } from "./Publishers/Api.ts"
 import { SystemApi } from "./System/Api.ts"
 import { TokensApi } from "./Tokens/Api.ts"
@@ -51,6 +52,7 @@ export class Api extends HttpApi.make("registry")
   .add(HostNodesApi)
   .add(AdminApi)
   .add(SystemApi)
+  .add(MusicProxyApi)
   .annotate(OpenApi.Title, "Extension Registry and Media Proxy")
   .annotate(OpenApi.Version, "1.0")
   .annotate(OpenApi.Description, "Extension-node registry (publishers, nodes, versions, host-nodes, tokens, claiming) and a proxy for AI media operations. Every error body is ErrorResponse {error, message}.")

@@ -21,6 +21,8 @@ import { DatabaseLive } from "./Db/Database.ts"
 import { errorResponse, respondToCause } from "./Errors.ts"
 import { HostNodesLive, PublicHostNodesLive } from "./HostNodes/Http.ts"
 import { HostNodeRepoLive } from "./HostNodes/Repo.ts"
+import { MusicProxyLive } from "./Media/MusicHttp.ts"
+import { MusicVendorLive } from "./Media/MusicVendor.ts"
 import { PublicPublishersLive, PublishersLive } from "./Publishers/Http.ts"
 import { ClaimsLive } from "./Publishers/Claim.ts"
 import { PublisherRepoLive } from "./Publishers/Repo.ts"
@@ -74,6 +76,7 @@ export const ServicesLive = Layer.mergeAll(
   HostNodeRepoLive,
   TokenRepoLive,
   RepohostLive,
+  MusicVendorLive,
   AuthenticationLive,
   OptionalAuthenticationLive
 ).pipe(
@@ -86,7 +89,8 @@ const ApiLive = HttpApiBuilder.api(Api).pipe(
   Layer.provide([CatalogLive, PublisherNodesLive, SystemLive]),
   Layer.provide([PublicHostNodesLive, HostNodesLive, AdminLive]),
   Layer.provide([TokensLive, ClaimsLive]),
-  Layer.provide([PublicPublishersLive, PublishersLive])
+  Layer.provide([PublicPublishersLive, PublishersLive]),
+  Layer.provide(MusicProxyLive)
 )
 
 /**
