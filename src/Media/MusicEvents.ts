@@ -7,7 +7,7 @@
  * vendor is known to send and keep any further field as it came (index signature), so that
  * re-encoding never loses what the vendor said.
  */
-import { Duration, Effect, Option, Queue, Schema, Stream } from "effect"
+import { Chunk, Duration, Effect, Option, Queue, Schema, Stream, Take } from "effect"
 import { TitleEvent } from "../Domain/Media.ts"
 import { optional, Strings } from "../Domain/Schemas.ts"
 
@@ -67,10 +67,19 @@ export const MusicEvent = Schema.Union(
 ).annotations({ identifier: "MusicEvent" })
 export type MusicEvent = typeof MusicEvent.Type
 
+
 export const knownEventTypes: ReadonlySet<string> = new Set(["duration", "title", "titles", "audio_chunk", "cost", "complete", "error"])
 
-const decodeEvent = Schema.decodeUnknownOption(MusicEvent, { onExcessProperty: "preserve" })
-const encodeEvent = Schema.encodeSync(MusicEvent)
+/**
+ * Each known type's own decoder, picked by `type`. The events' fields have no transformations
+ * (their encoded form is their decoded form), so a decoded event is re-encoded by JSON itself;
+ * running the schema's encoder as well would double the relay's cost per event for nothing.
+ */
+const decoders = new Map<string, (u: unknown) => Option.Option<MusicEvent>>(
+  [DurationEvent, MusicTitleEvent, TitlesEvent, AudioChunkEvent, CostEvent, CompleteEvent, ErrorEvent].map((schema) =>
+    [schema.fields.type.literals[0], Schema.decodeUnknownOption(schema as Schema.Schema<MusicEvent>)] as const
+  )
+)
 
 /** Our own `error` event, ending a stream whose status line has been sent. */
 export const errorLine = (error: string, message: string) => JSON.stringify({ type: "error", error, message })
@@ -123,41 +132,44 @@ export const splitLines = <E, R>(bytes: Stream.Stream<Uint8Array, E, R>): Stream
     )
   })
 
-/** What one vendor line becomes: a line to relay, nothing (dropped), and whether it completed. */
+/** What one vendor line becomes: a line to relay or nothing, whether it completed, what to warn about. */
 export interface Relayed {
-  readonly line: Option.Option<string>
+  readonly line: string | undefined
   readonly complete: boolean
+  readonly warning?: string
 }
 
-const drop: Relayed = { line: Option.none(), complete: false }
+const dropped = (warning?: string): Relayed => ({ line: undefined, complete: false, ...(warning === undefined ? {} : { warning }) })
 
 /**
  * One vendor line as we relay it. Blank lines (the vendor's keep-alives) are dropped; lines that
  * are not a JSON object with a string `type`, and known events that do not match their schema,
  * are dropped with a warning; unknown types pass unchanged.
  */
-export const relayLine = (line: string): Effect.Effect<Relayed> => {
-  if (line.trim() === "") return Effect.succeed(drop)
+export const relayLine = (line: string): Relayed => {
+  if (line.trim() === "") return dropped()
   let parsed: unknown
   try {
     parsed = JSON.parse(line)
   } catch {
-    return Effect.as(Effect.logWarning(`dropped a music vendor line that is not JSON (${line.length} chars)`), drop)
+    return dropped(`dropped a music vendor line that is not JSON (${line.length} chars)`)
   }
   if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed) || typeof (parsed as { type?: unknown }).type !== "string") {
-    return Effect.as(Effect.logWarning("dropped a music vendor line that is not an event object with a string type"), drop)
+    return dropped("dropped a music vendor line that is not an event object with a string type")
   }
   const type = (parsed as { type: string }).type
-  if (!knownEventTypes.has(type)) return Effect.succeed({ line: Option.some(line.trim()), complete: false })
-  return Option.match(decodeEvent(parsed), {
-    onNone: () => Effect.as(Effect.logWarning(`dropped a music vendor '${type}' event that does not match its schema`), drop),
-    onSome: (decoded) => Effect.succeed({ line: Option.some(JSON.stringify(encodeEvent(decoded))), complete: decoded.type === "complete" })
-  })
+  const decode = decoders.get(type)
+  if (decode === undefined) return { line: line.trim(), complete: false }
+  const decoded = decode(parsed)
+  return Option.isNone(decoded)
+    ? dropped(`dropped a music vendor '${type}' event that does not match its schema`)
+    : { line: JSON.stringify(decoded.value), complete: type === "complete" }
 }
 
 /**
- * The vendor's NDJSON body as the lines we send: relayed event by event; a failure of the vendor
- * stream, or its end without `complete`, becomes a final `error` event and the end.
+ * The vendor's NDJSON body as the lines we send: relayed event by event (a chunk of the vendor's
+ * bytes at a time); a failure of the vendor stream, or its end without `complete`, becomes a
+ * final `error` event and the end.
  */
 export const relayEvents = <E, R>(
   body: Stream.Stream<Uint8Array, E, R>,
@@ -167,10 +179,16 @@ export const relayEvents = <E, R>(
     let complete = false
     let failed = false
     return splitLines(body).pipe(
-      Stream.mapEffect(relayLine),
-      Stream.filterMap((relayed) => {
-        if (relayed.complete) complete = true
-        return relayed.line
+      Stream.mapChunksEffect((lines) => {
+        const out: Array<string> = []
+        const warnings: Array<string> = []
+        for (const line of lines) {
+          const relayed = relayLine(line)
+          if (relayed.complete) complete = true
+          if (relayed.line !== undefined) out.push(relayed.line)
+          if (relayed.warning !== undefined) warnings.push(relayed.warning)
+        }
+        return Effect.as(Effect.forEach(warnings, (w) => Effect.logWarning(w), { discard: true }), Chunk.unsafeFromArray(out))
       }),
       Stream.catchAll((e) => {
         failed = true
@@ -188,17 +206,17 @@ export const relayEvents = <E, R>(
 
 /**
  * `keepAlive` whenever `stream` has been silent for `millis`, so that proxies and clients do not
- * take a slow generation for a dead connection. The stream is read ahead by at most a few
- * elements.
+ * take a slow generation for a dead connection. The stream is read ahead by at most a few chunks,
+ * and passes on in the chunks it came in.
  */
 export const withKeepAlive = <A, E, R>(stream: Stream.Stream<A, E, R>, millis: number, keepAlive: A): Stream.Stream<A, E, R> =>
-  Stream.unwrapScoped(Effect.map(Stream.toQueueOfElements(stream, { capacity: 4 }), (queue) =>
-    Stream.repeatEffectOption(
+  Stream.unwrapScoped(Effect.map(Stream.toQueue(stream, { capacity: 4 }), (queue) =>
+    Stream.repeatEffectChunkOption(
       Queue.take(queue).pipe(
         Effect.timeoutTo({
           duration: Duration.millis(millis),
-          onSuccess: (exit): Effect.Effect<A, Option.Option<E>> => exit,
-          onTimeout: (): Effect.Effect<A, Option.Option<E>> => Effect.succeed(keepAlive)
+          onSuccess: Take.done,
+          onTimeout: (): Effect.Effect<Chunk.Chunk<A>, Option.Option<E>> => Effect.succeed(Chunk.of(keepAlive))
         }),
         Effect.flatten
       )

@@ -3,7 +3,7 @@
  * video, asks the vendor and relays its NDJSON stream event by event.
  */
 import { HttpApiBuilder, HttpServerResponse } from "@effect/platform"
-import { Effect, Option, Stream } from "effect"
+import { Chunk, Effect, Option, Stream } from "effect"
 import * as path from "node:path"
 import { Api } from "../Api.ts"
 import { AppConfig } from "../Config.ts"
@@ -41,7 +41,11 @@ export const MusicProxyLive = HttpApiBuilder.group(Api, "musicProxy", (handlers)
         const body = yield* vendor.generate({ video: form.video, prompt: form.prompt, durationSeconds })
         const lines = relayEvents(body, streamFailure).pipe(Stream.map((line) => `${line}\n`))
         return HttpServerResponse.stream(
-          withKeepAlive(lines, config.streamKeepAliveMillis, "\n").pipe(Stream.encodeText),
+          withKeepAlive(lines, config.streamKeepAliveMillis, "\n").pipe(
+            // one write per chunk of events, not one per event
+            Stream.mapChunks((chunk) => Chunk.of(Chunk.join(chunk, ""))),
+            Stream.encodeText
+          ),
           {
             contentType: "application/x-ndjson",
             headers: { "cache-control": "no-cache", "x-accel-buffering": "no", ...modeHeaders }

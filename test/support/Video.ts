@@ -24,6 +24,16 @@ const unityMatrix = u32(0x00010000, 0, 0, 0, 0x00010000, 0, 0, 0, 0x40000000)
 
 /** An MP4 of `seconds` with `fillerBytes` of (meaningless) media data. */
 export const mp4 = (seconds: number, fillerBytes = 4096): Buffer => {
+  const filler = Buffer.alloc(fillerBytes)
+  for (let i = 0; i < filler.length; i++) filler[i] = (i * 31 + 7) & 0xff
+  return Buffer.concat([mp4Head(seconds, fillerBytes), filler])
+}
+
+/**
+ * The start of an MP4 of `seconds` whose media data box holds `mediaBytes`, up to and including
+ * that box's header: send `mediaBytes` of anything after it (large uploads made on the fly).
+ */
+export const mp4Head = (seconds: number, mediaBytes: number): Buffer => {
   const timescale = 1000
   const duration = Math.round(seconds * timescale)
   const ftyp = box("ftyp", Buffer.from("isom"), u32(0x200), Buffer.from("isomiso2mp41"))
@@ -32,7 +42,5 @@ export const mp4 = (seconds: number, fillerBytes = 4096): Buffer => {
   const mdhd = fullBox("mdhd", u32(0, 0, timescale, duration), Buffer.from([0x55, 0xc4, 0, 0]))
   const hdlr = fullBox("hdlr", u32(0), Buffer.from("vide"), Buffer.alloc(12), Buffer.from("VideoHandler\0"))
   const mdia = box("mdia", mdhd, hdlr, box("minf", box("stbl", fullBox("stsd", u32(0)))))
-  const filler = Buffer.alloc(fillerBytes)
-  for (let i = 0; i < filler.length; i++) filler[i] = (i * 31 + 7) & 0xff
-  return Buffer.concat([ftyp, box("moov", mvhd, box("trak", tkhd, mdia)), box("mdat", filler)])
+  return Buffer.concat([ftyp, box("moov", mvhd, box("trak", tkhd, mdia)), u32(8 + mediaBytes), Buffer.from("mdat")])
 }
