@@ -51,7 +51,8 @@ const matrix = [
   ["PUT /nodes/:nodeId/versions/:version/host-nodes/:hostNodeName", 401, 401,   403,     403,   200,  200,  200],
   ["POST /admin/nodes",                                            401, 401,    403,     403,   403,  403,  201],
   ["PUT /admin/nodes/:nodeId",                                     401, 401,    403,     403,   403,  403,  200],
-  ["PUT /admin/publishers/:publisherId",                           401, 401,    403,     403,   403,  403,  200]
+  ["PUT /admin/publishers/:publisherId",                           401, 401,    403,     403,   403,  403,  200],
+  ["POST /proxy/musicvendor/v2m/generate",                         401, 401,    415,     415,   415,  415,  415]
 ] as const
 
 type RowKey = typeof matrix[number][0]
@@ -203,7 +204,13 @@ const requests: { readonly [K in RowKey]: Build } = {
     await run(f.service.writes.upsertPublishers([{ id: target }]))
     await addMembers(f, target, roles)
     return { method: "PUT", path: `/admin/publishers/${target}`, body: { status: "PublisherStatusBanned" } }
-  }
+  },
+  // any authenticated caller gets past authentication to the form check: a JSON body is 415
+  "POST /proxy/musicvendor/v2m/generate": async () => ({
+    method: "POST",
+    path: "/proxy/musicvendor/v2m/generate",
+    body: { video: "https://videos.example/v.mp4" }
+  })
 }
 
 // --- the endpoints that need authentication, from the Api itself ----------------------------------

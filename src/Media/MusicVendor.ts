@@ -56,7 +56,7 @@ const fieldPart = (boundary: string, name: string, value: string) =>
  * The form as a stream with its exact length: the file is read from disk as the vendor takes it.
  * `onProgress` runs for every piece handed over.
  */
-export const formBody = (request: GenerateRequest, boundary: string, onProgress: Effect.Effect<void>) => {
+const formBody = (request: GenerateRequest, boundary: string, onProgress: Effect.Effect<void>) => {
   const prompt = Option.match(request.prompt, { onNone: () => [], onSome: (p) => [fieldPart(boundary, "prompt", p)] })
   const end = Buffer.from(`--${boundary}--\r\n`)
   const video = request.video
@@ -144,7 +144,7 @@ const makeLive = Effect.gen(function*() {
 const simulatedTags = [["ambient", "calm", "piano"], ["cinematic", "strings", "uplifting"]] as const
 
 /** The events a generation of two streams gives, as the vendor would send them. */
-export const simulatedEvents = (request: GenerateRequest): ReadonlyArray<Record<string, unknown>> => {
+const simulatedEvents = (request: GenerateRequest): ReadonlyArray<Record<string, unknown>> => {
   const duration = Option.getOrElse(request.durationSeconds, () => 30)
   const events: Array<Record<string, unknown>> = [{ type: "duration", duration }]
   simulatedTags.forEach((tags, stream) =>

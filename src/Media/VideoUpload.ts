@@ -109,7 +109,7 @@ const spool = (part: Multipart.File, options: UploadOptions) =>
       catch: (cause) => cause
     }).pipe(
       Effect.catchAll((cause): Effect.Effect<never, FormError> =>
-        cause instanceof LimitReached || (cause as { limit?: unknown } | null)?.limit === "MaxPartSize"
+        cause instanceof LimitReached || ["MaxPartSize", "MaxTotalSize"].includes(String((cause as { limit?: unknown } | null)?.limit))
           ? Effect.fail(tooLarge(options.maxFileBytes))
           : Effect.fail(bad("The video upload could not be read: the form ended or broke off inside the file"))
       )
