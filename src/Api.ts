@@ -6,6 +6,7 @@ import { CatalogApi, PublisherNodesApi } from "./Catalog/Api.ts"
 import { ErrorResponse } from "./Domain/ErrorResponse.ts"
 import { HostNodesApi, PublicHostNodesApi } from "./HostNodes/Api.ts"
 import { ImageProxyApi, SimulatedImagesApi } from "./Media/ImageApi.ts"
+import { MusicProxyApi } from "./Media/MusicApi.ts"
 import { ClaimApi, PublicPublishersApi, PublishersApi } from "./Publishers/Api.ts"
 import { ArchivesApi, PublishApi, PublishingApi } from "./Publishing/Api.ts"
 import { SystemApi } from "./System/Api.ts"
@@ -58,6 +59,7 @@ export class Api extends HttpApi.make("registry")
   .add(SystemApi)
   .add(ImageProxyApi)
   .add(SimulatedImagesApi)
+  .add(MusicProxyApi)
   .annotate(OpenApi.Title, "Extension Registry and Media Proxy")
   .annotate(OpenApi.Version, "1.0")
   .annotate(OpenApi.Description, "Extension-node registry (publishers, nodes, versions, host-nodes, tokens, claiming) and a proxy for AI media operations. Every error body is ErrorResponse {error, message}.")

@@ -25,6 +25,8 @@ import { HostNodeRepoLive } from "./HostNodes/Repo.ts"
 import { ImageProxyLive, SimulatedImagesLive, SimulatedModeHeader } from "./Media/ImageHttp.ts"
 import { ImageVendorLive } from "./Media/ImageVendor.ts"
 import { TaskRepoLive } from "./Media/TaskRepo.ts"
+import { MusicProxyLive } from "./Media/MusicHttp.ts"
+import { MusicVendorLive } from "./Media/MusicVendor.ts"
 import { PublicPublishersLive, PublishersLive } from "./Publishers/Http.ts"
 import { ClaimsLive } from "./Publishers/Claim.ts"
 import { PublisherRepoLive } from "./Publishers/Repo.ts"
@@ -93,6 +95,7 @@ export const ServicesLive = Layer.mergeAll(
   RepohostLive,
   ImageVendorLive,
   TaskRepoLive,
+  MusicVendorLive,
   AuthenticationLive,
   OptionalAuthenticationLive,
   UrlSignerLive,
@@ -109,7 +112,8 @@ const ApiLive = HttpApiBuilder.api(Api).pipe(
   Layer.provide([TokensLive, ClaimsLive]),
   Layer.provide([PublishingLive, PublishLive, ArchivesLive]),
   Layer.provide([PublicPublishersLive, PublishersLive]),
-  Layer.provide([ImageProxyLive, SimulatedImagesLive])
+  Layer.provide([ImageProxyLive, SimulatedImagesLive]),
+  Layer.provide(MusicProxyLive)
 )
 
 /**

@@ -62,7 +62,8 @@ const matrix = [
   ["POST /proxy/imagevendor/v1/ai/image-style-transfer",           401, 401,    200,     200,   200,  200,  200],
   ["POST /proxy/imagevendor/v1/ai/skin-enhancer/creative",         401, 401,    200,     200,   200,  200,  200],
   ["GET /proxy/imagevendor/v1/ai/image-style-transfer/:task_id",   401, 401,    404,     404,   404,  200,  404],
-  ["GET /proxy/imagevendor/v1/ai/skin-enhancer/:task_id",          401, 401,    404,     404,   404,  200,  404]
+  ["GET /proxy/imagevendor/v1/ai/skin-enhancer/:task_id",          401, 401,    404,     404,   404,  200,  404],
+  ["POST /proxy/musicvendor/v2m/generate",                         401, 401,    415,     415,   415,  415,  415]
 ] as const
 
 type RowKey = typeof matrix[number][0]
@@ -280,6 +281,12 @@ const requests: { readonly [K in RowKey]: Build } = {
   "GET /proxy/imagevendor/v1/ai/skin-enhancer/:task_id": async (f) => ({
     method: "GET",
     path: `/proxy/imagevendor/v1/ai/skin-enhancer/${await ownersTask(f, "skin-enhancer")}`
+  }),
+  // any authenticated caller gets past authentication to the form check: a JSON body is 415
+  "POST /proxy/musicvendor/v2m/generate": async () => ({
+    method: "POST",
+    path: "/proxy/musicvendor/v2m/generate",
+    body: { video: "https://videos.example/v.mp4" }
   })
 }
 

@@ -1,0 +1,306 @@
+/**
+ * `npx tsx bench/music-proxy.ts [--quick]`: the video-to-music proxy beside direct transfers,
+ * measured side by side in one run.
+ *
+ * The service runs as a child process (`src/main.ts`, its own embedded PostgreSQL in a temporary
+ * DATA_DIR) against a fake music vendor served by this process.
+ *
+ * (a) NDJSON relay: the vendor streams N `audio_chunk` events at full speed; events/s read
+ *     through the proxy vs read from the vendor directly.
+ * (b) Upload: a 1 GiB video (256 MiB with --quick), generated on the fly, through the proxy to a
+ *     vendor that discards it, vs the same bytes sent raw over loopback to a discarding
+ *     node:http server; MB/s from the first byte sent to the end of the answer, and the service
+ *     process's peak RSS growth during the upload (VmRSS sampled from /proc every 20 ms, and
+ *     VmHWM).
+ *
+ * Also exported as `benchMusicProxy({ quick })`, which returns the Markdown table.
+ */
+import { type ChildProcess, spawn } from "node:child_process"
+import { randomBytes } from "node:crypto"
+import * as fs from "node:fs/promises"
+import * as http from "node:http"
+import type { AddressInfo } from "node:net"
+import * as os from "node:os"
+import * as path from "node:path"
+import { fileURLToPath } from "node:url"
+import { parseArgs } from "node:util"
+import * as jose from "jose"
+import { freePort } from "../src/Db/Embedded.ts"
+import { mp4Head } from "../test/support/Video.ts"
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..")
+const MiB = 1024 * 1024
+const log = (line: string) => console.error(`[music-bench] ${line}`)
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
+
+const targets = { uploadVsRaw: 0.5, rssGrowthMiB: 100 }
+
+// --- the fake vendor and the raw sink --------------------------------------------------------
+
+/** `count` NDJSON audio_chunk events, built from one block repeated. */
+const eventBlock = (count: number) => {
+  const data = randomBytes(96).toString("base64")
+  const lines = Array.from({ length: count }, (_, i) =>
+    `${JSON.stringify({ type: "audio_chunk", data, copy_index: 0, prompt_index: 0, stream_index: i % 2, chunk_index: i })}\n`)
+  return Buffer.from(lines.join(""))
+}
+
+/** Writes `body` in 64 KiB pieces, honouring backpressure. */
+const writeAll = async (res: http.ServerResponse, body: Buffer) => {
+  for (let at = 0; at < body.length && !res.destroyed; at += 64 * 1024) {
+    if (!res.write(body.subarray(at, at + 64 * 1024))) await new Promise((r) => res.once("drain", r))
+  }
+}
+
+interface Vendor {
+  readonly url: string
+  readonly apiKey: string
+  /** Bytes of the last request body. */
+  lastBodyBytes: number
+  mode: "events" | "discard"
+  events: Buffer
+  close: () => Promise<void>
+}
+
+const startVendor = () =>
+  new Promise<Vendor>((resolve) => {
+    const vendor: Vendor = {
+      url: "",
+      apiKey: randomBytes(16).toString("hex"),
+      lastBodyBytes: 0,
+      mode: "events",
+      events: Buffer.alloc(0),
+      close: () => new Promise((r) => server.close(() => r()))
+    }
+    const server = http.createServer((req, res) => {
+      let bytes = 0
+      req.on("data", (chunk: Buffer) => (bytes += chunk.length))
+      req.on("end", async () => {
+        vendor.lastBodyBytes = bytes
+        if (req.headers.authorization !== `Bearer ${vendor.apiKey}`) {
+          res.writeHead(401).end()
+          return
+        }
+        res.writeHead(200, { "content-type": "application/x-ndjson" })
+        if (vendor.mode === "events") await writeAll(res, vendor.events)
+        res.end('{"type":"complete"}\n')
+      })
+    })
+    server.listen(0, "127.0.0.1", () => {
+      ;(vendor as { url: string }).url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
+      resolve(vendor)
+    })
+  })
+
+/** A node:http server that reads and discards request bodies: the raw transfer's far end. */
+const startSink = () =>
+  new Promise<{ url: string; close: () => Promise<void> }>((resolve) => {
+    const server = http.createServer((req, res) => {
+      req.on("data", () => {})
+      req.on("end", () => res.end("ok"))
+    })
+    server.listen(0, "127.0.0.1", () =>
+      resolve({
+        url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+        close: () => new Promise((r) => server.close(() => r()))
+      }))
+  })
+
+// --- the service -------------------------------------------------------------------------------
+
+const startService = async (env: Record<string, string>) => {
+  const port = await freePort()
+  const child = spawn(process.execPath, ["--import", "tsx", "src/main.ts"], {
+    cwd: root,
+    env: { ...process.env, ...env, PORT: String(port), HOST: "127.0.0.1", LOG_LEVEL: "warn" },
+    stdio: ["ignore", "inherit", "inherit"]
+  })
+  const base = `http://127.0.0.1:${port}`
+  const deadline = Date.now() + 120_000
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null) throw new Error(`the service exited with ${child.exitCode} while starting`)
+    if (await fetch(`${base}/ready`, { signal: AbortSignal.timeout(2000) }).then((r) => r.ok, () => false)) return { base, child }
+    await sleep(200)
+  }
+  child.kill("SIGTERM")
+  throw new Error("the service did not become ready within 120 s")
+}
+
+const stop = (child: ChildProcess) =>
+  new Promise<void>((resolve) => {
+    if (child.exitCode !== null || child.signalCode !== null) return resolve()
+    const timer = setTimeout(() => child.kill("SIGKILL"), 15_000)
+    child.once("exit", () => {
+      clearTimeout(timer)
+      resolve()
+    })
+    child.kill("SIGTERM")
+  })
+
+/** VmRSS and VmHWM of a process, in bytes. */
+const memoryOf = async (pid: number) => {
+  const status = await fs.readFile(`/proc/${pid}/status`, "utf8")
+  const kb = (name: string) => Number(new RegExp(`^${name}:\\s+(\\d+) kB`, "m").exec(status)?.[1] ?? 0) * 1024
+  return { rss: kb("VmRSS"), hwm: kb("VmHWM") }
+}
+
+// --- measurements -------------------------------------------------------------------------------
+
+/** Reads an NDJSON answer, counting event lines; seconds from the request to the last byte. */
+const readEvents = async (url: string, init: RequestInit) => {
+  const started = performance.now()
+  const response = await fetch(url, init)
+  if (!response.ok) throw new Error(`${url} answered ${response.status}: ${await response.text()}`)
+  let lines = 0
+  let blank = true
+  for await (const chunk of response.body as unknown as AsyncIterable<Uint8Array>) {
+    for (const byte of chunk) {
+      if (byte === 0x0a) {
+        if (!blank) lines++
+        blank = true
+      } else blank = false
+    }
+  }
+  return { lines, seconds: (performance.now() - started) / 1000 }
+}
+
+/**
+ * Sends `head`, `size` bytes made on the fly (one 1 MiB buffer again and again) and `tail` as one
+ * request body; resolves with the seconds until the answer's end and its status.
+ */
+const upload = (url: string, headers: Record<string, string>, head: Buffer, size: number, tail: Buffer) =>
+  new Promise<{ seconds: number; status: number }>((resolve, reject) => {
+    const block = Buffer.alloc(MiB, 0x5a)
+    const started = performance.now()
+    const request = http.request(url, { method: "POST", headers: { ...headers, "content-length": String(head.length + size + tail.length) } })
+    request.on("response", (response) => {
+      response.resume()
+      response.on("end", () => resolve({ seconds: (performance.now() - started) / 1000, status: response.statusCode ?? 0 }))
+    })
+    request.on("error", reject)
+    let sent = 0
+    request.write(head)
+    const pump = () => {
+      while (sent < size) {
+        const piece = block.subarray(0, Math.min(MiB, size - sent))
+        sent += piece.length
+        if (!request.write(piece)) return void request.once("drain", pump)
+      }
+      request.end(tail)
+    }
+    pump()
+  })
+
+const median = (xs: ReadonlyArray<number>) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!
+const fmt = (n: number, digits = 0) => n.toLocaleString("en-US", { maximumFractionDigits: digits, minimumFractionDigits: digits })
+
+export const benchMusicProxy = async (options: { quick: boolean }): Promise<string> => {
+  const eventCount = options.quick ? 50_000 : 300_000
+  const uploadBytes = options.quick ? 256 * MiB : 1024 * MiB
+  const rounds = options.quick ? 1 : 3
+  const secret = randomBytes(32).toString("hex")
+  const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), "music-bench-"))
+  // run as root, the embedded PostgreSQL runs as its own user, which must pass through this folder
+  await fs.chmod(dataDir, 0o711)
+  const vendor = await startVendor()
+  const sink = await startSink()
+  let service: Awaited<ReturnType<typeof startService>> | undefined
+  try {
+    log(`starting the service (embedded PostgreSQL in ${dataDir})`)
+    service = await startService({
+      DATA_DIR: path.join(dataDir, "service"),
+      AUTH_JWT_SECRET: secret,
+      MUSICVENDOR_BASE_URL: vendor.url,
+      MUSICVENDOR_API_KEY: vendor.apiKey,
+      VENDOR_TIMEOUT_SECONDS: "120"
+    })
+    const token = await new jose.SignJWT({}).setProtectedHeader({ alg: "HS256", typ: "JWT" }).setSubject("bench")
+      .setIssuedAt().setExpirationTime("1h").sign(new TextEncoder().encode(secret))
+    const pid = service.child.pid!
+
+    // (a) the NDJSON relay
+    vendor.mode = "events"
+    vendor.events = eventBlock(eventCount)
+    const form = new URLSearchParams({ video: "https://videos.example/v.mp4" })
+    const direct: Array<number> = []
+    const proxied: Array<number> = []
+    for (let round = 0; round < rounds; round++) {
+      const d = await readEvents(`${vendor.url}/v2m/generate`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${vendor.apiKey}` },
+        body: form
+      })
+      const p = await readEvents(`${service.base}/proxy/musicvendor/v2m/generate`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${token}` },
+        body: form
+      })
+      if (p.lines !== eventCount + 1) throw new Error(`the proxy relayed ${p.lines} events of ${eventCount + 1}`)
+      direct.push(d.lines / d.seconds)
+      proxied.push(p.lines / p.seconds)
+      log(`relay round ${round + 1}: direct ${fmt(d.lines / d.seconds)} events/s, proxy ${fmt(p.lines / p.seconds)} events/s`)
+    }
+
+    // (b) the upload
+    vendor.mode = "discard"
+    const raw = await upload(`${sink.url}/`, { "content-type": "application/octet-stream" }, Buffer.alloc(0), uploadBytes, Buffer.alloc(0))
+    log(`raw loopback: ${fmt(uploadBytes / MiB / raw.seconds)} MiB/s`)
+    const boundary = "music-bench-boundary"
+    const mediaBytes = uploadBytes - mp4Head(60, 0).length
+    const head = Buffer.concat([
+      Buffer.from(`--${boundary}\r\ncontent-disposition: form-data; name="0.video"; filename="bench.mp4"\r\ncontent-type: video/mp4\r\n\r\n`),
+      mp4Head(60, mediaBytes)
+    ])
+    const tail = Buffer.from(`\r\n--${boundary}\r\ncontent-disposition: form-data; name="prompt"\r\n\r\nbench\r\n--${boundary}--\r\n`)
+    const before = await memoryOf(pid)
+    let peak = before.rss
+    const sampler = setInterval(() => void memoryOf(pid).then((m) => (peak = Math.max(peak, m.rss)), () => {}), 20)
+    const proxiedUpload = await upload(
+      `${service.base}/proxy/musicvendor/v2m/generate`,
+      { authorization: `Bearer ${token}`, "content-type": `multipart/form-data; boundary=${boundary}` },
+      head,
+      mediaBytes,
+      tail
+    )
+    clearInterval(sampler)
+    const after = await memoryOf(pid)
+    if (proxiedUpload.status !== 200) throw new Error(`the proxied upload answered ${proxiedUpload.status}`)
+    const forwarded = vendor.lastBodyBytes
+    log(`proxied upload: ${fmt(uploadBytes / MiB / proxiedUpload.seconds)} MiB/s; the vendor received ${forwarded} bytes`)
+
+    const relayRatio = median(proxied) / median(direct)
+    const rawRate = uploadBytes / 1e6 / raw.seconds
+    const proxyRate = uploadBytes / 1e6 / proxiedUpload.seconds
+    const growth = (peak - before.rss) / MiB
+    const hwmGrowth = (after.hwm - before.hwm) / MiB
+    const met = (ok: boolean) => (ok ? "met" : "MISSED")
+    return [
+      `### Music proxy (${options.quick ? "quick" : "full"} run, ${new Date().toISOString()}, ${os.cpus().length} cores shared by client, service and fake vendor)`,
+      "",
+      "| measurement | through the proxy | direct / raw | ratio | target |",
+      "|---|---:|---:|---:|---|",
+      `| NDJSON relay, ${fmt(eventCount)} events (median of ${rounds}) | ${fmt(median(proxied))} events/s | ${fmt(median(direct))} events/s | ${fmt(relayRatio, 2)} | – |`,
+      `| upload of ${fmt(uploadBytes / MiB)} MiB (spool, check, forward) | ${fmt(proxyRate)} MB/s | ${fmt(rawRate)} MB/s | ${fmt(proxyRate / rawRate, 2)} | >= ${targets.uploadVsRaw}: ${met(proxyRate / rawRate >= targets.uploadVsRaw)} |`,
+      `| service peak RSS growth during the upload (VmRSS sampled / VmHWM) | ${fmt(growth, 1)} MiB / ${fmt(hwmGrowth, 1)} MiB | – | – | <= ${targets.rssGrowthMiB} MiB: ${met(Math.max(growth, hwmGrowth) <= targets.rssGrowthMiB)} |`,
+      "",
+      `The vendor received ${fmt(forwarded)} bytes for the ${fmt(uploadBytes)}-byte file (the form adds framing). ` +
+      `RSS before the upload: ${fmt(before.rss / MiB)} MiB.`
+    ].join("\n")
+  } finally {
+    if (service) await stop(service.child)
+    await vendor.close()
+    await sink.close()
+    await fs.rm(dataDir, { recursive: true, force: true })
+  }
+}
+
+if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  const { values } = parseArgs({ options: { quick: { type: "boolean", default: false } } })
+  benchMusicProxy({ quick: values.quick }).then(
+    (table) => console.log(`\n${table}\n`),
+    (e: unknown) => {
+      console.error(e)
+      process.exit(1)
+    }
+  )
+}

@@ -1,0 +1,201 @@
+/**
+ * The music vendor: `POST <MUSICVENDOR_BASE_URL>/v2m/generate` with a multipart form (the video
+ * file streamed from its spooled copy, or its URL, and the prompt), answered with an NDJSON
+ * stream. The live client runs over undici; with VENDOR_MODE=simulated a built-in stand-in
+ * answers a realistic stream offline.
+ *
+ * The key travels as `Redacted` and only in the Authorization header; nothing logged here
+ * carries a request.
+ */
+import { HttpClient, HttpClientRequest } from "@effect/platform"
+import { NodeHttpClient, NodeStream } from "@effect/platform-node"
+import { Clock, Context, Effect, Layer, Option, Schedule, type Scope, Stream } from "effect"
+import { randomBytes, randomUUID } from "node:crypto"
+import * as fs from "node:fs"
+import { AppConfig } from "../Config.ts"
+import type { ServiceUnavailable } from "../Errors.ts"
+import { fromTransportError, fromVendorStatus, type VendorFailure, vendorNotConfigured, vendorTimeout } from "./VendorFailure.ts"
+import type { VideoSource } from "./VideoUpload.ts"
+
+const vendorName = "music vendor"
+
+export interface GenerateRequest {
+  readonly video: VideoSource
+  readonly prompt: Option.Option<string>
+  /** The video's length in seconds when it is known (uploads). */
+  readonly durationSeconds: Option.Option<number>
+}
+
+/** The vendor's body broke off after it had started. */
+export class VendorStreamError extends Error {
+  readonly _tag = "VendorStreamError"
+}
+
+export class MusicVendor extends Context.Tag("MusicVendor")<MusicVendor, {
+  readonly mode: "live" | "simulated"
+  /** Fails when the vendor cannot be asked at all (live mode without its settings). */
+  readonly ready: Effect.Effect<void, ServiceUnavailable>
+  /**
+   * Starts a generation. Succeeds with the vendor's NDJSON body once it answered 2xx; the
+   * exchange is aborted when the scope closes.
+   */
+  readonly generate: (
+    request: GenerateRequest
+  ) => Effect.Effect<Stream.Stream<Uint8Array, VendorStreamError>, VendorFailure | ServiceUnavailable, Scope.Scope>
+}>() {}
+
+// --- the multipart body sent to the vendor ----------------------------------------------------
+
+/** A form-data name or file name in a quoted header parameter (the HTML form encoding rules). */
+const quoted = (value: string) => value.replace(/"/g, "%22").replace(/\r/g, "%0D").replace(/\n/g, "%0A")
+
+const fieldPart = (boundary: string, name: string, value: string) =>
+  Buffer.from(`--${boundary}\r\ncontent-disposition: form-data; name="${quoted(name)}"\r\n\r\n${value}\r\n`)
+
+/**
+ * The form as a stream with its exact length: the file is read from disk as the vendor takes it.
+ * `onProgress` runs for every piece handed over.
+ */
+const formBody = (request: GenerateRequest, boundary: string, onProgress: Effect.Effect<void>) => {
+  const prompt = Option.match(request.prompt, { onNone: () => [], onSome: (p) => [fieldPart(boundary, "prompt", p)] })
+  const end = Buffer.from(`--${boundary}--\r\n`)
+  const video = request.video
+  if (video._tag === "Url") {
+    const bytes = Buffer.concat([fieldPart(boundary, "video", video.url), ...prompt, end])
+    return { stream: Stream.make(new Uint8Array(bytes)), length: bytes.length }
+  }
+  const head = Buffer.from(
+    `--${boundary}\r\ncontent-disposition: form-data; name="0.video"; filename="${quoted(video.filename)}"\r\n` +
+      `content-type: ${video.contentType.replace(/[\r\n]/g, "")}\r\n\r\n`
+  )
+  const tail = Buffer.concat([Buffer.from("\r\n"), ...prompt, end])
+  const file = NodeStream.fromReadable(
+    () => fs.createReadStream(video.path, { highWaterMark: 1024 * 1024 }),
+    (cause) => new VendorStreamError(`the spooled video could not be read: ${String(cause)}`)
+  )
+  return {
+    stream: Stream.concat(Stream.make(new Uint8Array(head)), Stream.concat(file, Stream.make(new Uint8Array(tail)))).pipe(
+      Stream.tap(() => onProgress)
+    ),
+    length: head.length + video.size + tail.length
+  }
+}
+
+// --- live -----------------------------------------------------------------------------------
+
+const makeLive = Effect.gen(function*() {
+  const config = yield* AppConfig
+  const client = yield* HttpClient.HttpClient
+  const { baseUrl, apiKey } = config.musicVendor
+  const timeoutMillis = config.vendorTimeoutMillis
+  const missing = [
+    ...(Option.isNone(baseUrl) ? ["MUSICVENDOR_BASE_URL"] : []),
+    ...(Option.isNone(apiKey) ? ["MUSICVENDOR_API_KEY"] : [])
+  ]
+  const ready: Effect.Effect<void, ServiceUnavailable> = missing.length > 0
+    ? Effect.fail(vendorNotConfigured(vendorName, missing))
+    : Effect.void
+
+  const generate = (request: GenerateRequest) =>
+    Effect.gen(function*() {
+      yield* ready
+      // the vendor must answer, or keep taking the upload, within the timeout: an upload that
+      // takes longer than the timeout as a whole is fine as long as it moves
+      let lastProgress = yield* Clock.currentTimeMillis
+      const progress = Effect.flatMap(Clock.currentTimeMillis, (now) => Effect.sync(() => void (lastProgress = now)))
+      const watchdog = Effect.gen(function*() {
+        for (;;) {
+          const idle = (yield* Clock.currentTimeMillis) - lastProgress
+          if (idle >= timeoutMillis) return yield* Effect.fail(vendorTimeout(vendorName, timeoutMillis))
+          yield* Effect.sleep(timeoutMillis - idle)
+        }
+      })
+      const boundary = `musicproxy${randomUUID().replace(/-/g, "")}`
+      const body = formBody(request, boundary, progress)
+      const httpRequest = HttpClientRequest.post(`${Option.getOrThrow(baseUrl)}/v2m/generate`).pipe(
+        HttpClientRequest.bearerToken(Option.getOrThrow(apiKey)),
+        HttpClientRequest.setHeader("accept", "application/x-ndjson"),
+        HttpClientRequest.bodyStream(body.stream, {
+          contentType: `multipart/form-data; boundary=${boundary}`,
+          contentLength: body.length
+        })
+      )
+      const response = yield* HttpClient.withScope(client).execute(httpRequest).pipe(
+        Effect.catchAll(fromTransportError(vendorName)),
+        Effect.raceFirst(watchdog)
+      )
+      if (response.status < 200 || response.status >= 300) {
+        const text = yield* response.text.pipe(
+          Effect.timeout(timeoutMillis),
+          Effect.orElseSucceed(() => "")
+        )
+        return yield* fromVendorStatus(vendorName, response.status, response.headers, text.slice(0, 64 * 1024))
+      }
+      return response.stream.pipe(
+        Stream.mapError((e) => new VendorStreamError(`the music vendor stream broke off: ${e.message}`))
+      )
+    })
+
+  return MusicVendor.of({ mode: "live", ready, generate })
+})
+
+// --- simulated ------------------------------------------------------------------------------
+
+const simulatedTags = [["ambient", "calm", "piano"], ["cinematic", "strings", "uplifting"]] as const
+
+/** The events a generation of two streams gives, as the vendor would send them. */
+const simulatedEvents = (request: GenerateRequest): ReadonlyArray<Record<string, unknown>> => {
+  const duration = Option.getOrElse(request.durationSeconds, () => 30)
+  const events: Array<Record<string, unknown>> = [{ type: "duration", duration }]
+  simulatedTags.forEach((tags, stream) =>
+    events.push({
+      type: "title",
+      title: `${Option.getOrElse(request.prompt, () => "Untitled")} (take ${stream + 1})`.slice(0, 200),
+      display_tags: [...tags],
+      copy_index: 0,
+      prompt_index: 0,
+      stream_index: stream
+    })
+  )
+  for (let chunk = 0; chunk < 3; chunk++) {
+    simulatedTags.forEach((_, stream) =>
+      events.push({
+        type: "audio_chunk",
+        data: randomBytes(48).toString("base64"),
+        copy_index: 0,
+        prompt_index: 0,
+        stream_index: stream,
+        chunk_index: chunk
+      })
+    )
+  }
+  events.push({ type: "cost", cost: 0, currency: "USD" }, { type: "complete" })
+  return events
+}
+
+const makeSimulated = Effect.as(
+  Effect.logWarning(
+    "VENDOR_MODE=simulated: POST /proxy/musicvendor/v2m/generate answers built-in simulated music, " +
+      "no vendor is called (answers carry x-vendor-mode: simulated)"
+  ),
+  MusicVendor.of({
+    mode: "simulated",
+    ready: Effect.void,
+    generate: (request) =>
+      Effect.succeed(
+        Stream.fromIterable(simulatedEvents(request)).pipe(
+          Stream.map((event) => new TextEncoder().encode(`${JSON.stringify(event)}\n`)),
+          // paced like a generation, briefly
+          Stream.schedule(Schedule.spaced("100 millis"))
+        )
+      )
+  })
+)
+
+/** The live client, or the simulated one when VENDOR_MODE=simulated. */
+export const MusicVendorLive = Layer.unwrapEffect(
+  Effect.map(AppConfig, (config) =>
+    config.vendorMode === "simulated"
+      ? Layer.effect(MusicVendor, makeSimulated)
+      : Layer.effect(MusicVendor, makeLive).pipe(Layer.provide(NodeHttpClient.layerUndici)))
+)
