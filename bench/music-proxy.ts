@@ -275,7 +275,7 @@ export const benchMusicProxy = async (options: { quick: boolean }): Promise<stri
     const hwmGrowth = (after.hwm - before.hwm) / MiB
     const met = (ok: boolean) => (ok ? "met" : "MISSED")
     return [
-      `### Music proxy (${options.quick ? "quick" : "full"} run, ${new Date().toISOString()}, ${os.cpus().length} cores shared by client, service and fake vendor)`,
+      `## Music proxy (${options.quick ? "quick" : "full"} run, ${new Date().toISOString()}, ${os.cpus().length} cores shared by client, service and fake vendor)`,
       "",
       "| measurement | through the proxy | direct / raw | ratio | target |",
       "|---|---:|---:|---:|---|",

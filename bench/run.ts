@@ -5,8 +5,9 @@
  * seed 10,000 nodes x 10 versions (scripts/seed.ts), start the service (src/main.ts) and the
  * baseline (bench/baseline.ts: node:http + pg running the service's own SQL), check that both
  * give the same answers, then measure each scenario with autocannon on both, one at a time.
- * Finally reseed 100,000 nodes and measure the first page again. Results are printed and written
- * to bench/results/ as Markdown and JSON.
+ * Finally reseed 100,000 nodes and measure the first page again. Then the media proxy, each part
+ * beside its own direct baseline (bench/image-proxy.ts, bench/music-proxy.ts). Results are printed
+ * and written to bench/results/ as Markdown and JSON.
  *
  * `--quick`: a smoke run (2,000 nodes, short runs, no 100,000 step).
  */
@@ -19,6 +20,8 @@ import { fileURLToPath } from "node:url"
 import { isDeepStrictEqual, parseArgs } from "node:util"
 import pg from "pg"
 import { type EmbeddedServer, freePort, startEmbedded } from "../src/Db/Embedded.ts"
+import { benchImageProxy } from "./image-proxy.ts"
+import { benchMusicProxy } from "./music-proxy.ts"
 import { makeStatementRecorder, type StatementRecorder } from "./statements.ts"
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..")
@@ -348,6 +351,8 @@ interface Report {
   readonly measurements: ReadonlyArray<Measurement>
   readonly verdicts: ReadonlyArray<Verdict>
   readonly plans: Record<string, string>
+  /** The media proxy's sections, as Markdown. */
+  readonly media: ReadonlyArray<string>
 }
 
 const ratio = (a: number, b: number) => a / b
@@ -444,6 +449,7 @@ const markdown = (report: Report) => {
       ? "The service and the baseline gave identical answers for every measured path, with the right totals."
       : `**Wrong or differing answers:** ${report.answersDiffer.join("; ")}`,
     "",
+    ...report.media.flatMap((section) => [section, ""]),
     "## Seeding",
     "",
     ...report.seeds.flatMap((s) => [
@@ -587,6 +593,12 @@ const main = async () => {
     measurements.push(await measure(name, "baseline", baseline, database, [firstPage]))
   }
 
+  // the media proxy, each part with its own service process and fake vendor, the registry's idle
+  log("media proxy: images")
+  const media = [await benchImageProxy({ quick })]
+  log("media proxy: video to music")
+  media.push(await benchMusicProxy({ quick }))
+
   const report: Report = {
     date,
     quick,
@@ -612,7 +624,8 @@ const main = async () => {
     answersDiffer,
     measurements,
     verdicts: verdictsOf(measurements),
-    plans
+    plans,
+    media
   }
 
   const dir = path.join(root, "bench", "results")
