@@ -8,6 +8,7 @@ import { Context, Effect, Layer } from "effect"
 import { randomUUID } from "node:crypto"
 import * as http from "node:http"
 import type { AddressInfo } from "node:net"
+import { closeServer } from "./Loopback.ts"
 
 export type Behaviour =
   /** A task: `wrapped` in `data` (the default), `flat`, or flat with `task_status`. */
@@ -135,12 +136,7 @@ export const startFakeImageVendor = (options: { readonly record?: boolean } = {}
           scripts.clear()
           recorded.length = 0
         },
-        close: () =>
-          new Promise<void>((done) => {
-            // hanging requests would keep close() waiting forever
-            server.closeAllConnections()
-            server.close(() => done())
-          })
+        close: () => closeServer(server)
       })
     })
   })

@@ -8,6 +8,7 @@ import { Context, Effect, Layer } from "effect"
 import { createHash } from "node:crypto"
 import * as http from "node:http"
 import type { AddressInfo } from "node:net"
+import { closeServer } from "./Loopback.ts"
 
 export type Behaviour =
   /**
@@ -152,11 +153,6 @@ export class FakeMusicVendor extends Context.Tag("test/FakeMusicVendor")<FakeMus
   static readonly layer = Layer.scoped(
     FakeMusicVendor,
     Effect.acquireRelease(Effect.promise(start), ({ server }) =>
-      Effect.promise(() =>
-        new Promise<void>((resolve) => {
-          server.closeAllConnections()
-          server.close(() => resolve())
-        })
-      )).pipe(Effect.map(({ fake }) => fake))
+      Effect.promise(() => closeServer(server))).pipe(Effect.map(({ fake }) => fake))
   )
 }

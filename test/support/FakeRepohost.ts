@@ -6,6 +6,7 @@
 import { Context, Effect, Layer } from "effect"
 import * as http from "node:http"
 import type { AddressInfo } from "node:net"
+import { closeServer } from "./Loopback.ts"
 
 export type Behaviour =
   /**
@@ -126,12 +127,6 @@ export class FakeRepohost extends Context.Tag("test/FakeRepohost")<FakeRepohost,
   static readonly layer = Layer.scoped(
     FakeRepohost,
     Effect.acquireRelease(Effect.promise(start), ({ server }) =>
-      Effect.promise(() =>
-        new Promise<void>((resolve) => {
-          // hanging requests would keep close() waiting forever
-          server.closeAllConnections()
-          server.close(() => resolve())
-        })
-      )).pipe(Effect.map(({ fake }) => fake))
+      Effect.promise(() => closeServer(server))).pipe(Effect.map(({ fake }) => fake))
   )
 }
