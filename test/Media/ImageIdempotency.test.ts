@@ -12,16 +12,16 @@ import { requestHash } from "../../src/Media/ImageHttp.ts"
 import {
   expectFlatTask,
   expectWrappedTask,
+  freshStart,
   paths,
   skinBody,
   styleBody,
+  tokenOf,
   vendorPaths,
   vendorTimeoutMillis,
   withFakeVendor
 } from "../support/ImageProxy.ts"
 import { type Running, Service } from "../support/Service.ts"
-
-const tokenOf = (service: Running, sub: string) => Effect.promise(() => service.token({ sub }))
 
 const post = (service: Running, path: string, token: string, key: string | undefined, body: unknown) =>
   send(service, "POST", path, { token, body, headers: key === undefined ? {} : { "idempotency-key": key } })
@@ -29,10 +29,7 @@ const post = (service: Running, path: string, token: string, key: string | undef
 layer(withFakeVendor(), { excludeTestServices: true })("Idempotency-Key", (it) => {
   it.effect("a repeat with the same key and body answers the same task; the vendor is called once", () =>
     Effect.gen(function*() {
-      const service = yield* Service
-      const fake = yield* FakeImageVendor
-      fake.reset()
-      const token = yield* tokenOf(service, "ann")
+      const { service, fake, token } = yield* freshStart()
       const first = expectFlatTask(yield* post(service, paths.style, token, "order-1", styleBody))
       const again = expectFlatTask(yield* post(service, paths.style, token, "order-1", { ...styleBody }))
       expect(again.task_id).toBe(first.task_id)
@@ -60,10 +57,7 @@ layer(withFakeVendor(), { excludeTestServices: true })("Idempotency-Key", (it) =
 
   it.effect("the same key with another body is 409 idempotency_key_reused; defaults make equal bodies", () =>
     Effect.gen(function*() {
-      const service = yield* Service
-      const fake = yield* FakeImageVendor
-      fake.reset()
-      const token = yield* tokenOf(service, "ann")
+      const { service, fake, token } = yield* freshStart()
       const first = expectWrappedTask(yield* post(service, paths.skin, token, "k-body", skinBody))
       // the same meaning: the defaults spelled out
       const same = expectWrappedTask(yield* post(service, paths.skin, token, "k-body", { ...skinBody, sharpen: 0, smart_grain: 2 }))
@@ -91,10 +85,7 @@ layer(withFakeVendor(), { excludeTestServices: true })("Idempotency-Key", (it) =
 
   it.effect("a failed vendor call frees the key: the retry reaches the vendor", () =>
     Effect.gen(function*() {
-      const service = yield* Service
-      const fake = yield* FakeImageVendor
-      fake.reset()
-      const token = yield* tokenOf(service, "ann")
+      const { service, fake, token } = yield* freshStart()
       fake.behave({ kind: "status", status: 500 })
       expectError(yield* post(service, paths.style, token, "retry-me", styleBody), 502, "upstream_error")
       fake.behave({ kind: "hang" })
@@ -108,10 +99,7 @@ layer(withFakeVendor(), { excludeTestServices: true })("Idempotency-Key", (it) =
 
   it.effect("a key binds for 24 hours", () =>
     Effect.gen(function*() {
-      const service = yield* Service
-      const fake = yield* FakeImageVendor
-      fake.reset()
-      const token = yield* tokenOf(service, "ann")
+      const { service, fake, token } = yield* freshStart()
       const first = expectFlatTask(yield* post(service, paths.style, token, "daily", styleBody))
       yield* query(service, "UPDATE media_idempotency_keys SET created_at = now() - interval '25 hours' WHERE key = 'daily'")
       const later = expectFlatTask(yield* post(service, paths.style, token, "daily", { ...styleBody, style_strength: 1 }))
@@ -121,10 +109,7 @@ layer(withFakeVendor(), { excludeTestServices: true })("Idempotency-Key", (it) =
 
   it.effect("a claim the first request still holds makes a repeat wait, then 409 idempotency_key_in_progress", () =>
     Effect.gen(function*() {
-      const service = yield* Service
-      const fake = yield* FakeImageVendor
-      fake.reset()
-      const token = yield* tokenOf(service, "ann")
+      const { service, fake, token } = yield* freshStart()
       // as a request still at the vendor leaves it: claimed, no task yet
       yield* query(service, "INSERT INTO users (id) VALUES ('ann') ON CONFLICT DO NOTHING")
       yield* query(service, "INSERT INTO media_idempotency_keys (owner_id, kind, key, request_hash) VALUES ('ann', 'image-style-transfer', 'held', $1)", [
@@ -138,10 +123,7 @@ layer(withFakeVendor(), { excludeTestServices: true })("Idempotency-Key", (it) =
 
   it.effect("a claim abandoned without a task (its request died) is taken over", () =>
     Effect.gen(function*() {
-      const service = yield* Service
-      const fake = yield* FakeImageVendor
-      fake.reset()
-      const token = yield* tokenOf(service, "ann")
+      const { service, fake, token } = yield* freshStart()
       yield* query(service, "INSERT INTO users (id) VALUES ('ann') ON CONFLICT DO NOTHING")
       yield* query(service, `INSERT INTO media_idempotency_keys (owner_id, kind, key, request_hash, created_at)
         VALUES ('ann', 'image-style-transfer', 'abandoned', '\\x00', now() - interval '5 minutes')`)
@@ -153,10 +135,7 @@ layer(withFakeVendor(), { excludeTestServices: true })("Idempotency-Key", (it) =
 
   it.effect("a key that is empty, too long or not printable ASCII is 400 naming the header", () =>
     Effect.gen(function*() {
-      const service = yield* Service
-      const fake = yield* FakeImageVendor
-      fake.reset()
-      const token = yield* tokenOf(service, "ann")
+      const { service, fake, token } = yield* freshStart()
       for (const key of ["", "x".repeat(256), "caf\u00e9"]) {
         expectBadRequest(yield* post(service, paths.style, token, key, styleBody), "idempotency-key")
         expectBadRequest(yield* post(service, paths.skin, token, key, skinBody), "idempotency-key")

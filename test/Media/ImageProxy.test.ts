@@ -11,17 +11,17 @@ import { expectError, expectStatus, get, send } from "../support/Http.ts"
 import {
   expectFlatTask,
   expectWrappedTask,
+  freshStart,
   paths,
   skinBody,
   styleBody,
+  tokenOf,
   vendorKey,
   vendorKeyHeader,
   vendorPaths,
   withFakeVendor
 } from "../support/ImageProxy.ts"
 import { type Running, Service } from "../support/Service.ts"
-
-const tokenOf = (service: Running, sub: string) => Effect.promise(() => service.token({ sub }))
 
 const taskCount = (service: Running) =>
   Effect.map(queryOne<{ n: number }>(service, "SELECT count(*)::int AS n FROM media_tasks"), (row) => row!.n)
@@ -35,10 +35,7 @@ const startSkin = (service: Running, token: string, body: unknown = skinBody) =>
 layer(withFakeVendor(), { excludeTestServices: true })("image proxy against a vendor", (it) => {
   it.effect("style transfer: the vendor gets the body and the key, the caller a flat CREATED task", () =>
     Effect.gen(function*() {
-      const service = yield* Service
-      const fake = yield* FakeImageVendor
-      fake.reset()
-      const token = yield* tokenOf(service, "ann")
+      const { service, fake, token } = yield* freshStart()
       const task = expectFlatTask(yield* startStyle(service, token))
       expect(task).toEqual({ task_id: task.task_id, status: "CREATED", generated: [] })
 
@@ -58,10 +55,7 @@ layer(withFakeVendor(), { excludeTestServices: true })("image proxy against a ve
 
   it.effect("skin enhancer: defaults applied before forwarding, the task answered under data", () =>
     Effect.gen(function*() {
-      const service = yield* Service
-      const fake = yield* FakeImageVendor
-      fake.reset()
-      const token = yield* tokenOf(service, "ann")
+      const { service, fake, token } = yield* freshStart()
       const task = expectWrappedTask(yield* startSkin(service, token))
       expect(task.status).toBe("CREATED")
       expect(fake.requests().map((r) => [r.method, r.path, r.body])).toEqual([
@@ -93,10 +87,7 @@ layer(withFakeVendor(), { excludeTestServices: true })("image proxy against a ve
 
   it.effect("a vendor task id that is not a UUID gets one of ours; polls ask the vendor by its own id", () =>
     Effect.gen(function*() {
-      const service = yield* Service
-      const fake = yield* FakeImageVendor
-      fake.reset()
-      const token = yield* tokenOf(service, "ann")
+      const { service, fake, token } = yield* freshStart()
       fake.behave({ kind: "task", taskId: "vendor-task-42" })
       const task = expectFlatTask(yield* startStyle(service, token))
       expect(task.task_id).not.toBe("vendor-task-42")
@@ -109,10 +100,7 @@ layer(withFakeVendor(), { excludeTestServices: true })("image proxy against a ve
 
   it.effect("a vendor repeating a task id: the second task gets an id of ours, both stay pollable", () =>
     Effect.gen(function*() {
-      const service = yield* Service
-      const fake = yield* FakeImageVendor
-      fake.reset()
-      const token = yield* tokenOf(service, "ann")
+      const { service, fake, token } = yield* freshStart()
       fake.behave({ kind: "task", taskId: "5d1f0c2e-8a4b-4c3d-9e2f-1a2b3c4d5e6f" })
       const first = expectFlatTask(yield* startStyle(service, token))
       const second = expectFlatTask(yield* startStyle(service, token))
@@ -125,10 +113,7 @@ layer(withFakeVendor(), { excludeTestServices: true })("image proxy against a ve
 
   it.effect("polls follow the vendor to COMPLETED, then answer from the database without asking it", () =>
     Effect.gen(function*() {
-      const service = yield* Service
-      const fake = yield* FakeImageVendor
-      fake.reset()
-      const token = yield* tokenOf(service, "ann")
+      const { service, fake, token } = yield* freshStart()
       const task = expectWrappedTask(yield* startSkin(service, token))
       fake.behave({ kind: "task", shape: "task_status" })
       fake.script(task.task_id, ["IN_PROGRESS", "COMPLETED"])
@@ -146,10 +131,7 @@ layer(withFakeVendor(), { excludeTestServices: true })("image proxy against a ve
 
   it.effect("an unknown vendor status is not stored; a backwards one is not either", () =>
     Effect.gen(function*() {
-      const service = yield* Service
-      const fake = yield* FakeImageVendor
-      fake.reset()
-      const token = yield* tokenOf(service, "ann")
+      const { service, fake, token } = yield* freshStart()
       const task = expectFlatTask(yield* startStyle(service, token))
       fake.script(task.task_id, ["IN_PROGRESS", "QUEUED", "CREATED", "FAILED", "IN_PROGRESS"])
       const seen: Array<string> = []
@@ -225,10 +207,7 @@ layer(withFakeVendor(), { excludeTestServices: true })("image proxy against a ve
 
   it.effect("a vendor message that echoes the key reaches the caller scrubbed", () =>
     Effect.gen(function*() {
-      const service = yield* Service
-      const fake = yield* FakeImageVendor
-      fake.reset()
-      const token = yield* tokenOf(service, "ann")
+      const { service, fake, token } = yield* freshStart()
       fake.behave({ kind: "status", status: 400, body: { message: `key ${vendorKey} may not use engine softy` } })
       const answer = yield* startStyle(service, token)
       const e = expectError(answer, 400, "bad_request")

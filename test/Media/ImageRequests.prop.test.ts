@@ -13,10 +13,17 @@ import { maxPromptChars } from "../../src/Domain/Media.ts"
 import { queryOne } from "../support/Db.ts"
 import { FakeImageVendor } from "../support/FakeImageVendor.ts"
 import { expectBadRequest, get, send } from "../support/Http.ts"
-import { expectFlatTask, expectWrappedTask, paths, pngBase64, vendorPaths, withFakeVendor } from "../support/ImageProxy.ts"
-import { type Running, Service } from "../support/Service.ts"
-
-const tokenOf = (service: Running, sub: string) => Effect.promise(() => service.token({ sub }))
+import {
+  expectFlatTask,
+  expectWrappedTask,
+  freshStart,
+  paths,
+  pngBase64,
+  tokenOf,
+  vendorPaths,
+  withFakeVendor
+} from "../support/ImageProxy.ts"
+import { Service } from "../support/Service.ts"
 
 // --- valid bodies --------------------------------------------------------------------------------
 
@@ -108,20 +115,14 @@ const numRuns = 25
 layer(withFakeVendor(), { excludeTestServices: true })("image proxy properties", (it) => {
   it.effect.prop("valid style transfer bodies reach the vendor unchanged", { body: styleBodyArb }, ({ body }) =>
     Effect.gen(function*() {
-      const service = yield* Service
-      const fake = yield* FakeImageVendor
-      fake.reset()
-      const token = yield* tokenOf(service, "ann")
+      const { service, fake, token } = yield* freshStart()
       expectFlatTask(yield* send(service, "POST", paths.style, { token, body }))
       expect(fake.requests().map((r) => [r.path, r.body])).toEqual([[vendorPaths.style, body]])
     }), { fastCheck: { numRuns } })
 
   it.effect.prop("valid skin enhancer bodies reach the vendor with the defaults filled in", { body: skinBodyArb }, ({ body }) =>
     Effect.gen(function*() {
-      const service = yield* Service
-      const fake = yield* FakeImageVendor
-      fake.reset()
-      const token = yield* tokenOf(service, "ann")
+      const { service, fake, token } = yield* freshStart()
       expectWrappedTask(yield* send(service, "POST", paths.skin, { token, body }))
       expect(fake.requests().map((r) => [r.path, r.body])).toEqual([[vendorPaths.skin, { sharpen: 0, smart_grain: 2, ...body }]])
     }), { fastCheck: { numRuns } })

@@ -8,7 +8,7 @@ import { MediaTask, MediaTaskEnvelope } from "../../src/Domain/Media.ts"
 import { decodeExact } from "./Catalogue.ts"
 import { FakeImageVendor, type FakeVendor } from "./FakeImageVendor.ts"
 import { type Answer, expectStatus } from "./Http.ts"
-import { type ConfigOverrides, Service } from "./Service.ts"
+import { type ConfigOverrides, type Running, Service } from "./Service.ts"
 
 /** The key the service is given for the vendor, and the header it goes in. */
 export const vendorKey = "imgv-secret-6f1e2a9c4b7d"
@@ -22,6 +22,18 @@ export const atFake = (fake: FakeVendor, more: ConfigOverrides = (c) => c): Conf
     vendorMode: "live",
     vendorTimeoutMillis,
     imageVendor: { baseUrl: Option.some(fake.url), apiKey: Option.some(Redacted.make(vendorKey)), apiKeyHeader: vendorKeyHeader }
+  })
+
+/** A token of user `sub` for the service. */
+export const tokenOf = (service: Running, sub: string) => Effect.promise(() => service.token({ sub }))
+
+/** A test's start: the service, its fake vendor back to normal and empty, and a token of `sub`. */
+export const freshStart = (sub = "ann") =>
+  Effect.gen(function*() {
+    const service = yield* Service
+    const fake = yield* FakeImageVendor
+    fake.reset()
+    return { service, fake, token: yield* tokenOf(service, sub) }
   })
 
 /** The service and a fake vendor it calls. */
