@@ -132,10 +132,7 @@ layer(withFakeVendor(), { excludeTestServices: true })("image proxy properties",
     { body: styleBodyArb, breakage: styleBreakage },
     ({ body, breakage }) =>
       Effect.gen(function*() {
-        const service = yield* Service
-        const fake = yield* FakeImageVendor
-        fake.reset()
-        const token = yield* tokenOf(service, "ann")
+        const { service, fake, token } = yield* freshStart()
         expectBadRequest(yield* send(service, "POST", paths.style, { token, body: broken(body, breakage) }), breakage.field)
         expect(fake.requests()).toEqual([])
       }),
@@ -147,10 +144,7 @@ layer(withFakeVendor(), { excludeTestServices: true })("image proxy properties",
     { body: skinBodyArb, breakage: skinBreakage },
     ({ body, breakage }) =>
       Effect.gen(function*() {
-        const service = yield* Service
-        const fake = yield* FakeImageVendor
-        fake.reset()
-        const token = yield* tokenOf(service, "ann")
+        const { service, fake, token } = yield* freshStart()
         expectBadRequest(yield* send(service, "POST", paths.skin, { token, body: broken(body, breakage) }), breakage.field)
         expect(fake.requests()).toEqual([])
       }),
@@ -162,10 +156,7 @@ layer(withFakeVendor(), { excludeTestServices: true })("image proxy properties",
     { statuses: fc.array(vendorStatus, { minLength: 1, maxLength: 8 }) },
     ({ statuses }) =>
       Effect.gen(function*() {
-        const service = yield* Service
-        const fake = yield* FakeImageVendor
-        fake.reset()
-        const token = yield* tokenOf(service, "ann")
+        const { service, fake, token } = yield* freshStart()
         const task = expectFlatTask(yield* send(service, "POST", paths.style, { token, body: { image: pngBase64, reference_image: pngBase64 } }))
         fake.script(task.task_id, statuses)
         let model = "CREATED"
