@@ -56,13 +56,15 @@ const maxJsonBodyBytes = 16 * 1024 * 1024
  * of the music proxy and node archives (signed upload URLs).
  */
 const streamedBodyRoutes = [/^\/proxy\/musicvendor\//, /^\/archives\//]
-const readsStreamedBody = (url: string) => streamedBodyRoutes.some((route) => route.test(url))
+const readsStreamedBody = (request: HttpServerRequest.HttpServerRequest) =>
+  request.method !== "GET" && request.method !== "HEAD" && streamedBodyRoutes.some((route) => route.test(request.url))
 
 /**
  * A request whose client goes away still runs to its end, its answer dropped. Interrupting it
  * would cancel its SQL statement, and the driver's cancel (sent from another pooled connection,
  * given up after 5 s when the pool is busy, still queued) can land on the next statement the
- * connection runs: another request's. Streamed routes stay interruptible: their work is the stream.
+ * connection runs: another request's. Streamed uploads stay interruptible: a client that leaves
+ * must stop the vendor request its upload feeds.
  */
 const runToCompletion = <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.flatMap(Effect.forkDaemon(effect), Fiber.join)
 
@@ -70,12 +72,12 @@ const runToCompletion = <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.flat
 const ErrorResponses = HttpApiBuilder.middleware((app) =>
   Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) =>
     // a declared length over the limit is answered before reading a byte of it
-    !readsStreamedBody(request.url) && Number(request.headers["content-length"] ?? 0) > maxJsonBodyBytes
+    !readsStreamedBody(request) && Number(request.headers["content-length"] ?? 0) > maxJsonBodyBytes
       ? Effect.succeed(errorResponse(413, "payload_too_large", `The request body is larger than ${maxJsonBodyBytes} bytes`))
       : app.pipe(
         HttpIncomingMessage.withMaxBodySize(Option.some(maxJsonBodyBytes)),
         Effect.catchAllCause(respondToCause(allowedMethods)),
-        readsStreamedBody(request.url) ? identity : runToCompletion
+        readsStreamedBody(request) ? identity : runToCompletion
       ))
 )
 
