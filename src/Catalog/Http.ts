@@ -161,9 +161,8 @@ export const CatalogLive = HttpApiBuilder.group(Api, "catalog", (handlers) =>
           const result = yield* repo.install(path.nodeId, urlParams.version)
           switch (result._tag) {
             case "Missing":
-              return yield* new NotFound({ message: `No node '${path.nodeId}'` })
             case "Banned":
-              return yield* nodeBanned(path.nodeId)
+              return yield* visible(path.nodeId, result)
             case "NoInstallableVersion":
               return yield* new NotFound({
                 code: "no_installable_version",

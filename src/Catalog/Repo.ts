@@ -9,6 +9,7 @@ import { Context, Effect, Layer, Option } from "effect"
 import { AppConfig } from "../Config.ts"
 import type { NodeStatus, NodeVersionStatus } from "../Domain/Node.ts"
 import { publisherJson } from "../Publishers/Repo.ts"
+import { isUuid } from "../Domain/Schemas.ts"
 
 export const sortColumns = [
   "created_at",
@@ -119,7 +120,6 @@ export class NodeRepo extends Context.Tag("NodeRepo")<NodeRepo, {
 /** Versions whose archive is served and installed: active ones (deprecated ones included). */
 export const installableStatus: NodeVersionStatus = "NodeVersionStatusActive"
 
-const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 
 /** An SQL string literal of a configured (trusted) text. */
 const sqlString = (s: string) => `'${s.replace(/'/g, "''")}'`
@@ -246,7 +246,7 @@ export const makeNodeRepo = Effect.gen(function*() {
   }
 
   const findVersion = (nodeId: string, versionOrId: string) => {
-    const byId = uuidPattern.test(versionOrId)
+    const byId = isUuid(versionOrId)
     return sql<{ node_status: string; publisher_status: string; json: string | null }>`
       SELECT n.status AS node_status, p.status AS publisher_status,
              (SELECT json_strip_nulls(${sql.literal(renderVersion("v"))})::text FROM node_versions v
@@ -347,7 +347,7 @@ export const makeNodeRepo = Effect.gen(function*() {
              n.status AS node_status, p.status AS publisher_status
       FROM node_versions v JOIN nodes n ON n.id = v.node_id JOIN publishers p ON p.id = n.publisher_id
       WHERE v.node_id = ${nodeId}
-        AND ${uuidPattern.test(version) ? sql`(v.version = ${version} OR v.id = ${version}::uuid)` : sql`v.version = ${version}`}
+        AND ${isUuid(version) ? sql`(v.version = ${version} OR v.id = ${version}::uuid)` : sql`v.version = ${version}`}
       ORDER BY v.version = ${version} DESC LIMIT 1`.pipe(
       Effect.map((rows) =>
         Option.map(Option.fromNullable(rows[0]), (r): VersionState => ({

@@ -76,7 +76,7 @@ export class InvalidVersion extends Error {
 
 /** What publishing a version did, or why it did nothing. */
 export type PublishOutcome =
-  | { readonly _tag: "Published"; readonly versionId: string; readonly nodeCreated: boolean }
+  | { readonly _tag: "Published"; readonly versionId: string }
   | { readonly _tag: "NodeMissing" }
   | { readonly _tag: "NodeOwnedElsewhere" }
   | { readonly _tag: "NodeDeleted" }
@@ -347,7 +347,7 @@ export const makeCatalogWrites = Effect.gen(function*() {
         if (Object.keys(columns).length > 0) yield* sql`UPDATE nodes SET ${sql.update(columns)} WHERE id = ${node.id}`
       }
       const [versionId] = yield* insertVersionRows([{ ...version, node_id: node.id, status: "NodeVersionStatusPending" }])
-      return { _tag: "Published", versionId: versionId!, nodeCreated: created.length > 0 } as PublishOutcome
+      return { _tag: "Published", versionId: versionId! } as PublishOutcome
     }))
 
   /** Moves a version's status only from one of `from`, in one statement; false otherwise. */

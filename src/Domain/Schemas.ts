@@ -36,3 +36,6 @@ export const NonEmptyText = (max: number) => NoNul.pipe(Schema.minLength(1), Sch
 /** A path segment naming a record. */
 export const PathParam = NonEmptyText(200)
 export const TextList = (maxItems: number, maxLength: number) => Schema.Array(Text(maxLength)).pipe(Schema.maxItems(maxItems))
+
+/** A UUID in text form: an id that is not one names no record (and must not reach a `::uuid` cast). */
+export const isUuid = (s: string) => /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(s)

@@ -14,6 +14,20 @@ const vendorFailures = "Vendor failures: its 400/422 is 400 with its message, 40
 
 const idempotency = "With `Idempotency-Key` (1 to 255 printable characters), the same caller repeating the same key and body within 24 hours gets the same task and the vendor is called once; the same key with another body is 409 idempotency_key_reused; a repeat while the first request is still waiting for the vendor waits for it (409 idempotency_key_in_progress if it takes longer than the vendor timeout)."
 
+/** A status poll: the same contract for both kinds of task. */
+const pollEndpoint = <const Name extends string>(name: Name, path: `/${string}`, summary: string) =>
+  HttpApiEndpoint.get(name, path)
+    .setPath(TaskPath)
+    .addSuccess(MediaTaskEnvelope)
+    .addError(NotFound)
+    .addError(RateLimited)
+    .addError(BadRequest)
+    .addError(UpstreamError)
+    .addError(ServiceUnavailable)
+    .addError(UpstreamTimeout)
+    .annotate(OpenApi.Summary, summary)
+    .annotate(OpenApi.Description, `The caller's own task only (404 otherwise). The vendor is asked until the task is COMPLETED or FAILED; the status answered never moves backwards. ${vendorFailures}`)
+
 /** The image operations of the media proxy; tasks are visible to whoever started them only. */
 export class ImageProxyApi extends HttpApiGroup.make("imageProxy")
   .add(
@@ -46,32 +60,8 @@ export class ImageProxyApi extends HttpApiGroup.make("imageProxy")
       .annotate(OpenApi.Summary, "Skin enhancer (creative)")
       .annotate(OpenApi.Description, `Starts a task at the image vendor (defaults sharpen 0, smart_grain 2 applied before forwarding) and answers {data: task}. ${idempotency} ${vendorFailures}`)
   )
-  .add(
-    HttpApiEndpoint.get("pollStyleTransfer", "/proxy/imagevendor/v1/ai/image-style-transfer/:task_id")
-      .setPath(TaskPath)
-      .addSuccess(MediaTaskEnvelope)
-      .addError(NotFound)
-      .addError(RateLimited)
-      .addError(BadRequest)
-      .addError(UpstreamError)
-      .addError(ServiceUnavailable)
-      .addError(UpstreamTimeout)
-      .annotate(OpenApi.Summary, "Status of a style transfer task")
-      .annotate(OpenApi.Description, `The caller's own task only (404 otherwise). The vendor is asked until the task is COMPLETED or FAILED; the status answered never moves backwards. ${vendorFailures}`)
-  )
-  .add(
-    HttpApiEndpoint.get("pollSkinEnhancer", "/proxy/imagevendor/v1/ai/skin-enhancer/:task_id")
-      .setPath(TaskPath)
-      .addSuccess(MediaTaskEnvelope)
-      .addError(NotFound)
-      .addError(RateLimited)
-      .addError(BadRequest)
-      .addError(UpstreamError)
-      .addError(ServiceUnavailable)
-      .addError(UpstreamTimeout)
-      .annotate(OpenApi.Summary, "Status of a skin enhancer task")
-      .annotate(OpenApi.Description, `The caller's own task only (404 otherwise). The vendor is asked until the task is COMPLETED or FAILED; the status answered never moves backwards. ${vendorFailures}`)
-  )
+  .add(pollEndpoint("pollStyleTransfer", "/proxy/imagevendor/v1/ai/image-style-transfer/:task_id", "Status of a style transfer task"))
+  .add(pollEndpoint("pollSkinEnhancer", "/proxy/imagevendor/v1/ai/skin-enhancer/:task_id", "Status of a skin enhancer task"))
   .middleware(Authentication)
   .annotate(OpenApi.Title, "Media proxy")
 {}

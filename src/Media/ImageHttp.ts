@@ -12,7 +12,8 @@ import { AppConfig } from "../Config.ts"
 import type { MediaTask } from "../Domain/Media.ts"
 import { Conflict, NotFound } from "../Errors.ts"
 import { type ImageTaskKind, ImageVendor, type ImageVendorError } from "./ImageVendor.ts"
-import { isUuid, type KeyClaim, type StoredTask, TaskRepo, terminalStatuses } from "./TaskRepo.ts"
+import { type KeyClaim, type StoredTask, TaskRepo, terminalStatuses } from "./TaskRepo.ts"
+import { isUuid } from "../Domain/Schemas.ts"
 
 const toWire = (task: StoredTask): MediaTask => ({ task_id: task.id, status: task.status, generated: [...task.generated] })
 

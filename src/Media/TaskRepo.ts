@@ -8,6 +8,7 @@ import { Context, Effect, Layer, Option } from "effect"
 import { AppConfig } from "../Config.ts"
 import type { MediaTaskStatus } from "../Domain/Media.ts"
 import type { ImageTaskKind } from "./ImageVendor.ts"
+import { isUuid } from "../Domain/Schemas.ts"
 
 export interface StoredTask {
   readonly id: string
@@ -39,9 +40,6 @@ export const idempotencyWindowHours = 24
 
 export const terminalStatuses: ReadonlyArray<MediaTaskStatus> = ["COMPLETED", "FAILED"]
 
-const uuid = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
-
-export const isUuid = (s: string) => uuid.test(s)
 
 export class TaskRepo extends Context.Tag("TaskRepo")<TaskRepo, {
   /**

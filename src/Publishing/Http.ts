@@ -154,10 +154,14 @@ export const PublishLive = HttpApiBuilder.group(Api, "publish", (handlers) =>
     const tokens = yield* TokenRepo
     const signer = yield* UrlSigner
 
-    /** A personal access token of the publisher, or a bearer JWT of one of its managers or a site admin. */
+    /**
+     * A personal access token of the publisher, or a bearer JWT of one of its managers or a site
+     * admin; answers the publisher's status.
+     */
     const authorize = (publisherId: string, token: string | undefined) =>
       Effect.gen(function*() {
-        if (!(yield* publishers.exists(publisherId))) return yield* new NotFound({ message: `No publisher '${publisherId}'` })
+        const status = yield* publishers.status(publisherId)
+        if (Option.isNone(status)) return yield* new NotFound({ message: `No publisher '${publisherId}'` })
         if (token !== undefined) {
           const verified = yield* tokens.verify(publisherId, Redacted.make(token))
           if (Option.isNone(verified)) {
@@ -166,7 +170,7 @@ export const PublishLive = HttpApiBuilder.group(Api, "publish", (handlers) =>
               message: `The personal access token is not a valid token of publisher '${publisherId}' (wrong or revoked)`
             })
           }
-          return
+          return status.value
         }
         const viewer = yield* Viewer
         if (Option.isNone(viewer)) {
@@ -176,15 +180,16 @@ export const PublishLive = HttpApiBuilder.group(Api, "publish", (handlers) =>
         if (!viewer.value.isSiteAdmin && !(Option.isSome(role) && managerRoles.includes(role.value))) {
           return yield* new Forbidden({ message: `Publishing needs the owner or admin role in publisher '${publisherId}'` })
         }
+        return status.value
       })
 
     return handlers.handle("publishVersion", ({ path, payload }) =>
       Effect.gen(function*() {
-        yield* authorize(path.publisherId, payload.personal_access_token)
+        const publisherStatus = yield* authorize(path.publisherId, payload.personal_access_token)
         if (payload.node?.id !== undefined && payload.node.id !== path.nodeId) {
           return yield* new BadRequest({ message: `Invalid value for 'node.id': it must be the path's '${path.nodeId}'` })
         }
-        if (Option.contains(yield* publishers.status(path.publisherId), "PublisherStatusBanned")) {
+        if (publisherStatus === "PublisherStatusBanned") {
           return yield* publisherBanned(path.publisherId)
         }
         const { id: _id, ...node } = payload.node ?? {}

@@ -7,6 +7,7 @@ import { SqlClient } from "@effect/sql"
 import { Context, Effect, Layer, Option, Redacted } from "effect"
 import { createHash, randomBytes } from "node:crypto"
 import type { TokenSummary } from "../Domain/Token.ts"
+import { isUuid } from "../Domain/Schemas.ts"
 
 /** Marks a value as one of this registry's tokens (in logs, secret scanners, support requests). */
 export const tokenPrefix = "rgpat_"
@@ -25,7 +26,6 @@ export const tokenHint = (value: string): string => value.slice(0, tokenPrefix.l
 
 export const maskedToken = (hint: string): string => `${hint}…`
 
-const uuid = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 
 export interface NewToken {
   readonly publisherId: string
@@ -95,7 +95,7 @@ export const makeTokenRepo = Effect.gen(function*() {
 
   const revoke = (publisherId: string, tokenId: string) =>
     // an id that is not a UUID names no token (and must not reach the ::uuid cast)
-    uuid.test(tokenId)
+    isUuid(tokenId)
       ? sql`UPDATE personal_access_tokens SET revoked_at = now()
             WHERE id = ${tokenId}::uuid AND publisher_id = ${publisherId} AND revoked_at IS NULL
             RETURNING id`.pipe(Effect.map((rows) => rows.length > 0), Effect.orDie)
