@@ -3,7 +3,7 @@
  * `GET /nodes/{id}/versions/{v}` with exactly the SQL the service runs, and nothing else (no
  * framework, no validation, no cache, no ETag).
  *
- * The first request for a URL learns its statements from the service's NodeRepo (statements.ts);
+ * The first request for a URL learns its statements from the service's repositories (statements.ts);
  * every later request for that URL is served by `pg` alone, running them as the service does (a
  * page and its count at once). The runner requests every URL once before it measures, so only
  * that plain path is measured.
@@ -47,19 +47,61 @@ const answer = async (recorded: Recorded): Promise<Answer> => {
     }
     case "Version": {
       const { nodeId, version, statement } = recorded
-      const result = await pool.query<{ node_status: string; publisher_status: string; json: string | null }>(
-        statement[0],
-        [...statement[1]]
-      )
-      const row = result.rows[0]
-      // the decisions of NodeRepo.findVersion and its handler
-      const missing = error(404, "not_found", `Node '${nodeId}' has no version '${version}'`)
-      if (!row || row.node_status === "NodeStatusDeleted") return missing
+      const row = (await pool.query<VersionRow>(statement[0], [...statement[1]])).rows[0]
+      // the decisions of Catalog.getVersion (the measured versions exist)
+      if (!row || row.node_status === "NodeStatusDeleted") return error(404, "not_found", `Node '${nodeId}' has no version '${version}'`)
       if (row.node_status === "NodeStatusBanned" || row.publisher_status === "PublisherStatusBanned") {
         return error(403, "node_banned", `Node '${nodeId}' is banned`)
       }
-      return row.json === null ? missing : { status: 200, body: row.json }
+      return { status: 200, body: JSON.stringify(versionJson(row)) }
     }
+  }
+}
+
+/** The columns of a version row (Catalog/Records.ts) with its node's statuses. */
+interface VersionRow {
+  readonly node_status: string
+  readonly publisher_status: string
+  readonly id: string
+  readonly node_id: string
+  readonly version: string
+  readonly changelog: string | null
+  readonly host_node_extract_status: string | null
+  readonly created_at: Date
+  readonly dependencies: Array<string>
+  readonly deprecated: boolean
+  readonly download_url: string | null
+  readonly status: string
+  readonly status_reason: string | null
+  readonly supported_accelerators: Array<string>
+  readonly supported_host_frontend_version: string | null
+  readonly supported_host_version: string | null
+  readonly supported_os: Array<string>
+  readonly tags: Array<string>
+  readonly tags_admin: Array<string>
+}
+
+/** The row as the wire's NodeVersion, written by hand: absent values left out. */
+const versionJson = (r: VersionRow) => {
+  const present = <A>(a: A | null) => (a === null ? undefined : a)
+  return {
+    changelog: present(r.changelog),
+    host_node_extract_status: present(r.host_node_extract_status),
+    createdAt: r.created_at.toISOString(),
+    dependencies: r.dependencies,
+    deprecated: r.deprecated,
+    downloadUrl: present(r.download_url),
+    id: r.id,
+    node_id: r.node_id,
+    status: r.status,
+    status_reason: present(r.status_reason),
+    supported_accelerators: r.supported_accelerators,
+    supported_host_frontend_version: present(r.supported_host_frontend_version),
+    supported_host_version: present(r.supported_host_version),
+    supported_os: r.supported_os,
+    tags: r.tags,
+    tags_admin: r.tags_admin,
+    version: r.version
   }
 }
 

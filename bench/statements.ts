@@ -1,6 +1,6 @@
 /**
- * The SQL the service runs for a request URL, taken from the service's own NodeRepo rather than
- * copied: the repository method is run once under a statement transformer that records each
+ * The SQL the service runs for a request URL, taken from the service's own repositories rather
+ * than copied: the repository method is run once under a statement transformer that records each
  * compiled statement (text and parameters). The baseline replays them with plain `pg`; the runner
  * EXPLAINs them.
  */
@@ -8,9 +8,10 @@ import { Statement } from "@effect/sql"
 import { PgClient } from "@effect/sql-pg"
 import { Effect, Layer, ManagedRuntime, Redacted } from "effect"
 import { defaultLimit, maxLimit } from "../src/Catalog/Api.ts"
-import { type NodeQuery, NodeRepo, NodeRepoLive, type SortColumn } from "../src/Catalog/Repo.ts"
-import { SearchRepo, SearchRepoLive } from "../src/Catalog/SearchRepo.ts"
-import { semverKey } from "../src/Catalog/Semver.ts"
+import { type NodeQuery, NodePages } from "../src/Catalog/NodePages.ts"
+import { NodeRepo } from "../src/Catalog/Repo.ts"
+import type { SortColumn } from "../src/Domain/Node.ts"
+import { semverKey } from "../src/Domain/Semver.ts"
 
 export type Compiled = readonly [text: string, params: ReadonlyArray<unknown>]
 
@@ -52,12 +53,12 @@ export interface StatementRecorder {
 export const makeStatementRecorder = (databaseUrl: string): StatementRecorder => {
   // the statements run once while being recorded: a small pool of its own is enough
   const runtime = ManagedRuntime.make(
-    Layer.merge(NodeRepoLive, SearchRepoLive).pipe(
+    Layer.merge(NodeRepo.Default, NodePages.Default).pipe(
       Layer.provide(PgClient.layer({ url: Redacted.make(databaseUrl), maxConnections: 2 }))
     )
   )
 
-  const record = <A>(effect: Effect.Effect<A, never, NodeRepo | SearchRepo>): Promise<ReadonlyArray<Compiled>> => {
+  const record = <A>(effect: Effect.Effect<A, never, NodeRepo | NodePages>): Promise<ReadonlyArray<Compiled>> => {
     const statements: Array<Compiled> = []
     return runtime.runPromise(
       effect.pipe(
@@ -74,9 +75,9 @@ export const makeStatementRecorder = (databaseUrl: string): StatementRecorder =>
     const { pathname, searchParams } = new URL(url, "http://bench")
     if (pathname === "/nodes") {
       const query = toQuery(searchParams)
-      const statements = await record(Effect.flatMap(NodeRepo, (repo) => repo.listPage(query)))
+      const statements = await record(Effect.flatMap(NodePages, (pages) => pages.listPage(query)))
       if (statements.length !== 1) {
-        throw new Error(`expected one statement from NodeRepo.listPage, got ${statements.length}`)
+        throw new Error(`expected one statement from NodePages.listPage, got ${statements.length}`)
       }
       return { _tag: "List", query, statement: statements[0]! }
     }
@@ -84,9 +85,9 @@ export const makeStatementRecorder = (databaseUrl: string): StatementRecorder =>
       // a page of search results is answered like a page of GET /nodes
       const query = toQuery(searchParams)
       const text = searchParams.get("search") ?? ""
-      const statements = await record(Effect.flatMap(SearchRepo, (repo) => repo.search({ ...query, text })))
+      const statements = await record(Effect.flatMap(NodePages, (pages) => pages.search({ ...query, text })))
       if (statements.length !== 1) {
-        throw new Error(`expected one statement from SearchRepo.search, got ${statements.length}`)
+        throw new Error(`expected one statement from NodePages.search, got ${statements.length}`)
       }
       return { _tag: "List", query, statement: statements[0]! }
     }

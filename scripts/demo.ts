@@ -10,10 +10,10 @@ import { SqlClient } from "@effect/sql"
 import { Console, Context, Effect, Layer, Logger, Option } from "effect"
 import * as path from "node:path"
 import { mintToken } from "../src/Auth/Jwt.ts"
-import { seedNodes, seedPublishers } from "../src/Catalog/Seed.ts"
-import { CatalogWrites } from "../src/Catalog/Writes.ts"
 import { AppConfig } from "../src/Config.ts"
 import { AppLive, HttpServerLive, ServicesLive } from "../src/Server.ts"
+import { seedNodes, seedPublishers } from "./lib/Catalogue.ts"
+import { Seeder } from "./lib/Seeder.ts"
 
 // read when the configuration is, which is after this: imports only declare
 process.env.VENDOR_MODE = "simulated"
@@ -27,7 +27,7 @@ const seedIfEmpty = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
   const existing = (yield* sql<{ n: number }>`SELECT count(*)::int AS n FROM nodes`.pipe(Effect.orDie))[0]?.n ?? 0
   if (existing > 0) return { nodes: existing, seeded: false }
-  const writes = yield* CatalogWrites
+  const writes = yield* Seeder
   const publishers = seedPublishers(catalogue)
   const batch = seedNodes(catalogue, publishers, 0, catalogue.nodes)
   yield* writes.upsertPublishers(publishers)
@@ -62,9 +62,9 @@ const demo = Effect.gen(function*() {
     return yield* Effect.dieMessage("AUTH_JWKS_URL is set: the demo mints its own tokens; unset it to run the demo")
   }
   // the services (database up and migrated) first, then the catalogue, then the server listens
-  const services = yield* Layer.build(ServicesLive)
+  const services = yield* Layer.build(Layer.provideMerge(Seeder.Default, ServicesLive))
   const nodes = yield* Effect.provide(seedIfEmpty, services)
-  const token = yield* Effect.promise(() => mintToken(config, demoUser, "30d"))
+  const token = yield* Effect.provide(mintToken(config, demoUser, "30d"), services)
   const app = yield* Layer.build(AppLive.pipe(Layer.provideMerge(HttpServerLive), Layer.provide(Layer.succeedContext(services))))
   const address = Context.get(app, HttpServer.HttpServer).address as HttpServer.TcpAddress
   yield* Console.log(banner(`http://localhost:${address.port}`, path.resolve(config.dataDir), nodes, token))
@@ -74,6 +74,6 @@ const demo = Effect.gen(function*() {
 demo.pipe(
   Effect.scoped,
   Effect.provide(LoggingLive),
-  Effect.provide(AppConfig.layer),
+  Effect.provide(AppConfig.Default),
   NodeRuntime.runMain
 )

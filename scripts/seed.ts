@@ -1,17 +1,18 @@
 /**
  * `npm run seed -- --nodes N --versions M [--seed S] [--reset]`: fills the configured database
  * (DATABASE_URL, or the embedded server in DATA_DIR) with the deterministic catalogue of
- * src/Catalog/Seed.ts, through CatalogWrites like any other write.
+ * scripts/lib/Catalogue.ts, through the Seeder (the service's own writers, caches notified).
  */
-import { NodeRuntime } from "@effect/platform-node"
+import { NodeFileSystem, NodeRuntime } from "@effect/platform-node"
 import { SqlClient } from "@effect/sql"
 import { Console, Data, Effect, Layer } from "effect"
 import { parseArgs } from "node:util"
-import { ListCacheLive } from "../src/Catalog/ListCache.ts"
-import { seedNodes, seedPublishers, unclaimedPublisher } from "../src/Catalog/Seed.ts"
-import { catalogueChannel, CatalogWrites, CatalogWritesLive } from "../src/Catalog/Writes.ts"
+import { catalogueChannel } from "../src/Catalog/PageCache.ts"
 import { AppConfig } from "../src/Config.ts"
 import { DatabaseLive } from "../src/Db/Database.ts"
+import { unclaimedPublisherId as unclaimedPublisher } from "../src/Domain/Publisher.ts"
+import { seedNodes, seedPublishers } from "./lib/Catalogue.ts"
+import { Seeder } from "./lib/Seeder.ts"
 
 const usage = `usage: npm run seed -- --nodes N --versions M [--seed S] [--reset]
 
@@ -77,7 +78,7 @@ type Options = Effect.Effect.Success<typeof cli>
 
 const seed = (options: Options) => Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
-  const writes = yield* CatalogWrites
+  const writes = yield* Seeder
   const started = performance.now()
 
   const existing = (yield* sql<{ n: number }>`SELECT count(*)::int AS n FROM nodes`)[0]?.n ?? 0
@@ -88,7 +89,7 @@ const seed = (options: Options) => Effect.gen(function*() {
     yield* sql.withTransaction(Effect.all([
       sql`DELETE FROM nodes`,
       sql`DELETE FROM publishers WHERE id <> ${unclaimedPublisher}`,
-      sql`SELECT pg_notify(${catalogueChannel}, '')`
+      sql`SELECT pg_notify(${catalogueChannel}, 'changed')`
     ], { discard: true }))
     yield* Console.log(`reset: removed ${existing} nodes with their versions, and the publishers (${seconds(started)} s)`)
   }
@@ -116,13 +117,13 @@ const seed = (options: Options) => Effect.gen(function*() {
     }), { concurrency: concurrentBatches, discard: true })
   const inserted = performance.now()
 
-  // CatalogWrites stamps updated_at with the time of the write; a real catalogue's nodes were
+  // the Seeder stamps updated_at with the time of the write; a real catalogue's nodes were
   // last updated by their latest release, which is what `timestamp` and sort=updated_at see.
   yield* sql.withTransaction(Effect.all([
     sql`UPDATE nodes n SET updated_at = greatest(n.created_at, v.latest)
         FROM (SELECT node_id, max(created_at) AS latest FROM node_versions GROUP BY node_id) v
         WHERE v.node_id = n.id`,
-    sql`SELECT pg_notify(${catalogueChannel}, '')`
+    sql`SELECT pg_notify(${catalogueChannel}, 'changed')`
   ], { discard: true }))
   // Settle the tables as autovacuum soon would (statistics, visibility map, dead rows of the
   // updates above), so that queries right after a seed, benchmarks above all, neither meet a
@@ -145,11 +146,10 @@ const seed = (options: Options) => Effect.gen(function*() {
 
 const exitWith = (code: number) => Effect.sync(() => void (process.exitCode = code))
 
-const SeedLive = CatalogWritesLive.pipe(
-  // CatalogWrites drops this process's cached pages after each write (there are none here)
-  Layer.provide(ListCacheLive),
+const SeedLive = Seeder.Default.pipe(
   Layer.provideMerge(DatabaseLive),
-  Layer.provide(AppConfig.layer)
+  Layer.provide(NodeFileSystem.layer),
+  Layer.provide(AppConfig.Default)
 )
 
 cli.pipe(

@@ -4,6 +4,7 @@
  *
  *   npm run token -- --sub <id> [--email <e>] [--name <n>] [--admin] [--expires 30d]
  */
+import { NodeFileSystem } from "@effect/platform-node"
 import { Effect, Option } from "effect"
 import { parseArgs } from "node:util"
 import { mintToken } from "../src/Auth/Jwt.ts"
@@ -29,7 +30,8 @@ const main = async () => {
     console.error("AUTH_JWKS_URL is set: tokens come from your identity provider, not from this command")
     process.exit(2)
   }
-  const token = await mintToken(config, { sub: values.sub, email: values.email, name: values.name, admin: values.admin }, values.expires)
+  const claims = { sub: values.sub, email: values.email, name: values.name, admin: values.admin }
+  const token = await Effect.runPromise(Effect.provide(mintToken(config, claims, values.expires), NodeFileSystem.layer))
   console.error(`token for ${values.sub}${values.admin ? " (site admin)" : ""}, valid for ${values.expires}:`)
   console.log(token)
 }

@@ -1,4 +1,4 @@
-import { Config, ConfigError, Context, Effect, Either, Layer, LogLevel, Option, Redacted } from "effect"
+import { Config, ConfigError, Effect, Either, Layer, LogLevel, Option, Redacted } from "effect"
 import * as path from "node:path"
 
 /** Every setting of the service, read once from the environment (see the README's table). */
@@ -188,10 +188,9 @@ export const appConfig: Config.Config<AppConfigShape> = Config.all({
   }))
 )
 
-export class AppConfig extends Context.Tag("AppConfig")<AppConfig, AppConfigShape>() {
-  /** Reads the environment once. */
-  static readonly layer = Layer.effect(AppConfig, appConfig)
+/** The settings, read once from the environment (`AppConfig.Default`). */
+export class AppConfig extends Effect.Service<AppConfig>()("AppConfig", { effect: appConfig }) {
   /** For tests and tools: the environment's settings with some replaced. */
   static readonly layerWith = (overrides: (c: AppConfigShape) => AppConfigShape) =>
-    Layer.effect(AppConfig, Effect.map(appConfig, overrides))
+    Layer.effect(AppConfig, Effect.map(appConfig, (c) => AppConfig.make(overrides(c))))
 }

@@ -4,39 +4,37 @@
  * configuration pointing at their own database and a server on a free port.
  */
 import { HttpApiBuilder, HttpApiScalar, HttpIncomingMessage, HttpServer, HttpServerRequest } from "@effect/platform"
-import { NodeHttpServer } from "@effect/platform-node"
+import { NodeFileSystem, NodeHttpServer } from "@effect/platform-node"
 import { Effect, Fiber, identity, Layer, Option } from "effect"
 import * as http from "node:http"
 import { AdminLive } from "./Admin/Http.ts"
+import { Moderation } from "./Admin/Service.ts"
 import { Api } from "./Api.ts"
 import { AuthenticationLive, OptionalAuthenticationLive } from "./Auth/Authentication.ts"
 import { JwtVerifier } from "./Auth/Jwt.ts"
 import { UserRepo } from "./Auth/UserRepo.ts"
 import { CatalogLive, PublisherNodesLive } from "./Catalog/Http.ts"
-import { ListCacheLive } from "./Catalog/ListCache.ts"
-import { NodeRepoLive } from "./Catalog/Repo.ts"
-import { CatalogWritesLive } from "./Catalog/Writes.ts"
-import { SearchRepoLive } from "./Catalog/SearchRepo.ts"
+import { Catalog } from "./Catalog/Service.ts"
+import { ClaimsLive } from "./Claims/Http.ts"
+import { Claims } from "./Claims/Service.ts"
 import { AppConfig } from "./Config.ts"
 import { DatabaseLive } from "./Db/Database.ts"
-import { errorResponse, respondToCause } from "./Errors.ts"
+import { BadRequest, infoOf, PayloadTooLarge, RequestTooLarge } from "./Domain/ApiErrors.ts"
+import { errorResponse, respondToCause, wireOf } from "./Errors.ts"
 import { HostNodesLive, PublicHostNodesLive } from "./HostNodes/Http.ts"
-import { HostNodeRepoLive } from "./HostNodes/Repo.ts"
-import { ImageProxyLive, SimulatedImagesLive, SimulatedModeHeader } from "./Media/ImageHttp.ts"
-import { ImageVendorLive } from "./Media/ImageVendor.ts"
-import { TaskRepoLive } from "./Media/TaskRepo.ts"
-import { MusicProxyLive } from "./Media/MusicHttp.ts"
-import { MusicVendorLive } from "./Media/MusicVendor.ts"
+import { HostNodes } from "./HostNodes/Service.ts"
+import { ImageProxyLive, SimulatedImagesLive, SimulatedModeHeader } from "./Images/Http.ts"
+import { ImageTasks } from "./Images/Service.ts"
+import { MusicProxyLive } from "./Music/Http.ts"
+import { Music } from "./Music/Service.ts"
 import { PublicPublishersLive, PublishersLive } from "./Publishers/Http.ts"
-import { ClaimsLive } from "./Publishers/Claim.ts"
-import { PublisherRepoLive } from "./Publishers/Repo.ts"
+import { Publishers } from "./Publishers/Service.ts"
+import { Archives } from "./Publishing/Archives.ts"
 import { ArchivesLive, PublishingLive, PublishLive } from "./Publishing/Http.ts"
-import { UrlSignerLive } from "./Publishing/Signing.ts"
-import { LocalStorage } from "./Publishing/Storage.ts"
-import { RepohostLive } from "./Repohost/Client.ts"
+import { Publishing } from "./Publishing/Service.ts"
 import { SystemLive } from "./System/Http.ts"
 import { TokensLive } from "./Tokens/Http.ts"
-import { TokenRepoLive } from "./Tokens/Repo.ts"
+import { Tokens } from "./Tokens/Service.ts"
 
 /** For each declared route, the methods it answers: a path known under another method is a 405. */
 const routeTable = [
@@ -73,7 +71,7 @@ const ErrorResponses = HttpApiBuilder.middleware((app) =>
   Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) =>
     // a declared length over the limit is answered before reading a byte of it
     !readsStreamedBody(request) && Number(request.headers["content-length"] ?? 0) > maxJsonBodyBytes
-      ? Effect.succeed(errorResponse(413, "payload_too_large", `The request body is larger than ${maxJsonBodyBytes} bytes`))
+      ? Effect.succeed(errorResponse(new PayloadTooLarge({ message: `The request body is larger than ${maxJsonBodyBytes} bytes` })))
       : app.pipe(
         HttpIncomingMessage.withMaxBodySize(Option.some(maxJsonBodyBytes)),
         Effect.catchAllCause(respondToCause(allowedMethods)),
@@ -86,26 +84,28 @@ const Docs = Layer.mergeAll(
   HttpApiScalar.layer({ path: "/docs", scalar: { layout: "modern", theme: "default", withDefaultFonts: false } })
 )
 
-/** The repositories and services the handlers use, over one database pool. */
+/**
+ * Every feature's service (each `.Default` brings the repositories and clients it uses) and the
+ * authentication middleware, over one database pool and the local file system. Layers are built
+ * once however many services name them.
+ */
 export const ServicesLive = Layer.mergeAll(
-  NodeRepoLive,
-  SearchRepoLive,
-  CatalogWritesLive,
-  PublisherRepoLive,
-  HostNodeRepoLive,
-  TokenRepoLive,
-  RepohostLive,
-  ImageVendorLive,
-  TaskRepoLive,
-  MusicVendorLive,
+  Catalog.Default,
+  Publishing.Default,
+  Archives.Default,
+  Publishers.Default,
+  Tokens.Default,
+  Claims.Default,
+  HostNodes.Default,
+  Moderation.Default,
+  ImageTasks.Default,
+  Music.Default,
   AuthenticationLive,
-  OptionalAuthenticationLive,
-  UrlSignerLive,
-  LocalStorage
+  OptionalAuthenticationLive
 ).pipe(
-  Layer.provide([JwtVerifier.layer, UserRepo.layer]),
-  Layer.provideMerge(ListCacheLive),
-  Layer.provideMerge(DatabaseLive)
+  Layer.provide([JwtVerifier.Default, UserRepo.Default]),
+  Layer.provideMerge(DatabaseLive),
+  Layer.provideMerge(NodeFileSystem.layer)
 )
 
 const ApiLive = HttpApiBuilder.api(Api).pipe(
@@ -137,10 +137,11 @@ export const makeHttpServer = () => {
   const server = http.createServer()
   server.on("clientError", (err: NodeJS.ErrnoException, socket) => {
     if (!socket.writable) return socket.destroy()
-    const [status, reason, code, message] = err.code === "HPE_HEADER_OVERFLOW"
-      ? [431, "Request Header Fields Too Large", "request_too_large", "The request line or headers are too large"]
-      : [400, "Bad Request", "bad_request", "The request is not valid HTTP"]
-    const body = JSON.stringify({ error: code, message })
+    const [error, reason] = err.code === "HPE_HEADER_OVERFLOW"
+      ? [new RequestTooLarge({ message: "The request line or headers are too large" }), "Request Header Fields Too Large"]
+      : [new BadRequest({ message: "The request is not valid HTTP" }), "Bad Request"]
+    const { status } = infoOf(error)
+    const body = JSON.stringify(wireOf(error))
     socket.end(
       `HTTP/1.1 ${status} ${reason}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\n` +
         `connection: close\r\n\r\n${body}`

@@ -13,7 +13,7 @@ const MainLive = AppLive.pipe(
   Layer.provide(HttpServerLive),
   Layer.provide(ServicesLive),
   Layer.provide(LoggingLive),
-  Layer.provide(AppConfig.layer)
+  Layer.provide(AppConfig.Default)
 )
 
 Layer.launch(MainLive).pipe(NodeRuntime.runMain)

@@ -7,7 +7,8 @@ import { expect, layer } from "@effect/vitest"
 import { Effect, FastCheck as fc } from "effect"
 import { type NodeStatus } from "../src/Domain/Node.ts"
 import { Publisher, type PublisherStatus } from "../src/Domain/Publisher.ts"
-import { move, nodeStatusMoves, publisherStatusMoves } from "../src/Domain/Transitions.ts"
+import { nodeStatusMoves, publisherStatusMoves } from "../src/Domain/Transitions.ts"
+import { move } from "./support/Moves.ts"
 import { seedActors, tokensFor } from "./support/Actors.ts"
 import { Catalogue, decodeExact, decodeNodes, ids, isoMillis } from "./support/Catalogue.ts"
 import { addMember, countRows, queryOne } from "./support/Db.ts"
@@ -116,7 +117,7 @@ layer(Service.layer(), { excludeTestServices: true })("site administration", (it
       expect(decodeNode(minimal.body)).toMatchObject({ id: "Minimal_node.v2", repository: "https://repohost.example/a/b" })
     }))
 
-  it.effect("POST /admin/nodes: an id that exists (in any publisher, in any status) is 409 and nothing changes", () =>
+  it.effect("POST /admin/nodes: an id that exists (in any publisher, in any status) is 409 node_exists and nothing changes", () =>
     Effect.gen(function*() {
       const service = yield* Service
       const count = yield* countNodes(service)
@@ -125,7 +126,7 @@ layer(Service.layer(), { excludeTestServices: true })("site administration", (it
         expectError(
           yield* send(service, "POST", "/admin/nodes", { token: tokens.siteAdmin, body: { id, repository: "https://x.example/r" } }),
           409,
-          "conflict"
+          "node_exists"
         )
         expect(yield* storedNode(service, id)).toEqual(before)
       }

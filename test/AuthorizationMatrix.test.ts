@@ -13,10 +13,11 @@
  * member to remove, a new publisher to ban, ...), so no cell depends on what another did.
  */
 import { expect, layer } from "@effect/vitest"
+import { NodeFileSystem } from "@effect/platform-node"
 import { Effect, Layer, Option, Redacted } from "effect"
 import { randomBytes } from "node:crypto"
 import { Api } from "../src/Api.ts"
-import { Authentication } from "../src/Auth/Authentication.ts"
+import { Authentication } from "../src/Domain/Auth.ts"
 import { mintToken } from "../src/Auth/Jwt.ts"
 import { addMember, type MemberRole, query } from "./support/Db.ts"
 import { type Fake, FakeRepohost } from "./support/FakeRepohost.ts"
@@ -326,10 +327,10 @@ layer(TestLayer, { excludeTestServices: true })("authorization matrix", (it) => 
       const jwts: Record<Actor, string | undefined> = yield* Effect.promise(async () => ({
         none: undefined,
         // the owner's claims, signed with a key the service does not know
-        invalid: await mintToken(
+        invalid: await Effect.runPromise(mintToken(
           { ...service.config, auth: { ...service.config.auth, jwtSecret: Option.some(Redacted.make(`wrong-${"k".repeat(40)}`)) } },
           { sub: users.owner }
-        ),
+        ).pipe(Effect.provide(NodeFileSystem.layer))),
         stranger: await service.token({ sub: users.stranger }),
         member: await service.token({ sub: users.member }),
         admin: await service.token({ sub: users.admin }),

@@ -1,12 +1,13 @@
 import { expect, layer } from "@effect/vitest"
-import { Effect, Schema } from "effect"
+import { Effect } from "effect"
 import { Publisher, PublisherMember } from "../src/Domain/Publisher.ts"
+import { decodeExact } from "./support/Catalogue.ts"
 import { rowCount } from "./support/Db.ts"
 import { decodeError, send as sendRequest } from "./support/Http.ts"
 import { type Running, Service } from "./support/Service.ts"
 
-const decodePublisher = Schema.decodeUnknownSync(Publisher, { onExcessProperty: "error" })
-const decodeMember = Schema.decodeUnknownSync(PublisherMember, { onExcessProperty: "error" })
+const decodePublisher = decodeExact(Publisher)
+const decodeMember = decodeExact(PublisherMember)
 
 /** A string body is sent as it is, anything else as JSON; the answer's body is read loosely (`any`). */
 const send = (service: Running, method: string, path: string, token: string | undefined, body?: unknown) =>

@@ -7,7 +7,7 @@ import { PgClient } from "@effect/sql-pg"
 import { Effect, Layer, Option, Redacted, Schema } from "effect"
 import { createHash } from "node:crypto"
 import { TokenSummary } from "../src/Domain/Token.ts"
-import { TokenRepo, TokenRepoLive } from "../src/Tokens/Repo.ts"
+import { TokenRepo } from "../src/Tokens/Repo.ts"
 import { seedActors, tokensFor } from "./support/Actors.ts"
 import { decodeExact, isoMillis, uuidPattern } from "./support/Catalogue.ts"
 import { countRows, query } from "./support/Db.ts"
@@ -49,9 +49,9 @@ const list = (service: Running, publisherId: string, actor: Actor = "owner") =>
 const tokenCount = (service: Running) => countRows(service, "personal_access_tokens")
 
 /** TokenRepo over its own pool on the service's database, as another part of the service would use it. */
-const withRepo = <A>(service: Running, f: (repo: TokenRepo["Type"]) => Effect.Effect<A>) =>
+const withRepo = <A>(service: Running, f: (repo: TokenRepo) => Effect.Effect<A>) =>
   Effect.flatMap(TokenRepo, f).pipe(
-    Effect.provide(TokenRepoLive.pipe(Layer.provide(PgClient.layer({ url: Redacted.make(service.databaseUrl) })))),
+    Effect.provide(TokenRepo.Default.pipe(Layer.provide(PgClient.layer({ url: Redacted.make(service.databaseUrl) })))),
     Effect.orDie
   )
 

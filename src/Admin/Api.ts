@@ -1,16 +1,10 @@
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
-import { Authentication } from "../Auth/Authentication.ts"
-import { Node, NodeStatus, NodeVersion, NodeVersionStatus } from "../Domain/Node.ts"
+import { ArchiveMissing, BadRequest, Conflict, Forbidden, NodeExists, NotFound } from "../Domain/ApiErrors.ts"
+import { Authentication } from "../Domain/Auth.ts"
+import { Node, NodeId, NodeStatus, NodeVersion, NodeVersionStatus } from "../Domain/Node.ts"
 import { Publisher, PublisherStatus } from "../Domain/Publisher.ts"
-import { NonEmptyText, optional, Text, TextList , PathParam } from "../Domain/Schemas.ts"
-import { BadRequest, Conflict, Forbidden, NotFound } from "../Errors.ts"
-
-export const NodeId = Schema.String.pipe(
-  Schema.pattern(/^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/, {
-    message: () => "expected 1 to 100 characters: letters, digits, '.', '_' or '-', starting with a letter or digit"
-  })
-)
+import { NonEmptyText, optional, PathParam, Text, TextList } from "../Domain/Schemas.ts"
 
 /** Body of `POST /admin/nodes`: a node waiting in the `unclaimed` publisher for its author. */
 export const AdminNodeCreate = Schema.Struct({
@@ -40,7 +34,7 @@ export class AdminApi extends HttpApiGroup.make("admin")
       .addSuccess(Node, { status: 201 })
       .addError(BadRequest)
       .addError(Forbidden)
-      .addError(Conflict)
+      .addError(NodeExists)
       .annotate(OpenApi.Summary, "Create an unclaimed node (site admins)")
   )
   .add(
@@ -75,6 +69,7 @@ export class AdminApi extends HttpApiGroup.make("admin")
       .addError(Forbidden)
       .addError(NotFound)
       .addError(Conflict)
+      .addError(ArchiveMissing)
       .annotate(OpenApi.Summary, "Set a version's status with a reason (site admins)")
       .annotate(OpenApi.Description, "Moves of CONTRACT.md's table only (409 otherwise); NodeVersionStatusActive needs an uploaded archive (409 archive_missing).")
   )

@@ -1,33 +1,14 @@
-import { HttpApiMiddleware, HttpApiSecurity, HttpServerRequest, OpenApi } from "@effect/platform"
-import { Context, Effect, Layer, Option, Redacted } from "effect"
+/**
+ * The bearer security of the contract (Domain/Auth.ts), implemented: verify the JWT, record its
+ * user on first sight, and provide the caller to the handlers.
+ */
+import { HttpServerRequest } from "@effect/platform"
+import { Effect, Layer, Option, Redacted } from "effect"
 import { AppConfig } from "../Config.ts"
-import { Unauthorized } from "../Errors.ts"
-import { CurrentUser, type User } from "./CurrentUser.ts"
+import { Unauthorized } from "../Domain/ApiErrors.ts"
+import { Authentication, OptionalAuthentication, type User } from "../Domain/Auth.ts"
 import { JwtVerifier } from "./Jwt.ts"
 import { UserRepo } from "./UserRepo.ts"
-
-const bearerSecurity = HttpApiSecurity.bearer.pipe(HttpApiSecurity.annotate(OpenApi.Format, "JWT"))
-
-/** Bearer JWT authentication: endpoints that declare it run with the caller as `CurrentUser`. */
-export class Authentication extends HttpApiMiddleware.Tag<Authentication>()("Authentication", {
-  failure: Unauthorized,
-  provides: CurrentUser,
-  security: { bearer: bearerSecurity }
-}) {}
-
-/**
- * For public endpoints that show more to some callers: no Authorization header is an anonymous
- * caller (`Option.none()`), a header that does not verify is still 401.
- */
-export class Viewer extends Context.Tag("Viewer")<Viewer, Option.Option<User>>() {}
-
-export class OptionalAuthentication extends HttpApiMiddleware.Tag<OptionalAuthentication>()("OptionalAuthentication", {
-  failure: Unauthorized,
-  provides: Viewer,
-  security: { bearer: bearerSecurity }
-}) {}
-
-const unauthorized = (message: string) => new Unauthorized({ message })
 
 /** Verifies the request's bearer token and records its user; `None` when there is no header. */
 const makeAuthenticate = Effect.gen(function*() {
@@ -40,9 +21,11 @@ const makeAuthenticate = Effect.gen(function*() {
       const header = request.headers.authorization
       if (header === undefined) return Option.none<User>()
       if (!/^Bearer [^\s]+$/.test(header)) {
-        return yield* unauthorized("The Authorization header must be 'Bearer <token>'")
+        return yield* new Unauthorized({ message: "The Authorization header must be 'Bearer <token>'" })
       }
-      const claims = yield* verifier.verify(Redacted.value(token)).pipe(Effect.mapError(unauthorized))
+      const claims = yield* verifier.verify(Redacted.value(token)).pipe(
+        Effect.mapError((refused) => new Unauthorized({ message: refused.message }))
+      )
       yield* users.recordSeen(claims)
       return Option.some<User>({
         id: claims.sub,
@@ -58,7 +41,7 @@ export const AuthenticationLive = Layer.effect(
   Effect.map(makeAuthenticate, (authenticate) => ({
     bearer: (token: Redacted.Redacted) =>
       Effect.flatMap(authenticate(token), Option.match({
-        onNone: () => unauthorized("This endpoint needs an Authorization: Bearer <token> header"),
+        onNone: () => new Unauthorized({ message: "This endpoint needs an Authorization: Bearer <token> header" }),
         onSome: Effect.succeed
       }))
   }))

@@ -1,46 +1,48 @@
 /**
  * Who may do what (CONTRACT.md, "Identity and roles"): owners and admins of a publisher manage
- * it, its tokens and its nodes; members read; site admins moderate everything.
+ * it, its tokens and its nodes; members read; site admins moderate everything. The caller is the
+ * request's `CurrentUser`.
  */
 import { Effect, Option } from "effect"
+import { CurrentUser } from "../Domain/Auth.ts"
+import { NotPermitted, PublisherMissing } from "../Domain/Errors.ts"
 import type { PublisherRole } from "../Domain/Publisher.ts"
-import { Forbidden, NotFound } from "../Errors.ts"
 import { PublisherRepo } from "../Publishers/Repo.ts"
-import { CurrentUser } from "./CurrentUser.ts"
 
-export const managerRoles: ReadonlyArray<PublisherRole> = ["owner", "admin"]
-
-/** The caller's role in an existing publisher (none for strangers); 404 for an unknown publisher. */
-export const roleIn = (publisherId: string) =>
-  Effect.gen(function*() {
+export class Policy extends Effect.Service<Policy>()("Policy", {
+  effect: Effect.gen(function*() {
     const publishers = yield* PublisherRepo
-    const user = yield* CurrentUser
-    if (!(yield* publishers.exists(publisherId))) {
-      return yield* new NotFound({ message: `No publisher '${publisherId}'` })
-    }
-    return { user, role: yield* publishers.roleOf(publisherId, user.id) }
-  })
 
-/**
- * The caller holds one of `roles` in the publisher, or is a site admin when `siteAdmin` allows
- * it; otherwise 403 saying what is needed.
- */
-export const requireRole = (
-  publisherId: string,
-  roles: ReadonlyArray<PublisherRole>,
-  options: { readonly siteAdmin: boolean }
-) =>
-  Effect.gen(function*() {
-    const access = yield* roleIn(publisherId)
-    if (Option.isSome(access.role) && roles.includes(access.role.value)) return access
-    if (options.siteAdmin && access.user.isSiteAdmin) return access
-    return yield* new Forbidden({
-      message: `This needs the ${roles.join(" or ")} role in publisher '${publisherId}'${options.siteAdmin ? " or a site admin" : ""}`
+    /** The caller, the publisher's status and the caller's role in it (none for strangers). */
+    const standingIn = Effect.fn("Policy.standingIn")(function*(publisherId: string) {
+      const user = yield* CurrentUser
+      const standing = yield* publishers.standing(publisherId, user.id)
+      if (Option.isNone(standing)) return yield* new PublisherMissing({ publisherId })
+      return { user, ...standing.value }
     })
-  })
 
-export const requireSiteAdmin = Effect.gen(function*() {
-  const user = yield* CurrentUser
-  if (!user.isSiteAdmin) return yield* new Forbidden({ message: "This is for site admins" })
-  return user
-})
+    /**
+     * The caller holds one of `roles` in the publisher, or is a site admin when `siteAdmin` allows
+     * it; otherwise NotPermitted saying what is needed.
+     */
+    const requireRole = Effect.fn("Policy.requireRole")(
+      function*(publisherId: string, roles: ReadonlyArray<PublisherRole>, options: { readonly siteAdmin: boolean }) {
+        const standing = yield* standingIn(publisherId)
+        if (Option.isSome(standing.role) && roles.includes(standing.role.value)) return standing
+        if (options.siteAdmin && standing.user.isSiteAdmin) return standing
+        return yield* new NotPermitted({
+          reason: `This needs the ${roles.join(" or ")} role in publisher '${publisherId}'${options.siteAdmin ? " or a site admin" : ""}`
+        })
+      }
+    )
+
+    const requireSiteAdmin = Effect.gen(function*() {
+      const user = yield* CurrentUser
+      if (!user.isSiteAdmin) return yield* new NotPermitted({ reason: "This is for site admins" })
+      return user
+    }).pipe(Effect.withSpan("Policy.requireSiteAdmin"))
+
+    return { standingIn, requireRole, requireSiteAdmin }
+  }),
+  dependencies: [PublisherRepo.Default]
+}) {}

@@ -1,10 +1,10 @@
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
-import { Schema } from "effect"
-import { Authentication } from "../Auth/Authentication.ts"
-import { Node, NodeList, NodeVersion, NodeVersionStatus } from "../Domain/Node.ts"
+import { ParseResult, Schema } from "effect"
+import { BadRequest, NodeBanned, NoInstallableVersion, NotFound, Forbidden } from "../Domain/ApiErrors.ts"
+import { Authentication } from "../Domain/Auth.ts"
+import { Node, NodeList, NodeVersion, NodeVersionStatus, type SortKey, sortColumns } from "../Domain/Node.ts"
 import { IsoDateTimeFromString, PathParam, Text } from "../Domain/Schemas.ts"
-import { BadRequest, Forbidden, NotFound } from "../Errors.ts"
-import { sortColumns } from "./Repo.ts"
+import { HostVersionKey } from "../Domain/Semver.ts"
 
 /** Served page sizes: larger requests are clamped, not refused (CONTRACT.md). */
 export const maxLimit = 500
@@ -18,41 +18,81 @@ const PositiveInt = (max: number, doc: { description: string; default: number })
     Schema.between(1, max)
   )
 
-const Page = PositiveInt(1_000_000_000, { description: "Page number, from 1", default: 1 })
-const Limit = PositiveInt(Number.MAX_SAFE_INTEGER, {
-  description: `Nodes per page (default ${defaultLimit}); values above ${maxLimit} are served as ${maxLimit}`,
-  default: defaultLimit
+/** `page`: from 1, 1 when absent. */
+const Page = Schema.optionalWith(PositiveInt(1_000_000_000, { description: "Page number, from 1", default: 1 }), {
+  default: () => 1
 })
-const Flag = Schema.Literal("true", "false", "1", "0").annotations({ description: "true or false" })
+
+/** `limit`: `defaultLimit` when absent, at most `maxLimit` served (larger values are clamped). */
+const Limit = Schema.optionalWith(
+  PositiveInt(Number.MAX_SAFE_INTEGER, {
+    description: `Nodes per page (default ${defaultLimit}); values above ${maxLimit} are served as ${maxLimit}`,
+    default: defaultLimit
+  }).pipe(
+    Schema.transform(Schema.Int, { strict: true, decode: (n) => Math.min(n, maxLimit), encode: (n) => n })
+  ),
+  { default: () => defaultLimit }
+)
+
+/** `true`/`1` or `false`/`0`, false when absent. */
+const Flag = (description: string) =>
+  Schema.optionalWith(
+    Schema.Literal("true", "false", "1", "0").annotations({ description: `${description} (true or false)` }).pipe(
+      Schema.transform(Schema.Boolean, {
+        strict: true,
+        decode: (s): boolean => s === "true" || s === "1",
+        encode: (b) => (b ? "true" : "false")
+      })
+    ),
+    { default: () => false }
+  )
+
 const ShortString = (description: string) => Text(200).annotations({ description })
 
 const sortPattern = new RegExp(`^(${sortColumns.join("|")})(;(asc|desc))?$`)
-export const SortParam = Schema.String.pipe(
-  Schema.filter((s) => sortPattern.test(s), {
-    message: () => `expected one of ${sortColumns.join(", ")}, optionally followed by ;asc or ;desc`
-  })
+
+/** `column` or `column;asc` or `column;desc`, as a sort key. */
+export const SortParam = Schema.transformOrFail(
+  Schema.String,
+  Schema.Struct({ column: Schema.Literal(...sortColumns), desc: Schema.Boolean }),
+  {
+    strict: true,
+    decode: (s, _, ast) => {
+      if (!sortPattern.test(s)) {
+        return ParseResult.fail(
+          new ParseResult.Type(ast, s, `expected one of ${sortColumns.join(", ")}, optionally followed by ;asc or ;desc`)
+        )
+      }
+      const [column, direction] = s.split(";")
+      return ParseResult.succeed({ column: column as SortKey["column"], desc: direction === "desc" })
+    },
+    encode: (key) => ParseResult.succeed(key.desc ? `${key.column};desc` : key.column)
+  }
 )
 
 const PublisherIdParams = Schema.Struct({ publisherId: PathParam })
 
 export const ListNodesParams = Schema.Struct({
-  page: Schema.optional(Page),
-  limit: Schema.optional(Limit),
+  page: Page,
+  limit: Limit,
   supported_os: Schema.optional(ShortString("Only nodes supporting this operating system (nodes declaring none match)")),
   supported_accelerator: Schema.optional(ShortString("Only nodes supporting this accelerator (nodes declaring none match)")),
   timestamp: Schema.optional(IsoDateTimeFromString.annotations({
     description: "Only nodes created or updated (a new version counts) after this ISO 8601 time"
   })),
-  latest: Schema.optional(Flag.annotations({ description: "true: answer from the database, bypassing the cache" })),
-  sort: Schema.optional(Schema.Array(SortParam).pipe(Schema.maxItems(8)).annotations({
-    description: `Ordering columns (${sortColumns.join(", ")}), ascending unless suffixed ;desc; repeatable`
-  })),
+  latest: Flag("Answer from the database, bypassing the cache"),
+  sort: Schema.optionalWith(
+    Schema.Array(SortParam).pipe(Schema.maxItems(8)).annotations({
+      description: `Ordering columns (${sortColumns.join(", ")}), ascending unless suffixed ;desc; repeatable`
+    }),
+    { default: () => [] }
+  ),
   node_id: Schema.optional(Schema.Array(ShortString("A node id")).pipe(Schema.maxItems(maxLimit)).annotations({
     description: "Only these nodes; repeatable"
   })),
-  host_version: Schema.optional(ShortString(
-    "The host application's version: only nodes with a version admitting it; latest_version is the newest such"
-  )),
+  host_version: Schema.optional(HostVersionKey.annotations({
+    description: "The host application's version: only nodes with a version admitting it; latest_version is the newest such"
+  })),
   form_factor: Schema.optional(ShortString("The platform asking (desktop-win, desktop-mac, git-linux, ...); recorded, not a filter"))
 })
 export type ListNodesParams = typeof ListNodesParams.Type
@@ -61,17 +101,13 @@ export const SearchNodesParams = Schema.Struct({
   search: Text(200).pipe(
     Schema.filter((s) => s.trim() !== "", { message: () => "must not be blank" })
   ).annotations({ description: "What to look for (websearch syntax: words, \"phrases\", or, -word); the last word also matches as a prefix" }),
-  page: ListNodesParams.fields.page,
-  limit: ListNodesParams.fields.limit,
+  page: Page,
+  limit: Limit,
   supported_os: ListNodesParams.fields.supported_os,
   supported_accelerator: ListNodesParams.fields.supported_accelerator
 })
 
-const PublisherPageParams = Schema.Struct({
-  page: Schema.optional(Page),
-  limit: Schema.optional(Limit),
-  include_banned: Schema.optional(Flag.annotations({ description: "Add banned nodes (members and site admins only)" }))
-})
+const includeBanned = Flag("Add banned nodes (members and site admins only)")
 
 export class CatalogApi extends HttpApiGroup.make("catalog")
   .add(
@@ -94,8 +130,9 @@ export class CatalogApi extends HttpApiGroup.make("catalog")
     HttpApiEndpoint.get("getNodeVersion", "/nodes/:nodeId/versions/:versionId")
       .setPath(Schema.Struct({ nodeId: PathParam, versionId: PathParam }))
       .addSuccess(NodeVersion)
+      .addError(BadRequest)
       .addError(NotFound)
-      .addError(Forbidden)
+      .addError(NodeBanned)
       .annotate(OpenApi.Summary, "Get a node version")
       .annotate(OpenApi.Description, "`versionId` is the version string (1.2.0) or the version's id.")
   )
@@ -103,8 +140,9 @@ export class CatalogApi extends HttpApiGroup.make("catalog")
     HttpApiEndpoint.get("getNode", "/nodes/:nodeId")
       .setPath(Schema.Struct({ nodeId: PathParam }))
       .addSuccess(Node)
+      .addError(BadRequest)
       .addError(NotFound)
-      .addError(Forbidden)
+      .addError(NodeBanned)
       .annotate(OpenApi.Summary, "Get a node with its latest version")
       .annotate(OpenApi.Description, "A deleted node is 404, a banned one (or one of a banned publisher) 403 node_banned.")
   )
@@ -112,14 +150,17 @@ export class CatalogApi extends HttpApiGroup.make("catalog")
     HttpApiEndpoint.get("listNodeVersions", "/nodes/:nodeId/versions")
       .setPath(Schema.Struct({ nodeId: PathParam }))
       .setUrlParams(Schema.Struct({
-        statuses: Schema.optional(Schema.Array(NodeVersionStatus).pipe(Schema.maxItems(5)).annotations({
-          description: "Only versions in these statuses (repeatable); default NodeVersionStatusActive"
-        }))
+        statuses: Schema.optionalWith(
+          Schema.Array(NodeVersionStatus).pipe(Schema.maxItems(5)).annotations({
+            description: "Only versions in these statuses (repeatable); default NodeVersionStatusActive"
+          }),
+          { default: () => ["NodeVersionStatusActive"] as const }
+        )
       }))
       .addSuccess(Schema.Array(NodeVersion))
       .addError(BadRequest)
       .addError(NotFound)
-      .addError(Forbidden)
+      .addError(NodeBanned)
       .annotate(OpenApi.Summary, "List a node's versions, newest semantic version first")
   )
   .add(
@@ -131,7 +172,8 @@ export class CatalogApi extends HttpApiGroup.make("catalog")
       .addSuccess(NodeVersion)
       .addError(BadRequest)
       .addError(NotFound)
-      .addError(Forbidden)
+      .addError(NodeBanned)
+      .addError(NoInstallableVersion)
       .annotate(OpenApi.Summary, "Install a node: the version to install, with its downloadUrl; counts one download")
       .annotate(OpenApi.Description, "Installable versions are active ones with an archive (deprecated ones too). None: 404.")
   )
@@ -142,7 +184,7 @@ export class PublisherNodesApi extends HttpApiGroup.make("publisherNodes")
   .add(
     HttpApiEndpoint.get("listNodesForPublisher", "/publishers/:publisherId/nodes")
       .setPath(PublisherIdParams)
-      .setUrlParams(Schema.Struct({ include_banned: PublisherPageParams.fields.include_banned }))
+      .setUrlParams(Schema.Struct({ include_banned: includeBanned }))
       .addSuccess(Schema.Array(Node))
       .addError(BadRequest)
       .addError(Forbidden)
@@ -153,7 +195,7 @@ export class PublisherNodesApi extends HttpApiGroup.make("publisherNodes")
   .add(
     HttpApiEndpoint.get("listNodesForPublisherV2", "/publishers/:publisherId/nodes/v2")
       .setPath(PublisherIdParams)
-      .setUrlParams(PublisherPageParams)
+      .setUrlParams(Schema.Struct({ page: Page, limit: Limit, include_banned: includeBanned }))
       .addSuccess(NodeList)
       .addError(BadRequest)
       .addError(Forbidden)

@@ -1,5 +1,6 @@
+import { SqlClient } from "@effect/sql"
 import { PgClient } from "@effect/sql-pg"
-import { Effect, Layer, Option, Redacted } from "effect"
+import { Data, Effect, Layer, Option, Redacted } from "effect"
 import { types } from "pg"
 import { AppConfig } from "../Config.ts"
 import { startEmbedded } from "./Embedded.ts"
@@ -37,3 +38,17 @@ export const DatabaseLive = Layer.unwrapScoped(
 ).pipe(
   Layer.tap((ctx) => Effect.provide(migrate, ctx))
 )
+
+/** The database did not answer a trivial statement in time. */
+export class DatabaseDown extends Data.TaggedError("DatabaseDown")<{}> {
+  override get message() {
+    return "The database does not answer"
+  }
+}
+
+/** Succeeds when the database answers `SELECT 1` within 2 seconds (readiness). */
+export const databaseAnswers = Effect.flatMap(SqlClient.SqlClient, (sql) =>
+  sql`SELECT 1`.pipe(
+    Effect.timeout("2 seconds"),
+    Effect.mapError(() => new DatabaseDown())
+  )).pipe(Effect.asVoid, Effect.withSpan("Database.answers"))

@@ -1,6 +1,6 @@
+import { FileSystem } from "@effect/platform"
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
-import * as fs from "node:fs/promises"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 
@@ -13,10 +13,10 @@ interface Migration {
   readonly file: string
 }
 
-const readMigrations = Effect.promise(async (): Promise<ReadonlyArray<Migration>> => {
-  const files = await fs.readdir(migrationsDir)
+const readMigrations = Effect.gen(function*() {
+  const files = yield* (yield* FileSystem.FileSystem).readDirectory(migrationsDir)
   return files
-    .flatMap((file) => {
+    .flatMap((file): Array<Migration> => {
       const m = /^(\d+)_(.+)\.sql$/.exec(file)
       return m ? [{ id: Number(m[1]), name: m[2]!, file: path.join(migrationsDir, file) }] : []
     })
@@ -29,6 +29,7 @@ const readMigrations = Effect.promise(async (): Promise<ReadonlyArray<Migration>
  */
 export const migrate = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
+  const fs = yield* FileSystem.FileSystem
   const migrations = yield* readMigrations
   const applied = yield* sql.withTransaction(Effect.gen(function*() {
     yield* sql`SELECT pg_advisory_xact_lock(hashtext('registry_migrations'))`
@@ -37,11 +38,11 @@ export const migrate = Effect.gen(function*() {
     const done = new Set((yield* sql<{ id: number }>`SELECT id FROM schema_migrations`).map((r) => r.id))
     const pending = migrations.filter((m) => !done.has(m.id))
     for (const m of pending) {
-      const text = yield* Effect.promise(() => fs.readFile(m.file, "utf8"))
+      const text = yield* fs.readFileString(m.file)
       yield* sql.unsafe(text)
       yield* sql`INSERT INTO schema_migrations (id, name) VALUES (${m.id}, ${m.name})`
     }
     return pending
   }))
   for (const m of applied) yield* Effect.logInfo(`applied migration ${m.id}_${m.name}`)
-})
+}).pipe(Effect.withSpan("Migrator.migrate"))

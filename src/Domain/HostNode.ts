@@ -19,11 +19,11 @@ const hostNodeFields = {
 }
 
 /** A host-node record of a node version (2.6). */
-export const HostNode = Schema.Struct({
-  host_node_name: optional(Schema.String),
-  ...hostNodeFields
-}).annotations({ identifier: "HostNode" })
-export type HostNode = typeof HostNode.Type
+export class HostNode extends Schema.Class<HostNode>("HostNode")({
+  host_node_name: Schema.String,
+  ...hostNodeFields,
+  policy: HostNodePolicy
+}) {}
 
 /** What a client may send: the same fields, bounded (the 400 names the field that is too long). */
 const hostNodeInputFields = {
@@ -39,9 +39,14 @@ const hostNodeInputFields = {
 
 /** The body of the host-node update: the record without its name. */
 export const HostNodeUpdate = Schema.Struct(hostNodeInputFields).annotations({ identifier: "HostNodeUpdate" })
+export type HostNodeUpdate = typeof HostNodeUpdate.Type
 
 /** One record of the bulk creation: the name is required. */
 export const HostNodeCreate = Schema.Struct({
   ...hostNodeInputFields,
   host_node_name: Schema.String.pipe(Schema.minLength(1), Schema.maxLength(200))
 }).annotations({ identifier: "HostNodeCreate" })
+export type HostNodeCreate = typeof HostNodeCreate.Type
+
+/** The most records one bulk creation may carry. */
+export const maxHostNodesPerRequest = 5000

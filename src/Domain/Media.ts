@@ -1,21 +1,27 @@
-import { Schema } from "effect"
+import { Option, ParseResult, Schema } from "effect"
 import { optional, Strings, Text } from "./Schemas.ts"
-
-/** The result of starting or polling an image task (2.9). */
-export const MediaTask = Schema.Struct({
-  generated: optional(Strings),
-  status: optional(Schema.String),
-  task_id: optional(Schema.UUID)
-}).annotations({ identifier: "MediaTask" })
-export type MediaTask = typeof MediaTask.Type
-
-/** The skin enhancer's answer (4.6) and every status poll: the task under `data`. */
-export const MediaTaskEnvelope = Schema.Struct({ data: MediaTask }).annotations({ identifier: "MediaTaskEnvelope" })
-export type MediaTaskEnvelope = typeof MediaTaskEnvelope.Type
 
 /** Statuses of CONTRACT.md; CREATED is what starting a task answers. */
 export const MediaTaskStatus = Schema.Literal("CREATED", "IN_PROGRESS", "COMPLETED", "FAILED")
+  .annotations({ identifier: "MediaTaskStatus" })
 export type MediaTaskStatus = typeof MediaTaskStatus.Type
+
+/** The two image operations, named as their paths name them. */
+export const ImageTaskKind = Schema.Literal("image-style-transfer", "skin-enhancer")
+export type ImageTaskKind = typeof ImageTaskKind.Type
+
+/** The statuses a task never leaves. */
+export const terminalStatuses: ReadonlyArray<MediaTaskStatus> = ["COMPLETED", "FAILED"]
+
+/** The result of starting or polling an image task (2.9). */
+export class MediaTask extends Schema.Class<MediaTask>("MediaTask")({
+  generated: Strings,
+  status: MediaTaskStatus,
+  task_id: Schema.UUID
+}) {}
+
+/** The skin enhancer's answer (4.6) and every status poll: the task under `data`. */
+export class MediaTaskEnvelope extends Schema.Class<MediaTaskEnvelope>("MediaTaskEnvelope")({ data: MediaTask }) {}
 
 /** The `title` event of the video-to-music stream (2.10). */
 export const TitleEvent = Schema.Struct({
@@ -32,7 +38,10 @@ export type TitleEvent = typeof TitleEvent.Type
 
 /** The longest image given inline: the JSON body limit (16 MiB) bounds it anyway. */
 const maxImageChars = 16 * 1024 * 1024
+/** The longest image or webhook URL passed on. */
 const maxUrlChars = 2048
+/** The longest video URL passed on. */
+export const maxVideoUrlChars = 8192
 
 const isUrl = (s: string, protocols: ReadonlyArray<string>) => {
   if (s.length > maxUrlChars || !URL.canParse(s)) return false
@@ -80,7 +89,7 @@ export const StyleTransferFlavor = Schema.Literal(
 export const PortraitBeautifier = Schema.Literal("beautify_face", "beautify_face_max")
 export const PortraitStyle = Schema.Literal("standard", "pop", "super_pop")
 
-/** The longest prompt passed on. */
+/** The longest prompt passed on, to either vendor. */
 export const maxPromptChars = 2000
 
 /** The body of POST /proxy/imagevendor/v1/ai/image-style-transfer (4.5). */
@@ -113,3 +122,91 @@ export type SkinEnhancerRequest = typeof SkinEnhancerRequest.Type
 export const IdempotencyKey = Schema.String.pipe(
   Schema.pattern(/^[\x20-\x7e]{1,255}$/, { message: () => "expected 1 to 255 printable ASCII characters" })
 )
+
+// --- video to music (4.7) ------------------------------------------------------------------------
+
+/** The largest video file accepted: 1024 MiB of file content. */
+export const maxVideoBytes = 1024 * 1024 * 1024
+/** The longest video accepted, in seconds. */
+export const maxVideoSeconds = 6 * 60
+
+/** A video file part, as the service holds it once spooled to disk (on the wire: the part's bytes). */
+export const VideoFile = Schema.Struct({
+  path: Schema.String,
+  size: Schema.Number,
+  filename: Schema.String,
+  contentType: Schema.String
+}).annotations({
+  identifier: "VideoFile",
+  description: "The video file (a part with a file name): at most 1024 MiB and 6 minutes",
+  jsonSchema: { type: "string", format: "binary" }
+})
+export type VideoFile = typeof VideoFile.Type
+
+const isHttpUrl = (raw: string) => URL.canParse(raw) && /^https?:$/.test(new URL(raw).protocol)
+
+/** A video URL: http(s), bounded; its duration is not checked here. */
+export const VideoUrl = Schema.Trim.pipe(
+  Schema.filter((s) => s.length <= maxVideoUrlChars && isHttpUrl(s), {
+    message: () => `must be an http(s) URL of at most ${maxVideoUrlChars} characters`
+  })
+).annotations({ description: `An http(s) URL of the video (at most ${maxVideoUrlChars} characters); its duration is not checked here` })
+
+const Prompt = Schema.String.pipe(
+  Schema.maxLength(maxPromptChars, { message: () => `at most ${maxPromptChars} characters` })
+).annotations({ description: `What the music should be like (at most ${maxPromptChars} characters)` })
+
+/** What a generation is asked with: exactly one video, a file or a URL, and maybe a prompt. */
+export const MusicRequest = Schema.Union(
+  Schema.TaggedStruct("File", { file: VideoFile, prompt: Schema.OptionFromSelf(Schema.String) }),
+  Schema.TaggedStruct("Url", { url: Schema.String, prompt: Schema.OptionFromSelf(Schema.String) })
+)
+export type MusicRequest = typeof MusicRequest.Type
+
+const musicFields = {
+  "0.video": optional(VideoFile),
+  video: optional(Schema.Union(VideoFile, VideoUrl).annotations({
+    description: "A video URL, or the video file when the part has a file name"
+  })),
+  video_url: optional(VideoUrl),
+  prompt: optional(Prompt)
+}
+
+/**
+ * The form of `POST /proxy/musicvendor/v2m/generate`, as documented and as validated: its fields,
+ * then exactly one video source. (A text field given twice, or a file in another part, is refused
+ * while the form is read.)
+ */
+export const MusicForm = Schema.Struct(musicFields).pipe(
+  Schema.transformOrFail(Schema.typeSchema(MusicRequest), {
+    strict: true,
+    decode: (form, _, ast) => {
+      const prompt = Option.filter(Option.fromNullable(form.prompt), (p) => p.trim() !== "")
+      const file = form["0.video"] ?? (typeof form.video === "object" ? form.video : undefined)
+      const urls = (["video", "video_url"] as const).filter((key) => typeof form[key] === "string")
+      const refuse = (message: string) => ParseResult.fail(new ParseResult.Type(ast, form, message))
+      if (urls.length > 1) return refuse("Give the video URL once, in 'video' or in 'video_url'")
+      if (urls.length === 1 && file !== undefined) {
+        return refuse(`Give exactly one video: a file part '0.video' or a URL in '${urls[0]}', not both`)
+      }
+      if (file !== undefined) return ParseResult.succeed({ _tag: "File" as const, file, prompt })
+      if (urls.length === 0) return refuse("A video is required: a file part '0.video' or a URL in 'video'")
+      return ParseResult.succeed({ _tag: "Url" as const, url: form[urls[0]!] as string, prompt })
+    },
+    encode: (request) =>
+      ParseResult.succeed({
+        ...(request._tag === "File" ? { "0.video": request.file } : { video: request.url }),
+        ...Option.match(request.prompt, { onNone: () => ({}), onSome: (prompt) => ({ prompt }) })
+      })
+  })
+).annotations({
+  identifier: "MusicForm",
+  description: "Exactly one video: a file part `0.video` (or `video` with a file name), or a URL in `video` (or `video_url`). Other text fields are ignored; a file in any other part is refused."
+})
+
+/** The URL-encoded form: the form's text fields (a file cannot come this way). */
+export const MusicUrlForm = Schema.Struct({
+  video: optional(VideoUrl),
+  video_url: optional(VideoUrl),
+  prompt: optional(Prompt)
+}).annotations({ identifier: "MusicUrlForm" })

@@ -1,5 +1,5 @@
 import { Schema } from "effect"
-import { DateTimeString, NonEmptyText, optional, Text } from "./Schemas.ts"
+import { NonEmptyText, optional, Text, Timestamp } from "./Schemas.ts"
 
 export const PublisherStatus = Schema.Literal("PublisherStatusActive", "PublisherStatusBanned")
   .annotations({ identifier: "PublisherStatus" })
@@ -9,31 +9,33 @@ export type PublisherStatus = typeof PublisherStatus.Type
 export const PublisherRole = Schema.Literal("owner", "admin", "member").annotations({ identifier: "PublisherRole" })
 export type PublisherRole = typeof PublisherRole.Type
 
-export const PublisherUser = Schema.Struct({
+/** The roles that manage a publisher, its tokens and its nodes. */
+export const managerRoles: ReadonlyArray<PublisherRole> = ["owner", "admin"]
+
+export class PublisherUser extends Schema.Class<PublisherUser>("PublisherUser")({
   email: optional(Schema.String),
-  id: optional(Schema.String),
+  id: Schema.String,
   name: optional(Schema.String)
-}).annotations({ identifier: "PublisherUser" })
+}) {}
 
-export const PublisherMember = Schema.Struct({
-  id: optional(Schema.String),
-  role: optional(Schema.String),
-  user: optional(PublisherUser)
-}).annotations({ identifier: "PublisherMember" })
+export class PublisherMember extends Schema.Class<PublisherMember>("PublisherMember")({
+  id: Schema.String.annotations({ description: "The member's user id" }),
+  role: PublisherRole,
+  user: PublisherUser
+}) {}
 
-export const Publisher = Schema.Struct({
-  createdAt: optional(DateTimeString),
+export class Publisher extends Schema.Class<Publisher>("Publisher")({
+  createdAt: Timestamp,
   description: optional(Schema.String),
-  id: optional(Schema.String),
+  id: Schema.String,
   logo: optional(Schema.String),
   members: optional(Schema.Array(PublisherMember)),
   name: optional(Schema.String),
   source_code_repo: optional(Schema.String),
-  status: optional(PublisherStatus),
+  status: PublisherStatus,
   support: optional(Schema.String),
   website: optional(Schema.String)
-}).annotations({ identifier: "Publisher" })
-export type Publisher = typeof Publisher.Type
+}) {}
 
 /** Publisher ids are lowercase handles; some are reserved for the registry itself. */
 export const PublisherId = Schema.String.pipe(
@@ -41,8 +43,11 @@ export const PublisherId = Schema.String.pipe(
     message: () => "expected 2 to 64 characters: a lowercase letter, then lowercase letters, digits or '-'"
   })
 )
+/** The reserved publisher that holds nodes until their authors claim them (created by the first migration). */
+export const unclaimedPublisherId = "unclaimed"
+
 export const reservedPublisherIds: ReadonlySet<string> = new Set([
-  "unclaimed", "admin", "admins", "api", "registry", "system", "root", "support", "security", "publisher", "publishers",
+  unclaimedPublisherId, "admin", "admins", "api", "registry", "system", "root", "support", "security", "publisher", "publishers",
   "node", "nodes", "user", "users", "me", "new"
 ])
 

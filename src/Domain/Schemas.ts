@@ -3,8 +3,11 @@ import { Schema } from "effect"
 /** An optional field: absent when it has no value, never `null` or `undefined` on the wire. */
 export const optional = <S extends Schema.Schema.Any>(schema: S) => Schema.optionalWith(schema, { exact: true })
 
-/** ISO 8601 with `Z` and millisecond precision, as the service writes every time. */
-export const DateTimeString = Schema.String.annotations({
+/**
+ * A moment: a `Date` inside the service, ISO 8601 with `Z` and millisecond precision on the wire
+ * (`toISOString`), as the service writes every time.
+ */
+export const Timestamp = Schema.Date.annotations({
   identifier: "DateTime",
   jsonSchema: { type: "string", format: "date-time" }
 })

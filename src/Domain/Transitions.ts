@@ -1,7 +1,6 @@
 /**
- * The state machines of CONTRACT.md ("States"). A move not listed is refused with 409 and
- * leaves the state unchanged; asking for the state a record is already in is not a move and
- * changes nothing.
+ * The state machines of CONTRACT.md ("States"). A move not listed is refused and leaves the
+ * state unchanged; asking for the state a record is already in is not a move and changes nothing.
  */
 import type { HostNodePolicy } from "./HostNode.ts"
 import type { NodeStatus, NodeVersionStatus } from "./Node.ts"
@@ -34,10 +33,10 @@ export const hostNodePolicyMoves: Moves<HostNodePolicy> = {
   HostNodePolicyLocalOnly: ["HostNodePolicyActive", "HostNodePolicyBanned"]
 }
 
-/** `same`: nothing to do; `allowed`: a listed move; `refused`: a 409. */
-export const move = <S extends string>(moves: Moves<S>, from: S, to: S): "same" | "allowed" | "refused" =>
-  from === to ? "same" : moves[from].includes(to) ? "allowed" : "refused"
-
-/** The states from which `to` may be reached (itself included: no move), for conditional writes. */
+/**
+ * The states from which `to` may be reached, `to` itself included (asking for the state a record
+ * is in changes nothing): a write checks the record's state against them in its own statement, so
+ * no concurrent change slips between a check and its write.
+ */
 export const statesReaching = <S extends string>(moves: Moves<S>, to: S): ReadonlyArray<S> =>
-  (Object.keys(moves) as Array<S>).filter((from) => move(moves, from, to) !== "refused")
+  (Object.keys(moves) as Array<S>).filter((from) => from === to || moves[from].includes(to))

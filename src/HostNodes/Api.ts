@@ -1,9 +1,9 @@
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
+import { BadRequest, Conflict, Forbidden, NodeBanned, NotFound } from "../Domain/ApiErrors.ts"
+import { Authentication } from "../Domain/Auth.ts"
+import { HostNode, HostNodeCreate, HostNodeUpdate, maxHostNodesPerRequest } from "../Domain/HostNode.ts"
 import { PathParam } from "../Domain/Schemas.ts"
-import { Authentication } from "../Auth/Authentication.ts"
-import { HostNode, HostNodeCreate, HostNodeUpdate } from "../Domain/HostNode.ts"
-import { BadRequest, Conflict, Forbidden, NotFound } from "../Errors.ts"
 
 const VersionPath = Schema.Struct({ nodeId: PathParam, version: PathParam })
 
@@ -12,8 +12,9 @@ export class PublicHostNodesApi extends HttpApiGroup.make("publicHostNodes")
     HttpApiEndpoint.get("listHostNodes", "/nodes/:nodeId/versions/:version/host-nodes")
       .setPath(VersionPath)
       .addSuccess(Schema.Array(HostNode))
+      .addError(BadRequest)
       .addError(NotFound)
-      .addError(Forbidden)
+      .addError(NodeBanned)
       .annotate(OpenApi.Summary, "List the host-nodes of a node version")
   )
   .annotate(OpenApi.Title, "Host-nodes")
@@ -23,7 +24,7 @@ export class HostNodesApi extends HttpApiGroup.make("hostNodes")
   .add(
     HttpApiEndpoint.post("createHostNodes", "/nodes/:nodeId/versions/:version/host-nodes")
       .setPath(VersionPath)
-      .setPayload(Schema.Array(HostNodeCreate).pipe(Schema.maxItems(5000)))
+      .setPayload(Schema.Array(HostNodeCreate).pipe(Schema.maxItems(maxHostNodesPerRequest)))
       .addSuccess(Schema.Array(HostNode), { status: 201 })
       .addError(BadRequest)
       .addError(Forbidden)

@@ -1,50 +1,59 @@
 /**
- * SQL of host-node records (the host application's nodes found in a node version). Records
- * leave PostgreSQL as the interface's JSON, absent fields omitted. They appear in no listing of
- * nodes, so writing them leaves the list cache alone.
+ * SQL of host-node records (the host application's nodes found in a node version). They appear
+ * in no listing of nodes, so writing them leaves the page cache alone.
  */
-import { SqlClient } from "@effect/sql"
-import { Context, Effect, Layer, Option, type Schema } from "effect"
-import { type HostNodeCreate, HostNodePolicy, type HostNodeUpdate } from "../Domain/HostNode.ts"
-import { hostNodePolicyMoves, move } from "../Domain/Transitions.ts"
-import { Conflict, NotFound } from "../Errors.ts"
+import { SqlClient, SqlSchema } from "@effect/sql"
+import { Data, Effect, Option, Schema } from "effect"
+import { TransitionRefused } from "../Domain/Errors.ts"
+import { HostNode, type HostNodeCreate, HostNodePolicy, type HostNodeUpdate } from "../Domain/HostNode.ts"
+import { NodeStatus } from "../Domain/Node.ts"
+import { PublisherStatus } from "../Domain/Publisher.ts"
+import { hostNodePolicyMoves, statesReaching } from "../Domain/Transitions.ts"
+import { nullable, orDieOnDatabase, rowsOf } from "../Db/Rows.ts"
 
-/** Where a node version is, as far as host-node requests need to know. */
-export interface VersionLocation {
-  readonly publisherId: string
-  /** The node is banned, or its publisher is. */
-  readonly banned: boolean
-  /** The version's id; none when the node has no such version, or it is deleted. */
-  readonly versionId: Option.Option<string>
+/** The first few names, quoted, and how many more there are. */
+export const quoteSome = (names: ReadonlyArray<string>, shown = 10) =>
+  names.slice(0, shown).map((n) => `'${n}'`).join(", ") + (names.length > shown ? ` and ${names.length - shown} more` : "")
+
+export class HostNodeMissing extends Data.TaggedError("HostNodeMissing")<{ readonly name: string }> {
+  override get message() {
+    return `The version has no host-node '${this.name}'`
+  }
 }
 
-type NewRecord = Schema.Schema.Type<typeof HostNodeCreate>
-type RecordPatch = Schema.Schema.Type<typeof HostNodeUpdate>
+/** Names the version has already. */
+export class HostNodeNamesTaken extends Data.TaggedError("HostNodeNamesTaken")<{ readonly names: ReadonlyArray<string> }> {
+  override get message() {
+    return `The version already has host-node(s) ${quoteSome(this.names)}`
+  }
+}
 
-export class HostNodeRepo extends Context.Tag("HostNodeRepo")<HostNodeRepo, {
-  /** A node and one of its versions by version string; none for an unknown or deleted node. */
-  readonly locate: (nodeId: string, version: string) => Effect.Effect<Option.Option<VersionLocation>>
-  /** The version's records as a JSON array text, by name. */
-  readonly list: (versionId: string) => Effect.Effect<string>
-  /**
-   * Stores all the records or none: a name the version already has is a Conflict. Answers the
-   * created records as a JSON array text, by name.
-   */
-  readonly create: (versionId: string, records: ReadonlyArray<NewRecord>) => Effect.Effect<string, Conflict>
-  /**
-   * Applies the present fields to an existing record and answers the whole record. A policy move
-   * the state machine refuses is a Conflict; the check and the write are one statement.
-   */
-  readonly update: (versionId: string, name: string, patch: RecordPatch) => Effect.Effect<string, NotFound | Conflict>
-}>() {}
+/** Where a node version is, as far as host-node requests need to know. */
+export const VersionLocation = Schema.Struct({
+  publisherId: Schema.String,
+  /** The node is banned, or its publisher is. */
+  banned: Schema.Boolean,
+  /** The version's id; none when the node has no such version, or it is deleted. */
+  versionId: Schema.Option(Schema.String)
+})
+export type VersionLocation = typeof VersionLocation.Type
 
-/** The record `h` as wire JSON. */
-const hostNodeJson = (h: string) =>
-  `json_strip_nulls(json_build_object(
-    'category', ${h}.category, 'deprecated', ${h}.deprecated, 'description', ${h}.description,
-    'experimental', ${h}.experimental, 'function', ${h}.function, 'host_node_name', ${h}.host_node_name,
-    'input_types', ${h}.input_types, 'output_is_list', ${h}.output_is_list, 'policy', ${h}.policy,
-    'return_names', ${h}.return_names, 'return_types', ${h}.return_types))`
+const hostNodeColumns =
+  "host_node_name, category, deprecated, description, experimental, function, input_types, output_is_list, policy, return_names, return_types"
+
+const HostNodeRow = rowsOf({
+  host_node_name: Schema.String,
+  category: nullable(Schema.String),
+  deprecated: nullable(Schema.Boolean),
+  description: nullable(Schema.String),
+  experimental: nullable(Schema.Boolean),
+  function: nullable(Schema.String),
+  input_types: nullable(Schema.String),
+  output_is_list: nullable(Schema.Array(Schema.Boolean)),
+  policy: HostNodePolicy,
+  return_names: nullable(Schema.String),
+  return_types: nullable(Schema.String)
+}, HostNode, (row) => new HostNode(row, true))
 
 /** The record's fields, each stored in the column of its name. */
 const fieldColumns = [
@@ -53,7 +62,7 @@ const fieldColumns = [
 ] as const
 
 /** The columns a body sets: only its present fields, only known ones (they are SQL identifiers). */
-const columnsOf = (r: RecordPatch): Record<string, unknown> => {
+const columnsOf = (r: HostNodeUpdate): Record<string, unknown> => {
   const row: Record<string, unknown> = {}
   for (const column of fieldColumns) {
     const value = r[column]
@@ -63,7 +72,7 @@ const columnsOf = (r: RecordPatch): Record<string, unknown> => {
 }
 
 /** Every column of a new record: an insert takes its column list from its first row. */
-const newRow = (versionId: string, r: NewRecord) => ({
+const newRow = (versionId: string, r: HostNodeCreate) => ({
   version_id: versionId,
   host_node_name: r.host_node_name,
   category: r.category ?? null,
@@ -81,81 +90,117 @@ const newRow = (versionId: string, r: NewRecord) => ({
 // at most this many rows per INSERT: PostgreSQL takes 65,535 parameters a statement
 const batchSize = 1000
 
-/** The first few names, quoted, and how many more there are. */
-export const quoteSome = (names: ReadonlyArray<string>, shown = 10) =>
-  names.slice(0, shown).map((n) => `'${n}'`).join(", ") + (names.length > shown ? ` and ${names.length - shown} more` : "")
-
 /** Byte order, as `COLLATE "C"` sorts the names in SQL. */
-const byName = (a: { name: string }, b: { name: string }) => Buffer.compare(Buffer.from(a.name), Buffer.from(b.name))
+const byName = (a: HostNode, b: HostNode) => Buffer.compare(Buffer.from(a.host_node_name), Buffer.from(b.host_node_name))
 
-export const makeHostNodeRepo = Effect.gen(function*() {
-  const sql = yield* SqlClient.SqlClient
+export class HostNodeRepo extends Effect.Service<HostNodeRepo>()("HostNodeRepo", {
+  effect: Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
 
-  const locate = (nodeId: string, version: string) =>
-    sql<{ publisher_id: string; node_status: string; publisher_status: string; version_id: string | null }>`
-      SELECT n.publisher_id, n.status AS node_status, p.status AS publisher_status,
-             (SELECT v.id::text FROM node_versions v
-              WHERE v.node_id = n.id AND v.version = ${version} AND v.status <> 'NodeVersionStatusDeleted') AS version_id
-      FROM nodes n JOIN publishers p ON p.id = n.publisher_id
-      WHERE n.id = ${nodeId} AND n.status <> 'NodeStatusDeleted'`.pipe(
-      Effect.map((rows) =>
-        Option.map(Option.fromNullable(rows[0]), (row): VersionLocation => ({
-          publisherId: row.publisher_id,
-          banned: row.node_status === "NodeStatusBanned" || row.publisher_status === "PublisherStatusBanned",
-          versionId: Option.fromNullable(row.version_id)
-        }))
-      ),
-      Effect.orDie
-    )
+    const findLocation = SqlSchema.findOne({
+      Request: Schema.Struct({ nodeId: Schema.String, version: Schema.String }),
+      Result: rowsOf({
+        publisher_id: Schema.String,
+        node_status: NodeStatus,
+        publisher_status: PublisherStatus,
+        version_id: Schema.NullOr(Schema.String)
+      }, VersionLocation, (row) => ({
+        publisherId: row.publisher_id,
+        banned: row.node_status === "NodeStatusBanned" || row.publisher_status === "PublisherStatusBanned",
+        versionId: Option.fromNullable(row.version_id)
+      })),
+      execute: ({ nodeId, version }) =>
+        sql`SELECT n.publisher_id, n.status AS node_status, p.status AS publisher_status,
+                   (SELECT v.id::text FROM node_versions v
+                    WHERE v.node_id = n.id AND v.version = ${version} AND v.status <> 'NodeVersionStatusDeleted') AS version_id
+            FROM nodes n JOIN publishers p ON p.id = n.publisher_id
+            WHERE n.id = ${nodeId} AND n.status <> 'NodeStatusDeleted'`
+    })
 
-  const list = (versionId: string) =>
-    sql<{ json: string }>`
-      SELECT coalesce(json_agg(${sql.literal(hostNodeJson("h"))} ORDER BY h.host_node_name COLLATE "C"), '[]')::text AS json
-      FROM host_nodes h WHERE h.version_id = ${versionId}::uuid`.pipe(
-      Effect.map((rows) => rows[0]?.json ?? "[]"),
-      Effect.orDie
-    )
+    const findAll = SqlSchema.findAll({
+      Request: Schema.String,
+      Result: HostNodeRow,
+      execute: (versionId) =>
+        sql`SELECT ${sql.literal(hostNodeColumns)} FROM host_nodes
+            WHERE version_id = ${versionId}::uuid ORDER BY host_node_name COLLATE "C"`
+    })
 
-  const create = (versionId: string, records: ReadonlyArray<NewRecord>) =>
-    sql.withTransaction(Effect.gen(function*() {
-      const created: Array<{ name: string; json: string }> = []
-      for (let i = 0; i < records.length; i += batchSize) {
-        const batch = records.slice(i, i + batchSize)
-        const rows = yield* sql<{ name: string; json: string }>`
-          INSERT INTO host_nodes ${sql.insert(batch.map((r) => newRow(versionId, r)))}
-          ON CONFLICT (version_id, host_node_name) DO NOTHING
-          RETURNING host_node_name AS name, ${sql.literal(hostNodeJson("host_nodes"))}::text AS json`
-        if (rows.length < batch.length) {
-          const inserted = new Set(rows.map((r) => r.name))
-          const taken = batch.map((r) => r.host_node_name).filter((name) => !inserted.has(name))
-          // failing rolls the whole request back
-          return yield* new Conflict({ message: `The version already has host-node(s) ${quoteSome(taken)}` })
-        }
-        created.push(...rows)
-      }
-      return `[${created.sort(byName).map((r) => r.json).join(",")}]`
-    })).pipe(Effect.catchTag("SqlError", Effect.die))
+    const findOne = SqlSchema.findOne({
+      Request: Schema.Struct({ versionId: Schema.String, name: Schema.String }),
+      Result: HostNodeRow,
+      execute: ({ versionId, name }) =>
+        sql`SELECT ${sql.literal(hostNodeColumns)} FROM host_nodes WHERE version_id = ${versionId}::uuid AND host_node_name = ${name}`
+    })
 
-  const update = (versionId: string, name: string, patch: RecordPatch) =>
-    Effect.gen(function*() {
-      const columns = columnsOf(patch)
-      const target = patch.policy
-      // the states from which the requested policy may be reached (itself included: no move)
-      const from = target === undefined ? HostNodePolicy.literals : HostNodePolicy.literals.filter((p) => move(hostNodePolicyMoves, p, target) !== "refused")
-      const rows = Object.keys(columns).length === 0
-        ? yield* sql<{ json: string }>`SELECT ${sql.literal(hostNodeJson("host_nodes"))}::text AS json FROM host_nodes
-            WHERE version_id = ${versionId}::uuid AND host_node_name = ${name}`
-        : yield* sql<{ json: string }>`UPDATE host_nodes SET ${sql.update(columns)}
+    const updateOne = SqlSchema.findOne({
+      Request: Schema.Struct({
+        versionId: Schema.String,
+        name: Schema.String,
+        columns: Schema.Record({ key: Schema.String, value: Schema.Unknown }),
+        from: Schema.Array(HostNodePolicy)
+      }),
+      Result: HostNodeRow,
+      execute: ({ columns, from, name, versionId }) =>
+        sql`UPDATE host_nodes SET ${sql.update(columns)}
             WHERE version_id = ${versionId}::uuid AND host_node_name = ${name} AND policy = ANY(${from as Array<string>})
-            RETURNING ${sql.literal(hostNodeJson("host_nodes"))}::text AS json`
-      if (rows[0] !== undefined) return rows[0].json
-      const current = yield* sql<{ policy: HostNodePolicy }>`SELECT policy FROM host_nodes
-        WHERE version_id = ${versionId}::uuid AND host_node_name = ${name}`
-      if (current[0] === undefined) return yield* new NotFound({ message: `The version has no host-node '${name}'` })
-      return yield* new Conflict({ message: `A host-node's policy cannot move from ${current[0].policy} to ${target}` })
-    }).pipe(Effect.catchTag("SqlError", Effect.die))
+            RETURNING ${sql.literal(hostNodeColumns)}`
+    })
 
-  return HostNodeRepo.of({ locate, list, create, update })
-})
+    const insertBatch = SqlSchema.findAll({
+      Request: Schema.Struct({ versionId: Schema.String, records: Schema.Array(Schema.Any) }),
+      Result: HostNodeRow,
+      execute: ({ versionId, records }) =>
+        sql`INSERT INTO host_nodes ${sql.insert(records.map((r) => newRow(versionId, r as HostNodeCreate)))}
+            ON CONFLICT (version_id, host_node_name) DO NOTHING
+            RETURNING ${sql.literal(hostNodeColumns)}`
+    })
 
-export const HostNodeRepoLive = Layer.effect(HostNodeRepo, makeHostNodeRepo)
+    return {
+      /** A node and one of its versions by version string; none for an unknown or deleted node. */
+      locate: Effect.fn("HostNodeRepo.locate")(function*(nodeId: string, version: string) {
+        return yield* Effect.orDie(findLocation({ nodeId, version }))
+      }),
+
+      /** The version's records, by name. */
+      list: Effect.fn("HostNodeRepo.list")(function*(versionId: string) {
+        return yield* Effect.orDie(findAll(versionId))
+      }),
+
+      /** Stores all the records or none (a name the version has already refuses them all); answers them by name. */
+      create: Effect.fn("HostNodeRepo.create")(function*(versionId: string, records: ReadonlyArray<HostNodeCreate>) {
+        return yield* sql.withTransaction(Effect.gen(function*() {
+          const created: Array<HostNode> = []
+          for (let i = 0; i < records.length; i += batchSize) {
+            const batch = records.slice(i, i + batchSize)
+            const rows = yield* insertBatch({ versionId, records: batch })
+            if (rows.length < batch.length) {
+              const inserted = new Set(rows.map((r) => r.host_node_name))
+              // failing rolls the whole request back
+              return yield* new HostNodeNamesTaken({ names: batch.map((r) => r.host_node_name).filter((name) => !inserted.has(name)) })
+            }
+            created.push(...rows)
+          }
+          return created.sort(byName)
+        })).pipe(orDieOnDatabase)
+      }),
+
+      /**
+       * Applies the present fields to an existing record and answers the whole record. A policy move
+       * the state machine refuses fails; the check and the write are one statement.
+       */
+      update: Effect.fn("HostNodeRepo.update")(function*(versionId: string, name: string, patch: HostNodeUpdate) {
+        const columns = columnsOf(patch)
+        const target = patch.policy
+        const from = target === undefined ? HostNodePolicy.literals : statesReaching(hostNodePolicyMoves, target)
+        const updated = Object.keys(columns).length > 0
+          ? yield* Effect.orDie(updateOne({ versionId, name, columns, from }))
+          : Option.none()
+        if (Option.isSome(updated)) return updated.value
+        const current = yield* Effect.orDie(findOne({ versionId, name }))
+        if (Option.isNone(current)) return yield* new HostNodeMissing({ name })
+        if (Object.keys(columns).length === 0) return current.value
+        return yield* new TransitionRefused({ record: "A host-node's policy", from: current.value.policy, to: target ?? current.value.policy })
+      })
+    }
+  })
+}) {}

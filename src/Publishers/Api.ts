@@ -1,10 +1,18 @@
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
-import { Authentication, OptionalAuthentication } from "../Auth/Authentication.ts"
-import { Node } from "../Domain/Node.ts"
+import {
+  BadRequest,
+  Conflict,
+  Forbidden,
+  LastOwner,
+  NotFound,
+  PublisherExists,
+  PublisherIdReserved,
+  UserNotFound
+} from "../Domain/ApiErrors.ts"
+import { Authentication, OptionalAuthentication } from "../Domain/Auth.ts"
 import { MemberAdd, Publisher, PublisherCreate, PublisherMember, PublisherUpdate } from "../Domain/Publisher.ts"
-import { NonEmptyText, PathParam } from "../Domain/Schemas.ts"
-import { BadRequest, Conflict, Forbidden, NotFound, RateLimited, ServiceUnavailable } from "../Errors.ts"
+import { PathParam } from "../Domain/Schemas.ts"
 
 const PublisherPath = Schema.Struct({ publisherId: PathParam })
 
@@ -14,6 +22,7 @@ export class PublicPublishersApi extends HttpApiGroup.make("publicPublishers")
     HttpApiEndpoint.get("getPublisher", "/publishers/:publisherId")
       .setPath(PublisherPath)
       .addSuccess(Publisher)
+      .addError(BadRequest)
       .addError(NotFound)
       .annotate(OpenApi.Summary, "Get a publisher")
       .annotate(OpenApi.Description, "Public. `members` (with e-mail addresses) is shown to members of the publisher and site admins only.")
@@ -28,7 +37,8 @@ export class PublishersApi extends HttpApiGroup.make("publishers")
       .setPayload(PublisherCreate)
       .addSuccess(Publisher, { status: 201 })
       .addError(BadRequest)
-      .addError(Conflict)
+      .addError(PublisherExists)
+      .addError(PublisherIdReserved)
       .annotate(OpenApi.Summary, "Create a publisher; the caller becomes its owner")
   )
   .add(
@@ -56,39 +66,19 @@ export class PublishersApi extends HttpApiGroup.make("publishers")
       .addError(BadRequest)
       .addError(Forbidden)
       .addError(NotFound)
-      .addError(Conflict)
+      .addError(UserNotFound)
+      .addError(LastOwner)
       .annotate(OpenApi.Summary, "Add a member (owners only); an existing member's role is changed")
   )
   .add(
     HttpApiEndpoint.del("removeMember", "/publishers/:publisherId/members/:userId")
       .setPath(Schema.Struct({ publisherId: PathParam, userId: PathParam }))
       .addSuccess(HttpApiSchema.NoContent)
-      .addError(Forbidden)
-      .addError(NotFound)
-      .addError(Conflict)
-      .annotate(OpenApi.Summary, "Remove a member (owners only); the last owner stays")
-  )
-  .middleware(Authentication)
-  .annotate(OpenApi.Title, "Publishers")
-{}
-
-/** Answer of a successful claim. */
-export const ClaimResult = Schema.Struct({ message: Schema.String, node: Node }).annotations({ identifier: "ClaimResult" })
-
-export class ClaimApi extends HttpApiGroup.make("claims")
-  .add(
-    HttpApiEndpoint.post("claimMyNode", "/publishers/:publisherId/nodes/:nodeId/claim-my-node")
-      .setPath(Schema.Struct({ publisherId: PathParam, nodeId: PathParam }))
-      .setPayload(Schema.Struct({ VCS_TOKEN: NonEmptyText(1000) }).annotations({ identifier: "ClaimRequest" }))
-      .addSuccess(ClaimResult)
       .addError(BadRequest)
       .addError(Forbidden)
       .addError(NotFound)
-      .addError(Conflict)
-      .addError(RateLimited)
-      .addError(ServiceUnavailable)
-      .annotate(OpenApi.Summary, "Claim an unclaimed node whose repository the caller administers")
-      .annotate(OpenApi.Description, "Owners and admins of the publisher. The repository host is asked, with VCS_TOKEN, who the token's user is and whether they administer the node's repository. Errors: 403 invalid_vcs_token, 403 repository_not_owned, 409 node_already_claimed, 429 when the repository host rate-limits, 503 when it is down.")
+      .addError(LastOwner)
+      .annotate(OpenApi.Summary, "Remove a member (owners only); the last owner stays")
   )
   .middleware(Authentication)
   .annotate(OpenApi.Title, "Publishers")

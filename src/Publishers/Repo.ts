@@ -1,141 +1,250 @@
 /**
- * SQL of publishers and their members. Like the catalogue, records leave PostgreSQL as the
- * interface's JSON (absent fields omitted).
+ * SQL of publishers and their members: records read with the row schemas of Catalog/Records.ts,
+ * and every change to a publisher's own record through CatalogChanges (it is part of its nodes'
+ * JSON).
  */
-import { SqlClient, SqlError } from "@effect/sql"
-import { Context, Effect, Layer, Option } from "effect"
-import type { PublisherPatch } from "../Catalog/Writes.ts"
-import type { PublisherRole } from "../Domain/Publisher.ts"
+import { SqlClient, SqlSchema } from "@effect/sql"
+import { Data, Effect, Option, Schema } from "effect"
+import { CatalogChanges } from "../Catalog/Changes.ts"
+import { publisherColumns, PublisherRow } from "../Catalog/Records.ts"
+import { PublisherMissing, TransitionRefused } from "../Domain/Errors.ts"
+import { Publisher, PublisherMember, PublisherRole, PublisherStatus, PublisherUser } from "../Domain/Publisher.ts"
+import { nullable, orDieOnDatabase, rowsOf } from "../Db/Rows.ts"
+
+export class PublisherIdTaken extends Data.TaggedError("PublisherIdTaken")<{ readonly publisherId: string }> {
+  override get message() {
+    return `The publisher id '${this.publisherId}' is taken`
+  }
+}
+
+export class UnknownUser extends Data.TaggedError("UnknownUser")<{ readonly userId: string }> {
+  override get message() {
+    return `No user '${this.userId}': users are recorded when they first call the API`
+  }
+}
+
+export class NotAMember extends Data.TaggedError("NotAMember")<{ readonly publisherId: string; readonly userId: string }> {
+  override get message() {
+    return `'${this.userId}' is not a member of '${this.publisherId}'`
+  }
+}
+
+/** A publisher keeps at least one owner. */
+export class LastOwnerStays extends Data.TaggedError("LastOwnerStays")<{}> {
+  override get message() {
+    return "A publisher keeps at least one owner"
+  }
+}
+
+/** A publisher's fields its managers may change (absent: unchanged). */
+export interface PublisherPatch {
+  readonly name?: string | undefined
+  readonly description?: string | undefined
+  readonly logo?: string | undefined
+  readonly website?: string | undefined
+  readonly support?: string | undefined
+  readonly source_code_repo?: string | undefined
+}
 
 export interface NewPublisher extends PublisherPatch {
   readonly id: string
 }
 
-export type MemberChange = "added" | "updated" | "unknown_user" | "last_owner"
+/** What setting a member's role did. */
+export type MemberChange = Data.TaggedEnum<{ Added: {}; Updated: {} }>
+export const MemberChange = Data.taggedEnum<MemberChange>()
 
-export class PublisherRepo extends Context.Tag("PublisherRepo")<PublisherRepo, {
-  readonly exists: (publisherId: string) => Effect.Effect<boolean>
-  /** The user's role in the publisher, if a member. */
-  readonly roleOf: (publisherId: string, userId: string) => Effect.Effect<Option.Option<PublisherRole>>
-  readonly status: (publisherId: string) => Effect.Effect<Option.Option<string>>
-  /** Creates the publisher with its creator as owner; false when the id is taken. */
-  readonly create: (publisher: NewPublisher, ownerId: string) => Effect.Effect<boolean>
-  /** The publisher as JSON text, with its members when asked. */
-  readonly findJson: (publisherId: string, withMembers: boolean) => Effect.Effect<Option.Option<string>>
-  /** The publishers the user is a member of, as a JSON array text. */
-  readonly listForUser: (userId: string) => Effect.Effect<string>
-  /** Adds a member or changes a member's role; the last owner cannot stop being one. */
-  readonly setMember: (publisherId: string, userId: string, role: PublisherRole) => Effect.Effect<MemberChange>
-  readonly memberJson: (publisherId: string, userId: string) => Effect.Effect<Option.Option<string>>
-  /** Removes a member; the last owner stays. */
-  readonly removeMember: (publisherId: string, userId: string) => Effect.Effect<"removed" | "not_member" | "last_owner">
-}>() {}
+const MemberRow = rowsOf({
+  user_id: Schema.String,
+  role: PublisherRole,
+  email: nullable(Schema.String),
+  name: nullable(Schema.String)
+}, PublisherMember, ({ user_id, role, ...user }) =>
+  new PublisherMember({ id: user_id, role, user: new PublisherUser({ id: user_id, ...user }, true) }, true))
 
-/** A publisher row `p` as wire JSON; `members` is an SQL expression or null. */
-export const publisherJson = (p: string, members: string) =>
-  `json_strip_nulls(json_build_object(
-    'createdAt', iso_time(${p}.created_at), 'description', ${p}.description, 'id', ${p}.id,
-    'logo', ${p}.logo, 'members', ${members}, 'name', ${p}.name, 'source_code_repo', ${p}.source_code_repo,
-    'status', ${p}.status, 'support', ${p}.support, 'website', ${p}.website))`
+const memberColumns = "m.user_id, m.role, u.email, u.name"
 
-const memberJson = (m: string, u: string) =>
-  `json_build_object('id', ${m}.user_id, 'role', ${m}.role,
-    'user', json_build_object('email', ${u}.email, 'id', ${u}.id, 'name', ${u}.name))`
+const isUniqueViolation = (e: { readonly cause?: unknown }) => (e.cause as { code?: string } | undefined)?.code === "23505"
 
-const membersOf = (p: string) =>
-  `(SELECT coalesce(json_agg(${memberJson("m", "u")} ORDER BY m.created_at, m.user_id), '[]')
-    FROM publisher_members m JOIN users u ON u.id = m.user_id WHERE m.publisher_id = ${p}.id)`
-
-const isUniqueViolation = (e: SqlError.SqlError) => (e.cause as { code?: string } | undefined)?.code === "23505"
-
-export const PublisherRepoLive = Layer.effect(
-  PublisherRepo,
-  Effect.gen(function*() {
+export class PublisherRepo extends Effect.Service<PublisherRepo>()("PublisherRepo", {
+  effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
+    const { change, touchPublishers } = yield* CatalogChanges
 
-    /** Owners of the publisher other than `userId`, the publisher's row locked meanwhile. */
+    const findStatus = SqlSchema.findOne({
+      Request: Schema.String,
+      Result: Schema.Struct({ status: PublisherStatus }),
+      execute: (id) => sql`SELECT status FROM publishers WHERE id = ${id}`
+    })
+
+    const findRole = SqlSchema.findOne({
+      Request: Schema.Struct({ publisherId: Schema.String, userId: Schema.String }),
+      Result: Schema.Struct({ role: PublisherRole }),
+      execute: ({ publisherId, userId }) =>
+        sql`SELECT role FROM publisher_members WHERE publisher_id = ${publisherId} AND user_id = ${userId}`
+    })
+
+    const findStanding = SqlSchema.findOne({
+      Request: Schema.Struct({ publisherId: Schema.String, userId: Schema.String }),
+      Result: Schema.Struct({ status: PublisherStatus, role: Schema.OptionFromNullOr(PublisherRole) }),
+      execute: ({ publisherId, userId }) =>
+        sql`SELECT p.status, m.role FROM publishers p
+            LEFT JOIN publisher_members m ON m.publisher_id = p.id AND m.user_id = ${userId}
+            WHERE p.id = ${publisherId}`
+    })
+
+    const findPublisher = SqlSchema.findOne({
+      Request: Schema.String,
+      Result: PublisherRow,
+      execute: (id) => sql`SELECT ${sql.literal(publisherColumns("p"))} FROM publishers p WHERE p.id = ${id}`
+    })
+
+    const findMembers = SqlSchema.findAll({
+      Request: Schema.String,
+      Result: MemberRow,
+      execute: (id) =>
+        sql`SELECT ${sql.literal(memberColumns)} FROM publisher_members m JOIN users u ON u.id = m.user_id
+            WHERE m.publisher_id = ${id} ORDER BY m.created_at, m.user_id`
+    })
+
+    const findMember = SqlSchema.findOne({
+      Request: Schema.Struct({ publisherId: Schema.String, userId: Schema.String }),
+      Result: MemberRow,
+      execute: ({ publisherId, userId }) =>
+        sql`SELECT ${sql.literal(memberColumns)} FROM publisher_members m JOIN users u ON u.id = m.user_id
+            WHERE m.publisher_id = ${publisherId} AND m.user_id = ${userId}`
+    })
+
+    const findForUser = SqlSchema.findAll({
+      Request: Schema.String,
+      Result: PublisherRow,
+      execute: (userId) =>
+        sql`SELECT ${sql.literal(publisherColumns("p"))} FROM publishers p
+            JOIN publisher_members m ON m.publisher_id = p.id WHERE m.user_id = ${userId} ORDER BY p.id`
+    })
+
+    /** Owners of the publisher other than `userId` (the publisher's row locked by the caller). */
     const otherOwners = (publisherId: string, userId: string) =>
-      sql<{ n: number }>`SELECT count(*)::int AS n FROM publisher_members
-        WHERE publisher_id = ${publisherId} AND role = 'owner' AND user_id <> ${userId}`.pipe(
-        Effect.map((rows) => rows[0]?.n ?? 0)
+      Effect.map(
+        sql<{ n: number }>`SELECT count(*)::int AS n FROM publisher_members
+          WHERE publisher_id = ${publisherId} AND role = 'owner' AND user_id <> ${userId}`,
+        (rows) => rows[0]?.n ?? 0
       )
     const lockPublisher = (publisherId: string) => sql`SELECT 1 FROM publishers WHERE id = ${publisherId} FOR UPDATE`
-
     const roleOf = (publisherId: string, userId: string) =>
-      sql<{ role: PublisherRole }>`SELECT role FROM publisher_members
-        WHERE publisher_id = ${publisherId} AND user_id = ${userId}`.pipe(
-        Effect.map((rows) => Option.fromNullable(rows[0]?.role))
-      )
+      Effect.map(findRole({ publisherId, userId }), Option.map((r) => r.role))
 
-    return PublisherRepo.of({
-      exists: (publisherId) =>
-        sql`SELECT 1 FROM publishers WHERE id = ${publisherId}`.pipe(Effect.map((rows) => rows.length > 0), Effect.orDie),
-      roleOf: (publisherId, userId) => Effect.orDie(roleOf(publisherId, userId)),
-      status: (publisherId) =>
-        sql<{ status: string }>`SELECT status FROM publishers WHERE id = ${publisherId}`.pipe(
-          Effect.map((rows) => Option.fromNullable(rows[0]?.status)),
-          Effect.orDie
-        ),
-      create: (p, ownerId) =>
-        sql.withTransaction(Effect.gen(function*() {
+    return {
+      /** The publisher's status; `None` when there is no such publisher. */
+      status: Effect.fn("PublisherRepo.status")(function*(publisherId: string) {
+        return Option.map(yield* Effect.orDie(findStatus(publisherId)), (r) => r.status)
+      }),
+
+      /** The publisher's status and the user's role in it (none for strangers); `None` when there is no such publisher. */
+      standing: Effect.fn("PublisherRepo.standing")(function*(publisherId: string, userId: string) {
+        return yield* Effect.orDie(findStanding({ publisherId, userId }))
+      }),
+
+      /** The user's role in the publisher, if a member. */
+      roleOf: Effect.fn("PublisherRepo.roleOf")(function*(publisherId: string, userId: string) {
+        return yield* Effect.orDie(roleOf(publisherId, userId))
+      }),
+
+      /** The publisher, with its members when asked. */
+      find: Effect.fn("PublisherRepo.find")(function*(publisherId: string, withMembers: boolean) {
+        const found = yield* Effect.orDie(findPublisher(publisherId))
+        if (Option.isNone(found) || !withMembers) return found
+        const members = yield* Effect.orDie(findMembers(publisherId))
+        return Option.some(new Publisher({ ...found.value, members }, true))
+      }),
+
+      /** The publishers the user is a member of, by id. */
+      listForUser: Effect.fn("PublisherRepo.listForUser")(function*(userId: string) {
+        return yield* Effect.orDie(findForUser(userId))
+      }),
+
+      member: Effect.fn("PublisherRepo.member")(function*(publisherId: string, userId: string) {
+        return yield* Effect.orDie(findMember({ publisherId, userId }))
+      }),
+
+      /** Creates the publisher with its creator as owner. */
+      create: Effect.fn("PublisherRepo.create")(function*(publisher: NewPublisher, ownerId: string) {
+        yield* sql.withTransaction(Effect.gen(function*() {
           yield* sql`INSERT INTO publishers ${
             sql.insert({
-              id: p.id,
-              name: p.name ?? null,
-              description: p.description ?? null,
-              logo: p.logo ?? null,
-              website: p.website ?? null,
-              support: p.support ?? null,
-              source_code_repo: p.source_code_repo ?? null
+              id: publisher.id,
+              name: publisher.name ?? null,
+              description: publisher.description ?? null,
+              logo: publisher.logo ?? null,
+              website: publisher.website ?? null,
+              support: publisher.support ?? null,
+              source_code_repo: publisher.source_code_repo ?? null
             })
           }`
-          yield* sql`INSERT INTO publisher_members (publisher_id, user_id, role) VALUES (${p.id}, ${ownerId}, 'owner')`
-          return true
+          yield* sql`INSERT INTO publisher_members (publisher_id, user_id, role) VALUES (${publisher.id}, ${ownerId}, 'owner')`
         })).pipe(
-          Effect.catchIf(isUniqueViolation, () => Effect.succeed(false)),
-          Effect.orDie
-        ),
-      findJson: (publisherId, withMembers) =>
-        sql<{ json: string }>`SELECT ${sql.literal(publisherJson("p", withMembers ? membersOf("p") : "null"))}::text AS json
-          FROM publishers p WHERE p.id = ${publisherId}`.pipe(
-          Effect.map((rows) => Option.fromNullable(rows[0]?.json)),
-          Effect.orDie
-        ),
-      listForUser: (userId) =>
-        sql<{ json: string }>`SELECT coalesce(json_agg(${sql.literal(publisherJson("p", "null"))} ORDER BY p.id), '[]')::text AS json
-          FROM publishers p JOIN publisher_members m ON m.publisher_id = p.id WHERE m.user_id = ${userId}`.pipe(
-          Effect.map((rows) => rows[0]?.json ?? "[]"),
-          Effect.orDie
-        ),
-      setMember: (publisherId, userId, role) =>
-        sql.withTransaction(Effect.gen(function*() {
+          Effect.catchTag("SqlError", (e) =>
+            isUniqueViolation(e) ? new PublisherIdTaken({ publisherId: publisher.id }) : Effect.die(e))
+        )
+      }),
+
+      /** Adds a member or changes a member's role; the last owner cannot stop being one. */
+      setMember: Effect.fn("PublisherRepo.setMember")(function*(publisherId: string, userId: string, role: PublisherRole) {
+        return yield* sql.withTransaction(Effect.gen(function*() {
           const known = yield* sql`SELECT 1 FROM users WHERE id = ${userId}`
-          if (known.length === 0) return "unknown_user" as const
+          if (known.length === 0) return yield* new UnknownUser({ userId })
           yield* lockPublisher(publisherId)
           const current = yield* roleOf(publisherId, userId)
-          if (Option.isSome(current) && current.value === "owner" && role !== "owner") {
-            if ((yield* otherOwners(publisherId, userId)) === 0) return "last_owner" as const
+          if (Option.contains(current, "owner") && role !== "owner" && (yield* otherOwners(publisherId, userId)) === 0) {
+            return yield* new LastOwnerStays()
           }
           yield* sql`INSERT INTO publisher_members (publisher_id, user_id, role) VALUES (${publisherId}, ${userId}, ${role})
             ON CONFLICT (publisher_id, user_id) DO UPDATE SET role = excluded.role`
-          return Option.isSome(current) ? "updated" as const : "added" as const
-        })).pipe(Effect.orDie),
-      memberJson: (publisherId, userId) =>
-        sql<{ json: string }>`SELECT json_strip_nulls(${sql.literal(memberJson("m", "u"))})::text AS json
-          FROM publisher_members m JOIN users u ON u.id = m.user_id
-          WHERE m.publisher_id = ${publisherId} AND m.user_id = ${userId}`.pipe(
-          Effect.map((rows) => Option.fromNullable(rows[0]?.json)),
-          Effect.orDie
-        ),
-      removeMember: (publisherId, userId) =>
-        sql.withTransaction(Effect.gen(function*() {
+          return Option.isSome(current) ? MemberChange.Updated() : MemberChange.Added()
+        })).pipe(orDieOnDatabase)
+      }),
+
+      /** Removes a member; the last owner stays. */
+      removeMember: Effect.fn("PublisherRepo.removeMember")(function*(publisherId: string, userId: string) {
+        yield* sql.withTransaction(Effect.gen(function*() {
           yield* lockPublisher(publisherId)
           const current = yield* roleOf(publisherId, userId)
-          if (Option.isNone(current)) return "not_member" as const
-          if (current.value === "owner" && (yield* otherOwners(publisherId, userId)) === 0) return "last_owner" as const
+          if (Option.isNone(current)) return yield* new NotAMember({ publisherId, userId })
+          if (current.value === "owner" && (yield* otherOwners(publisherId, userId)) === 0) return yield* new LastOwnerStays()
           yield* sql`DELETE FROM publisher_members WHERE publisher_id = ${publisherId} AND user_id = ${userId}`
-          return "removed" as const
-        })).pipe(Effect.orDie)
-    })
-  })
-)
+        })).pipe(orDieOnDatabase)
+      }),
+
+      /** Changes the publisher's own fields. */
+      update: Effect.fn("PublisherRepo.update")(function*(publisherId: string, patch: PublisherPatch) {
+        const columns = Object.fromEntries(Object.entries(patch).filter(([, v]) => v !== undefined))
+        if (Object.keys(columns).length === 0) return
+        yield* change(Effect.zipRight(
+          sql`UPDATE publishers SET ${sql.update(columns)} WHERE id = ${publisherId}`,
+          touchPublishers([publisherId])
+        ))
+      }),
+
+      /**
+       * Moves the publisher to `to` when its status is one of `from` (`to` itself: nothing to do),
+       * checked and written in one statement.
+       */
+      moveStatus: Effect.fn("PublisherRepo.moveStatus")(
+        function*(publisherId: string, from: ReadonlyArray<PublisherStatus>, to: PublisherStatus) {
+          return yield* change(Effect.gen(function*() {
+            const [row] = yield* sql<{ status: PublisherStatus; moved: boolean }>`
+              WITH current AS (SELECT status FROM publishers WHERE id = ${publisherId} FOR UPDATE),
+              moved AS (UPDATE publishers p SET status = ${to} FROM current
+                        WHERE p.id = ${publisherId} AND current.status <> ${to}
+                          AND current.status = ANY(${from as Array<string>}) RETURNING p.id)
+              SELECT current.status, EXISTS (SELECT 1 FROM moved) AS moved FROM current`
+            if (row === undefined) return yield* new PublisherMissing({ publisherId })
+            if (row.moved) yield* touchPublishers([publisherId])
+            else if (row.status !== to) return yield* new TransitionRefused({ record: "A publisher", from: row.status, to })
+          }))
+        }
+      )
+    }
+  }),
+  dependencies: [CatalogChanges.Default]
+}) {}

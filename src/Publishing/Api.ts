@@ -5,20 +5,29 @@
  */
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
-import { NodeId } from "../Admin/Api.ts"
-import { Authentication, OptionalAuthentication } from "../Auth/Authentication.ts"
-import { hostIntervals, semverKey } from "../Catalog/Semver.ts"
-import { Node, NodeVersion, Translations } from "../Domain/Node.ts"
-import { NonEmptyText, optional, PathParam, Text, TextList } from "../Domain/Schemas.ts"
 import {
   BadRequest,
   Conflict,
   Forbidden,
+  InternalError,
+  InvalidSignature,
+  InvalidToken,
+  NodeBanned,
+  NodeDeleted,
+  NodeExists,
   NotFound,
   PayloadTooLarge,
+  PublisherBanned,
   Unauthorized,
-  UnsupportedMediaType
-} from "../Errors.ts"
+  UnsupportedMediaType,
+  UrlExpired,
+  VersionExists,
+  VersionImmutable
+} from "../Domain/ApiErrors.ts"
+import { Authentication, OptionalAuthentication } from "../Domain/Auth.ts"
+import { Node, NodeId, NodeVersion, Translations } from "../Domain/Node.ts"
+import { NonEmptyText, optional, PathParam, Text, TextList } from "../Domain/Schemas.ts"
+import { HostRangeFromString, PublishedVersion } from "../Domain/Semver.ts"
 
 /** A node's fields its publisher sets; the others (downloads, rating, status, ...) are the registry's. */
 const nodeFields = {
@@ -42,22 +51,8 @@ export const NodeCreate = Schema.Struct({ id: NodeId, ...nodeFields }).annotatio
 /** `id`, if sent, must be the path's. */
 export const NodeUpdate = Schema.Struct({ id: optional(Text(200)), ...nodeFields }).annotations({ identifier: "NodeUpdate" })
 
-/** A strict semantic version; build metadata is refused (it takes no part in precedence). */
-export const PublishedVersion = NonEmptyText(100).pipe(
-  Schema.filter((s) => semverKey(s) !== undefined, {
-    message: () => "expected a semantic version such as 1.2.3 or 2.0.0-beta.1"
-  }),
-  Schema.filter((s) => !s.includes("+"), {
-    message: () => "build metadata (+...) is not accepted: versions differing only in it could not be told apart"
-  })
-)
-
-/** A host-version range as semver writes them (">=1.2 <2", "^1.4"). */
-const HostRange = Text(200).pipe(
-  Schema.filter((s) => s.trim() === "" || hostIntervals(s.trim()) !== undefined, {
-    message: () => "expected a semantic-version range such as >=1.2.0 <2.0.0"
-  })
-)
+/** A host-version range, parsed where it enters. */
+const HostRange = HostRangeFromString(200)
 
 export const VersionCreate = Schema.Struct({
   version: PublishedVersion,
@@ -77,10 +72,10 @@ export const PublishRequest = Schema.Struct({
   node_version: VersionCreate
 }).annotations({ identifier: "PublishNodeVersionRequest" })
 
-export const PublishResponse = Schema.Struct({
+export class PublishResponse extends Schema.Class<PublishResponse>("PublishNodeVersionResponse")({
   signedUrl: Schema.String.annotations({ description: "PUT the zip archive here (Content-Type: application/zip)" }),
   node_version: NodeVersion
-}).annotations({ identifier: "PublishNodeVersionResponse" })
+}) {}
 
 export const VersionUpdate = Schema.Struct({
   changelog: optional(Text(20_000)),
@@ -99,8 +94,9 @@ export class PublishingApi extends HttpApiGroup.make("publishing")
       .addSuccess(Node, { status: 201 })
       .addError(BadRequest)
       .addError(Forbidden)
+      .addError(PublisherBanned)
       .addError(NotFound)
-      .addError(Conflict)
+      .addError(NodeExists)
       .annotate(OpenApi.Summary, "Create a node")
       .annotate(OpenApi.Description, "Owners, admins and site admins. 409 node_exists when the id is taken.")
   )
@@ -111,6 +107,7 @@ export class PublishingApi extends HttpApiGroup.make("publishing")
       .addSuccess(Node)
       .addError(BadRequest)
       .addError(Forbidden)
+      .addError(NodeBanned)
       .addError(NotFound)
       .annotate(OpenApi.Summary, "Update a node's metadata")
   )
@@ -118,6 +115,7 @@ export class PublishingApi extends HttpApiGroup.make("publishing")
     HttpApiEndpoint.del("deleteNode", "/publishers/:publisherId/nodes/:nodeId")
       .setPath(PublisherNodePath)
       .addSuccess(HttpApiSchema.NoContent)
+      .addError(BadRequest)
       .addError(Forbidden)
       .addError(NotFound)
       .addError(Conflict)
@@ -137,6 +135,7 @@ export class PublishingApi extends HttpApiGroup.make("publishing")
     HttpApiEndpoint.del("deleteVersion", "/publishers/:publisherId/nodes/:nodeId/versions/:versionId")
       .setPath(PublisherVersionPath)
       .addSuccess(HttpApiSchema.NoContent)
+      .addError(BadRequest)
       .addError(Forbidden)
       .addError(NotFound)
       .addError(Conflict)
@@ -155,9 +154,14 @@ export class PublishApi extends HttpApiGroup.make("publish")
       .addSuccess(PublishResponse, { status: 201 })
       .addError(BadRequest)
       .addError(Unauthorized)
+      .addError(InvalidToken)
       .addError(Forbidden)
+      .addError(PublisherBanned)
+      .addError(NodeBanned)
       .addError(NotFound)
-      .addError(Conflict)
+      .addError(NodeExists)
+      .addError(NodeDeleted)
+      .addError(VersionExists)
       .annotate(OpenApi.Summary, "Publish a node version")
       .annotate(
         OpenApi.Description,
@@ -180,11 +184,14 @@ export class ArchivesApi extends HttpApiGroup.make("archives")
       .setUrlParams(Schema.Struct({ expires: optional(Text(20)), signature: optional(Text(100)) }))
       .addSuccess(NodeVersion)
       .addError(BadRequest)
-      .addError(Forbidden)
+      .addError(InvalidSignature)
+      .addError(UrlExpired)
+      .addError(NodeBanned)
       .addError(NotFound)
-      .addError(Conflict)
+      .addError(VersionImmutable)
       .addError(PayloadTooLarge)
       .addError(UnsupportedMediaType)
+      .addError(InternalError)
       .annotate(OpenApi.Summary, "Upload a version's zip archive to its signed URL")
       .annotate(
         OpenApi.Description,
@@ -201,8 +208,10 @@ export class ArchivesApi extends HttpApiGroup.make("archives")
     HttpApiEndpoint.get("downloadArchive", "/archives/:nodeId/:version")
       .setPath(ArchivePath)
       .addSuccess(HttpApiSchema.Uint8Array({ contentType: "application/zip" }))
-      .addError(Forbidden)
+      .addError(BadRequest)
+      .addError(NodeBanned)
       .addError(NotFound)
+      .addError(InternalError)
       .annotate(OpenApi.Summary, "Download a version's archive (installable versions only)")
   )
   .annotate(OpenApi.Title, "Publishing")

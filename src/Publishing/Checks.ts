@@ -4,7 +4,7 @@
  * letter, no backslash, no NUL), at least one file, and a bounded total of the sizes its entries
  * declare once uncompressed (a zip bomb fails here without a byte being inflated).
  */
-import { Effect } from "effect"
+import { Data, Effect } from "effect"
 import yauzl from "yauzl"
 
 export interface CheckLimits {
@@ -13,9 +13,12 @@ export interface CheckLimits {
   readonly maxEntries: number
 }
 
-export type CheckResult =
-  | { readonly ok: true; readonly files: number; readonly uncompressedBytes: number }
-  | { readonly ok: false; readonly reason: string }
+/** What the checks concluded. */
+export type ArchiveVerdict = Data.TaggedEnum<{
+  Passed: { readonly files: number; readonly uncompressedBytes: number }
+  Failed: { readonly reason: string }
+}>
+export const ArchiveVerdict = Data.taggedEnum<ArchiveVerdict>()
 
 /** Why an entry name is not a plain relative path, or undefined when it is one. */
 export const unsafeEntryName = (name: string): string | undefined => {
@@ -29,11 +32,11 @@ export const unsafeEntryName = (name: string): string | undefined => {
 }
 
 /** Checks the zip file at `file`; never fails: a bad archive is a result, not an error. */
-export const checkArchive = (file: string, limits: CheckLimits): Effect.Effect<CheckResult> =>
-  Effect.async<CheckResult>((resume) => {
+export const checkArchive = (file: string, limits: CheckLimits): Effect.Effect<ArchiveVerdict> =>
+  Effect.async<ArchiveVerdict>((resume) => {
     let settled = false
     let zip: yauzl.ZipFile | undefined
-    const done = (result: CheckResult) => {
+    const done = (result: ArchiveVerdict) => {
       if (settled) return
       settled = true
       zip?.close()
@@ -41,27 +44,31 @@ export const checkArchive = (file: string, limits: CheckLimits): Effect.Effect<C
     }
     // names stay bytes: yauzl's own decoding refuses unsafe names with errors we want to word ourselves
     yauzl.open(file, { lazyEntries: true, decodeStrings: false, autoClose: false, validateEntrySizes: true }, (err, zipfile) => {
-      if (err || !zipfile) return done({ ok: false, reason: `not a readable zip archive: ${err?.message ?? "unknown error"}` })
+      if (err || !zipfile) return done(ArchiveVerdict.Failed({ reason: `not a readable zip archive: ${err?.message ?? "unknown error"}` }))
       zip = zipfile
       let files = 0
       let entries = 0
       let uncompressedBytes = 0
-      zipfile.on("error", (e: Error) => done({ ok: false, reason: `not a readable zip archive: ${e.message}` }))
+      zipfile.on("error", (e: Error) => done(ArchiveVerdict.Failed({ reason: `not a readable zip archive: ${e.message}` })))
       zipfile.on("entry", (entry: yauzl.Entry) => {
         entries += 1
         const raw = entry.fileName as unknown as Buffer
         const unsafe = unsafeEntryName(raw.toString("utf8"))
-        if (unsafe !== undefined) return done({ ok: false, reason: unsafe })
-        if (entries > limits.maxEntries) return done({ ok: false, reason: `more than ${limits.maxEntries} entries` })
+        if (unsafe !== undefined) return done(ArchiveVerdict.Failed({ reason: unsafe }))
+        if (entries > limits.maxEntries) return done(ArchiveVerdict.Failed({ reason: `more than ${limits.maxEntries} entries` }))
         uncompressedBytes += entry.uncompressedSize
         if (uncompressedBytes > limits.maxUncompressedBytes) {
-          return done({ ok: false, reason: `the entries uncompress to more than ${limits.maxUncompressedBytes} bytes` })
+          return done(ArchiveVerdict.Failed({ reason: `the entries uncompress to more than ${limits.maxUncompressedBytes} bytes` }))
         }
         if (!raw.toString("utf8").endsWith("/")) files += 1
         zipfile.readEntry()
       })
       zipfile.on("end", () =>
-        done(files === 0 ? { ok: false, reason: "the archive holds no file" } : { ok: true, files, uncompressedBytes }))
+        done(
+          files === 0
+            ? ArchiveVerdict.Failed({ reason: "the archive holds no file" })
+            : ArchiveVerdict.Passed({ files, uncompressedBytes })
+        ))
       zipfile.readEntry()
     })
     return Effect.sync(() => {

@@ -6,7 +6,7 @@
  * database, so every instance on one database accepts the URLs of the others.
  */
 import { SqlClient } from "@effect/sql"
-import { Context, Effect, Layer, Option, Redacted } from "effect"
+import { Clock, Data, Effect, Option, Redacted } from "effect"
 import { createHmac, randomBytes, timingSafeEqual } from "node:crypto"
 import { AppConfig } from "../Config.ts"
 
@@ -16,14 +16,18 @@ export interface UploadTarget {
   readonly versionId: string
 }
 
-/** Why a signed URL is refused. */
-export type SignatureVerdict = "valid" | "expired" | "invalid"
+/** The URL's signature is missing or does not match its node, version, version id and expiry. */
+export class BadSignature extends Data.TaggedError("BadSignature")<{}> {
+  override get message() {
+    return "The upload URL's signature is not valid"
+  }
+}
 
-export class UrlSigner extends Context.Tag("UrlSigner")<UrlSigner, {
-  /** The absolute upload URL of the version, valid for the configured time from now. */
-  readonly uploadUrl: (target: UploadTarget) => string
-  readonly verify: (target: UploadTarget, expires: string, signature: string) => SignatureVerdict
-}>() {}
+export class SignatureExpired extends Data.TaggedError("SignatureExpired")<{}> {
+  override get message() {
+    return "The upload URL has expired; publish again for a new one"
+  }
+}
 
 /** The path of a version's archive: where it is uploaded (PUT, signed) and downloaded (GET). */
 export const archivePath = (nodeId: string, version: string) =>
@@ -31,23 +35,26 @@ export const archivePath = (nodeId: string, version: string) =>
 
 const payload = (t: UploadTarget, expires: string) => `PUT\n${t.nodeId}\n${t.version}\n${t.versionId}\n${expires}`
 
-export const makeUrlSigner = (key: Redacted.Redacted, baseUrl: string, ttlSeconds: number, now: () => number = Date.now) => {
+/** Signs and checks upload URLs with `key`; the clock is Effect's, so tests move time with TestClock. */
+export const makeUrlSigner = (key: Redacted.Redacted, baseUrl: string, ttlSeconds: number) => {
   const sign = (t: UploadTarget, expires: string) =>
     createHmac("sha256", Redacted.value(key)).update(payload(t, expires)).digest()
-  return UrlSigner.of({
-    uploadUrl: (t) => {
-      const expires = String(Math.floor(now() / 1000) + ttlSeconds)
+  return {
+    /** The absolute upload URL of the version, valid for the configured time from now. */
+    uploadUrl: Effect.fn("UrlSigner.uploadUrl")(function*(t: UploadTarget) {
+      const expires = String(Math.floor((yield* Clock.currentTimeMillis) / 1000) + ttlSeconds)
       return `${baseUrl}${archivePath(t.nodeId, t.version)}?expires=${expires}&signature=${sign(t, expires).toString("base64url")}`
-    },
-    verify: (t, expires, signature) => {
-      if (!/^\d{1,12}$/.test(expires) || !/^[A-Za-z0-9_-]{43}$/.test(signature)) return "invalid"
+    }),
+    /** Succeeds for a genuine URL that has not expired. */
+    verify: Effect.fn("UrlSigner.verify")(function*(t: UploadTarget, expires: string, signature: string) {
+      if (!/^\d{1,12}$/.test(expires) || !/^[A-Za-z0-9_-]{43}$/.test(signature)) return yield* new BadSignature()
       const given = Buffer.from(signature, "base64url")
       const expected = sign(t, expires)
       // the signature first, in constant time: an expiry is only news about a genuine URL
-      if (given.length !== expected.length || !timingSafeEqual(given, expected)) return "invalid"
-      return Number(expires) * 1000 < now() ? "expired" : "valid"
-    }
-  })
+      if (given.length !== expected.length || !timingSafeEqual(given, expected)) return yield* new BadSignature()
+      if (Number(expires) * 1000 < (yield* Clock.currentTimeMillis)) return yield* new SignatureExpired()
+    })
+  }
 }
 
 const secretName = "storage_signing_key"
@@ -63,10 +70,9 @@ const signingKey = Effect.gen(function*() {
   return Redacted.make(rows[0]!.value)
 }).pipe(Effect.orDie)
 
-export const UrlSignerLive = Layer.effect(
-  UrlSigner,
-  Effect.gen(function*() {
+export class UrlSigner extends Effect.Service<UrlSigner>()("UrlSigner", {
+  effect: Effect.gen(function*() {
     const config = yield* AppConfig
     return makeUrlSigner(yield* signingKey, config.publicBaseUrl, config.storage.uploadUrlTtlSeconds)
   })
-)
+}) {}

@@ -4,23 +4,32 @@
  * under the storage folder, written to a temporary file first and renamed into place, so a
  * reader never sees half an archive and an aborted upload leaves nothing behind.
  */
-import { Context, Effect, Layer, Option, Stream } from "effect"
+import { FileSystem } from "@effect/platform"
+import { isPlatformError, type PlatformError } from "@effect/platform/Error"
+import { Data, Effect, Option, Stream } from "effect"
 import { randomBytes } from "node:crypto"
-import { createReadStream } from "node:fs"
-import * as fs from "node:fs/promises"
 import * as path from "node:path"
 import { AppConfig } from "../Config.ts"
 
 /** The body went past the byte limit; nothing was stored. */
-export class TooLarge {
-  readonly _tag = "TooLarge"
-  constructor(readonly maxBytes: number) {}
+export class BodyTooLarge extends Data.TaggedError("BodyTooLarge")<{ readonly maxBytes: number }> {
+  override get message() {
+    return `The body is larger than ${this.maxBytes} bytes`
+  }
 }
 
 /** The body stream failed (a client that went away mid-upload); nothing was stored. */
-export class BodyFailed {
-  readonly _tag = "BodyFailed"
-  constructor(readonly cause: unknown) {}
+export class BodyBroken extends Data.TaggedError("BodyBroken")<{ readonly cause: unknown }> {
+  override get message() {
+    return "The body broke off before it was complete"
+  }
+}
+
+/** The store itself failed (a full disk, a permission): the service's fault, logged where it happened. */
+export class StorageFailed extends Data.TaggedError("StorageFailed")<{ readonly cause: PlatformError }> {
+  override get message() {
+    return "The archive store failed"
+  }
 }
 
 export interface Stored<A> {
@@ -29,23 +38,17 @@ export interface Stored<A> {
   readonly inspection: A
 }
 
-export class Storage extends Context.Tag("Storage")<Storage, {
-  /**
-   * Streams `body` into the store under `key`, refusing it as soon as it passes `maxBytes`.
-   * `inspect` reads the complete content from a local file before it becomes visible under the
-   * key (a remote store stages it locally too). The write is atomic: either the whole content
-   * replaces what the key held, or nothing changes.
-   */
-  readonly put: <A, E, R>(
-    key: string,
-    body: Stream.Stream<Uint8Array, unknown>,
-    options: { readonly maxBytes: number; readonly inspect: (file: string) => Effect.Effect<A, E, R> }
-  ) => Effect.Effect<Stored<A>, TooLarge | BodyFailed | E, R>
-  /** The content under `key` as a stream, with its size; `None` when the key holds nothing. */
-  readonly open: (key: string) => Effect.Effect<Option.Option<{ readonly bytes: number; readonly stream: Stream.Stream<Uint8Array> }>>
-  readonly exists: (key: string) => Effect.Effect<boolean>
-  readonly remove: (key: string) => Effect.Effect<void>
-}>() {}
+export interface PutOptions<A, E, R> {
+  readonly maxBytes: number
+  /** Reads the complete content (`bytes` long) from a local file before it becomes visible under the key. */
+  readonly inspect: (file: string, bytes: number) => Effect.Effect<A, E, R>
+}
+
+/** An archive as stored: its size and its bytes. */
+export interface Opened {
+  readonly bytes: number
+  readonly stream: Stream.Stream<Uint8Array, StorageFailed>
+}
 
 /** Keys are made by the service (`<version id>.zip`); anything else is a bug, not a path. */
 const safeKey = (key: string) => {
@@ -53,65 +56,67 @@ const safeKey = (key: string) => {
   return key
 }
 
+const failed = (cause: PlatformError) =>
+  Effect.zipRight(Effect.logError("archive store failed", cause), Effect.fail(new StorageFailed({ cause })))
+
+/** Archives on the local disk under `dir`. */
 export const makeLocalStorage = (dir: string) =>
   Effect.gen(function*() {
+    const fs = yield* FileSystem.FileSystem
     const tmpDir = path.join(dir, ".incoming")
-    yield* Effect.promise(() => fs.mkdir(tmpDir, { recursive: true }))
+    yield* fs.makeDirectory(tmpDir, { recursive: true })
     const fileOf = (key: string) => path.join(dir, safeKey(key))
 
-    const put = <A, E, R>(
-      key: string,
-      body: Stream.Stream<Uint8Array, unknown>,
-      options: { readonly maxBytes: number; readonly inspect: (file: string) => Effect.Effect<A, E, R> }
-    ): Effect.Effect<Stored<A>, TooLarge | BodyFailed | E, R> => {
-      const target = fileOf(key)
-      const tmp = path.join(tmpDir, `${safeKey(key)}.${randomBytes(8).toString("hex")}`)
-      return Effect.acquireUseRelease(
-        Effect.promise(() => fs.open(tmp, "wx")),
-        (handle) =>
-          Effect.gen(function*() {
-            let bytes = 0
-            yield* body.pipe(
-              Stream.mapError((cause) => new BodyFailed(cause)),
-              Stream.runForEach((chunk) => {
-                bytes += chunk.byteLength
-                if (bytes > options.maxBytes) return Effect.fail(new TooLarge(options.maxBytes))
-                return Effect.promise(() => handle.write(chunk))
-              })
-            )
-            yield* Effect.promise(() => handle.sync())
-            const inspection = yield* options.inspect(tmp)
-            yield* Effect.promise(() => fs.rename(tmp, target))
-            return { bytes, inspection }
-          }),
+    /**
+     * Streams `body` into the store under `key`, refusing it as soon as it passes `maxBytes`. The
+     * write is atomic: either the whole content replaces what the key held, or nothing changes.
+     */
+    const put = <A, E, R>(key: string, body: Stream.Stream<Uint8Array, unknown>, options: PutOptions<A, E, R>) =>
+      Effect.gen(function*() {
+        const tmp = path.join(tmpDir, `${safeKey(key)}.${randomBytes(8).toString("hex")}`)
         // after the rename the temporary name is gone: removing it is then a no-op
-        (handle) => Effect.promise(() => handle.close().finally(() => fs.rm(tmp, { force: true })))
-      )
-    }
-
-    const open = (key: string) =>
-      Effect.promise(async () => {
-        try {
-          const stat = await fs.stat(fileOf(key))
-          return Option.some({
-            bytes: stat.size,
-            stream: Stream.fromAsyncIterable(createReadStream(fileOf(key)), (e) => e).pipe(
-              Stream.map((chunk) => chunk as Uint8Array),
-              Stream.orDie
-            )
+        yield* Effect.addFinalizer(() => Effect.ignore(fs.remove(tmp, { force: true })))
+        const file = yield* fs.open(tmp, { flag: "wx" })
+        let bytes = 0
+        yield* body.pipe(
+          Stream.mapError((cause) => new BodyBroken({ cause })),
+          Stream.runForEach((chunk): Effect.Effect<void, PlatformError | BodyTooLarge> => {
+            bytes += chunk.byteLength
+            return bytes > options.maxBytes ? new BodyTooLarge({ maxBytes: options.maxBytes }) : file.writeAll(chunk)
           })
-        } catch {
-          return Option.none()
-        }
-      })
+        )
+        yield* file.sync
+        const inspection = yield* options.inspect(tmp, bytes)
+        yield* fs.rename(tmp, fileOf(key))
+        return { bytes, inspection } satisfies Stored<A>
+      }).pipe(
+        Effect.scoped,
+        Effect.catchIf(isPlatformError, failed)
+      ) as Effect.Effect<Stored<A>, BodyTooLarge | BodyBroken | StorageFailed | E, R>
 
-    return Storage.of({
-      put,
-      open,
-      exists: (key) => Effect.promise(() => fs.access(fileOf(key)).then(() => true, () => false)),
-      remove: (key) => Effect.promise(() => fs.rm(fileOf(key), { force: true }))
-    })
+    /** The content under `key` with its size; `None` when the key holds nothing. */
+    const open = (key: string) =>
+      fs.stat(fileOf(key)).pipe(
+        Effect.map((info): Option.Option<Opened> =>
+          Option.some({
+            bytes: Number(info.size),
+            stream: fs.stream(fileOf(key)).pipe(Stream.catchAll((cause) => Stream.fromEffect(failed(cause))))
+          })
+        ),
+        Effect.catchIf((e) => e._tag === "SystemError" && e.reason === "NotFound", () => Effect.succeed(Option.none<Opened>())),
+        Effect.catchTags({ SystemError: failed, BadArgument: failed })
+      )
+
+    return {
+      put: (<A, E, R>(key: string, body: Stream.Stream<Uint8Array, unknown>, options: PutOptions<A, E, R>) =>
+        put(key, body, options).pipe(Effect.withSpan("Storage.put"))),
+      open: Effect.fn("Storage.open")(function*(key: string) {
+        return yield* open(key)
+      })
+    }
   })
 
-/** Archives on local disk under STORAGE_DIR (by default `<DATA_DIR>/archives`). */
-export const LocalStorage = Layer.effect(Storage, Effect.flatMap(AppConfig, (config) => makeLocalStorage(config.storage.dir)))
+/** The archive store: the local disk under STORAGE_DIR (by default `<DATA_DIR>/archives`). */
+export class Storage extends Effect.Service<Storage>()("Storage", {
+  effect: Effect.flatMap(AppConfig, (config) => makeLocalStorage(config.storage.dir))
+}) {}

@@ -6,23 +6,35 @@
  * The VCS token travels as `Redacted` and only ever leaves in the Authorization header: it is
  * never logged, and nothing logged here carries the request.
  */
-import { HttpClient, HttpClientRequest, type HttpClientResponse } from "@effect/platform"
+import { HttpClient, HttpClientRequest, HttpClientResponse } from "@effect/platform"
 import { NodeHttpClient } from "@effect/platform-node"
-import { Clock, Context, Data, Effect, Layer, Option, type Redacted, Schema } from "effect"
+import { Clock, Data, Effect, Option, type Redacted, Schema } from "effect"
 import { AppConfig } from "../Config.ts"
 
 /** The host refused the token (401): it is unknown, expired or revoked. */
-export class RepohostInvalidToken extends Data.TaggedError("RepohostInvalidToken")<{}> {}
+export class RepohostInvalidToken extends Data.TaggedError("RepohostInvalidToken")<{}> {
+  override get message() {
+    return "The repository host refused VCS_TOKEN"
+  }
+}
 
 /** The host rate-limited us; `retryAfterSeconds` when it said how long to wait. */
 export class RepohostRateLimited extends Data.TaggedError("RepohostRateLimited")<{
   readonly retryAfterSeconds: number | undefined
-}> {}
+}> {
+  override get message() {
+    return "The repository host is rate-limiting requests; try again later"
+  }
+}
 
 /** The host could not be reached, timed out, failed (5xx) or answered something unusable. */
 export class RepohostUnavailable extends Data.TaggedError("RepohostUnavailable")<{
   readonly reason: string
-}> {}
+}> {
+  override get message() {
+    return "The repository host is unavailable; try again later"
+  }
+}
 
 export type RepohostError = RepohostInvalidToken | RepohostRateLimited | RepohostUnavailable
 
@@ -33,16 +45,6 @@ export interface RepositoryRef {
   readonly owner: string
   readonly repo: string
 }
-
-export class Repohost extends Context.Tag("Repohost")<Repohost, {
-  /** The login of the token's user (`GET /user`). */
-  readonly login: (token: Redacted.Redacted) => Effect.Effect<string, RepohostError>
-  /**
-   * Whether the token's user administers the repository (`GET /repos/{owner}/{repo}`,
-   * `permissions.admin`). A repository the user cannot see, or that does not exist, is `false`.
-   */
-  readonly administers: (token: Redacted.Redacted, repository: RepositoryRef) => Effect.Effect<boolean, RepohostError>
-}>() {}
 
 const segment = /^[A-Za-z0-9_.-]+$/
 const validRef = (host: string, owner: string, repo: string): Option.Option<RepositoryRef> =>
@@ -102,78 +104,79 @@ const isRateLimit = (response: HttpClientResponse.HttpClientResponse) =>
   (response.status === 403 &&
     (response.headers["x-ratelimit-remaining"]?.trim() === "0" || response.headers["retry-after"] !== undefined))
 
-export const makeRepohost = Effect.gen(function*() {
-  const { apiUrl, timeoutMillis } = (yield* AppConfig).repohost
-  const client = (yield* HttpClient.HttpClient).pipe(
-    HttpClient.mapRequest((request) =>
-      request.pipe(
-        HttpClientRequest.prependUrl(apiUrl),
-        HttpClientRequest.acceptJson,
-        // the public host refuses requests without a user agent
-        HttpClientRequest.setHeader("user-agent", "extension-registry")
+/** The repository host's REST API (`REPOHOST_API_URL`), over Node's HTTP stack (undici). */
+export class Repohost extends Effect.Service<Repohost>()("Repohost", {
+  effect: Effect.gen(function*() {
+    const { apiUrl, timeoutMillis } = (yield* AppConfig).repohost
+    const client = (yield* HttpClient.HttpClient).pipe(
+      HttpClient.mapRequest((request) =>
+        request.pipe(
+          HttpClientRequest.prependUrl(apiUrl),
+          HttpClientRequest.acceptJson,
+          // the public host refuses requests without a user agent
+          HttpClientRequest.setHeader("user-agent", "extension-registry")
+        )
       )
     )
-  )
 
-  const unavailable = (reason: string) => Effect.fail(new RepohostUnavailable({ reason }))
+    const unavailable = (reason: string) => Effect.fail(new RepohostUnavailable({ reason }))
 
-  /**
-   * One GET with the token. A 2xx body is decoded with `schema`; the statuses in `passOn` are
-   * answered as `None` for the caller to judge; the rest become errors. The whole exchange,
-   * body included, is bounded by the configured timeout.
-   */
-  const get = <A, I>(
-    path: string,
-    token: Redacted.Redacted,
-    schema: Schema.Schema<A, I>,
-    passOn: ReadonlyArray<number>
-  ): Effect.Effect<Option.Option<A>, RepohostError> =>
-    Effect.gen(function*() {
-      const response = yield* client.execute(HttpClientRequest.get(path).pipe(HttpClientRequest.bearerToken(token)))
-      if (response.status >= 200 && response.status < 300) {
-        return Option.some(yield* response.json.pipe(Effect.flatMap(Schema.decodeUnknown(schema))))
-      }
-      if (response.status === 401) return yield* new RepohostInvalidToken()
-      if (isRateLimit(response)) {
-        const retryAfter = retryAfterSeconds(response.headers, yield* Clock.currentTimeMillis)
-        yield* Effect.logWarning(`repository host rate limit reached (retry after ${retryAfter ?? "?"} s)`)
-        return yield* new RepohostRateLimited({ retryAfterSeconds: retryAfter })
-      }
-      if (passOn.includes(response.status)) return Option.none()
-      return yield* unavailable(
-        response.status >= 500 ? `it answered ${response.status}` : `it answered ${response.status} unexpectedly`
+    /**
+     * One GET with the token. A 2xx body is decoded with `schema`; the statuses in `passOn` are
+     * answered as `None` for the caller to judge; the rest become errors. The whole exchange,
+     * body included, is bounded by the configured timeout.
+     */
+    const get = <A, I>(
+      path: string,
+      token: Redacted.Redacted,
+      schema: Schema.Schema<A, I>,
+      passOn: ReadonlyArray<number>
+    ): Effect.Effect<Option.Option<A>, RepohostError> =>
+      Effect.gen(function*() {
+        const response = yield* client.execute(HttpClientRequest.get(path).pipe(HttpClientRequest.bearerToken(token)))
+        if (response.status >= 200 && response.status < 300) {
+          return Option.some(yield* HttpClientResponse.schemaBodyJson(schema)(response))
+        }
+        if (response.status === 401) return yield* new RepohostInvalidToken()
+        if (isRateLimit(response)) {
+          const retryAfter = retryAfterSeconds(response.headers, yield* Clock.currentTimeMillis)
+          yield* Effect.logWarning(`repository host rate limit reached (retry after ${retryAfter ?? "?"} s)`)
+          return yield* new RepohostRateLimited({ retryAfterSeconds: retryAfter })
+        }
+        if (passOn.includes(response.status)) return Option.none()
+        return yield* unavailable(
+          response.status >= 500 ? `it answered ${response.status}` : `it answered ${response.status} unexpectedly`
+        )
+      }).pipe(
+        Effect.catchTags({
+          RequestError: (e) => unavailable(`it could not be reached (${e.reason})`),
+          ResponseError: () => unavailable("its answer could not be read"),
+          ParseError: () => unavailable("its answer did not have the expected shape")
+        }),
+        Effect.timeoutFail({
+          duration: timeoutMillis,
+          onTimeout: () => new RepohostUnavailable({ reason: `no answer within ${timeoutMillis} ms` })
+        }),
+        Effect.tapErrorTag("RepohostUnavailable", (e) => Effect.logWarning(`repository host unavailable: ${e.reason}`))
       )
-    }).pipe(
-      Effect.catchTags({
-        RequestError: (e) => unavailable(`it could not be reached (${e.reason})`),
-        ResponseError: () => unavailable("its answer could not be read"),
-        ParseError: () => unavailable("its answer did not have the expected shape")
-      }),
-      Effect.timeoutFail({
-        duration: timeoutMillis,
-        onTimeout: () => new RepohostUnavailable({ reason: `no answer within ${timeoutMillis} ms` })
-      }),
-      Effect.tapErrorTag("RepohostUnavailable", (e) => Effect.logWarning(`repository host unavailable: ${e.reason}`))
-    )
 
-  return Repohost.of({
-    login: (token) =>
-      // a 403 on /user is a token without the right to say who it is: as good as refused
-      get("/user", token, User, [403]).pipe(
-        Effect.flatMap(Option.match({
-          onNone: () => Effect.fail(new RepohostInvalidToken()),
-          onSome: (user) => Effect.succeed(user.login)
-        }))
-      ),
-    administers: (token, { owner, repo }) =>
-      get(`/repos/${encodeURIComponent(owner)}/${encodeURIComponent(repo)}`, token, Repository, [403, 404]).pipe(
-        Effect.map(Option.match({
-          onNone: () => false,
-          onSome: (repository) => repository.permissions?.admin === true
-        }))
-      )
-  })
-})
-
-/** The client over Node's HTTP stack (undici). */
-export const RepohostLive = Layer.effect(Repohost, makeRepohost).pipe(Layer.provide(NodeHttpClient.layerUndici))
+    return {
+      /** The login of the token's user (`GET /user`). */
+      login: Effect.fn("Repohost.login")(function*(token: Redacted.Redacted) {
+        // a 403 on /user is a token without the right to say who it is: as good as refused
+        const user = yield* get("/user", token, User, [403])
+        if (Option.isNone(user)) return yield* new RepohostInvalidToken()
+        return user.value.login
+      }),
+      /**
+       * Whether the token's user administers the repository (`GET /repos/{owner}/{repo}`,
+       * `permissions.admin`). A repository the user cannot see, or that does not exist, is `false`.
+       */
+      administers: Effect.fn("Repohost.administers")(function*(token: Redacted.Redacted, { owner, repo }: RepositoryRef) {
+        const repository = yield* get(`/repos/${encodeURIComponent(owner)}/${encodeURIComponent(repo)}`, token, Repository, [403, 404])
+        return Option.exists(repository, (r) => r.permissions?.admin === true)
+      })
+    }
+  }),
+  dependencies: [NodeHttpClient.layerUndici]
+}) {}

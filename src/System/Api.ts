@@ -1,6 +1,6 @@
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
-import { ServiceUnavailable } from "../Errors.ts"
+import { ServiceUnavailable } from "../Domain/ApiErrors.ts"
 
 export class SystemApi extends HttpApiGroup.make("system")
   .add(

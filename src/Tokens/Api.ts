@@ -1,9 +1,9 @@
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
+import { BadRequest, Forbidden, NotFound } from "../Domain/ApiErrors.ts"
+import { Authentication } from "../Domain/Auth.ts"
 import { PathParam } from "../Domain/Schemas.ts"
-import { Authentication } from "../Auth/Authentication.ts"
 import { CreatedToken, TokenCreate, TokenSummary } from "../Domain/Token.ts"
-import { BadRequest, Forbidden, NotFound } from "../Errors.ts"
 
 const PublisherPath = Schema.Struct({ publisherId: PathParam })
 
@@ -23,6 +23,7 @@ export class TokensApi extends HttpApiGroup.make("tokens")
     HttpApiEndpoint.get("listTokens", "/publishers/:publisherId/tokens")
       .setPath(PublisherPath)
       .addSuccess(Schema.Array(TokenSummary))
+      .addError(BadRequest)
       .addError(Forbidden)
       .addError(NotFound)
       .annotate(OpenApi.Summary, "List a publisher's tokens, values masked")
@@ -31,6 +32,7 @@ export class TokensApi extends HttpApiGroup.make("tokens")
     HttpApiEndpoint.del("revokeToken", "/publishers/:publisherId/tokens/:tokenId")
       .setPath(Schema.Struct({ publisherId: PathParam, tokenId: PathParam }))
       .addSuccess(HttpApiSchema.NoContent)
+      .addError(BadRequest)
       .addError(Forbidden)
       .addError(NotFound)
       .annotate(OpenApi.Summary, "Revoke a token at once")

@@ -4,9 +4,8 @@
  */
 import { expect, layer } from "@effect/vitest"
 import { Effect } from "effect"
-import { sortColumns } from "../../src/Catalog/Repo.ts"
-import type { NodeInput, VersionInput } from "../../src/Catalog/Writes.ts"
-import type { NodeList } from "../../src/Domain/Node.ts"
+import { sortColumns } from "../../src/Domain/Node.ts"
+import type { NodeInput, VersionInput } from "../../scripts/lib/Seeder.ts"
 import {
   Catalogue,
   decodeNodeList,
@@ -18,7 +17,8 @@ import {
   sleep,
   updatedAtMicros,
   uuidPattern,
-  walkPages
+  walkPages,
+  type WireNodeList
 } from "../support/Catalogue.ts"
 import { addMember } from "../support/Db.ts"
 import { expectError, get } from "../support/Http.ts"
@@ -704,7 +704,7 @@ onFreshService("GET /nodes: latest_version and host_version", (it) => {
       })
     }))
 
-  const latestOf = (page: NodeList) => Object.fromEntries(page.nodes.map((n) => [n.id!, n.latest_version?.version ?? null]))
+  const latestOf = (page: WireNodeList) => Object.fromEntries(page.nodes.map((n) => [n.id!, n.latest_version?.version ?? null]))
 
   it.effect("latest_version is the highest semantic version among Active versions", () =>
     Effect.gen(function*() {

@@ -4,7 +4,7 @@
  */
 import { expect, layer } from "@effect/vitest"
 import { Effect } from "effect"
-import type { VersionInput } from "../../src/Catalog/Writes.ts"
+import type { VersionInput } from "../../scripts/lib/Seeder.ts"
 import { decodeVersion, isoMillis, uuidPattern, versionId } from "../support/Catalogue.ts"
 import { expectError, expectStatus, get } from "../support/Http.ts"
 import { Service } from "../support/Service.ts"

@@ -10,9 +10,8 @@
 import { expect, layer } from "@effect/vitest"
 import { Effect } from "effect"
 import * as fc from "effect/FastCheck"
-import { sortColumns } from "../../src/Catalog/Repo.ts"
-import type { NodeInput, VersionInput } from "../../src/Catalog/Writes.ts"
-import type { Node } from "../../src/Domain/Node.ts"
+import { sortColumns } from "../../src/Domain/Node.ts"
+import type { NodeInput, VersionInput } from "../../scripts/lib/Seeder.ts"
 import {
   Catalogue,
   compareNodes,
@@ -21,7 +20,8 @@ import {
   type ModelQuery,
   sortParam,
   updatedAtMicros,
-  walkPages
+  walkPages,
+  type WireNode
 } from "../support/Catalogue.ts"
 import { addMember } from "../support/Db.ts"
 import { Service } from "../support/Service.ts"
@@ -98,7 +98,7 @@ const seed = (catalogue: ReadonlyArray<RandomNode>, secondBanned: boolean) =>
   })
 
 /** Each node exactly once, in the model's order, each carrying the model's latest_version. */
-const expectWalk = (cat: Catalogue, served: ReadonlyArray<Node>, expected: ReadonlyArray<ModelNode>) => {
+const expectWalk = (cat: Catalogue, served: ReadonlyArray<WireNode>, expected: ReadonlyArray<ModelNode>) => {
   expect(new Set(ids(served)).size).toBe(served.length)
   expect(ids(served)).toEqual(expected.map((n) => n.id))
   for (const node of served) expect(node.latest_version?.version).toBe(cat.latestVersion(node.id!)?.version)

@@ -4,7 +4,7 @@
  */
 import { expect, layer } from "@effect/vitest"
 import { Effect } from "effect"
-import type { NodeInput } from "../../src/Catalog/Writes.ts"
+import type { NodeInput } from "../../scripts/lib/Seeder.ts"
 import { seedActors, tokensFor } from "../support/Actors.ts"
 import { Catalogue, compareNodes, decodeNodes, getPage, ids, walkPages } from "../support/Catalogue.ts"
 import { addMember, query } from "../support/Db.ts"

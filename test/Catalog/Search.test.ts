@@ -7,7 +7,7 @@
 import { expect, layer } from "@effect/vitest"
 import { Effect } from "effect"
 import * as fc from "effect/FastCheck"
-import type { NodeInput } from "../../src/Catalog/Writes.ts"
+import type { NodeInput } from "../../scripts/lib/Seeder.ts"
 import { Catalogue, decodeNodeList, getPage, ids, queryString, walkPages } from "../support/Catalogue.ts"
 import { expectBadRequest, expectStatus, get, getText, send } from "../support/Http.ts"
 import { type Running, Service } from "../support/Service.ts"

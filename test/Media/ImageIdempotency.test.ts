@@ -8,7 +8,7 @@ import { Effect } from "effect"
 import { query } from "../support/Db.ts"
 import { FakeImageVendor } from "../support/FakeImageVendor.ts"
 import { expectBadRequest, expectError, send } from "../support/Http.ts"
-import { requestHash } from "../../src/Media/ImageHttp.ts"
+import { requestHash } from "../../src/Images/Service.ts"
 import {
   expectFlatTask,
   expectWrappedTask,

@@ -7,7 +7,10 @@
 import { expect, layer } from "@effect/vitest"
 import { Effect } from "effect"
 import * as fc from "effect/FastCheck"
-import { knownEventTypes } from "../../src/Media/MusicEvents.ts"
+import { MusicEvent } from "../../src/Music/Events.ts"
+
+/** The event types the relay decodes: the members of MusicEvent. */
+const knownEventTypes: ReadonlySet<string> = new Set(MusicEvent.members.map((m) => m.fields.type.literals[0]))
 import { FakeMusicVendor } from "../support/FakeMusicVendor.ts"
 import { eventsOf, expectNdjson, postForm, serviceWithFakeVendor } from "../support/Music.ts"
 import { Service } from "../support/Service.ts"

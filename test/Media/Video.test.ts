@@ -4,7 +4,7 @@ import { Effect, Option } from "effect"
 import * as fs from "node:fs/promises"
 import * as os from "node:os"
 import * as path from "node:path"
-import { videoDuration } from "../../src/Media/VideoUpload.ts"
+import { videoDuration } from "../../src/Music/Service.ts"
 import { mp4 } from "../support/Video.ts"
 
 it.effect("a built MP4's duration reads back, and a file that is no video has none", () =>

@@ -78,9 +78,9 @@ layer(TestService, { excludeTestServices: true })("signed uploads", (it) => {
       const signature = url.searchParams.get("signature")!
       const flip = (s: string) => (s[0] === "A" ? "B" : "A") + s.slice(1)
       const { id } = yield* versionRow(service, "signed", "1.0.0")
-      const expired = makeUrlSigner(Redacted.make(signingSecret), "http://x", -60)
+      const expired = yield* makeUrlSigner(Redacted.make(signingSecret), "http://x", -60)
         .uploadUrl({ nodeId: "signed", version: "1.0.0", versionId: id })
-      const forgedKey = makeUrlSigner(Redacted.make("another key"), "http://x", 3600)
+      const forgedKey = yield* makeUrlSigner(Redacted.make("another key"), "http://x", 3600)
         .uploadUrl({ nodeId: "signed", version: "1.0.0", versionId: id })
       const cases: ReadonlyArray<readonly [string, string, string]> = [
         ["no signature", `/archives/signed/1.0.0?expires=${expires}`, "invalid_signature"],

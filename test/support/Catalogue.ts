@@ -6,9 +6,8 @@
 import { Effect, Schema } from "effect"
 import semver from "semver"
 import { expect } from "vitest"
-import type { SortColumn } from "../../src/Catalog/Repo.ts"
-import type { NodeInput, VersionInput } from "../../src/Catalog/Writes.ts"
-import { Node, NodeList, NodeVersion } from "../../src/Domain/Node.ts"
+import type { NodeInput, VersionInput } from "../../scripts/lib/Seeder.ts"
+import { Node, NodeList, NodeVersion, type SortColumn } from "../../src/Domain/Node.ts"
 import type { PublisherStatus } from "../../src/Domain/Publisher.ts"
 import { query } from "./Db.ts"
 import { expectStatus, get } from "./Http.ts"
@@ -18,12 +17,18 @@ import type { Running } from "./Service.ts"
 
 /**
  * A decoder of exactly the wire format of `schema`: it fails on any field the schema does not
- * know, on `null`s and on missing required fields.
+ * know, on `null`s and on missing required fields, and answers the wire form as it came (times as
+ * ISO strings), checked against the schema's decoding too.
  */
-export const decodeExact = <A, I>(schema: Schema.Schema<A, I>) => (u: unknown): A => {
+export const decodeExact = <A, I>(schema: Schema.Schema<A, I>) => (u: unknown): I => {
   expectNoNulls(u)
-  return Schema.decodeUnknownSync(schema)(u, { onExcessProperty: "error" })
+  Schema.decodeUnknownSync(schema)(u, { onExcessProperty: "error" })
+  return u as I
 }
+
+/** A node, and a page of them, as the wire carries them. */
+export type WireNode = typeof Node.Encoded
+export type WireNodeList = typeof NodeList.Encoded
 
 export const decodeNodeList = decodeExact(NodeList)
 export const decodeNodes = decodeExact(Schema.Array(Node))
@@ -91,7 +96,7 @@ export const walkPages = (service: Running, path: string, q: Query, limit: numbe
     const total = first.total
     const served = Math.min(limit, 500)
     const totalPages = Math.ceil(total / served)
-    const nodes: Array<Node> = []
+    const nodes: Array<WireNode> = []
     for (let page = 1; page <= totalPages + 1; page++) {
       const p = page === 1 ? first : yield* getPage(service, path, { ...q, page, limit }, token)
       expect({ page: p.page, limit: p.limit, total: p.total, totalPages: p.totalPages }).toEqual({
@@ -106,7 +111,7 @@ export const walkPages = (service: Running, path: string, q: Query, limit: numbe
     return { total, totalPages, nodes }
   })
 
-export const ids = (nodes: ReadonlyArray<Node>): Array<string> => nodes.map((n) => n.id!)
+export const ids = (nodes: ReadonlyArray<WireNode>): Array<string> => nodes.map((n) => n.id)
 
 export const sleep = (ms: number) => Effect.promise(() => new Promise<void>((resolve) => setTimeout(resolve, ms)))
 

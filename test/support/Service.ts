@@ -3,7 +3,7 @@
  * loopback HTTP on a free port, with a fixed HS256 secret so tests can mint tokens.
  */
 import { HttpServer } from "@effect/platform"
-import { NodeHttpServer } from "@effect/platform-node"
+import { NodeFileSystem, NodeHttpServer } from "@effect/platform-node"
 import { Effect, Layer, Logger, LogLevel, Option, Redacted, Context } from "effect"
 import { randomBytes } from "node:crypto"
 import * as fs from "node:fs/promises"
@@ -11,8 +11,8 @@ import * as os from "node:os"
 import * as path from "node:path"
 import pg from "pg"
 import { inject } from "vitest"
+import { Seeder } from "../../scripts/lib/Seeder.ts"
 import { mintToken } from "../../src/Auth/Jwt.ts"
-import { CatalogWrites } from "../../src/Catalog/Writes.ts"
 import { AppConfig, type AppConfigShape } from "../../src/Config.ts"
 import { AppLive, makeHttpServer, ServicesLive } from "../../src/Server.ts"
 
@@ -44,8 +44,11 @@ export interface Running {
   readonly baseUrl: string
   readonly config: AppConfigShape
   readonly databaseUrl: string
-  /** The instance's own catalogue writer (as a later issue's endpoints would use it). */
-  readonly writes: Context.Tag.Service<CatalogWrites>
+  /**
+   * Bulk writes on the instance's own writers (its page cache notified as for any write): the
+   * tests' catalogues, with fields no endpoint sets (downloads, statuses, creation times).
+   */
+  readonly writes: Seeder
   readonly token: (claims: { sub: string; email?: string; name?: string; admin?: boolean }) => Promise<string>
   readonly fetch: (pathAndQuery: string, init?: RequestInit) => Promise<Response>
 }
@@ -74,7 +77,7 @@ export const startService = (databaseUrl: string, overrides: ConfigOverrides = (
     )
     const layer = AppLive.pipe(
       Layer.provideMerge(NodeHttpServer.layer(makeHttpServer, { port: 0, host: "127.0.0.1" })),
-      Layer.provideMerge(ServicesLive),
+      Layer.provideMerge(Layer.provideMerge(Seeder.Default, ServicesLive)),
       Layer.provideMerge(configLayer),
       Layer.provide(Logger.minimumLogLevel(process.env.TEST_LOG_LEVEL === "debug" ? LogLevel.Debug : LogLevel.Warning))
     )
@@ -87,8 +90,8 @@ export const startService = (databaseUrl: string, overrides: ConfigOverrides = (
       baseUrl,
       config,
       databaseUrl,
-      writes: Context.get(context, CatalogWrites),
-      token: (claims) => mintToken(config, claims),
+      writes: Context.get(context, Seeder),
+      token: (claims) => Effect.runPromise(Effect.provide(mintToken(config, claims), NodeFileSystem.layer)),
       fetch: (pathAndQuery, init) => fetch(baseUrl + pathAndQuery, init)
     } satisfies Running
   })

@@ -1,49 +1,24 @@
 /**
- * Video to music (interface 4.7): a form in, an NDJSON stream of events out. The payload
- * schemas below document the form in OpenAPI only; the handler reads the body itself, as a
- * stream (`handleRaw`), so that the framework never buffers an upload.
+ * Video to music (interface 4.7): a form in, an NDJSON stream of events out. The handler reads
+ * the body itself, as a stream (`handleRaw`), so that the framework never buffers an upload, and
+ * validates what it read with the very schema declared here (Domain/Media.ts, MusicForm).
  */
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
-import { Authentication } from "../Auth/Authentication.ts"
-import { optional } from "../Domain/Schemas.ts"
 import {
   BadRequest,
+  InvalidVideo,
   NotFound,
   PayloadTooLarge,
   RateLimited,
-  ServiceUnavailable,
   UnsupportedMediaType,
   UpstreamError,
-  UpstreamTimeout
-} from "../Errors.ts"
-import { maxPromptLength, maxUrlLength } from "./VideoUpload.ts"
-
-const VideoUrl = Schema.String.annotations({
-  description: `An http(s) URL of the video (at most ${maxUrlLength} characters); its duration is not checked here`
-})
-const Prompt = Schema.String.annotations({ description: `What the music should be like (at most ${maxPromptLength} characters)` })
-
-const VideoFile = Schema.String.annotations({
-  description: "The video file (a part with a file name): at most 1024 MiB and 6 minutes",
-  jsonSchema: { type: "string", format: "binary" }
-})
-
-export const MusicForm = HttpApiSchema.Multipart(Schema.Struct({
-  "0.video": optional(VideoFile),
-  video: optional(Schema.String.annotations({ description: "A video URL, or the video file when the part has a file name" })),
-  video_url: optional(VideoUrl),
-  prompt: optional(Prompt)
-})).annotations({
-  identifier: "MusicForm",
-  description: "Exactly one video: a file part `0.video` (or `video` with a file name), or a URL in `video` (or `video_url`). Other text fields are ignored; a file in any other part is refused."
-})
-
-export const MusicUrlForm = Schema.Struct({
-  video: optional(VideoUrl),
-  video_url: optional(VideoUrl),
-  prompt: optional(Prompt)
-}).pipe(HttpApiSchema.withEncoding({ kind: "UrlParams" })).annotations({ identifier: "MusicUrlForm" })
+  UpstreamTimeout,
+  VendorNotConfigured,
+  VideoTooLong
+} from "../Domain/ApiErrors.ts"
+import { Authentication } from "../Domain/Auth.ts"
+import { MusicForm, MusicUrlForm } from "../Domain/Media.ts"
 
 /** The answer: one JSON event per line. */
 export const MusicEventStream = HttpApiSchema.Text({ contentType: "application/x-ndjson" }).annotations({
@@ -53,15 +28,20 @@ export const MusicEventStream = HttpApiSchema.Text({ contentType: "application/x
 export class MusicProxyApi extends HttpApiGroup.make("musicProxy")
   .add(
     HttpApiEndpoint.post("generateMusic", "/proxy/musicvendor/v2m/generate")
-      .setPayload(Schema.Union(MusicForm, MusicUrlForm))
+      .setPayload(Schema.Union(
+        HttpApiSchema.Multipart(MusicForm),
+        MusicUrlForm.pipe(HttpApiSchema.withEncoding({ kind: "UrlParams" }))
+      ))
       .addSuccess(MusicEventStream)
       .addError(BadRequest)
+      .addError(InvalidVideo)
+      .addError(VideoTooLong)
       .addError(NotFound)
       .addError(PayloadTooLarge)
       .addError(UnsupportedMediaType)
       .addError(RateLimited)
       .addError(UpstreamError)
-      .addError(ServiceUnavailable)
+      .addError(VendorNotConfigured)
       .addError(UpstreamTimeout)
       .annotate(OpenApi.Summary, "Generate music for a video (streamed NDJSON)")
       .annotate(

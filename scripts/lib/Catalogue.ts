@@ -5,8 +5,9 @@
  * produced in batches of any size, in any order, and always comes out the same. Publishers are
  * few enough to be generated up front; each node picks one of them.
  */
-import type { NodeStatus, NodeVersionStatus } from "../Domain/Node.ts"
-import type { NodeInput, PublisherInput, VersionInput } from "./Writes.ts"
+import type { NodeStatus, NodeVersionStatus } from "../../src/Domain/Node.ts"
+import { unclaimedPublisherId } from "../../src/Domain/Publisher.ts"
+import type { NodeInput, PublisherInput, VersionInput } from "./Seeder.ts"
 
 export interface SeedOptions {
   readonly nodes: number
@@ -21,8 +22,6 @@ export interface SeedBatch {
   readonly versions: ReadonlyArray<VersionInput>
 }
 
-/** The reserved publisher of nodes nobody has claimed (created by the first migration). */
-export const unclaimedPublisher = "unclaimed"
 
 // fixed, so that the same seed gives the same rows on any day
 const defaultUntil = new Date("2026-06-01T00:00:00.000Z")
@@ -144,7 +143,7 @@ export const seedPublishers = (options: SeedOptions): Array<PublisherInput> => {
   const until = (options.until ?? defaultUntil).getTime()
   // one or two publishers are banned, never the biggest ones (index 0 and 1 host the most nodes)
   const banned = new Set([count - 1, ...(count >= 50 ? [Math.floor(count / 2)] : [])])
-  const seen = new Set<string>([unclaimedPublisher])
+  const seen = new Set<string>([unclaimedPublisherId])
   const out: Array<PublisherInput> = []
   for (let i = 0; i < count; i++) {
     const first = rng.int(0, orgWords.length - 1)
@@ -247,7 +246,7 @@ const seedNode = (options: SeedOptions, publishers: ReadonlyArray<PublisherInput
   const until = (options.until ?? defaultUntil).getTime()
 
   // a few publishers own most nodes: u^3 piles the picks onto the first indices
-  const publisher = rng.chance(0.05) ? unclaimedPublisher : publishers[Math.floor(publishers.length * rng.float() ** 3)]!.id
+  const publisher = rng.chance(0.05) ? unclaimedPublisherId : publishers[Math.floor(publishers.length * rng.float() ** 3)]!.id
   const words = [rng.pick(topics), rng.pick(flavours)]
   const id = `${words.join("-")}-${index.toString(36)}`
   const createdAt = until - Math.floor(rng.float() * twoYears)
@@ -328,10 +327,4 @@ export const seedNodes = (
     for (const v of generated.versions) versions.push(v)
   }
   return { nodes, versions }
-}
-
-/** The whole catalogue at once (for small ones: tests). */
-export const seedCatalogue = (options: SeedOptions) => {
-  const publishers = seedPublishers(options)
-  return { publishers, ...seedNodes(options, publishers, 0, options.nodes) }
 }

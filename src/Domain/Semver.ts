@@ -1,5 +1,6 @@
 /**
- * Semantic-version sort keys and host-version ranges as key intervals.
+ * Semantic-version sort keys and host-version ranges as key intervals, and the schemas that parse
+ * versions and ranges into them where they enter the service.
  *
  * Why: PostgreSQL orders node versions with a plain btree on a `text COLLATE "C"`
  * column and checks `supported_host_version` with nothing but comparisons on that key.
@@ -11,6 +12,7 @@
  *   alphanum id  = ":" id "!"
  * Ordering of the separators: end-of-key < "!" < "-" (smallest id char) and "." < ":" < "~".
  */
+import { ParseResult, Schema } from "effect"
 import semver from "semver"
 
 // why: the length prefix makes longer numbers sort after shorter ones; semver forbids leading zeros
@@ -97,13 +99,85 @@ export const hostIntervals = (range: string): ReadonlyArray<HostInterval> | unde
   return out
 }
 
-/** The predicate the SQL evaluates: does some interval contain the version key? */
-export const admits = (intervals: ReadonlyArray<HostInterval>, versionKey: string): boolean =>
-  intervals.some(
-    (i) =>
-      (i.lo === null || i.lo < versionKey || (i.loIncl && i.lo === versionKey)) &&
-      (i.hi === null || versionKey < i.hi || (i.hiIncl && versionKey === i.hi))
-  )
+// --- schemas: versions and ranges parsed once, where they enter --------------------------------
 
-/** JS-side SemVer precedence (build ignored), for callers that sort outside the database. */
-export const compareSemver = (a: string, b: string): number => semver.compare(a, b)
+/** A strict semantic version with its sort key. */
+export interface SemanticVersion {
+  /** As the publisher wrote it. */
+  readonly text: string
+  readonly key: string
+}
+
+/**
+ * A published version: a strict semantic version without build metadata (which takes no part in
+ * precedence, so versions differing only in it could not be told apart), parsed into its key.
+ */
+export const PublishedVersion = Schema.transformOrFail(
+  Schema.String.pipe(Schema.minLength(1), Schema.maxLength(100)),
+  Schema.Struct({ text: Schema.String, key: Schema.String }),
+  {
+    strict: true,
+    decode: (text, _, ast) => {
+      const key = semverKey(text)
+      if (key === undefined) {
+        return ParseResult.fail(new ParseResult.Type(ast, text, "expected a semantic version such as 1.2.3 or 2.0.0-beta.1"))
+      }
+      if (text.includes("+")) {
+        return ParseResult.fail(
+          new ParseResult.Type(ast, text, "build metadata (+...) is not accepted: versions differing only in it could not be told apart")
+        )
+      }
+      return ParseResult.succeed({ text, key })
+    },
+    encode: (version) => ParseResult.succeed(version.text)
+  }
+).annotations({ description: "A semantic version such as 1.2.3 or 2.0.0-beta.1 (no build metadata)" })
+
+/** A host-version range with the key intervals it admits; an empty range admits every host. */
+export interface HostRange {
+  readonly text: string
+  /** `undefined` for an empty range: every host. */
+  readonly intervals: ReadonlyArray<HostInterval> | undefined
+}
+
+/** A host-version range as semver writes them (">=1.2 <2", "^1.4"), parsed into key intervals. */
+export const HostRangeFromString = (maxLength: number) =>
+  Schema.transformOrFail(
+    Schema.String.pipe(Schema.maxLength(maxLength)),
+    Schema.Struct({
+      text: Schema.String,
+      intervals: Schema.UndefinedOr(Schema.Array(Schema.Struct({
+        lo: Schema.NullOr(Schema.String),
+        loIncl: Schema.Boolean,
+        hi: Schema.NullOr(Schema.String),
+        hiIncl: Schema.Boolean
+      })))
+    }),
+    {
+      strict: true,
+      decode: (text, _, ast) => {
+        if (text.trim() === "") return ParseResult.succeed({ text, intervals: undefined })
+        const intervals = hostIntervals(text.trim())
+        return intervals === undefined
+          ? ParseResult.fail(new ParseResult.Type(ast, text, "expected a semantic-version range such as >=1.2.0 <2.0.0"))
+          : ParseResult.succeed({ text, intervals })
+      },
+      encode: (range) => ParseResult.succeed(range.text)
+    }
+  ).annotations({ description: "A semantic-version range such as >=1.2.0 <2.0.0 or ^1.4" })
+
+/** The host application's version as a client gives it ("v1.2.3" and spaces tolerated), as its key. */
+export const HostVersionKey = Schema.transformOrFail(
+  Schema.String.pipe(Schema.maxLength(200)),
+  Schema.String,
+  {
+    strict: true,
+    decode: (text, _, ast) => {
+      const key = semverKey(text.trim().replace(/^v/i, ""))
+      return key === undefined
+        ? ParseResult.fail(new ParseResult.Type(ast, text, `'${text}' is not a semantic version`))
+        : ParseResult.succeed(key)
+    },
+    encode: (_key, _, ast) => ParseResult.fail(new ParseResult.Forbidden(ast, _key, "a version key is not sent back"))
+  }
+).annotations({ description: "A semantic version such as 1.2.3 (a leading v is tolerated)" })

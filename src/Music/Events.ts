@@ -7,7 +7,7 @@
  * vendor is known to send and keep any further field as it came (index signature), so that
  * re-encoding never loses what the vendor said.
  */
-import { Chunk, Duration, Effect, Option, Queue, Schema, Stream, Take } from "effect"
+import { Chunk, Data, Duration, Effect, Option, Queue, Schema, Stream, Take } from "effect"
 import { TitleEvent } from "../Domain/Media.ts"
 import { optional, Strings } from "../Domain/Schemas.ts"
 
@@ -68,8 +68,6 @@ export const MusicEvent = Schema.Union(
 export type MusicEvent = typeof MusicEvent.Type
 
 
-export const knownEventTypes: ReadonlySet<string> = new Set(["duration", "title", "titles", "audio_chunk", "cost", "complete", "error"])
-
 /**
  * Each known type's own decoder, picked by `type`. The events' fields have no transformations
  * (their encoded form is their decoded form), so a decoded event is re-encoded by JSON itself;
@@ -88,10 +86,7 @@ export const errorLine = (error: string, message: string) => JSON.stringify({ ty
 export const maxLineBytes = 16 * 1024 * 1024
 
 /** The vendor's stream failed or broke its own framing after the status line was sent. */
-export class StreamBroken extends Schema.TaggedError<StreamBroken>()("StreamBroken", {
-  code: Schema.String,
-  message: Schema.String
-}) {}
+export class StreamBroken extends Data.TaggedError("StreamBroken")<{ readonly code: string; readonly message: string }> {}
 
 const newline = 0x0a
 

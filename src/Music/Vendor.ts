@@ -9,40 +9,48 @@
  */
 import { HttpClient, HttpClientRequest } from "@effect/platform"
 import { NodeHttpClient, NodeStream } from "@effect/platform-node"
-import { Clock, Context, Effect, Layer, Option, Schedule, type Scope, Stream } from "effect"
+import { Clock, Data, Effect, Option, Schedule, type Scope, Stream } from "effect"
 import { randomBytes, randomUUID } from "node:crypto"
 import * as fs from "node:fs"
 import { AppConfig } from "../Config.ts"
-import type { ServiceUnavailable } from "../Errors.ts"
-import { fromTransportError, fromVendorStatus, type VendorFailure, vendorNotConfigured, vendorTimeout } from "./VendorFailure.ts"
-import type { VideoSource } from "./VideoUpload.ts"
+import type { MusicRequest } from "../Domain/Media.ts"
+import {
+  fromTransportError,
+  fromVendorStatus,
+  type VendorFailure,
+  VendorTimedOut,
+  VendorUnconfigured
+} from "../Vendors/Failure.ts"
 
 const vendorName = "music vendor"
 
+/** A generation as the vendor is asked for it. */
 export interface GenerateRequest {
-  readonly video: VideoSource
-  readonly prompt: Option.Option<string>
+  readonly request: MusicRequest
   /** The video's length in seconds when it is known (uploads). */
   readonly durationSeconds: Option.Option<number>
 }
 
 /** The vendor's body broke off after it had started. */
-export class VendorStreamError extends Error {
-  readonly _tag = "VendorStreamError"
+export class VendorStreamError extends Data.TaggedError("VendorStreamError")<{ readonly reason: string }> {
+  override get message() {
+    return this.reason
+  }
 }
 
-export class MusicVendor extends Context.Tag("MusicVendor")<MusicVendor, {
+/** The vendor, as the music proxy asks it. */
+export interface MusicVendorShape {
   readonly mode: "live" | "simulated"
   /** Fails when the vendor cannot be asked at all (live mode without its settings). */
-  readonly ready: Effect.Effect<void, ServiceUnavailable>
+  readonly ready: Effect.Effect<void, VendorUnconfigured>
   /**
    * Starts a generation. Succeeds with the vendor's NDJSON body once it answered 2xx; the
    * exchange is aborted when the scope closes.
    */
   readonly generate: (
     request: GenerateRequest
-  ) => Effect.Effect<Stream.Stream<Uint8Array, VendorStreamError>, VendorFailure | ServiceUnavailable, Scope.Scope>
-}>() {}
+  ) => Effect.Effect<Stream.Stream<Uint8Array, VendorStreamError>, VendorFailure | VendorUnconfigured, Scope.Scope>
+}
 
 // --- the multipart body sent to the vendor ----------------------------------------------------
 
@@ -56,14 +64,14 @@ const fieldPart = (boundary: string, name: string, value: string) =>
  * The form as a stream with its exact length: the file is read from disk as the vendor takes it.
  * `onProgress` runs for every piece handed over.
  */
-const formBody = (request: GenerateRequest, boundary: string, onProgress: Effect.Effect<void>) => {
+const formBody = ({ request }: GenerateRequest, boundary: string, onProgress: Effect.Effect<void>) => {
   const prompt = Option.match(request.prompt, { onNone: () => [], onSome: (p) => [fieldPart(boundary, "prompt", p)] })
   const end = Buffer.from(`--${boundary}--\r\n`)
-  const video = request.video
-  if (video._tag === "Url") {
-    const bytes = Buffer.concat([fieldPart(boundary, "video", video.url), ...prompt, end])
+  if (request._tag === "Url") {
+    const bytes = Buffer.concat([fieldPart(boundary, "video", request.url), ...prompt, end])
     return { stream: Stream.make(new Uint8Array(bytes)), length: bytes.length }
   }
+  const video = request.file
   const head = Buffer.from(
     `--${boundary}\r\ncontent-disposition: form-data; name="0.video"; filename="${quoted(video.filename)}"\r\n` +
       `content-type: ${video.contentType.replace(/[\r\n]/g, "")}\r\n\r\n`
@@ -71,7 +79,7 @@ const formBody = (request: GenerateRequest, boundary: string, onProgress: Effect
   const tail = Buffer.concat([Buffer.from("\r\n"), ...prompt, end])
   const file = NodeStream.fromReadable(
     () => fs.createReadStream(video.path, { highWaterMark: 1024 * 1024 }),
-    (cause) => new VendorStreamError(`the spooled video could not be read: ${String(cause)}`)
+    (cause) => new VendorStreamError({ reason: `the spooled video could not be read: ${String(cause)}` })
   )
   return {
     stream: Stream.concat(Stream.make(new Uint8Array(head)), Stream.concat(file, Stream.make(new Uint8Array(tail)))).pipe(
@@ -83,7 +91,7 @@ const formBody = (request: GenerateRequest, boundary: string, onProgress: Effect
 
 // --- live -----------------------------------------------------------------------------------
 
-const makeLive = Effect.gen(function*() {
+const makeLive: Effect.Effect<MusicVendorShape, never, AppConfig | HttpClient.HttpClient> = Effect.gen(function*() {
   const config = yield* AppConfig
   const client = yield* HttpClient.HttpClient
   const { baseUrl, apiKey } = config.musicVendor
@@ -92,8 +100,8 @@ const makeLive = Effect.gen(function*() {
     ...(Option.isNone(baseUrl) ? ["MUSICVENDOR_BASE_URL"] : []),
     ...(Option.isNone(apiKey) ? ["MUSICVENDOR_API_KEY"] : [])
   ]
-  const ready: Effect.Effect<void, ServiceUnavailable> = missing.length > 0
-    ? Effect.fail(vendorNotConfigured(vendorName, missing))
+  const ready: Effect.Effect<void, VendorUnconfigured> = missing.length > 0
+    ? Effect.fail(new VendorUnconfigured({ vendor: vendorName, settings: missing }))
     : Effect.void
 
   const generate = (request: GenerateRequest) =>
@@ -106,7 +114,7 @@ const makeLive = Effect.gen(function*() {
       const watchdog = Effect.gen(function*() {
         for (;;) {
           const idle = (yield* Clock.currentTimeMillis) - lastProgress
-          if (idle >= timeoutMillis) return yield* Effect.fail(vendorTimeout(vendorName, timeoutMillis))
+          if (idle >= timeoutMillis) return yield* new VendorTimedOut({ vendor: vendorName, millis: timeoutMillis })
           yield* Effect.sleep(timeoutMillis - idle)
         }
       })
@@ -132,11 +140,11 @@ const makeLive = Effect.gen(function*() {
         return yield* fromVendorStatus(vendorName, response.status, response.headers, text.slice(0, 64 * 1024))
       }
       return response.stream.pipe(
-        Stream.mapError((e) => new VendorStreamError(`the music vendor stream broke off: ${e.message}`))
+        Stream.mapError((e) => new VendorStreamError({ reason: `the music vendor stream broke off: ${e.message}` }))
       )
     })
 
-  return MusicVendor.of({ mode: "live", ready, generate })
+  return { mode: "live", ready, generate: (request) => generate(request).pipe(Effect.withSpan("MusicVendor.generate")) }
 })
 
 // --- simulated ------------------------------------------------------------------------------
@@ -144,8 +152,8 @@ const makeLive = Effect.gen(function*() {
 const simulatedTags = [["ambient", "calm", "piano"], ["cinematic", "strings", "uplifting"]] as const
 
 /** The events a generation of two streams gives, as the vendor would send them. */
-const simulatedEvents = (request: GenerateRequest): ReadonlyArray<Record<string, unknown>> => {
-  const duration = Option.getOrElse(request.durationSeconds, () => 30)
+const simulatedEvents = ({ durationSeconds, request }: GenerateRequest): ReadonlyArray<Record<string, unknown>> => {
+  const duration = Option.getOrElse(durationSeconds, () => 30)
   const events: Array<Record<string, unknown>> = [{ type: "duration", duration }]
   simulatedTags.forEach((tags, stream) =>
     events.push({
@@ -173,12 +181,12 @@ const simulatedEvents = (request: GenerateRequest): ReadonlyArray<Record<string,
   return events
 }
 
-const makeSimulated = Effect.as(
+const makeSimulated: Effect.Effect<MusicVendorShape> = Effect.as(
   Effect.logWarning(
     "VENDOR_MODE=simulated: POST /proxy/musicvendor/v2m/generate answers built-in simulated music, " +
       "no vendor is called (answers carry x-vendor-mode: simulated)"
   ),
-  MusicVendor.of({
+  {
     mode: "simulated",
     ready: Effect.void,
     generate: (request) =>
@@ -189,13 +197,11 @@ const makeSimulated = Effect.as(
           Stream.schedule(Schedule.spaced("100 millis"))
         )
       )
-  })
+  }
 )
 
 /** The live client, or the simulated one when VENDOR_MODE=simulated. */
-export const MusicVendorLive = Layer.unwrapEffect(
-  Effect.map(AppConfig, (config) =>
-    config.vendorMode === "simulated"
-      ? Layer.effect(MusicVendor, makeSimulated)
-      : Layer.effect(MusicVendor, makeLive).pipe(Layer.provide(NodeHttpClient.layerUndici)))
-)
+export class MusicVendor extends Effect.Service<MusicVendor>()("MusicVendor", {
+  effect: Effect.flatMap(AppConfig, (config) => config.vendorMode === "simulated" ? makeSimulated : makeLive),
+  dependencies: [NodeHttpClient.layerUndici]
+}) {}

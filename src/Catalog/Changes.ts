@@ -1,0 +1,39 @@
+/**
+ * The one wrapper every write to the catalogue (nodes, versions, publishers) goes through: one
+ * transaction that also notifies every instance that its cached pages are stale (PageCache.ts),
+ * and this instance's own pages dropped after the commit, so that the writer's next read sees its
+ * change. Beside it, the bookkeeping such writes share: which nodes are listed, and that a change
+ * to a publisher's record counts as a change of its nodes.
+ */
+import { SqlClient, type Statement } from "@effect/sql"
+import { Effect } from "effect"
+import { orDieOnDatabase } from "../Db/Rows.ts"
+import { catalogueChannel, PageCache } from "./PageCache.ts"
+
+export class CatalogChanges extends Effect.Service<CatalogChanges>()("CatalogChanges", {
+  effect: Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const cache = yield* PageCache
+    // PgClient.listen, for one, drops notifications without a payload
+    const notify = sql`SELECT pg_notify(${catalogueChannel}, 'changed')`
+
+    /** Runs `effect` as one transaction that notifies every instance. A database failure is a defect. */
+    const change = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+      sql.withTransaction(Effect.zipLeft(effect, notify)).pipe(Effect.ensuring(cache.invalidate), orDieOnDatabase)
+
+    /** Recomputes whether the nodes `where` selects (alias `n`) appear in public listings. */
+    const refreshListed = (where: Statement.Fragment) =>
+      sql`UPDATE nodes n SET listed = (n.status = 'NodeStatusActive' AND p.status = 'PublisherStatusActive')
+          FROM publishers p WHERE p.id = n.publisher_id AND ${where}`
+
+    /** A publisher's record is part of its nodes' JSON: its nodes count as updated (and may change listing). */
+    const touchPublishers = (ids: ReadonlyArray<string>) =>
+      Effect.zipRight(
+        refreshListed(sql`n.publisher_id = ANY(${ids as Array<string>})`),
+        sql`UPDATE nodes SET updated_at = now() WHERE publisher_id = ANY(${ids as Array<string>})`
+      )
+
+    return { change, refreshListed, touchPublishers }
+  }),
+  dependencies: [PageCache.Default]
+}) {}

@@ -1,0 +1,228 @@
+/**
+ * The one fast path: pages of nodes rendered as JSON by PostgreSQL. `GET /nodes`, search and the
+ * publisher listings answer many records at once, and the benchmark shows that building their
+ * JSON in the statement (one row: the page's nodes joined, and the total) pays. Everything else
+ * returns typed records (Records.ts) that HttpApi encodes; a property test holds the JSON built
+ * here equal to the Schema encoding of the same records (test/Catalog/FastPath.prop.test.ts).
+ *
+ * `json_strip_nulls` drops absent fields, as the Domain's optional fields are absent, not null.
+ */
+import { SqlClient, type Statement } from "@effect/sql"
+import { Effect, Option } from "effect"
+import { AppConfig } from "../Config.ts"
+import { installableStatus, type SortKey } from "../Domain/Node.ts"
+
+/** A page of `GET /nodes` (or of a publisher's listing, or of search), already validated. */
+export interface NodeQuery {
+  readonly page: number
+  readonly limit: number
+  readonly sort: ReadonlyArray<SortKey>
+  readonly supportedOs?: string | undefined
+  readonly supportedAccelerator?: string | undefined
+  readonly updatedAfter?: Date | undefined
+  readonly nodeIds?: ReadonlyArray<string> | undefined
+  /** semver key of the host application's version: only nodes with a version admitting it. */
+  readonly hostVersionKey?: string | undefined
+  /**
+   * A publisher's own listing: its listed nodes (none while the publisher is banned), or, with
+   * `includeBanned`, its active and banned nodes whatever the publisher's status.
+   */
+  readonly publisherId?: string | undefined
+  readonly includeBanned?: boolean | undefined
+}
+
+/** A search: the text (websearch syntax, not blank) and the filters search takes. */
+export interface SearchQuery {
+  readonly text: string
+  readonly page: number
+  readonly limit: number
+  readonly supportedOs?: string | undefined
+  readonly supportedAccelerator?: string | undefined
+}
+
+/** One page: its nodes as JSON objects separated by commas, and how many match in all. */
+export interface NodePage {
+  readonly nodes: string
+  readonly total: number
+}
+
+/** An SQL string literal of a configured (trusted) text. */
+const sqlString = (s: string) => `'${s.replace(/'/g, "''")}'`
+
+/**
+ * Where download URLs of archives start; tools that replay the read statements without a
+ * configuration render none.
+ */
+export const archiveBase = Effect.map(
+  Effect.serviceOption(AppConfig),
+  Option.map((c) => `${c.publicBaseUrl}/archives/`)
+)
+
+/**
+ * The absolute download URL of version `v` when it is installable with an archive, else NULL (a
+ * SQL expression). The typed reads select it as a column too: the rule is written once.
+ */
+export const downloadUrl = (v: string, base: Option.Option<string>) =>
+  Option.match(base, {
+    onNone: () => "NULL",
+    onSome: (prefix) =>
+      `CASE WHEN ${v}.archive_bytes IS NOT NULL AND ${v}.status = ${sqlString(installableStatus)}
+       THEN ${sqlString(prefix)} || ${v}.node_id || '/' || ${v}.version END`
+  })
+
+/** The version `v` as wire JSON (a SQL expression). */
+const versionJson = (v: string, base: Option.Option<string>) =>
+  `json_build_object(
+    'changelog', ${v}.changelog, 'host_node_extract_status', ${v}.host_node_extract_status,
+    'createdAt', iso_time(${v}.created_at), 'dependencies', ${v}.dependencies,
+    'deprecated', ${v}.deprecated, 'downloadUrl', ${downloadUrl(v, base)}, 'id', ${v}.id, 'node_id', ${v}.node_id,
+    'status', ${v}.status, 'status_reason', ${v}.status_reason, 'supported_accelerators', ${v}.supported_accelerators,
+    'supported_host_frontend_version', ${v}.supported_host_frontend_version,
+    'supported_host_version', ${v}.supported_host_version, 'supported_os', ${v}.supported_os,
+    'tags', ${v}.tags, 'tags_admin', ${v}.tags_admin, 'version', ${v}.version)`
+
+/** The publisher row `p` as wire JSON, without members (a SQL expression). */
+const publisherJson = (p: string) =>
+  `json_build_object(
+    'createdAt', iso_time(${p}.created_at), 'description', ${p}.description, 'id', ${p}.id,
+    'logo', ${p}.logo, 'name', ${p}.name, 'source_code_repo', ${p}.source_code_repo,
+    'status', ${p}.status, 'support', ${p}.support, 'website', ${p}.website)`
+
+/** The node `n` of publisher `p` with latest version JSON `latest`, as wire JSON text (a SQL expression). */
+const nodeJson = (n: string, p: string, latest: string) =>
+  `json_strip_nulls(json_build_object(
+    'author', ${n}.author, 'banner_url', ${n}.banner_url, 'category', ${n}.category,
+    'created_at', iso_time(${n}.created_at), 'description', ${n}.description,
+    'downloads', ${n}.downloads, 'repohost_stars', ${n}.repohost_stars, 'icon', ${n}.icon,
+    'id', ${n}.id, 'latest_version', ${latest}, 'license', ${n}.license, 'name', ${n}.name,
+    'preempted_host_node_names', ${n}.preempted_host_node_names, 'publisher', ${publisherJson(p)},
+    'rating', ${n}.rating, 'repository', ${n}.repository, 'search_ranking', ${n}.search_ranking,
+    'status', ${n}.status, 'status_detail', ${n}.status_detail,
+    'supported_accelerators', ${n}.supported_accelerators,
+    'supported_host_frontend_version', ${n}.supported_host_frontend_version,
+    'supported_host_version', ${n}.supported_host_version, 'supported_os', ${n}.supported_os,
+    'tags', ${n}.tags, 'tags_admin', ${n}.tags_admin, 'translations', ${n}.translations))::text`
+
+const orderSql = (sort: ReadonlyArray<SortKey>, alias: string): string => {
+  const keys = sort.length > 0
+    ? sort.map(({ column, desc }) => `${alias}.${column} ${desc ? "DESC" : "ASC"} NULLS LAST`)
+    // default: lower search ranking first (unset last), then the most downloaded
+    : [`${alias}.search_ranking ASC NULLS LAST`, `${alias}.downloads DESC`]
+  // the id makes the order total, so pages never overlap or skip
+  return [...keys, `${alias}.id ASC`].join(", ")
+}
+
+/**
+ * The last word of a search is matched as a prefix (search as you type) when it is a plain word:
+ * it ends in a letter or digit and is not negated.
+ */
+export const prefixesLastWord = (text: string): boolean => {
+  const last = text.trim().split(/\s+/).pop() ?? ""
+  return /[\p{L}\p{N}]$/u.test(last) && !last.startsWith("-")
+}
+
+// best match first; among equals, the registry's own order (search_ranking, downloads), and the
+// id last, so that the order is total and pages never overlap or skip
+const searchOrder = "m.rank DESC, m.search_ranking ASC NULLS LAST, m.downloads DESC, m.id ASC"
+
+export class NodePages extends Effect.Service<NodePages>()("NodePages", {
+  effect: Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const base = yield* archiveBase
+
+    /** The version `v` admits the host version whose key is the given parameter. */
+    const admitsHost = (hostKey: string): Statement.Fragment =>
+      sql`(v.admits_any_host OR EXISTS (
+        SELECT 1 FROM node_version_host_ranges r
+        WHERE r.version_id = v.id
+          AND (r.lo IS NULL OR r.lo < ${hostKey} OR (r.lo_incl AND r.lo = ${hostKey}))
+          AND (r.hi IS NULL OR ${hostKey} < r.hi OR (r.hi_incl AND r.hi = ${hostKey}))))`
+
+    const activeVersion = sql`v.status = ${installableStatus}`
+
+    const osFilter = (os: string) => sql`(n.supported_os_lc = '{}' OR n.supported_os_lc @> ARRAY[lower(${os})])`
+    const acceleratorFilter = (accelerator: string) =>
+      sql`(n.supported_accelerators_lc = '{}' OR n.supported_accelerators_lc @> ARRAY[lower(${accelerator})])`
+
+    const filters = (q: NodeQuery): Statement.Fragment => {
+      const clauses: Array<Statement.Fragment> = []
+      if (q.publisherId !== undefined) {
+        clauses.push(sql`n.publisher_id = ${q.publisherId}`)
+        clauses.push(q.includeBanned ? sql`n.status IN ('NodeStatusActive', 'NodeStatusBanned')` : sql`n.listed`)
+      } else {
+        clauses.push(sql`n.listed`)
+      }
+      if (q.supportedOs !== undefined) clauses.push(osFilter(q.supportedOs))
+      if (q.supportedAccelerator !== undefined) clauses.push(acceleratorFilter(q.supportedAccelerator))
+      if (q.updatedAfter !== undefined) clauses.push(sql`n.updated_at > ${q.updatedAfter}`)
+      if (q.nodeIds !== undefined) clauses.push(sql`n.id = ANY(${q.nodeIds as Array<string>})`)
+      if (q.hostVersionKey !== undefined) {
+        clauses.push(sql`EXISTS (SELECT 1 FROM node_versions v
+          WHERE v.node_id = n.id AND ${activeVersion} AND ${admitsHost(q.hostVersionKey)})`)
+      }
+      return sql.and(clauses)
+    }
+
+    const latestVersion = (hostVersionKey: string | undefined) =>
+      sql`LEFT JOIN LATERAL (
+        SELECT ${sql.literal(versionJson("v", base))} AS json FROM node_versions v
+        WHERE v.node_id = n.id AND ${activeVersion}
+          ${hostVersionKey !== undefined ? sql`AND ${admitsHost(hostVersionKey)}` : sql``}
+        ORDER BY v.semver_key DESC, v.version DESC LIMIT 1) lv ON true`
+
+    /** No filter beyond the public listing's own: the total is the maintained count. */
+    const unfiltered = (q: NodeQuery) =>
+      q.publisherId === undefined && q.supportedOs === undefined && q.supportedAccelerator === undefined &&
+      q.updatedAfter === undefined && q.nodeIds === undefined && q.hostVersionKey === undefined
+
+    const onePage = (rows: ReadonlyArray<NodePage>): NodePage => ({ nodes: rows[0]?.nodes ?? "", total: rows[0]?.total ?? 0 })
+
+    /** A page of nodes: one statement, one row. */
+    const listPage = Effect.fn("NodePages.listPage")(function*(q: NodeQuery) {
+      const where = filters(q)
+      const order = orderSql(q.sort, "n")
+      const total = unfiltered(q)
+        ? sql`(SELECT listed::int FROM catalogue_counts)`
+        : sql`(SELECT count(*)::int FROM nodes n WHERE ${where})`
+      // The page is chosen on ids alone (an index-only scan for the default order, however deep
+      // the page), then only its nodes are read in full.
+      const rows = yield* sql<NodePage>`
+        WITH page AS (SELECT n.id FROM nodes n WHERE ${where}
+                      ORDER BY ${sql.literal(order)} LIMIT ${q.limit} OFFSET ${(q.page - 1) * q.limit})
+        SELECT coalesce(string_agg(${sql.literal(nodeJson("n", "p", "lv.json"))}, ',' ORDER BY ${sql.literal(order)}), '') AS nodes,
+               ${total} AS total
+        FROM page JOIN nodes n ON n.id = page.id
+        JOIN publishers p ON p.id = n.publisher_id
+        ${latestVersion(q.hostVersionKey)}`.pipe(Effect.orDie)
+      return onePage(rows)
+    })
+
+    /**
+     * A page of search results: full-text search over each node's `search_document` (kept current
+     * by the triggers of migrations/0005_search.sql), ranked; every match is ranked (the GIN index
+     * finds them), then only the page's nodes are rendered.
+     */
+    const search = Effect.fn("NodePages.search")(function*(q: SearchQuery) {
+      const where = [
+        sql`n.listed`,
+        sql`n.search_document @@ query.q`,
+        ...(q.supportedOs === undefined ? [] : [osFilter(q.supportedOs)]),
+        ...(q.supportedAccelerator === undefined ? [] : [acceleratorFilter(q.supportedAccelerator)])
+      ]
+      const rows = yield* sql<NodePage>`
+        WITH query AS (SELECT node_search_query(${q.text}, ${prefixesLastWord(q.text)}) AS q),
+        matches AS MATERIALIZED (
+          SELECT n.id, ts_rank_cd(n.search_document, query.q) AS rank, n.search_ranking, n.downloads
+          FROM nodes n, query WHERE ${sql.and(where)}),
+        page AS (SELECT * FROM matches m ORDER BY ${sql.literal(searchOrder)} LIMIT ${q.limit} OFFSET ${(q.page - 1) * q.limit})
+        SELECT coalesce(string_agg(${sql.literal(nodeJson("n", "p", "lv.json"))}, ',' ORDER BY ${sql.literal(searchOrder)}), '') AS nodes,
+               (SELECT count(*)::int FROM matches) AS total
+        FROM page m JOIN nodes n ON n.id = m.id
+        JOIN publishers p ON p.id = n.publisher_id
+        ${latestVersion(undefined)}`.pipe(Effect.orDie)
+      return onePage(rows)
+    })
+
+    return { listPage, search }
+  })
+}) {}

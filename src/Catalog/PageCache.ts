@@ -1,0 +1,162 @@
+/**
+ * Rendered pages of `GET /nodes`, cached in this process and correct across instances: every
+ * catalogue write sends a PostgreSQL NOTIFY in its transaction (Changes.ts) and every instance
+ * LISTENs and drops its pages. While the listening connection is down nothing is cached, since a
+ * notification could be missed.
+ *
+ * The pages live in an `effect/Cache`, which also makes concurrent misses of one page share one
+ * query. Its keys carry the generation (how many invalidations this process has seen): a page
+ * whose query started before a change and finished after it is stored under the old generation,
+ * where no request will look again.
+ *
+ * LISTEN runs on a connection of its own rather than through `PgClient.listen`: that one ignores
+ * its connection's errors and end, so a lost LISTEN would go unnoticed and pages would stay stale.
+ */
+import { PgClient } from "@effect/sql-pg"
+import { Cache, Data, Effect, Equal, Hash, Option, Redacted, Schedule, Stream } from "effect"
+import { createHash } from "node:crypto"
+import pg from "pg"
+import { AppConfig } from "../Config.ts"
+import { type NodeQuery, NodePages } from "./NodePages.ts"
+
+/** The channel every catalogue write notifies. */
+export const catalogueChannel = "catalogue_changed"
+
+/** A page as sent: its JSON bytes and their ETag. */
+export interface RenderedPage {
+  readonly body: Uint8Array
+  readonly etag: string
+}
+
+/** How a page was served. */
+export type ServedPage = Data.TaggedEnum<{
+  /** From the cache. */
+  Hit: { readonly page: RenderedPage }
+  /** Computed, and cached when the cache is on. */
+  Miss: { readonly page: RenderedPage }
+  /** Computed because the client asked for the database's answer (`latest=true`). */
+  Bypass: { readonly page: RenderedPage }
+}>
+export const ServedPage = Data.taggedEnum<ServedPage>()
+
+/** The most pages kept; the least recently used go first. */
+const capacity = 2000
+
+const encoder = new TextEncoder()
+
+/** A page of nodes as `GET /nodes` answers it. */
+export const renderPage = (query: { readonly page: number; readonly limit: number }, nodes: string, total: number): RenderedPage => {
+  const body = encoder.encode(
+    `{"limit":${query.limit},"nodes":[${nodes}],"page":${query.page},"total":${total},"totalPages":${Math.ceil(total / query.limit)}}`
+  )
+  return { body, etag: `"${createHash("sha1").update(body).digest("base64url")}"` }
+}
+
+/** Two queries asking the same thing share one key. */
+const canonical = (q: NodeQuery) =>
+  JSON.stringify([
+    q.page, q.limit, q.sort, q.supportedOs?.toLowerCase(), q.supportedAccelerator?.toLowerCase(),
+    q.updatedAfter?.getTime(), q.nodeIds && [...q.nodeIds].sort(), q.hostVersionKey
+  ])
+
+/** A page's key: the query (compared by its canonical form) under one generation. */
+class PageKey implements Equal.Equal {
+  constructor(readonly generation: number, readonly id: string, readonly query: NodeQuery) {}
+  [Equal.symbol](that: Equal.Equal): boolean {
+    return that instanceof PageKey && that.generation === this.generation && that.id === this.id
+  }
+  [Hash.symbol](): number {
+    return Hash.combine(Hash.number(this.generation))(Hash.string(this.id))
+  }
+}
+
+/** The connection listening for catalogue changes closed or failed. */
+class ListenerLost extends Data.TaggedError("ListenerLost")<{ readonly reason: string }> {}
+
+/**
+ * The notifications of `catalogueChannel` on a connection of its own: one element once LISTEN is
+ * in place, then one per notification; fails when the connection fails or closes.
+ */
+const notifications = (url: Redacted.Redacted) =>
+  Stream.asyncScoped<void, ListenerLost>((emit) =>
+    Effect.acquireRelease(
+      Effect.sync(() => {
+        const conn = new pg.Client({ connectionString: Redacted.value(url), application_name: "registry-listener", keepAlive: true })
+        const lost = (reason: string) => void emit.fail(new ListenerLost({ reason }))
+        conn.on("error", (e) => lost(e.message))
+        conn.on("end", () => lost("the connection closed"))
+        conn.on("notification", () => void emit.single(undefined))
+        conn.connect()
+          .then(() => conn.query(`LISTEN ${catalogueChannel}`))
+          .then(() => void emit.single(undefined), (e: Error) => lost(e.message))
+        return conn
+      }),
+      (conn) =>
+        Effect.sync(() => {
+          conn.removeAllListeners()
+          conn.on("error", () => {})
+          conn.end().catch(() => {})
+        })
+    )
+  )
+
+export class PageCache extends Effect.Service<PageCache>()("PageCache", {
+  scoped: Effect.gen(function*() {
+    const { listCacheTtlMillis } = yield* AppConfig
+    const client = yield* PgClient.PgClient
+    const pages = yield* NodePages
+    let generation = 0
+    let listening = false
+
+    const compute = (query: NodeQuery) => Effect.map(pages.listPage(query), ({ nodes, total }) => renderPage(query, nodes, total))
+    const cache = yield* Cache.make({
+      capacity,
+      timeToLive: listCacheTtlMillis,
+      lookup: (key: PageKey) => compute(key.query)
+    })
+
+    /** Drops every page; writers call it after their commit, so that their own reads see the change. */
+    const invalidate = Effect.suspend(() => {
+      generation++
+      return cache.invalidateAll
+    })
+
+    yield* notifications(Option.getOrThrow(Option.fromNullable(client.config.url))).pipe(
+      Stream.runForEach(() =>
+        Effect.zipRight(
+          // the first element says LISTEN is in place: what changed before it is not in the cache
+          Effect.sync(() => void (listening = true)),
+          invalidate
+        )
+      ),
+      Effect.tapError((e) =>
+        Effect.zipRight(
+          Effect.sync(() => void (listening = false)),
+          Effect.zipRight(
+            invalidate,
+            Effect.logWarning(`catalogue change listener: ${e.reason}; list cache off until it reconnects`)
+          )
+        )
+      ),
+      Effect.retry(Schedule.exponential("100 millis").pipe(Schedule.union(Schedule.spaced("5 seconds")))),
+      Effect.forkScoped
+    )
+
+    /** The page of `query`: from the cache when it is on, computed when `bypass` or on a miss. */
+    const get = Effect.fn("PageCache.get")(function*(query: NodeQuery, bypass: boolean) {
+      const key = new PageKey(generation, canonical(query), query)
+      if (bypass) {
+        const page = yield* compute(query)
+        if (listening) yield* cache.set(key, page)
+        return ServedPage.Bypass({ page })
+      }
+      if (!listening || listCacheTtlMillis === 0) return ServedPage.Miss({ page: yield* compute(query) })
+      const cached = yield* cache.getOption(key)
+      if (Option.isSome(cached)) return ServedPage.Hit({ page: cached.value })
+      return ServedPage.Miss({ page: yield* cache.get(key) })
+    })
+
+    return { get, invalidate }
+  }),
+  dependencies: [NodePages.Default]
+}) {}

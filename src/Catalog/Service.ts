@@ -1,0 +1,139 @@
+/**
+ * Catalogue reads: the listings (the fast path, cached for `GET /nodes`), search, and nodes and
+ * versions as clients may see them. A deleted node is missing; a banned one, or one of a banned
+ * publisher, is refused by name.
+ */
+import { Data, Effect, Option } from "effect"
+import { Policy } from "../Auth/Policy.ts"
+import { NodeIsBanned, NodeMissing, NotPermitted, VersionMissing } from "../Domain/Errors.ts"
+import type { NodeStatus, NodeVersionStatus } from "../Domain/Node.ts"
+import type { PublisherStatus } from "../Domain/Publisher.ts"
+import { type NodeQuery, NodePages, type SearchQuery } from "./NodePages.ts"
+import { PageCache, renderPage } from "./PageCache.ts"
+import { NodeRepo, visibility } from "./Repo.ts"
+
+/** The node has no installable version (or not the one asked for). */
+export class NothingToInstall extends Data.TaggedError("NothingToInstall")<{
+  readonly nodeId: string
+  readonly version: string | undefined
+}> {
+  override get message() {
+    return this.version === undefined
+      ? `Node '${this.nodeId}' has no installable version`
+      : `Node '${this.nodeId}' has no installable version '${this.version}'`
+  }
+}
+
+/** A publisher's listing: its nodes, and with `includeBanned` its banned ones too. */
+export interface PublisherListing {
+  readonly publisherId: string
+  readonly includeBanned: boolean
+}
+
+export class Catalog extends Effect.Service<Catalog>()("Catalog", {
+  effect: Effect.gen(function*() {
+    const nodes = yield* NodeRepo
+    const pages = yield* NodePages
+    const cache = yield* PageCache
+    const policy = yield* Policy
+
+    /** Fails unless clients may see the node. */
+    const requireVisible = (
+      nodeId: string,
+      node: { readonly status: NodeStatus; readonly publisherStatus: PublisherStatus }
+    ): Effect.Effect<void, NodeMissing | NodeIsBanned> => {
+      switch (visibility(node)) {
+        case "missing":
+          return Effect.fail(new NodeMissing({ nodeId }))
+        case "banned":
+          return Effect.fail(new NodeIsBanned({ nodeId }))
+        case "visible":
+          return Effect.void
+      }
+    }
+
+    /** The node's standing, failing unless clients may see it. */
+    const visibleState = (nodeId: string) =>
+      Effect.flatMap(nodes.nodeState(nodeId), Option.match({
+        onNone: () => Effect.fail(new NodeMissing({ nodeId })),
+        onSome: (state) => Effect.as(requireVisible(nodeId, state), state)
+      }))
+
+    /** The publisher exists, and banned nodes are shown to its members and site admins only. */
+    const authorizeListing = (listing: PublisherListing) =>
+      Effect.gen(function*() {
+        const { role, user } = yield* policy.standingIn(listing.publisherId)
+        if (listing.includeBanned && !user.isSiteAdmin && Option.isNone(role)) {
+          return yield* new NotPermitted({ reason: "include_banned is for members of the publisher and site admins" })
+        }
+      })
+
+    return {
+      /** A page of `GET /nodes`: cached unless `bypass`. */
+      listNodes: Effect.fn("Catalog.listNodes")(function*(query: NodeQuery, bypass: boolean) {
+        return yield* cache.get(query, bypass)
+      }),
+
+      /** A page of search results (not cached: host-node records, which search covers, change without invalidating pages). */
+      search: Effect.fn("Catalog.search")(function*(query: SearchQuery) {
+        const { nodes, total } = yield* pages.search(query)
+        return renderPage(query, nodes, total)
+      }),
+
+      /** Every node of the publisher, as a JSON array text. */
+      publisherNodes: Effect.fn("Catalog.publisherNodes")(function*(listing: PublisherListing) {
+        yield* authorizeListing(listing)
+        const { nodes } = yield* pages.listPage({ page: 1, limit: Number.MAX_SAFE_INTEGER, sort: [], ...listing })
+        return `[${nodes}]`
+      }),
+
+      /** A page of the publisher's nodes. */
+      publisherNodesPage: Effect.fn("Catalog.publisherNodesPage")(
+        function*(listing: PublisherListing, page: { readonly page: number; readonly limit: number }) {
+          yield* authorizeListing(listing)
+          const { nodes, total } = yield* pages.listPage({ ...page, sort: [], ...listing })
+          return renderPage(page, nodes, total)
+        }
+      ),
+
+      /** The node with its latest version. */
+      getNode: Effect.fn("Catalog.getNode")(function*(nodeId: string) {
+        const node = yield* nodes.findNode(nodeId)
+        if (Option.isNone(node)) return yield* new NodeMissing({ nodeId })
+        yield* requireVisible(nodeId, { status: node.value.status, publisherStatus: node.value.publisher.status })
+        return node.value
+      }),
+
+      /** A version by version string or id; a deleted one is missing. */
+      getVersion: Effect.fn("Catalog.getVersion")(function*(nodeId: string, versionOrId: string) {
+        const found = yield* nodes.findVersion(nodeId, versionOrId)
+        if (Option.isSome(found)) {
+          yield* requireVisible(nodeId, { status: found.value.nodeStatus, publisherStatus: found.value.publisherStatus }).pipe(
+            Effect.catchTag("NodeMissing", () => new VersionMissing({ nodeId, version: versionOrId }))
+          )
+          return found.value.version
+        }
+        // no such version: a banned node is refused as such, whatever was asked of it
+        yield* visibleState(nodeId).pipe(Effect.catchTag("NodeMissing", () => Effect.void))
+        return yield* new VersionMissing({ nodeId, version: versionOrId })
+      }),
+
+      /** The node's versions in these statuses, newest semantic version first. */
+      listVersions: Effect.fn("Catalog.listVersions")(function*(nodeId: string, statuses: ReadonlyArray<NodeVersionStatus>) {
+        yield* visibleState(nodeId)
+        return yield* nodes.listVersions(nodeId, statuses)
+      }),
+
+      /** The version to install (the newest installable unless one is named), counted as a download. */
+      install: Effect.fn("Catalog.install")(function*(nodeId: string, version: string | undefined) {
+        const installed = yield* nodes.install(nodeId, version)
+        if (Option.isNone(installed)) return yield* new NodeMissing({ nodeId })
+        const { node_status, publisher_status, version: chosen } = installed.value
+        yield* requireVisible(nodeId, { status: node_status, publisherStatus: publisher_status })
+        if (chosen === undefined) return yield* new NothingToInstall({ nodeId, version })
+        return chosen
+      })
+    }
+  }),
+  dependencies: [NodeRepo.Default, NodePages.Default, PageCache.Default, Policy.Default]
+}) {}

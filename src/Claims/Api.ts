@@ -1,0 +1,41 @@
+import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
+import { Schema } from "effect"
+import {
+  BadRequest,
+  Forbidden,
+  InvalidVcsToken,
+  NodeAlreadyClaimed,
+  NotFound,
+  RateLimited,
+  RepositoryNotOwned,
+  RepositoryNotRecognised,
+  ServiceUnavailable
+} from "../Domain/ApiErrors.ts"
+import { Authentication } from "../Domain/Auth.ts"
+import { Node } from "../Domain/Node.ts"
+import { NonEmptyText, PathParam } from "../Domain/Schemas.ts"
+
+/** Answer of a successful claim. */
+export class ClaimResult extends Schema.Class<ClaimResult>("ClaimResult")({ message: Schema.String, node: Node }) {}
+
+export class ClaimApi extends HttpApiGroup.make("claims")
+  .add(
+    HttpApiEndpoint.post("claimMyNode", "/publishers/:publisherId/nodes/:nodeId/claim-my-node")
+      .setPath(Schema.Struct({ publisherId: PathParam, nodeId: PathParam }))
+      .setPayload(Schema.Struct({ VCS_TOKEN: NonEmptyText(1000) }).annotations({ identifier: "ClaimRequest" }))
+      .addSuccess(ClaimResult)
+      .addError(BadRequest)
+      .addError(Forbidden)
+      .addError(InvalidVcsToken)
+      .addError(RepositoryNotOwned)
+      .addError(NotFound)
+      .addError(NodeAlreadyClaimed)
+      .addError(RepositoryNotRecognised)
+      .addError(RateLimited)
+      .addError(ServiceUnavailable)
+      .annotate(OpenApi.Summary, "Claim an unclaimed node whose repository the caller administers")
+      .annotate(OpenApi.Description, "Owners and admins of the publisher. The repository host is asked, with VCS_TOKEN, who the token's user is and whether they administer the node's repository. Errors: 403 invalid_vcs_token, 403 repository_not_owned, 409 node_already_claimed, 429 when the repository host rate-limits, 503 when it is down.")
+  )
+  .middleware(Authentication)
+  .annotate(OpenApi.Title, "Publishers")
+{}

@@ -1,0 +1,34 @@
+/** The one write of claiming: an unclaimed node moves to its author's publisher, once. */
+import { SqlClient } from "@effect/sql"
+import { Data, Effect } from "effect"
+import { CatalogChanges } from "../Catalog/Changes.ts"
+import { unclaimedPublisherId } from "../Domain/Publisher.ts"
+
+export class AlreadyClaimed extends Data.TaggedError("AlreadyClaimed")<{ readonly nodeId: string }> {
+  override get message() {
+    return `Node '${this.nodeId}' has already been claimed`
+  }
+}
+
+export class ClaimRepo extends Effect.Service<ClaimRepo>()("ClaimRepo", {
+  effect: Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const { change, refreshListed } = yield* CatalogChanges
+    return {
+      /**
+       * Moves an unclaimed node to the publisher. The check and the move are one statement, so of
+       * concurrent claims (from any instance) exactly one moves it.
+       */
+      claim: Effect.fn("ClaimRepo.claim")(function*(nodeId: string, publisherId: string) {
+        yield* change(Effect.gen(function*() {
+          const rows = yield* sql`UPDATE nodes SET publisher_id = ${publisherId}, updated_at = now()
+            WHERE id = ${nodeId} AND publisher_id = ${unclaimedPublisherId} RETURNING id`
+          if (rows.length === 0) return yield* new AlreadyClaimed({ nodeId })
+          // the new publisher's status decides whether the node is listed
+          yield* refreshListed(sql`n.id = ${nodeId}`)
+        }))
+      })
+    }
+  }),
+  dependencies: [CatalogChanges.Default]
+}) {}

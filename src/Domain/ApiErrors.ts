@@ -1,0 +1,390 @@
+/**
+ * The errors a client can act on: one class per stable code (CONTRACT.md, Conventions). A class
+ * declares its HTTP status, and its wire form is exactly ErrorResponse with `error` fixed to its
+ * code: `new VersionExists({ message })` encodes as `{"error": "version_exists", "message": ...}`
+ * and that body decodes back to a `VersionExists`, so a handler, the OpenAPI document and a client
+ * derived from the Api all tell the codes apart, and `catchTag` works on both sides.
+ *
+ * `apiErrors` lists every class: the README's table of codes is generated from it.
+ */
+import { HttpApiSchema } from "@effect/platform"
+import { type Cause, Schema, type SchemaAST } from "effect"
+
+/** Marks instances of the classes below, whatever their code. */
+export const ApiErrorTypeId: unique symbol = Symbol.for("registry/ApiError")
+
+/** What every class below declares beside its schema. */
+export interface ApiErrorInfo<Code extends string = string> {
+  /** The stable snake_case code: the wire form's `error`. */
+  readonly code: Code
+  readonly status: number
+  /** What the code means, for the README's table and the OpenAPI document. */
+  readonly description: string
+}
+
+/** An instance: a yieldable error with its message. */
+export interface ApiErrorInstance<Tag extends string> extends Cause.YieldableError {
+  readonly _tag: Tag
+  readonly message: string
+  readonly [ApiErrorTypeId]: ApiErrorTypeId
+}
+export type ApiErrorTypeId = typeof ApiErrorTypeId
+
+/** The wire form of an error of `code`. */
+export interface Wire<Code extends string> {
+  readonly error: Code
+  readonly message: string
+}
+
+/** An error class: a Schema of its instances whose encoded side is its wire form. */
+export interface ApiErrorClass<Self, Tag extends string, Code extends string, Extra = {}>
+  extends Schema.Schema<Self, Wire<Code>>, ApiErrorInfo<Code>
+{
+  new(props: { readonly message: string } & Extra): ApiErrorInstance<Tag> & Readonly<Extra>
+  readonly _tag: Tag
+  readonly identifier: Tag
+}
+
+const astCache = new WeakMap<object, SchemaAST.AST>()
+
+/**
+ * Declares one error class: `class VersionExists extends ApiError<VersionExists>()("VersionExists",
+ * { code: "version_exists", status: 409, description: "..." }) {}`. `extra` fields travel inside
+ * the service only (RateLimited's `retryAfter` becomes a header); the wire form is `{error, message}`.
+ */
+export const ApiError = <Self>() =>
+<const Tag extends string, const Code extends string, Extra extends Schema.Struct.Fields = {}>(
+  tag: Tag,
+  info: ApiErrorInfo<Code>,
+  extra?: Extra
+): ApiErrorClass<Self, Tag, Code, Schema.Struct.Type<Extra>> => {
+  const Tagged = Schema.TaggedError<{ readonly _tag: Tag; readonly message: string }>()(
+    tag,
+    { message: Schema.String, ...extra }
+  ) as unknown as new(props: { readonly message: string }) => object & { readonly message: string }
+  class Base extends Tagged {
+    static readonly code = info.code
+    static readonly status = info.status
+    static readonly description = info.description
+
+    /**
+     * The class's schema: TaggedError's own (whose encoded side would carry `_tag`), behind the
+     * wire form. Decoding a wire body builds an instance; encoding one gives `{error, message}`.
+     */
+    static get ast(): SchemaAST.AST {
+      const cached = astCache.get(this)
+      if (cached !== undefined) return cached
+      const instances = Schema.typeSchema(Schema.make<object>(Reflect.get(Tagged, "ast", this)))
+      const ast = Schema.transform(Schema.Struct({ error: Schema.Literal(info.code), message: Schema.String }), instances, {
+        strict: false,
+        decode: ({ message }) => new this({ message }),
+        encode: (e) => ({ error: info.code, message: (e as { message: string }).message })
+      }).annotations({ identifier: tag, description: info.description, [HttpApiSchema.AnnotationStatus]: info.status }).ast
+      astCache.set(this, ast)
+      return ast
+    }
+  }
+  Object.defineProperty(Base.prototype, ApiErrorTypeId, { value: ApiErrorTypeId })
+  return Base as any
+}
+
+/** Any instance of the classes below. */
+export const isApiError = (u: unknown): u is ApiErrorInstance<string> =>
+  typeof u === "object" && u !== null && ApiErrorTypeId in u
+
+/** The class of an instance: its code and status. */
+export const infoOf = (e: ApiErrorInstance<string>): ApiErrorInfo => e.constructor as unknown as ApiErrorInfo
+
+// --- 400 ---------------------------------------------------------------------------------------
+
+export class BadRequest extends ApiError<BadRequest>()("BadRequest", {
+  code: "bad_request",
+  status: 400,
+  description: "The request is malformed, or a parameter or field has a bad value; the message names it"
+}) {}
+
+export class InvalidVideo extends ApiError<InvalidVideo>()("InvalidVideo", {
+  code: "invalid_video",
+  status: 400,
+  description: "The uploaded file is not a video whose duration can be read"
+}) {}
+
+export class VideoTooLong extends ApiError<VideoTooLong>()("VideoTooLong", {
+  code: "video_too_long",
+  status: 400,
+  description: "The uploaded video is longer than 6 minutes"
+}) {}
+
+// --- 401 ---------------------------------------------------------------------------------------
+
+export class Unauthorized extends ApiError<Unauthorized>()("Unauthorized", {
+  code: "unauthorized",
+  status: 401,
+  description: "No valid bearer token: missing, malformed, expired or not verifiable"
+}) {}
+
+export class InvalidToken extends ApiError<InvalidToken>()("InvalidToken", {
+  code: "invalid_token",
+  status: 401,
+  description: "The personal access token is not one of the publisher's (wrong or revoked)"
+}) {}
+
+// --- 403 ---------------------------------------------------------------------------------------
+
+export class Forbidden extends ApiError<Forbidden>()("Forbidden", {
+  code: "forbidden",
+  status: 403,
+  description: "The caller lacks the role this needs; the message says which"
+}) {}
+
+export class NodeBanned extends ApiError<NodeBanned>()("NodeBanned", {
+  code: "node_banned",
+  status: 403,
+  description: "The node, or its publisher, is banned"
+}) {}
+
+export class PublisherBanned extends ApiError<PublisherBanned>()("PublisherBanned", {
+  code: "publisher_banned",
+  status: 403,
+  description: "The publisher is banned: its nodes cannot be created or published"
+}) {}
+
+export class InvalidSignature extends ApiError<InvalidSignature>()("InvalidSignature", {
+  code: "invalid_signature",
+  status: 403,
+  description: "The upload URL's signature is missing, or does not match its node, version and expiry"
+}) {}
+
+export class UrlExpired extends ApiError<UrlExpired>()("UrlExpired", {
+  code: "url_expired",
+  status: 403,
+  description: "The upload URL has expired: publish again for a new one"
+}) {}
+
+export class InvalidVcsToken extends ApiError<InvalidVcsToken>()("InvalidVcsToken", {
+  code: "invalid_vcs_token",
+  status: 403,
+  description: "The repository host refused VCS_TOKEN"
+}) {}
+
+export class RepositoryNotOwned extends ApiError<RepositoryNotOwned>()("RepositoryNotOwned", {
+  code: "repository_not_owned",
+  status: 403,
+  description: "The VCS token's user does not administer the node's repository"
+}) {}
+
+// --- 404, 405 ------------------------------------------------------------------------------------
+
+export class NotFound extends ApiError<NotFound>()("NotFound", {
+  code: "not_found",
+  status: 404,
+  description: "No such record, or no such route"
+}) {}
+
+export class NoInstallableVersion extends ApiError<NoInstallableVersion>()("NoInstallableVersion", {
+  code: "no_installable_version",
+  status: 404,
+  description: "The node has no installable version (or not the one asked for)"
+}) {}
+
+export class UserNotFound extends ApiError<UserNotFound>()("UserNotFound", {
+  code: "user_not_found",
+  status: 404,
+  description: "No such user: users are recorded when they first call the API"
+}) {}
+
+export class MethodNotAllowed extends ApiError<MethodNotAllowed>()("MethodNotAllowed", {
+  code: "method_not_allowed",
+  status: 405,
+  description: "The path exists, but not with this method (`Allow` lists the methods it takes)"
+}) {}
+
+// --- 409 ---------------------------------------------------------------------------------------
+
+export class Conflict extends ApiError<Conflict>()("Conflict", {
+  code: "conflict",
+  status: 409,
+  description: "The request conflicts with the record's state: a move its state machine refuses, or a name given twice"
+}) {}
+
+export class NodeExists extends ApiError<NodeExists>()("NodeExists", {
+  code: "node_exists",
+  status: 409,
+  description: "The node id is taken (by this or another publisher)"
+}) {}
+
+export class NodeDeleted extends ApiError<NodeDeleted>()("NodeDeleted", {
+  code: "node_deleted",
+  status: 409,
+  description: "The node is deleted: ids of deleted nodes are not reused"
+}) {}
+
+export class VersionExists extends ApiError<VersionExists>()("VersionExists", {
+  code: "version_exists",
+  status: 409,
+  description: "The node has, or had, this version: version numbers are never reused"
+}) {}
+
+export class VersionImmutable extends ApiError<VersionImmutable>()("VersionImmutable", {
+  code: "version_immutable",
+  status: 409,
+  description: "The version has left Pending: its archive can no longer be replaced"
+}) {}
+
+export class ArchiveMissing extends ApiError<ArchiveMissing>()("ArchiveMissing", {
+  code: "archive_missing",
+  status: 409,
+  description: "The version has no uploaded archive, so it cannot become installable"
+}) {}
+
+export class NodeAlreadyClaimed extends ApiError<NodeAlreadyClaimed>()("NodeAlreadyClaimed", {
+  code: "node_already_claimed",
+  status: 409,
+  description: "The node belongs to a publisher already"
+}) {}
+
+export class RepositoryNotRecognised extends ApiError<RepositoryNotRecognised>()("RepositoryNotRecognised", {
+  code: "repository_not_recognised",
+  status: 409,
+  description: "The node's repository URL does not name a repository on the host this registry asks"
+}) {}
+
+export class PublisherExists extends ApiError<PublisherExists>()("PublisherExists", {
+  code: "publisher_exists",
+  status: 409,
+  description: "The publisher id is taken"
+}) {}
+
+export class PublisherIdReserved extends ApiError<PublisherIdReserved>()("PublisherIdReserved", {
+  code: "publisher_id_reserved",
+  status: 409,
+  description: "The publisher id is reserved for the registry itself"
+}) {}
+
+export class LastOwner extends ApiError<LastOwner>()("LastOwner", {
+  code: "last_owner",
+  status: 409,
+  description: "A publisher keeps at least one owner"
+}) {}
+
+export class IdempotencyKeyReused extends ApiError<IdempotencyKeyReused>()("IdempotencyKeyReused", {
+  code: "idempotency_key_reused",
+  status: 409,
+  description: "The Idempotency-Key was used with another request body within 24 hours"
+}) {}
+
+export class IdempotencyKeyInProgress extends ApiError<IdempotencyKeyInProgress>()("IdempotencyKeyInProgress", {
+  code: "idempotency_key_in_progress",
+  status: 409,
+  description: "A request with this Idempotency-Key is still running: retry later"
+}) {}
+
+// --- 413, 415, 429, 431, 499 ---------------------------------------------------------------------
+
+export class PayloadTooLarge extends ApiError<PayloadTooLarge>()("PayloadTooLarge", {
+  code: "payload_too_large",
+  status: 413,
+  description: "The body is over its limit (16 MiB of JSON, the archive size, 1024 MiB of video)"
+}) {}
+
+export class UnsupportedMediaType extends ApiError<UnsupportedMediaType>()("UnsupportedMediaType", {
+  code: "unsupported_media_type",
+  status: 415,
+  description: "The body's Content-Type is not one the endpoint takes"
+}) {}
+
+export class RateLimited extends ApiError<RateLimited>()("RateLimited", {
+  code: "rate_limited",
+  status: 429,
+  description: "An upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds"
+}, {
+  /** Seconds until the client may try again, sent as `Retry-After`. */
+  retryAfter: Schema.optional(Schema.Number)
+}) {}
+
+export class RequestTooLarge extends ApiError<RequestTooLarge>()("RequestTooLarge", {
+  code: "request_too_large",
+  status: 431,
+  description: "The request line or headers are too large"
+}) {}
+
+export class ClientClosedRequest extends ApiError<ClientClosedRequest>()("ClientClosedRequest", {
+  code: "client_closed_request",
+  status: 499,
+  description: "The client went away before the answer (recorded in logs; nobody reads it)"
+}) {}
+
+// --- 5xx -----------------------------------------------------------------------------------------
+
+export class InternalError extends ApiError<InternalError>()("InternalError", {
+  code: "internal_error",
+  status: 500,
+  description: "The service failed: the cause is logged, the answer holds no internals"
+}) {}
+
+export class UpstreamError extends ApiError<UpstreamError>()("UpstreamError", {
+  code: "upstream_error",
+  status: 502,
+  description: "A vendor failed, or refused the service's credentials: not the caller's fault"
+}) {}
+
+export class ServiceUnavailable extends ApiError<ServiceUnavailable>()("ServiceUnavailable", {
+  code: "service_unavailable",
+  status: 503,
+  description: "A dependency (the database, the repository host) is down: try again later"
+}) {}
+
+export class VendorNotConfigured extends ApiError<VendorNotConfigured>()("VendorNotConfigured", {
+  code: "vendor_not_configured",
+  status: 503,
+  description: "The vendor's settings are not set; the message names them"
+}) {}
+
+export class UpstreamTimeout extends ApiError<UpstreamTimeout>()("UpstreamTimeout", {
+  code: "upstream_timeout",
+  status: 504,
+  description: "A vendor did not answer within VENDOR_TIMEOUT_SECONDS"
+}) {}
+
+/** Every class above, in the order of the README's table. */
+export const apiErrors = [
+  BadRequest,
+  InvalidVideo,
+  VideoTooLong,
+  Unauthorized,
+  InvalidToken,
+  Forbidden,
+  NodeBanned,
+  PublisherBanned,
+  InvalidSignature,
+  UrlExpired,
+  InvalidVcsToken,
+  RepositoryNotOwned,
+  NotFound,
+  NoInstallableVersion,
+  UserNotFound,
+  MethodNotAllowed,
+  Conflict,
+  NodeExists,
+  NodeDeleted,
+  VersionExists,
+  VersionImmutable,
+  ArchiveMissing,
+  NodeAlreadyClaimed,
+  RepositoryNotRecognised,
+  PublisherExists,
+  PublisherIdReserved,
+  LastOwner,
+  IdempotencyKeyReused,
+  IdempotencyKeyInProgress,
+  PayloadTooLarge,
+  UnsupportedMediaType,
+  RateLimited,
+  RequestTooLarge,
+  ClientClosedRequest,
+  InternalError,
+  UpstreamError,
+  ServiceUnavailable,
+  VendorNotConfigured,
+  UpstreamTimeout
+] as const

@@ -1,0 +1,173 @@
+/**
+ * Image tasks: start a task at the vendor and record it with its owner; answer polls from the
+ * vendor without ever moving a status backwards; make a repeated Idempotency-Key answer the first
+ * request's task with one vendor call.
+ */
+import { Clock, Data, Effect, Option, Schedule } from "effect"
+import { createHash, randomUUID } from "node:crypto"
+import { AppConfig } from "../Config.ts"
+import { CurrentUser } from "../Domain/Auth.ts"
+import { type ImageTaskKind, MediaTask, terminalStatuses } from "../Domain/Media.ts"
+import { isUuid } from "../Domain/Schemas.ts"
+import { ClaimOutcome, type KeyClaim, type StoredTask, TaskRepo } from "./TaskRepo.ts"
+import { ImageVendor } from "./Vendor.ts"
+import type { VendorFailure, VendorUnconfigured } from "../Vendors/Failure.ts"
+
+export class TaskMissing extends Data.TaggedError("TaskMissing")<{ readonly taskId: string }> {
+  override get message() {
+    return `No task '${this.taskId}' of yours`
+  }
+}
+
+export class KeyReused extends Data.TaggedError("KeyReused")<{ readonly key: string }> {
+  override get message() {
+    return `Idempotency-Key '${this.key}' was used with another request body within the last 24 hours`
+  }
+}
+
+export class KeyInProgress extends Data.TaggedError("KeyInProgress")<{ readonly key: string }> {
+  override get message() {
+    return `A request with Idempotency-Key '${this.key}' is still in progress; retry later`
+  }
+}
+
+/** JSON with keys sorted at every level: equal meaning, equal text. */
+const canonicalJson = (value: unknown): string =>
+  Array.isArray(value)
+    ? `[${value.map(canonicalJson).join(",")}]`
+    : typeof value === "object" && value !== null
+    ? `{${Object.keys(value).sort().map((k) => `${JSON.stringify(k)}:${canonicalJson((value as Record<string, unknown>)[k])}`).join(",")}}`
+    : JSON.stringify(value)
+
+/** The hash an Idempotency-Key is bound to: the request as decoded, defaults applied. */
+export const requestHash = (kind: ImageTaskKind, body: unknown): Uint8Array =>
+  createHash("sha256").update(`${kind}\n${canonicalJson(body)}`).digest()
+
+const sameBytes = (a: Uint8Array, b: Uint8Array) => Buffer.compare(a, b) === 0
+
+/** How often a repeated key looks whether the first request has finished. */
+const keyPollMillis = 25
+/** How much longer than the vendor timeout a repeat waits for the first request. */
+const keyWaitGraceMillis = 2_000
+
+/** Why a start at the vendor failed. */
+type StartFailure = VendorFailure | VendorUnconfigured
+
+const sameList = (a: ReadonlyArray<string>, b: ReadonlyArray<string>) => a.length === b.length && a.every((x, i) => x === b[i])
+
+/** A stored task as clients see it. */
+export const toWire = (task: StoredTask) => new MediaTask({ task_id: task.id, status: task.status, generated: task.generated }, true)
+
+export class ImageTasks extends Effect.Service<ImageTasks>()("ImageTasks", {
+  effect: Effect.gen(function*() {
+    const vendor = yield* ImageVendor
+    const tasks = yield* TaskRepo
+    const { vendorTimeoutMillis } = yield* AppConfig
+
+    /**
+     * Starts the task at the vendor and records it (binding the claimed key, if any). It runs to
+     * its end even if the caller leaves, so that a task the vendor started is never lost; a
+     * failure releases the key so that a retry may try again.
+     */
+    const startAtVendor = (ownerId: string, kind: ImageTaskKind, body: Readonly<Record<string, unknown>>, claim: Option.Option<KeyClaim>) =>
+      Effect.gen(function*() {
+        const started = yield* vendor.start(kind, body)
+        const record = (id: string) =>
+          tasks.create({
+            id,
+            vendorTaskId: started.taskId,
+            ownerId,
+            kind,
+            status: Option.getOrElse(started.status, () => "CREATED" as const),
+            generated: started.generated ?? []
+          }, claim)
+        // the vendor's id is the client's when it is a UUID (its webhooks name it); else, or when
+        // the vendor repeats an id, one of ours
+        const recorded = yield* record(isUuid(started.taskId) ? started.taskId.toLowerCase() : randomUUID())
+        return Option.isSome(recorded) ? recorded.value : yield* Effect.flatMap(record(randomUUID()), Effect.orDie)
+      }).pipe(
+        Effect.onError(() => Option.match(claim, { onNone: () => Effect.void, onSome: tasks.releaseKey })),
+        // a fiber of its own: a caller who leaves stops waiting, the start (bounded by the vendor timeout) goes on
+        Effect.forkDaemon,
+        Effect.flatMap((fiber) => fiber.await),
+        Effect.flatten
+      )
+
+    const ownTask = (ownerId: string, kind: ImageTaskKind, taskId: string) =>
+      Effect.flatMap(tasks.find(ownerId, kind, taskId), Option.match({
+        onNone: () => Effect.fail(new TaskMissing({ taskId })),
+        onSome: Effect.succeed
+      }))
+
+    /** What a key held by an earlier request answers: its task, once it has one. */
+    const heldBy = (
+      claim: KeyClaim,
+      held: Extract<ClaimOutcome, { _tag: "Held" }>
+    ): Effect.Effect<StoredTask, KeyReused | KeyInProgress | TaskMissing> =>
+      !sameBytes(held.requestHash, claim.requestHash)
+        ? Effect.fail(new KeyReused({ key: claim.key }))
+        : Option.match(held.taskId, {
+          onNone: () => Effect.fail(new KeyInProgress({ key: claim.key })),
+          onSome: (taskId) => ownTask(claim.ownerId, claim.kind, taskId)
+        })
+
+    /**
+     * With a key: the first request claims it and calls the vendor; a repeat with the same body
+     * answers the task it started, looking again every `keyPollMillis` until `deadline` while it
+     * is still at the vendor. A key let go meanwhile (the first request failed) is claimed again.
+     */
+    const startIdempotently = (
+      claim: KeyClaim,
+      body: Readonly<Record<string, unknown>>,
+      deadline: number
+    ): Effect.Effect<StoredTask, StartFailure | TaskMissing | KeyReused | KeyInProgress> =>
+      Effect.flatMap(tasks.claimKey(claim), (outcome): Effect.Effect<StoredTask, StartFailure | TaskMissing | KeyReused | KeyInProgress> =>
+        ClaimOutcome.$match(outcome, {
+          Claimed: () => startAtVendor(claim.ownerId, claim.kind, body, Option.some(claim)),
+          Held: (held) =>
+            heldBy(claim, held).pipe(
+              Effect.catchTag("KeyInProgress", () =>
+                Effect.flatMap(
+                  tasks.readKey(claim),
+                  (now): Effect.Effect<StoredTask, StartFailure | TaskMissing | KeyReused | KeyInProgress> =>
+                    Option.isNone(now) ? startIdempotently(claim, body, deadline) : heldBy(claim, now.value)
+                ).pipe(
+                  Effect.delay(keyPollMillis),
+                  Effect.retry({
+                    schedule: Schedule.spaced(keyPollMillis),
+                    while: (e) =>
+                      e._tag === "KeyInProgress"
+                        ? Effect.map(Clock.currentTimeMillis, (now) => now <= deadline)
+                        : Effect.succeed(false)
+                  })
+                ))
+            )
+        }))
+
+    return {
+      /** Starts a task of the caller's; with an Idempotency-Key, at most once per key and body. */
+      start: Effect.fn("ImageTasks.start")(
+        function*(kind: ImageTaskKind, body: Readonly<Record<string, unknown>>, key: string | undefined) {
+          const user = yield* CurrentUser
+          if (key === undefined) return yield* startAtVendor(user.id, kind, body, Option.none())
+          const deadline = (yield* Clock.currentTimeMillis) + vendorTimeoutMillis + keyWaitGraceMillis
+          return yield* startIdempotently({ ownerId: user.id, kind, key, requestHash: requestHash(kind, body) }, body, deadline)
+        }
+      ),
+
+      /** The caller's task, after asking the vendor unless it has finished. */
+      poll: Effect.fn("ImageTasks.poll")(function*(kind: ImageTaskKind, taskId: string) {
+        const user = yield* CurrentUser
+        const task = yield* ownTask(user.id, kind, taskId)
+        if (terminalStatuses.includes(task.status)) return task
+        const answer = yield* vendor.poll(kind, task.vendorTaskId)
+        // a status this service does not know is not stored, nor one that changes nothing
+        if (Option.isNone(answer.status)) return task
+        const unchanged = answer.status.value === task.status &&
+          (answer.generated === undefined || sameList(answer.generated, task.generated))
+        return unchanged ? task : yield* tasks.advance(task.id, answer.status.value, answer.generated)
+      })
+    }
+  }),
+  dependencies: [ImageVendor.Default, TaskRepo.Default]
+}) {}

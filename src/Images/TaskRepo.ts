@@ -1,0 +1,195 @@
+/**
+ * Image tasks and the Idempotency-Key claims of the requests that started them. A task's status
+ * moves only forwards (CREATED -> IN_PROGRESS -> COMPLETED | FAILED), enforced by the UPDATE's
+ * own condition, so that concurrent polls with stale vendor answers cannot move it back.
+ */
+import { SqlClient, SqlSchema } from "@effect/sql"
+import { Data, Effect, Option, Schema } from "effect"
+import { AppConfig } from "../Config.ts"
+import { ImageTaskKind, MediaTaskStatus } from "../Domain/Media.ts"
+import { isUuid, Strings } from "../Domain/Schemas.ts"
+import { rowsOf } from "../Db/Rows.ts"
+
+/** A task as stored: the id its owner sees, the vendor's id, its kind, status and results. */
+export const StoredTask = Schema.Struct({
+  id: Schema.String,
+  vendorTaskId: Schema.String,
+  kind: ImageTaskKind,
+  status: MediaTaskStatus,
+  generated: Strings
+})
+export type StoredTask = typeof StoredTask.Type
+
+export interface NewTask extends StoredTask {
+  readonly ownerId: string
+}
+
+/** An Idempotency-Key: whose, for which operation, and the hash of the request that claimed it. */
+export interface KeyClaim {
+  readonly ownerId: string
+  readonly kind: ImageTaskKind
+  readonly key: string
+  readonly requestHash: Uint8Array
+}
+
+/** What claiming a key found: it is ours now, or an earlier request holds it (with its task once it has one). */
+export type ClaimOutcome = Data.TaggedEnum<{
+  Claimed: {}
+  Held: { readonly requestHash: Uint8Array; readonly taskId: Option.Option<string> }
+}>
+export const ClaimOutcome = Data.taggedEnum<ClaimOutcome>()
+
+/** How long a key binds its task. */
+export const idempotencyWindowHours = 24
+
+/** A start takes at most the vendor timeout; a claim without a task for this much longer was abandoned. */
+const abandonedClaimGraceMillis = 10_000
+
+const taskColumns = "id::text, vendor_task_id, kind, status, generated"
+
+/** What names a key: its owner, operation and text. */
+const KeyRequest = Schema.Struct({ ownerId: Schema.String, kind: ImageTaskKind, key: Schema.String })
+
+const TaskRow = rowsOf({
+  id: Schema.String,
+  vendor_task_id: Schema.String,
+  kind: ImageTaskKind,
+  status: MediaTaskStatus,
+  generated: Strings
+}, StoredTask, ({ vendor_task_id, ...task }) => ({ ...task, vendorTaskId: vendor_task_id }))
+
+const HeldRow = Schema.Struct({
+  request_hash: Schema.Uint8ArrayFromSelf,
+  task_id: Schema.OptionFromNullOr(Schema.String)
+})
+
+const held = (row: typeof HeldRow.Type) =>
+  ClaimOutcome.Held({ requestHash: new Uint8Array(row.request_hash), taskId: row.task_id })
+
+export class TaskRepo extends Effect.Service<TaskRepo>()("TaskRepo", {
+  effect: Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const staleAfterMillis = (yield* AppConfig).vendorTimeoutMillis + abandonedClaimGraceMillis
+    const window = sql.literal(`interval '${idempotencyWindowHours} hours'`)
+
+    // one statement, so that recording the task and binding its key need no transaction
+    const insertTask = SqlSchema.findOne({
+      Request: Schema.Struct({
+        task: Schema.Struct({ ...StoredTask.fields, ownerId: Schema.String }),
+        claim: Schema.NullOr(KeyRequest)
+      }),
+      Result: TaskRow,
+      execute: ({ claim, task }) =>
+        sql`WITH task AS (
+              INSERT INTO media_tasks (id, vendor_task_id, owner_id, kind, status, generated)
+              VALUES (${task.id}::uuid, ${task.vendorTaskId}, ${task.ownerId}, ${task.kind}, ${task.status}, ${[...task.generated]}::text[])
+              ON CONFLICT (id) DO NOTHING
+              RETURNING ${sql.literal(taskColumns)}
+            ), bound AS (
+              UPDATE media_idempotency_keys SET task_id = (SELECT id::uuid FROM task)
+              WHERE ${claim !== null} AND owner_id = ${claim?.ownerId ?? ""} AND kind = ${claim?.kind ?? ""} AND key = ${claim?.key ?? ""}
+            )
+            SELECT * FROM task`
+    })
+
+    const findTask = SqlSchema.findOne({
+      Request: Schema.Struct({ ownerId: Schema.String, kind: ImageTaskKind, id: Schema.String }),
+      Result: TaskRow,
+      execute: ({ id, kind, ownerId }) =>
+        sql`SELECT ${sql.literal(taskColumns)} FROM media_tasks WHERE id = ${id}::uuid AND owner_id = ${ownerId} AND kind = ${kind}`
+    })
+
+    const advanceTask = SqlSchema.single({
+      Request: Schema.Struct({ id: Schema.String, status: MediaTaskStatus, generated: Schema.NullOr(Strings) }),
+      Result: TaskRow,
+      // the CTE's UPDATE and the fallback SELECT see the same snapshot: one of them answers the row
+      execute: ({ generated, id, status }) =>
+        sql`WITH moved AS (
+              UPDATE media_tasks
+              SET status = ${status}, generated = coalesce(${generated === null ? null : [...generated]}::text[], generated),
+                  updated_at = now()
+              WHERE id = ${id}::uuid
+                AND (media_status_rank(status) < media_status_rank(${status})
+                     OR (status = ${status} AND status NOT IN ('COMPLETED', 'FAILED')
+                         AND generated IS DISTINCT FROM coalesce(${generated === null ? null : [...generated]}::text[], generated)))
+              RETURNING ${sql.literal(taskColumns)}
+            )
+            SELECT * FROM moved
+            UNION ALL
+            SELECT ${sql.literal(taskColumns)} FROM media_tasks
+            WHERE id = ${id}::uuid AND NOT EXISTS (SELECT 1 FROM moved)`
+    })
+
+    const findKey = SqlSchema.findOne({
+      Request: KeyRequest,
+      Result: HeldRow,
+      execute: ({ key, kind, ownerId }) =>
+        sql`SELECT request_hash, task_id::text FROM media_idempotency_keys
+            WHERE owner_id = ${ownerId} AND kind = ${kind} AND key = ${key} AND created_at >= now() - ${window}`
+    })
+
+    const readKey = (claim: KeyClaim) => Effect.map(findKey(claim), Option.map(held))
+
+    const claimKey = (claim: KeyClaim): Effect.Effect<ClaimOutcome, unknown> =>
+      Effect.gen(function*() {
+        // an expired claim binds nothing: clear the user's before claiming
+        yield* sql`DELETE FROM media_idempotency_keys WHERE owner_id = ${claim.ownerId} AND created_at < now() - ${window}`
+        // a claim still without a task after `staleAfterMillis` lost its request (a crash): take it over
+        const inserted = yield* sql`
+          INSERT INTO media_idempotency_keys (owner_id, kind, key, request_hash)
+          VALUES (${claim.ownerId}, ${claim.kind}, ${claim.key}, ${claim.requestHash})
+          ON CONFLICT (owner_id, kind, key) DO UPDATE SET request_hash = excluded.request_hash, created_at = now()
+            WHERE media_idempotency_keys.task_id IS NULL
+              AND media_idempotency_keys.created_at < now() - ${staleAfterMillis} * interval '1 millisecond'
+          RETURNING 1 AS claimed`
+        if (inserted.length > 0) return ClaimOutcome.Claimed()
+        const current = yield* readKey(claim)
+        // released between the two statements: try again
+        return Option.isSome(current) ? current.value : yield* claimKey(claim)
+      })
+
+    return {
+      /**
+       * Records a new task; with a claimed key, binds the key to it in the same statement. `None`
+       * when a task with that id exists already.
+       */
+      create: Effect.fn("TaskRepo.create")(function*(task: NewTask, claim: Option.Option<KeyClaim>) {
+        return yield* Effect.orDie(insertTask({ task, claim: Option.getOrNull(claim) }))
+      }),
+
+      /** The owner's task of this kind; `None` for anyone else's, another kind's, or an id that is no UUID. */
+      find: Effect.fn("TaskRepo.find")(function*(ownerId: string, kind: ImageTaskKind, id: string) {
+        return isUuid(id) ? yield* Effect.orDie(findTask({ ownerId, kind, id })) : Option.none<StoredTask>()
+      }),
+
+      /**
+       * Moves the task to `status` if that is forwards (or the same, unfinished, status with new
+       * results); `generated` undefined keeps the stored list. Answers the task as stored afterwards.
+       */
+      advance: Effect.fn("TaskRepo.advance")(
+        function*(id: string, status: MediaTaskStatus, generated: ReadonlyArray<string> | undefined) {
+          return yield* Effect.orDie(advanceTask({ id, status, generated: generated ?? null }))
+        }
+      ),
+
+      /**
+       * Claims a key (an expired claim counts as none, and so does one left without a task for
+       * longer than the vendor timeout and a grace), or says who holds it.
+       */
+      claimKey: Effect.fn("TaskRepo.claimKey")(function*(claim: KeyClaim) {
+        return yield* Effect.orDie(claimKey(claim))
+      }),
+
+      /** Who holds a key now; `None` once it is released or expired. */
+      readKey: Effect.fn("TaskRepo.readKey")(function*(claim: KeyClaim) {
+        return yield* Effect.orDie(readKey(claim))
+      }),
+
+      /** Gives up a claim that is not bound to a task (its vendor call failed). */
+      releaseKey: Effect.fn("TaskRepo.releaseKey")(function*(claim: KeyClaim) {
+        yield* sql`DELETE FROM media_idempotency_keys
+          WHERE owner_id = ${claim.ownerId} AND kind = ${claim.kind} AND key = ${claim.key} AND task_id IS NULL`.pipe(Effect.orDie)
+      })
+    }
+  })
+}) {}

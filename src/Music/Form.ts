@@ -1,0 +1,236 @@
+/**
+ * The form of `POST /proxy/musicvendor/v2m/generate`, read straight from the request: its text
+ * fields, and a video file spooled to a temporary file as it arrives (never held in memory). What
+ * was read is then decoded with the contract's own schema (Domain/Media.ts, MusicForm) into a
+ * file or a URL.
+ */
+import { FileSystem, HttpIncomingMessage, Multipart, type HttpServerRequest } from "@effect/platform"
+import { NodeHttpServerRequest, NodeMultipart } from "@effect/platform-node"
+import { Data, Deferred, Effect, Exit, Option, ParseResult, Schema, type Scope, Stream } from "effect"
+import * as fs from "node:fs"
+import { Transform } from "node:stream"
+import { pipeline } from "node:stream/promises"
+import { MusicForm, type MusicRequest, MusicUrlForm, type VideoFile } from "../Domain/Media.ts"
+
+/** The form broke a rule; `message` says which, naming the field. */
+export class FormInvalid extends Data.TaggedError("FormInvalid")<{ readonly reason: string }> {
+  override get message() {
+    return this.reason
+  }
+}
+
+/** The request is not a form this endpoint reads. */
+export class FormNotAccepted extends Data.TaggedError("FormNotAccepted")<{ readonly contentType: string }> {
+  override get message() {
+    return `Send the form as multipart/form-data or application/x-www-form-urlencoded, not '${this.contentType || "no content type"}'`
+  }
+}
+
+export class VideoTooLarge extends Data.TaggedError("VideoTooLarge")<{ readonly maxBytes: number }> {
+  override get message() {
+    return `The video file is larger than ${this.maxBytes} bytes (${Math.floor(this.maxBytes / 1024 / 1024)} MiB)`
+  }
+}
+
+/** Room for the form's other fields and multipart framing beside the file. */
+const formOverheadBytes = 4 * 1024 * 1024
+/** A form without a file (URL-encoded) is small. */
+const maxFieldsBytes = 64 * 1024
+
+export type FormError = FormInvalid | FormNotAccepted | VideoTooLarge
+
+export interface UploadOptions {
+  /** Where temporary files go (created if missing). */
+  readonly tmpDir: string
+  readonly maxFileBytes: number
+}
+
+const bad = (reason: string) => new FormInvalid({ reason })
+
+/** The request's declared body length is beyond anything we would accept: refuse before reading. */
+const declaredTooLarge = (request: HttpServerRequest.HttpServerRequest, maxFileBytes: number) => {
+  const declared = Number(request.headers["content-length"] ?? 0)
+  return Number.isFinite(declared) && declared > maxFileBytes + formOverheadBytes
+}
+
+const mediaType = (request: HttpServerRequest.HttpServerRequest) =>
+  (request.headers["content-type"] ?? "").split(";")[0]!.trim().toLowerCase()
+
+/** The text fields the endpoint knows; other text fields are ignored. */
+const textFields: ReadonlySet<string> = new Set(["video", "video_url", "prompt"])
+/** The parts that may carry the video file. */
+const fileFields: ReadonlySet<string> = new Set(["0.video", "video"])
+
+/** The form as read: its known fields by name, a file under the part that carried it. */
+type Collected = Map<string, string | VideoFile>
+
+const setField = (collected: Collected, key: string, value: string | VideoFile) =>
+  collected.has(key)
+    ? Effect.fail(bad(`The form gives '${key}' more than once`))
+    : Effect.sync(() => void collected.set(key, value))
+
+class LimitReached extends Error {}
+
+/** Copies a file part to a temporary file (removed with the request's scope), counting its bytes; past the limit it stops at once. */
+const spool = (part: Multipart.File, options: UploadOptions) =>
+  Effect.gen(function*() {
+    const files = yield* FileSystem.FileSystem
+    yield* files.makeDirectory(options.tmpDir, { recursive: true })
+    const path = yield* files.makeTempFileScoped({ directory: options.tmpDir, prefix: "video-" })
+    let size = 0
+    const counter = new Transform({
+      transform(chunk: Buffer, _encoding, callback) {
+        size += chunk.length
+        if (size > options.maxFileBytes) callback(new LimitReached())
+        else callback(null, chunk)
+      }
+    })
+    // Node's own pipeline: a gigabyte moves through it at disk speed, chunk by chunk
+    yield* Effect.tryPromise({
+      try: (signal) =>
+        pipeline(NodeMultipart.fileToReadable(part), counter, fs.createWriteStream(path, { highWaterMark: 1024 * 1024 }), { signal }),
+      catch: (cause) =>
+        cause instanceof LimitReached || ["MaxPartSize", "MaxTotalSize"].includes(String((cause as { limit?: unknown } | null)?.limit))
+          ? new VideoTooLarge({ maxBytes: options.maxFileBytes })
+          : bad("The video upload could not be read: the form ended or broke off inside the file")
+    })
+    return { path, size, filename: part.name, contentType: part.contentType } satisfies VideoFile
+  }).pipe(Effect.catchTags({ SystemError: Effect.die, BadArgument: Effect.die }))
+
+const fromMultipartError = (e: Multipart.MultipartError, maxFileBytes: number): FormError => {
+  switch (e.reason) {
+    case "FileTooLarge":
+    case "BodyTooLarge":
+      return new VideoTooLarge({ maxBytes: maxFileBytes })
+    case "FieldTooLarge":
+      return bad(`A form field is longer than ${maxFieldsBytes} bytes`)
+    case "TooManyParts":
+      return bad("The form has too many parts")
+    default:
+      return bad("The request is not a valid multipart/form-data body")
+  }
+}
+
+/** The multipart boundary of the request's content type, if it names one. */
+const boundaryOf = (request: HttpServerRequest.HttpServerRequest) => {
+  const match = /;\s*boundary=(?:"([^"]+)"|([^;\s]+))/i.exec(request.headers["content-type"] ?? "")
+  return match ? (match[1] ?? match[2])! : undefined
+}
+
+/** How far after the closing delimiter a body may go on (an epilogue) and still count as complete. */
+const maxEpilogueBytes = 256
+
+/**
+ * The closing-delimiter watcher: the request body, watched on its way to the multipart parser.
+ * When the body ends without `--boundary--` near its end, `truncated` fails. The parser
+ * (@effect/platform's, over multipasta) waits forever for a form that ends inside a part's
+ * headers: the request would hang until the client gave up (test/Media/Music.test.ts,
+ * "a form cut inside a part's headers").
+ */
+const watchForClosingDelimiter = (request: HttpServerRequest.HttpServerRequest, boundary: string) =>
+  Effect.gen(function*() {
+    const truncated = yield* Deferred.make<never, FormInvalid>()
+    const closing = Buffer.from(`--${boundary}--`)
+    const keep = closing.length + maxEpilogueBytes
+    let tail = Buffer.alloc(0)
+    const watcher = new Transform({
+      transform(chunk: Buffer, _encoding, callback) {
+        tail = chunk.length >= keep ? Buffer.from(chunk.subarray(chunk.length - keep)) : Buffer.concat([tail, chunk]).subarray(-keep)
+        callback(null, chunk)
+      },
+      flush(callback) {
+        if (!tail.includes(closing)) {
+          Deferred.unsafeDone(truncated, Exit.fail(bad("The multipart form ended before its closing boundary")))
+        }
+        callback()
+      }
+    })
+    NodeHttpServerRequest.toIncomingMessage(request).pipe(watcher)
+    return { body: watcher, truncated: Deferred.await(truncated) }
+  })
+
+const readMultipart = (request: HttpServerRequest.HttpServerRequest, options: UploadOptions) =>
+  Effect.gen(function*() {
+    const boundary = boundaryOf(request)
+    if (boundary === undefined) return yield* bad("The multipart/form-data content type names no boundary")
+    const { body, truncated } = yield* watchForClosingDelimiter(request, boundary)
+    const collected: Collected = new Map()
+    let hasFile = false
+    yield* NodeMultipart.stream(body, request.headers).pipe(
+      Multipart.withLimitsStream({
+        maxParts: Option.some(32),
+        maxFieldSize: maxFieldsBytes,
+        // our own count of file bytes is exact; these bound what the parser lets through at all
+        maxFileSize: Option.some(options.maxFileBytes + 64 * 1024),
+        maxTotalSize: Option.some(options.maxFileBytes + formOverheadBytes)
+      }),
+      Stream.mapError((e) => fromMultipartError(e, options.maxFileBytes)),
+      Stream.runForEach((part): Effect.Effect<void, FormError, Scope.Scope | FileSystem.FileSystem> => {
+        if (part._tag === "Field") {
+          if (part.key === "0.video") return Effect.fail(bad("'0.video' must be a file part (a form field with a file name)"))
+          return textFields.has(part.key) ? setField(collected, part.key, part.value) : Effect.void
+        }
+        if (!fileFields.has(part.key)) {
+          return Effect.fail(bad(`The form part '${part.key}' carries a file; only '0.video' (or 'video') may`))
+        }
+        if (hasFile) return Effect.fail(bad("The form carries more than one video file"))
+        hasFile = true
+        return Effect.flatMap(spool(part, options), (file) => setField(collected, part.key, file))
+      }),
+      Effect.raceFirst(truncated)
+    )
+    return collected
+  })
+
+const readUrlEncoded = (request: HttpServerRequest.HttpServerRequest) =>
+  request.text.pipe(
+    HttpIncomingMessage.withMaxBodySize(Option.some(maxFieldsBytes)),
+    Effect.mapError((e) =>
+      /maxBytes|too large/i.test(String((e.cause as { message?: unknown } | undefined)?.message ?? ""))
+        ? bad(`A form without a file must be at most ${maxFieldsBytes} bytes`)
+        : bad("The form could not be read")
+    ),
+    Effect.flatMap((text) =>
+      Effect.gen(function*() {
+        const collected: Collected = new Map()
+        for (const [key, value] of new URLSearchParams(text)) {
+          if (textFields.has(key)) yield* setField(collected, key, value)
+        }
+        return collected
+      })
+    )
+  )
+
+const decodeForm = Schema.decodeUnknown(MusicForm)
+const decodeUrlForm = Schema.decodeUnknown(Schema.compose(MusicUrlForm, MusicForm, { strict: false }))
+
+/** The first thing wrong with the form, naming the field when it is one field's fault. */
+const describe = (e: ParseResult.ParseError) => {
+  const [issue] = ParseResult.ArrayFormatter.formatErrorSync(e)
+  if (issue === undefined) return "The form is not valid"
+  return issue.path.length > 0 ? `Invalid value for '${issue.path.map(String).join(".")}': ${issue.message}` : issue.message
+}
+
+/** The request's form encoding; anything else is refused. */
+export const formContentType = (request: HttpServerRequest.HttpServerRequest) => {
+  const type = mediaType(request)
+  return type === "multipart/form-data" || type === "application/x-www-form-urlencoded"
+    ? Effect.succeed(type)
+    : Effect.fail(new FormNotAccepted({ contentType: type }))
+}
+
+/**
+ * Reads the form: `multipart/form-data` (the file spooled to `tmpDir`, removed when the scope
+ * closes) or `application/x-www-form-urlencoded` (a URL only).
+ */
+export const readVideoForm = (
+  request: HttpServerRequest.HttpServerRequest,
+  options: UploadOptions
+): Effect.Effect<MusicRequest, FormError, Scope.Scope | FileSystem.FileSystem> =>
+  Effect.gen(function*() {
+    const type = yield* formContentType(request)
+    if (declaredTooLarge(request, options.maxFileBytes)) return yield* new VideoTooLarge({ maxBytes: options.maxFileBytes })
+    const multipart = type === "multipart/form-data"
+    const collected = Object.fromEntries(multipart ? yield* readMultipart(request, options) : yield* readUrlEncoded(request))
+    return yield* (multipart ? decodeForm(collected) : decodeUrlForm(collected)).pipe(Effect.mapError((e) => bad(describe(e))))
+  })

@@ -1,0 +1,45 @@
+/**
+ * `POST /proxy/musicvendor/v2m/generate`: the body is read here as a stream (the framework never
+ * buffers an upload), then Music relays the vendor's answer.
+ */
+import { HttpApiBuilder, HttpServerResponse } from "@effect/platform"
+import { Effect } from "effect"
+import * as path from "node:path"
+import { Api } from "../Api.ts"
+import { AppConfig } from "../Config.ts"
+import { maxVideoBytes } from "../Domain/Media.ts"
+import { answer, respondToCause } from "../Errors.ts"
+import { formContentType, readVideoForm } from "./Form.ts"
+import { Music } from "./Service.ts"
+
+/** Failures answered here, before any method routing: no path has other methods to offer. */
+const answerFailure = respondToCause(() => [])
+
+export const MusicProxyLive = HttpApiBuilder.group(Api, "musicProxy", (handlers) =>
+  Effect.gen(function*() {
+    const music = yield* Music
+    const tmpDir = path.join((yield* AppConfig).dataDir, "tmp")
+    const modeHeaders: Record<string, string> = music.mode === "simulated" ? { "x-vendor-mode": "simulated" } : {}
+
+    return handlers.handleRaw("generateMusic", ({ request }) =>
+      Effect.gen(function*() {
+        yield* formContentType(request)
+        // refuse before reading: an upload is pointless when the vendor cannot be asked
+        yield* music.ready
+        const form = yield* readVideoForm(request, { tmpDir, maxFileBytes: maxVideoBytes })
+        const body = yield* music.generate(form)
+        return HttpServerResponse.stream(body, {
+          contentType: "application/x-ndjson",
+          headers: { "cache-control": "no-cache", "x-accel-buffering": "no", ...modeHeaders }
+        })
+      }).pipe(
+        answer,
+        // the body may be unread (a refused or oversized upload): closing the connection lets
+        // the client see the answer instead of the server draining the rest
+        Effect.catchAllCause((cause) =>
+          Effect.map(answerFailure(cause), (response) =>
+            HttpServerResponse.setHeaders(response, { connection: "close", ...modeHeaders })
+          )
+        )
+      ))
+  }))

@@ -1,0 +1,83 @@
+/**
+ * Video to music: check the video (an upload's duration, from its container), ask the vendor, and
+ * relay its NDJSON stream event by event, with keep-alive lines while it is silent.
+ */
+import { Chunk, Data, Effect, Option, Stream } from "effect"
+import { parseFile } from "music-metadata"
+import { AppConfig } from "../Config.ts"
+import { maxVideoSeconds, type MusicRequest, type VideoFile } from "../Domain/Media.ts"
+import { relayEvents, type StreamBroken, withKeepAlive } from "./Events.ts"
+import { MusicVendor, type VendorStreamError } from "./Vendor.ts"
+
+export class VideoUnreadable extends Data.TaggedError("VideoUnreadable")<{}> {
+  override get message() {
+    return "The uploaded file is not a video whose duration can be read (MP4/MOV, WebM/Matroska, ...)"
+  }
+}
+
+export class VideoOverlong extends Data.TaggedError("VideoOverlong")<{ readonly seconds: number }> {
+  override get message() {
+    return `The video is ${Math.round(this.seconds)} s long; at most ${maxVideoSeconds} s (6 minutes) is accepted`
+  }
+}
+
+/**
+ * The video's duration in seconds, from its container: the format's duration, else its longest
+ * track's (music-metadata gives a format duration for audio tracks only). `None` when the file
+ * is not a container music-metadata reads, or names no duration.
+ */
+export const videoDuration = (file: string): Effect.Effect<Option.Option<number>> =>
+  Effect.tryPromise(() => parseFile(file, { duration: true, skipCovers: true })).pipe(
+    Effect.map((metadata) => {
+      const tracks = metadata.format.trackInfo.map((t) => t.duration ?? 0)
+      const duration = metadata.format.duration ?? Math.max(0, ...tracks)
+      return Number.isFinite(duration) && duration > 0 ? Option.some(duration) : Option.none()
+    }),
+    Effect.orElseSucceed(() => Option.none<number>())
+  )
+
+/** An uploaded video must be readable and at most `maxVideoSeconds` long. */
+const checkDuration = (video: VideoFile) =>
+  Effect.flatMap(videoDuration(video.path), (duration): Effect.Effect<number, VideoUnreadable | VideoOverlong> =>
+    Option.isNone(duration)
+      ? Effect.fail(new VideoUnreadable())
+      : duration.value > maxVideoSeconds
+      ? Effect.fail(new VideoOverlong({ seconds: duration.value }))
+      : Effect.succeed(duration.value))
+
+/** What a stream that broke after its status line says in its final `error` event. */
+const streamFailure = (e: VendorStreamError | StreamBroken) =>
+  Effect.logWarning(`music vendor stream failed: ${e.message}`).pipe(
+    Effect.as(
+      e._tag === "StreamBroken"
+        ? { code: e.code, message: e.message }
+        : { code: "upstream_error", message: "The music vendor stream broke off" }
+    )
+  )
+
+export class Music extends Effect.Service<Music>()("Music", {
+  effect: Effect.gen(function*() {
+    const vendor = yield* MusicVendor
+    const { streamKeepAliveMillis } = yield* AppConfig
+    return {
+      mode: vendor.mode,
+      /** Fails when the vendor cannot be asked at all: refuse before an upload is read. */
+      ready: vendor.ready,
+      /**
+       * The answer's bytes: the vendor's events relayed, one JSON event per line, a blank line
+       * after `streamKeepAliveMillis` of silence. The vendor exchange ends with the scope.
+       */
+      generate: Effect.fn("Music.generate")(function*(request: MusicRequest) {
+        const durationSeconds = request._tag === "File" ? Option.some(yield* checkDuration(request.file)) : Option.none()
+        const body = yield* vendor.generate({ request, durationSeconds })
+        const lines = relayEvents(body, streamFailure).pipe(Stream.map((line) => `${line}\n`))
+        return withKeepAlive(lines, streamKeepAliveMillis, "\n").pipe(
+          // one write per chunk of events, not one per event
+          Stream.mapChunks((chunk) => Chunk.of(Chunk.join(chunk, ""))),
+          Stream.encodeText
+        )
+      })
+    }
+  }),
+  dependencies: [MusicVendor.Default]
+}) {}

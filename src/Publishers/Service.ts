@@ -1,0 +1,107 @@
+/**
+ * Publishers and their members: anyone may read a publisher (its members are shown to members and
+ * site admins only); its owners and admins change it; its owners manage members; site admins
+ * alone change its status.
+ */
+import { Data, Effect, Option } from "effect"
+import { Policy } from "../Auth/Policy.ts"
+import { CurrentUser, type User, Viewer } from "../Domain/Auth.ts"
+import { IdMismatch, NotPermitted, PublisherMissing } from "../Domain/Errors.ts"
+import { type PublisherRole, type PublisherStatus, reservedPublisherIds, unclaimedPublisherId } from "../Domain/Publisher.ts"
+import { publisherStatusMoves, statesReaching } from "../Domain/Transitions.ts"
+import { type NewPublisher, type PublisherPatch, PublisherRepo } from "./Repo.ts"
+
+export class PublisherIdIsReserved extends Data.TaggedError("PublisherIdIsReserved")<{ readonly publisherId: string }> {
+  override get message() {
+    return `The publisher id '${this.publisherId}' is reserved`
+  }
+}
+
+/** Banning the reserved publisher would hide every unclaimed node, and leave nothing for authors to claim. */
+export class UnclaimedStaysActive extends Data.TaggedError("UnclaimedStaysActive")<{}> {
+  override get message() {
+    return `The reserved publisher '${unclaimedPublisherId}' cannot be banned`
+  }
+}
+
+/** A publisher as its managers send it back: read-only fields may come along and are ignored. */
+export interface PublisherInput extends PublisherPatch {
+  readonly id?: string | undefined
+  readonly status?: PublisherStatus | undefined
+}
+
+export class Publishers extends Effect.Service<Publishers>()("Publishers", {
+  effect: Effect.gen(function*() {
+    const repo = yield* PublisherRepo
+    const policy = yield* Policy
+    const ownersOnly = (publisherId: string) => policy.requireRole(publisherId, ["owner"], { siteAdmin: false })
+
+    /** The publisher, with its members for members and site admins. */
+    const publisherFor = (publisherId: string, viewer: Option.Option<User>) =>
+      Effect.gen(function*() {
+        const showMembers = Option.isSome(viewer) &&
+          (viewer.value.isSiteAdmin || Option.isSome(yield* repo.roleOf(publisherId, viewer.value.id)))
+        return yield* Effect.flatMap(
+          repo.find(publisherId, showMembers),
+          Option.match({ onNone: () => Effect.fail(new PublisherMissing({ publisherId })), onSome: Effect.succeed })
+        )
+      })
+
+    /** Moves the publisher's status: site admins only, and the reserved publisher stays active. */
+    const moveStatus = Effect.fn("Publishers.moveStatus")(function*(publisherId: string, status: PublisherStatus) {
+      const user = yield* CurrentUser
+      if (!user.isSiteAdmin) return yield* new NotPermitted({ reason: "Only site admins may change a publisher's status" })
+      if (publisherId === unclaimedPublisherId && status !== "PublisherStatusActive") return yield* new UnclaimedStaysActive()
+      yield* repo.moveStatus(publisherId, statesReaching(publisherStatusMoves, status), status)
+    })
+
+    return {
+      get: Effect.fn("Publishers.get")(function*(publisherId: string) {
+        return yield* publisherFor(publisherId, yield* Viewer)
+      }),
+
+      /** Creates a publisher; the caller becomes its owner. */
+      create: Effect.fn("Publishers.create")(function*(publisher: NewPublisher) {
+        const user = yield* CurrentUser
+        if (reservedPublisherIds.has(publisher.id)) return yield* new PublisherIdIsReserved({ publisherId: publisher.id })
+        yield* repo.create(publisher, user.id)
+        return yield* publisherFor(publisher.id, Option.some(user)).pipe(Effect.orDie)
+      }),
+
+      update: Effect.fn("Publishers.update")(function*(publisherId: string, input: PublisherInput) {
+        const { user } = yield* policy.requireRole(publisherId, ["owner", "admin"], { siteAdmin: true })
+        if (input.id !== undefined && input.id !== publisherId) return yield* new IdMismatch({ field: "id", expected: publisherId })
+        if (input.status !== undefined) yield* moveStatus(publisherId, input.status)
+        const { name, description, logo, website, support, source_code_repo } = input
+        yield* repo.update(publisherId, { name, description, logo, website, support, source_code_repo })
+        return yield* publisherFor(publisherId, Option.some(user))
+      }),
+
+      /** Site moderation: ban or unban. */
+      moderate: Effect.fn("Publishers.moderate")(function*(publisherId: string, status: PublisherStatus) {
+        yield* policy.requireSiteAdmin
+        yield* moveStatus(publisherId, status)
+        return yield* publisherFor(publisherId, Option.none())
+      }),
+
+      /** The caller's publishers. */
+      mine: Effect.fn("Publishers.mine")(function*() {
+        return yield* repo.listForUser((yield* CurrentUser).id)
+      }),
+
+      /** Adds a member (owners only), or changes a member's role; answers the member and whether it is new. */
+      setMember: Effect.fn("Publishers.setMember")(function*(publisherId: string, userId: string, role: PublisherRole) {
+        yield* ownersOnly(publisherId)
+        const change = yield* repo.setMember(publisherId, userId, role)
+        const member = yield* Effect.flatMap(repo.member(publisherId, userId), Effect.orDie)
+        return { member, change }
+      }),
+
+      removeMember: Effect.fn("Publishers.removeMember")(function*(publisherId: string, userId: string) {
+        yield* ownersOnly(publisherId)
+        yield* repo.removeMember(publisherId, userId)
+      })
+    }
+  }),
+  dependencies: [PublisherRepo.Default, Policy.Default]
+}) {}

@@ -1,0 +1,130 @@
+/**
+ * Archives: the zip of a version, uploaded to its signed URL while the version is Pending, checked
+ * before its status commits, and served for download once the version is installable.
+ */
+import { Data, Effect, Option, type Stream } from "effect"
+import { NodeRepo } from "../Catalog/Repo.ts"
+import { AppConfig } from "../Config.ts"
+import { NodeIsBanned, NodeMissing, VersionMissing } from "../Domain/Errors.ts"
+import { checkArchive } from "./Checks.ts"
+import { PublishingRepo, VersionLocked } from "./Repo.ts"
+import { BadSignature, UrlSigner } from "./Signing.ts"
+import { Storage } from "./Storage.ts"
+
+export class NotAZip extends Data.TaggedError("NotAZip")<{}> {
+  override get message() {
+    return "An archive is uploaded as Content-Type: application/zip"
+  }
+}
+
+export class ArchiveTooLarge extends Data.TaggedError("ArchiveTooLarge")<{ readonly maxBytes: number }> {
+  override get message() {
+    return `An archive may hold at most ${this.maxBytes} bytes`
+  }
+}
+
+export class UploadBroken extends Data.TaggedError("UploadBroken")<{}> {
+  override get message() {
+    return "The upload was interrupted before the archive was complete"
+  }
+}
+
+/** The version exists but has no archive to serve (not installable, or its node deleted). */
+export class NotDownloadable extends Data.TaggedError("NotDownloadable")<{ readonly nodeId: string; readonly version: string }> {
+  override get message() {
+    return `Node '${this.nodeId}' has no downloadable version '${this.version}'`
+  }
+}
+
+/** The version is installable, but its archive is not in the store. */
+export class ArchiveNotStored extends Data.TaggedError("ArchiveNotStored")<{ readonly nodeId: string; readonly version: string }> {
+  override get message() {
+    return `The archive of '${this.nodeId}' ${this.version} is not in storage`
+  }
+}
+
+/** An archive is stored under its version's id: never reused, and safe as a file name. */
+export const archiveKey = (versionId: string) => `${versionId}.zip`
+
+/** An archive's entries may declare at most this many times the size limit once uncompressed (zip bombs). */
+const uncompressedPerArchiveByte = 20
+const maxEntries = 100_000
+
+const zipTypes: ReadonlySet<string> = new Set(["application/zip", "application/x-zip-compressed"])
+
+/** An upload as its request brings it. */
+export interface Upload {
+  readonly nodeId: string
+  readonly version: string
+  readonly expires: string | undefined
+  readonly signature: string | undefined
+  /** The media type of `Content-Type`, lowercase, without parameters. */
+  readonly contentType: string
+  /** `Content-Length`, when the client declared one. */
+  readonly declaredBytes: number | undefined
+  readonly body: Stream.Stream<Uint8Array, unknown>
+}
+
+export class Archives extends Effect.Service<Archives>()("Archives", {
+  effect: Effect.gen(function*() {
+    const nodes = yield* NodeRepo
+    const repo = yield* PublishingRepo
+    const signer = yield* UrlSigner
+    const storage = yield* Storage
+    const { maxArchiveBytes } = (yield* AppConfig).storage
+    const limits = { maxUncompressedBytes: maxArchiveBytes * uncompressedPerArchiveByte, maxEntries }
+
+    return {
+      /**
+       * Stores the archive of a Pending version and records the checks' verdict: the version becomes
+       * Active, or Flagged with the reason. Answers the version as it then is.
+       */
+      upload: Effect.fn("Archives.upload")(function*(upload: Upload) {
+        const { nodeId, version } = upload
+        if (upload.expires === undefined || upload.signature === undefined) return yield* new BadSignature()
+        // a version that does not exist answers like a bad signature: the URL names nothing
+        const found = yield* nodes.versionState(nodeId, version)
+        if (Option.isNone(found) || found.value.version !== version) return yield* new BadSignature()
+        const state = found.value
+        yield* signer.verify({ nodeId, version, versionId: state.id }, upload.expires, upload.signature)
+        if (!zipTypes.has(upload.contentType)) return yield* new NotAZip()
+        // the version may take an upload: its node visible to clients, the version still Pending
+        if (state.nodeStatus === "NodeStatusDeleted") return yield* new NodeMissing({ nodeId })
+        if (state.nodeStatus === "NodeStatusBanned" || state.publisherStatus === "PublisherStatusBanned") {
+          return yield* new NodeIsBanned({ nodeId })
+        }
+        if (state.status !== "NodeVersionStatusPending") return yield* new VersionLocked({ status: state.status })
+        if ((upload.declaredBytes ?? 0) > maxArchiveBytes) return yield* new ArchiveTooLarge({ maxBytes: maxArchiveBytes })
+
+        // the verdict is recorded before the archive becomes visible; another upload of this
+        // version that finished first stays, and this one is dropped
+        const inspect = (file: string, bytes: number) =>
+          Effect.flatMap(checkArchive(file, limits), (verdict) => repo.recordArchive(state.id, bytes, verdict))
+        yield* storage.put(archiveKey(state.id), upload.body, { maxBytes: maxArchiveBytes, inspect }).pipe(
+          Effect.catchTags({
+            BodyTooLarge: () => new ArchiveTooLarge({ maxBytes: maxArchiveBytes }),
+            BodyBroken: () => new UploadBroken()
+          })
+        )
+        return yield* Effect.flatMap(nodes.versionById(state.id), Effect.orDie)
+      }),
+
+      /** The archive of an installable version, with its size. */
+      download: Effect.fn("Archives.download")(function*(nodeId: string, version: string) {
+        const found = yield* nodes.versionState(nodeId, version)
+        if (Option.isNone(found) || found.value.version !== version) return yield* new VersionMissing({ nodeId, version })
+        const state = found.value
+        if (state.nodeStatus === "NodeStatusBanned" || state.publisherStatus === "PublisherStatusBanned") {
+          return yield* new NodeIsBanned({ nodeId })
+        }
+        if (state.nodeStatus === "NodeStatusDeleted" || state.status !== "NodeVersionStatusActive" || !state.hasArchive) {
+          return yield* new NotDownloadable({ nodeId, version })
+        }
+        const archive = yield* storage.open(archiveKey(state.id))
+        if (Option.isNone(archive)) return yield* new ArchiveNotStored({ nodeId, version })
+        return archive.value
+      })
+    }
+  }),
+  dependencies: [NodeRepo.Default, PublishingRepo.Default, UrlSigner.Default, Storage.Default]
+}) {}

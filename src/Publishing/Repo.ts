@@ -1,0 +1,307 @@
+/**
+ * Writes of publishing: nodes created and maintained by their publishers (and moderated by site
+ * admins), versions published, moved between statuses and given their archives. Each write is one
+ * CatalogChanges transaction; each check that decides a write is part of its statement (or of a
+ * row lock), so concurrent requests from any instance cannot slip between a check and its write.
+ */
+import { SqlClient, type Statement } from "@effect/sql"
+import { Data, Effect } from "effect"
+import { CatalogChanges } from "../Catalog/Changes.ts"
+import { NodeIsBanned, NodeMissing, TransitionRefused, VersionMissing } from "../Domain/Errors.ts"
+import type { NodeStatus, NodeVersionStatus } from "../Domain/Node.ts"
+import type { HostRange, SemanticVersion } from "../Domain/Semver.ts"
+import { ArchiveVerdict } from "./Checks.ts"
+
+export class NodeIdTaken extends Data.TaggedError("NodeIdTaken")<{ readonly nodeId: string; readonly byAnother: boolean }> {
+  override get message() {
+    return this.byAnother ? `Node '${this.nodeId}' belongs to another publisher` : `A node '${this.nodeId}' exists already`
+  }
+}
+
+export class NodeIsDeleted extends Data.TaggedError("NodeIsDeleted")<{ readonly nodeId: string }> {
+  override get message() {
+    return `Node '${this.nodeId}' is deleted; ids of deleted nodes are not reused`
+  }
+}
+
+export class VersionTaken extends Data.TaggedError("VersionTaken")<{ readonly nodeId: string; readonly version: string }> {
+  override get message() {
+    return `Node '${this.nodeId}' has (or had) a version '${this.version}'; version numbers are never reused`
+  }
+}
+
+/** The version has left Pending: its archive can no longer be replaced. */
+export class VersionLocked extends Data.TaggedError("VersionLocked")<{ readonly status: NodeVersionStatus | "completed" }> {
+  override get message() {
+    return this.status === "completed"
+      ? "Another upload of this version completed first"
+      : `The version is ${this.status}: its archive can no longer be replaced; publish a new version`
+  }
+}
+
+/** A node's fields that may be set (absent: unchanged). */
+export interface NodePatch {
+  readonly name?: string | undefined
+  readonly description?: string | undefined
+  readonly author?: string | undefined
+  readonly license?: string | undefined
+  readonly icon?: string | undefined
+  readonly banner_url?: string | undefined
+  readonly category?: string | undefined
+  readonly repository?: string | undefined
+  readonly tags?: ReadonlyArray<string> | undefined
+  readonly supported_os?: ReadonlyArray<string> | undefined
+  readonly supported_accelerators?: ReadonlyArray<string> | undefined
+  readonly supported_host_version?: string | undefined
+  readonly supported_host_frontend_version?: string | undefined
+  readonly translations?: Readonly<Record<string, Readonly<Record<string, unknown>>>> | undefined
+  // the registry's own fields: site admins and seeding only
+  readonly status?: NodeStatus | undefined
+  readonly status_detail?: string | undefined
+  readonly tags_admin?: ReadonlyArray<string> | undefined
+  readonly search_ranking?: number | undefined
+  readonly preempted_host_node_names?: ReadonlyArray<string> | undefined
+}
+
+/** A version to store: its number parsed, its host range parsed into key intervals. */
+export interface NewVersion {
+  readonly node_id: string
+  readonly version: SemanticVersion
+  readonly status: NodeVersionStatus
+  readonly status_reason?: string | undefined
+  readonly changelog?: string | undefined
+  readonly dependencies?: ReadonlyArray<string> | undefined
+  readonly deprecated?: boolean | undefined
+  readonly supported_os?: ReadonlyArray<string> | undefined
+  readonly supported_accelerators?: ReadonlyArray<string> | undefined
+  readonly supported_host_version?: HostRange | undefined
+  readonly supported_host_frontend_version?: { readonly text: string } | undefined
+  readonly tags?: ReadonlyArray<string> | undefined
+  readonly created_at?: Date | undefined
+}
+
+/** The fields of a version its publisher may change after publishing. */
+export interface VersionPatch {
+  readonly changelog?: string | undefined
+  readonly deprecated?: boolean | undefined
+}
+
+/** The columns of a node patch: only its present fields. Arrays are copied (the driver wants mutable ones). */
+export const nodeColumns = (patch: NodePatch): Record<string, unknown> => {
+  const row: Record<string, unknown> = {}
+  for (const [column, value] of Object.entries(patch)) {
+    if (value === undefined) continue
+    row[column] = Array.isArray(value) ? [...value] : column === "translations" ? JSON.stringify(value) : value
+  }
+  return row
+}
+
+/** A new node's columns when its input leaves them out: an insert takes its column list from its first row. */
+export const nodeDefaults: Record<string, unknown> = {
+  name: null,
+  description: null,
+  author: null,
+  license: null,
+  icon: null,
+  banner_url: null,
+  category: null,
+  repository: null,
+  repohost_stars: 0,
+  downloads: 0,
+  rating: null,
+  search_ranking: null,
+  status: "NodeStatusActive",
+  status_detail: null,
+  supported_os: [],
+  supported_accelerators: [],
+  supported_host_version: null,
+  supported_host_frontend_version: null,
+  tags: [],
+  tags_admin: [],
+  preempted_host_node_names: [],
+  translations: null
+}
+
+// at most this many rows per INSERT: PostgreSQL takes 65,535 parameters a statement
+const batchSize = 1000
+
+export const chunks = <A>(items: ReadonlyArray<A>): Array<ReadonlyArray<A>> => {
+  const out: Array<ReadonlyArray<A>> = []
+  for (let i = 0; i < items.length; i += batchSize) out.push(items.slice(i, i + batchSize))
+  return out
+}
+
+const list = (a: ReadonlyArray<string> | undefined): Array<string> => (a ? [...a] : [])
+
+export class PublishingRepo extends Effect.Service<PublishingRepo>()("PublishingRepo", {
+  effect: Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const { change, refreshListed } = yield* CatalogChanges
+    const thisNode = (nodeId: string) => sql`n.id = ${nodeId}`
+
+    /** Stores versions with their sort keys and host ranges; answers their ids in order. */
+    const insertVersionRows = (versions: ReadonlyArray<NewVersion>) =>
+      Effect.gen(function*() {
+        const ids = yield* sql<{ id: string }>`INSERT INTO node_versions ${
+          sql.insert(versions.map((v) => ({
+            node_id: v.node_id,
+            version: v.version.text,
+            semver_key: v.version.key,
+            status: v.status,
+            status_reason: v.status_reason ?? null,
+            changelog: v.changelog ?? null,
+            dependencies: list(v.dependencies),
+            deprecated: v.deprecated ?? false,
+            supported_os: list(v.supported_os),
+            supported_accelerators: list(v.supported_accelerators),
+            supported_host_version: v.supported_host_version?.text ?? null,
+            supported_host_frontend_version: v.supported_host_frontend_version?.text ?? null,
+            admits_any_host: v.supported_host_version?.intervals === undefined,
+            tags: list(v.tags),
+            created_at: v.created_at ?? new Date()
+          })))
+        } RETURNING id::text`
+        const ranges = versions.flatMap((v, i) =>
+          (v.supported_host_version?.intervals ?? []).map((interval) => ({
+            version_id: ids[i]!.id,
+            lo: interval.lo,
+            lo_incl: interval.loIncl,
+            hi: interval.hi,
+            hi_incl: interval.hiIncl
+          }))
+        )
+        for (const batch of chunks(ranges)) yield* sql`INSERT INTO node_version_host_ranges ${sql.insert(batch)}`
+        yield* sql`UPDATE nodes SET updated_at = greatest(updated_at, now())
+                   WHERE id = ANY(${[...new Set(versions.map((v) => v.node_id))]})`
+        return ids.map((r) => r.id)
+      })
+
+    /** The node's status and publisher, its row locked until the transaction ends. */
+    const lockNode = (nodeId: string) =>
+      Effect.map(
+        sql<{ publisher_id: string; status: NodeStatus }>`SELECT publisher_id, status FROM nodes WHERE id = ${nodeId} FOR UPDATE`,
+        (rows) => rows[0]
+      )
+
+    /** After a conditional UPDATE of nodes changed nothing: why. */
+    const refusedNodeMove = (nodeId: string, to: NodeStatus | undefined) =>
+      Effect.flatMap(lockNode(nodeId), (node): Effect.Effect<never, NodeMissing | TransitionRefused> =>
+        node === undefined
+          ? new NodeMissing({ nodeId })
+          : new TransitionRefused({ record: "A node", from: node.status, to: to ?? node.status }))
+
+    return {
+      /** Stores versions (publishing stores one; seeding many). */
+      insertVersions: Effect.fn("PublishingRepo.insertVersions")(function*(versions: ReadonlyArray<NewVersion>) {
+        yield* change(Effect.forEach(chunks(versions), insertVersionRows, { discard: true }))
+      }),
+
+      /** Creates a node of the publisher; fails when the id is taken. */
+      createNode: Effect.fn("PublishingRepo.createNode")(function*(publisherId: string, nodeId: string, node: NodePatch) {
+        yield* change(Effect.gen(function*() {
+          const now = new Date()
+          const rows = yield* sql`INSERT INTO nodes ${
+            sql.insert({ ...nodeDefaults, ...nodeColumns(node), id: nodeId, publisher_id: publisherId, created_at: now, updated_at: now })
+          } ON CONFLICT (id) DO NOTHING RETURNING id`
+          if (rows.length === 0) return yield* new NodeIdTaken({ nodeId, byAnother: false })
+          yield* refreshListed(thisNode(nodeId))
+        }))
+      }),
+
+      /**
+       * Applies the patch while the node's status is one of `from`: the check and the write are
+       * one statement, so a concurrent change (a ban) cannot slip between them.
+       */
+      updateNode: Effect.fn("PublishingRepo.updateNode")(
+        function*(nodeId: string, from: ReadonlyArray<NodeStatus>, patch: NodePatch) {
+          const columns = nodeColumns(patch)
+          const where = sql`id = ${nodeId} AND status = ANY(${from as Array<string>})`
+          yield* change(Effect.gen(function*() {
+            const rows = yield* (Object.keys(columns).length > 0
+              ? sql`UPDATE nodes SET ${sql.update(columns)}, updated_at = now() WHERE ${where} RETURNING id`
+              : sql`UPDATE nodes SET updated_at = now() WHERE ${where} RETURNING id`)
+            if (rows.length === 0) return yield* refusedNodeMove(nodeId, patch.status)
+            yield* refreshListed(thisNode(nodeId))
+          }))
+        }
+      ),
+
+      /**
+       * Creates the node for the publisher or updates it from `node` (its publisher unchanged), and
+       * adds the version as Pending: one transaction, the node's row locked, so concurrent publishes
+       * of one version (from any instance) add it once. Answers the version's id.
+       */
+      publish: Effect.fn("PublishingRepo.publish")(
+        function*(publisherId: string, nodeId: string, node: NodePatch, version: Omit<NewVersion, "node_id" | "status">) {
+          return yield* change(Effect.gen(function*() {
+            const now = new Date()
+            const created = yield* sql`INSERT INTO nodes ${
+              sql.insert({ ...nodeDefaults, ...nodeColumns(node), publisher_id: publisherId, id: nodeId, created_at: now, updated_at: now })
+            } ON CONFLICT (id) DO NOTHING RETURNING id`
+            // the row lock serialises publishes of one node (and its checks) across instances
+            const current = yield* lockNode(nodeId)
+            if (current === undefined) return yield* Effect.dieMessage(`node '${nodeId}' vanished while publishing`)
+            if (current.publisher_id !== publisherId) return yield* new NodeIdTaken({ nodeId, byAnother: true })
+            if (current.status === "NodeStatusDeleted") return yield* new NodeIsDeleted({ nodeId })
+            if (current.status === "NodeStatusBanned") return yield* new NodeIsBanned({ nodeId })
+            const taken = yield* sql`SELECT 1 FROM node_versions WHERE node_id = ${nodeId} AND version = ${version.version.text}`
+            if (taken.length > 0) return yield* new VersionTaken({ nodeId, version: version.version.text })
+            if (created.length > 0) {
+              yield* refreshListed(thisNode(nodeId))
+            } else {
+              const columns = nodeColumns(node)
+              if (Object.keys(columns).length > 0) yield* sql`UPDATE nodes SET ${sql.update(columns)} WHERE id = ${nodeId}`
+            }
+            const [versionId] = yield* insertVersionRows([{ ...version, node_id: nodeId, status: "NodeVersionStatusPending" }])
+            return versionId!
+          }))
+        }
+      ),
+
+      /** Moves a version's status (with its reason) only from one of `from`, checked in the statement. */
+      moveVersion: Effect.fn("PublishingRepo.moveVersion")(
+        function*(nodeId: string, version: string, from: ReadonlyArray<NodeVersionStatus>, to: NodeVersionStatus, reason: string | undefined) {
+          yield* change(Effect.gen(function*() {
+            const [row] = yield* sql<{ status: NodeVersionStatus; moved: boolean }>`
+              WITH current AS (SELECT id, status FROM node_versions WHERE node_id = ${nodeId} AND version = ${version} FOR UPDATE),
+              moved AS (UPDATE node_versions v SET status = ${to}, status_reason = ${reason ?? null} FROM current
+                        WHERE v.id = current.id AND current.status = ANY(${from as Array<string>}) RETURNING v.id)
+              SELECT current.status, EXISTS (SELECT 1 FROM moved) AS moved FROM current`
+            if (row === undefined) return yield* new VersionMissing({ nodeId, version })
+            if (!row.moved) return yield* new TransitionRefused({ record: "A version", from: row.status, to })
+            yield* sql`UPDATE nodes SET updated_at = now() WHERE id = ${nodeId}`
+          }))
+        }
+      ),
+
+      /** A Pending version got its archive and the checks' verdict; fails when it was no longer Pending. */
+      recordArchive: Effect.fn("PublishingRepo.recordArchive")(function*(versionId: string, bytes: number, verdict: ArchiveVerdict) {
+        const [to, reason] = ArchiveVerdict.$match(verdict, {
+          Passed: () => ["NodeVersionStatusActive", null] as const,
+          Failed: ({ reason }) => ["NodeVersionStatusFlagged", `Automated checks failed: ${reason}`] as const
+        })
+        yield* change(Effect.gen(function*() {
+          const rows = yield* sql<{ node_id: string }>`UPDATE node_versions
+            SET archive_bytes = ${bytes}, status = ${to}, status_reason = ${reason}
+            WHERE id = ${versionId}::uuid AND status = 'NodeVersionStatusPending' RETURNING node_id`
+          if (rows.length === 0) return yield* new VersionLocked({ status: "completed" })
+          yield* sql`UPDATE nodes SET updated_at = now() WHERE id = ${rows[0]!.node_id}`
+        }))
+      }),
+
+      /** Changes a version that is not deleted. */
+      updateVersion: Effect.fn("PublishingRepo.updateVersion")(function*(nodeId: string, version: string, patch: VersionPatch) {
+        const columns = Object.fromEntries(Object.entries(patch).filter(([, v]) => v !== undefined))
+        const target: Statement.Fragment = sql`node_id = ${nodeId} AND version = ${version} AND status <> 'NodeVersionStatusDeleted'`
+        yield* change(Effect.gen(function*() {
+          const rows = yield* (Object.keys(columns).length > 0
+            ? sql`UPDATE node_versions SET ${sql.update(columns)} WHERE ${target} RETURNING id`
+            : sql`SELECT id FROM node_versions WHERE ${target}`)
+          if (rows.length === 0) return yield* new VersionMissing({ nodeId, version })
+          yield* sql`UPDATE nodes SET updated_at = now() WHERE id = ${nodeId}`
+        }))
+      })
+    }
+  }),
+  dependencies: [CatalogChanges.Default]
+}) {}

@@ -1,0 +1,190 @@
+/**
+ * Publishing: publishers' own nodes and versions (created, changed, deleted by owners, admins and
+ * site admins), and the publish call of publishing CLIs, which authenticates with a personal
+ * access token in the body or a bearer JWT of a manager.
+ */
+import { Data, Effect, Option, Redacted } from "effect"
+import { Policy } from "../Auth/Policy.ts"
+import { NodeRepo } from "../Catalog/Repo.ts"
+import { CurrentUser, Viewer } from "../Domain/Auth.ts"
+import { IdMismatch, NodeIsBanned, NodeMissing, PublisherIsBanned, PublisherMissing, VersionMissing } from "../Domain/Errors.ts"
+import { managerRoles } from "../Domain/Publisher.ts"
+import { nodeVersionStatusMoves, statesReaching } from "../Domain/Transitions.ts"
+import type { SemanticVersion } from "../Domain/Semver.ts"
+import { PublisherRepo } from "../Publishers/Repo.ts"
+import { TokenRepo } from "../Tokens/Repo.ts"
+import { type NewVersion, type NodePatch, PublishingRepo, type VersionPatch } from "./Repo.ts"
+import { UrlSigner } from "./Signing.ts"
+
+/** The node exists but is not the publisher's (or is deleted): to the publisher, it is not there. */
+export class NotPublishersNode extends Data.TaggedError("NotPublishersNode")<{ readonly publisherId: string; readonly nodeId: string }> {
+  override get message() {
+    return `Publisher '${this.publisherId}' has no node '${this.nodeId}'`
+  }
+}
+
+/** A banned node's status is the site admins' to change. */
+export class NodeBannedForOwner extends Data.TaggedError("NodeBannedForOwner")<{ readonly nodeId: string }> {
+  override get message() {
+    return `Node '${this.nodeId}' is banned: only a site admin can change its status`
+  }
+}
+
+/** The personal access token is not one of the publisher's. */
+export class TokenRejected extends Data.TaggedError("TokenRejected")<{ readonly publisherId: string }> {
+  override get message() {
+    return `The personal access token is not a valid token of publisher '${this.publisherId}' (wrong or revoked)`
+  }
+}
+
+/** Neither a personal access token nor a bearer token came with the publish call. */
+export class NoCredentials extends Data.TaggedError("NoCredentials")<{}> {
+  override get message() {
+    return "Send personal_access_token in the body or an Authorization: Bearer <token> header"
+  }
+}
+
+/** A node as its publisher sends it: `id`, when present, must be the path's. */
+export interface NodeInput extends NodePatch {
+  readonly id?: string | undefined
+}
+
+/** The publish call's body, parsed. */
+export interface PublishInput {
+  readonly personal_access_token?: string | undefined
+  readonly node?: NodeInput | undefined
+  readonly node_version: Omit<NewVersion, "node_id" | "status" | "version"> & { readonly version: SemanticVersion }
+}
+
+/** The publisher's fields of a node: what the registry owns (status, moderation) stays out. */
+const publisherFields = ({ id: _id, ...node }: NodeInput): NodePatch => node
+
+export class Publishing extends Effect.Service<Publishing>()("Publishing", {
+  effect: Effect.gen(function*() {
+    const nodes = yield* NodeRepo
+    const repo = yield* PublishingRepo
+    const publishers = yield* PublisherRepo
+    const tokens = yield* TokenRepo
+    const policy = yield* Policy
+    const signer = yield* UrlSigner
+
+    const managers = (publisherId: string) => policy.requireRole(publisherId, managerRoles, { siteAdmin: true })
+
+    const mustMatch = (field: string, given: string | undefined, expected: string) =>
+      given !== undefined && given !== expected ? Effect.fail(new IdMismatch({ field, expected })) : Effect.void
+
+    /** The publisher's node (missing when it is another's or deleted). */
+    const ownNode = (publisherId: string, nodeId: string) =>
+      Effect.flatMap(nodes.nodeState(nodeId), (state) =>
+        Option.isSome(state) && state.value.publisherId === publisherId && state.value.status !== "NodeStatusDeleted"
+          ? Effect.succeed(state.value)
+          : Effect.fail(new NotPublishersNode({ publisherId, nodeId })))
+
+    /** The version of the publisher's node, by version string or id, unless deleted. */
+    const ownVersion = (publisherId: string, nodeId: string, versionOrId: string) =>
+      Effect.gen(function*() {
+        yield* ownNode(publisherId, nodeId)
+        const state = yield* nodes.versionState(nodeId, versionOrId)
+        if (Option.isNone(state) || state.value.status === "NodeVersionStatusDeleted") {
+          return yield* new VersionMissing({ nodeId, version: versionOrId })
+        }
+        return state.value
+      })
+
+    /** The node as stored now (it was just written: its absence is a defect). */
+    const current = (nodeId: string) => Effect.flatMap(nodes.findNode(nodeId), Effect.orDieWith(() => new NodeMissing({ nodeId })))
+
+    const currentVersion = (versionId: string) => Effect.flatMap(nodes.versionById(versionId), Effect.orDie)
+
+    /**
+     * A personal access token of the publisher, or a bearer JWT of one of its managers or a site
+     * admin; answers the publisher's status.
+     */
+    const authorizePublish = (publisherId: string, token: string | undefined) =>
+      Effect.gen(function*() {
+        if (token !== undefined) {
+          const status = yield* publishers.status(publisherId)
+          if (Option.isNone(status)) return yield* new PublisherMissing({ publisherId })
+          if (Option.isNone(yield* tokens.verify(publisherId, Redacted.make(token)))) {
+            return yield* new TokenRejected({ publisherId })
+          }
+          return status.value
+        }
+        const viewer = yield* Viewer
+        if (Option.isNone(viewer)) {
+          // an unknown publisher is 404 whoever asks
+          if (Option.isNone(yield* publishers.status(publisherId))) return yield* new PublisherMissing({ publisherId })
+          return yield* new NoCredentials()
+        }
+        const { status } = yield* managers(publisherId).pipe(Effect.provideService(CurrentUser, viewer.value))
+        return status
+      })
+
+    return {
+      createNode: Effect.fn("Publishing.createNode")(function*(publisherId: string, node: NodeInput & { readonly id: string }) {
+        const { status } = yield* managers(publisherId)
+        if (status === "PublisherStatusBanned") return yield* new PublisherIsBanned({ publisherId })
+        yield* repo.createNode(publisherId, node.id, publisherFields(node))
+        return yield* current(node.id)
+      }),
+
+      updateNode: Effect.fn("Publishing.updateNode")(function*(publisherId: string, nodeId: string, node: NodeInput) {
+        yield* managers(publisherId)
+        yield* mustMatch("id", node.id, nodeId)
+        const state = yield* ownNode(publisherId, nodeId)
+        if (state.status === "NodeStatusBanned") return yield* new NodeIsBanned({ nodeId })
+        // the status is part of the statement: a ban arriving meanwhile is not overwritten
+        yield* repo.updateNode(nodeId, ["NodeStatusActive"], publisherFields(node)).pipe(
+          Effect.catchTags({
+            TransitionRefused: () => new NodeIsBanned({ nodeId }),
+            NodeMissing: () => new NotPublishersNode({ publisherId, nodeId })
+          })
+        )
+        return yield* current(nodeId)
+      }),
+
+      deleteNode: Effect.fn("Publishing.deleteNode")(function*(publisherId: string, nodeId: string) {
+        yield* managers(publisherId)
+        yield* ownNode(publisherId, nodeId)
+        yield* repo.updateNode(nodeId, ["NodeStatusActive"], { status: "NodeStatusDeleted" }).pipe(
+          Effect.catchTags({
+            TransitionRefused: () => new NodeBannedForOwner({ nodeId }),
+            NodeMissing: () => new NotPublishersNode({ publisherId, nodeId })
+          })
+        )
+      }),
+
+      updateVersion: Effect.fn("Publishing.updateVersion")(
+        function*(publisherId: string, nodeId: string, versionOrId: string, patch: VersionPatch) {
+          yield* managers(publisherId)
+          const version = yield* ownVersion(publisherId, nodeId, versionOrId)
+          yield* repo.updateVersion(nodeId, version.version, { changelog: patch.changelog, deprecated: patch.deprecated }).pipe(
+            Effect.mapError(() => new VersionMissing({ nodeId, version: versionOrId }))
+          )
+          return yield* currentVersion(version.id)
+        }
+      ),
+
+      deleteVersion: Effect.fn("Publishing.deleteVersion")(function*(publisherId: string, nodeId: string, versionOrId: string) {
+        yield* managers(publisherId)
+        const version = yield* ownVersion(publisherId, nodeId, versionOrId)
+        const deleted = "NodeVersionStatusDeleted"
+        yield* repo.moveVersion(nodeId, version.version, statesReaching(nodeVersionStatusMoves, deleted), deleted, undefined).pipe(
+          Effect.catchTag("VersionMissing", () => new VersionMissing({ nodeId, version: versionOrId }))
+        )
+      }),
+
+      /** Creates the node (or updates it from `node`) and the version as Pending; answers where to upload. */
+      publish: Effect.fn("Publishing.publish")(function*(publisherId: string, nodeId: string, input: PublishInput) {
+        const status = yield* authorizePublish(publisherId, input.personal_access_token)
+        yield* mustMatch("node.id", input.node?.id, nodeId)
+        if (status === "PublisherStatusBanned") return yield* new PublisherIsBanned({ publisherId })
+        const version = input.node_version
+        const versionId = yield* repo.publish(publisherId, nodeId, publisherFields(input.node ?? {}), version)
+        const signedUrl = yield* signer.uploadUrl({ nodeId, version: version.version.text, versionId })
+        return { signedUrl, node_version: yield* currentVersion(versionId) }
+      })
+    }
+  }),
+  dependencies: [NodeRepo.Default, PublishingRepo.Default, PublisherRepo.Default, TokenRepo.Default, Policy.Default, UrlSigner.Default]
+}) {}

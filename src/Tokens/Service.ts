@@ -1,0 +1,34 @@
+/** Personal access tokens: owners and admins of a publisher create, list and revoke them. */
+import { Effect, Redacted } from "effect"
+import { Policy } from "../Auth/Policy.ts"
+import { managerRoles } from "../Domain/Publisher.ts"
+import { CreatedToken } from "../Domain/Token.ts"
+import { TokenRepo } from "./Repo.ts"
+
+export class Tokens extends Effect.Service<Tokens>()("Tokens", {
+  effect: Effect.gen(function*() {
+    const tokens = yield* TokenRepo
+    const policy = yield* Policy
+    /** Owners and admins of the publisher; site admins manage tokens only through membership. */
+    const requireManager = (publisherId: string) => policy.requireRole(publisherId, managerRoles, { siteAdmin: false })
+
+    return {
+      create: Effect.fn("Tokens.create")(
+        function*(publisherId: string, token: { readonly name: string; readonly description?: string | undefined }) {
+          const { user } = yield* requireManager(publisherId)
+          const value = yield* tokens.create({ publisherId, name: token.name, description: token.description, createdBy: user.id })
+          return new CreatedToken({ token: Redacted.value(value) })
+        }
+      ),
+      list: Effect.fn("Tokens.list")(function*(publisherId: string) {
+        yield* requireManager(publisherId)
+        return yield* tokens.list(publisherId)
+      }),
+      revoke: Effect.fn("Tokens.revoke")(function*(publisherId: string, tokenId: string) {
+        yield* requireManager(publisherId)
+        yield* tokens.revoke(publisherId, tokenId)
+      })
+    }
+  }),
+  dependencies: [TokenRepo.Default, Policy.Default]
+}) {}

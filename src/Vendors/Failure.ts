@@ -1,0 +1,107 @@
+/**
+ * What a media vendor's refusal or failure means for our caller (CONTRACT.md, "Media proxy"):
+ * the caller's own mistakes come back as theirs, our credentials and the vendor's outages as
+ * upstream failures. Both vendor clients fail with these, so both proxies fail alike.
+ */
+import type { HttpClientError } from "@effect/platform"
+import { Clock, Data, Effect } from "effect"
+import { retryAfterSeconds } from "../Repohost/Client.ts"
+
+/** The vendor refused the request as the caller's mistake (its 400 or 422), in its own words when it gave some. */
+export class VendorRefused extends Data.TaggedError("VendorRefused")<{ readonly vendor: string; readonly said: string | undefined }> {
+  override get message() {
+    return this.said ?? `The ${this.vendor} refused the request`
+  }
+}
+
+/** The vendor does not know the task (its 404). */
+export class VendorLostTask extends Data.TaggedError("VendorLostTask")<{ readonly vendor: string; readonly said: string | undefined }> {
+  override get message() {
+    return this.said ?? `The ${this.vendor} does not know this task`
+  }
+}
+
+export class VendorRateLimited extends Data.TaggedError("VendorRateLimited")<{
+  readonly vendor: string
+  readonly retryAfterSeconds: number
+}> {
+  override get message() {
+    return `The ${this.vendor} is rate-limiting requests; retry later`
+  }
+}
+
+/** The vendor failed, could not be reached, refused our credentials, or answered something unusable. */
+export class VendorFailed extends Data.TaggedError("VendorFailed")<{ readonly vendor: string; readonly reason: string }> {
+  override get message() {
+    return `The ${this.vendor} ${this.reason}`
+  }
+}
+
+export class VendorTimedOut extends Data.TaggedError("VendorTimedOut")<{ readonly vendor: string; readonly millis: number }> {
+  override get message() {
+    const { millis } = this
+    return `The ${this.vendor} did not answer within ${millis < 1000 ? `${millis} ms` : `${Math.round(millis / 1000)} s`}`
+  }
+}
+
+/** Live mode without the settings a vendor needs. */
+export class VendorUnconfigured extends Data.TaggedError("VendorUnconfigured")<{
+  readonly vendor: string
+  readonly settings: ReadonlyArray<string>
+}> {
+  override get message() {
+    return `The ${this.vendor} is not configured: set ${this.settings.join(" and ")} (or VENDOR_MODE=simulated to try it offline)`
+  }
+}
+
+export type VendorFailure = VendorRefused | VendorLostTask | VendorRateLimited | VendorFailed | VendorTimedOut
+
+/** How long to wait when a vendor rate-limits without saying for how long. */
+const defaultRetryAfterSeconds = 60
+
+/** The human text of a vendor's error body: `message`, `error.message`, `data.message`, `detail`, or `error`. */
+export const vendorMessage = (body: string): string | undefined => {
+  let parsed: unknown
+  try {
+    parsed = JSON.parse(body)
+  } catch {
+    const text = body.trim()
+    return text !== "" && text.length <= 500 && !text.startsWith("<") ? text : undefined
+  }
+  if (typeof parsed !== "object" || parsed === null) return undefined
+  const o = parsed as Record<string, unknown>
+  const nested = typeof o.error === "object" && o.error !== null ? (o.error as Record<string, unknown>).message : undefined
+  const data = typeof o.data === "object" && o.data !== null ? (o.data as Record<string, unknown>).message : undefined
+  for (const candidate of [o.message, nested, data, o.detail, o.error]) {
+    if (typeof candidate === "string" && candidate.trim() !== "") return candidate.trim().slice(0, 500)
+  }
+  return undefined
+}
+
+/** A non-2xx vendor answer as a failure. */
+export const fromVendorStatus = (
+  vendor: string,
+  status: number,
+  headers: Readonly<Record<string, string | undefined>>,
+  body: string
+): Effect.Effect<never, VendorFailure> =>
+  Effect.gen(function*() {
+    if (status === 400 || status === 422) return yield* new VendorRefused({ vendor, said: vendorMessage(body) })
+    if (status === 404) return yield* new VendorLostTask({ vendor, said: vendorMessage(body) })
+    if (status === 429) {
+      const retryAfter = retryAfterSeconds(headers, yield* Clock.currentTimeMillis) ?? defaultRetryAfterSeconds
+      return yield* new VendorRateLimited({ vendor, retryAfterSeconds: retryAfter })
+    }
+    if (status === 401 || status === 403) {
+      yield* Effect.logError(`the ${vendor} refused the service's credentials (${status})`)
+      return yield* new VendorFailed({ vendor, reason: "refused the service's credentials" })
+    }
+    yield* Effect.logWarning(`the ${vendor} answered ${status}`)
+    return yield* new VendorFailed({ vendor, reason: `failed to answer (status ${status})` })
+  })
+
+/** The vendor could not be reached, or its answer could not be read. */
+export const fromTransportError = (vendor: string) => (e: HttpClientError.HttpClientError) =>
+  Effect.logWarning(`the ${vendor} could not be reached: ${e.message}`).pipe(
+    Effect.zipRight(Effect.fail(new VendorFailed({ vendor, reason: "could not be reached" })))
+  )
