@@ -1,0 +1,64 @@
+/**
+ * The README's table of error codes, generated from the error classes so the two cannot drift
+ * apart (test/ErrorTable.test.ts fails when they do).
+ *
+ *   npm run errors:table             rewrite the table in README.md
+ *   npm run errors:table -- --check  exit 1 if README.md's table is out of date, write nothing
+ */
+import * as fs from "node:fs"
+import * as path from "node:path"
+import { fileURLToPath } from "node:url"
+import { apiErrors } from "../src/Domain/ApiErrors.ts"
+
+export const startMarker = "<!-- error-codes:start -->"
+export const endMarker = "<!-- error-codes:end -->"
+
+const readmePath = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../README.md")
+
+/** A pipe inside a cell would end it. */
+const cell = (text: string) => text.replaceAll("|", "\\|")
+
+/** One row per class of `apiErrors`, in its order. */
+export const errorTable = (): string =>
+  [
+    "| code | status | meaning |",
+    "|---|---|---|",
+    ...apiErrors.map((error) => `| \`${error.code}\` | ${error.status} | ${cell(error.description)} |`)
+  ].join("\n") + "\n"
+
+/** Where the table lies: from the line after the start marker to the end marker's line. */
+const tableBounds = (readme: string): { readonly start: number; readonly end: number } | undefined => {
+  const marker = readme.indexOf(`${startMarker}\n`)
+  const end = readme.indexOf(endMarker, marker)
+  return marker < 0 || end < 0 ? undefined : { start: marker + startMarker.length + 1, end }
+}
+
+/** What lies between the marker lines, or undefined without them. */
+export const tableSection = (readme: string): string | undefined => {
+  const bounds = tableBounds(readme)
+  return bounds && readme.slice(bounds.start, bounds.end)
+}
+
+const main = () => {
+  const readme = fs.readFileSync(readmePath, "utf8")
+  const bounds = tableBounds(readme)
+  if (bounds === undefined) {
+    console.error(`README.md has no "${startMarker}" line followed by an "${endMarker}" line to put the table between`)
+    process.exit(1)
+  }
+  const table = errorTable()
+  if (readme.slice(bounds.start, bounds.end) === table) {
+    console.log(`README.md: the table of error codes is up to date (${apiErrors.length} codes)`)
+    return
+  }
+  if (process.argv.includes("--check")) {
+    console.error("README.md: the table of error codes differs from src/Domain/ApiErrors.ts: run `npm run errors:table`")
+    process.exit(1)
+  }
+  fs.writeFileSync(readmePath, readme.slice(0, bounds.start) + table + readme.slice(bounds.end))
+  console.log(`README.md: rewrote the table of error codes (${apiErrors.length} codes)`)
+}
+
+if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  main()
+}
