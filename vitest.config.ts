@@ -2,13 +2,28 @@ import { defineConfig } from "vitest/config"
 
 export default defineConfig({
   test: {
-    include: ["test/**/*.test.ts"],
-    globalSetup: ["test/support/globalSetup.ts"],
     reporters: ["default", "./test/support/SummaryReporter.ts"],
     testTimeout: 60_000,
     hookTimeout: 120_000,
-    // two cores: test files run two at a time, each with its own database
+    // two cores: test files run two at a time
     maxWorkers: 2,
-    minWorkers: 1
+    minWorkers: 1,
+    projects: [
+      {
+        // services over stub layers and TestClock: no database, no network, no sleeps (npm run test:fast)
+        extends: true,
+        test: { name: "fast", include: ["test/**/*.fast.test.ts"] }
+      },
+      {
+        // the service over real HTTP on real PostgreSQL: one server for the run, a database per file
+        extends: true,
+        test: {
+          name: "service",
+          include: ["test/**/*.test.ts"],
+          exclude: ["test/**/*.fast.test.ts"],
+          globalSetup: ["test/support/globalSetup.ts"]
+        }
+      }
+    ]
   }
 })

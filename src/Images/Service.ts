@@ -132,14 +132,14 @@ export class ImageTasks extends Effect.Service<ImageTasks>()("ImageTasks", {
                   (now): Effect.Effect<StoredTask, StartFailure | TaskMissing | KeyReused | KeyInProgress> =>
                     Option.isNone(now) ? startIdempotently(claim, body, deadline) : heldBy(claim, now.value)
                 ).pipe(
-                  Effect.delay(keyPollMillis),
                   Effect.retry({
                     schedule: Schedule.spaced(keyPollMillis),
                     while: (e) =>
                       e._tag === "KeyInProgress"
                         ? Effect.map(Clock.currentTimeMillis, (now) => now <= deadline)
                         : Effect.succeed(false)
-                  })
+                  }),
+                  Effect.delay(keyPollMillis)
                 ))
             )
         }))
