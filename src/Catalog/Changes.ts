@@ -19,7 +19,11 @@ export class CatalogChanges extends Effect.Service<CatalogChanges>()("CatalogCha
 
     /** Runs `effect` as one transaction that notifies every instance. A database failure is a defect. */
     const change = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
-      sql.withTransaction(Effect.zipLeft(effect, notify)).pipe(Effect.ensuring(cache.invalidate), orDieOnDatabase)
+      sql.withTransaction(Effect.zipLeft(effect, notify)).pipe(
+        Effect.ensuring(cache.invalidate),
+        orDieOnDatabase,
+        Effect.withSpan("CatalogChanges.change")
+      )
 
     /** Recomputes whether the nodes `where` selects (alias `n`) appear in public listings. */
     const refreshListed = (where: Statement.Fragment) =>

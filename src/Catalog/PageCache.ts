@@ -71,7 +71,7 @@ class PageKey implements Equal.Equal {
 }
 
 /** The connection listening for catalogue changes closed or failed. */
-class ListenerLost extends Data.TaggedError("ListenerLost")<{ readonly reason: string }> {}
+export class ListenerLost extends Data.TaggedError("ListenerLost")<{ readonly reason: string }> {}
 
 /**
  * The notifications of `catalogueChannel` on a connection of its own: one element once LISTEN is
@@ -100,10 +100,17 @@ const notifications = (url: Redacted.Redacted) =>
     )
   )
 
+/** Catalogue changes as this instance hears of them (one element when listening starts, then one per change). */
+export class CatalogueNotices extends Effect.Service<CatalogueNotices>()("CatalogueNotices", {
+  effect: Effect.map(PgClient.PgClient, (client) => ({
+    stream: notifications(Option.getOrThrow(Option.fromNullable(client.config.url)))
+  }))
+}) {}
+
 export class PageCache extends Effect.Service<PageCache>()("PageCache", {
   scoped: Effect.gen(function*() {
     const { listCacheTtlMillis } = yield* AppConfig
-    const client = yield* PgClient.PgClient
+    const notices = yield* CatalogueNotices
     const pages = yield* NodePages
     let generation = 0
     let listening = false
@@ -119,9 +126,9 @@ export class PageCache extends Effect.Service<PageCache>()("PageCache", {
     const invalidate = Effect.suspend(() => {
       generation++
       return cache.invalidateAll
-    })
+    }).pipe(Effect.withSpan("PageCache.invalidate"))
 
-    yield* notifications(Option.getOrThrow(Option.fromNullable(client.config.url))).pipe(
+    yield* notices.stream.pipe(
       Stream.runForEach(() =>
         Effect.zipRight(
           // the first element says LISTEN is in place: what changed before it is not in the cache
@@ -151,12 +158,12 @@ export class PageCache extends Effect.Service<PageCache>()("PageCache", {
         return ServedPage.Bypass({ page })
       }
       if (!listening || listCacheTtlMillis === 0) return ServedPage.Miss({ page: yield* compute(query) })
-      const cached = yield* cache.getOption(key)
+      const cached = yield* cache.getOptionComplete(key)
       if (Option.isSome(cached)) return ServedPage.Hit({ page: cached.value })
       return ServedPage.Miss({ page: yield* cache.get(key) })
     })
 
     return { get, invalidate }
   }),
-  dependencies: [NodePages.Default]
+  dependencies: [NodePages.Default, CatalogueNotices.Default]
 }) {}

@@ -1,0 +1,105 @@
+/**
+ * The page cache on stub layers with TestClock: pages live for LIST_CACHE_TTL_SECONDS, a change
+ * drops them all, a page computed across a change is never served from the cache, concurrent
+ * misses of one page share one query, and nothing is cached while the listener is down.
+ */
+import { expect, it } from "@effect/vitest"
+import { Deferred, Effect, Fiber, FiberId, Layer, Stream, TestClock } from "effect"
+import { NodePages, type NodeQuery } from "../../src/Catalog/NodePages.ts"
+import { CatalogueNotices, ListenerLost, PageCache, ServedPage } from "../../src/Catalog/PageCache.ts"
+import { stub, testConfig } from "../support/Stub.ts"
+
+const ttlMillis = 60_000
+const query: NodeQuery = { page: 1, limit: 10, sort: [] }
+
+/** A listener that is up: its first element, then silence. */
+const listening = Stream.concat(Stream.make(undefined), Stream.never)
+
+/** The cache over pages numbered by how many times they were computed. */
+const cacheOver = (notices: Stream.Stream<void, ListenerLost>, listPage?: (q: NodeQuery) => Effect.Effect<{ nodes: string; total: number }>) => {
+  let computed = 0
+  const layer = PageCache.DefaultWithoutDependencies.pipe(
+    Layer.provide([
+      stub(NodePages, {
+        listPage: listPage ?? (() => Effect.sync(() => ({ nodes: `{"n":${++computed}}`, total: computed })))
+      }),
+      stub(CatalogueNotices, { stream: notices }),
+      testConfig((c) => ({ ...c, listCacheTtlMillis: ttlMillis }))
+    ])
+  )
+  return { layer, computed: () => computed }
+}
+
+const served = (page: ServedPage) => ({ how: page._tag, body: new TextDecoder().decode(page.page.body) })
+const body = (n: number) => `{"limit":10,"nodes":[{"n":${n}}],"page":1,"total":${n},"totalPages":1}`
+
+it.effect("pages live for the TTL, a change drops them, latest=true computes and refreshes", () => {
+  const { computed, layer } = cacheOver(listening)
+  return Effect.gen(function*() {
+    const cache = yield* PageCache
+    yield* TestClock.adjust(0)
+    expect(served(yield* cache.get(query, false))).toEqual({ how: "Miss", body: body(1) })
+    expect(served(yield* cache.get(query, false))).toEqual({ how: "Hit", body: body(1) })
+    yield* TestClock.adjust(ttlMillis)
+    expect(served(yield* cache.get(query, false))).toEqual({ how: "Hit", body: body(1) })
+    yield* TestClock.adjust(1)
+    expect(served(yield* cache.get(query, false))).toEqual({ how: "Miss", body: body(2) })
+    yield* cache.invalidate
+    expect(served(yield* cache.get(query, false))).toEqual({ how: "Miss", body: body(3) })
+    expect(served(yield* cache.get(query, true))).toEqual({ how: "Bypass", body: body(4) })
+    expect(served(yield* cache.get(query, false))).toEqual({ how: "Hit", body: body(4) })
+    expect(computed()).toBe(4)
+  }).pipe(Effect.provide(layer))
+})
+
+it.effect("a page whose query started before a change and ended after it is never served from the cache", () => {
+  let calls = 0
+  const gates = [Deferred.unsafeMake<void>(FiberId.none), Deferred.unsafeMake<void>(FiberId.none)]
+  const { layer } = cacheOver(listening, () =>
+    Effect.gen(function*() {
+      const call = calls++
+      if (call === 0) yield* Deferred.await(gates[0]!)
+      return { nodes: `{"n":${call + 1}}`, total: call + 1 }
+    }))
+  return Effect.gen(function*() {
+    const cache = yield* PageCache
+    yield* TestClock.adjust(0)
+    const slow = yield* Effect.fork(cache.get(query, false))
+    yield* Effect.yieldNow()
+    // the change commits while the first query runs; it then answers what it read before
+    yield* cache.invalidate
+    yield* Deferred.succeed(gates[0]!, undefined)
+    expect(served(yield* Fiber.join(slow)).body).toBe(body(1))
+    expect(served(yield* cache.get(query, false))).toEqual({ how: "Miss", body: body(2) })
+    expect(served(yield* cache.get(query, false))).toEqual({ how: "Hit", body: body(2) })
+  }).pipe(Effect.provide(layer))
+})
+
+it.effect("concurrent misses of one page share one query", () => {
+  const gate = Deferred.unsafeMake<void>(FiberId.none)
+  let calls = 0
+  const { layer } = cacheOver(listening, () =>
+    Effect.as(Deferred.await(gate), { nodes: `{"n":${++calls}}`, total: calls }))
+  return Effect.gen(function*() {
+    const cache = yield* PageCache
+    yield* TestClock.adjust(0)
+    const fibers = yield* Effect.forEach([1, 2, 3, 4], () => Effect.fork(cache.get(query, false)))
+    yield* Effect.yieldNow()
+    yield* Deferred.succeed(gate, undefined)
+    const pages = yield* Effect.forEach(fibers, Fiber.join)
+    expect(calls).toBe(1)
+    expect(new Set(pages.map((p) => served(p).body))).toEqual(new Set([body(1)]))
+    expect(pages.every((p) => p._tag === "Miss")).toBe(true)
+  }).pipe(Effect.provide(layer))
+})
+
+it.effect("while the listener is down nothing is cached", () => {
+  const { computed, layer } = cacheOver(Stream.fail(new ListenerLost({ reason: "refused" })))
+  return Effect.gen(function*() {
+    const cache = yield* PageCache
+    yield* TestClock.adjust(0)
+    expect((yield* cache.get(query, false))._tag).toBe("Miss")
+    expect((yield* cache.get(query, false))._tag).toBe("Miss")
+    expect(computed()).toBe(2)
+  }).pipe(Effect.provide(layer))
+})

@@ -1,0 +1,51 @@
+/**
+ * The vendor clients on a stub HTTP client that never answers, with TestClock: each gives up with
+ * VendorTimedOut exactly at VENDOR_TIMEOUT_SECONDS, and not before.
+ */
+import { HttpClient } from "@effect/platform"
+import { expect, it } from "@effect/vitest"
+import { Effect, Exit, Fiber, Layer, Option, Redacted, TestClock } from "effect"
+import { ImageVendor } from "../../src/Images/Vendor.ts"
+import { MusicVendor } from "../../src/Music/Vendor.ts"
+import { testConfig } from "../support/Stub.ts"
+
+const timeoutMillis = 5_000
+
+/** An HTTP client whose requests never get an answer. */
+const silent = Layer.succeed(HttpClient.HttpClient, HttpClient.make(() => Effect.never))
+
+const configured = testConfig((c) => ({
+  ...c,
+  vendorMode: "live",
+  vendorTimeoutMillis: timeoutMillis,
+  imageVendor: { ...c.imageVendor, baseUrl: Option.some("http://vendor.test"), apiKey: Option.some(Redacted.make("k")) },
+  musicVendor: { baseUrl: Option.some("http://vendor.test"), apiKey: Option.some(Redacted.make("k")) }
+}))
+
+/** Runs `effect` in a fiber; it is still running just before the timeout and failed right after. */
+const timesOut = <A, E>(effect: Effect.Effect<A, E>) =>
+  Effect.gen(function*() {
+    const fiber = yield* Effect.fork(effect)
+    yield* TestClock.adjust(timeoutMillis - 1)
+    expect(Option.isNone(yield* Fiber.poll(fiber))).toBe(true)
+    yield* TestClock.adjust(1)
+    const exit = yield* Fiber.await(fiber)
+    expect(Exit.isFailure(exit) && exit.cause._tag === "Fail" ? (exit.cause.error as { _tag: string })._tag : exit._tag)
+      .toBe("VendorTimedOut")
+  })
+
+it.effect("the image vendor: a start and a poll time out", () =>
+  Effect.gen(function*() {
+    const vendor = yield* ImageVendor
+    yield* timesOut(vendor.start("image-style-transfer", { image: "x" }))
+    yield* timesOut(vendor.poll("skin-enhancer", "v-1"))
+  }).pipe(Effect.provide(ImageVendor.DefaultWithoutDependencies.pipe(Layer.provide([silent, configured])))))
+
+it.effect("the music vendor: a generation times out while the vendor neither answers nor takes the upload", () =>
+  Effect.gen(function*() {
+    const vendor = yield* MusicVendor
+    yield* timesOut(Effect.scoped(vendor.generate({
+      request: { _tag: "Url", url: "https://videos.example/a.mp4", prompt: Option.none() },
+      durationSeconds: Option.none()
+    })))
+  }).pipe(Effect.provide(MusicVendor.DefaultWithoutDependencies.pipe(Layer.provide([silent, configured])))))
