@@ -1,0 +1,138 @@
+/**
+ * The fast path's JSON and the typed records agree. For random catalogues (every optional field
+ * present or absent, translations with nulls inside, times with sub-millisecond digits, versions
+ * with and without archives, in every status), a node as `GET /nodes` renders it in PostgreSQL
+ * (Catalog/NodePages.ts) equals the Schema encoding of the same node read as a Domain record
+ * (`GET /nodes/{id}`, Catalog/Records.ts): same keys, same values, its publisher and latest version
+ * included; and so do the latest version and the publisher read on their own.
+ */
+import { expect, layer } from "@effect/vitest"
+import { Effect } from "effect"
+import * as fc from "effect/FastCheck"
+import type { NodeInput, VersionInput } from "../../scripts/lib/Seeder.ts"
+import type { NodeStatus, NodeVersionStatus } from "../../src/Domain/Node.ts"
+import { getPage } from "../support/Catalogue.ts"
+import { query } from "../support/Db.ts"
+import { expectStatus, get } from "../support/Http.ts"
+import { Service } from "../support/Service.ts"
+
+const text = fc.option(fc.string({ minLength: 0, maxLength: 12 }), { nil: undefined })
+const list = fc.array(fc.constantFrom("Linux", "windows", "cuda", "a b", "é", ""), { maxLength: 3 })
+const nodeStatus = fc.constantFrom<NodeStatus>("NodeStatusActive", "NodeStatusActive", "NodeStatusActive", "NodeStatusBanned")
+const versionStatus = fc.constantFrom<NodeVersionStatus>(
+  "NodeVersionStatusActive",
+  "NodeVersionStatusActive",
+  "NodeVersionStatusPending",
+  "NodeVersionStatusFlagged",
+  "NodeVersionStatusDeleted",
+  "NodeVersionStatusBanned"
+)
+const moment = fc.integer({ min: Date.UTC(2020, 0, 1), max: Date.UTC(2027, 0, 1) }).map((ms) => new Date(ms))
+/** Microseconds added to every stored time of a run: both paths must cut them to milliseconds alike. */
+const micros = fc.integer({ min: 0, max: 999 })
+
+const arbTranslations = fc.option(
+  fc.dictionary(
+    fc.constantFrom("fr", "de", "ja"),
+    fc.dictionary(fc.constantFrom("name", "description"), fc.oneof(fc.string({ maxLength: 6 }), fc.constant(null)), { maxKeys: 2 }),
+    { maxKeys: 2 }
+  ),
+  { nil: undefined }
+)
+
+const arbVersion = fc.record({
+  version: fc.constantFrom("0.1.0", "1.0.0", "1.10.0", "2.0.0-rc.1", "3.0.0+build.7"),
+  status: versionStatus,
+  archived: fc.boolean(),
+  changelog: text,
+  status_reason: text,
+  dependencies: list,
+  deprecated: fc.option(fc.boolean(), { nil: undefined }),
+  supported_os: list,
+  supported_accelerators: list,
+  supported_host_version: fc.option(fc.constantFrom(">=1.0.0", "^2.1", "1.x || >=3"), { nil: undefined }),
+  supported_host_frontend_version: text,
+  tags: list,
+  created_at: moment
+})
+
+const arbNode = fc.record({
+  name: text,
+  description: text,
+  author: text,
+  license: text,
+  icon: text,
+  banner_url: text,
+  category: text,
+  repository: text,
+  status_detail: text,
+  rating: fc.option(fc.double({ min: 0, max: 5, noNaN: true }), { nil: undefined }),
+  search_ranking: fc.option(fc.integer({ min: -5, max: 5 }), { nil: undefined }),
+  downloads: fc.nat(10_000),
+  repohost_stars: fc.nat(100),
+  status: nodeStatus,
+  supported_os: list,
+  supported_accelerators: list,
+  supported_host_version: text,
+  supported_host_frontend_version: text,
+  tags: list,
+  tags_admin: list,
+  preempted_host_node_names: list,
+  translations: arbTranslations,
+  created_at: moment,
+  versions: fc.uniqueArray(arbVersion, { selector: (v) => v.version, maxLength: 3 })
+})
+
+const arbPublisher = fc.record({ name: text, description: text, website: text, created_at: moment })
+
+/** Keys whose value is undefined left out, as the seeder's input has no undefined fields. */
+const defined = <A extends object>(a: A): A => Object.fromEntries(Object.entries(a).filter(([, v]) => v !== undefined)) as A
+
+let runs = 0
+
+layer(Service.layer(), { excludeTestServices: true })("the fast path and the typed records", (it) => {
+  it.effect.prop(
+    "a listed node, its latest version and its publisher are the same JSON both ways",
+    { publisher: arbPublisher, nodes: fc.array(arbNode, { minLength: 1, maxLength: 6 }), micros },
+    ({ micros, nodes, publisher }) =>
+      Effect.gen(function*() {
+        const service = yield* Service
+        const run = ++runs
+        const publisherId = `fp-${run}`
+        const seeded: Array<NodeInput> = nodes.map(({ versions: _versions, ...node }, i) =>
+          defined({ ...node, id: `fp-${run}-${i}`, publisher_id: publisherId })
+        )
+        const versions: Array<VersionInput> = nodes.flatMap((node, i) =>
+          node.versions.map(({ archived: _archived, ...v }) => defined({ ...v, node_id: `fp-${run}-${i}` }))
+        )
+        yield* service.writes.upsertPublishers([defined({ id: publisherId, ...publisher })])
+        for (const node of seeded) yield* service.writes.insertNodes([node])
+        yield* service.writes.insertVersions(versions)
+        // some versions have their archive: those that are also active get a download URL
+        const archived = nodes.flatMap((node, i) => node.versions.filter((v) => v.archived).map((v) => `fp-${run}-${i}@${v.version}`))
+        yield* query(service, "UPDATE node_versions SET archive_bytes = 1 WHERE node_id || '@' || version = ANY($1)", [archived])
+        const later = `${micros} microseconds`
+        yield* query(service, "UPDATE publishers SET created_at = created_at + $2::interval WHERE id = $1", [publisherId, later])
+        yield* query(service, "UPDATE nodes SET created_at = created_at + $2::interval WHERE publisher_id = $1", [publisherId, later])
+        yield* query(
+          service,
+          "UPDATE node_versions v SET created_at = v.created_at + $2::interval FROM nodes n WHERE n.id = v.node_id AND n.publisher_id = $1",
+          [publisherId, later]
+        )
+
+        const page = yield* getPage(service, "/nodes", { node_id: seeded.map((n) => n.id), latest: "true", limit: 500 })
+        expect(page.nodes.map((n) => n.id).sort()).toEqual(seeded.filter((n) => n.status === "NodeStatusActive").map((n) => n.id).sort())
+        for (const listed of page.nodes) {
+          const typed = expectStatus(yield* get(service, `/nodes/${listed.id}`), 200, listed.id).body
+          expect(typed, listed.id).toStrictEqual(listed)
+          if (listed.latest_version !== undefined) {
+            const version = yield* get(service, `/nodes/${listed.id}/versions/${encodeURIComponent(listed.latest_version.version)}`)
+            expect(expectStatus(version, 200, listed.id).body, `${listed.id} latest_version`).toStrictEqual(listed.latest_version)
+          }
+          const owner = yield* get(service, `/publishers/${publisherId}`)
+          expect(expectStatus(owner, 200, publisherId).body, `${listed.id} publisher`).toStrictEqual(listed.publisher)
+        }
+      }),
+    { timeout: 120_000, fastCheck: { numRuns: 25 } }
+  )
+})
