@@ -122,10 +122,11 @@ const maxEpilogueBytes = 256
 
 /**
  * The closing-delimiter watcher: the request body, watched on its way to the multipart parser.
- * When the body ends without `--boundary--` near its end, `truncated` fails. The parser
- * (@effect/platform's, over multipasta) waits forever for a form that ends inside a part's
- * headers: the request would hang until the client gave up (test/Media/Music.test.ts,
- * "a form cut inside a part's headers").
+ * When the body ends without `--boundary--` near its end, `truncated` fails. It works around a bug
+ * of the parser under @effect/platform's multipart (multipasta 0.2.8): a body that ends inside a
+ * part's headers never ends its stream (one that ends inside a part's content does fail), so the
+ * request would hang until the client gave up (test/Music/MusicUpload.test.ts, "a form cut
+ * inside a part's headers").
  */
 const watchForClosingDelimiter = (request: HttpServerRequest.HttpServerRequest, boundary: string) =>
   Effect.gen(function*() {
