@@ -13,7 +13,7 @@ import { NodeRepo } from "../Catalog/Repo.ts"
 import { AppConfig } from "../Config.ts"
 import { NodeMissing } from "../Domain/Errors.ts"
 import { managerRoles, unclaimedPublisherId } from "../Domain/Publisher.ts"
-import { parseRepositoryUrl, Repohost, RepohostRateLimited } from "../Repohost/Client.ts"
+import { parseRepositoryUrl, Repohost } from "../Repohost/Client.ts"
 import { AlreadyClaimed, ClaimRepo } from "./Repo.ts"
 
 /** The node's record names no repository on the host this registry asks: a state that cannot be claimed. */
@@ -33,9 +33,6 @@ export class NotRepositoryAdmin extends Data.TaggedError("NotRepositoryAdmin")<{
   }
 }
 
-/** When the host rate-limits without saying for how long. */
-const defaultRetryAfterSeconds = 60
-
 export class Claims extends Effect.Service<Claims>()("Claims", {
   effect: Effect.gen(function*() {
     const nodes = yield* NodeRepo
@@ -43,14 +40,6 @@ export class Claims extends Effect.Service<Claims>()("Claims", {
     const repohost = yield* Repohost
     const policy = yield* Policy
     const { webHost } = (yield* AppConfig).repohost
-
-    /** The host's answer; a rate limit without a wait says the default one. */
-    const askHost = <A, E, R>(effect: Effect.Effect<A, E | RepohostRateLimited, R>) =>
-      Effect.catchIf(
-        effect,
-        (e): e is RepohostRateLimited => e instanceof RepohostRateLimited,
-        (e) => new RepohostRateLimited({ retryAfterSeconds: e.retryAfterSeconds ?? defaultRetryAfterSeconds })
-      )
 
     return {
       claim: Effect.fn("Claims.claim")(function*(publisherId: string, nodeId: string, vcsToken: Redacted.Redacted) {
@@ -70,8 +59,8 @@ export class Claims extends Effect.Service<Claims>()("Claims", {
             reason: `Node '${nodeId}' lives on ${host}, not on ${webHost}, the repository host this registry asks`
           })
         }
-        const login = yield* askHost(repohost.login(vcsToken))
-        if (!(yield* askHost(repohost.administers(vcsToken, repository.value)))) {
+        const login = yield* repohost.login(vcsToken)
+        if (!(yield* repohost.administers(vcsToken, repository.value))) {
           return yield* new NotRepositoryAdmin({ login, owner, repo })
         }
         yield* claims.claim(nodeId, publisherId)

@@ -10,6 +10,7 @@ import { HttpClient, HttpClientRequest, HttpClientResponse } from "@effect/platf
 import { NodeHttpClient } from "@effect/platform-node"
 import { Clock, Data, Effect, Option, type Redacted, Schema } from "effect"
 import { AppConfig } from "../Config.ts"
+import { retryAfterSeconds } from "../Vendors/RetryAfter.ts"
 
 /** The host refused the token (401): it is unknown, expired or revoked. */
 export class RepohostInvalidToken extends Data.TaggedError("RepohostInvalidToken")<{}> {
@@ -18,9 +19,9 @@ export class RepohostInvalidToken extends Data.TaggedError("RepohostInvalidToken
   }
 }
 
-/** The host rate-limited us; `retryAfterSeconds` when it said how long to wait. */
+/** The host rate-limited us for `retryAfterSeconds`. */
 export class RepohostRateLimited extends Data.TaggedError("RepohostRateLimited")<{
-  readonly retryAfterSeconds: number | undefined
+  readonly retryAfterSeconds: number
 }> {
   override get message() {
     return "The repository host is rate-limiting requests; try again later"
@@ -82,22 +83,6 @@ const Repository = Schema.Struct({
   permissions: Schema.optional(Schema.Struct({ admin: Schema.optional(Schema.Boolean) }))
 })
 
-/**
- * Seconds to wait as the host said: `retry-after` (seconds or an HTTP date), else
- * `x-ratelimit-reset` (epoch seconds).
- */
-export const retryAfterSeconds = (headers: Readonly<Record<string, string | undefined>>, nowMillis: number): number | undefined => {
-  const retryAfter = headers["retry-after"]?.trim()
-  if (retryAfter) {
-    if (/^\d+(\.\d+)?$/.test(retryAfter)) return Math.ceil(Number(retryAfter))
-    const date = Date.parse(retryAfter)
-    if (!Number.isNaN(date)) return Math.max(0, Math.ceil((date - nowMillis) / 1000))
-  }
-  const reset = headers["x-ratelimit-reset"]?.trim()
-  if (reset && /^\d+$/.test(reset)) return Math.max(0, Math.ceil(Number(reset) - nowMillis / 1000))
-  return undefined
-}
-
 /** A rate-limit answer: 429, or a 403 that says the quota is spent or when to come back. */
 const isRateLimit = (response: HttpClientResponse.HttpClientResponse) =>
   response.status === 429 ||
@@ -140,7 +125,7 @@ export class Repohost extends Effect.Service<Repohost>()("Repohost", {
         if (response.status === 401) return yield* new RepohostInvalidToken()
         if (isRateLimit(response)) {
           const retryAfter = retryAfterSeconds(response.headers, yield* Clock.currentTimeMillis)
-          yield* Effect.logWarning(`repository host rate limit reached (retry after ${retryAfter ?? "?"} s)`)
+          yield* Effect.logWarning(`repository host rate limit reached (retry after ${retryAfter} s)`)
           return yield* new RepohostRateLimited({ retryAfterSeconds: retryAfter })
         }
         if (passOn.includes(response.status)) return Option.none()

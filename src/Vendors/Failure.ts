@@ -5,7 +5,7 @@
  */
 import type { HttpClientError } from "@effect/platform"
 import { Clock, Data, Effect } from "effect"
-import { retryAfterSeconds } from "../Repohost/Client.ts"
+import { retryAfterSeconds } from "./RetryAfter.ts"
 
 /** The vendor refused the request as the caller's mistake (its 400 or 422), in its own words when it gave some. */
 export class VendorRefused extends Data.TaggedError("VendorRefused")<{ readonly vendor: string; readonly said: string | undefined }> {
@@ -56,9 +56,6 @@ export class VendorUnconfigured extends Data.TaggedError("VendorUnconfigured")<{
 
 export type VendorFailure = VendorRefused | VendorLostTask | VendorRateLimited | VendorFailed | VendorTimedOut
 
-/** How long to wait when a vendor rate-limits without saying for how long. */
-const defaultRetryAfterSeconds = 60
-
 /** The human text of a vendor's error body: `message`, `error.message`, `data.message`, `detail`, or `error`. */
 export const vendorMessage = (body: string): string | undefined => {
   let parsed: unknown
@@ -89,8 +86,7 @@ export const fromVendorStatus = (
     if (status === 400 || status === 422) return yield* new VendorRefused({ vendor, said: vendorMessage(body) })
     if (status === 404) return yield* new VendorLostTask({ vendor, said: vendorMessage(body) })
     if (status === 429) {
-      const retryAfter = retryAfterSeconds(headers, yield* Clock.currentTimeMillis) ?? defaultRetryAfterSeconds
-      return yield* new VendorRateLimited({ vendor, retryAfterSeconds: retryAfter })
+      return yield* new VendorRateLimited({ vendor, retryAfterSeconds: retryAfterSeconds(headers, yield* Clock.currentTimeMillis) })
     }
     if (status === 401 || status === 403) {
       yield* Effect.logError(`the ${vendor} refused the service's credentials (${status})`)
