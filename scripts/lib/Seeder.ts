@@ -11,7 +11,8 @@ import { CatalogChanges } from "../../src/Catalog/Changes.ts"
 import type { NodeVersionStatus } from "../../src/Domain/Node.ts"
 import type { PublisherStatus } from "../../src/Domain/Publisher.ts"
 import { hostIntervals, semverKey } from "../../src/Domain/Semver.ts"
-import { chunks, nodeColumns, nodeDefaults, type NodePatch, PublishingRepo } from "../../src/Publishing/Repo.ts"
+import { chunks } from "../../src/Db/Rows.ts"
+import { type NewVersion, nodeColumns, nodeDefaults, type NodePatch, PublishingRepo } from "../../src/Publishing/Repo.ts"
 
 export interface PublisherInput {
   readonly id: string
@@ -32,21 +33,15 @@ export interface NodeInput extends NodePatch {
   readonly created_at?: Date | undefined
 }
 
-/** A version as seeds write it: its number and host range as text (build metadata allowed, as imported catalogues have it). */
-export interface VersionInput {
-  readonly node_id: string
+/**
+ * A version as seeds write it: what publishing stores, with its number and host ranges as text
+ * (build metadata allowed, as imported catalogues have it) and any status.
+ */
+export interface VersionInput extends Omit<NewVersion, "version" | "status" | "supported_host_version" | "supported_host_frontend_version"> {
   readonly version: string
   readonly status?: NodeVersionStatus | undefined
-  readonly status_reason?: string | undefined
-  readonly changelog?: string | undefined
-  readonly dependencies?: ReadonlyArray<string> | undefined
-  readonly deprecated?: boolean | undefined
-  readonly supported_os?: ReadonlyArray<string> | undefined
-  readonly supported_accelerators?: ReadonlyArray<string> | undefined
   readonly supported_host_version?: string | undefined
   readonly supported_host_frontend_version?: string | undefined
-  readonly tags?: ReadonlyArray<string> | undefined
-  readonly created_at?: Date | undefined
 }
 
 const nullable = <A>(a: A | undefined): A | null => (a === undefined ? null : a)

@@ -46,3 +46,13 @@ export const orDieOnDatabase = <A, E, R>(
       Predicate.isTagged(e, "SqlError") || Predicate.isTagged(e, "ParseError"),
     Effect.die
   ) as Effect.Effect<A, Exclude<E, SqlError.SqlError | ParseResult.ParseError>, R>
+
+/** Rows per INSERT: PostgreSQL takes at most 65,535 parameters a statement. */
+const rowsPerInsert = 1000
+
+/** `items` in batches small enough for one INSERT each. */
+export const chunks = <A>(items: ReadonlyArray<A>): Array<ReadonlyArray<A>> => {
+  const out: Array<ReadonlyArray<A>> = []
+  for (let i = 0; i < items.length; i += rowsPerInsert) out.push(items.slice(i, i + rowsPerInsert))
+  return out
+}

@@ -6,10 +6,8 @@ import { SqlClient, SqlSchema } from "@effect/sql"
 import { Data, Effect, Option, Schema } from "effect"
 import { TransitionRefused } from "../Domain/Errors.ts"
 import { HostNode, type HostNodeCreate, HostNodePolicy, type HostNodeUpdate } from "../Domain/HostNode.ts"
-import { NodeStatus } from "../Domain/Node.ts"
-import { PublisherStatus } from "../Domain/Publisher.ts"
 import { hostNodePolicyMoves, statesReaching } from "../Domain/Transitions.ts"
-import { nullable, orDieOnDatabase, rowsOf } from "../Db/Rows.ts"
+import { chunks, nullable, orDieOnDatabase, rowsOf } from "../Db/Rows.ts"
 
 /** The first few names, quoted, and how many more there are. */
 export const quoteSome = (names: ReadonlyArray<string>, shown = 10) =>
@@ -27,16 +25,6 @@ export class HostNodeNamesTaken extends Data.TaggedError("HostNodeNamesTaken")<{
     return `The version already has host-node(s) ${quoteSome(this.names)}`
   }
 }
-
-/** Where a node version is, as far as host-node requests need to know. */
-export const VersionLocation = Schema.Struct({
-  publisherId: Schema.String,
-  /** The node is banned, or its publisher is. */
-  banned: Schema.Boolean,
-  /** The version's id; none when the node has no such version, or it is deleted. */
-  versionId: Schema.Option(Schema.String)
-})
-export type VersionLocation = typeof VersionLocation.Type
 
 const hostNodeColumns =
   "host_node_name, category, deprecated, description, experimental, function, input_types, output_is_list, policy, return_names, return_types"
@@ -87,35 +75,12 @@ const newRow = (versionId: string, r: HostNodeCreate) => ({
   return_types: r.return_types ?? null
 })
 
-// at most this many rows per INSERT: PostgreSQL takes 65,535 parameters a statement
-const batchSize = 1000
-
 /** Byte order, as `COLLATE "C"` sorts the names in SQL. */
 const byName = (a: HostNode, b: HostNode) => Buffer.compare(Buffer.from(a.host_node_name), Buffer.from(b.host_node_name))
 
 export class HostNodeRepo extends Effect.Service<HostNodeRepo>()("HostNodeRepo", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
-
-    const findLocation = SqlSchema.findOne({
-      Request: Schema.Struct({ nodeId: Schema.String, version: Schema.String }),
-      Result: rowsOf({
-        publisher_id: Schema.String,
-        node_status: NodeStatus,
-        publisher_status: PublisherStatus,
-        version_id: Schema.NullOr(Schema.String)
-      }, VersionLocation, (row) => ({
-        publisherId: row.publisher_id,
-        banned: row.node_status === "NodeStatusBanned" || row.publisher_status === "PublisherStatusBanned",
-        versionId: Option.fromNullable(row.version_id)
-      })),
-      execute: ({ nodeId, version }) =>
-        sql`SELECT n.publisher_id, n.status AS node_status, p.status AS publisher_status,
-                   (SELECT v.id::text FROM node_versions v
-                    WHERE v.node_id = n.id AND v.version = ${version} AND v.status <> 'NodeVersionStatusDeleted') AS version_id
-            FROM nodes n JOIN publishers p ON p.id = n.publisher_id
-            WHERE n.id = ${nodeId} AND n.status <> 'NodeStatusDeleted'`
-    })
 
     const findAll = SqlSchema.findAll({
       Request: Schema.String,
@@ -156,11 +121,6 @@ export class HostNodeRepo extends Effect.Service<HostNodeRepo>()("HostNodeRepo",
     })
 
     return {
-      /** A node and one of its versions by version string; none for an unknown or deleted node. */
-      locate: Effect.fn("HostNodeRepo.locate")(function*(nodeId: string, version: string) {
-        return yield* Effect.orDie(findLocation({ nodeId, version }))
-      }),
-
       /** The version's records, by name. */
       list: Effect.fn("HostNodeRepo.list")(function*(versionId: string) {
         return yield* Effect.orDie(findAll(versionId))
@@ -170,8 +130,7 @@ export class HostNodeRepo extends Effect.Service<HostNodeRepo>()("HostNodeRepo",
       create: Effect.fn("HostNodeRepo.create")(function*(versionId: string, records: ReadonlyArray<HostNodeCreate>) {
         return yield* sql.withTransaction(Effect.gen(function*() {
           const created: Array<HostNode> = []
-          for (let i = 0; i < records.length; i += batchSize) {
-            const batch = records.slice(i, i + batchSize)
+          for (const batch of chunks(records)) {
             const rows = yield* insertBatch({ versionId, records: batch })
             if (rows.length < batch.length) {
               const inserted = new Set(rows.map((r) => r.host_node_name))

@@ -10,6 +10,7 @@ import { CatalogChanges } from "../Catalog/Changes.ts"
 import { NodeIsBanned, NodeMissing, TransitionRefused, VersionMissing } from "../Domain/Errors.ts"
 import type { NodeStatus, NodeVersionStatus } from "../Domain/Node.ts"
 import type { HostRange, SemanticVersion } from "../Domain/Semver.ts"
+import { chunks } from "../Db/Rows.ts"
 import { ArchiveVerdict } from "./Checks.ts"
 
 export class NodeIdTaken extends Data.TaggedError("NodeIdTaken")<{ readonly nodeId: string; readonly byAnother: boolean }> {
@@ -120,15 +121,6 @@ export const nodeDefaults: Record<string, unknown> = {
   tags_admin: [],
   preempted_host_node_names: [],
   translations: null
-}
-
-// at most this many rows per INSERT: PostgreSQL takes 65,535 parameters a statement
-const batchSize = 1000
-
-export const chunks = <A>(items: ReadonlyArray<A>): Array<ReadonlyArray<A>> => {
-  const out: Array<ReadonlyArray<A>> = []
-  for (let i = 0; i < items.length; i += batchSize) out.push(items.slice(i, i + batchSize))
-  return out
 }
 
 const list = (a: ReadonlyArray<string> | undefined): Array<string> => (a ? [...a] : [])
