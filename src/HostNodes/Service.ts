@@ -4,10 +4,11 @@
  */
 import { Data, Effect, Option } from "effect"
 import { Policy } from "../Auth/Policy.ts"
+import { NodeRepo, visibility } from "../Catalog/Repo.ts"
 import { NodeIsBanned, NotPermitted, VersionMissing } from "../Domain/Errors.ts"
 import type { HostNodeCreate, HostNodeUpdate } from "../Domain/HostNode.ts"
 import { managerRoles } from "../Domain/Publisher.ts"
-import { HostNodeRepo, quoteSome, type VersionLocation } from "./Repo.ts"
+import { HostNodeRepo, quoteSome } from "./Repo.ts"
 
 /** A bulk record names one host-node more than once. */
 export class HostNodeNamesRepeated extends Data.TaggedError("HostNodeNamesRepeated")<{ readonly names: ReadonlyArray<string> }> {
@@ -27,26 +28,35 @@ const repeatedNames = (names: ReadonlyArray<string>): Array<string> => {
 export class HostNodes extends Effect.Service<HostNodes>()("HostNodes", {
   effect: Effect.gen(function*() {
     const repo = yield* HostNodeRepo
+    const nodes = yield* NodeRepo
     const policy = yield* Policy
 
-    /** The version's id: missing for an unknown or deleted node or version. */
-    const versionOf = (nodeId: string, version: string, at: Option.Option<VersionLocation>) =>
-      Option.match(Option.flatMap(at, (l) => l.versionId), {
-        onNone: () => Effect.fail(new VersionMissing({ nodeId, version })),
-        onSome: Effect.succeed
-      })
+    /** The node, unless it is deleted or there is none. */
+    const nodeOf = (nodeId: string, version: string) =>
+      Effect.flatMap(nodes.nodeState(nodeId), (node) =>
+        Option.isSome(node) && node.value.status !== "NodeStatusDeleted"
+          ? Effect.succeed(node.value)
+          : Effect.fail(new VersionMissing({ nodeId, version })))
+
+    /** The id of the node's version `version` (its version string), unless it is deleted or there is none. */
+    const versionOf = (nodeId: string, version: string) =>
+      Effect.flatMap(nodes.versionState(nodeId, version), (found) =>
+        Option.isSome(found) && found.value.version === version && found.value.status !== "NodeVersionStatusDeleted"
+          ? Effect.succeed(found.value.id)
+          : Effect.fail(new VersionMissing({ nodeId, version })))
 
     return {
       list: Effect.fn("HostNodes.list")(function*(nodeId: string, version: string) {
-        const at = yield* repo.locate(nodeId, version)
+        const node = yield* nodeOf(nodeId, version)
         // as for the version itself: a banned node (or publisher) is refused, whatever the version
-        if (Option.exists(at, (l) => l.banned)) return yield* new NodeIsBanned({ nodeId })
-        return yield* repo.list(yield* versionOf(nodeId, version, at))
+        if (visibility(node) === "banned") return yield* new NodeIsBanned({ nodeId })
+        return yield* repo.list(yield* versionOf(nodeId, version))
       }),
 
       create: Effect.fn("HostNodes.create")(function*(nodeId: string, version: string, records: ReadonlyArray<HostNodeCreate>) {
         yield* policy.requireSiteAdmin
-        const versionId = yield* versionOf(nodeId, version, yield* repo.locate(nodeId, version))
+        yield* nodeOf(nodeId, version)
+        const versionId = yield* versionOf(nodeId, version)
         const repeated = repeatedNames(records.map((r) => r.host_node_name))
         if (repeated.length > 0) return yield* new HostNodeNamesRepeated({ names: repeated })
         return yield* repo.create(versionId, records)
@@ -54,16 +64,15 @@ export class HostNodes extends Effect.Service<HostNodes>()("HostNodes", {
 
       update: Effect.fn("HostNodes.update")(
         function*(nodeId: string, version: string, name: string, patch: HostNodeUpdate) {
-          const at = yield* repo.locate(nodeId, version)
-          if (Option.isNone(at)) return yield* new VersionMissing({ nodeId, version })
-          const { user } = yield* policy.requireRole(at.value.publisherId, managerRoles, { siteAdmin: true })
+          const node = yield* nodeOf(nodeId, version)
+          const { user } = yield* policy.requireRole(node.publisherId, managerRoles, { siteAdmin: true })
           if (patch.policy !== undefined && !user.isSiteAdmin) {
             return yield* new NotPermitted({ reason: "Only site admins may change a host-node's policy" })
           }
-          return yield* repo.update(yield* versionOf(nodeId, version, at), name, patch)
+          return yield* repo.update(yield* versionOf(nodeId, version), name, patch)
         }
       )
     }
   }),
-  dependencies: [HostNodeRepo.Default, Policy.Default]
+  dependencies: [HostNodeRepo.Default, NodeRepo.Default, Policy.Default]
 }) {}
