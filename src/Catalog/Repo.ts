@@ -4,12 +4,14 @@
  */
 import { SqlClient, SqlSchema } from "@effect/sql"
 import { Effect, Option, Schema } from "effect"
+import { NodeIsBanned, NodeMissing } from "../Domain/Errors.ts"
 import { NodeStatus, NodeVersion, NodeVersionStatus } from "../Domain/Node.ts"
 import { PublisherStatus } from "../Domain/Publisher.ts"
 import { isUuid } from "../Domain/Schemas.ts"
 import { nullable, rowsOf } from "../Db/Rows.ts"
 import { archiveBase } from "./NodePages.ts"
 import { nodeColumns, NodeRow, toVersion, versionColumns, versionFields, VersionRow } from "./Records.ts"
+import { traced } from "../Tracing.ts"
 
 /** A node's standing, without its record: what decisions about it are made on. */
 export const NodeState = Schema.Struct({
@@ -31,14 +33,16 @@ export const VersionState = Schema.Struct({
 })
 export type VersionState = typeof VersionState.Type
 
-/** Whether clients may see a node: absent or deleted nodes are missing, banned ones (or a banned publisher's) hidden. */
-export type Visibility = "missing" | "banned" | "visible"
-export const visibility = (node: { readonly status: NodeStatus; readonly publisherStatus: PublisherStatus }): Visibility =>
+/** Succeeds when clients may see the node: a deleted one is missing, a banned one (or a banned publisher's) refused. */
+export const requireVisible = (
+  nodeId: string,
+  node: { readonly status: NodeStatus; readonly publisherStatus: PublisherStatus }
+): Effect.Effect<void, NodeMissing | NodeIsBanned> =>
   node.status === "NodeStatusDeleted"
-    ? "missing"
+    ? Effect.fail(new NodeMissing({ nodeId }))
     : node.status === "NodeStatusBanned" || node.publisherStatus === "PublisherStatusBanned"
-    ? "banned"
-    : "visible"
+    ? Effect.fail(new NodeIsBanned({ nodeId }))
+    : Effect.void
 
 const StatusesRow = {
   node_status: NodeStatus,
@@ -166,34 +170,34 @@ export class NodeRepo extends Effect.Service<NodeRepo>()("NodeRepo", {
 
     return {
       /** A node by id, in any status, with its publisher and latest active version. */
-      findNode: Effect.fn("NodeRepo.findNode")(function*(nodeId: string) {
+      findNode: traced("NodeRepo.findNode")(function*(nodeId: string) {
         return yield* Effect.orDie(findNode(nodeId))
       }),
 
       /** A node's standing, in any status. */
-      nodeState: Effect.fn("NodeRepo.nodeState")(function*(nodeId: string) {
+      nodeState: traced("NodeRepo.nodeState")(function*(nodeId: string) {
         return yield* Effect.orDie(findState(nodeId))
       }),
 
       /** A version that is not deleted, by version string or id, with its node's statuses. */
-      findVersion: Effect.fn("NodeRepo.findVersion")(function*(nodeId: string, versionOrId: string) {
+      findVersion: traced("NodeRepo.findVersion")(function*(nodeId: string, versionOrId: string) {
         return yield* Effect.orDie(findVisibleVersion({ nodeId, versionOrId }))
       }),
 
       /** The node's versions in these statuses, newest semantic version first. */
-      listVersions: Effect.fn("NodeRepo.listVersions")(
+      listVersions: traced("NodeRepo.listVersions")(
         function*(nodeId: string, statuses: ReadonlyArray<NodeVersionStatus>) {
           return yield* Effect.orDie(findVersions({ nodeId, statuses }))
         }
       ),
 
       /** A version by id, whatever its status. */
-      versionById: Effect.fn("NodeRepo.versionById")(function*(versionId: string) {
+      versionById: traced("NodeRepo.versionById")(function*(versionId: string) {
         return yield* Effect.orDie(findVersionById(versionId))
       }),
 
       /** A version by version string or id, whatever its status (the string wins over an id). */
-      versionState: Effect.fn("NodeRepo.versionState")(function*(nodeId: string, versionOrId: string) {
+      versionState: traced("NodeRepo.versionState")(function*(nodeId: string, versionOrId: string) {
         return yield* Effect.orDie(findVersionState({ nodeId, versionOrId }))
       }),
 
@@ -201,7 +205,7 @@ export class NodeRepo extends Effect.Service<NodeRepo>()("NodeRepo", {
        * The requested version, or the newest installable one, counted as one download in the
        * same statement; with the node's statuses. `None` when there is no such node.
        */
-      install: Effect.fn("NodeRepo.install")(function*(nodeId: string, version: string | undefined) {
+      install: traced("NodeRepo.install")(function*(nodeId: string, version: string | undefined) {
         return yield* Effect.orDie(installVersion({ nodeId, version }))
       })
     }

@@ -5,12 +5,12 @@
  */
 import { Data, Effect, Option } from "effect"
 import { Policy } from "../Auth/Policy.ts"
-import { NodeIsBanned, NodeMissing, NotPermitted, VersionMissing } from "../Domain/Errors.ts"
-import type { NodeStatus, NodeVersionStatus } from "../Domain/Node.ts"
-import type { PublisherStatus } from "../Domain/Publisher.ts"
+import { NodeMissing, NotPermitted, VersionMissing } from "../Domain/Errors.ts"
+import type { NodeVersionStatus } from "../Domain/Node.ts"
 import { type NodeQuery, NodePages, type SearchQuery } from "./NodePages.ts"
 import { PageCache, renderPage } from "./PageCache.ts"
-import { NodeRepo, visibility } from "./Repo.ts"
+import { NodeRepo, requireVisible } from "./Repo.ts"
+import { traced } from "../Tracing.ts"
 
 /** The node has no installable version (or not the one asked for). */
 export class NothingToInstall extends Data.TaggedError("NothingToInstall")<{
@@ -37,21 +37,6 @@ export class Catalog extends Effect.Service<Catalog>()("Catalog", {
     const cache = yield* PageCache
     const policy = yield* Policy
 
-    /** Fails unless clients may see the node. */
-    const requireVisible = (
-      nodeId: string,
-      node: { readonly status: NodeStatus; readonly publisherStatus: PublisherStatus }
-    ): Effect.Effect<void, NodeMissing | NodeIsBanned> => {
-      switch (visibility(node)) {
-        case "missing":
-          return Effect.fail(new NodeMissing({ nodeId }))
-        case "banned":
-          return Effect.fail(new NodeIsBanned({ nodeId }))
-        case "visible":
-          return Effect.void
-      }
-    }
-
     /** The node's standing, failing unless clients may see it. */
     const visibleState = (nodeId: string) =>
       Effect.flatMap(nodes.nodeState(nodeId), Option.match({
@@ -70,25 +55,25 @@ export class Catalog extends Effect.Service<Catalog>()("Catalog", {
 
     return {
       /** A page of `GET /nodes`: cached unless `bypass`. */
-      listNodes: Effect.fn("Catalog.listNodes")(function*(query: NodeQuery, bypass: boolean) {
+      listNodes: traced("Catalog.listNodes")(function*(query: NodeQuery, bypass: boolean) {
         return yield* cache.get(query, bypass)
       }),
 
       /** A page of search results (not cached: host-node records, which search covers, change without invalidating pages). */
-      search: Effect.fn("Catalog.search")(function*(query: SearchQuery) {
+      search: traced("Catalog.search")(function*(query: SearchQuery) {
         const { nodes, total } = yield* pages.search(query)
         return renderPage(query, nodes, total)
       }),
 
       /** Every node of the publisher, as a JSON array text. */
-      publisherNodes: Effect.fn("Catalog.publisherNodes")(function*(listing: PublisherListing) {
+      publisherNodes: traced("Catalog.publisherNodes")(function*(listing: PublisherListing) {
         yield* authorizeListing(listing)
         const { nodes } = yield* pages.listPage({ page: 1, limit: Number.MAX_SAFE_INTEGER, sort: [], ...listing })
         return `[${nodes}]`
       }),
 
       /** A page of the publisher's nodes. */
-      publisherNodesPage: Effect.fn("Catalog.publisherNodesPage")(
+      publisherNodesPage: traced("Catalog.publisherNodesPage")(
         function*(listing: PublisherListing, page: { readonly page: number; readonly limit: number }) {
           yield* authorizeListing(listing)
           const { nodes, total } = yield* pages.listPage({ ...page, sort: [], ...listing })
@@ -97,7 +82,7 @@ export class Catalog extends Effect.Service<Catalog>()("Catalog", {
       ),
 
       /** The node with its latest version. */
-      getNode: Effect.fn("Catalog.getNode")(function*(nodeId: string) {
+      getNode: traced("Catalog.getNode")(function*(nodeId: string) {
         const node = yield* nodes.findNode(nodeId)
         if (Option.isNone(node)) return yield* new NodeMissing({ nodeId })
         yield* requireVisible(nodeId, { status: node.value.status, publisherStatus: node.value.publisher.status })
@@ -105,7 +90,7 @@ export class Catalog extends Effect.Service<Catalog>()("Catalog", {
       }),
 
       /** A version by version string or id; a deleted one is missing. */
-      getVersion: Effect.fn("Catalog.getVersion")(function*(nodeId: string, versionOrId: string) {
+      getVersion: traced("Catalog.getVersion")(function*(nodeId: string, versionOrId: string) {
         const found = yield* nodes.findVersion(nodeId, versionOrId)
         if (Option.isSome(found)) {
           yield* requireVisible(nodeId, { status: found.value.nodeStatus, publisherStatus: found.value.publisherStatus }).pipe(
@@ -119,13 +104,13 @@ export class Catalog extends Effect.Service<Catalog>()("Catalog", {
       }),
 
       /** The node's versions in these statuses, newest semantic version first. */
-      listVersions: Effect.fn("Catalog.listVersions")(function*(nodeId: string, statuses: ReadonlyArray<NodeVersionStatus>) {
+      listVersions: traced("Catalog.listVersions")(function*(nodeId: string, statuses: ReadonlyArray<NodeVersionStatus>) {
         yield* visibleState(nodeId)
         return yield* nodes.listVersions(nodeId, statuses)
       }),
 
       /** The version to install (the newest installable unless one is named), counted as a download. */
-      install: Effect.fn("Catalog.install")(function*(nodeId: string, version: string | undefined) {
+      install: traced("Catalog.install")(function*(nodeId: string, version: string | undefined) {
         const installed = yield* nodes.install(nodeId, version)
         if (Option.isNone(installed)) return yield* new NodeMissing({ nodeId })
         const { node_status, publisher_status, version: chosen } = installed.value

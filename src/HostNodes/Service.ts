@@ -4,11 +4,12 @@
  */
 import { Data, Effect, Option } from "effect"
 import { Policy } from "../Auth/Policy.ts"
-import { NodeRepo, visibility } from "../Catalog/Repo.ts"
-import { NodeIsBanned, NotPermitted, VersionMissing } from "../Domain/Errors.ts"
+import { NodeRepo, requireVisible } from "../Catalog/Repo.ts"
+import { NotPermitted, VersionMissing } from "../Domain/Errors.ts"
 import type { HostNodeCreate, HostNodeUpdate } from "../Domain/HostNode.ts"
 import { managerRoles } from "../Domain/Publisher.ts"
 import { HostNodeRepo, quoteSome } from "./Repo.ts"
+import { traced } from "../Tracing.ts"
 
 /** A bulk record names one host-node more than once. */
 export class HostNodeNamesRepeated extends Data.TaggedError("HostNodeNamesRepeated")<{ readonly names: ReadonlyArray<string> }> {
@@ -46,14 +47,14 @@ export class HostNodes extends Effect.Service<HostNodes>()("HostNodes", {
           : Effect.fail(new VersionMissing({ nodeId, version })))
 
     return {
-      list: Effect.fn("HostNodes.list")(function*(nodeId: string, version: string) {
+      list: traced("HostNodes.list")(function*(nodeId: string, version: string) {
         const node = yield* nodeOf(nodeId, version)
         // as for the version itself: a banned node (or publisher) is refused, whatever the version
-        if (visibility(node) === "banned") return yield* new NodeIsBanned({ nodeId })
+        yield* requireVisible(nodeId, node)
         return yield* repo.list(yield* versionOf(nodeId, version))
       }),
 
-      create: Effect.fn("HostNodes.create")(function*(nodeId: string, version: string, records: ReadonlyArray<HostNodeCreate>) {
+      create: traced("HostNodes.create")(function*(nodeId: string, version: string, records: ReadonlyArray<HostNodeCreate>) {
         yield* policy.requireSiteAdmin
         yield* nodeOf(nodeId, version)
         const versionId = yield* versionOf(nodeId, version)
@@ -62,7 +63,7 @@ export class HostNodes extends Effect.Service<HostNodes>()("HostNodes", {
         return yield* repo.create(versionId, records)
       }),
 
-      update: Effect.fn("HostNodes.update")(
+      update: traced("HostNodes.update")(
         function*(nodeId: string, version: string, name: string, patch: HostNodeUpdate) {
           const node = yield* nodeOf(nodeId, version)
           const { user } = yield* policy.requireRole(node.publisherId, managerRoles, { siteAdmin: true })
