@@ -4,7 +4,7 @@
  * upstream failures. Both vendor clients fail with these, so both proxies fail alike.
  */
 import type { HttpClientError } from "@effect/platform"
-import { Clock, Data, Effect } from "effect"
+import { Clock, Data, Effect, Option, Schema } from "effect"
 import { retryAfterSeconds } from "./RetryAfter.ts"
 
 /** The vendor refused the request as the caller's mistake (its 400 or 422), in its own words when it gave some. */
@@ -56,23 +56,51 @@ export class VendorUnconfigured extends Data.TaggedError("VendorUnconfigured")<{
 
 export type VendorFailure = VendorRefused | VendorLostTask | VendorRateLimited | VendorFailed | VendorTimedOut
 
-/** The human text of a vendor's error body: `message`, `error.message`, `data.message`, `detail`, or `error`. */
-export const vendorMessage = (body: string): string | undefined => {
-  let parsed: unknown
+/** A non-blank text, trimmed. */
+const Said = Schema.Trim.pipe(Schema.nonEmptyString())
+
+/**
+ * A vendor's JSON error body, as far as its human text goes: `message`, `error.message`,
+ * `data.message`, `detail`, or `error`, the first that says something (decoding keeps only the
+ * fields of the member that matched).
+ */
+const VendorErrorBody = Schema.parseJson(Schema.Union(
+  Schema.Struct({ message: Said }),
+  Schema.Struct({ error: Schema.Struct({ message: Said }) }),
+  Schema.Struct({ data: Schema.Struct({ message: Said }) }),
+  Schema.Struct({ detail: Said }),
+  Schema.Struct({ error: Said })
+))
+const decodeErrorBody = Schema.decodeUnknownOption(VendorErrorBody)
+
+const saidIn = (body: typeof VendorErrorBody.Type): string =>
+  "message" in body
+    ? body.message
+    : "detail" in body
+    ? body.detail
+    : "data" in body
+    ? body.data.message
+    : typeof body.error === "string"
+    ? body.error
+    : body.error.message
+
+/** The human text of a vendor's error body: a JSON body's message, or a short plain-text body. */
+export const vendorMessage = (body: string): string | undefined =>
+  Option.match(decodeErrorBody(body), {
+    onSome: (said) => saidIn(said).slice(0, 500),
+    onNone: () => {
+      const text = body.trim()
+      return text !== "" && text.length <= 500 && !text.startsWith("<") && !isJson(text) ? text : undefined
+    }
+  })
+
+const isJson = (text: string) => {
   try {
-    parsed = JSON.parse(body)
+    JSON.parse(text)
+    return true
   } catch {
-    const text = body.trim()
-    return text !== "" && text.length <= 500 && !text.startsWith("<") ? text : undefined
+    return false
   }
-  if (typeof parsed !== "object" || parsed === null) return undefined
-  const o = parsed as Record<string, unknown>
-  const nested = typeof o.error === "object" && o.error !== null ? (o.error as Record<string, unknown>).message : undefined
-  const data = typeof o.data === "object" && o.data !== null ? (o.data as Record<string, unknown>).message : undefined
-  for (const candidate of [o.message, nested, data, o.detail, o.error]) {
-    if (typeof candidate === "string" && candidate.trim() !== "") return candidate.trim().slice(0, 500)
-  }
-  return undefined
 }
 
 /** A non-2xx vendor answer as a failure. */
