@@ -238,7 +238,7 @@ onFreshService("GET /nodes: page, limit and the wire format", (it) => {
     }))
 })
 
-onFreshService("GET /nodes: what one batch of CatalogWrites.insertNodes stores", (it) => {
+onFreshService("GET /nodes: what one batch of Seeder.insertNodes stores", (it) => {
   // Seeds and later endpoints write many nodes at once; every node must keep its own fields.
   it.effect("a batch of nodes with different optional fields stores each node's own values", () =>
     Effect.gen(function*() {
