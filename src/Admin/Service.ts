@@ -10,6 +10,7 @@ import { NodeStatus, type NodeVersionStatus } from "../Domain/Node.ts"
 import { unclaimedPublisherId } from "../Domain/Publisher.ts"
 import { nodeStatusMoves, nodeVersionStatusMoves, statesReaching } from "../Domain/Transitions.ts"
 import { type NodePatch, PublishingRepo } from "../Publishing/Repo.ts"
+import { traced } from "../Tracing.ts"
 
 /** An installable version must have an archive to serve. */
 export class NoArchive extends Data.TaggedError("NoArchive")<{}> {
@@ -32,7 +33,7 @@ export class Moderation extends Effect.Service<Moderation>()("Moderation", {
 
     return {
       /** A node waiting in the `unclaimed` publisher for its author. */
-      createUnclaimedNode: Effect.fn("Moderation.createUnclaimedNode")(function*(node: NodePatch & { readonly id: string }) {
+      createUnclaimedNode: traced("Moderation.createUnclaimedNode")(function*(node: NodePatch & { readonly id: string }) {
         yield* policy.requireSiteAdmin
         const { id, ...fields } = node
         yield* publishing.createNode(unclaimedPublisherId, id, fields)
@@ -40,7 +41,7 @@ export class Moderation extends Effect.Service<Moderation>()("Moderation", {
       }),
 
       /** Moderation fields, and a status move; a refused move refuses the whole request. */
-      moderateNode: Effect.fn("Moderation.moderateNode")(function*(nodeId: string, patch: NodePatch) {
+      moderateNode: traced("Moderation.moderateNode")(function*(nodeId: string, patch: NodePatch) {
         yield* policy.requireSiteAdmin
         const target = patch.status
         const from = target === undefined ? NodeStatus.literals : statesReaching(nodeStatusMoves, target)
@@ -48,7 +49,7 @@ export class Moderation extends Effect.Service<Moderation>()("Moderation", {
         return yield* current(nodeId)
       }),
 
-      moderateVersion: Effect.fn("Moderation.moderateVersion")(
+      moderateVersion: traced("Moderation.moderateVersion")(
         function*(nodeId: string, version: string, target: NodeVersionStatus, reason: string | undefined) {
           yield* policy.requireSiteAdmin
           const found = yield* nodes.versionState(nodeId, version)

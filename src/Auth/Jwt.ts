@@ -9,6 +9,7 @@ import * as jose from "jose"
 import { randomBytes } from "node:crypto"
 import * as path from "node:path"
 import { AppConfig, type AppConfigShape } from "../Config.ts"
+import { traced } from "../Tracing.ts"
 
 export interface Claims {
   readonly sub: string
@@ -65,7 +66,7 @@ export class JwtVerifier extends Effect.Service<JwtVerifier>()("JwtVerifier", {
     })
 
     /** The token's claims, or why it is refused. */
-    const verify = Effect.fn("JwtVerifier.verify")(function*(token: string) {
+    const verify = traced("JwtVerifier.verify")(function*(token: string) {
       const { payload } = yield* Effect.tryPromise({
         try: () => verifyJwt(token),
         catch: (e) =>

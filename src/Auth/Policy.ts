@@ -8,13 +8,14 @@ import { CurrentUser } from "../Domain/Auth.ts"
 import { NotPermitted, PublisherMissing } from "../Domain/Errors.ts"
 import type { PublisherRole } from "../Domain/Publisher.ts"
 import { PublisherRepo } from "../Publishers/Repo.ts"
+import { traced } from "../Tracing.ts"
 
 export class Policy extends Effect.Service<Policy>()("Policy", {
   effect: Effect.gen(function*() {
     const publishers = yield* PublisherRepo
 
     /** The caller, the publisher's status and the caller's role in it (none for strangers). */
-    const standingIn = Effect.fn("Policy.standingIn")(function*(publisherId: string) {
+    const standingIn = traced("Policy.standingIn")(function*(publisherId: string) {
       const user = yield* CurrentUser
       const standing = yield* publishers.standing(publisherId, user.id)
       if (Option.isNone(standing)) return yield* new PublisherMissing({ publisherId })
@@ -25,7 +26,7 @@ export class Policy extends Effect.Service<Policy>()("Policy", {
      * The caller holds one of `roles` in the publisher, or is a site admin when `siteAdmin` allows
      * it; otherwise NotPermitted saying what is needed.
      */
-    const requireRole = Effect.fn("Policy.requireRole")(
+    const requireRole = traced("Policy.requireRole")(
       function*(publisherId: string, roles: ReadonlyArray<PublisherRole>, options: { readonly siteAdmin: boolean }) {
         const standing = yield* standingIn(publisherId)
         if (Option.isSome(standing.role) && roles.includes(standing.role.value)) return standing

@@ -1,6 +1,7 @@
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 import type { Claims } from "./Jwt.ts"
+import { traced } from "../Tracing.ts"
 
 /** Users are recorded the first time a token of theirs is seen, and kept current after. */
 export class UserRepo extends Effect.Service<UserRepo>()("UserRepo", {
@@ -9,7 +10,7 @@ export class UserRepo extends Effect.Service<UserRepo>()("UserRepo", {
     // what this process has already written: a user's every request must not cost a write
     const known = new Map<string, string>()
 
-    const recordSeen = Effect.fn("UserRepo.recordSeen")(function*(claims: Claims) {
+    const recordSeen = traced("UserRepo.recordSeen")(function*(claims: Claims) {
       const fingerprint = `${claims.email ?? ""}\u0000${claims.name ?? ""}`
       if (known.get(claims.sub) === fingerprint) return
       yield* sql`

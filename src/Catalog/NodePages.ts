@@ -11,6 +11,7 @@ import { SqlClient, type Statement } from "@effect/sql"
 import { Effect, Option } from "effect"
 import { AppConfig } from "../Config.ts"
 import { installableStatus, type SortKey } from "../Domain/Node.ts"
+import { traced } from "../Tracing.ts"
 
 /** A page of `GET /nodes` (or of a publisher's listing, or of search), already validated. */
 export interface NodeQuery {
@@ -178,7 +179,7 @@ export class NodePages extends Effect.Service<NodePages>()("NodePages", {
     const onePage = (rows: ReadonlyArray<NodePage>): NodePage => ({ nodes: rows[0]?.nodes ?? "", total: rows[0]?.total ?? 0 })
 
     /** A page of nodes: one statement, one row. */
-    const listPage = Effect.fn("NodePages.listPage")(function*(q: NodeQuery) {
+    const listPage = traced("NodePages.listPage")(function*(q: NodeQuery) {
       const where = filters(q)
       const order = orderSql(q.sort, "n")
       const total = unfiltered(q)
@@ -202,7 +203,7 @@ export class NodePages extends Effect.Service<NodePages>()("NodePages", {
      * by the triggers of migrations/0005_search.sql), ranked; every match is ranked (the GIN index
      * finds them), then only the page's nodes are rendered.
      */
-    const search = Effect.fn("NodePages.search")(function*(q: SearchQuery) {
+    const search = traced("NodePages.search")(function*(q: SearchQuery) {
       const where = [
         sql`n.listed`,
         sql`n.search_document @@ query.q`,

@@ -18,6 +18,7 @@ import { createHash } from "node:crypto"
 import pg from "pg"
 import { AppConfig } from "../Config.ts"
 import { type NodeQuery, NodePages } from "./NodePages.ts"
+import { traced } from "../Tracing.ts"
 
 /** The channel every catalogue write notifies. */
 export const catalogueChannel = "catalogue_changed"
@@ -150,7 +151,7 @@ export class PageCache extends Effect.Service<PageCache>()("PageCache", {
     )
 
     /** The page of `query`: from the cache when it is on, computed when `bypass` or on a miss. */
-    const get = Effect.fn("PageCache.get")(function*(query: NodeQuery, bypass: boolean) {
+    const get = traced("PageCache.get")(function*(query: NodeQuery, bypass: boolean) {
       const key = new PageKey(generation, canonical(query), query)
       if (bypass) {
         const page = yield* compute(query)

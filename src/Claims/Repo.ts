@@ -3,6 +3,7 @@ import { SqlClient } from "@effect/sql"
 import { Data, Effect } from "effect"
 import { CatalogChanges } from "../Catalog/Changes.ts"
 import { unclaimedPublisherId } from "../Domain/Publisher.ts"
+import { traced } from "../Tracing.ts"
 
 export class AlreadyClaimed extends Data.TaggedError("AlreadyClaimed")<{ readonly nodeId: string }> {
   override get message() {
@@ -19,7 +20,7 @@ export class ClaimRepo extends Effect.Service<ClaimRepo>()("ClaimRepo", {
        * Moves an unclaimed node to the publisher. The check and the move are one statement, so of
        * concurrent claims (from any instance) exactly one moves it.
        */
-      claim: Effect.fn("ClaimRepo.claim")(function*(nodeId: string, publisherId: string) {
+      claim: traced("ClaimRepo.claim")(function*(nodeId: string, publisherId: string) {
         yield* change(Effect.gen(function*() {
           const rows = yield* sql`UPDATE nodes SET publisher_id = ${publisherId}, updated_at = now()
             WHERE id = ${nodeId} AND publisher_id = ${unclaimedPublisherId} RETURNING id`

@@ -15,6 +15,7 @@ import { NodeMissing } from "../Domain/Errors.ts"
 import { managerRoles, unclaimedPublisherId } from "../Domain/Publisher.ts"
 import { parseRepositoryUrl, Repohost } from "../Repohost/Client.ts"
 import { AlreadyClaimed, ClaimRepo } from "./Repo.ts"
+import { traced } from "../Tracing.ts"
 
 /** The node's record names no repository on the host this registry asks: a state that cannot be claimed. */
 export class RepositoryUnrecognised extends Data.TaggedError("RepositoryUnrecognised")<{ readonly reason: string }> {
@@ -42,7 +43,7 @@ export class Claims extends Effect.Service<Claims>()("Claims", {
     const { webHost } = (yield* AppConfig).repohost
 
     return {
-      claim: Effect.fn("Claims.claim")(function*(publisherId: string, nodeId: string, vcsToken: Redacted.Redacted) {
+      claim: traced("Claims.claim")(function*(publisherId: string, nodeId: string, vcsToken: Redacted.Redacted) {
         yield* policy.requireRole(publisherId, managerRoles, { siteAdmin: false })
         const node = yield* nodes.nodeState(nodeId)
         if (Option.isNone(node) || node.value.status === "NodeStatusDeleted") return yield* new NodeMissing({ nodeId })

@@ -8,6 +8,7 @@ import { TransitionRefused } from "../Domain/Errors.ts"
 import { HostNode, type HostNodeCreate, HostNodePolicy, type HostNodeUpdate } from "../Domain/HostNode.ts"
 import { hostNodePolicyMoves, statesReaching } from "../Domain/Transitions.ts"
 import { chunks, nullable, orDieOnDatabase, rowsOf } from "../Db/Rows.ts"
+import { traced } from "../Tracing.ts"
 
 /** The first few names, quoted, and how many more there are. */
 export const quoteSome = (names: ReadonlyArray<string>, shown = 10) =>
@@ -122,12 +123,12 @@ export class HostNodeRepo extends Effect.Service<HostNodeRepo>()("HostNodeRepo",
 
     return {
       /** The version's records, by name. */
-      list: Effect.fn("HostNodeRepo.list")(function*(versionId: string) {
+      list: traced("HostNodeRepo.list")(function*(versionId: string) {
         return yield* Effect.orDie(findAll(versionId))
       }),
 
       /** Stores all the records or none (a name the version has already refuses them all); answers them by name. */
-      create: Effect.fn("HostNodeRepo.create")(function*(versionId: string, records: ReadonlyArray<HostNodeCreate>) {
+      create: traced("HostNodeRepo.create")(function*(versionId: string, records: ReadonlyArray<HostNodeCreate>) {
         return yield* sql.withTransaction(Effect.gen(function*() {
           const created: Array<HostNode> = []
           for (const batch of chunks(records)) {
@@ -147,7 +148,7 @@ export class HostNodeRepo extends Effect.Service<HostNodeRepo>()("HostNodeRepo",
        * Applies the present fields to an existing record and answers the whole record. A policy move
        * the state machine refuses fails; the check and the write are one statement.
        */
-      update: Effect.fn("HostNodeRepo.update")(function*(versionId: string, name: string, patch: HostNodeUpdate) {
+      update: traced("HostNodeRepo.update")(function*(versionId: string, name: string, patch: HostNodeUpdate) {
         const columns = columnsOf(patch)
         const target = patch.policy
         const from = target === undefined ? HostNodePolicy.literals : statesReaching(hostNodePolicyMoves, target)

@@ -12,6 +12,7 @@ import { isUuid } from "../Domain/Schemas.ts"
 import { ClaimOutcome, type KeyClaim, type StoredTask, TaskRepo } from "./TaskRepo.ts"
 import { ImageVendor } from "./Vendor.ts"
 import type { VendorFailure, VendorUnconfigured } from "../Vendors/Failure.ts"
+import { traced } from "../Tracing.ts"
 
 export class TaskMissing extends Data.TaggedError("TaskMissing")<{ readonly taskId: string }> {
   override get message() {
@@ -146,7 +147,7 @@ export class ImageTasks extends Effect.Service<ImageTasks>()("ImageTasks", {
 
     return {
       /** Starts a task of the caller's; with an Idempotency-Key, at most once per key and body. */
-      start: Effect.fn("ImageTasks.start")(
+      start: traced("ImageTasks.start")(
         function*(kind: ImageTaskKind, body: Readonly<Record<string, unknown>>, key: string | undefined) {
           const user = yield* CurrentUser
           if (key === undefined) return yield* startAtVendor(user.id, kind, body, Option.none())
@@ -156,7 +157,7 @@ export class ImageTasks extends Effect.Service<ImageTasks>()("ImageTasks", {
       ),
 
       /** The caller's task, after asking the vendor unless it has finished. */
-      poll: Effect.fn("ImageTasks.poll")(function*(kind: ImageTaskKind, taskId: string) {
+      poll: traced("ImageTasks.poll")(function*(kind: ImageTaskKind, taskId: string) {
         const user = yield* CurrentUser
         const task = yield* ownTask(user.id, kind, taskId)
         if (terminalStatuses.includes(task.status)) return task

@@ -9,6 +9,7 @@ import { AppConfig } from "../Config.ts"
 import { ImageTaskKind, MediaTaskStatus } from "../Domain/Media.ts"
 import { isUuid, Strings } from "../Domain/Schemas.ts"
 import { rowsOf } from "../Db/Rows.ts"
+import { traced } from "../Tracing.ts"
 
 /** A task as stored: the id its owner sees, the vendor's id, its kind, status and results. */
 export const StoredTask = Schema.Struct({
@@ -153,12 +154,12 @@ export class TaskRepo extends Effect.Service<TaskRepo>()("TaskRepo", {
        * Records a new task; with a claimed key, binds the key to it in the same statement. `None`
        * when a task with that id exists already.
        */
-      create: Effect.fn("TaskRepo.create")(function*(task: NewTask, claim: Option.Option<KeyClaim>) {
+      create: traced("TaskRepo.create")(function*(task: NewTask, claim: Option.Option<KeyClaim>) {
         return yield* Effect.orDie(insertTask({ task, claim: Option.getOrNull(claim) }))
       }),
 
       /** The owner's task of this kind; `None` for anyone else's, another kind's, or an id that is no UUID. */
-      find: Effect.fn("TaskRepo.find")(function*(ownerId: string, kind: ImageTaskKind, id: string) {
+      find: traced("TaskRepo.find")(function*(ownerId: string, kind: ImageTaskKind, id: string) {
         return isUuid(id) ? yield* Effect.orDie(findTask({ ownerId, kind, id })) : Option.none<StoredTask>()
       }),
 
@@ -166,7 +167,7 @@ export class TaskRepo extends Effect.Service<TaskRepo>()("TaskRepo", {
        * Moves the task to `status` if that is forwards (or the same, unfinished, status with new
        * results); `generated` undefined keeps the stored list. Answers the task as stored afterwards.
        */
-      advance: Effect.fn("TaskRepo.advance")(
+      advance: traced("TaskRepo.advance")(
         function*(id: string, status: MediaTaskStatus, generated: ReadonlyArray<string> | undefined) {
           return yield* Effect.orDie(advanceTask({ id, status, generated: generated ?? null }))
         }
@@ -176,17 +177,17 @@ export class TaskRepo extends Effect.Service<TaskRepo>()("TaskRepo", {
        * Claims a key (an expired claim counts as none, and so does one left without a task for
        * longer than the vendor timeout and a grace), or says who holds it.
        */
-      claimKey: Effect.fn("TaskRepo.claimKey")(function*(claim: KeyClaim) {
+      claimKey: traced("TaskRepo.claimKey")(function*(claim: KeyClaim) {
         return yield* Effect.orDie(claimKey(claim))
       }),
 
       /** Who holds a key now; `None` once it is released or expired. */
-      readKey: Effect.fn("TaskRepo.readKey")(function*(claim: KeyClaim) {
+      readKey: traced("TaskRepo.readKey")(function*(claim: KeyClaim) {
         return yield* Effect.orDie(readKey(claim))
       }),
 
       /** Gives up a claim that is not bound to a task (its vendor call failed). */
-      releaseKey: Effect.fn("TaskRepo.releaseKey")(function*(claim: KeyClaim) {
+      releaseKey: traced("TaskRepo.releaseKey")(function*(claim: KeyClaim) {
         yield* sql`DELETE FROM media_idempotency_keys
           WHERE owner_id = ${claim.ownerId} AND kind = ${claim.kind} AND key = ${claim.key} AND task_id IS NULL`.pipe(Effect.orDie)
       })

@@ -13,6 +13,7 @@ import { randomUUID } from "node:crypto"
 import { AppConfig } from "../Config.ts"
 import { type ImageTaskKind, MediaTaskStatus } from "../Domain/Media.ts"
 import { fromTransportError, fromVendorStatus, VendorFailed, VendorTimedOut, VendorUnconfigured } from "../Vendors/Failure.ts"
+import { traced } from "../Tracing.ts"
 
 /** Where each operation starts, under the vendor's base URL (the proxy's path without `/proxy/imagevendor`). */
 const startPaths: Record<ImageTaskKind, string> = {
@@ -114,10 +115,10 @@ const makeLive = Effect.gen(function*() {
 
   return {
     mode: "live" as "live" | "simulated",
-    start: Effect.fn("ImageVendor.start")(function*(kind: ImageTaskKind, body: Readonly<Record<string, unknown>>) {
+    start: traced("ImageVendor.start")(function*(kind: ImageTaskKind, body: Readonly<Record<string, unknown>>) {
       return yield* exchange(HttpClientRequest.post(startPaths[kind]).pipe(HttpClientRequest.bodyUnsafeJson(body)))
     }),
-    poll: Effect.fn("ImageVendor.poll")(function*(kind: ImageTaskKind, vendorTaskId: string) {
+    poll: traced("ImageVendor.poll")(function*(kind: ImageTaskKind, vendorTaskId: string) {
       return yield* exchange(HttpClientRequest.get(pollPath(kind, vendorTaskId)))
     })
   }
@@ -146,13 +147,13 @@ const makeSimulated = Effect.gen(function*() {
   })
   return {
     mode: "simulated" as "live" | "simulated",
-    start: Effect.fn("ImageVendor.start")(function*(_kind: ImageTaskKind, _body: Readonly<Record<string, unknown>>) {
+    start: traced("ImageVendor.start")(function*(_kind: ImageTaskKind, _body: Readonly<Record<string, unknown>>) {
       const taskId = randomUUID()
       if (polls.size >= simulatedCapacity) polls.clear()
       polls.set(taskId, 0)
       return task(taskId, "CREATED", [])
     }),
-    poll: Effect.fn("ImageVendor.poll")(function*(_kind: ImageTaskKind, taskId: string) {
+    poll: traced("ImageVendor.poll")(function*(_kind: ImageTaskKind, taskId: string) {
       // a task it forgot (a restart, another instance) is done
       const seen = (polls.get(taskId) ?? 1) + 1
       if (seen >= 2) polls.delete(taskId)

@@ -8,6 +8,7 @@ import { AppConfig } from "../Config.ts"
 import { maxVideoSeconds, type MusicRequest, type VideoFile } from "../Domain/Media.ts"
 import { relayEvents, type StreamBroken, withKeepAlive } from "./Events.ts"
 import { MusicVendor, type VendorStreamError } from "./Vendor.ts"
+import { traced } from "../Tracing.ts"
 
 export class VideoUnreadable extends Data.TaggedError("VideoUnreadable")<{}> {
   override get message() {
@@ -67,7 +68,7 @@ export class Music extends Effect.Service<Music>()("Music", {
        * The answer's bytes: the vendor's events relayed, one JSON event per line, a blank line
        * after `streamKeepAliveMillis` of silence. The vendor exchange ends with the scope.
        */
-      generate: Effect.fn("Music.generate")(function*(request: MusicRequest) {
+      generate: traced("Music.generate")(function*(request: MusicRequest) {
         const durationSeconds = request._tag === "File" ? Option.some(yield* checkDuration(request.file)) : Option.none()
         const body = yield* vendor.generate({ request, durationSeconds })
         const lines = relayEvents(body, streamFailure).pipe(Stream.map((line) => `${line}\n`))

@@ -10,6 +10,7 @@ import { publisherColumns, PublisherRow } from "../Catalog/Records.ts"
 import { PublisherMissing, TransitionRefused } from "../Domain/Errors.ts"
 import { Publisher, PublisherMember, PublisherRole, PublisherStatus, PublisherUser } from "../Domain/Publisher.ts"
 import { nullable, orDieOnDatabase, rowsOf } from "../Db/Rows.ts"
+import { traced } from "../Tracing.ts"
 
 export class PublisherIdTaken extends Data.TaggedError("PublisherIdTaken")<{ readonly publisherId: string }> {
   override get message() {
@@ -136,22 +137,22 @@ export class PublisherRepo extends Effect.Service<PublisherRepo>()("PublisherRep
 
     return {
       /** The publisher's status; `None` when there is no such publisher. */
-      status: Effect.fn("PublisherRepo.status")(function*(publisherId: string) {
+      status: traced("PublisherRepo.status")(function*(publisherId: string) {
         return Option.map(yield* Effect.orDie(findStatus(publisherId)), (r) => r.status)
       }),
 
       /** The publisher's status and the user's role in it (none for strangers); `None` when there is no such publisher. */
-      standing: Effect.fn("PublisherRepo.standing")(function*(publisherId: string, userId: string) {
+      standing: traced("PublisherRepo.standing")(function*(publisherId: string, userId: string) {
         return yield* Effect.orDie(findStanding({ publisherId, userId }))
       }),
 
       /** The user's role in the publisher, if a member. */
-      roleOf: Effect.fn("PublisherRepo.roleOf")(function*(publisherId: string, userId: string) {
+      roleOf: traced("PublisherRepo.roleOf")(function*(publisherId: string, userId: string) {
         return yield* Effect.orDie(roleOf(publisherId, userId))
       }),
 
       /** The publisher, with its members when asked. */
-      find: Effect.fn("PublisherRepo.find")(function*(publisherId: string, withMembers: boolean) {
+      find: traced("PublisherRepo.find")(function*(publisherId: string, withMembers: boolean) {
         const found = yield* Effect.orDie(findPublisher(publisherId))
         if (Option.isNone(found) || !withMembers) return found
         const members = yield* Effect.orDie(findMembers(publisherId))
@@ -159,16 +160,16 @@ export class PublisherRepo extends Effect.Service<PublisherRepo>()("PublisherRep
       }),
 
       /** The publishers the user is a member of, by id. */
-      listForUser: Effect.fn("PublisherRepo.listForUser")(function*(userId: string) {
+      listForUser: traced("PublisherRepo.listForUser")(function*(userId: string) {
         return yield* Effect.orDie(findForUser(userId))
       }),
 
-      member: Effect.fn("PublisherRepo.member")(function*(publisherId: string, userId: string) {
+      member: traced("PublisherRepo.member")(function*(publisherId: string, userId: string) {
         return yield* Effect.orDie(findMember({ publisherId, userId }))
       }),
 
       /** Creates the publisher with its creator as owner. */
-      create: Effect.fn("PublisherRepo.create")(function*(publisher: NewPublisher, ownerId: string) {
+      create: traced("PublisherRepo.create")(function*(publisher: NewPublisher, ownerId: string) {
         yield* sql.withTransaction(Effect.gen(function*() {
           yield* sql`INSERT INTO publishers ${
             sql.insert({
@@ -189,7 +190,7 @@ export class PublisherRepo extends Effect.Service<PublisherRepo>()("PublisherRep
       }),
 
       /** Adds a member or changes a member's role; the last owner cannot stop being one. */
-      setMember: Effect.fn("PublisherRepo.setMember")(function*(publisherId: string, userId: string, role: PublisherRole) {
+      setMember: traced("PublisherRepo.setMember")(function*(publisherId: string, userId: string, role: PublisherRole) {
         return yield* sql.withTransaction(Effect.gen(function*() {
           const known = yield* sql`SELECT 1 FROM users WHERE id = ${userId}`
           if (known.length === 0) return yield* new UnknownUser({ userId })
@@ -205,7 +206,7 @@ export class PublisherRepo extends Effect.Service<PublisherRepo>()("PublisherRep
       }),
 
       /** Removes a member; the last owner stays. */
-      removeMember: Effect.fn("PublisherRepo.removeMember")(function*(publisherId: string, userId: string) {
+      removeMember: traced("PublisherRepo.removeMember")(function*(publisherId: string, userId: string) {
         yield* sql.withTransaction(Effect.gen(function*() {
           yield* lockPublisher(publisherId)
           const current = yield* roleOf(publisherId, userId)
@@ -216,7 +217,7 @@ export class PublisherRepo extends Effect.Service<PublisherRepo>()("PublisherRep
       }),
 
       /** Changes the publisher's own fields. */
-      update: Effect.fn("PublisherRepo.update")(function*(publisherId: string, patch: PublisherPatch) {
+      update: traced("PublisherRepo.update")(function*(publisherId: string, patch: PublisherPatch) {
         const columns = Object.fromEntries(Object.entries(patch).filter(([, v]) => v !== undefined))
         if (Object.keys(columns).length === 0) return
         yield* change(Effect.zipRight(
@@ -229,7 +230,7 @@ export class PublisherRepo extends Effect.Service<PublisherRepo>()("PublisherRep
        * Moves the publisher to `to` when its status is one of `from` (`to` itself: nothing to do),
        * checked and written in one statement.
        */
-      moveStatus: Effect.fn("PublisherRepo.moveStatus")(
+      moveStatus: traced("PublisherRepo.moveStatus")(
         function*(publisherId: string, from: ReadonlyArray<PublisherStatus>, to: PublisherStatus) {
           return yield* change(Effect.gen(function*() {
             const [row] = yield* sql<{ status: PublisherStatus; moved: boolean }>`

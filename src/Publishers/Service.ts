@@ -10,6 +10,7 @@ import { IdMismatch, NotPermitted, PublisherMissing } from "../Domain/Errors.ts"
 import { type PublisherRole, type PublisherStatus, reservedPublisherIds, unclaimedPublisherId } from "../Domain/Publisher.ts"
 import { publisherStatusMoves, statesReaching } from "../Domain/Transitions.ts"
 import { type NewPublisher, type PublisherPatch, PublisherRepo } from "./Repo.ts"
+import { traced } from "../Tracing.ts"
 
 export class PublisherIdIsReserved extends Data.TaggedError("PublisherIdIsReserved")<{ readonly publisherId: string }> {
   override get message() {
@@ -48,7 +49,7 @@ export class Publishers extends Effect.Service<Publishers>()("Publishers", {
       })
 
     /** Moves the publisher's status: site admins only, and the reserved publisher stays active. */
-    const moveStatus = Effect.fn("Publishers.moveStatus")(function*(publisherId: string, status: PublisherStatus) {
+    const moveStatus = traced("Publishers.moveStatus")(function*(publisherId: string, status: PublisherStatus) {
       const user = yield* CurrentUser
       if (!user.isSiteAdmin) return yield* new NotPermitted({ reason: "Only site admins may change a publisher's status" })
       if (publisherId === unclaimedPublisherId && status !== "PublisherStatusActive") return yield* new UnclaimedStaysActive()
@@ -56,19 +57,19 @@ export class Publishers extends Effect.Service<Publishers>()("Publishers", {
     })
 
     return {
-      get: Effect.fn("Publishers.get")(function*(publisherId: string) {
+      get: traced("Publishers.get")(function*(publisherId: string) {
         return yield* publisherFor(publisherId, yield* Viewer)
       }),
 
       /** Creates a publisher; the caller becomes its owner. */
-      create: Effect.fn("Publishers.create")(function*(publisher: NewPublisher) {
+      create: traced("Publishers.create")(function*(publisher: NewPublisher) {
         const user = yield* CurrentUser
         if (reservedPublisherIds.has(publisher.id)) return yield* new PublisherIdIsReserved({ publisherId: publisher.id })
         yield* repo.create(publisher, user.id)
         return yield* publisherFor(publisher.id, Option.some(user)).pipe(Effect.orDie)
       }),
 
-      update: Effect.fn("Publishers.update")(function*(publisherId: string, input: PublisherInput) {
+      update: traced("Publishers.update")(function*(publisherId: string, input: PublisherInput) {
         const { user } = yield* policy.requireRole(publisherId, ["owner", "admin"], { siteAdmin: true })
         if (input.id !== undefined && input.id !== publisherId) return yield* new IdMismatch({ field: "id", expected: publisherId })
         if (input.status !== undefined) yield* moveStatus(publisherId, input.status)
@@ -78,26 +79,26 @@ export class Publishers extends Effect.Service<Publishers>()("Publishers", {
       }),
 
       /** Site moderation: ban or unban. */
-      moderate: Effect.fn("Publishers.moderate")(function*(publisherId: string, status: PublisherStatus) {
+      moderate: traced("Publishers.moderate")(function*(publisherId: string, status: PublisherStatus) {
         yield* policy.requireSiteAdmin
         yield* moveStatus(publisherId, status)
         return yield* publisherFor(publisherId, Option.none())
       }),
 
       /** The caller's publishers. */
-      mine: Effect.fn("Publishers.mine")(function*() {
+      mine: traced("Publishers.mine")(function*() {
         return yield* repo.listForUser((yield* CurrentUser).id)
       }),
 
       /** Adds a member (owners only), or changes a member's role; answers the member and whether it is new. */
-      setMember: Effect.fn("Publishers.setMember")(function*(publisherId: string, userId: string, role: PublisherRole) {
+      setMember: traced("Publishers.setMember")(function*(publisherId: string, userId: string, role: PublisherRole) {
         yield* ownersOnly(publisherId)
         const change = yield* repo.setMember(publisherId, userId, role)
         const member = yield* Effect.flatMap(repo.member(publisherId, userId), Effect.orDie)
         return { member, change }
       }),
 
-      removeMember: Effect.fn("Publishers.removeMember")(function*(publisherId: string, userId: string) {
+      removeMember: traced("Publishers.removeMember")(function*(publisherId: string, userId: string) {
         yield* ownersOnly(publisherId)
         yield* repo.removeMember(publisherId, userId)
       })

@@ -10,6 +10,7 @@ import { checkArchive } from "./Checks.ts"
 import { PublishingRepo, VersionLocked } from "./Repo.ts"
 import { BadSignature, UrlSigner } from "./Signing.ts"
 import { Storage } from "./Storage.ts"
+import { traced } from "../Tracing.ts"
 
 export class NotAZip extends Data.TaggedError("NotAZip")<{}> {
   override get message() {
@@ -79,7 +80,7 @@ export class Archives extends Effect.Service<Archives>()("Archives", {
        * Stores the archive of a Pending version and records the checks' verdict: the version becomes
        * Active, or Flagged with the reason. Answers the version as it then is.
        */
-      upload: Effect.fn("Archives.upload")(function*(upload: Upload) {
+      upload: traced("Archives.upload")(function*(upload: Upload) {
         const { nodeId, version } = upload
         if (upload.expires === undefined || upload.signature === undefined) return yield* new BadSignature()
         // a version that does not exist answers like a bad signature: the URL names nothing
@@ -110,7 +111,7 @@ export class Archives extends Effect.Service<Archives>()("Archives", {
       }),
 
       /** The archive of an installable version, with its size. */
-      download: Effect.fn("Archives.download")(function*(nodeId: string, version: string) {
+      download: traced("Archives.download")(function*(nodeId: string, version: string) {
         const found = yield* nodes.versionState(nodeId, version)
         if (Option.isNone(found) || found.value.version !== version) return yield* new VersionMissing({ nodeId, version })
         const state = found.value

@@ -12,6 +12,7 @@ import type { NodeStatus, NodeVersionStatus } from "../Domain/Node.ts"
 import type { HostRange, SemanticVersion } from "../Domain/Semver.ts"
 import { chunks } from "../Db/Rows.ts"
 import { ArchiveVerdict } from "./Checks.ts"
+import { traced } from "../Tracing.ts"
 
 export class NodeIdTaken extends Data.TaggedError("NodeIdTaken")<{ readonly nodeId: string; readonly byAnother: boolean }> {
   override get message() {
@@ -184,12 +185,12 @@ export class PublishingRepo extends Effect.Service<PublishingRepo>()("Publishing
 
     return {
       /** Stores versions (publishing stores one; seeding many). */
-      insertVersions: Effect.fn("PublishingRepo.insertVersions")(function*(versions: ReadonlyArray<NewVersion>) {
+      insertVersions: traced("PublishingRepo.insertVersions")(function*(versions: ReadonlyArray<NewVersion>) {
         yield* change(Effect.forEach(chunks(versions), insertVersionRows, { discard: true }))
       }),
 
       /** Creates a node of the publisher; fails when the id is taken. */
-      createNode: Effect.fn("PublishingRepo.createNode")(function*(publisherId: string, nodeId: string, node: NodePatch) {
+      createNode: traced("PublishingRepo.createNode")(function*(publisherId: string, nodeId: string, node: NodePatch) {
         yield* change(Effect.gen(function*() {
           const now = new Date()
           const rows = yield* sql`INSERT INTO nodes ${
@@ -204,7 +205,7 @@ export class PublishingRepo extends Effect.Service<PublishingRepo>()("Publishing
        * Applies the patch while the node's status is one of `from`: the check and the write are
        * one statement, so a concurrent change (a ban) cannot slip between them.
        */
-      updateNode: Effect.fn("PublishingRepo.updateNode")(
+      updateNode: traced("PublishingRepo.updateNode")(
         function*(nodeId: string, from: ReadonlyArray<NodeStatus>, patch: NodePatch) {
           const columns = nodeColumns(patch)
           const where = sql`id = ${nodeId} AND status = ANY(${from as Array<string>})`
@@ -223,7 +224,7 @@ export class PublishingRepo extends Effect.Service<PublishingRepo>()("Publishing
        * adds the version as Pending: one transaction, the node's row locked, so concurrent publishes
        * of one version (from any instance) add it once. Answers the version's id.
        */
-      publish: Effect.fn("PublishingRepo.publish")(
+      publish: traced("PublishingRepo.publish")(
         function*(publisherId: string, nodeId: string, node: NodePatch, version: Omit<NewVersion, "node_id" | "status">) {
           return yield* change(Effect.gen(function*() {
             const now = new Date()
@@ -251,7 +252,7 @@ export class PublishingRepo extends Effect.Service<PublishingRepo>()("Publishing
       ),
 
       /** Moves a version's status (with its reason) only from one of `from`, checked in the statement. */
-      moveVersion: Effect.fn("PublishingRepo.moveVersion")(
+      moveVersion: traced("PublishingRepo.moveVersion")(
         function*(nodeId: string, version: string, from: ReadonlyArray<NodeVersionStatus>, to: NodeVersionStatus, reason: string | undefined) {
           yield* change(Effect.gen(function*() {
             const [row] = yield* sql<{ status: NodeVersionStatus; moved: boolean }>`
@@ -267,7 +268,7 @@ export class PublishingRepo extends Effect.Service<PublishingRepo>()("Publishing
       ),
 
       /** A Pending version got its archive and the checks' verdict; fails when it was no longer Pending. */
-      recordArchive: Effect.fn("PublishingRepo.recordArchive")(function*(versionId: string, bytes: number, verdict: ArchiveVerdict) {
+      recordArchive: traced("PublishingRepo.recordArchive")(function*(versionId: string, bytes: number, verdict: ArchiveVerdict) {
         const [to, reason] = ArchiveVerdict.$match(verdict, {
           Passed: () => ["NodeVersionStatusActive", null] as const,
           Failed: ({ reason }) => ["NodeVersionStatusFlagged", `Automated checks failed: ${reason}`] as const
@@ -282,7 +283,7 @@ export class PublishingRepo extends Effect.Service<PublishingRepo>()("Publishing
       }),
 
       /** Changes a version that is not deleted. */
-      updateVersion: Effect.fn("PublishingRepo.updateVersion")(function*(nodeId: string, version: string, patch: VersionPatch) {
+      updateVersion: traced("PublishingRepo.updateVersion")(function*(nodeId: string, version: string, patch: VersionPatch) {
         const columns = Object.fromEntries(Object.entries(patch).filter(([, v]) => v !== undefined))
         const target: Statement.Fragment = sql`node_id = ${nodeId} AND version = ${version} AND status <> 'NodeVersionStatusDeleted'`
         yield* change(Effect.gen(function*() {

@@ -15,6 +15,7 @@ import { PublisherRepo } from "../Publishers/Repo.ts"
 import { TokenRepo } from "../Tokens/Repo.ts"
 import { type NewVersion, type NodePatch, PublishingRepo, type VersionPatch } from "./Repo.ts"
 import { UrlSigner } from "./Signing.ts"
+import { traced } from "../Tracing.ts"
 
 /** The node exists but is not the publisher's (or is deleted): to the publisher, it is not there. */
 export class NotPublishersNode extends Data.TaggedError("NotPublishersNode")<{ readonly publisherId: string; readonly nodeId: string }> {
@@ -121,14 +122,14 @@ export class Publishing extends Effect.Service<Publishing>()("Publishing", {
       })
 
     return {
-      createNode: Effect.fn("Publishing.createNode")(function*(publisherId: string, node: NodeInput & { readonly id: string }) {
+      createNode: traced("Publishing.createNode")(function*(publisherId: string, node: NodeInput & { readonly id: string }) {
         const { status } = yield* managers(publisherId)
         if (status === "PublisherStatusBanned") return yield* new PublisherIsBanned({ publisherId })
         yield* repo.createNode(publisherId, node.id, publisherFields(node))
         return yield* current(node.id)
       }),
 
-      updateNode: Effect.fn("Publishing.updateNode")(function*(publisherId: string, nodeId: string, node: NodeInput) {
+      updateNode: traced("Publishing.updateNode")(function*(publisherId: string, nodeId: string, node: NodeInput) {
         yield* managers(publisherId)
         yield* mustMatch("id", node.id, nodeId)
         const state = yield* ownNode(publisherId, nodeId)
@@ -143,7 +144,7 @@ export class Publishing extends Effect.Service<Publishing>()("Publishing", {
         return yield* current(nodeId)
       }),
 
-      deleteNode: Effect.fn("Publishing.deleteNode")(function*(publisherId: string, nodeId: string) {
+      deleteNode: traced("Publishing.deleteNode")(function*(publisherId: string, nodeId: string) {
         yield* managers(publisherId)
         yield* ownNode(publisherId, nodeId)
         yield* repo.updateNode(nodeId, ["NodeStatusActive"], { status: "NodeStatusDeleted" }).pipe(
@@ -154,7 +155,7 @@ export class Publishing extends Effect.Service<Publishing>()("Publishing", {
         )
       }),
 
-      updateVersion: Effect.fn("Publishing.updateVersion")(
+      updateVersion: traced("Publishing.updateVersion")(
         function*(publisherId: string, nodeId: string, versionOrId: string, patch: VersionPatch) {
           yield* managers(publisherId)
           const version = yield* ownVersion(publisherId, nodeId, versionOrId)
@@ -165,7 +166,7 @@ export class Publishing extends Effect.Service<Publishing>()("Publishing", {
         }
       ),
 
-      deleteVersion: Effect.fn("Publishing.deleteVersion")(function*(publisherId: string, nodeId: string, versionOrId: string) {
+      deleteVersion: traced("Publishing.deleteVersion")(function*(publisherId: string, nodeId: string, versionOrId: string) {
         yield* managers(publisherId)
         const version = yield* ownVersion(publisherId, nodeId, versionOrId)
         const deleted = "NodeVersionStatusDeleted"
@@ -175,7 +176,7 @@ export class Publishing extends Effect.Service<Publishing>()("Publishing", {
       }),
 
       /** Creates the node (or updates it from `node`) and the version as Pending; answers where to upload. */
-      publish: Effect.fn("Publishing.publish")(function*(publisherId: string, nodeId: string, input: PublishInput) {
+      publish: traced("Publishing.publish")(function*(publisherId: string, nodeId: string, input: PublishInput) {
         const status = yield* authorizePublish(publisherId, input.personal_access_token)
         yield* mustMatch("node.id", input.node?.id, nodeId)
         if (status === "PublisherStatusBanned") return yield* new PublisherIsBanned({ publisherId })

@@ -9,6 +9,7 @@ import { SqlClient } from "@effect/sql"
 import { Clock, Data, Effect, Option, Redacted } from "effect"
 import { createHmac, randomBytes, timingSafeEqual } from "node:crypto"
 import { AppConfig } from "../Config.ts"
+import { traced } from "../Tracing.ts"
 
 export interface UploadTarget {
   readonly nodeId: string
@@ -41,12 +42,12 @@ export const makeUrlSigner = (key: Redacted.Redacted, baseUrl: string, ttlSecond
     createHmac("sha256", Redacted.value(key)).update(payload(t, expires)).digest()
   return {
     /** The absolute upload URL of the version, valid for the configured time from now. */
-    uploadUrl: Effect.fn("UrlSigner.uploadUrl")(function*(t: UploadTarget) {
+    uploadUrl: traced("UrlSigner.uploadUrl")(function*(t: UploadTarget) {
       const expires = String(Math.floor((yield* Clock.currentTimeMillis) / 1000) + ttlSeconds)
       return `${baseUrl}${archivePath(t.nodeId, t.version)}?expires=${expires}&signature=${sign(t, expires).toString("base64url")}`
     }),
     /** Succeeds for a genuine URL that has not expired. */
-    verify: Effect.fn("UrlSigner.verify")(function*(t: UploadTarget, expires: string, signature: string) {
+    verify: traced("UrlSigner.verify")(function*(t: UploadTarget, expires: string, signature: string) {
       if (!/^\d{1,12}$/.test(expires) || !/^[A-Za-z0-9_-]{43}$/.test(signature)) return yield* new BadSignature()
       const given = Buffer.from(signature, "base64url")
       const expected = sign(t, expires)

@@ -11,6 +11,7 @@ import { NodeHttpClient } from "@effect/platform-node"
 import { Clock, Data, Effect, Option, type Redacted, Schema } from "effect"
 import { AppConfig } from "../Config.ts"
 import { retryAfterSeconds } from "../Vendors/RetryAfter.ts"
+import { traced } from "../Tracing.ts"
 
 /** The host refused the token (401): it is unknown, expired or revoked. */
 export class RepohostInvalidToken extends Data.TaggedError("RepohostInvalidToken")<{}> {
@@ -147,7 +148,7 @@ export class Repohost extends Effect.Service<Repohost>()("Repohost", {
 
     return {
       /** The login of the token's user (`GET /user`). */
-      login: Effect.fn("Repohost.login")(function*(token: Redacted.Redacted) {
+      login: traced("Repohost.login")(function*(token: Redacted.Redacted) {
         // a 403 on /user is a token without the right to say who it is: as good as refused
         const user = yield* get("/user", token, User, [403])
         if (Option.isNone(user)) return yield* new RepohostInvalidToken()
@@ -157,7 +158,7 @@ export class Repohost extends Effect.Service<Repohost>()("Repohost", {
        * Whether the token's user administers the repository (`GET /repos/{owner}/{repo}`,
        * `permissions.admin`). A repository the user cannot see, or that does not exist, is `false`.
        */
-      administers: Effect.fn("Repohost.administers")(function*(token: Redacted.Redacted, { owner, repo }: RepositoryRef) {
+      administers: traced("Repohost.administers")(function*(token: Redacted.Redacted, { owner, repo }: RepositoryRef) {
         const repository = yield* get(`/repos/${encodeURIComponent(owner)}/${encodeURIComponent(repo)}`, token, Repository, [403, 404])
         return Option.exists(repository, (r) => r.permissions?.admin === true)
       })

@@ -9,6 +9,7 @@ import { createHash, randomBytes } from "node:crypto"
 import { TokenSummary } from "../Domain/Token.ts"
 import { isUuid } from "../Domain/Schemas.ts"
 import { DbTime, nullable, rowsOf } from "../Db/Rows.ts"
+import { traced } from "../Tracing.ts"
 
 /** Marks a value as one of this registry's tokens (in logs, secret scanners, support requests). */
 export const tokenPrefix = "rgpat_"
@@ -68,7 +69,7 @@ export class TokenRepo extends Effect.Service<TokenRepo>()("TokenRepo", {
 
     return {
       /** Stores a new token and answers its value, which exists nowhere else afterwards. */
-      create: Effect.fn("TokenRepo.create")(function*(token: NewToken) {
+      create: traced("TokenRepo.create")(function*(token: NewToken) {
         const value = mintTokenValue()
         yield* sql`INSERT INTO personal_access_tokens ${
           sql.insert({
@@ -84,12 +85,12 @@ export class TokenRepo extends Effect.Service<TokenRepo>()("TokenRepo", {
       }),
 
       /** The publisher's unrevoked tokens, oldest first, values masked. */
-      list: Effect.fn("TokenRepo.list")(function*(publisherId: string) {
+      list: traced("TokenRepo.list")(function*(publisherId: string) {
         return yield* Effect.orDie(findAll(publisherId))
       }),
 
       /** Revokes at once an unrevoked token of the publisher. */
-      revoke: Effect.fn("TokenRepo.revoke")(function*(publisherId: string, tokenId: string) {
+      revoke: traced("TokenRepo.revoke")(function*(publisherId: string, tokenId: string) {
         // an id that is not a UUID names no token (and must not reach the ::uuid cast)
         const rows = isUuid(tokenId)
           ? yield* sql`UPDATE personal_access_tokens SET revoked_at = now()
@@ -103,7 +104,7 @@ export class TokenRepo extends Effect.Service<TokenRepo>()("TokenRepo", {
        * The id of the publisher's unrevoked token with this value, recording the use; `None` for
        * any other value (unknown, revoked, another publisher's).
        */
-      verify: Effect.fn("TokenRepo.verify")(function*(publisherId: string, value: Redacted.Redacted) {
+      verify: traced("TokenRepo.verify")(function*(publisherId: string, value: Redacted.Redacted) {
         const text = Redacted.value(value)
         if (!text.startsWith(tokenPrefix)) return Option.none<string>()
         const rows = yield* sql<{ id: string }>`UPDATE personal_access_tokens SET last_used_at = now()

@@ -4,6 +4,7 @@ import { Policy } from "../Auth/Policy.ts"
 import { managerRoles } from "../Domain/Publisher.ts"
 import { CreatedToken } from "../Domain/Token.ts"
 import { TokenRepo } from "./Repo.ts"
+import { traced } from "../Tracing.ts"
 
 export class Tokens extends Effect.Service<Tokens>()("Tokens", {
   effect: Effect.gen(function*() {
@@ -13,18 +14,18 @@ export class Tokens extends Effect.Service<Tokens>()("Tokens", {
     const requireManager = (publisherId: string) => policy.requireRole(publisherId, managerRoles, { siteAdmin: false })
 
     return {
-      create: Effect.fn("Tokens.create")(
+      create: traced("Tokens.create")(
         function*(publisherId: string, token: { readonly name: string; readonly description?: string | undefined }) {
           const { user } = yield* requireManager(publisherId)
           const value = yield* tokens.create({ publisherId, name: token.name, description: token.description, createdBy: user.id })
           return new CreatedToken({ token: Redacted.value(value) })
         }
       ),
-      list: Effect.fn("Tokens.list")(function*(publisherId: string) {
+      list: traced("Tokens.list")(function*(publisherId: string) {
         yield* requireManager(publisherId)
         return yield* tokens.list(publisherId)
       }),
-      revoke: Effect.fn("Tokens.revoke")(function*(publisherId: string, tokenId: string) {
+      revoke: traced("Tokens.revoke")(function*(publisherId: string, tokenId: string) {
         yield* requireManager(publisherId)
         yield* tokens.revoke(publisherId, tokenId)
       })

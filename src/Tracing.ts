@@ -1,0 +1,20 @@
+/**
+ * Spans on every service and repository method, so that a tracer sees each call.
+ *
+ * `traced("Feature.method")(function*(...) {...})` is `traced("Feature.method")` without the
+ * caller's stack trace: `Effect.fn` allocates an `Error` on every call to point the span at its
+ * call site, and with two or three traced calls per request that allocation was the largest part
+ * of what tracing cost a request (docs/design.md, "Spans"). Failures keep their own traces.
+ */
+import { Effect } from "effect"
+import type { YieldWrap } from "effect/Utils"
+
+const spanOptions = { captureStackTrace: false } as const
+
+export const traced = (name: string) =>
+<Eff extends YieldWrap<Effect.Effect<any, any, any>>, AEff, Args extends Array<any>>(
+  body: (...args: Args) => Generator<Eff, AEff, never>
+) => {
+  const run = Effect.fnUntraced(body)
+  return (...args: Args) => Effect.withSpan(run(...args), name, spanOptions)
+}
