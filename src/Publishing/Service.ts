@@ -57,7 +57,7 @@ export interface PublishInput {
   readonly node_version: Omit<NewVersion, "node_id" | "status" | "version"> & { readonly version: SemanticVersion }
 }
 
-/** The publisher's fields of a node: what the registry owns (status, moderation) stays out. */
+/** A node as its publisher sent it, as a patch: `id` names the node, it is not a field to set. */
 const publisherFields = ({ id: _id, ...node }: NodeInput): NodePatch => node
 
 export class Publishing extends Effect.Service<Publishing>()("Publishing", {
