@@ -53,56 +53,16 @@ const answer = async (recorded: Recorded): Promise<Answer> => {
       if (row.node_status === "NodeStatusBanned" || row.publisher_status === "PublisherStatusBanned") {
         return error(403, "node_banned", `Node '${nodeId}' is banned`)
       }
-      return { status: 200, body: JSON.stringify(versionJson(row)) }
+      return { status: 200, body: JSON.stringify(row.version) }
     }
   }
 }
 
-/** The columns of a version row (Catalog/Records.ts) with its node's statuses. */
+/** A version row of Catalog/Repo.ts: the node's statuses and the version's record, as JSON. */
 interface VersionRow {
   readonly node_status: string
   readonly publisher_status: string
-  readonly id: string
-  readonly node_id: string
-  readonly version: string
-  readonly changelog: string | null
-  readonly host_node_extract_status: string | null
-  readonly created_at: Date
-  readonly dependencies: Array<string>
-  readonly deprecated: boolean
-  readonly download_url: string | null
-  readonly status: string
-  readonly status_reason: string | null
-  readonly supported_accelerators: Array<string>
-  readonly supported_host_frontend_version: string | null
-  readonly supported_host_version: string | null
-  readonly supported_os: Array<string>
-  readonly tags: Array<string>
-  readonly tags_admin: Array<string>
-}
-
-/** The row as the wire's NodeVersion, written by hand: absent values left out. */
-const versionJson = (r: VersionRow) => {
-  const present = <A>(a: A | null) => (a === null ? undefined : a)
-  return {
-    changelog: present(r.changelog),
-    host_node_extract_status: present(r.host_node_extract_status),
-    createdAt: r.created_at.toISOString(),
-    dependencies: r.dependencies,
-    deprecated: r.deprecated,
-    downloadUrl: present(r.download_url),
-    id: r.id,
-    node_id: r.node_id,
-    status: r.status,
-    status_reason: present(r.status_reason),
-    supported_accelerators: r.supported_accelerators,
-    supported_host_frontend_version: present(r.supported_host_frontend_version),
-    supported_host_version: present(r.supported_host_version),
-    supported_os: r.supported_os,
-    tags: r.tags,
-    tags_admin: r.tags_admin,
-    version: r.version
-  }
+  readonly version: unknown
 }
 
 /** Statements by request URL; a promise, so that concurrent first requests record once. */

@@ -8,10 +8,10 @@
  * `json_strip_nulls` drops absent fields, as the Domain's optional fields are absent, not null.
  */
 import { SqlClient, type Statement } from "@effect/sql"
-import { Effect, Option } from "effect"
-import { AppConfig } from "../Config.ts"
+import { Effect } from "effect"
 import { installableStatus, type SortKey } from "../Domain/Node.ts"
 import { traced } from "../Tracing.ts"
+import { archiveBase, versionObject } from "./Records.ts"
 
 /** A page of `GET /nodes` (or of a publisher's listing, or of search), already validated. */
 export interface NodeQuery {
@@ -46,41 +46,6 @@ export interface NodePage {
   readonly nodes: string
   readonly total: number
 }
-
-/** An SQL string literal of a configured (trusted) text. */
-const sqlString = (s: string) => `'${s.replace(/'/g, "''")}'`
-
-/**
- * Where download URLs of archives start; tools that replay the read statements without a
- * configuration render none.
- */
-export const archiveBase = Effect.map(
-  Effect.serviceOption(AppConfig),
-  Option.map((c) => `${c.publicBaseUrl}/archives/`)
-)
-
-/**
- * The absolute download URL of version `v` when it is installable with an archive, else NULL (a
- * SQL expression). The typed reads select it as a column too: the rule is written once.
- */
-export const downloadUrl = (v: string, base: Option.Option<string>) =>
-  Option.match(base, {
-    onNone: () => "NULL",
-    onSome: (prefix) =>
-      `CASE WHEN ${v}.archive_bytes IS NOT NULL AND ${v}.status = ${sqlString(installableStatus)}
-       THEN ${sqlString(prefix)} || ${v}.node_id || '/' || ${v}.version END`
-  })
-
-/** The version `v` as wire JSON (a SQL expression). */
-const versionJson = (v: string, base: Option.Option<string>) =>
-  `json_build_object(
-    'changelog', ${v}.changelog, 'host_node_extract_status', ${v}.host_node_extract_status,
-    'createdAt', iso_time(${v}.created_at), 'dependencies', ${v}.dependencies,
-    'deprecated', ${v}.deprecated, 'downloadUrl', ${downloadUrl(v, base)}, 'id', ${v}.id, 'node_id', ${v}.node_id,
-    'status', ${v}.status, 'status_reason', ${v}.status_reason, 'supported_accelerators', ${v}.supported_accelerators,
-    'supported_host_frontend_version', ${v}.supported_host_frontend_version,
-    'supported_host_version', ${v}.supported_host_version, 'supported_os', ${v}.supported_os,
-    'tags', ${v}.tags, 'tags_admin', ${v}.tags_admin, 'version', ${v}.version)`
 
 /** The publisher row `p` as wire JSON, without members (a SQL expression). */
 const publisherJson = (p: string) =>
@@ -166,7 +131,7 @@ export class NodePages extends Effect.Service<NodePages>()("NodePages", {
 
     const latestVersion = (hostVersionKey: string | undefined) =>
       sql`LEFT JOIN LATERAL (
-        SELECT ${sql.literal(versionJson("v", base))} AS json FROM node_versions v
+        SELECT ${sql.literal(versionObject("v", base))} AS json FROM node_versions v
         WHERE v.node_id = n.id AND ${activeVersion}
           ${hostVersionKey !== undefined ? sql`AND ${admitsHost(hostVersionKey)}` : sql``}
         ORDER BY v.semver_key DESC, v.version DESC LIMIT 1) lv ON true`

@@ -1,49 +1,59 @@
 /**
- * Nodes, versions and publishers as rows: the columns a typed read selects and the schema that
- * turns such a row into its Domain record. This is where table columns meet the records' fields
- * outside the fast path (NodePages.ts), whose JSON a property test holds equal to these records.
+ * Nodes, versions and publishers as rows: what a typed read selects and the schema that turns
+ * such a row into its Domain record. This is where table columns meet the records' fields. A
+ * version has one rendering, shared with the fast path (NodePages.ts); nodes and publishers are
+ * read as columns here and rendered as JSON there, and a property test holds the two equal.
  */
-import { Option, Schema } from "effect"
-import { Node, NodeStatus, NodeVersion, NodeVersionStatus, Translations } from "../Domain/Node.ts"
+import { Effect, Option, Schema } from "effect"
+import { AppConfig } from "../Config.ts"
+import { installableStatus, Node, NodeStatus, NodeVersion, Translations } from "../Domain/Node.ts"
 import { Publisher, PublisherStatus } from "../Domain/Publisher.ts"
 import { Strings } from "../Domain/Schemas.ts"
 import { DbTime, nullable, rowsOf } from "../Db/Rows.ts"
-import { downloadUrl } from "./NodePages.ts"
 
-/** The columns of the version row `v` (a SQL select list). */
-export const versionColumns = (v: string, base: Option.Option<string>) =>
-  `${v}.id::text AS id, ${v}.node_id, ${v}.version, ${v}.changelog, ${v}.host_node_extract_status, ${v}.created_at,
-   ${v}.dependencies, ${v}.deprecated, ${downloadUrl(v, base)} AS download_url, ${v}.status, ${v}.status_reason,
-   ${v}.supported_accelerators, ${v}.supported_host_frontend_version, ${v}.supported_host_version,
-   ${v}.supported_os, ${v}.tags, ${v}.tags_admin`
+/** An SQL string literal of a configured (trusted) text. */
+const sqlString = (s: string) => `'${s.replace(/'/g, "''")}'`
 
-/** The columns `versionColumns` selects, as a row schema reads them. */
-export const versionFields = {
-  id: Schema.String,
-  node_id: Schema.String,
-  version: Schema.String,
-  changelog: nullable(Schema.String),
-  host_node_extract_status: nullable(Schema.String),
-  created_at: DbTime,
-  dependencies: Strings,
-  deprecated: Schema.Boolean,
-  download_url: nullable(Schema.String),
-  status: NodeVersionStatus,
-  status_reason: nullable(Schema.String),
-  supported_accelerators: Strings,
-  supported_host_frontend_version: nullable(Schema.String),
-  supported_host_version: nullable(Schema.String),
-  supported_os: Strings,
-  tags: Strings,
-  tags_admin: Strings
-}
+/**
+ * Where download URLs of archives start; tools that replay the read statements without a
+ * configuration render none.
+ */
+export const archiveBase = Effect.map(
+  Effect.serviceOption(AppConfig),
+  Option.map((c) => `${c.publicBaseUrl}/archives/`)
+)
 
-/** The version a row of `versionFields` holds. */
-export const toVersion = (
-  { created_at, download_url, ...fields }: Schema.Struct.Type<typeof versionFields>
-): NodeVersion => new NodeVersion({ ...fields, createdAt: created_at, ...(download_url === undefined ? {} : { downloadUrl: download_url }) }, true)
+/** The absolute download URL of version `v` when it is installable with an archive, else NULL (a SQL expression). */
+const downloadUrl = (v: string, base: Option.Option<string>) =>
+  Option.match(base, {
+    onNone: () => "NULL",
+    onSome: (prefix) =>
+      `CASE WHEN ${v}.archive_bytes IS NOT NULL AND ${v}.status = ${sqlString(installableStatus)}
+       THEN ${sqlString(prefix)} || ${v}.node_id || '/' || ${v}.version END`
+  })
 
-export const VersionRow = rowsOf(versionFields, NodeVersion, toVersion)
+/**
+ * The version row `v` as the encoded NodeVersion, absent fields still NULL (a SQL expression):
+ * the one rendering of a version. The fast path embeds it in its pages, whose `json_strip_nulls`
+ * drops the NULLs; typed reads take it through `versionRecord`.
+ */
+export const versionObject = (v: string, base: Option.Option<string>) =>
+  `json_build_object(
+    'changelog', ${v}.changelog, 'host_node_extract_status', ${v}.host_node_extract_status,
+    'createdAt', iso_time(${v}.created_at), 'dependencies', ${v}.dependencies,
+    'deprecated', ${v}.deprecated, 'downloadUrl', ${downloadUrl(v, base)}, 'id', ${v}.id, 'node_id', ${v}.node_id,
+    'status', ${v}.status, 'status_reason', ${v}.status_reason, 'supported_accelerators', ${v}.supported_accelerators,
+    'supported_host_frontend_version', ${v}.supported_host_frontend_version,
+    'supported_host_version', ${v}.supported_host_version, 'supported_os', ${v}.supported_os,
+    'tags', ${v}.tags, 'tags_admin', ${v}.tags_admin, 'version', ${v}.version)`
+
+/**
+ * The version row `v` as one JSON column that `NodeVersion` decodes (a SQL expression). One
+ * column rather than seventeen: the driver parses it with one `JSON.parse` instead of a parser
+ * per column, and decoding the encoded form is a third of the cost of decoding a row of columns
+ * (docs/design.md, "Layers", Records).
+ */
+export const versionRecord = (v: string, base: Option.Option<string>) => `json_strip_nulls(${versionObject(v, base)})`
 
 /** The columns of the publisher row `p`, members aside (a SQL select list). */
 export const publisherColumns = (p: string) =>
@@ -63,8 +73,8 @@ export const PublisherRow = rowsOf({
 
 /**
  * The columns of the node row `n` of publisher row `p`, with `latest` the alias of its latest
- * version's row (NULL when it has none). The publisher and the version travel as `to_jsonb` of
- * their own columns.
+ * version's row (NULL when it has none). The publisher travels as `to_jsonb` of its own columns,
+ * the version as its record.
  */
 export const nodeColumns = (n: string, p: string, latest: string, base: Option.Option<string>) =>
   `${n}.id, ${n}.name, ${n}.description, ${n}.author, ${n}.license, ${n}.icon, ${n}.banner_url, ${n}.category,
@@ -73,7 +83,7 @@ export const nodeColumns = (n: string, p: string, latest: string, base: Option.O
    ${n}.supported_host_frontend_version, ${n}.tags, ${n}.tags_admin, ${n}.preempted_host_node_names,
    jsonb_strip_nulls(${n}.translations) AS translations, ${n}.created_at,
    (SELECT to_jsonb(r) FROM (SELECT ${publisherColumns(p)}) r) AS publisher,
-   (SELECT to_jsonb(r) FROM (SELECT ${versionColumns(latest, base)}) r WHERE ${latest}.id IS NOT NULL) AS latest_version`
+   CASE WHEN ${latest}.id IS NOT NULL THEN ${versionRecord(latest, base)} END AS latest_version`
 
 export const NodeRow = rowsOf({
   id: Schema.String,
@@ -101,5 +111,5 @@ export const NodeRow = rowsOf({
   translations: nullable(Translations),
   created_at: DbTime,
   publisher: PublisherRow,
-  latest_version: nullable(VersionRow)
+  latest_version: nullable(NodeVersion)
 }, Node, (fields) => new Node(fields, true))

@@ -9,8 +9,7 @@ import { NodeStatus, NodeVersion, NodeVersionStatus } from "../Domain/Node.ts"
 import { PublisherStatus } from "../Domain/Publisher.ts"
 import { isUuid } from "../Domain/Schemas.ts"
 import { nullable, rowsOf } from "../Db/Rows.ts"
-import { archiveBase } from "./NodePages.ts"
-import { nodeColumns, NodeRow, toVersion, versionColumns, versionFields, VersionRow } from "./Records.ts"
+import { archiveBase, nodeColumns, NodeRow, versionRecord } from "./Records.ts"
 import { traced } from "../Tracing.ts"
 
 /** A node's standing, without its record: what decisions about it are made on. */
@@ -54,13 +53,16 @@ export const VisibleVersion = Schema.Struct({ nodeStatus: NodeStatus, publisherS
 export type VisibleVersion = typeof VisibleVersion.Type
 
 /** The node's statuses and the version it installs, when it has one to install. */
-const InstallRow = Schema.Struct({ ...StatusesRow, version: nullable(VersionRow) })
+const InstallRow = Schema.Struct({ ...StatusesRow, version: nullable(NodeVersion) })
+
+/** A row of one column, `version`: a version's record. */
+const VersionRow = rowsOf({ version: NodeVersion }, NodeVersion, (row) => row.version)
 
 export class NodeRepo extends Effect.Service<NodeRepo>()("NodeRepo", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const base = yield* archiveBase
-    const versions = (alias: string) => sql.literal(versionColumns(alias, base))
+    const version = (alias: string) => sql.literal(`${versionRecord(alias, base)} AS version`)
     /** `v` is the version `versionOrId` names: its version string, or its id when it is a UUID. */
     const named = (versionOrId: string) =>
       isUuid(versionOrId) ? sql`(v.version = ${versionOrId} OR v.id = ${versionOrId}::uuid)` : sql`v.version = ${versionOrId}`
@@ -97,13 +99,13 @@ export class NodeRepo extends Effect.Service<NodeRepo>()("NodeRepo", {
 
     const findVisibleVersion = SqlSchema.findOne({
       Request: Schema.Struct({ nodeId: Schema.String, versionOrId: Schema.String }),
-      Result: rowsOf({ ...StatusesRow, ...versionFields }, VisibleVersion, ({ node_status, publisher_status, ...version }) => ({
-        nodeStatus: node_status,
-        publisherStatus: publisher_status,
-        version: toVersion(version)
+      Result: rowsOf({ ...StatusesRow, version: NodeVersion }, VisibleVersion, (row) => ({
+        nodeStatus: row.node_status,
+        publisherStatus: row.publisher_status,
+        version: row.version
       })),
       execute: ({ nodeId, versionOrId }) =>
-        sql`SELECT n.status AS node_status, p.status AS publisher_status, ${versions("v")}
+        sql`SELECT n.status AS node_status, p.status AS publisher_status, ${version("v")}
             FROM node_versions v JOIN nodes n ON n.id = v.node_id JOIN publishers p ON p.id = n.publisher_id
             WHERE v.node_id = ${nodeId} AND v.status <> 'NodeVersionStatusDeleted' AND ${named(versionOrId)}
             LIMIT 1`
@@ -113,7 +115,7 @@ export class NodeRepo extends Effect.Service<NodeRepo>()("NodeRepo", {
       Request: Schema.Struct({ nodeId: Schema.String, statuses: Schema.Array(NodeVersionStatus) }),
       Result: VersionRow,
       execute: ({ nodeId, statuses }) =>
-        sql`SELECT ${versions("v")} FROM node_versions v
+        sql`SELECT ${version("v")} FROM node_versions v
             WHERE v.node_id = ${nodeId} AND v.status = ANY(${statuses as Array<string>})
             ORDER BY v.semver_key DESC, v.version DESC`
     })
@@ -121,7 +123,7 @@ export class NodeRepo extends Effect.Service<NodeRepo>()("NodeRepo", {
     const findVersionById = SqlSchema.findOne({
       Request: Schema.String,
       Result: VersionRow,
-      execute: (versionId) => sql`SELECT ${versions("v")} FROM node_versions v WHERE v.id = ${versionId}::uuid`
+      execute: (versionId) => sql`SELECT ${version("v")} FROM node_versions v WHERE v.id = ${versionId}::uuid`
     })
 
     const findVersionState = SqlSchema.findOne({
@@ -163,7 +165,7 @@ export class NodeRepo extends Effect.Service<NodeRepo>()("NodeRepo", {
               ORDER BY v.semver_key DESC, v.version DESC LIMIT 1),
             counted AS (UPDATE nodes SET downloads = downloads + 1 WHERE id IN (SELECT node_id FROM target) RETURNING id)
             SELECT n.status AS node_status, p.status AS publisher_status,
-                   (SELECT to_jsonb(r) FROM (SELECT ${versions("target")} FROM target) r) AS version
+                   (SELECT ${sql.literal(versionRecord("target", base))} FROM target) AS version
             FROM nodes n JOIN publishers p ON p.id = n.publisher_id
             WHERE n.id = ${nodeId}`
     })
