@@ -49,8 +49,8 @@ const answer = async (recorded: Recorded): Promise<Answer> => {
       const { nodeId, version, statement } = recorded
       const row = (await pool.query<VersionRow>(statement[0], [...statement[1]])).rows[0]
       // the decisions of Catalog.getVersion (the measured versions exist)
-      if (!row || row.node_status === "NodeStatusDeleted") return error(404, "not_found", `Node '${nodeId}' has no version '${version}'`)
-      if (row.node_status === "NodeStatusBanned" || row.publisher_status === "PublisherStatusBanned") {
+      if (!row || row.nodeStatus === "NodeStatusDeleted") return error(404, "not_found", `Node '${nodeId}' has no version '${version}'`)
+      if (row.nodeStatus === "NodeStatusBanned" || row.publisherStatus === "PublisherStatusBanned") {
         return error(403, "node_banned", `Node '${nodeId}' is banned`)
       }
       return { status: 200, body: JSON.stringify(row.version) }
@@ -60,8 +60,8 @@ const answer = async (recorded: Recorded): Promise<Answer> => {
 
 /** A version row of Catalog/Repo.ts: the node's statuses and the version's record, as JSON. */
 interface VersionRow {
-  readonly node_status: string
-  readonly publisher_status: string
+  readonly nodeStatus: string
+  readonly publisherStatus: string
   readonly version: unknown
 }
 

@@ -1,7 +1,7 @@
 /**
  * Spans on every service and repository method, so that a tracer sees each call.
  *
- * `traced("Feature.method")(function*(...) {...})` is `traced("Feature.method")` without the
+ * `traced("Feature.method")(function*(...) {...})` is `Effect.fn("Feature.method")` without the
  * caller's stack trace: `Effect.fn` allocates an `Error` on every call to point the span at its
  * call site, and with two or three traced calls per request that allocation was the largest part
  * of what tracing cost a request (docs/design.md, "Spans"). Failures keep their own traces.

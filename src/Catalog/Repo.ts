@@ -99,13 +99,9 @@ export class NodeRepo extends Effect.Service<NodeRepo>()("NodeRepo", {
 
     const findVisibleVersion = SqlSchema.findOne({
       Request: Schema.Struct({ nodeId: Schema.String, versionOrId: Schema.String }),
-      Result: rowsOf({ ...StatusesRow, version: NodeVersion }, VisibleVersion, (row) => ({
-        nodeStatus: row.node_status,
-        publisherStatus: row.publisher_status,
-        version: row.version
-      })),
+      Result: VisibleVersion,
       execute: ({ nodeId, versionOrId }) =>
-        sql`SELECT n.status AS node_status, p.status AS publisher_status, ${version("v")}
+        sql`SELECT n.status AS "nodeStatus", p.status AS "publisherStatus", ${version("v")}
             FROM node_versions v JOIN nodes n ON n.id = v.node_id JOIN publishers p ON p.id = n.publisher_id
             WHERE v.node_id = ${nodeId} AND v.status <> 'NodeVersionStatusDeleted' AND ${named(versionOrId)}
             LIMIT 1`
