@@ -14,7 +14,7 @@ import * as fc from "effect/FastCheck"
 import semver from "semver"
 import type { NodeInput, VersionInput } from "../../scripts/lib/Seeder.ts"
 import type { NodeStatus, NodeVersionStatus } from "../../src/Domain/Node.ts"
-import { getPage } from "../support/Catalogue.ts"
+import { arbVersionStatus, getPage } from "../support/Catalogue.ts"
 import { query } from "../support/Db.ts"
 import { expectStatus, get } from "../support/Http.ts"
 import { Service } from "../support/Service.ts"
@@ -22,14 +22,6 @@ import { Service } from "../support/Service.ts"
 const text = fc.option(fc.string({ minLength: 0, maxLength: 12 }), { nil: undefined })
 const list = fc.array(fc.constantFrom("Linux", "windows", "cuda", "a b", "é", ""), { maxLength: 3 })
 const nodeStatus = fc.constantFrom<NodeStatus>("NodeStatusActive", "NodeStatusActive", "NodeStatusActive", "NodeStatusBanned")
-const versionStatus = fc.constantFrom<NodeVersionStatus>(
-  "NodeVersionStatusActive",
-  "NodeVersionStatusActive",
-  "NodeVersionStatusPending",
-  "NodeVersionStatusFlagged",
-  "NodeVersionStatusDeleted",
-  "NodeVersionStatusBanned"
-)
 const moment = fc.integer({ min: Date.UTC(2020, 0, 1), max: Date.UTC(2027, 0, 1) }).map((ms) => new Date(ms))
 /** Microseconds added to every stored time of a run: both paths must cut them to milliseconds alike. */
 const micros = fc.integer({ min: 0, max: 999 })
@@ -45,7 +37,7 @@ const arbTranslations = fc.option(
 
 const arbVersion = fc.record({
   version: fc.constantFrom("0.1.0", "1.0.0", "1.10.0", "2.0.0-rc.1", "3.0.0+build.7"),
-  status: versionStatus,
+  status: arbVersionStatus,
   archived: fc.boolean(),
   changelog: text,
   status_reason: text,

@@ -11,8 +11,9 @@ import { expect, layer } from "@effect/vitest"
 import { Effect } from "effect"
 import * as fc from "effect/FastCheck"
 import { sortColumns } from "../../src/Domain/Node.ts"
-import type { NodeInput, VersionInput } from "../../scripts/lib/Seeder.ts"
+import type { NodeInput } from "../../scripts/lib/Seeder.ts"
 import {
+  arbVersionStatus,
   Catalogue,
   compareNodes,
   ids,
@@ -29,14 +30,6 @@ import { Service } from "../support/Service.ts"
 // --- arbitraries: small value pools, so that ties are the rule ---------------------------------
 
 const versionPool = ["0.1.0", "1.9.0", "1.10.0", "2.0.0-rc.1", "2.0.0-rc.10", "2.0.0", "10.0.0"]
-const versionStatus = fc.constantFrom(
-  "NodeVersionStatusActive",
-  "NodeVersionStatusActive",
-  "NodeVersionStatusPending",
-  "NodeVersionStatusFlagged",
-  "NodeVersionStatusDeleted",
-  "NodeVersionStatusBanned"
-) as fc.Arbitrary<NonNullable<VersionInput["status"]>>
 
 const arbNode = fc.record({
   // ids differing in case and punctuation, so that byte order matters
@@ -52,7 +45,7 @@ const arbNode = fc.record({
   supported_os: fc.subarray(["Linux", "windows", "macOS"]),
   createdSecond: fc.constantFrom(0, 1, 2),
   touched: fc.boolean(),
-  versions: fc.uniqueArray(fc.record({ version: fc.constantFrom(...versionPool), status: versionStatus }), {
+  versions: fc.uniqueArray(fc.record({ version: fc.constantFrom(...versionPool), status: arbVersionStatus }), {
     selector: (v) => v.version,
     maxLength: 4
   })

@@ -4,10 +4,11 @@
  * ids), and a JS model of which nodes a listing holds and in what order.
  */
 import { Effect, Schema } from "effect"
+import * as fc from "effect/FastCheck"
 import semver from "semver"
 import { expect } from "vitest"
 import type { NodeInput, VersionInput } from "../../scripts/lib/Seeder.ts"
-import { Node, NodeList, NodeVersion, type SortColumn } from "../../src/Domain/Node.ts"
+import { Node, NodeList, NodeVersion, type NodeVersionStatus, type SortColumn } from "../../src/Domain/Node.ts"
 import type { PublisherStatus } from "../../src/Domain/Publisher.ts"
 import { query } from "./Db.ts"
 import { expectStatus, get } from "./Http.ts"
@@ -282,3 +283,15 @@ export const compareNodes = (sort: ReadonlyArray<SortKey>) => {
     return compareBytes(a.id, b.id)
   }
 }
+
+// --- random catalogues -------------------------------------------------------------------------
+
+/** A version's status, active twice as often as each other one (deleted included). */
+export const arbVersionStatus = fc.constantFrom<NodeVersionStatus>(
+  "NodeVersionStatusActive",
+  "NodeVersionStatusActive",
+  "NodeVersionStatusPending",
+  "NodeVersionStatusFlagged",
+  "NodeVersionStatusDeleted",
+  "NodeVersionStatusBanned"
+)
