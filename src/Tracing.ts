@@ -11,10 +11,15 @@ import type { YieldWrap } from "effect/Utils"
 
 const spanOptions = { captureStackTrace: false } as const
 
+/** `Effect.withSpan(name)` without the caller's stack trace: for effects that are not a method's body. */
+export const span = (name: string) => <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+  Effect.withSpan(effect, name, spanOptions)
+
 export const traced = (name: string) =>
 <Eff extends YieldWrap<Effect.Effect<any, any, any>>, AEff, Args extends Array<any>>(
   body: (...args: Args) => Generator<Eff, AEff, never>
 ) => {
   const run = Effect.fnUntraced(body)
-  return (...args: Args) => Effect.withSpan(run(...args), name, spanOptions)
+  const inSpan = span(name)
+  return (...args: Args) => inSpan(run(...args))
 }

@@ -8,7 +8,7 @@ import { CurrentUser } from "../Domain/Auth.ts"
 import { NotPermitted, PublisherMissing } from "../Domain/Errors.ts"
 import type { PublisherRole } from "../Domain/Publisher.ts"
 import { PublisherRepo } from "../Publishers/Repo.ts"
-import { traced } from "../Tracing.ts"
+import { span, traced } from "../Tracing.ts"
 
 export class Policy extends Effect.Service<Policy>()("Policy", {
   effect: Effect.gen(function*() {
@@ -41,7 +41,7 @@ export class Policy extends Effect.Service<Policy>()("Policy", {
       const user = yield* CurrentUser
       if (!user.isSiteAdmin) return yield* new NotPermitted({ reason: "This is for site admins" })
       return user
-    }).pipe(Effect.withSpan("Policy.requireSiteAdmin"))
+    }).pipe(span("Policy.requireSiteAdmin"))
 
     return { standingIn, requireRole, requireSiteAdmin }
   }),

@@ -9,12 +9,13 @@ import { SqlClient, type Statement } from "@effect/sql"
 import { Effect } from "effect"
 import { orDieOnDatabase } from "../Db/Rows.ts"
 import { catalogueChannel, PageCache } from "./PageCache.ts"
+import { span } from "../Tracing.ts"
 
 export class CatalogChanges extends Effect.Service<CatalogChanges>()("CatalogChanges", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const cache = yield* PageCache
-    // PgClient.listen, for one, drops notifications without a payload
+    // with a payload: some listeners (PgClient.listen) drop notifications without one
     const notify = sql`SELECT pg_notify(${catalogueChannel}, 'changed')`
 
     /** Runs `effect` as one transaction that notifies every instance. A database failure is a defect. */
@@ -22,7 +23,7 @@ export class CatalogChanges extends Effect.Service<CatalogChanges>()("CatalogCha
       sql.withTransaction(Effect.zipLeft(effect, notify)).pipe(
         Effect.ensuring(cache.invalidate),
         orDieOnDatabase,
-        Effect.withSpan("CatalogChanges.change")
+        span("CatalogChanges.change")
       )
 
     /** Recomputes whether the nodes `where` selects (alias `n`) appear in public listings. */

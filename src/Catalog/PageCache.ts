@@ -18,7 +18,7 @@ import { createHash } from "node:crypto"
 import pg from "pg"
 import { AppConfig } from "../Config.ts"
 import { type NodeQuery, NodePages } from "./NodePages.ts"
-import { traced } from "../Tracing.ts"
+import { span, traced } from "../Tracing.ts"
 
 /** The channel every catalogue write notifies. */
 export const catalogueChannel = "catalogue_changed"
@@ -127,7 +127,7 @@ export class PageCache extends Effect.Service<PageCache>()("PageCache", {
     const invalidate = Effect.suspend(() => {
       generation++
       return cache.invalidateAll
-    }).pipe(Effect.withSpan("PageCache.invalidate"))
+    }).pipe(span("PageCache.invalidate"))
 
     yield* notices.stream.pipe(
       Stream.runForEach(() =>

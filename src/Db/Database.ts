@@ -5,6 +5,7 @@ import { types } from "pg"
 import { AppConfig } from "../Config.ts"
 import { startEmbedded } from "./Embedded.ts"
 import { migrate } from "./Migrator.ts"
+import { span } from "../Tracing.ts"
 
 /** Where the database is: `DATABASE_URL`, or the embedded server kept in `DATA_DIR`. */
 const databaseUrl = Effect.gen(function*() {
@@ -51,4 +52,4 @@ export const databaseAnswers = Effect.flatMap(SqlClient.SqlClient, (sql) =>
   sql`SELECT 1`.pipe(
     Effect.timeout("2 seconds"),
     Effect.mapError(() => new DatabaseDown())
-  )).pipe(Effect.asVoid, Effect.withSpan("Database.answers"))
+  )).pipe(Effect.asVoid, span("Database.answers"))

@@ -3,6 +3,7 @@ import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
+import { span } from "../Tracing.ts"
 
 /** `migrations/` at the top of the repository: numbered SQL files, applied in order, each once. */
 export const migrationsDir = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../migrations")
@@ -45,4 +46,4 @@ export const migrate = Effect.gen(function*() {
     return pending
   }))
   for (const m of applied) yield* Effect.logInfo(`applied migration ${m.id}_${m.name}`)
-}).pipe(Effect.withSpan("Migrator.migrate"))
+}).pipe(span("Migrator.migrate"))

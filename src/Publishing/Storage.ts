@@ -10,7 +10,7 @@ import { Data, Effect, Option, Stream } from "effect"
 import { randomBytes } from "node:crypto"
 import * as path from "node:path"
 import { AppConfig } from "../Config.ts"
-import { traced } from "../Tracing.ts"
+import { span, traced } from "../Tracing.ts"
 
 /** The body went past the byte limit; nothing was stored. */
 export class BodyTooLarge extends Data.TaggedError("BodyTooLarge")<{ readonly maxBytes: number }> {
@@ -110,7 +110,7 @@ export const makeLocalStorage = (dir: string) =>
 
     return {
       put: (<A, E, R>(key: string, body: Stream.Stream<Uint8Array, unknown>, options: PutOptions<A, E, R>) =>
-        put(key, body, options).pipe(Effect.withSpan("Storage.put"))),
+        put(key, body, options).pipe(span("Storage.put"))),
       open: traced("Storage.open")(function*(key: string) {
         return yield* open(key)
       })
