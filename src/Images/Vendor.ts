@@ -6,7 +6,7 @@
  * The key is `Redacted` and leaves the process only in the vendor request's header: it is not
  * logged, and a vendor message that echoes it is scrubbed before the caller sees it.
  */
-import { HttpClient, HttpClientRequest, HttpClientResponse } from "@effect/platform"
+import { HttpClient, HttpClientRequest } from "@effect/platform"
 import { NodeHttpClient } from "@effect/platform-node"
 import { Effect, Option, Redacted, Schema } from "effect"
 import { randomUUID } from "node:crypto"
@@ -25,14 +25,14 @@ const startPaths: Record<ImageTaskKind, string> = {
 const pollPath = (kind: ImageTaskKind, vendorTaskId: string) => `/v1/ai/${kind}/${encodeURIComponent(vendorTaskId)}`
 
 /** A vendor's task, normalised. */
-export const VendorTask = Schema.Struct({
+const VendorTask = Schema.Struct({
   taskId: Schema.String,
   /** `None` when the vendor said nothing, or a status this service does not know. */
   status: Schema.OptionFromSelf(MediaTaskStatus),
   /** `undefined` when the vendor left it out. */
   generated: Schema.UndefinedOr(Schema.Array(Schema.String))
 })
-export type VendorTask = typeof VendorTask.Type
+type VendorTask = typeof VendorTask.Type
 
 /** A task as vendors write it; only a non-blank `task_id` is required. */
 const TaskFields = Schema.Struct({
@@ -48,7 +48,7 @@ const isStatus = Schema.is(MediaTaskStatus)
  * A vendor's answer as a task: flat or wrapped in `data`; `status` or `task_status` (compared
  * without regard to case); `generated` possibly missing (its non-string entries dropped).
  */
-export const VendorTaskBody = Schema.Union(
+const VendorTaskBody = Schema.Union(
   TaskFields,
   Schema.Struct({ data: TaskFields }).pipe(
     Schema.transform(Schema.typeSchema(TaskFields), { strict: true, decode: ({ data }) => data, encode: (data) => ({ data }) })
@@ -70,6 +70,8 @@ export const VendorTaskBody = Schema.Union(
 )
 
 const vendor = "image vendor"
+
+const decodeTask = Schema.decodeUnknown(Schema.parseJson(VendorTaskBody))
 
 const makeLive = Effect.gen(function*() {
   const config = yield* AppConfig
@@ -101,7 +103,8 @@ const makeLive = Effect.gen(function*() {
       if (response.status < 200 || response.status >= 300) {
         return yield* fromVendorStatus(vendor, response.status, response.headers, scrub(yield* response.text))
       }
-      return yield* HttpClientResponse.schemaBodyJson(VendorTaskBody)(response).pipe(
+      // a body that is not JSON is as much "no task" as JSON without one
+      return yield* decodeTask(yield* response.text).pipe(
         Effect.catchTag("ParseError", () =>
           Effect.zipRight(
             Effect.logWarning(`the ${vendor} answered ${response.status} without a task`),
@@ -114,7 +117,6 @@ const makeLive = Effect.gen(function*() {
     )
 
   return {
-    mode: "live" as "live" | "simulated",
     start: traced("ImageVendor.start")(function*(kind: ImageTaskKind, body: Readonly<Record<string, unknown>>) {
       return yield* exchange(HttpClientRequest.post(startPaths[kind]).pipe(HttpClientRequest.bodyUnsafeJson(body)))
     }),
@@ -125,7 +127,7 @@ const makeLive = Effect.gen(function*() {
 })
 
 /** Where the simulated vendor's images are served (public, by the image proxy's own routes). */
-export const simulatedImagePath = (taskId: string) => `/proxy/imagevendor/simulated/${taskId}.svg`
+const simulatedImagePath = (taskId: string) => `/proxy/imagevendor/simulated/${taskId}.svg`
 
 /** Tasks the simulated vendor remembers at most (finished ones are forgotten). */
 const simulatedCapacity = 10_000
@@ -146,7 +148,6 @@ const makeSimulated = Effect.gen(function*() {
     generated
   })
   return {
-    mode: "simulated" as "live" | "simulated",
     start: traced("ImageVendor.start")(function*(_kind: ImageTaskKind, _body: Readonly<Record<string, unknown>>) {
       const taskId = randomUUID()
       if (polls.size >= simulatedCapacity) polls.clear()

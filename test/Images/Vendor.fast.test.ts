@@ -1,8 +1,9 @@
 /**
  * The vendor clients on a stub HTTP client that never answers, with TestClock: each gives up with
- * VendorTimedOut exactly at VENDOR_TIMEOUT_SECONDS, and not before.
+ * VendorTimedOut exactly at VENDOR_TIMEOUT_SECONDS, and not before. And an image vendor whose 2xx
+ * is not a task, JSON or not, has failed (it was reached).
  */
-import { HttpClient } from "@effect/platform"
+import { HttpClient, HttpClientResponse } from "@effect/platform"
 import { expect, it } from "@effect/vitest"
 import { Effect, Exit, Fiber, Layer, Option, Redacted, TestClock } from "effect"
 import { ImageVendor } from "../../src/Images/Vendor.ts"
@@ -49,3 +50,19 @@ it.effect("the music vendor: a generation times out while the vendor neither ans
       durationSeconds: Option.none()
     })))
   }).pipe(Effect.provide(MusicVendor.DefaultWithoutDependencies.pipe(Layer.provide([silent, configured])))))
+
+it.effect("the image vendor: a 2xx that is not a task, JSON or not, is a vendor failure, not an unreachable vendor", () =>
+  Effect.gen(function*() {
+    for (const body of ["<html>busy</html>", JSON.stringify({ ok: true })]) {
+      const answering = Layer.succeed(
+        HttpClient.HttpClient,
+        HttpClient.make((request) => Effect.succeed(HttpClientResponse.fromWeb(request, new Response(body, { status: 200 }))))
+      )
+      const failure = yield* ImageVendor.pipe(
+        Effect.flatMap((vendor) => vendor.start("image-style-transfer", { image: "x" })),
+        Effect.provide(ImageVendor.DefaultWithoutDependencies.pipe(Layer.provide([answering, configured]))),
+        Effect.flip
+      )
+      expect(failure, body).toMatchObject({ _tag: "VendorFailed", reason: "answered without a task" })
+    }
+  }))
