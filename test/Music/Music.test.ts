@@ -157,6 +157,19 @@ layer(serviceWithFakeVendor(), { excludeTestServices: true })("video to music", 
       expectFailure(yield* postForm(service, undefined, new URLSearchParams({ video: "https://a.example/v" })), 401, "unauthorized")
     }))
 
+  it.effect("a form cut inside a part's headers is 400 at once, not a request left hanging", () =>
+    Effect.gen(function*() {
+      const service = yield* Service
+      const fake = yield* FakeMusicVendor
+      fake.reset()
+      // the parser under the form (multipasta) never ends its stream for such a body: the
+      // closing-delimiter watcher of src/Music/Form.ts answers instead (a hang fails on the timeout)
+      const cut = `--cut\r\ncontent-disposition: form-data; name="video"\r\ncontent-ty`
+      const e = expectFailure(yield* postForm(service, token, cut, { "content-type": "multipart/form-data; boundary=cut" }), 400, "bad_request")
+      expect(e.message).toContain("closing boundary")
+      expect(fake.arrived()).toBe(0)
+    }), 15_000)
+
   it.effect("vendor refusals before the stream map onto our answers", () =>
     Effect.gen(function*() {
       const service = yield* Service
