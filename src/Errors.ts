@@ -120,6 +120,7 @@ const answers = {
   VendorUnconfigured: VendorNotConfigured,
   FormInvalid: BadRequest,
   FormNotAccepted: UnsupportedMediaType,
+  FormTooLarge: PayloadTooLarge,
   VideoTooLarge: PayloadTooLarge,
   VideoUnreadable: InvalidVideo,
   VideoOverlong: VideoTooLong,

@@ -284,7 +284,7 @@ export class IdempotencyKeyInProgress extends ApiError<IdempotencyKeyInProgress>
 export class PayloadTooLarge extends ApiError<PayloadTooLarge>()("PayloadTooLarge", {
   code: "payload_too_large",
   status: 413,
-  description: "The body is over its limit (16 MiB of JSON, the archive size, 1024 MiB of video)"
+  description: "The body is over its limit (16 MiB of JSON, the archive size, 1024 MiB of video, 64 KiB of URL-encoded form)"
 }) {}
 
 export class UnsupportedMediaType extends ApiError<UnsupportedMediaType>()("UnsupportedMediaType", {

@@ -4,11 +4,11 @@
  * was read is then decoded with the contract's own schema (Domain/Media.ts, MusicForm) into a
  * file or a URL.
  */
-import { FileSystem, HttpIncomingMessage, Multipart, type HttpServerRequest } from "@effect/platform"
-import { NodeHttpServerRequest, NodeMultipart } from "@effect/platform-node"
+import { FileSystem, Multipart, type HttpServerRequest } from "@effect/platform"
+import { NodeHttpServerRequest, NodeMultipart, NodeStream } from "@effect/platform-node"
 import { Data, Deferred, Effect, Exit, Option, ParseResult, Schema, type Scope, Stream } from "effect"
 import * as fs from "node:fs"
-import { Transform } from "node:stream"
+import { PassThrough, Transform } from "node:stream"
 import { pipeline } from "node:stream/promises"
 import { MusicForm, type MusicRequest, MusicUrlForm, type VideoFile } from "../Domain/Media.ts"
 
@@ -26,6 +26,13 @@ export class FormNotAccepted extends Data.TaggedError("FormNotAccepted")<{ reado
   }
 }
 
+/** A form without a file is over its limit. */
+export class FormTooLarge extends Data.TaggedError("FormTooLarge")<{ readonly maxBytes: number }> {
+  override get message() {
+    return `A form without a file must be at most ${this.maxBytes} bytes`
+  }
+}
+
 export class VideoTooLarge extends Data.TaggedError("VideoTooLarge")<{ readonly maxBytes: number }> {
   override get message() {
     return `The video file is larger than ${this.maxBytes} bytes (${Math.floor(this.maxBytes / 1024 / 1024)} MiB)`
@@ -37,7 +44,7 @@ const formOverheadBytes = 4 * 1024 * 1024
 /** A form without a file (URL-encoded) is small. */
 const maxFieldsBytes = 64 * 1024
 
-export type FormError = FormInvalid | FormNotAccepted | VideoTooLarge
+export type FormError = FormInvalid | FormNotAccepted | FormTooLarge | VideoTooLarge
 
 export interface UploadOptions {
   /** Where temporary files go (created if missing). */
@@ -85,15 +92,23 @@ const spool = (part: Multipart.File, options: UploadOptions) =>
         else callback(null, chunk)
       }
     })
+    const sink = fs.createWriteStream(path, { highWaterMark: 1024 * 1024 })
+    // the disk's failures (a full or unwritable folder) are the service's, not the client's
+    let diskFailure: Option.Option<unknown> = Option.none()
+    sink.once("error", (e) => void (diskFailure = Option.some(e)))
     // Node's own pipeline: a gigabyte moves through it at disk speed, chunk by chunk
     yield* Effect.tryPromise({
-      try: (signal) =>
-        pipeline(NodeMultipart.fileToReadable(part), counter, fs.createWriteStream(path, { highWaterMark: 1024 * 1024 }), { signal }),
-      catch: (cause) =>
-        cause instanceof LimitReached || ["MaxPartSize", "MaxTotalSize"].includes(String((cause as { limit?: unknown } | null)?.limit))
-          ? new VideoTooLarge({ maxBytes: options.maxFileBytes })
-          : bad("The video upload could not be read: the form ended or broke off inside the file")
-    })
+      try: (signal) => pipeline(NodeMultipart.fileToReadable(part), counter, sink, { signal }),
+      catch: (cause) => cause
+    }).pipe(Effect.catchAll((cause) =>
+      Option.isSome(diskFailure)
+        ? Effect.die(diskFailure.value)
+        : Effect.fail(
+          cause instanceof LimitReached || ["MaxPartSize", "MaxTotalSize"].includes(String((cause as { limit?: unknown } | null)?.limit))
+            ? new VideoTooLarge({ maxBytes: options.maxFileBytes })
+            : bad("The video upload could not be read: the form ended or broke off inside the file")
+        )
+    ))
     return { path, size, filename: part.name, contentType: part.contentType } satisfies VideoFile
   }).pipe(Effect.catchTags({ SystemError: Effect.die, BadArgument: Effect.die }))
 
@@ -125,7 +140,7 @@ const maxEpilogueBytes = 256
  * When the body ends without `--boundary--` near its end, `truncated` fails. It works around a bug
  * of the parser under @effect/platform's multipart (multipasta 0.2.8): a body that ends inside a
  * part's headers never ends its stream (one that ends inside a part's content does fail), so the
- * request would hang until the client gave up (test/Music/MusicUpload.test.ts, "a form cut
+ * request would hang until the client gave up (test/Music/Music.test.ts, "a form cut
  * inside a part's headers").
  */
 const watchForClosingDelimiter = (request: HttpServerRequest.HttpServerRequest, boundary: string) =>
@@ -183,12 +198,19 @@ const readMultipart = (request: HttpServerRequest.HttpServerRequest, options: Up
     return collected
   })
 
+/**
+ * A URL-encoded form, read through a stream of its own: past the limit that stream is destroyed,
+ * not the request, whose socket must stay up to carry the 413 (destroying the request, as a body
+ * size limit of the framework does, would close the connection without an answer).
+ */
 const readUrlEncoded = (request: HttpServerRequest.HttpServerRequest) =>
-  request.text.pipe(
-    HttpIncomingMessage.withMaxBodySize(Option.some(maxFieldsBytes)),
-    Effect.mapError((e) =>
-      /maxBytes|too large/i.test(String((e.cause as { message?: unknown } | undefined)?.message ?? ""))
-        ? bad(`A form without a file must be at most ${maxFieldsBytes} bytes`)
+  NodeStream.toString(() => NodeHttpServerRequest.toIncomingMessage(request).pipe(new PassThrough()), {
+    maxBytes: maxFieldsBytes,
+    onFailure: (cause) => cause
+  }).pipe(
+    Effect.mapError((cause) =>
+      cause instanceof Error && cause.message === "maxBytes exceeded"
+        ? new FormTooLarge({ maxBytes: maxFieldsBytes })
         : bad("The form could not be read")
     ),
     Effect.flatMap((text) =>
@@ -213,23 +235,26 @@ const describe = (e: ParseResult.ParseError) => {
 }
 
 /** The request's form encoding; anything else is refused. */
-export const formContentType = (request: HttpServerRequest.HttpServerRequest) => {
+export const formContentType = (request: HttpServerRequest.HttpServerRequest): Effect.Effect<FormType, FormNotAccepted> => {
   const type = mediaType(request)
   return type === "multipart/form-data" || type === "application/x-www-form-urlencoded"
     ? Effect.succeed(type)
     : Effect.fail(new FormNotAccepted({ contentType: type }))
 }
 
+/** The form encodings the endpoint reads. */
+export type FormType = "multipart/form-data" | "application/x-www-form-urlencoded"
+
 /**
- * Reads the form: `multipart/form-data` (the file spooled to `tmpDir`, removed when the scope
- * closes) or `application/x-www-form-urlencoded` (a URL only).
+ * Reads the form of `type` (from `formContentType`): `multipart/form-data` (the file spooled to
+ * `tmpDir`, removed when the scope closes) or `application/x-www-form-urlencoded` (a URL only).
  */
 export const readVideoForm = (
   request: HttpServerRequest.HttpServerRequest,
+  type: FormType,
   options: UploadOptions
 ): Effect.Effect<MusicRequest, FormError, Scope.Scope | FileSystem.FileSystem> =>
   Effect.gen(function*() {
-    const type = yield* formContentType(request)
     if (declaredTooLarge(request, options.maxFileBytes)) return yield* new VideoTooLarge({ maxBytes: options.maxFileBytes })
     const multipart = type === "multipart/form-data"
     const collected = Object.fromEntries(multipart ? yield* readMultipart(request, options) : yield* readUrlEncoded(request))

@@ -18,15 +18,16 @@ const answerFailure = respondToCause(() => [])
 export const MusicProxyLive = HttpApiBuilder.group(Api, "musicProxy", (handlers) =>
   Effect.gen(function*() {
     const music = yield* Music
-    const tmpDir = path.join((yield* AppConfig).dataDir, "tmp")
-    const modeHeaders: Record<string, string> = music.mode === "simulated" ? { "x-vendor-mode": "simulated" } : {}
+    const { dataDir, vendorMode } = yield* AppConfig
+    const tmpDir = path.join(dataDir, "tmp")
+    const modeHeaders: Record<string, string> = vendorMode === "simulated" ? { "x-vendor-mode": "simulated" } : {}
 
     return handlers.handleRaw("generateMusic", ({ request }) =>
       Effect.gen(function*() {
-        yield* formContentType(request)
+        const type = yield* formContentType(request)
         // refuse before reading: an upload is pointless when the vendor cannot be asked
         yield* music.ready
-        const form = yield* readVideoForm(request, { tmpDir, maxFileBytes: maxVideoBytes })
+        const form = yield* readVideoForm(request, type, { tmpDir, maxFileBytes: maxVideoBytes })
         const body = yield* music.generate(form)
         return HttpServerResponse.stream(body, {
           contentType: "application/x-ndjson",

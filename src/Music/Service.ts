@@ -61,7 +61,6 @@ export class Music extends Effect.Service<Music>()("Music", {
     const vendor = yield* MusicVendor
     const { streamKeepAliveMillis } = yield* AppConfig
     return {
-      mode: vendor.mode,
       /** Fails when the vendor cannot be asked at all: refuse before an upload is read. */
       ready: vendor.ready,
       /**

@@ -14,6 +14,7 @@ import { randomBytes, randomUUID } from "node:crypto"
 import * as fs from "node:fs"
 import { AppConfig } from "../Config.ts"
 import type { MusicRequest } from "../Domain/Media.ts"
+import { span } from "../Tracing.ts"
 import {
   fromTransportError,
   fromVendorStatus,
@@ -40,7 +41,6 @@ export class VendorStreamError extends Data.TaggedError("VendorStreamError")<{ r
 
 /** The vendor, as the music proxy asks it. */
 export interface MusicVendorShape {
-  readonly mode: "live" | "simulated"
   /** Fails when the vendor cannot be asked at all (live mode without its settings). */
   readonly ready: Effect.Effect<void, VendorUnconfigured>
   /**
@@ -144,7 +144,7 @@ const makeLive: Effect.Effect<MusicVendorShape, never, AppConfig | HttpClient.Ht
       )
     })
 
-  return { mode: "live", ready, generate: (request) => generate(request).pipe(Effect.withSpan("MusicVendor.generate")) }
+  return { ready, generate }
 })
 
 // --- simulated ------------------------------------------------------------------------------
@@ -187,7 +187,6 @@ const makeSimulated: Effect.Effect<MusicVendorShape> = Effect.as(
       "no vendor is called (answers carry x-vendor-mode: simulated)"
   ),
   {
-    mode: "simulated",
     ready: Effect.void,
     generate: (request) =>
       Effect.succeed(
@@ -202,6 +201,11 @@ const makeSimulated: Effect.Effect<MusicVendorShape> = Effect.as(
 
 /** The live client, or the simulated one when VENDOR_MODE=simulated. */
 export class MusicVendor extends Effect.Service<MusicVendor>()("MusicVendor", {
-  effect: Effect.flatMap(AppConfig, (config) => config.vendorMode === "simulated" ? makeSimulated : makeLive),
+  effect: Effect.flatMap(AppConfig, (config) => config.vendorMode === "simulated" ? makeSimulated : makeLive).pipe(
+    Effect.map((vendor): MusicVendorShape => ({
+      ready: vendor.ready,
+      generate: (request) => vendor.generate(request).pipe(span("MusicVendor.generate"))
+    }))
+  ),
   dependencies: [NodeHttpClient.layerUndici]
 }) {}

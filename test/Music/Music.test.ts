@@ -143,7 +143,7 @@ layer(serviceWithFakeVendor(), { excludeTestServices: true })("video to music", 
       expect(yield* leftoverTempFiles(service)).toEqual([])
     }))
 
-  it.effect("other content types are 415, broken multipart 400, no token 401", () =>
+  it.effect("other content types are 415, broken multipart 400, an oversized form without a file 413, no token 401", () =>
     Effect.gen(function*() {
       const service = yield* Service
       expectFailure(
@@ -154,6 +154,8 @@ layer(serviceWithFakeVendor(), { excludeTestServices: true })("video to music", 
       expectFailure(yield* postForm(service, token, "raw", { "content-type": "video/mp4" }), 415, "unsupported_media_type")
       expectFailure(yield* postForm(service, token, "--x\r\nbroken", { "content-type": "multipart/form-data; boundary=x" }), 400)
       expectFailure(yield* postForm(service, token, "garbage", { "content-type": "multipart/form-data" }), 400)
+      const oversized = new URLSearchParams({ video: "https://a.example/v", prompt: "x".repeat(64 * 1024) })
+      expectFailure(yield* postForm(service, token, oversized), 413, "payload_too_large")
       expectFailure(yield* postForm(service, undefined, new URLSearchParams({ video: "https://a.example/v" })), 401, "unauthorized")
     }))
 
