@@ -3,8 +3,8 @@
  * row with a schema of those columns that builds the record (`SqlSchema.findOne/findAll`), so a
  * row that does not make a record fails loudly instead of travelling on as a hand-asserted type.
  *
- * A record nested in another (a node's publisher and latest version) travels as `to_jsonb` of
- * the same column list, so one row schema reads it both ways; only its timestamps differ in form.
+ * A record nested in another (a node's publisher) travels as `to_jsonb` of the same column list,
+ * so one row schema reads it both ways; only its timestamps differ in form (`DbTime`).
  */
 import type { SqlError } from "@effect/sql"
 import { Effect, ParseResult, Predicate, Schema } from "effect"

@@ -43,8 +43,9 @@ const maxUrlChars = 2048
 /** The longest video URL passed on. */
 export const maxVideoUrlChars = 8192
 
-const isUrl = (s: string, protocols: ReadonlyArray<string>) => {
-  if (s.length > maxUrlChars || !URL.canParse(s)) return false
+/** `s` is a URL of one of `protocols`, with a host, of at most `maxChars` characters. */
+const isUrl = (s: string, protocols: ReadonlyArray<string>, maxChars = maxUrlChars) => {
+  if (s.length > maxChars || !URL.canParse(s)) return false
   const url = new URL(s)
   return protocols.includes(url.protocol) && url.hostname !== ""
 }
@@ -143,11 +144,9 @@ export const VideoFile = Schema.Struct({
 })
 export type VideoFile = typeof VideoFile.Type
 
-const isHttpUrl = (raw: string) => URL.canParse(raw) && /^https?:$/.test(new URL(raw).protocol)
-
 /** A video URL: http(s), bounded; its duration is not checked here. */
 export const VideoUrl = Schema.Trim.pipe(
-  Schema.filter((s) => s.length <= maxVideoUrlChars && isHttpUrl(s), {
+  Schema.filter((s) => isUrl(s, ["http:", "https:"], maxVideoUrlChars), {
     message: () => `must be an http(s) URL of at most ${maxVideoUrlChars} characters`
   })
 ).annotations({ description: `An http(s) URL of the video (at most ${maxVideoUrlChars} characters); its duration is not checked here` })
