@@ -32,6 +32,13 @@ export const VersionState = Schema.Struct({
 })
 export type VersionState = typeof VersionState.Type
 
+/** A node's version, by its version string, with its node's standing: both as stored, in any status. */
+export const NamedVersion = Schema.Struct({
+  node: NodeState,
+  version: Schema.OptionFromSelf(Schema.Struct({ id: Schema.String, status: NodeVersionStatus, hasArchive: Schema.Boolean }))
+})
+export type NamedVersion = typeof NamedVersion.Type
+
 /** Succeeds when clients may see the node: a deleted one is missing, a banned one (or a banned publisher's) refused. */
 export const requireVisible = (
   nodeId: string,
@@ -146,6 +153,35 @@ export class NodeRepo extends Effect.Service<NodeRepo>()("NodeRepo", {
             ORDER BY v.version = ${versionOrId} DESC LIMIT 1`
     })
 
+    const findNamedVersion = SqlSchema.findOne({
+      Request: Schema.Struct({ nodeId: Schema.String, version: Schema.String }),
+      Result: rowsOf({
+        publisher_id: Schema.String,
+        status: NodeStatus,
+        publisher_status: PublisherStatus,
+        repository: Schema.NullOr(Schema.String),
+        version_id: Schema.NullOr(Schema.String),
+        version_status: Schema.NullOr(NodeVersionStatus),
+        has_archive: Schema.Boolean
+      }, NamedVersion, (r): NamedVersion => ({
+        node: {
+          publisherId: r.publisher_id,
+          status: r.status,
+          publisherStatus: r.publisher_status,
+          repository: Option.fromNullable(r.repository)
+        },
+        version: r.version_id === null || r.version_status === null
+          ? Option.none()
+          : Option.some({ id: r.version_id, status: r.version_status, hasArchive: r.has_archive })
+      })),
+      execute: ({ nodeId, version }) =>
+        sql`SELECT n.publisher_id, n.status, p.status AS publisher_status, n.repository,
+                   v.id::text AS version_id, v.status AS version_status, v.archive_bytes IS NOT NULL AS has_archive
+            FROM nodes n JOIN publishers p ON p.id = n.publisher_id
+            LEFT JOIN node_versions v ON v.node_id = n.id AND v.version = ${version}
+            WHERE n.id = ${nodeId}`
+    })
+
     const installVersion = SqlSchema.findOne({
       Request: Schema.Struct({ nodeId: Schema.String, version: Schema.UndefinedOr(Schema.String) }),
       Result: InstallRow,
@@ -197,6 +233,11 @@ export class NodeRepo extends Effect.Service<NodeRepo>()("NodeRepo", {
       /** A version by version string or id, whatever its status (the string wins over an id). */
       versionState: traced("NodeRepo.versionState")(function*(nodeId: string, versionOrId: string) {
         return yield* Effect.orDie(findVersionState({ nodeId, versionOrId }))
+      }),
+
+      /** A node's standing and its version `version` (a version string, never an id), in any status. */
+      namedVersion: traced("NodeRepo.namedVersion")(function*(nodeId: string, version: string) {
+        return yield* Effect.orDie(findNamedVersion({ nodeId, version }))
       }),
 
       /**

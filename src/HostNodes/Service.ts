@@ -4,7 +4,7 @@
  */
 import { Data, Effect, Option } from "effect"
 import { Policy } from "../Auth/Policy.ts"
-import { NodeRepo, requireVisible } from "../Catalog/Repo.ts"
+import { type NamedVersion, NodeRepo, requireVisible } from "../Catalog/Repo.ts"
 import { NotPermitted, VersionMissing } from "../Domain/Errors.ts"
 import type { HostNodeCreate, HostNodeUpdate } from "../Domain/HostNode.ts"
 import { managerRoles } from "../Domain/Publisher.ts"
@@ -32,32 +32,30 @@ export class HostNodes extends Effect.Service<HostNodes>()("HostNodes", {
     const nodes = yield* NodeRepo
     const policy = yield* Policy
 
-    /** The node, unless it is deleted or there is none. */
-    const nodeOf = (nodeId: string, version: string) =>
-      Effect.flatMap(nodes.nodeState(nodeId), (node) =>
-        Option.isSome(node) && node.value.status !== "NodeStatusDeleted"
-          ? Effect.succeed(node.value)
+    /** The node and its version `version` (its version string), one read; a deleted node, or none, is missing. */
+    const locate = (nodeId: string, version: string) =>
+      Effect.flatMap(nodes.namedVersion(nodeId, version), (found) =>
+        Option.isSome(found) && found.value.node.status !== "NodeStatusDeleted"
+          ? Effect.succeed(found.value)
           : Effect.fail(new VersionMissing({ nodeId, version })))
 
-    /** The id of the node's version `version` (its version string), unless it is deleted or there is none. */
-    const versionOf = (nodeId: string, version: string) =>
-      Effect.flatMap(nodes.versionState(nodeId, version), (found) =>
-        Option.isSome(found) && found.value.version === version && found.value.status !== "NodeVersionStatusDeleted"
-          ? Effect.succeed(found.value.id)
-          : Effect.fail(new VersionMissing({ nodeId, version })))
+    /** The version's id, unless it is deleted or there is none. */
+    const versionIdOf = (nodeId: string, version: string, found: NamedVersion) =>
+      Option.isSome(found.version) && found.version.value.status !== "NodeVersionStatusDeleted"
+        ? Effect.succeed(found.version.value.id)
+        : Effect.fail(new VersionMissing({ nodeId, version }))
 
     return {
       list: traced("HostNodes.list")(function*(nodeId: string, version: string) {
-        const node = yield* nodeOf(nodeId, version)
+        const found = yield* locate(nodeId, version)
         // as for the version itself: a banned node (or publisher) is refused, whatever the version
-        yield* requireVisible(nodeId, node)
-        return yield* repo.list(yield* versionOf(nodeId, version))
+        yield* requireVisible(nodeId, found.node)
+        return yield* repo.list(yield* versionIdOf(nodeId, version, found))
       }),
 
       create: traced("HostNodes.create")(function*(nodeId: string, version: string, records: ReadonlyArray<HostNodeCreate>) {
         yield* policy.requireSiteAdmin
-        yield* nodeOf(nodeId, version)
-        const versionId = yield* versionOf(nodeId, version)
+        const versionId = yield* versionIdOf(nodeId, version, yield* locate(nodeId, version))
         const repeated = repeatedNames(records.map((r) => r.host_node_name))
         if (repeated.length > 0) return yield* new HostNodeNamesRepeated({ names: repeated })
         return yield* repo.create(versionId, records)
@@ -65,12 +63,12 @@ export class HostNodes extends Effect.Service<HostNodes>()("HostNodes", {
 
       update: traced("HostNodes.update")(
         function*(nodeId: string, version: string, name: string, patch: HostNodeUpdate) {
-          const node = yield* nodeOf(nodeId, version)
-          const { user } = yield* policy.requireRole(node.publisherId, managerRoles, { siteAdmin: true })
+          const found = yield* locate(nodeId, version)
+          const { user } = yield* policy.requireRole(found.node.publisherId, managerRoles, { siteAdmin: true })
           if (patch.policy !== undefined && !user.isSiteAdmin) {
             return yield* new NotPermitted({ reason: "Only site admins may change a host-node's policy" })
           }
-          return yield* repo.update(yield* versionOf(nodeId, version), name, patch)
+          return yield* repo.update(yield* versionIdOf(nodeId, version, found), name, patch)
         }
       )
     }

@@ -3,9 +3,9 @@
  * before its status commits, and served for download once the version is installable.
  */
 import { Data, Effect, Option, type Stream } from "effect"
-import { NodeRepo } from "../Catalog/Repo.ts"
+import { NodeRepo, requireVisible } from "../Catalog/Repo.ts"
 import { AppConfig } from "../Config.ts"
-import { NodeIsBanned, NodeMissing, VersionMissing } from "../Domain/Errors.ts"
+import { NodeIsBanned, VersionMissing } from "../Domain/Errors.ts"
 import { checkArchive } from "./Checks.ts"
 import { PublishingRepo, VersionLocked } from "./Repo.ts"
 import { BadSignature, UrlSigner } from "./Signing.ts"
@@ -84,16 +84,13 @@ export class Archives extends Effect.Service<Archives>()("Archives", {
         const { nodeId, version } = upload
         if (upload.expires === undefined || upload.signature === undefined) return yield* new BadSignature()
         // a version that does not exist answers like a bad signature: the URL names nothing
-        const found = yield* nodes.versionState(nodeId, version)
-        if (Option.isNone(found) || found.value.version !== version) return yield* new BadSignature()
-        const state = found.value
+        const found = yield* nodes.namedVersion(nodeId, version)
+        if (Option.isNone(found) || Option.isNone(found.value.version)) return yield* new BadSignature()
+        const { node, version: { value: state } } = found.value
         yield* signer.verify({ nodeId, version, versionId: state.id }, upload.expires, upload.signature)
         if (!zipTypes.has(upload.contentType)) return yield* new NotAZip()
         // the version may take an upload: its node visible to clients, the version still Pending
-        if (state.nodeStatus === "NodeStatusDeleted") return yield* new NodeMissing({ nodeId })
-        if (state.nodeStatus === "NodeStatusBanned" || state.publisherStatus === "PublisherStatusBanned") {
-          return yield* new NodeIsBanned({ nodeId })
-        }
+        yield* requireVisible(nodeId, node)
         if (state.status !== "NodeVersionStatusPending") return yield* new VersionLocked({ status: state.status })
         if ((upload.declaredBytes ?? 0) > maxArchiveBytes) return yield* new ArchiveTooLarge({ maxBytes: maxArchiveBytes })
 
@@ -112,13 +109,13 @@ export class Archives extends Effect.Service<Archives>()("Archives", {
 
       /** The archive of an installable version, with its size. */
       download: traced("Archives.download")(function*(nodeId: string, version: string) {
-        const found = yield* nodes.versionState(nodeId, version)
-        if (Option.isNone(found) || found.value.version !== version) return yield* new VersionMissing({ nodeId, version })
-        const state = found.value
-        if (state.nodeStatus === "NodeStatusBanned" || state.publisherStatus === "PublisherStatusBanned") {
+        const found = yield* nodes.namedVersion(nodeId, version)
+        if (Option.isNone(found) || Option.isNone(found.value.version)) return yield* new VersionMissing({ nodeId, version })
+        const { node, version: { value: state } } = found.value
+        if (node.status === "NodeStatusBanned" || node.publisherStatus === "PublisherStatusBanned") {
           return yield* new NodeIsBanned({ nodeId })
         }
-        if (state.nodeStatus === "NodeStatusDeleted" || state.status !== "NodeVersionStatusActive" || !state.hasArchive) {
+        if (node.status === "NodeStatusDeleted" || state.status !== "NodeVersionStatusActive" || !state.hasArchive) {
           return yield* new NotDownloadable({ nodeId, version })
         }
         const archive = yield* storage.open(archiveKey(state.id))
