@@ -2,71 +2,19 @@
  * The events of the video-to-music stream (one JSON object per NDJSON line) and the relay that
  * carries them from the vendor to the caller: known types are decoded and re-encoded, unknown
  * types pass unchanged, a stream that ends without `complete` gets a final `error` event.
- *
- * The interface fixes only the `title` event; the other known types are typed on the fields the
- * vendor is known to send and keep any further field as it came (index signature), so that
- * re-encoding never loses what the vendor said.
+ * The events' schemas are the contract's, in Domain/MusicEvents.ts.
  */
 import { Chunk, Data, Duration, Effect, Option, Queue, Schema, Stream, Take } from "effect"
-import { TitleEvent } from "../Domain/Media.ts"
-import { optional, Strings } from "../Domain/Schemas.ts"
-
-/** Fields a known event may carry beyond the typed ones: kept as they came. */
-const rest = Schema.Record({ key: Schema.String, value: Schema.Unknown })
-
-const event = <Type extends string, Fields extends Schema.Struct.Fields>(type: Type, fields: Fields, identifier: string) =>
-  Schema.Struct({ type: Schema.Literal(type), ...fields }, rest).annotations({ identifier })
-
-/** Length of the video in seconds. */
-export const DurationEvent = event("duration", { duration: optional(Schema.Number) }, "MusicDurationEvent")
-
-export const MusicTitleEvent = event("title", TitleEvent.fields, "MusicTitleEvent")
-
-/** Several titles at once, each shaped like a `title` event without its `type`. */
-export const TitlesEvent = event("titles", {
-  titles: optional(Schema.Array(Schema.Struct({
-    title: optional(Schema.String),
-    display_tags: optional(Strings),
-    copy_index: optional(Schema.Int),
-    prompt_index: optional(Schema.Int),
-    stream_index: optional(Schema.Int)
-  }, rest)))
-}, "MusicTitlesEvent")
-
-/** A piece of generated audio, base64 in `data`, for one stream. */
-export const AudioChunkEvent = event("audio_chunk", {
-  data: optional(Schema.String),
-  copy_index: optional(Schema.Int),
-  prompt_index: optional(Schema.Int),
-  stream_index: optional(Schema.Int),
-  chunk_index: optional(Schema.Int)
-}, "MusicAudioChunkEvent")
-
-/** What the generation cost. */
-export const CostEvent = event("cost", {
-  cost: optional(Schema.Number),
-  currency: optional(Schema.String)
-}, "MusicCostEvent")
-
-export const CompleteEvent = event("complete", {}, "MusicCompleteEvent")
-
-/** A failure: the vendor's, or ours once the stream has started. */
-export const ErrorEvent = event("error", {
-  error: optional(Schema.String),
-  message: optional(Schema.String)
-}, "MusicErrorEvent")
-
-export const MusicEvent = Schema.Union(
-  DurationEvent,
-  MusicTitleEvent,
-  TitlesEvent,
+import {
   AudioChunkEvent,
-  CostEvent,
   CompleteEvent,
-  ErrorEvent
-).annotations({ identifier: "MusicEvent" })
-export type MusicEvent = typeof MusicEvent.Type
-
+  CostEvent,
+  DurationEvent,
+  ErrorEvent,
+  type MusicEvent,
+  MusicTitleEvent,
+  TitlesEvent
+} from "../Domain/MusicEvents.ts"
 
 /**
  * Each known type's own decoder, picked by `type`. The events' fields have no transformations

@@ -7,7 +7,7 @@
 import { expect, layer } from "@effect/vitest"
 import { Effect } from "effect"
 import * as fc from "effect/FastCheck"
-import { MusicEvent } from "../../src/Music/Events.ts"
+import { MusicEvent } from "../../src/Domain/MusicEvents.ts"
 
 /** The event types the relay decodes: the members of MusicEvent. */
 const knownEventTypes: ReadonlySet<string> = new Set(MusicEvent.members.map((m) => m.fields.type.literals[0]))

@@ -6,7 +6,7 @@ import { Effect, Layer, Option, Redacted, Schema } from "effect"
 import { expect } from "vitest"
 import * as fs from "node:fs/promises"
 import * as path from "node:path"
-import { MusicEvent } from "../../src/Music/Events.ts"
+import { MusicEvent } from "../../src/Domain/MusicEvents.ts"
 import { FakeMusicVendor, type Fake } from "./FakeMusicVendor.ts"
 import { type ConfigOverrides, type Running, Service } from "./Service.ts"
 
