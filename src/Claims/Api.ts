@@ -13,10 +13,13 @@ import {
 } from "../Domain/ApiErrors.ts"
 import { Authentication } from "../Domain/Auth.ts"
 import { Node } from "../Domain/Node.ts"
-import { NonEmptyText, PathParam } from "../Domain/Schemas.ts"
+import { field, NonEmptyText, PathParam } from "../Domain/Schemas.ts"
 
 /** Answer of a successful claim. */
-export class ClaimResult extends Schema.Class<ClaimResult>("ClaimResult")({ message: Schema.String, node: Node }) {}
+export class ClaimResult extends Schema.Class<ClaimResult>("ClaimResult")({
+  message: field(Schema.String, "Confirmation that the node was claimed"),
+  node: field(Node, "The claimed node, now the publisher's")
+}) {}
 
 export class ClaimApi extends HttpApiGroup.make("claims")
   .add(

@@ -1,40 +1,55 @@
 import { Schema } from "effect"
-import { optional, Text } from "./Schemas.ts"
+import { field, optionalField, Text } from "./Schemas.ts"
 
 export const HostNodePolicy = Schema.Literal("HostNodePolicyActive", "HostNodePolicyBanned", "HostNodePolicyLocalOnly")
   .annotations({ identifier: "HostNodePolicy" })
 export type HostNodePolicy = typeof HostNodePolicy.Type
 
+/** What each field of a host-node record means (interface 2.6). */
+const meaning = {
+  host_node_name: "Unique identifier of the host-node",
+  category: "UI category used for grouping",
+  deprecated: "Whether the host-node is deprecated; deprecated host-nodes are hidden in the UI",
+  description: "Brief description of the host-node",
+  experimental: "Whether the host-node is experimental: subject to change or removal",
+  function: "Name of the entry-point function",
+  input_types: "Definition of the input parameters",
+  output_is_list: "One flag per output: whether it is a list",
+  policy: "Policy of the host-node",
+  return_names: "Names of the outputs",
+  return_types: "Types of the outputs"
+} as const
+
 const hostNodeFields = {
-  category: optional(Schema.String),
-  deprecated: optional(Schema.Boolean),
-  description: optional(Schema.String),
-  experimental: optional(Schema.Boolean),
-  function: optional(Schema.String),
-  input_types: optional(Schema.String),
-  output_is_list: optional(Schema.Array(Schema.Boolean)),
-  policy: optional(HostNodePolicy),
-  return_names: optional(Schema.String),
-  return_types: optional(Schema.String)
+  category: optionalField(Schema.String, meaning.category),
+  deprecated: optionalField(Schema.Boolean, meaning.deprecated),
+  description: optionalField(Schema.String, meaning.description),
+  experimental: optionalField(Schema.Boolean, meaning.experimental),
+  function: optionalField(Schema.String, meaning.function),
+  input_types: optionalField(Schema.String, meaning.input_types),
+  output_is_list: optionalField(Schema.Array(Schema.Boolean), meaning.output_is_list),
+  policy: optionalField(HostNodePolicy, `${meaning.policy} (site admins only)`),
+  return_names: optionalField(Schema.String, meaning.return_names),
+  return_types: optionalField(Schema.String, meaning.return_types)
 }
 
 /** A host-node record of a node version (2.6). */
 export class HostNode extends Schema.Class<HostNode>("HostNode")({
-  host_node_name: Schema.String,
+  host_node_name: field(Schema.String, meaning.host_node_name),
   ...hostNodeFields,
-  policy: HostNodePolicy
+  policy: field(HostNodePolicy, meaning.policy)
 }) {}
 
 /** What a client may send: the same fields, bounded (the 400 names the field that is too long). */
 const hostNodeInputFields = {
   ...hostNodeFields,
-  category: optional(Text(200)),
-  description: optional(Text(5000)),
-  function: optional(Text(200)),
-  input_types: optional(Text(20_000)),
-  output_is_list: optional(Schema.Array(Schema.Boolean).pipe(Schema.maxItems(200))),
-  return_names: optional(Text(5000)),
-  return_types: optional(Text(5000))
+  category: optionalField(Text(200), meaning.category),
+  description: optionalField(Text(5000), meaning.description),
+  function: optionalField(Text(200), meaning.function),
+  input_types: optionalField(Text(20_000), meaning.input_types),
+  output_is_list: optionalField(Schema.Array(Schema.Boolean).pipe(Schema.maxItems(200)), meaning.output_is_list),
+  return_names: optionalField(Text(5000), meaning.return_names),
+  return_types: optionalField(Text(5000), meaning.return_types)
 }
 
 /** The body of the host-node update: the record without its name. */
@@ -44,7 +59,7 @@ export type HostNodeUpdate = typeof HostNodeUpdate.Type
 /** One record of the bulk creation: the name is required. */
 export const HostNodeCreate = Schema.Struct({
   ...hostNodeInputFields,
-  host_node_name: Schema.String.pipe(Schema.minLength(1), Schema.maxLength(200))
+  host_node_name: field(Schema.String.pipe(Schema.minLength(1), Schema.maxLength(200)), meaning.host_node_name)
 }).annotations({ identifier: "HostNodeCreate" })
 export type HostNodeCreate = typeof HostNodeCreate.Type
 

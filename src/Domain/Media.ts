@@ -1,5 +1,5 @@
 import { Option, ParseResult, Schema } from "effect"
-import { optional, Strings, Text } from "./Schemas.ts"
+import { field, optional, optionalField, Strings, Text } from "./Schemas.ts"
 
 /** Statuses of CONTRACT.md; CREATED is what starting a task answers. */
 export const MediaTaskStatus = Schema.Literal("CREATED", "IN_PROGRESS", "COMPLETED", "FAILED")
@@ -15,22 +15,29 @@ export const terminalStatuses: ReadonlyArray<MediaTaskStatus> = ["COMPLETED", "F
 
 /** The result of starting or polling an image task (2.9). */
 export class MediaTask extends Schema.Class<MediaTask>("MediaTask")({
-  generated: Strings,
-  status: MediaTaskStatus,
-  task_id: Schema.UUID
+  generated: field(Strings, "Generated outputs: URLs of the images the task produced"),
+  status: field(MediaTaskStatus, "Status of the task"),
+  task_id: field(Schema.UUID, "Identifier of the task")
 }) {}
 
 /** The skin enhancer's answer (4.6) and every status poll: the task under `data`. */
-export class MediaTaskEnvelope extends Schema.Class<MediaTaskEnvelope>("MediaTaskEnvelope")({ data: MediaTask }) {}
+export class MediaTaskEnvelope extends Schema.Class<MediaTaskEnvelope>("MediaTaskEnvelope")({
+  data: field(MediaTask, "The task")
+}) {}
+
+/** What a title of the video-to-music stream says (2.10). */
+export const titleFields = {
+  title: optionalField(Schema.String, "Title of the generated music"),
+  display_tags: optionalField(Strings, "Tags to show with the title"),
+  copy_index: optionalField(Schema.Int, "Index of the copy the title belongs to"),
+  prompt_index: optionalField(Schema.Int, "Index of the prompt the title belongs to"),
+  stream_index: optionalField(Schema.Int, "Index of the audio stream the title belongs to")
+}
 
 /** The `title` event of the video-to-music stream (2.10). */
 export const TitleEvent = Schema.Struct({
   type: Schema.Literal("title"),
-  title: optional(Schema.String),
-  display_tags: optional(Strings),
-  copy_index: optional(Schema.Int),
-  prompt_index: optional(Schema.Int),
-  stream_index: optional(Schema.Int)
+  ...titleFields
 }).annotations({ identifier: "TitleEvent" })
 export type TitleEvent = typeof TitleEvent.Type
 

@@ -7,8 +7,8 @@
  * re-encoding never loses what the vendor said.
  */
 import { Schema } from "effect"
-import { TitleEvent } from "./Media.ts"
-import { optional, Strings } from "./Schemas.ts"
+import { TitleEvent, titleFields } from "./Media.ts"
+import { optionalField } from "./Schemas.ts"
 
 /** Fields a known event may carry beyond the typed ones: kept as they came. */
 const rest = Schema.Record({ key: Schema.String, value: Schema.Unknown })
@@ -17,42 +17,38 @@ const event = <Type extends string, Fields extends Schema.Struct.Fields>(type: T
   Schema.Struct({ type: Schema.Literal(type), ...fields }, rest).annotations({ identifier })
 
 /** Length of the video in seconds. */
-export const DurationEvent = event("duration", { duration: optional(Schema.Number) }, "MusicDurationEvent")
+export const DurationEvent = event("duration", {
+  duration: optionalField(Schema.Number, "Length of the video in seconds")
+}, "MusicDurationEvent")
 
 export const MusicTitleEvent = event("title", TitleEvent.fields, "MusicTitleEvent")
 
 /** Several titles at once, each shaped like a `title` event without its `type`. */
 export const TitlesEvent = event("titles", {
-  titles: optional(Schema.Array(Schema.Struct({
-    title: optional(Schema.String),
-    display_tags: optional(Strings),
-    copy_index: optional(Schema.Int),
-    prompt_index: optional(Schema.Int),
-    stream_index: optional(Schema.Int)
-  }, rest)))
+  titles: optionalField(Schema.Array(Schema.Struct(titleFields, rest)), "Titles, each shaped like a title event without its type")
 }, "MusicTitlesEvent")
 
 /** A piece of generated audio, base64 in `data`, for one stream. */
 export const AudioChunkEvent = event("audio_chunk", {
-  data: optional(Schema.String),
-  copy_index: optional(Schema.Int),
-  prompt_index: optional(Schema.Int),
-  stream_index: optional(Schema.Int),
-  chunk_index: optional(Schema.Int)
+  data: optionalField(Schema.String, "The audio of this chunk, base64"),
+  copy_index: optionalField(Schema.Int, "Index of the copy the chunk belongs to"),
+  prompt_index: optionalField(Schema.Int, "Index of the prompt the chunk belongs to"),
+  stream_index: optionalField(Schema.Int, "Index of the audio stream the chunk belongs to"),
+  chunk_index: optionalField(Schema.Int, "Position of the chunk in its stream")
 }, "MusicAudioChunkEvent")
 
 /** What the generation cost. */
 export const CostEvent = event("cost", {
-  cost: optional(Schema.Number),
-  currency: optional(Schema.String)
+  cost: optionalField(Schema.Number, "Cost of the generation"),
+  currency: optionalField(Schema.String, "Currency of the cost")
 }, "MusicCostEvent")
 
 export const CompleteEvent = event("complete", {}, "MusicCompleteEvent")
 
 /** A failure: the vendor's, or ours once the stream has started. */
 export const ErrorEvent = event("error", {
-  error: optional(Schema.String),
-  message: optional(Schema.String)
+  error: optionalField(Schema.String, "Code of the failure"),
+  message: optionalField(Schema.String, "What went wrong")
 }, "MusicErrorEvent")
 
 export const MusicEvent = Schema.Union(

@@ -5,7 +5,7 @@
  */
 import { Schema } from "effect"
 import { Publisher } from "./Publisher.ts"
-import { optional, Strings, Timestamp } from "./Schemas.ts"
+import { field, optionalField, Strings, Timestamp } from "./Schemas.ts"
 
 export const NodeStatus = Schema.Literal("NodeStatusActive", "NodeStatusDeleted", "NodeStatusBanned")
   .annotations({ identifier: "NodeStatus" })
@@ -31,23 +31,29 @@ export const NodeId = Schema.String.pipe(
 )
 
 export class NodeVersion extends Schema.Class<NodeVersion>("NodeVersion")({
-  changelog: optional(Schema.String),
-  host_node_extract_status: optional(Schema.String),
-  createdAt: Timestamp,
-  dependencies: Strings,
-  deprecated: Schema.Boolean,
-  downloadUrl: optional(Schema.String),
-  id: Schema.String,
-  node_id: Schema.String,
-  status: NodeVersionStatus,
-  status_reason: optional(Schema.String),
-  supported_accelerators: Strings,
-  supported_host_frontend_version: optional(Schema.String),
-  supported_host_version: optional(Schema.String),
-  supported_os: Strings,
-  tags: Strings,
-  tags_admin: Strings,
-  version: Schema.String
+  changelog: optionalField(Schema.String, "Summary of changes in this version"),
+  host_node_extract_status: optionalField(Schema.String, "Status of the extraction of this version's host-nodes"),
+  createdAt: field(Timestamp, "Creation time of the version"),
+  dependencies: field(Strings, "Package dependencies required by the node in this version"),
+  deprecated: field(Schema.Boolean, "Whether this version is deprecated"),
+  downloadUrl: optionalField(
+    Schema.String,
+    "Output only: URL to download this version's archive, present while the version is installable"
+  ),
+  id: field(Schema.String, "Identifier of the version"),
+  node_id: field(Schema.String, "Identifier of the node"),
+  status: field(NodeVersionStatus, "Status of the version"),
+  status_reason: optionalField(Schema.String, "Why the version has its status, such as what its checks found"),
+  supported_accelerators: field(Strings, "Accelerators supported by this version (free strings)"),
+  supported_host_frontend_version: optionalField(
+    Schema.String,
+    "Host frontend versions this version supports, as a semantic-version range"
+  ),
+  supported_host_version: optionalField(Schema.String, "Host application versions this version supports, as a semantic-version range"),
+  supported_os: field(Strings, "Operating systems supported by this version"),
+  tags: field(Strings, "Tags of this version"),
+  tags_admin: field(Strings, "Admin-only tags of this version"),
+  version: field(Schema.String, "Semantic version identifier; unique for the node")
 }) {}
 
 /** Language key -> translated metadata of the node. */
@@ -57,41 +63,47 @@ export const Translations = Schema.Record({
 })
 
 export class Node extends Schema.Class<Node>("Node")({
-  author: optional(Schema.String),
-  banner_url: optional(Schema.String),
-  category: optional(Schema.String.annotations({ description: "Deprecated; use tags" })),
-  created_at: Timestamp,
-  description: optional(Schema.String),
-  downloads: Schema.Int,
-  repohost_stars: Schema.Int,
-  icon: optional(Schema.String),
-  id: Schema.String,
-  latest_version: optional(NodeVersion),
-  license: optional(Schema.String),
-  name: optional(Schema.String),
-  preempted_host_node_names: Strings,
-  publisher: Publisher,
-  rating: optional(Schema.Number),
-  repository: optional(Schema.String),
-  search_ranking: optional(Schema.Int),
-  status: NodeStatus,
-  status_detail: optional(Schema.String),
-  supported_accelerators: Strings,
-  supported_host_frontend_version: optional(Schema.String),
-  supported_host_version: optional(Schema.String),
-  supported_os: Strings,
-  tags: Strings,
-  tags_admin: Strings,
-  translations: optional(Translations)
+  author: optionalField(Schema.String, "Author of the node"),
+  banner_url: optionalField(Schema.String, "URL of the node's banner"),
+  category: optionalField(Schema.String, "Deprecated: use tags; will be removed in a future version"),
+  created_at: field(Timestamp, "Creation time of the node"),
+  description: optionalField(Schema.String, "Description of the node (empty when none was given)"),
+  downloads: field(Schema.Int, "Number of times a version of the node was downloaded"),
+  repohost_stars: field(Schema.Int, "Number of stars of the node's source repository"),
+  icon: optionalField(Schema.String, "URL of the node's icon"),
+  id: field(Schema.String, "Unique identifier of the node"),
+  latest_version: optionalField(
+    NodeVersion,
+    "Highest semantic version among the node's active versions (with host_version, among those admitting it)"
+  ),
+  license: optionalField(Schema.String, "Path to the license file in the node's repository"),
+  name: optionalField(Schema.String, "Display name of the node"),
+  preempted_host_node_names: field(Strings, "Names of host-nodes that this node preempts"),
+  publisher: field(Publisher, "Publisher the node belongs to"),
+  rating: optionalField(Schema.Number, "Average rating of the node"),
+  repository: optionalField(Schema.String, "URL of the node's source repository"),
+  search_ranking: optionalField(Schema.Int, "Value used to sort search results; lower ranks first"),
+  status: field(NodeStatus, "Status of the node"),
+  status_detail: optionalField(Schema.String, "Why the node has its status, as a site admin explained it"),
+  supported_accelerators: field(Strings, "Accelerators supported by the node (free strings)"),
+  supported_host_frontend_version: optionalField(
+    Schema.String,
+    "Host frontend versions the node supports, as a semantic-version range"
+  ),
+  supported_host_version: optionalField(Schema.String, "Host application versions the node supports, as a semantic-version range"),
+  supported_os: field(Strings, "Operating systems supported by the node"),
+  tags: field(Strings, "Tags of the node (they replace category)"),
+  tags_admin: field(Strings, "Admin-only tags for security warnings and admin metadata"),
+  translations: optionalField(Translations, "Translated metadata of the node, by language key")
 }) {}
 
 /** A page of nodes (2.7). */
 export const NodeList = Schema.Struct({
-  limit: Schema.Int,
-  nodes: Schema.Array(Node),
-  page: Schema.Int,
-  total: Schema.Int,
-  totalPages: Schema.Int
+  limit: field(Schema.Int, "Nodes per page, as served (at most 500)"),
+  nodes: field(Schema.Array(Node), "Nodes of this page"),
+  page: field(Schema.Int, "Page number, from 1"),
+  total: field(Schema.Int, "Number of matching nodes on all pages"),
+  totalPages: field(Schema.Int, "Number of pages: total divided by limit, rounded up")
 }).annotations({ identifier: "NodeList" })
 export type NodeList = typeof NodeList.Type
 

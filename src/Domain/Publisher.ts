@@ -1,5 +1,5 @@
 import { Schema } from "effect"
-import { NonEmptyText, optional, Text, Timestamp } from "./Schemas.ts"
+import { field, NonEmptyText, optional, optionalField, Text, Timestamp } from "./Schemas.ts"
 
 export const PublisherStatus = Schema.Literal("PublisherStatusActive", "PublisherStatusBanned")
   .annotations({ identifier: "PublisherStatus" })
@@ -13,28 +13,31 @@ export type PublisherRole = typeof PublisherRole.Type
 export const managerRoles: ReadonlyArray<PublisherRole> = ["owner", "admin"]
 
 export class PublisherUser extends Schema.Class<PublisherUser>("PublisherUser")({
-  email: optional(Schema.String),
-  id: Schema.String,
-  name: optional(Schema.String)
+  email: optionalField(Schema.String, "E-mail address of the user"),
+  id: field(Schema.String, "Identifier of the user"),
+  name: optionalField(Schema.String, "Name of the user")
 }) {}
 
 export class PublisherMember extends Schema.Class<PublisherMember>("PublisherMember")({
-  id: Schema.String.annotations({ description: "The member's user id" }),
-  role: PublisherRole,
-  user: PublisherUser
+  id: field(Schema.String, "Identifier of the member: the member's user id"),
+  role: field(PublisherRole, "Role of the user in the publisher"),
+  user: field(PublisherUser, "The user who is a member")
 }) {}
 
 export class Publisher extends Schema.Class<Publisher>("Publisher")({
-  createdAt: Timestamp,
-  description: optional(Schema.String),
-  id: Schema.String,
-  logo: optional(Schema.String),
-  members: optional(Schema.Array(PublisherMember)),
-  name: optional(Schema.String),
-  source_code_repo: optional(Schema.String),
-  status: PublisherStatus,
-  support: optional(Schema.String),
-  website: optional(Schema.String)
+  createdAt: field(Timestamp, "Creation time of the publisher"),
+  description: optionalField(Schema.String, "Description of the publisher"),
+  id: field(Schema.String, "Unique identifier of the publisher, akin to a username; lowercase"),
+  logo: optionalField(Schema.String, "URL of the publisher's logo"),
+  members: optionalField(
+    Schema.Array(PublisherMember),
+    "Members of the publisher with their roles; shown only to its members and site admins"
+  ),
+  name: optionalField(Schema.String, "Display name of the publisher"),
+  source_code_repo: optionalField(Schema.String, "URL where the publisher's source code is hosted"),
+  status: field(PublisherStatus, "Status of the publisher"),
+  support: optionalField(Schema.String, "Where users of the publisher's nodes get support"),
+  website: optionalField(Schema.String, "URL of the publisher's website")
 }) {}
 
 /** Publisher ids are lowercase handles; some are reserved for the registry itself. */

@@ -4,6 +4,19 @@ import { Schema } from "effect"
 export const optional = <S extends Schema.Schema.Any>(schema: S) => Schema.optionalWith(schema, { exact: true })
 
 /**
+ * A required field with what it means, for /openapi.json. The description belongs to the field,
+ * not to its schema: on a schema it would become the "Expected ..." of validation messages in
+ * place of the constraint ("a string at most 200 character(s) long"), and on a named schema
+ * (DateTime, Int, NodeStatus, ...) it would rewrite the shared component.
+ */
+export const field = <S extends Schema.Schema.All>(schema: S, description: string) =>
+  Schema.propertySignature(schema).annotations({ description })
+
+/** An optional field (see `optional`) with what it means (see `field`). */
+export const optionalField = <S extends Schema.Schema.Any>(schema: S, description: string) =>
+  optional(schema).annotations({ description })
+
+/**
  * A moment: a `Date` inside the service, ISO 8601 with `Z` and millisecond precision on the wire
  * (`toISOString`), as the service writes every time.
  */

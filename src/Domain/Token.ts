@@ -1,5 +1,5 @@
 import { Schema } from "effect"
-import { NonEmptyText, optional, Text, Timestamp } from "./Schemas.ts"
+import { field, NonEmptyText, optional, optionalField, Text, Timestamp } from "./Schemas.ts"
 
 /** Body of token creation: the record's input fields; output-only ones are ignored. */
 export const TokenCreate = Schema.Struct({
@@ -11,14 +11,16 @@ export const TokenCreate = Schema.Struct({
 }).annotations({ identifier: "TokenCreate" })
 
 /** Answer of token creation: the value, shown this once. */
-export class CreatedToken extends Schema.Class<CreatedToken>("CreatedToken")({ token: Schema.String }) {}
+export class CreatedToken extends Schema.Class<CreatedToken>("CreatedToken")({
+  token: field(Schema.String, "The new personal access token; shown in this answer only")
+}) {}
 
 /** A token as listed: its value masked to a recognisable prefix, and when it was last used. */
 export class TokenSummary extends Schema.Class<TokenSummary>("TokenSummary")({
-  createdAt: Timestamp,
-  description: optional(Schema.String),
-  id: Schema.UUID,
-  name: Schema.String,
-  token: Schema.String.annotations({ description: "masked: the first characters, then '…'" }),
-  lastUsedAt: optional(Timestamp)
+  createdAt: field(Timestamp, "Creation time of the token"),
+  description: optionalField(Schema.String, "Detailed description of the intended use"),
+  id: field(Schema.UUID, "Identifier of the token record"),
+  name: field(Schema.String, "Name of the token"),
+  token: field(Schema.String, "The token value masked: its first characters, then '…'"),
+  lastUsedAt: optionalField(Timestamp, "When the token was last used; absent when it never was")
 }) {}

@@ -26,7 +26,7 @@ import {
 } from "../Domain/ApiErrors.ts"
 import { Authentication, OptionalAuthentication } from "../Domain/Auth.ts"
 import { Node, NodeId, NodeVersion, Translations } from "../Domain/Node.ts"
-import { NonEmptyText, optional, PathParam, Text, TextList } from "../Domain/Schemas.ts"
+import { field, NonEmptyText, optional, PathParam, Text, TextList } from "../Domain/Schemas.ts"
 import { HostRangeFromString, PublishedVersion } from "../Domain/Semver.ts"
 
 /** A node's fields its publisher sets; the others (downloads, rating, status, ...) are the registry's. */
@@ -73,8 +73,8 @@ export const PublishRequest = Schema.Struct({
 }).annotations({ identifier: "PublishNodeVersionRequest" })
 
 export class PublishResponse extends Schema.Class<PublishResponse>("PublishNodeVersionResponse")({
-  signedUrl: Schema.String.annotations({ description: "PUT the zip archive here (Content-Type: application/zip)" }),
-  node_version: NodeVersion
+  signedUrl: field(Schema.String, "URL to PUT the version's zip archive to (Content-Type: application/zip)"),
+  node_version: field(NodeVersion, "The new version, NodeVersionStatusPending until its archive is uploaded")
 }) {}
 
 export const VersionUpdate = Schema.Struct({

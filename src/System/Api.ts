@@ -1,16 +1,20 @@
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
 import { ServiceUnavailable } from "../Domain/ApiErrors.ts"
+import { field } from "../Domain/Schemas.ts"
 
 export class SystemApi extends HttpApiGroup.make("system")
   .add(
     HttpApiEndpoint.get("health", "/health")
-      .addSuccess(Schema.Struct({ status: Schema.Literal("ok") }))
+      .addSuccess(Schema.Struct({ status: field(Schema.Literal("ok"), "Always ok: the process is up") }))
       .annotate(OpenApi.Summary, "The process is up")
   )
   .add(
     HttpApiEndpoint.get("ready", "/ready")
-      .addSuccess(Schema.Struct({ status: Schema.Literal("ready"), database: Schema.Literal("up") }))
+      .addSuccess(Schema.Struct({
+        status: field(Schema.Literal("ready"), "Always ready: the service can answer requests"),
+        database: field(Schema.Literal("up"), "Always up: the database answers")
+      }))
       .addError(ServiceUnavailable)
       .annotate(OpenApi.Summary, "The database answers")
   )
