@@ -1,0 +1,77 @@
+/**
+ * Error answers as the client sees them: every ErrorResponse `{error, message}` becomes the class
+ * of Domain/ApiErrors.ts whose code it carries, decoded by one schema built from `apiErrors`. The
+ * derived endpoints and the hand-made calls (uploads, downloads, the music stream) share it.
+ */
+import { HttpClient, type HttpClientError, HttpClientResponse } from "@effect/platform"
+import { Effect, Option, Schema } from "effect"
+import {
+  type ApiErrorInstance,
+  apiErrors,
+  type BadRequest,
+  infoOf,
+  type InternalError,
+  isApiError,
+  type MethodNotAllowed,
+  type NotFound,
+  type PayloadTooLarge,
+  RateLimited,
+  type RequestTooLarge
+} from "../Domain/ApiErrors.ts"
+
+/** An instance of any class of `apiErrors`. */
+export type AnyApiError = InstanceType<(typeof apiErrors)[number]>
+
+/**
+ * What the service may answer to any request, whatever its endpoint declares: the answers of its
+ * error funnel (a malformed or oversized body, an unknown route or method, headers too large, a
+ * failure of the service). Every other code comes only where an endpoint declares it.
+ */
+export type ServiceFault = BadRequest | NotFound | MethodNotAllowed | PayloadTooLarge | RequestTooLarge | InternalError
+
+const decodeWire = Schema.decodeUnknownOption(Schema.Union(...apiErrors) as Schema.Schema<AnyApiError, unknown>)
+
+/** The class instance an error body stands for, when it is the wire form of a known code. */
+export const decodeApiError = (body: unknown, headers: Readonly<Record<string, string | undefined>> = {}) =>
+  Option.map(decodeWire(body), (error): AnyApiError => {
+    // the wait travels as a header beside the body (Retry-After, in seconds)
+    const retryAfter = Number(headers["retry-after"])
+    return error instanceof RateLimited && headers["retry-after"] !== undefined && Number.isFinite(retryAfter)
+      ? new RateLimited({ message: error.message, retryAfter })
+      : error
+  })
+
+/** The wire code (`not_found`, `version_exists`, ...) of an error class instance; undefined for anything else. */
+export const errorCode = (error: unknown): string | undefined =>
+  isApiError(error) ? infoOf(error as ApiErrorInstance<string>).code : undefined
+
+const parseJson = (bytes: ArrayBuffer): unknown => {
+  try {
+    return JSON.parse(new TextDecoder().decode(bytes))
+  } catch {
+    return undefined
+  }
+}
+
+/**
+ * A non-2xx answer whose body is an error of a known code fails with its class; any other answer
+ * goes on unchanged (its body, read here, is given back to whoever reads it next).
+ */
+const failWithApiError = (
+  response: HttpClientResponse.HttpClientResponse
+): Effect.Effect<HttpClientResponse.HttpClientResponse, HttpClientError.HttpClientError | AnyApiError> =>
+  response.status < 400
+    ? Effect.succeed(response)
+    : Effect.flatMap(response.arrayBuffer, (bytes) =>
+      Option.match(decodeApiError(parseJson(bytes), response.headers), {
+        onSome: Effect.fail,
+        onNone: () =>
+          Effect.succeed(HttpClientResponse.fromWeb(
+            response.request,
+            new Response(bytes, { status: response.status, headers: response.headers })
+          ))
+      }))
+
+/** `client`, failing with the error classes for the error answers it receives. */
+export const withApiErrors = <E, R>(client: HttpClient.HttpClient.With<E, R>) =>
+  HttpClient.transformResponse(client, Effect.flatMap(failWithApiError))

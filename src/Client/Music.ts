@@ -1,0 +1,115 @@
+/**
+ * Video to music from the client's side: the form (a video file streamed from disk as multipart,
+ * or a video URL as a URL-encoded form) and the NDJSON answer read as a stream of typed events.
+ * The endpoint's body and answer are read and written here rather than by the derived client,
+ * which would hold the whole video and the whole answer in memory.
+ */
+import { FileSystem, HttpBody, type HttpClient, HttpClientRequest, UrlParams } from "@effect/platform"
+import { Effect, Schema, Stream } from "effect"
+import { Api } from "../Api.ts"
+import { MusicUrlForm } from "../Domain/Media.ts"
+import { MusicEvent } from "../Domain/MusicEvents.ts"
+
+/** The form's fields beside the video (`prompt`), as the contract declares them. */
+export type MusicFields = Omit<typeof MusicUrlForm.Encoded, "video" | "video_url">
+
+/** The video: a file on disk or bytes, uploaded; or a URL the vendor fetches. */
+export type MusicVideo =
+  | {
+    readonly file: string | Uint8Array
+    /** The part's file name; by default the path's last segment, or `video.mp4` for bytes. */
+    readonly filename?: string | undefined
+    /** The part's Content-Type; by default application/octet-stream. */
+    readonly contentType?: string | undefined
+  }
+  | { readonly url: string }
+
+export type MusicInput = MusicFields & MusicVideo
+
+const generate = Api.groups["musicProxy"]!.endpoints["generateMusic"]!
+
+/** The part that carries the file, as the form documents it. */
+const filePart = "0.video"
+
+/** A header parameter's value inside quotes (the HTML form encoding: quotes and line breaks escaped). */
+const quoted = (s: string) => `"${s.replace(/"/g, "%22").replace(/\r/g, "%0D").replace(/\n/g, "%0A")}"`
+
+/** A multipart body of `fields` and the file, the file's bytes streamed as they are read. */
+const multipart = (
+  fields: Readonly<Record<string, string>>,
+  file: { readonly filename: string; readonly contentType: string; readonly bytes: Stream.Stream<Uint8Array, unknown>; readonly size: number }
+) => {
+  const boundary = `registry-client-${globalThis.crypto.randomUUID()}`
+  const encoder = new TextEncoder()
+  const head = encoder.encode(
+    Object.entries(fields).map(([name, value]) =>
+      `--${boundary}\r\nContent-Disposition: form-data; name=${quoted(name)}\r\n\r\n${value}\r\n`
+    ).join("") +
+      `--${boundary}\r\nContent-Disposition: form-data; name=${quoted(filePart)}; filename=${quoted(file.filename)}\r\n` +
+      `Content-Type: ${file.contentType}\r\n\r\n`
+  )
+  const tail = encoder.encode(`\r\n--${boundary}--\r\n`)
+  return HttpBody.stream(
+    Stream.make(head).pipe(Stream.concat(file.bytes), Stream.concat(Stream.make(tail))),
+    `multipart/form-data; boundary=${boundary}`,
+    head.length + file.size + tail.length
+  )
+}
+
+/** The fields present, as strings. */
+const definedFields = (fields: Readonly<Record<string, string | undefined>>): Record<string, string> =>
+  Object.fromEntries(Object.entries(fields).filter((entry): entry is [string, string] => entry[1] !== undefined))
+
+/** The request's body: the fields checked against the contract's schema first. */
+const bodyOf = (input: MusicInput) =>
+  Effect.gen(function*() {
+    const fields = definedFields(yield* Schema.decodeUnknown(MusicUrlForm)(definedFields({
+      prompt: input.prompt,
+      video: "url" in input ? input.url : undefined
+    })))
+    if ("url" in input) return HttpBody.urlParams(UrlParams.fromInput(fields))
+    const { file } = input
+    if (typeof file !== "string") {
+      return multipart(fields, {
+        filename: input.filename ?? "video.mp4",
+        contentType: input.contentType ?? "application/octet-stream",
+        bytes: Stream.make(file),
+        size: file.length
+      })
+    }
+    const fs = yield* FileSystem.FileSystem
+    const info = yield* fs.stat(file)
+    return multipart(fields, {
+      filename: input.filename ?? file.split(/[\\/]/).at(-1)!,
+      contentType: input.contentType ?? "application/octet-stream",
+      bytes: fs.stream(file),
+      size: Number(info.size)
+    })
+  })
+
+const musicTypes: ReadonlySet<string> = new Set(MusicEvent.members.map((member) => member.fields.type.literals[0]))
+
+const decodeLine = Schema.decodeUnknown(Schema.parseJson())
+const decodeEvent = Schema.decodeUnknown(MusicEvent)
+
+/**
+ * The answer's lines as events: keep-alives (blank lines) and events of types the contract does
+ * not know (the relay passes them on) are skipped; a known event is decoded by its schema.
+ */
+const eventsOf = <E>(lines: Stream.Stream<string, E>) =>
+  lines.pipe(
+    Stream.filter((line) => line.trim() !== ""),
+    Stream.mapEffect(decodeLine),
+    Stream.filter((event) =>
+      typeof event === "object" && event !== null && musicTypes.has(String((event as { type?: unknown }).type))
+    ),
+    Stream.mapEffect((event) => decodeEvent(event))
+  )
+
+/** `POST` the form; the answer as a stream of events. */
+export const generateMusic = <E>(client: HttpClient.HttpClient.With<E>) => (input: MusicInput) =>
+  Stream.unwrap(Effect.gen(function*() {
+    const request = HttpClientRequest.post(generate.path).pipe(HttpClientRequest.setBody(yield* bodyOf(input)))
+    const response = yield* client.execute(request)
+    return eventsOf(response.stream.pipe(Stream.decodeText(), Stream.splitLines))
+  }))

@@ -1,0 +1,164 @@
+/**
+ * The typed client of the registry, derived from the contract (`Api`): every endpoint with its
+ * declared schemas and error classes (`api`), plus the calls the derived client cannot make
+ * well: a publish with a personal access token, archive uploads streamed from disk with their
+ * progress, archive downloads as streams, and the video-to-music NDJSON stream as typed events.
+ *
+ * Every error answer fails with the class of `Domain/ApiErrors.ts` whose code it carries, so
+ * `Effect.catchTag("VersionExists", ...)` works as on the server; `errorCode` gives its wire code.
+ *
+ *     const registry = yield* makeClient({ baseUrl: "https://registry.example", auth: { bearer: jwt } })
+ *     const node = yield* registry.api.catalog.getNode({ path: { nodeId: "tool" } })
+ */
+import {
+  type FileSystem,
+  type HttpApi,
+  HttpApiClient,
+  type HttpApiEndpoint,
+  type HttpApiGroup,
+  HttpClient,
+  type HttpClientError,
+  HttpClientRequest
+} from "@effect/platform"
+import type { PlatformError } from "@effect/platform/Error"
+import { NodeHttpClient } from "@effect/platform-node"
+import { Context, Effect, Layer, type Stream } from "effect"
+import { Api } from "./Api.ts"
+import type { MusicEvent } from "./Domain/MusicEvents.ts"
+import { type ArchiveSource, download, uploadArchive, type UploadOptions } from "./Client/Archives.ts"
+import { type ServiceFault, withApiErrors } from "./Client/Errors.ts"
+import { generateMusic, type MusicInput } from "./Client/Music.ts"
+
+export * from "./Domain/ApiErrors.ts"
+export { type AnyApiError, errorCode, type ServiceFault } from "./Client/Errors.ts"
+export type { ArchiveSource, UploadOptions } from "./Client/Archives.ts"
+export type { MusicFields, MusicInput, MusicVideo } from "./Client/Music.ts"
+export type { MusicEvent } from "./Domain/MusicEvents.ts"
+export { Api }
+
+export interface ClientConfig {
+  readonly baseUrl: string
+  /** bearer: a login JWT sent as Authorization: Bearer; pat: a publisher's personal access token */
+  readonly auth?: { readonly bearer: string } | { readonly pat: string } | undefined
+}
+
+const derive = (httpClient: HttpClient.HttpClient.With<HttpClientError.HttpClientError | ServiceFault>) =>
+  HttpApiClient.makeWith(Api, { httpClient })
+
+/** Every endpoint of the contract, typed: `api.catalog.getNode({ path: { nodeId } })`. */
+export type ApiClient = Effect.Effect.Success<ReturnType<typeof derive>>
+
+/** How a call of `api[group][endpoint]` may fail: its declared classes, the service's faults, transport and decoding. */
+export type EndpointError<Group extends keyof ApiClient, Endpoint extends keyof ApiClient[Group]> =
+  ApiClient[Group][Endpoint] extends (...args: ReadonlyArray<any>) => Effect.Effect<any, infer E, any> ? E : never
+
+type Groups = typeof Api extends HttpApi.HttpApi<string, infer G, infer _E, infer _R> ? G : never
+
+/** The declaration of endpoint `Name` of group `Group`. */
+type EndpointOf<Group extends string, Name extends string> = HttpApiEndpoint.HttpApiEndpoint.WithName<
+  HttpApiGroup.HttpApiGroup.EndpointsWithName<Groups, Group>,
+  Name
+>
+
+/** The publish call's body as the derived client takes it, without the token (the client adds it). */
+export type PublishRequest = Omit<
+  HttpApiEndpoint.HttpApiEndpoint.Payload<EndpointOf<"publish", "publishVersion">>,
+  "personal_access_token"
+>
+
+/** The publish call's answer: the version, Pending, and the signed URL to upload its archive to. */
+export type PublishNodeVersionResponse = HttpApiEndpoint.HttpApiEndpoint.Success<EndpointOf<"publish", "publishVersion">>
+
+export interface RegistryClient {
+  /** every endpoint, typed: api.catalog.getNode({ path: { nodeId } }), api.publish.publishVersion(...), ... */
+  readonly api: ApiClient
+  /**
+   * Publishes a version. With `pat` auth the token goes in the body's `personal_access_token`,
+   * where the service takes it; with `bearer` auth the login JWT goes in the header.
+   */
+  readonly publish: (
+    publisherId: string,
+    nodeId: string,
+    request: PublishRequest
+  ) => Effect.Effect<PublishNodeVersionResponse, EndpointError<"publish", "publishVersion">>
+  /**
+   * PUTs an archive (a file on disk, streamed, or bytes) to a signed upload URL (absolute, as
+   * `signedUrl` gives it) as application/zip, calling `onProgress(sent, total)` as it goes.
+   */
+  readonly uploadArchive: (
+    signedUrl: string,
+    file: ArchiveSource,
+    options?: UploadOptions
+  ) => Effect.Effect<
+    void,
+    EndpointError<"archives", "uploadArchive"> | PlatformError,
+    FileSystem.FileSystem
+  >
+  /** GETs an archive by its downloadUrl (absolute, or a path of the registry) as a byte stream, with its Content-Length. */
+  readonly download: (url: string) => Effect.Effect<
+    { readonly size: number | undefined; readonly bytes: Stream.Stream<Uint8Array, HttpClientError.ResponseError> },
+    EndpointError<"archives", "downloadArchive">
+  >
+  /**
+   * Video to music: the NDJSON answer as a stream of typed events. Keep-alive lines, and events
+   * of types the contract does not know, are skipped; a stream that fails once started ends with
+   * an `error` event (the service's own way of saying so), not a failure.
+   */
+  readonly generateMusic: (
+    input: MusicInput
+  ) => Stream.Stream<
+    MusicEvent,
+    EndpointError<"musicProxy", "generateMusic"> | PlatformError,
+    FileSystem.FileSystem
+  >
+}
+
+/** The bearer token sent to the registry, if any (a personal access token travels in the publish body only). */
+const bearerOf = (auth: ClientConfig["auth"]) => auth !== undefined && "bearer" in auth ? auth.bearer : undefined
+
+/** A path of the registry as a URL. */
+const onRegistry = (baseUrl: string, path: string) => `${baseUrl.replace(/\/+$/, "")}/${path.replace(/^\/+/, "")}`
+
+/** A client of the registry at `config.baseUrl`, over the HttpClient provided. */
+export const makeClient = (config: ClientConfig): Effect.Effect<RegistryClient, never, HttpClient.HttpClient> =>
+  Effect.gen(function*() {
+    // any error answer fails with its class; the service answers a class an endpoint does not
+    // declare only among its faults (ServiceFault), which the derived types add
+    const answering = withApiErrors(yield* HttpClient.HttpClient) as HttpClient.HttpClient.With<
+      HttpClientError.HttpClientError | ServiceFault
+    >
+    /** URLs as the registry gives them (signed upload URLs, download URLs): no credentials sent. */
+    const anywhere = HttpClient.filterStatusOk(answering)
+    const bearer = bearerOf(config.auth)
+    /** Paths of the registry, with the caller's credentials. */
+    const registry = answering.pipe(
+      HttpClient.mapRequest((request) => {
+        const located = HttpClientRequest.updateUrl(request, (path) => onRegistry(config.baseUrl, path))
+        return bearer === undefined ? located : HttpClientRequest.bearerToken(located, bearer)
+      })
+    )
+    const api = yield* derive(registry)
+    const pat = config.auth !== undefined && "pat" in config.auth ? config.auth.pat : undefined
+
+    return {
+      api,
+      publish: (publisherId, nodeId, request) =>
+        api.publish.publishVersion({
+          path: { publisherId, nodeId },
+          payload: pat === undefined ? request : { ...request, personal_access_token: pat }
+        }),
+      uploadArchive: uploadArchive(anywhere),
+      download: (url) => download(anywhere)(URL.canParse(url) ? url : onRegistry(config.baseUrl, url)),
+      generateMusic: generateMusic(HttpClient.filterStatusOk(registry))
+    } satisfies RegistryClient
+  })
+
+/** The client as a service, for programs that take it from their context. */
+export class Registry extends Context.Tag("registry/Client")<Registry, RegistryClient>() {
+  /** The client over Node's HTTP client. */
+  static readonly layer = (config: ClientConfig): Layer.Layer<Registry> =>
+    Layer.effect(Registry, makeClient(config)).pipe(Layer.provide(NodeHttpClient.layer))
+}
+
+/** `Registry.layer(config)`: the client over Node's HTTP client. */
+export const clientLayer = Registry.layer
