@@ -1,0 +1,245 @@
+/**
+ * The typed client (src/client.ts) against the real service: bearer calls, a publish with a
+ * personal access token, the error classes as `catchTag` sees them, an upload streamed from disk
+ * with its progress, a download as a stream, and the music stream as typed events; then error
+ * answers the service seldom gives, from a stub HTTP client.
+ */
+import { HttpClient, HttpClientResponse } from "@effect/platform"
+import { describe, expect, it, layer } from "@effect/vitest"
+import { Chunk, Effect, Either, Stream } from "effect"
+import { randomBytes } from "node:crypto"
+import * as fs from "node:fs/promises"
+import * as os from "node:os"
+import * as path from "node:path"
+import {
+  errorCode,
+  InternalError,
+  makeClient,
+  NotFound,
+  RateLimited,
+  type RegistryClient,
+  VersionExists
+} from "../../src/client.ts"
+import { clientFor, onInstance, semver, withFiles } from "../support/Client.ts"
+import { FakeMusicVendor } from "../support/FakeMusicVendor.ts"
+import { serviceWithFakeVendor } from "../support/Music.ts"
+import { type Running, Service } from "../support/Service.ts"
+import { mp4 } from "../support/Video.ts"
+import { zipOf } from "../support/Zip.ts"
+
+/** The publisher of these tests, its owner's client and a client holding its personal access token. */
+let owner: RegistryClient
+let cli: RegistryClient
+
+const tempFile = (name: string, bytes: Uint8Array) =>
+  Effect.acquireRelease(
+    Effect.promise(async () => {
+      const dir = await fs.mkdtemp(path.join(os.tmpdir(), "registry-client-"))
+      await fs.writeFile(path.join(dir, name), bytes)
+      return path.join(dir, name)
+    }),
+    (file) => Effect.promise(() => fs.rm(path.dirname(file), { recursive: true, force: true }))
+  )
+
+/** Publishes `nodeId`@`version` with the token; the version, and where to upload it on this instance. */
+const publish = (service: Running, nodeId: string, version: string) =>
+  Effect.map(
+    cli.publish("acme", nodeId, { node: { name: nodeId }, node_version: { version: semver(version), changelog: `release ${version}` } }),
+    (published) => ({ ...published, signedUrl: onInstance(service, published.signedUrl) })
+  )
+
+layer(serviceWithFakeVendor(), { excludeTestServices: true })("typed client", (it) => {
+  it.effect("bearer calls: a publisher and a personal access token, read back typed", () =>
+    Effect.gen(function*() {
+      const service = yield* Service
+      owner = yield* clientFor(service, { bearer: yield* Effect.promise(() => service.token({ sub: "ann", email: "ann@example.com" })) })
+      const created = yield* owner.api.publishers.createPublisher({ payload: { id: "acme", name: "Acme" } })
+      expect(created).toMatchObject({ id: "acme", name: "Acme", status: "PublisherStatusActive" })
+      expect(created.createdAt).toBeInstanceOf(Date)
+      const mine = yield* owner.api.publishers.listMyPublishers()
+      expect(mine.map((p) => p.id)).toEqual(["acme"])
+      const { token } = yield* owner.api.tokens.createToken({ path: { publisherId: "acme" }, payload: { name: "cli" } })
+      expect(token.length).toBeGreaterThan(20)
+      const listed = yield* owner.api.tokens.listTokens({ path: { publisherId: "acme" } })
+      expect(listed.map((t) => t.name)).toEqual(["cli"])
+      cli = yield* clientFor(service, { pat: token })
+      // the token is not a bearer credential: calls that need one fail with their class
+      const anonymous = yield* Effect.flip(cli.api.publishers.listMyPublishers())
+      expect(anonymous._tag).toBe("Unauthorized")
+      expect(errorCode(anonymous)).toBe("unauthorized")
+    }))
+
+  it.effect("a publish with the personal access token; a repeated one is caught as VersionExists", () =>
+    Effect.gen(function*() {
+      const service = yield* Service
+      const first = yield* publish(service, "image-tools", "1.0.0")
+      expect(first.node_version).toMatchObject({ node_id: "image-tools", version: "1.0.0", status: "NodeVersionStatusPending" })
+      expect(first.signedUrl).toMatch(/\/archives\/image-tools\/1\.0\.0\?expires=\d+&signature=/)
+
+      const again = yield* publish(service, "image-tools", "1.0.0").pipe(
+        Effect.as("published twice"),
+        Effect.catchTag("VersionExists", (e) => Effect.succeed(`caught: ${errorCode(e)}`))
+      )
+      expect(again).toBe("caught: version_exists")
+      const error = yield* Effect.flip(publish(service, "image-tools", "1.0.0"))
+      expect(error).toBeInstanceOf(VersionExists)
+      expect(error.message).toContain("1.0.0")
+      // a wrong token is its own class
+      const stranger = yield* clientFor(service, { pat: "not-a-token-of-acme" })
+      const refused = yield* Effect.flip(stranger.publish("acme", "image-tools", { node_version: { version: semver("2.0.0") } }))
+      expect(refused._tag).toBe("InvalidToken")
+    }))
+
+  it.scoped("an upload from disk tells its progress up to the file's size; the version goes Active, then downloads", () =>
+    Effect.gen(function*() {
+      const service = yield* Service
+      const published = yield* publish(service, "image-tools", "1.1.0")
+      // random bytes do not compress: the file is larger than a read chunk, so progress comes in several steps
+      const archive = yield* Effect.promise(() => zipOf({ "image_tools/__init__.py": "NODES = {}\n", "weights.bin": randomBytes(300_000) }))
+      const file = yield* tempFile("image-tools.zip", archive)
+      const progress: Array<[number, number]> = []
+      yield* withFiles(cli.uploadArchive(published.signedUrl, file, { onProgress: (sent, total) => progress.push([sent, total]) }))
+      expect(progress.length).toBeGreaterThan(1)
+      expect(progress.every(([, total]) => total === archive.length)).toBe(true)
+      expect(progress.every(([sent], i) => i === 0 || sent > progress[i - 1]![0])).toBe(true)
+      expect(progress.at(-1)).toEqual([archive.length, archive.length])
+
+      const version = yield* owner.api.catalog.getNodeVersion({ path: { nodeId: "image-tools", versionId: "1.1.0" } })
+      expect(version.status).toBe("NodeVersionStatusActive")
+
+      // install names the download URL; the archive comes back byte for byte, with its size
+      const installed = yield* owner.api.catalog.installNode({ path: { nodeId: "image-tools" }, urlParams: {} })
+      expect(installed.version).toBe("1.1.0")
+      const { size, bytes } = yield* owner.download(onInstance(service, installed.downloadUrl!))
+      expect(size).toBe(archive.length)
+      const got = Buffer.concat(Chunk.toReadonlyArray(yield* Stream.runCollect(bytes)))
+      expect(Buffer.compare(got, archive)).toBe(0)
+      // a path of the registry works too
+      const byPath = yield* owner.download(new URL(installed.downloadUrl!).pathname)
+      expect(byPath.size).toBe(archive.length)
+      yield* Stream.runDrain(byPath.bytes)
+    }))
+
+  it.effect("an upload from memory that fails the checks leaves the version Flagged", () =>
+    Effect.gen(function*() {
+      const service = yield* Service
+      const published = yield* publish(service, "image-tools", "1.2.0")
+      const notAZip = new TextEncoder().encode("this is not a zip archive")
+      const progress: Array<number> = []
+      yield* withFiles(cli.uploadArchive(published.signedUrl, notAZip, { onProgress: (sent) => progress.push(sent) }))
+      expect(progress).toEqual([notAZip.length])
+      const version = yield* owner.api.catalog.getNodeVersion({ path: { nodeId: "image-tools", versionId: "1.2.0" } })
+      expect(version.status).toBe("NodeVersionStatusFlagged")
+      expect(version.status_reason).toMatch(/zip/)
+    }))
+
+  it.effect("the hand-made calls fail with the error classes too", () =>
+    Effect.gen(function*() {
+      const service = yield* Service
+      const published = yield* publish(service, "image-tools", "1.3.0")
+      const forged = published.signedUrl.replace(/signature=[^&]+/, `signature=${"A".repeat(43)}`)
+      const refused = yield* Effect.flip(withFiles(cli.uploadArchive(forged, new Uint8Array([1, 2, 3]))))
+      expect(refused._tag).toBe("InvalidSignature")
+      expect(errorCode(refused)).toBe("invalid_signature")
+      // an archive that was never uploaded is not downloadable
+      const missing = yield* Effect.flip(owner.download(`/archives/image-tools/1.3.0`))
+      expect(missing).toBeInstanceOf(NotFound)
+      // catchTag on a derived call
+      const node = yield* owner.api.catalog.getNode({ path: { nodeId: "no-such-node" } }).pipe(
+        Effect.catchTag("NotFound", () => Effect.succeed(undefined))
+      )
+      expect(node).toBeUndefined()
+    }))
+
+  it.scoped("video to music: the answer as typed events, from a file on disk or a URL", () =>
+    Effect.gen(function*() {
+      const fake = yield* FakeMusicVendor
+      fake.reset()
+      const title = { type: "title", title: "Sunrise", display_tags: ["calm"], copy_index: 0, prompt_index: 0, stream_index: 1 }
+      fake.behave({
+        kind: "stream",
+        lines: [
+          '{"type":"duration","duration":30}',
+          JSON.stringify(title),
+          '{"type":"vendor_news","anything":1}',
+          '{"type":"audio_chunk","data":"AAEC","stream_index":1}',
+          '{"type":"complete"}'
+        ]
+      })
+      const video = mp4(30, 100_000)
+      const file = yield* tempFile("clip.mp4", video)
+      const events = yield* withFiles(Stream.runCollect(owner.generateMusic({ file, contentType: "video/mp4", prompt: "calm piano" })))
+      // the type the contract does not know is skipped; the others are decoded
+      expect(Chunk.toReadonlyArray(events)).toEqual([
+        { type: "duration", duration: 30 },
+        title,
+        { type: "audio_chunk", data: "AAEC", stream_index: 1 },
+        { type: "complete" }
+      ])
+      const [sent] = fake.received()
+      expect(sent?.file).toMatchObject({ field: "0.video", filename: "clip.mp4", size: video.length })
+      expect(sent?.fields).toEqual({ prompt: "calm piano" })
+
+      fake.reset()
+      fake.behave({ kind: "stream", lines: ['{"type":"duration","duration":12}', '{"type":"complete"}'] })
+      const byUrl = yield* withFiles(Stream.runCollect(owner.generateMusic({ url: "https://videos.example/clip.mp4" })))
+      expect(Chunk.toReadonlyArray(byUrl).map((e) => e.type)).toEqual(["duration", "complete"])
+      expect(fake.received()[0]?.fields).toMatchObject({ video: "https://videos.example/clip.mp4" })
+    }))
+
+  it.effect("video to music: refusals before the stream are error classes", () =>
+    Effect.gen(function*() {
+      const service = yield* Service
+      const anonymous = yield* clientFor(service)
+      const unauthorized = yield* Effect.either(withFiles(Stream.runCollect(anonymous.generateMusic({ url: "https://videos.example/a.mp4" }))))
+      expect(Either.isLeft(unauthorized) && unauthorized.left._tag).toBe("Unauthorized")
+      const tooLong = yield* Effect.either(withFiles(Stream.runCollect(owner.generateMusic({ file: mp4(7 * 60), filename: "long.mp4" }))))
+      expect(Either.isLeft(tooLong) && errorCode(tooLong.left)).toBe("video_too_long")
+    }))
+})
+
+describe("error answers", () => {
+  /** A client whose every request is answered with `status` and `body`, and `headers`. */
+  const answering = (status: number, body: string, headers: Record<string, string> = { "content-type": "application/json" }) =>
+    makeClient({ baseUrl: "http://registry.test" }).pipe(
+      Effect.provideService(
+        HttpClient.HttpClient,
+        HttpClient.make((request) => Effect.succeed(HttpClientResponse.fromWeb(request, new Response(body, { status, headers }))))
+      )
+    )
+  const getNode = (client: RegistryClient) => Effect.flip(client.api.catalog.getNode({ path: { nodeId: "tool" } }))
+
+  it.effect("a fault of the service an endpoint does not declare is still its class", () =>
+    Effect.gen(function*() {
+      const failed = yield* getNode(yield* answering(500, JSON.stringify({ error: "internal_error", message: "The service failed" })))
+      expect(failed).toBeInstanceOf(InternalError)
+      expect(failed.message).toBe("The service failed")
+      expect(errorCode(failed)).toBe("internal_error")
+    }))
+
+  it.effect("a rate limit carries Retry-After as its wait", () =>
+    Effect.gen(function*() {
+      const client = yield* answering(429, JSON.stringify({ error: "rate_limited", message: "Slow down" }), {
+        "content-type": "application/json",
+        "retry-after": "30"
+      })
+      const failed = yield* Effect.flip(client.api.claims.claimMyNode({
+        path: { publisherId: "acme", nodeId: "tool" },
+        payload: { VCS_TOKEN: "t" }
+      }))
+      expect(failed).toBeInstanceOf(RateLimited)
+      expect((failed as RateLimited).retryAfter).toBe(30)
+    }))
+
+  it.effect("an answer that is not ErrorResponse stays an HTTP error, its body readable", () =>
+    Effect.gen(function*() {
+      const failed = yield* getNode(yield* answering(502, "<html>Bad gateway</html>", { "content-type": "text/html" }))
+      expect(failed._tag).toBe("ResponseError")
+      if (failed._tag !== "ResponseError") return
+      expect(failed.response.status).toBe(502)
+      expect(yield* failed.response.text).toBe("<html>Bad gateway</html>")
+      const download = yield* Effect.flip((yield* answering(502, "down", { "content-type": "text/plain" })).download("/archives/tool/1.0.0"))
+      expect(download._tag).toBe("ResponseError")
+      expect(errorCode(download)).toBeUndefined()
+    }))
+})
