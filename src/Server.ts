@@ -10,6 +10,7 @@ import * as http from "node:http"
 import { AdminLive } from "./Admin/Http.ts"
 import { Moderation } from "./Admin/Service.ts"
 import { Api } from "./Api.ts"
+import { documentedApiLayer } from "./ApiDocument.ts"
 import { AuthenticationLive, OptionalAuthenticationLive } from "./Auth/Authentication.ts"
 import { JwtVerifier } from "./Auth/Jwt.ts"
 import { UserRepo } from "./Auth/UserRepo.ts"
@@ -79,10 +80,12 @@ const ErrorResponses = HttpApiBuilder.middleware((app) =>
       ))
 )
 
-const Docs = Layer.mergeAll(
-  HttpApiBuilder.middlewareOpenApi({ path: "/openapi.json" }),
-  HttpApiScalar.layer({ path: "/docs", scalar: { layout: "modern", theme: "default", withDefaultFonts: false } })
-)
+/** `/openapi.json` and `/docs`, of the documented Api (ApiDocument.ts) with this instance's public URL. */
+const Docs = Layer.unwrapEffect(Effect.map(AppConfig, (config) =>
+  Layer.mergeAll(
+    HttpApiBuilder.middlewareOpenApi({ path: "/openapi.json" }),
+    HttpApiScalar.layer({ path: "/docs", scalar: { layout: "modern", theme: "default", withDefaultFonts: false } })
+  ).pipe(Layer.provide(documentedApiLayer(config.publicBaseUrl)))))
 
 /**
  * Every feature's service (each `.Default` brings the repositories and clients it uses) and the

@@ -34,10 +34,12 @@ const Limit = Schema.optionalWith(
   { default: () => defaultLimit }
 )
 
-/** `true`/`1` or `false`/`0`, false when absent. */
+/** `true`/`1` or `false`/`0`, false when absent; a boolean to the document (`1` and `0` are leniency). */
 const Flag = (description: string) =>
   Schema.optionalWith(
-    Schema.Literal("true", "false", "1", "0").annotations({ description: `${description} (true or false)` }).pipe(
+    Schema.Literal("true", "false", "1", "0").annotations({
+      jsonSchema: { type: "boolean", default: false, description: `${description} (true or false)` }
+    }).pipe(
       Schema.transform(Schema.Boolean, {
         strict: true,
         decode: (s): boolean => s === "true" || s === "1",

@@ -1,0 +1,331 @@
+/**
+ * The OpenAPI document as published (`/openapi.json`, `/docs`, clients generated from it): what
+ * `OpenApi.fromApi` derives from the Api, made precise where the derivation is vague or silent.
+ *
+ * Most of it is derived from the declaration itself: the error classes give each error status its
+ * codes, the middlewares tell optional from required bearer authentication, the Domain's music
+ * events describe the NDJSON stream. Three short tables hold what the declaration does not carry:
+ * the tags' descriptions, the response headers handlers set themselves, and the signed upload's
+ * parameters, which the schema keeps optional only so that a missing one answers 403.
+ */
+import { HttpApi, OpenApi } from "@effect/platform"
+import { Context, JSONSchema, Layer } from "effect"
+import { Api } from "./Api.ts"
+import { apiErrors, BadRequest, InternalError, MethodNotAllowed, PayloadTooLarge } from "./Domain/ApiErrors.ts"
+import { OptionalAuthentication } from "./Domain/Auth.ts"
+import { MusicEvent } from "./Domain/MusicEvents.ts"
+
+type Json = Record<string, any>
+
+const schemaRef = (name: string) => `#/components/schemas/${name}`
+
+// --- schemas: no generated titles, identifiers or descriptions ---------------------------------
+
+/** Effect's own wording for its filters ("a string at most 200 character(s) long", "an integer"). */
+const isGeneratedDescription = (text: unknown) => typeof text === "string" && /^an? /.test(text)
+
+/** Keywords whose value is a schema, and those whose value is a list or a map of schemas. */
+const subschema = ["items", "additionalProperties", "not", "contains", "propertyNames", "if", "then", "else"]
+const subschemaLists = ["allOf", "anyOf", "oneOf", "prefixItems"]
+const subschemaMaps = ["properties", "patternProperties", "$defs"]
+
+/**
+ * Visits every schema inside a schema, then the schema itself (never mistaking a property named
+ * `title` for the keyword).
+ */
+const eachSchema = (schema: unknown, visit: (schema: Json) => void): void => {
+  if (typeof schema !== "object" || schema === null || Array.isArray(schema)) return
+  const s = schema as Json
+  for (const key of subschema) eachSchema(s[key], visit)
+  for (const key of subschemaLists) if (Array.isArray(s[key])) for (const item of s[key]) eachSchema(item, visit)
+  for (const key of subschemaMaps) if (s[key] !== undefined) for (const item of Object.values(s[key])) eachSchema(item, visit)
+  visit(s)
+}
+
+/**
+ * Drops what Effect writes for people who read its source: titles named after filters
+ * (`maxLength(200)`), `$id`s of its built-in schemas (the same one for every `unknown`, which
+ * strict validators refuse), and filter descriptions; an open record's value becomes `true`.
+ */
+const cleanSchema = (schema: Json) =>
+  eachSchema(schema, (s) => {
+    delete s.title
+    if (typeof s.$id === "string" && s.$id.startsWith("/schemas/")) delete s.$id
+    if (isGeneratedDescription(s.description)) delete s.description
+    if (typeof s.additionalProperties === "object" && Object.keys(s.additionalProperties).length === 0) {
+      s.additionalProperties = true
+    }
+    // a refinement of a reference comes as a one-schema allOf: its keywords belong to the schema
+    if (Array.isArray(s.allOf) && s.allOf.length === 1 && Object.keys(s.allOf[0]).every((k) => !(k in s))) {
+      Object.assign(s, s.allOf[0])
+      delete s.allOf
+    }
+  })
+
+/** Every schema of the document: components, parameters, bodies and responses. */
+const documentSchemas = (spec: Json): Array<Json> => [
+  ...Object.values<Json>(spec.components?.schemas ?? {}),
+  ...operations(spec).flatMap(({ operation }) => [
+    ...(operation.parameters ?? []).map((p: Json) => p.schema),
+    ...[operation.requestBody, ...Object.values<Json>(operation.responses ?? {})].flatMap((part) =>
+      Object.values<Json>(part?.content ?? {}).map((media) => media.schema)
+    )
+  ])
+].filter((s): s is Json => typeof s === "object" && s !== null)
+
+/** A component that is one scalar (Effect's `Int`, `DateTime`, `UUID`) reads better inline. */
+const isScalar = (schema: Json) =>
+  ["string", "integer", "number", "boolean"].includes(schema.type) &&
+  !["enum", "const", "properties", "oneOf", "anyOf", "allOf"].some((k) => k in schema)
+
+const inlineScalarComponents = (spec: Json) => {
+  const schemas: Json = spec.components.schemas
+  const scalars = new Map(Object.entries<Json>(schemas).filter(([, s]) => isScalar(s)).map(([name, s]) => [schemaRef(name), s]))
+  for (const root of documentSchemas(spec)) {
+    eachSchema(root, (s) => {
+      const target = typeof s.$ref === "string" ? scalars.get(s.$ref) : undefined
+      if (target === undefined) return
+      delete s.$ref
+      // the reference's own annotations (a field's description) win over the component's
+      for (const [key, value] of Object.entries(target)) if (!(key in s)) s[key] = structuredClone(value)
+    })
+  }
+  for (const name of Object.keys(schemas)) if (scalars.has(schemaRef(name))) delete schemas[name]
+}
+
+// --- operations ---------------------------------------------------------------------------------
+
+interface Located {
+  readonly path: string
+  readonly method: string
+  readonly operation: Json
+}
+
+const methods = new Set(["get", "put", "post", "delete", "patch", "head", "options", "trace"])
+
+const operations = (spec: Json): Array<Located> =>
+  Object.entries<Json>(spec.paths ?? {}).flatMap(([path, item]) =>
+    Object.entries<Json>(item).filter(([method]) => methods.has(method)).map(([method, operation]) => ({ path, method, operation }))
+  )
+
+/** `catalog.listAllNodes` -> `ListAllNodes`: the interface's style, one name per operation. */
+const pascalOperationId = (operationId: string) => {
+  const name = operationId.slice(operationId.lastIndexOf(".") + 1)
+  return name.charAt(0).toUpperCase() + name.slice(1)
+}
+
+/** `METHOD /path` of each endpoint behind `middleware`, as the document writes paths. */
+const endpointsBehind = (middleware: object): Set<string> =>
+  new Set(Object.values(Api.groups).flatMap((group) =>
+    Object.values(group.endpoints)
+      .filter((endpoint) => [...group.middlewares, ...endpoint.middlewares].some((m) => m === middleware))
+      .map((endpoint) => `${endpoint.method.toLowerCase()} ${endpoint.path.replace(/:(\w+)/g, "{$1}")}`)
+  ))
+
+// --- errors: each status names the classes, hence the codes, it may carry ------------------------
+
+/** Each error class's component: its code as the only `error`, a message for people. */
+const errorComponent = (error: typeof apiErrors[number]): Json => ({
+  type: "object",
+  description: error.description,
+  required: ["error", "message"],
+  properties: {
+    error: { type: "string", enum: [error.code], description: "Stable error code" },
+    message: { type: "string", description: "What went wrong, for people; wording may change" }
+  },
+  additionalProperties: false
+})
+
+const errorNames: ReadonlySet<string> = new Set([...apiErrors.map((e) => e.identifier), "HttpApiDecodeError", "Issue", "PropertyKey", "ErrorResponse"])
+const errorByName: ReadonlyMap<string, typeof apiErrors[number]> = new Map(apiErrors.map((e) => [e.identifier, e]))
+
+/** The error classes an error response refers to; a failed decode is answered as `bad_request`. */
+const classesOf = (schema: Json | undefined): Array<string> =>
+  schema === undefined
+    ? []
+    : typeof schema.$ref === "string"
+    ? [schema.$ref.replace(schemaRef(""), "").replace("HttpApiDecodeError", BadRequest.identifier)]
+    : [...(schema.anyOf ?? []), ...(schema.oneOf ?? [])].flatMap(classesOf)
+
+/** What HttpApi documents for every endpoint: a failed decode of its input. */
+const decodeFailure = { "application/json": { schema: { $ref: schemaRef("HttpApiDecodeError") } } }
+
+const errorResponse = (names: ReadonlyArray<string>, headers?: Json): Json => {
+  const unique = [...new Set(names)]
+  const refs = unique.map((name) => ({ $ref: schemaRef(name) }))
+  return {
+    description: unique.map((name) => {
+      const error = errorByName.get(name)!
+      return `\`${error.code}\`: ${error.description}`
+    }).join("; "),
+    ...(headers === undefined ? {} : { headers }),
+    content: { "application/json": { schema: refs.length === 1 ? refs[0] : { oneOf: refs } } }
+  }
+}
+
+// --- headers the handlers set -------------------------------------------------------------------
+
+const headerRef = (name: string) => ({ $ref: `#/components/headers/${name}` })
+
+const headers: Json = {
+  ETag: {
+    description: "Validator of the page: send it back in If-None-Match to get 304 while the page is unchanged",
+    schema: { type: "string" }
+  },
+  CacheControl: { description: "`no-cache`: revalidate before reuse", schema: { type: "string" } },
+  XCache: {
+    description: "Whether the page came from the shared page cache (`hit`), was rendered now (`miss`), or bypassed it (`bypass`, `latest=true`)",
+    schema: { type: "string", enum: ["hit", "miss", "bypass"] }
+  },
+  RetryAfter: { description: "Seconds to wait before trying again", schema: { type: "integer", minimum: 0 } },
+  Allow: { description: "The methods the path takes", schema: { type: "string" } },
+  XVendorMode: {
+    description: "`simulated` when the service answers from its built-in simulation (VENDOR_MODE=simulated) instead of the vendor",
+    schema: { type: "string", enum: ["simulated"] }
+  },
+  ContentDisposition: { description: "`attachment` with the archive's file name", schema: { type: "string" } },
+  ContentLength: { description: "Size of the archive in bytes", schema: { type: "integer", minimum: 0 } }
+}
+
+const pageHeaders = { ETag: headerRef("ETag"), "Cache-Control": headerRef("CacheControl"), "x-cache": headerRef("XCache") }
+
+/** Headers of the successful answers, by operation id. */
+const successHeaders: Record<string, Json> = {
+  ListAllNodes: pageHeaders,
+  DownloadArchive: { "Content-Disposition": headerRef("ContentDisposition"), "Content-Length": headerRef("ContentLength") },
+  GenerateMusic: { "Cache-Control": headerRef("CacheControl"), "x-vendor-mode": headerRef("XVendorMode") }
+}
+
+/** Operations every answer of which, errors included, may carry `x-vendor-mode` (Images/Http.ts). */
+const imageProxyPrefix = "/proxy/imagevendor/"
+
+// --- tags ---------------------------------------------------------------------------------------
+
+const tagDescriptions: Record<string, string> = {
+  "Catalogue": "Browsing, searching and installing nodes and their versions: public, no token needed",
+  "Publisher nodes": "The nodes of one publisher; banned ones only for its members and site admins",
+  "Publishers": "Publishers: the accounts that own nodes, with their members and roles",
+  "Personal access tokens": "Tokens a publisher's CLI publishes with; the value is shown once, at creation",
+  "Claiming": "Taking over an unclaimed node by proving ownership of its repository",
+  "Host-nodes": "The host-node records (classes a node version provides to the host application)",
+  "Site administration": "Moderation of nodes, versions and publishers by site admins",
+  "Publishing": "Creating and maintaining nodes and versions, publishing from a CLI, uploading and downloading archives",
+  "Operations": "Liveness and readiness probes",
+  "Media proxy": "AI media operations proxied to their vendors: image style transfer, skin enhancement, video to music"
+}
+
+// --- the music stream ---------------------------------------------------------------------------
+
+/** The events' schemas as components, and the `oneOf` by `type` that one NDJSON line is. */
+const musicEvents = (spec: Json): Json => {
+  const made = JSONSchema.make(MusicEvent) as Json
+  const text = JSON.stringify(made.$defs ?? {}).replaceAll("\"#/$defs/", `"${schemaRef("")}`)
+  const defs: Json = JSON.parse(text)
+  const union = defs.MusicEvent
+  delete defs.MusicEvent
+  Object.assign(spec.components.schemas, defs)
+  const members: Array<Json> = union.anyOf ?? union.oneOf
+  return {
+    oneOf: members,
+    discriminator: {
+      propertyName: "type",
+      mapping: Object.fromEntries(members.map((m) => {
+        const name = m.$ref.replace(schemaRef(""), "")
+        return [defs[name].properties.type.enum[0], m.$ref]
+      }))
+    },
+    description: "Each line of the answer is one of these events, told apart by `type`; a blank line is a keep-alive"
+  }
+}
+
+// --- the document -------------------------------------------------------------------------------
+
+/** The signed upload's query parameters: required, though a missing one answers 403 `invalid_signature`. */
+const signedUploadParameters = new Set(["expires", "signature"])
+
+const precise = (spec: Json): Json => {
+  spec.components ??= {}
+  spec.components.schemas ??= {}
+  spec.info.license = { name: "Proprietary", identifier: "LicenseRef-Proprietary" }
+  const optionalBearer = endpointsBehind(OptionalAuthentication)
+
+  for (const { path, method, operation } of operations(spec)) {
+    operation.operationId = pascalOperationId(operation.operationId)
+    if (optionalBearer.has(`${method} ${path}`)) operation.security = [{ bearer: [] }, {}]
+
+    const responses: Json = operation.responses
+    // every endpoint may fail to decode its input; one that takes none cannot
+    const takesInput = (operation.parameters ?? []).length > 0 || operation.requestBody !== undefined
+    if (!takesInput && JSON.stringify(responses["400"]?.content) === JSON.stringify(decodeFailure)) delete responses["400"]
+    for (const [status, response] of Object.entries<Json>(responses)) {
+      if (Number(status) < 400) continue
+      responses[status] = errorResponse(
+        classesOf(response.content?.["application/json"]?.schema),
+        status === "429" ? { "Retry-After": headerRef("RetryAfter") } : undefined
+      )
+    }
+    responses["405"] = errorResponse([MethodNotAllowed.identifier], { Allow: headerRef("Allow") })
+    if (operation.requestBody !== undefined && responses["413"] === undefined) {
+      responses["413"] = errorResponse([PayloadTooLarge.identifier])
+    }
+    responses["500"] = errorResponse([InternalError.identifier])
+
+    const extra = successHeaders[operation.operationId]
+    for (const [status, response] of Object.entries<Json>(responses)) {
+      const always = path.startsWith(imageProxyPrefix) ? { "x-vendor-mode": headerRef("XVendorMode") } : {}
+      const own = Number(status) < 400 ? extra ?? {} : {}
+      const all = { ...response.headers, ...own, ...always }
+      if (Object.keys(all).length > 0) response.headers = all
+    }
+    for (const parameter of operation.parameters ?? []) {
+      if (isGeneratedDescription(parameter.description)) delete parameter.description
+      if (operation.operationId === "UploadArchive" && signedUploadParameters.has(parameter.name)) parameter.required = true
+    }
+    const stream = responses["200"]?.content?.["application/x-ndjson"]
+    if (stream !== undefined) stream.schema = musicEvents(spec)
+  }
+
+  // GET /nodes honours If-None-Match
+  const listAll = spec.paths["/nodes"]?.get
+  if (listAll !== undefined) {
+    listAll.parameters = [...(listAll.parameters ?? []), {
+      name: "If-None-Match",
+      in: "header",
+      required: false,
+      description: "ETag of a page you have: 304 while it is unchanged",
+      schema: { type: "string" }
+    }]
+    listAll.responses["304"] = { description: "Not modified: the page you have is current", headers: pageHeaders }
+  }
+
+  const schemas: Json = spec.components.schemas
+  for (const name of Object.keys(schemas)) if (errorNames.has(name)) delete schemas[name]
+  const referenced = new Set(JSON.stringify(spec.paths).match(/#\/components\/schemas\/\w+/g))
+  for (const error of apiErrors) {
+    if (referenced.has(schemaRef(error.identifier))) schemas[error.identifier] = errorComponent(error)
+  }
+  spec.components.headers = headers
+
+  for (const schema of documentSchemas(spec)) cleanSchema(schema)
+  inlineScalarComponents(spec)
+
+  // several groups share a title (public and authenticated halves of a feature): one tag each
+  spec.tags = [...new Set<string>((spec.tags ?? []).map((tag: Json) => tag.name))].map((name) => ({
+    name,
+    description: tagDescriptions[name] ?? name
+  }))
+  return spec
+}
+
+/** The Api as documented, served from `publicBaseUrl`. */
+export const documentedApi = (publicBaseUrl: string) =>
+  Api
+    .annotate(OpenApi.Servers, [{ url: publicBaseUrl, description: "This service" }])
+    .annotate(OpenApi.Transform, precise)
+
+/** The OpenAPI document served at `publicBaseUrl`. */
+export const apiDocument = (publicBaseUrl: string): Json => OpenApi.fromApi(documentedApi(publicBaseUrl)) as Json
+
+/** The documented Api where `/openapi.json` and `/docs` look for it (`HttpApi.Api`). */
+export const documentedApiLayer = (publicBaseUrl: string) =>
+  Layer.succeed(HttpApi.Api, { api: documentedApi(publicBaseUrl) as any, context: Context.empty() })
