@@ -4,27 +4,27 @@ import { ArchiveMissing, BadRequest, Conflict, Forbidden, NodeExists, NotFound }
 import { Authentication } from "../Domain/Auth.ts"
 import { Node, NodeId, NodeStatus, NodeVersion, NodeVersionStatus } from "../Domain/Node.ts"
 import { Publisher, PublisherStatus } from "../Domain/Publisher.ts"
-import { NonEmptyText, optional, PathParam, Text, TextList } from "../Domain/Schemas.ts"
+import { field, NonEmptyText, optionalField, PathParam, Text, TextList } from "../Domain/Schemas.ts"
 
 /** Body of `POST /admin/nodes`: a node waiting in the `unclaimed` publisher for its author. */
 export const AdminNodeCreate = Schema.Struct({
-  id: NodeId,
-  repository: NonEmptyText(2000),
-  name: optional(Text(200)),
-  description: optional(Text(5000)),
-  author: optional(Text(200)),
-  license: optional(Text(2000)),
-  icon: optional(Text(2000)),
-  tags: optional(TextList(50, 100))
+  id: field(NodeId, "Unique identifier of the node: letters, digits, '.', '_' and '-', starting with a letter or digit"),
+  repository: field(NonEmptyText(2000), "URL of the node's source repository, whose administrators may claim the node"),
+  name: optionalField(Text(200), "Display name of the node"),
+  description: optionalField(Text(5000), "Description of the node"),
+  author: optionalField(Text(200), "Author of the node"),
+  license: optionalField(Text(2000), "Path to the license file in the node's repository"),
+  icon: optionalField(Text(2000), "URL of the node's icon"),
+  tags: optionalField(TextList(50, 100), "Tags of the node")
 }).annotations({ identifier: "AdminNodeCreate" })
 
 /** Body of `PUT /admin/nodes/{nodeId}`: moderation fields only. */
 export const AdminNodeUpdate = Schema.Struct({
-  status: optional(NodeStatus),
-  status_detail: optional(Text(2000)),
-  tags_admin: optional(TextList(50, 100)),
-  search_ranking: optional(Schema.Int),
-  preempted_host_node_names: optional(TextList(500, 200))
+  status: optionalField(NodeStatus, "New status of the node"),
+  status_detail: optionalField(Text(2000), "Why the node has its status"),
+  tags_admin: optionalField(TextList(50, 100), "Admin-only tags for security warnings and admin metadata"),
+  search_ranking: optionalField(Schema.Int, "Value used to sort search results; lower ranks first"),
+  preempted_host_node_names: optionalField(TextList(500, 200), "Names of host-nodes that this node preempts")
 }).annotations({ identifier: "AdminNodeUpdate" })
 
 export class AdminApi extends HttpApiGroup.make("admin")
@@ -51,7 +51,8 @@ export class AdminApi extends HttpApiGroup.make("admin")
   .add(
     HttpApiEndpoint.put("moderatePublisher", "/admin/publishers/:publisherId")
       .setPath(Schema.Struct({ publisherId: PathParam }))
-      .setPayload(Schema.Struct({ status: PublisherStatus }).annotations({ identifier: "AdminPublisherUpdate" }))
+      .setPayload(Schema.Struct({ status: field(PublisherStatus, "New status of the publisher") })
+        .annotations({ identifier: "AdminPublisherUpdate" }))
       .addSuccess(Publisher)
       .addError(BadRequest)
       .addError(Forbidden)
@@ -62,7 +63,10 @@ export class AdminApi extends HttpApiGroup.make("admin")
   .add(
     HttpApiEndpoint.put("moderateVersion", "/admin/nodes/:nodeId/versions/:version")
       .setPath(Schema.Struct({ nodeId: PathParam, version: PathParam }))
-      .setPayload(Schema.Struct({ status: NodeVersionStatus, status_reason: optional(Text(2000)) })
+      .setPayload(Schema.Struct({
+        status: field(NodeVersionStatus, "New status of the version"),
+        status_reason: optionalField(Text(2000), "Why the version gets this status")
+      })
         .annotations({ identifier: "AdminNodeVersionUpdate" }))
       .addSuccess(NodeVersion)
       .addError(BadRequest)

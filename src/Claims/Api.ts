@@ -25,7 +25,12 @@ export class ClaimApi extends HttpApiGroup.make("claims")
   .add(
     HttpApiEndpoint.post("claimMyNode", "/publishers/:publisherId/nodes/:nodeId/claim-my-node")
       .setPath(Schema.Struct({ publisherId: PathParam, nodeId: PathParam }))
-      .setPayload(Schema.Struct({ VCS_TOKEN: NonEmptyText(1000) }).annotations({ identifier: "ClaimRequest" }))
+      .setPayload(Schema.Struct({
+        VCS_TOKEN: field(
+          NonEmptyText(1000),
+          "A token for the repository host, used to verify that the user administers the node's repository"
+        )
+      }).annotations({ identifier: "ClaimRequest" }))
       .addSuccess(ClaimResult)
       .addError(BadRequest)
       .addError(Forbidden)

@@ -79,11 +79,17 @@ const ImageSource = (protocols: ReadonlyArray<"http:" | "https:">, described: st
 /** Base64 data or an http(s) URL (4.5). */
 export const StyleImage = ImageSource(["http:", "https:"], "an http(s) URL")
 /** Base64 data or a publicly accessible HTTPS URL (4.6). */
-export const SkinImage = ImageSource(["https:"], "an https URL")
+export const SkinImage = ImageSource(["https:"], "an https URL").annotations({
+  // a filter's own description does not reach the document; its `jsonSchema` does
+  jsonSchema: { description: "Image to enhance: base64 image data, a data: URL, or a publicly accessible https URL" }
+})
 
+/** Described here: its `jsonSchema` replaces the whole of its document, a field's description included. */
 export const WebhookUrl = Schema.String.pipe(
   Schema.filter((s) => isUrl(s, ["http:", "https:"]), { message: () => `expected an http(s) URL of at most ${maxUrlChars} characters` })
-).annotations({ jsonSchema: { type: "string", format: "uri" } })
+).annotations({
+  jsonSchema: { type: "string", format: "uri", description: "URL called back for asynchronous notification of the task" }
+})
 
 /** 0 to 100 (section 8). */
 export const Percent = Schema.Int.pipe(Schema.between(0, 100))
@@ -102,26 +108,30 @@ export const maxPromptChars = 2000
 
 /** The body of POST /proxy/imagevendor/v1/ai/image-style-transfer (4.5). */
 export const StyleTransferRequest = Schema.Struct({
-  image: StyleImage,
-  reference_image: StyleImage,
-  engine: optional(StyleTransferEngine),
-  fixed_generation: optional(Schema.Boolean),
-  flavor: optional(StyleTransferFlavor),
-  is_portrait: optional(Schema.Boolean),
-  portrait_beautifier: optional(PortraitBeautifier),
-  portrait_style: optional(PortraitStyle),
-  prompt: optional(Text(maxPromptChars)),
-  structure_strength: optional(Percent),
-  style_strength: optional(Percent),
+  image: field(StyleImage, "Image to transform: base64 image data, a data: URL, or an http(s) URL"),
+  reference_image: field(StyleImage, "Style reference image: base64 image data, a data: URL, or an http(s) URL"),
+  engine: optionalField(StyleTransferEngine, "Engine preset"),
+  fixed_generation: optionalField(Schema.Boolean, "When enabled, the same settings give the same image"),
+  flavor: optionalField(StyleTransferFlavor, "Flavor of the style"),
+  is_portrait: optionalField(Schema.Boolean, "Whether to process the image as a portrait"),
+  portrait_beautifier: optionalField(PortraitBeautifier, "Face beautifier; used only when is_portrait is true"),
+  portrait_style: optionalField(PortraitStyle, "Portrait style; used only when is_portrait is true"),
+  prompt: optionalField(Text(maxPromptChars), `Prompt for the model (at most ${maxPromptChars} characters)`),
+  structure_strength: optionalField(Percent, "How much of the original's structure to keep, 0 to 100"),
+  style_strength: optionalField(Percent, "Percentage of style strength, 0 to 100"),
   webhook_url: optional(WebhookUrl)
 }).annotations({ identifier: "StyleTransferRequest" })
 export type StyleTransferRequest = typeof StyleTransferRequest.Type
 
 /** The body of POST /proxy/imagevendor/v1/ai/skin-enhancer/creative (4.6); defaults applied on decoding. */
 export const SkinEnhancerRequest = Schema.Struct({
+  // in a struct with defaults only the defaulted fields' own descriptions reach the document:
+  // `image` and `webhook_url` are described by their schemas
   image: SkinImage,
-  sharpen: Schema.optionalWith(Percent, { exact: true, default: () => 0 }),
-  smart_grain: Schema.optionalWith(Percent, { exact: true, default: () => 2 }),
+  sharpen: Schema.optionalWith(Percent, { exact: true, default: () => 0 })
+    .annotations({ description: "Sharpening intensity, 0 to 100 (default 0)" }),
+  smart_grain: Schema.optionalWith(Percent, { exact: true, default: () => 2 })
+    .annotations({ description: "Smart grain intensity, 0 to 100 (default 2)" }),
   webhook_url: optional(WebhookUrl)
 }).annotations({ identifier: "SkinEnhancerRequest" })
 export type SkinEnhancerRequest = typeof SkinEnhancerRequest.Type
@@ -169,12 +179,14 @@ export const MusicRequest = Schema.Union(
 )
 export type MusicRequest = typeof MusicRequest.Type
 
+const videoUrlMeaning = `A URL of the video (http or https, at most ${maxVideoUrlChars} characters)`
+
 const musicFields = {
-  "0.video": optional(VideoFile),
+  "0.video": optionalField(VideoFile, "The video file (a part with a file name): at most 1024 MiB and 6 minutes"),
   video: optional(Schema.Union(VideoFile, VideoUrl).annotations({
     description: "A video URL, or the video file when the part has a file name"
   })),
-  video_url: optional(VideoUrl),
+  video_url: optionalField(VideoUrl, videoUrlMeaning + ", in place of video"),
   prompt: optional(Prompt)
 }
 
@@ -212,7 +224,7 @@ export const MusicForm = Schema.Struct(musicFields).pipe(
 
 /** The URL-encoded form: the form's text fields (a file cannot come this way). */
 export const MusicUrlForm = Schema.Struct({
-  video: optional(VideoUrl),
-  video_url: optional(VideoUrl),
+  video: optionalField(VideoUrl, videoUrlMeaning),
+  video_url: optionalField(VideoUrl, videoUrlMeaning + ", in place of video"),
   prompt: optional(Prompt)
 }).annotations({ identifier: "MusicUrlForm" })

@@ -1,5 +1,5 @@
 import { Schema } from "effect"
-import { field, NonEmptyText, optional, optionalField, Text, Timestamp } from "./Schemas.ts"
+import { field, ignoredOnInput, NonEmptyText, optional, optionalField, Text, Timestamp } from "./Schemas.ts"
 
 export const PublisherStatus = Schema.Literal("PublisherStatusActive", "PublisherStatusBanned")
   .annotations({ identifier: "PublisherStatus" })
@@ -55,17 +55,19 @@ export const reservedPublisherIds: ReadonlySet<string> = new Set([
 ])
 
 const writableFields = {
-  description: optional(Text(5000)),
-  logo: optional(Text(2000)),
-  name: optional(Text(200)),
-  source_code_repo: optional(Text(2000)),
-  support: optional(Text(2000)),
-  website: optional(Text(2000))
+  description: optionalField(Text(5000), "Description of the publisher"),
+  logo: optionalField(Text(2000), "URL of the publisher's logo"),
+  name: optionalField(Text(200), "Display name of the publisher"),
+  source_code_repo: optionalField(Text(2000), "URL where the publisher's source code is hosted"),
+  support: optionalField(Text(2000), "Where users of the publisher's nodes get support"),
+  website: optionalField(Text(2000), "URL of the publisher's website")
 }
 
 /** Body of `POST /publishers`. */
-export const PublisherCreate = Schema.Struct({ id: PublisherId, ...writableFields })
-  .annotations({ identifier: "PublisherCreate" })
+export const PublisherCreate = Schema.Struct({
+  id: field(PublisherId, "Unique identifier of the publisher, akin to a username: lowercase letters, digits and '-'"),
+  ...writableFields
+}).annotations({ identifier: "PublisherCreate" })
 
 /**
  * Body of `PUT /publishers/{publisherId}`: a Publisher, every field optional. `members` and
@@ -73,15 +75,18 @@ export const PublisherCreate = Schema.Struct({ id: PublisherId, ...writableField
  */
 export const PublisherUpdate = Schema.Struct({
   ...writableFields,
-  id: optional(Schema.String),
-  status: optional(PublisherStatus),
-  members: optional(Schema.Unknown),
-  createdAt: optional(Schema.Unknown)
+  id: optionalField(Schema.String, "Identifier of the publisher; if sent, it must be the path's"),
+  status: optionalField(PublisherStatus, "New status of the publisher (site admins only)"),
+  members: optional(ignoredOnInput(
+    { type: "array", items: { $ref: "#/components/schemas/PublisherMember" } },
+    "Members of the publisher with their roles"
+  )),
+  createdAt: optional(ignoredOnInput({ type: "string", format: "date-time" }, "Creation time of the publisher"))
 }).annotations({ identifier: "PublisherUpdate" })
 export type PublisherUpdate = typeof PublisherUpdate.Type
 
 /** Body of `POST /publishers/{publisherId}/members`. */
 export const MemberAdd = Schema.Struct({
-  user_id: NonEmptyText(200),
-  role: PublisherRole
+  user_id: field(NonEmptyText(200), "Identifier of the user to add, or whose role to change"),
+  role: field(PublisherRole, "Role to give the user in the publisher")
 }).annotations({ identifier: "MemberAdd" })

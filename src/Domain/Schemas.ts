@@ -17,6 +17,16 @@ export const optionalField = <S extends Schema.Schema.Any>(schema: S, descriptio
   optional(schema).annotations({ description })
 
 /**
+ * An output-only field of a request body: any value is accepted and ignored (`Schema.Unknown`), so
+ * that a client may send back what it read. The document states the field's real type
+ * (`jsonSchema`), read-only, and says that it is ignored.
+ */
+export const ignoredOnInput = (jsonSchema: object, meaning: string) =>
+  Schema.Unknown.annotations({
+    jsonSchema: { ...jsonSchema, readOnly: true, description: `${meaning}: output only, ignored on input` }
+  })
+
+/**
  * A moment: a `Date` inside the service, ISO 8601 with `Z` and millisecond precision on the wire
  * (`toISOString`), as the service writes every time.
  */

@@ -26,50 +26,73 @@ import {
 } from "../Domain/ApiErrors.ts"
 import { Authentication, OptionalAuthentication } from "../Domain/Auth.ts"
 import { Node, NodeId, NodeVersion, Translations } from "../Domain/Node.ts"
-import { field, NonEmptyText, optional, PathParam, Text, TextList } from "../Domain/Schemas.ts"
+import { field, NonEmptyText, optional, optionalField, PathParam, Text, TextList } from "../Domain/Schemas.ts"
 import { HostRangeFromString, PublishedVersion } from "../Domain/Semver.ts"
 
 /** A node's fields its publisher sets; the others (downloads, rating, status, ...) are the registry's. */
 const nodeFields = {
-  name: optional(Text(200)),
-  description: optional(Text(5000)),
-  author: optional(Text(200)),
-  license: optional(Text(2000)),
-  icon: optional(Text(2000)),
-  banner_url: optional(Text(2000)),
-  category: optional(Text(100)),
-  repository: optional(Text(2000)),
-  tags: optional(TextList(50, 100)),
-  supported_os: optional(TextList(20, 100)),
-  supported_accelerators: optional(TextList(20, 100)),
-  supported_host_version: optional(Text(200)),
-  supported_host_frontend_version: optional(Text(200)),
-  translations: optional(Translations)
+  name: optionalField(Text(200), "Display name of the node"),
+  description: optionalField(Text(5000), "Description of the node"),
+  author: optionalField(Text(200), "Author of the node"),
+  license: optionalField(Text(2000), "Path to the license file in the node's repository"),
+  icon: optionalField(Text(2000), "URL of the node's icon"),
+  banner_url: optionalField(Text(2000), "URL of the node's banner"),
+  category: optionalField(Text(100), "Deprecated: use tags; will be removed in a future version"),
+  repository: optionalField(Text(2000), "URL of the node's source repository"),
+  tags: optionalField(TextList(50, 100), "Tags of the node (they replace category)"),
+  supported_os: optionalField(TextList(20, 100), "Operating systems supported by the node"),
+  supported_accelerators: optionalField(TextList(20, 100), "Accelerators supported by the node (free strings)"),
+  supported_host_version: optionalField(Text(200), "Host application versions the node supports, as a semantic-version range"),
+  supported_host_frontend_version: optionalField(
+    Text(200),
+    "Host frontend versions the node supports, as a semantic-version range"
+  ),
+  translations: optionalField(Translations, "Translated metadata of the node, by language key")
 }
 
-export const NodeCreate = Schema.Struct({ id: NodeId, ...nodeFields }).annotations({ identifier: "NodeCreate" })
 /** `id`, if sent, must be the path's. */
-export const NodeUpdate = Schema.Struct({ id: optional(Text(200)), ...nodeFields }).annotations({ identifier: "NodeUpdate" })
+const pathNodeId = optionalField(Text(200), "Identifier of the node; if sent, it must be the path's")
+
+export const NodeCreate = Schema.Struct({
+  id: field(NodeId, "Unique identifier of the node: letters, digits, '.', '_' and '-', starting with a letter or digit"),
+  ...nodeFields
+}).annotations({ identifier: "NodeCreate" })
+export const NodeUpdate = Schema.Struct({ id: pathNodeId, ...nodeFields }).annotations({ identifier: "NodeUpdate" })
 
 /** A host-version range, parsed where it enters. */
 const HostRange = HostRangeFromString(200)
 
 export const VersionCreate = Schema.Struct({
-  version: PublishedVersion,
-  changelog: optional(Text(20_000)),
-  dependencies: optional(TextList(500, 500)),
-  deprecated: optional(Schema.Boolean),
-  supported_os: optional(TextList(20, 100)),
-  supported_accelerators: optional(TextList(20, 100)),
-  supported_host_version: optional(HostRange),
-  supported_host_frontend_version: optional(HostRange),
-  tags: optional(TextList(50, 100))
+  version: field(
+    PublishedVersion,
+    "Semantic version of the new version, unique for the node, such as 1.2.3 or 2.0.0-beta.1 (no build metadata)"
+  ),
+  changelog: optionalField(Text(20_000), "Summary of changes in this version"),
+  dependencies: optionalField(TextList(500, 500), "Package dependencies required by the node in this version"),
+  deprecated: optionalField(Schema.Boolean, "Whether this version is deprecated"),
+  supported_os: optionalField(TextList(20, 100), "Operating systems supported by this version"),
+  supported_accelerators: optionalField(TextList(20, 100), "Accelerators supported by this version (free strings)"),
+  supported_host_version: optionalField(
+    HostRange,
+    "Host application versions this version supports: a semantic-version range such as >=1.2.0 <2.0.0 or ^1.4"
+  ),
+  supported_host_frontend_version: optionalField(
+    HostRange,
+    "Host frontend versions this version supports: a semantic-version range such as >=1.2.0 <2.0.0 or ^1.4"
+  ),
+  tags: optionalField(TextList(50, 100), "Tags of this version")
 }).annotations({ identifier: "NodeVersionCreate" })
 
 export const PublishRequest = Schema.Struct({
-  personal_access_token: optional(NonEmptyText(500)),
-  node: optional(Schema.Struct({ id: optional(Text(200)), ...nodeFields })),
-  node_version: VersionCreate
+  personal_access_token: optionalField(
+    NonEmptyText(500),
+    "A personal access token of the publisher; without it, the call needs a bearer token"
+  ),
+  node: optionalField(
+    Schema.Struct({ id: pathNodeId, ...nodeFields }),
+    "The node's metadata: the node is created with it, or updated from it"
+  ),
+  node_version: field(VersionCreate, "The version to publish")
 }).annotations({ identifier: "PublishNodeVersionRequest" })
 
 export class PublishResponse extends Schema.Class<PublishResponse>("PublishNodeVersionResponse")({
@@ -78,8 +101,8 @@ export class PublishResponse extends Schema.Class<PublishResponse>("PublishNodeV
 }) {}
 
 export const VersionUpdate = Schema.Struct({
-  changelog: optional(Text(20_000)),
-  deprecated: optional(Schema.Boolean)
+  changelog: optionalField(Text(20_000), "Summary of changes in this version"),
+  deprecated: optionalField(Schema.Boolean, "Whether this version is deprecated")
 }).annotations({ identifier: "NodeVersionUpdate" })
 
 const PublisherNodePath = Schema.Struct({ publisherId: PathParam, nodeId: PathParam })
