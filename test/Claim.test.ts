@@ -10,8 +10,9 @@ import type { NodeInput } from "../scripts/lib/Seeder.ts"
 import { ClaimResult } from "../src/Claims/Api.ts"
 import { seedActors, tokensFor } from "./support/Actors.ts"
 import { decodeExact } from "./support/Catalogue.ts"
+import { bearerClient } from "./support/Client.ts"
 import { addMember, queryOne } from "./support/Db.ts"
-import { type Answer, expectError, expectStatus, get, send } from "./support/Http.ts"
+import { type Answer, expectError, expectStatus, send } from "./support/Http.ts"
 import { type Fake, FakeRepohost } from "./support/FakeRepohost.ts"
 import { type ConfigOverrides, freshDatabase, type Running, Service, startService } from "./support/Service.ts"
 
@@ -72,8 +73,11 @@ const ownerOf = (service: Running, nodeId: string) =>
 
 /** Ids of a publisher's listed nodes. */
 const listedIds = (service: Running, publisherId: string, token: string) =>
-  Effect.map(get(service, `/publishers/${publisherId}/nodes`, { token }), (answer) =>
-    (expectStatus(answer, 200, `listing of ${publisherId}`).body as Array<{ id: string }>).map((n) => n.id))
+  Effect.flatMap(bearerClient(service, token), (client) =>
+    Effect.map(
+      client.api.publisherNodes.listNodesForPublisher({ path: { publisherId }, urlParams: { include_banned: false } }),
+      (nodes) => nodes.map((n) => n.id)
+    ))
 
 const unclaimedNode = (id: string, repository?: string, extra: Partial<NodeInput> = {}): NodeInput => ({
   id,
@@ -86,6 +90,17 @@ const unclaimedNode = (id: string, repository?: string, extra: Partial<NodeInput
 const annRepo = (repo: string) => `https://repohost.example/ann/${repo}`
 
 const decodeClaimResult = decodeExact(ClaimResult)
+
+/** A claim through the typed client, as `actor`, that must succeed: its result, checked. */
+const claimed = (service: Running, publisherId: string, nodeId: string, vcsToken: string, actor: Actor = "owner") =>
+  Effect.gen(function*() {
+    const client = yield* bearerClient(service, jwts[actor]!)
+    const result = yield* client.api.claims.claimMyNode({ path: { publisherId, nodeId }, payload: { VCS_TOKEN: vcsToken } })
+    expect(result.message).toBe(`Node ${nodeId} claimed by ${publisherId}`)
+    expect(result.node.id).toBe(nodeId)
+    expect(result.node.publisher?.id).toBe(publisherId)
+    return result
+  })
 
 const expectClaimed = (answer: Answer, nodeId: string, publisherId: string) => {
   expectStatus(answer, 200, `claim of ${nodeId}`)
@@ -149,7 +164,7 @@ layer(TestLayer, { excludeTestServices: true })("claiming a node", (it) => {
     Effect.gen(function*() {
       const service = yield* Service
       yield* service.writes.insertNodes([unclaimedNode("by-admin", annRepo("by-admin"))])
-      expectClaimed(yield* claim(service, "acme", "by-admin", { VCS_TOKEN: vcs.admin }, { actor: "admin" }), "by-admin", "acme")
+      yield* claimed(service, "acme", "by-admin", vcs.admin, "admin")
       expect(yield* ownerOf(service, "by-admin")).toBe("acme")
     }))
 
@@ -171,7 +186,7 @@ layer(TestLayer, { excludeTestServices: true })("claiming a node", (it) => {
       for (const [i, [url]] of forms.entries()) yield* service.writes.insertNodes([unclaimedNode(`form-${i}`, url)])
       for (const [i, [url, repo]] of forms.entries()) {
         fake.clearRequests()
-        expectClaimed(yield* claim(service, "acme", `form-${i}`, { VCS_TOKEN: vcs.admin }), `form-${i}`, "acme")
+        yield* claimed(service, "acme", `form-${i}`, vcs.admin)
         expect(fake.requests().map((r) => r.path), url).toEqual(["/user", `/repos/ann/${repo}`])
       }
     }))

@@ -10,6 +10,7 @@ import { TokenSummary } from "../src/Domain/Token.ts"
 import { TokenRepo } from "../src/Tokens/Repo.ts"
 import { seedActors, tokensFor } from "./support/Actors.ts"
 import { decodeExact, isoMillis, uuidPattern } from "./support/Catalogue.ts"
+import { bearerClient } from "./support/Client.ts"
 import { countRows, query } from "./support/Db.ts"
 import { expectError, expectStatus, send } from "./support/Http.ts"
 import { type Running, Service } from "./support/Service.ts"
@@ -22,6 +23,9 @@ const tokens: Record<Actor, string | undefined> = {
   invalid: "not.a.jwt",
   ...tokensFor("stranger", "member", "admin", "owner", "siteAdmin", "otherOwner")
 }
+
+/** The typed client calling as `actor` (the owner unless said). */
+const clientOf = (service: Running, actor: Actor = "owner") => bearerClient(service, tokens[actor]!)
 
 /** A request with the token of `actor` (the owner's unless said). */
 const call = (
@@ -66,9 +70,12 @@ layer(Service.layer(), { excludeTestServices: true })("personal access tokens", 
   it.effect("a token has the prefix and at least 256 random bits, and each is different", () =>
     Effect.gen(function*() {
       const service = yield* Service
+      const owner = yield* clientOf(service, "owner")
+      const admin = yield* clientOf(service, "admin")
       const values = new Set<string>()
       for (let i = 0; i < 5; i++) {
-        const value = yield* create(service, "acme", { name: `t${i}` }, i % 2 === 0 ? "owner" : "admin")
+        const creator = i % 2 === 0 ? owner : admin
+        const { token: value } = yield* creator.api.tokens.createToken({ path: { publisherId: "acme" }, payload: { name: `t${i}` } })
         expect(value.startsWith(prefix)).toBe(true)
         const random = value.slice(prefix.length)
         expect(random).toMatch(/^[A-Za-z0-9_-]+$/)
@@ -178,16 +185,20 @@ layer(Service.layer(), { excludeTestServices: true })("personal access tokens", 
   it.effect("lifecycle: created, used, listed with its last use, revoked at once, then refused", () =>
     Effect.gen(function*() {
       const service = yield* Service
-      const value = yield* create(service, "acme", { name: "lifecycle" })
-      const find = Effect.map(list(service, "acme"), (l) => l.tokens.find((t) => t.name === "lifecycle"))
+      const owner = yield* clientOf(service)
+      const acme = { publisherId: "acme" }
+      const { token: value } = yield* owner.api.tokens.createToken({ path: acme, payload: { name: "lifecycle" } })
+      const find = Effect.map(owner.api.tokens.listTokens({ path: acme }), (listed) => listed.find((t) => t.name === "lifecycle"))
       const before = yield* find
       expect(before!.lastUsedAt).toBeUndefined()
 
       const used = yield* withRepo(service, (repo) => repo.verify("acme", Redacted.make(value)))
       expect(used).toEqual(Option.some(before!.id))
       const after = yield* find
-      expect(after!.lastUsedAt).toMatch(isoMillis)
-      expect(Date.parse(after!.lastUsedAt!)).toBeGreaterThanOrEqual(Date.parse(after!.createdAt))
+      expect(after!.lastUsedAt).toBeInstanceOf(Date)
+      expect(after!.lastUsedAt!.getTime()).toBeGreaterThanOrEqual(after!.createdAt.getTime())
+      // on the wire, ISO 8601 with milliseconds
+      expect((yield* list(service, "acme")).tokens.find((t) => t.name === "lifecycle")!.lastUsedAt).toMatch(isoMillis)
 
       // not for another publisher, not a near miss, not something without the prefix
       yield* withRepo(service, (repo) =>
@@ -197,9 +208,9 @@ layer(Service.layer(), { excludeTestServices: true })("personal access tokens", 
           expect(yield* repo.verify("acme", Redacted.make(value.slice(prefix.length)))).toEqual(Option.none())
         }))
 
-      const revoked = yield* call(service, "DELETE", `/publishers/acme/tokens/${before!.id}`)
-      expect(revoked.status, revoked.text).toBe(204)
-      expect(revoked.text).toBe("")
+      const [, revoked] = yield* owner.api.tokens.revokeToken({ path: { ...acme, tokenId: before!.id }, withResponse: true })
+      expect(revoked.status).toBe(204)
+      expect(yield* revoked.text).toBe("")
       expect(yield* find).toBeUndefined()
       expect(yield* withRepo(service, (repo) => repo.verify("acme", Redacted.make(value)))).toEqual(Option.none())
       const stored = yield* query<{ revoked: boolean }>(
@@ -247,8 +258,15 @@ layer(Service.layer(), { excludeTestServices: true })("personal access tokens", 
       }
       expect(yield* tokenCount(service)).toBe(before)
       // the limits themselves are accepted
-      yield* create(service, "acme", { name: "n".repeat(100), description: "d".repeat(1000) })
-      yield* create(service, "acme", { name: "x", token: "ignored", id: "ignored", createdAt: "ignored" })
+      const owner = yield* clientOf(service)
+      const acme = { publisherId: "acme" }
+      const longest = yield* owner.api.tokens.createToken({ path: acme, payload: { name: "n".repeat(100), description: "d".repeat(1000) } })
+      expect(longest.token.startsWith(prefix)).toBe(true)
+      const ignoring = yield* owner.api.tokens.createToken({
+        path: acme,
+        payload: { name: "x", token: "ignored", id: "ignored", createdAt: "ignored" }
+      })
+      expect(ignoring.token.startsWith(prefix)).toBe(true)
       expect(yield* tokenCount(service)).toBe(before + 2)
     }))
 })
