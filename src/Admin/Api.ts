@@ -39,7 +39,7 @@ export class AdminApi extends HttpApiGroup.make("admin")
   )
   .add(
     HttpApiEndpoint.put("moderateNode", "/admin/nodes/:nodeId")
-      .setPath(Schema.Struct({ nodeId: PathParam }))
+      .setPath(Schema.Struct({ nodeId: field(PathParam, "Identifier of the node") }))
       .setPayload(AdminNodeUpdate)
       .addSuccess(Node)
       .addError(BadRequest)
@@ -50,7 +50,7 @@ export class AdminApi extends HttpApiGroup.make("admin")
   )
   .add(
     HttpApiEndpoint.put("moderatePublisher", "/admin/publishers/:publisherId")
-      .setPath(Schema.Struct({ publisherId: PathParam }))
+      .setPath(Schema.Struct({ publisherId: field(PathParam, "Identifier of the publisher") }))
       .setPayload(Schema.Struct({ status: field(PublisherStatus, "New status of the publisher") })
         .annotations({ identifier: "AdminPublisherUpdate" }))
       .addSuccess(Publisher)
@@ -62,7 +62,7 @@ export class AdminApi extends HttpApiGroup.make("admin")
   )
   .add(
     HttpApiEndpoint.put("moderateVersion", "/admin/nodes/:nodeId/versions/:version")
-      .setPath(Schema.Struct({ nodeId: PathParam, version: PathParam }))
+      .setPath(Schema.Struct({ nodeId: field(PathParam, "Identifier of the node"), version: field(PathParam, "The version string (such as 1.2.0) or the version's id") }))
       .setPayload(Schema.Struct({
         status: field(NodeVersionStatus, "New status of the version"),
         status_reason: optionalField(Text(2000), "Why the version gets this status")

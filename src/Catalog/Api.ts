@@ -3,7 +3,7 @@ import { ParseResult, Schema } from "effect"
 import { BadRequest, NodeBanned, NoInstallableVersion, NotFound, Forbidden } from "../Domain/ApiErrors.ts"
 import { Authentication } from "../Domain/Auth.ts"
 import { Node, NodeList, NodeVersion, NodeVersionStatus, type SortKey, sortColumns } from "../Domain/Node.ts"
-import { IsoDateTimeFromString, PathParam, Text } from "../Domain/Schemas.ts"
+import { field, IsoDateTimeFromString, PathParam, Text } from "../Domain/Schemas.ts"
 import { HostVersionKey } from "../Domain/Semver.ts"
 
 /** Served page sizes: larger requests are clamped, not refused (CONTRACT.md). */
@@ -21,7 +21,7 @@ const PositiveInt = (max: number, doc: { description: string; default: number })
 /** `page`: from 1, 1 when absent. */
 const Page = Schema.optionalWith(PositiveInt(1_000_000_000, { description: "Page number, from 1", default: 1 }), {
   default: () => 1
-})
+}).annotations({ description: "Page number, from 1" })
 
 /** `limit`: `defaultLimit` when absent, at most `maxLimit` served (larger values are clamped). */
 const Limit = Schema.optionalWith(
@@ -72,7 +72,7 @@ export const SortParam = Schema.transformOrFail(
   }
 )
 
-const PublisherIdParams = Schema.Struct({ publisherId: PathParam })
+const PublisherIdParams = Schema.Struct({ publisherId: field(PathParam, "Identifier of the publisher") })
 
 export const ListNodesParams = Schema.Struct({
   page: Page,
@@ -99,10 +99,13 @@ export const ListNodesParams = Schema.Struct({
 })
 export type ListNodesParams = typeof ListNodesParams.Type
 
+const searchMeaning = "What to look for (websearch syntax: words, \"phrases\", or, -word); the last word also matches as a prefix"
+
 export const SearchNodesParams = Schema.Struct({
+  // a filter's own description does not reach the document; its `jsonSchema` does
   search: Text(200).pipe(
     Schema.filter((s) => s.trim() !== "", { message: () => "must not be blank" })
-  ).annotations({ description: "What to look for (websearch syntax: words, \"phrases\", or, -word); the last word also matches as a prefix" }),
+  ).annotations({ description: searchMeaning, jsonSchema: { description: searchMeaning } }),
   page: Page,
   limit: Limit,
   supported_os: ListNodesParams.fields.supported_os,
@@ -130,7 +133,7 @@ export class CatalogApi extends HttpApiGroup.make("catalog")
   )
   .add(
     HttpApiEndpoint.get("getNodeVersion", "/nodes/:nodeId/versions/:versionId")
-      .setPath(Schema.Struct({ nodeId: PathParam, versionId: PathParam }))
+      .setPath(Schema.Struct({ nodeId: field(PathParam, "Identifier of the node"), versionId: field(PathParam, "The version string (such as 1.2.0) or the version's id") }))
       .addSuccess(NodeVersion)
       .addError(BadRequest)
       .addError(NotFound)
@@ -140,7 +143,7 @@ export class CatalogApi extends HttpApiGroup.make("catalog")
   )
   .add(
     HttpApiEndpoint.get("getNode", "/nodes/:nodeId")
-      .setPath(Schema.Struct({ nodeId: PathParam }))
+      .setPath(Schema.Struct({ nodeId: field(PathParam, "Identifier of the node") }))
       .addSuccess(Node)
       .addError(BadRequest)
       .addError(NotFound)
@@ -150,7 +153,7 @@ export class CatalogApi extends HttpApiGroup.make("catalog")
   )
   .add(
     HttpApiEndpoint.get("listNodeVersions", "/nodes/:nodeId/versions")
-      .setPath(Schema.Struct({ nodeId: PathParam }))
+      .setPath(Schema.Struct({ nodeId: field(PathParam, "Identifier of the node") }))
       .setUrlParams(Schema.Struct({
         statuses: Schema.optionalWith(
           Schema.Array(NodeVersionStatus).pipe(Schema.maxItems(5)).annotations({
@@ -167,7 +170,7 @@ export class CatalogApi extends HttpApiGroup.make("catalog")
   )
   .add(
     HttpApiEndpoint.get("installNode", "/nodes/:nodeId/install")
-      .setPath(Schema.Struct({ nodeId: PathParam }))
+      .setPath(Schema.Struct({ nodeId: field(PathParam, "Identifier of the node") }))
       .setUrlParams(Schema.Struct({
         version: Schema.optional(Text(100).annotations({ description: "The version to install; default the newest installable" }))
       }))

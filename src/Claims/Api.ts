@@ -24,7 +24,7 @@ export class ClaimResult extends Schema.Class<ClaimResult>("ClaimResult")({
 export class ClaimApi extends HttpApiGroup.make("claims")
   .add(
     HttpApiEndpoint.post("claimMyNode", "/publishers/:publisherId/nodes/:nodeId/claim-my-node")
-      .setPath(Schema.Struct({ publisherId: PathParam, nodeId: PathParam }))
+      .setPath(Schema.Struct({ publisherId: field(PathParam, "Identifier of the publisher"), nodeId: field(PathParam, "Identifier of the node") }))
       .setPayload(Schema.Struct({
         VCS_TOKEN: field(
           NonEmptyText(1000),

@@ -3,9 +3,9 @@ import { Schema } from "effect"
 import { BadRequest, Conflict, Forbidden, NodeBanned, NotFound } from "../Domain/ApiErrors.ts"
 import { Authentication } from "../Domain/Auth.ts"
 import { HostNode, HostNodeCreate, HostNodeUpdate, maxHostNodesPerRequest } from "../Domain/HostNode.ts"
-import { PathParam } from "../Domain/Schemas.ts"
+import { field, PathParam } from "../Domain/Schemas.ts"
 
-const VersionPath = Schema.Struct({ nodeId: PathParam, version: PathParam })
+const VersionPath = Schema.Struct({ nodeId: field(PathParam, "Identifier of the node"), version: field(PathParam, "The version string, such as 1.2.0") })
 
 export class PublicHostNodesApi extends HttpApiGroup.make("publicHostNodes")
   .add(
@@ -34,7 +34,7 @@ export class HostNodesApi extends HttpApiGroup.make("hostNodes")
   )
   .add(
     HttpApiEndpoint.put("updateHostNode", "/nodes/:nodeId/versions/:version/host-nodes/:hostNodeName")
-      .setPath(Schema.Struct({ nodeId: PathParam, version: PathParam, hostNodeName: PathParam }))
+      .setPath(Schema.Struct({ nodeId: field(PathParam, "Identifier of the node"), version: field(PathParam, "The version string, such as 1.2.0"), hostNodeName: field(PathParam, "Name of the host-node") }))
       .setPayload(HostNodeUpdate)
       .addSuccess(HostNode)
       .addError(BadRequest)

@@ -12,12 +12,17 @@ import {
 } from "../Domain/ApiErrors.ts"
 import { Authentication } from "../Domain/Auth.ts"
 import { IdempotencyKey, MediaTask, MediaTaskEnvelope, SkinEnhancerRequest, StyleTransferRequest } from "../Domain/Media.ts"
-import { optional, PathParam } from "../Domain/Schemas.ts"
+import { field, optionalField, PathParam } from "../Domain/Schemas.ts"
 
 /** `Idempotency-Key` on the POSTs: the same key and body within 24 hours answer the same task. */
-const IdempotencyHeaders = Schema.Struct({ "idempotency-key": optional(IdempotencyKey) })
+const IdempotencyHeaders = Schema.Struct({
+  "idempotency-key": optionalField(
+    IdempotencyKey,
+    "Key of the request, 1 to 255 printable ASCII characters: repeated with the same body within 24 hours, it answers the same task"
+  )
+})
 
-const TaskPath = Schema.Struct({ task_id: PathParam })
+const TaskPath = Schema.Struct({ task_id: field(PathParam, "Identifier of the task") })
 
 const vendorFailures = "Vendor failures: its 400/422 is 400 with its message, 401/403 and 5xx are 502 upstream_error, 404 is 404, 429 is 429 with Retry-After, no answer in time is 504 upstream_timeout; no vendor configured is 503 vendor_not_configured."
 
@@ -72,7 +77,7 @@ export class ImageProxyApi extends HttpApiGroup.make("imageProxy")
 export class SimulatedImagesApi extends HttpApiGroup.make("simulatedImages")
   .add(
     HttpApiEndpoint.get("simulatedImage", "/proxy/imagevendor/simulated/:file")
-      .setPath(Schema.Struct({ file: PathParam }))
+      .setPath(Schema.Struct({ file: field(PathParam, "Name of the image file: {task_id}.svg") }))
       .addSuccess(HttpApiSchema.Text({ contentType: "image/svg+xml" }))
       .addError(BadRequest)
       .addError(NotFound)

@@ -12,9 +12,9 @@ import {
 } from "../Domain/ApiErrors.ts"
 import { Authentication, OptionalAuthentication } from "../Domain/Auth.ts"
 import { MemberAdd, Publisher, PublisherCreate, PublisherMember, PublisherUpdate } from "../Domain/Publisher.ts"
-import { PathParam } from "../Domain/Schemas.ts"
+import { field, PathParam } from "../Domain/Schemas.ts"
 
-const PublisherPath = Schema.Struct({ publisherId: PathParam })
+const PublisherPath = Schema.Struct({ publisherId: field(PathParam, "Identifier of the publisher") })
 
 /** Publisher records that anyone may read; members see the member list. */
 export class PublicPublishersApi extends HttpApiGroup.make("publicPublishers")
@@ -72,7 +72,7 @@ export class PublishersApi extends HttpApiGroup.make("publishers")
   )
   .add(
     HttpApiEndpoint.del("removeMember", "/publishers/:publisherId/members/:userId")
-      .setPath(Schema.Struct({ publisherId: PathParam, userId: PathParam }))
+      .setPath(Schema.Struct({ publisherId: field(PathParam, "Identifier of the publisher"), userId: field(PathParam, "Identifier of the member's user") }))
       .addSuccess(HttpApiSchema.NoContent)
       .addError(BadRequest)
       .addError(Forbidden)

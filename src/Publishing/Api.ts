@@ -26,7 +26,7 @@ import {
 } from "../Domain/ApiErrors.ts"
 import { Authentication, OptionalAuthentication } from "../Domain/Auth.ts"
 import { Node, NodeId, NodeVersion, Translations } from "../Domain/Node.ts"
-import { field, NonEmptyText, optional, optionalField, PathParam, Text, TextList } from "../Domain/Schemas.ts"
+import { field, NonEmptyText, optionalField, PathParam, Text, TextList } from "../Domain/Schemas.ts"
 import { HostRangeFromString, PublishedVersion } from "../Domain/Semver.ts"
 
 /** A node's fields its publisher sets; the others (downloads, rating, status, ...) are the registry's. */
@@ -105,14 +105,14 @@ export const VersionUpdate = Schema.Struct({
   deprecated: optionalField(Schema.Boolean, "Whether this version is deprecated")
 }).annotations({ identifier: "NodeVersionUpdate" })
 
-const PublisherNodePath = Schema.Struct({ publisherId: PathParam, nodeId: PathParam })
-const PublisherVersionPath = Schema.Struct({ publisherId: PathParam, nodeId: PathParam, versionId: PathParam })
+const PublisherNodePath = Schema.Struct({ publisherId: field(PathParam, "Identifier of the publisher"), nodeId: field(PathParam, "Identifier of the node") })
+const PublisherVersionPath = Schema.Struct({ publisherId: field(PathParam, "Identifier of the publisher"), nodeId: field(PathParam, "Identifier of the node"), versionId: field(PathParam, "The version string (such as 1.2.0) or the version's id") })
 
 /** Publishers' own management of their nodes and versions (bearer JWT of an owner, admin or site admin). */
 export class PublishingApi extends HttpApiGroup.make("publishing")
   .add(
     HttpApiEndpoint.post("createNode", "/publishers/:publisherId/nodes")
-      .setPath(Schema.Struct({ publisherId: PathParam }))
+      .setPath(Schema.Struct({ publisherId: field(PathParam, "Identifier of the publisher") }))
       .setPayload(NodeCreate)
       .addSuccess(Node, { status: 201 })
       .addError(BadRequest)
@@ -172,7 +172,10 @@ export class PublishingApi extends HttpApiGroup.make("publishing")
 export class PublishApi extends HttpApiGroup.make("publish")
   .add(
     HttpApiEndpoint.post("publishVersion", "/publishers/:publisherId/nodes/:nodeId/versions")
-      .setPath(Schema.Struct({ publisherId: PathParam, nodeId: NodeId }))
+      .setPath(Schema.Struct({
+        publisherId: field(PathParam, "Identifier of the publisher"),
+        nodeId: field(NodeId, "Identifier of the node; the node is created when the registry has none of that id")
+      }))
       .setPayload(PublishRequest)
       .addSuccess(PublishResponse, { status: 201 })
       .addError(BadRequest)
@@ -197,14 +200,17 @@ export class PublishApi extends HttpApiGroup.make("publish")
   .annotate(OpenApi.Title, "Publishing")
 {}
 
-const ArchivePath = Schema.Struct({ nodeId: PathParam, version: PathParam })
+const ArchivePath = Schema.Struct({ nodeId: field(PathParam, "Identifier of the node"), version: field(PathParam, "The version string, such as 1.2.0") })
 
 /** Archives: uploads through signed URLs, downloads of installable versions. No bearer token. */
 export class ArchivesApi extends HttpApiGroup.make("archives")
   .add(
     HttpApiEndpoint.put("uploadArchive", "/archives/:nodeId/:version")
       .setPath(ArchivePath)
-      .setUrlParams(Schema.Struct({ expires: optional(Text(20)), signature: optional(Text(100)) }))
+      .setUrlParams(Schema.Struct({
+        expires: optionalField(Text(20), "When the signed URL expires, in seconds since the Unix epoch"),
+        signature: optionalField(Text(100), "Signature of the URL, as the signedUrl of the publish call carries it")
+      }))
       .addSuccess(NodeVersion)
       .addError(BadRequest)
       .addError(InvalidSignature)

@@ -2,10 +2,10 @@ import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/p
 import { Schema } from "effect"
 import { BadRequest, Forbidden, NotFound } from "../Domain/ApiErrors.ts"
 import { Authentication } from "../Domain/Auth.ts"
-import { PathParam } from "../Domain/Schemas.ts"
+import { field, PathParam } from "../Domain/Schemas.ts"
 import { CreatedToken, TokenCreate, TokenSummary } from "../Domain/Token.ts"
 
-const PublisherPath = Schema.Struct({ publisherId: PathParam })
+const PublisherPath = Schema.Struct({ publisherId: field(PathParam, "Identifier of the publisher") })
 
 export class TokensApi extends HttpApiGroup.make("tokens")
   .add(
@@ -30,7 +30,7 @@ export class TokensApi extends HttpApiGroup.make("tokens")
   )
   .add(
     HttpApiEndpoint.del("revokeToken", "/publishers/:publisherId/tokens/:tokenId")
-      .setPath(Schema.Struct({ publisherId: PathParam, tokenId: PathParam }))
+      .setPath(Schema.Struct({ publisherId: field(PathParam, "Identifier of the publisher"), tokenId: field(PathParam, "Identifier of the token") }))
       .addSuccess(HttpApiSchema.NoContent)
       .addError(BadRequest)
       .addError(Forbidden)
