@@ -11,6 +11,7 @@ import { nodeStatusMoves, publisherStatusMoves } from "../src/Domain/Transitions
 import { move } from "./support/Moves.ts"
 import { seedActors, tokensFor } from "./support/Actors.ts"
 import { Catalogue, decodeExact, decodeNodes, ids, isoMillis } from "./support/Catalogue.ts"
+import { bearerClient, listParams } from "./support/Client.ts"
 import { addMember, countRows, queryOne } from "./support/Db.ts"
 import { expectBadRequest, expectError, expectStatus, get, send } from "./support/Http.ts"
 import { type Running, Service } from "./support/Service.ts"
@@ -102,19 +103,19 @@ layer(Service.layer(), { excludeTestServices: true })("site administration", (it
 
       // listed at once (cached path), and in the unclaimed publisher's listing
       expect((yield* listedAmong(service, ["fresh-node"])).ids).toEqual(["fresh-node"])
-      const unclaimed = expectStatus(yield* get(service, "/publishers/unclaimed/nodes", { token: tokens.stranger! }), 200, "listing")
-      expect(ids(decodeNodes(unclaimed.body))).toContain("fresh-node")
+      const stranger = yield* bearerClient(service, tokens.stranger!)
+      const unclaimed = yield* stranger.api.publisherNodes.listNodesForPublisher({
+        path: { publisherId: "unclaimed" },
+        urlParams: { include_banned: false }
+      })
+      expect(unclaimed.map((n) => n.id)).toContain("fresh-node")
 
       // only what is required
-      const minimal = expectStatus(
-        yield* send(service, "POST", "/admin/nodes", {
-          token: tokens.siteAdmin,
-          body: { id: "Minimal_node.v2", repository: "https://repohost.example/a/b" }
-        }),
-        201,
-        "POST minimal"
-      )
-      expect(decodeNode(minimal.body)).toMatchObject({ id: "Minimal_node.v2", repository: "https://repohost.example/a/b" })
+      const siteAdmin = yield* bearerClient(service, tokens.siteAdmin!)
+      const minimal = yield* siteAdmin.api.admin.createUnclaimedNode({
+        payload: { id: "Minimal_node.v2", repository: "https://repohost.example/a/b" }
+      })
+      expect(minimal).toMatchObject({ id: "Minimal_node.v2", repository: "https://repohost.example/a/b" })
     }))
 
   it.effect("POST /admin/nodes: an id that exists (in any publisher, in any status) is 409 node_exists and nothing changes", () =>
@@ -185,28 +186,24 @@ layer(Service.layer(), { excludeTestServices: true })("site administration", (it
   it.effect("PUT /admin/nodes: sets status_detail, tags_admin, search_ranking and preempted names; answers the Node", () =>
     Effect.gen(function*() {
       const service = yield* Service
+      const siteAdmin = yield* bearerClient(service, tokens.siteAdmin!)
       const body = {
         status_detail: "Reviewed",
         tags_admin: ["dangerous", "slow"],
         search_ranking: 2,
         preempted_host_node_names: ["LoadImage", "SaveImage"]
       }
-      const answer = expectStatus(yield* send(service, "PUT", "/admin/nodes/acme-2", { token: tokens.siteAdmin, body }), 200, "PUT")
-      const node = decodeNode(answer.body)
+      const node = yield* siteAdmin.api.admin.moderateNode({ path: { nodeId: "acme-2" }, payload: body })
       expect(node).toMatchObject({ id: "acme-2", name: "Two", status: "NodeStatusActive", ...body })
       expect(node.publisher?.id).toBe("acme")
-      const listed = expectStatus(yield* get(service, "/nodes?node_id=acme-2"), 200, "GET /nodes")
-      expect(decodeNodes((listed.body as { nodes: unknown }).nodes)[0]).toEqual(node)
+      const listed = yield* siteAdmin.api.catalog.listAllNodes({ urlParams: { ...listParams, node_id: ["acme-2"] } })
+      expect(listed.nodes[0]).toEqual(node)
 
       // fields left out keep their values; the node's latest version is part of the answer
-      const partial = expectStatus(
-        yield* send(service, "PUT", "/admin/nodes/acme-1", { token: tokens.siteAdmin, body: { search_ranking: -1 } }),
-        200,
-        "PUT partial"
-      )
-      expect(decodeNode(partial.body)).toMatchObject({ id: "acme-1", name: "One", search_ranking: -1, latest_version: { version: "1.2.0" } })
-      const again = expectStatus(yield* send(service, "PUT", "/admin/nodes/acme-2", { token: tokens.siteAdmin, body: {} }), 200, "PUT {}")
-      expect(decodeNode(again.body)).toMatchObject(body)
+      const partial = yield* siteAdmin.api.admin.moderateNode({ path: { nodeId: "acme-1" }, payload: { search_ranking: -1 } })
+      expect(partial).toMatchObject({ id: "acme-1", name: "One", search_ranking: -1, latest_version: { version: "1.2.0" } })
+      const again = yield* siteAdmin.api.admin.moderateNode({ path: { nodeId: "acme-2" }, payload: {} })
+      expect(again).toMatchObject(body)
     }))
 
   it.effect("PUT /admin/nodes: status moves of the machine; a refused move is 409 and changes nothing", () =>
@@ -324,16 +321,14 @@ layer(Service.layer(), { excludeTestServices: true })("site administration", (it
       const after = expectStatus(yield* get(service, "/nodes"), 200, "GET /nodes")
       expect(ids(decodeNodes((after.body as { nodes: unknown }).nodes))).not.toContain("acme-1")
       // and from the publisher's own listing and the version endpoint
-      const own = expectStatus(yield* get(service, "/publishers/acme/nodes", { token: tokens.stranger! }), 200, "listing")
-      expect(own.body).toEqual([])
+      const stranger = yield* bearerClient(service, tokens.stranger!)
+      const own = yield* stranger.api.publisherNodes.listNodesForPublisher({ path: { publisherId: "acme" }, urlParams: { include_banned: false } })
+      expect(own).toEqual([])
       expectError(yield* get(service, "/nodes/acme-1/versions/1.2.0"), 403, "node_banned")
 
-      const unban = expectStatus(
-        yield* send(service, "PUT", "/admin/publishers/acme", { token: tokens.siteAdmin, body: { status: "PublisherStatusActive" } }),
-        200,
-        "unban"
-      )
-      expect(decodePublisher(unban.body).status).toBe("PublisherStatusActive")
+      const siteAdmin = yield* bearerClient(service, tokens.siteAdmin!)
+      const unban = yield* siteAdmin.api.admin.moderatePublisher({ path: { publisherId: "acme" }, payload: { status: "PublisherStatusActive" } })
+      expect(unban.status).toBe("PublisherStatusActive")
       expect((yield* listedAmong(service, [...acme, "other-1"])).ids).toEqual([...acme, "other-1"])
       // a node banned on its own stays out when its publisher comes back
       expectStatus(

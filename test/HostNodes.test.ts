@@ -10,6 +10,7 @@ import { hostNodePolicyMoves } from "../src/Domain/Transitions.ts"
 import { move } from "./support/Moves.ts"
 import { seedActors, tokensFor } from "./support/Actors.ts"
 import { Catalogue, compareBytes, decodeExact } from "./support/Catalogue.ts"
+import { clientFor } from "./support/Client.ts"
 import { countRows, query, queryOne } from "./support/Db.ts"
 import { expectBadRequest, expectError, expectStatus, send } from "./support/Http.ts"
 import { type Running, Service } from "./support/Service.ts"
@@ -55,6 +56,12 @@ const tokens: Record<Actor, string | undefined> = {
   none: undefined,
   invalid: "not-a-jwt",
   ...tokensFor("stranger", "otherOwner", "member", "admin", "owner", "siteAdmin")
+}
+
+/** The typed client calling as `actor`. */
+const clientOf = (service: Running, actor: Actor) => {
+  const token = tokens[actor]
+  return clientFor(service, token === undefined ? undefined : { bearer: token })
 }
 
 const cat = new Catalogue()
@@ -150,16 +157,12 @@ layer(Service.layer(), { excludeTestServices: true })("host-node records", (it) 
   it.effect("POST: 5000 records in one request are stored, all of them", () =>
     Effect.gen(function*() {
       const service = yield* Service
-      const body = Array.from({ length: 5000 }, (_, i) => ({
+      const siteAdmin = yield* clientOf(service, "siteAdmin")
+      const payload = Array.from({ length: 5000 }, (_, i) => ({
         host_node_name: `n${String(4999 - i).padStart(4, "0")}`,
         output_is_list: [i % 2 === 0]
       }))
-      const answer = expectStatus(
-        yield* send(service, "POST", hostNodesPath("acme-node", "2.0.0"), { token: tokens.siteAdmin, body }),
-        201,
-        "POST 5000"
-      )
-      const created = decodeRecords(answer.body)
+      const created = yield* siteAdmin.api.hostNodes.createHostNodes({ path: { nodeId: "acme-node", version: "2.0.0" }, payload })
       expect(created).toHaveLength(5000)
       expect(created[0]!.host_node_name).toBe("n0000")
       expect(created[4999]!.host_node_name).toBe("n4999")
@@ -266,9 +269,10 @@ layer(Service.layer(), { excludeTestServices: true })("host-node records", (it) 
     Effect.gen(function*() {
       const service = yield* Service
       // anyone: no token, any token
-      for (const token of [undefined, tokens.stranger, tokens.siteAdmin]) {
-        const answer = expectStatus(yield* send(service, "GET", hostNodesPath("acme-node", "1.0.0"), { token }), 200, "GET")
-        expect(decodeRecords(answer.body).map((r) => r.host_node_name)).toEqual(["Alpha", "Zeta", "beta", "Émoji ✨ node"])
+      for (const actor of ["none", "stranger", "siteAdmin"] as const) {
+        const client = yield* clientOf(service, actor)
+        const records = yield* client.api.publicHostNodes.listHostNodes({ path: { nodeId: "acme-node", version: "1.0.0" } })
+        expect(records.map((r) => r.host_node_name)).toEqual(["Alpha", "Zeta", "beta", "Émoji ✨ node"])
       }
       // a pending version has records too
       expect((yield* send(service, "GET", hostNodesPath("acme-node", "1.1.0-beta.1"))).status).toBe(200)
@@ -294,14 +298,14 @@ layer(Service.layer(), { excludeTestServices: true })("host-node records", (it) 
   it.effect("PUT: a partial update changes only the fields sent and answers the whole record", () =>
     Effect.gen(function*() {
       const service = yield* Service
+      const owner = yield* clientOf(service, "owner")
+      const admin = yield* clientOf(service, "admin")
+      const version = { nodeId: "acme-node", version: "1.0.0" }
       const path = recordPath("acme-node", "1.0.0", "Alpha")
-      const updated = yield* putRecord(
-        service,
-        path,
-        tokens.owner,
-        { description: "Loads more things", deprecated: true, output_is_list: [true, true] },
-        "PUT"
-      )
+      const updated = yield* owner.api.hostNodes.updateHostNode({
+        path: { ...version, hostNodeName: "Alpha" },
+        payload: { description: "Loads more things", deprecated: true, output_is_list: [true, true] }
+      })
       const expected = {
         host_node_name: "Alpha",
         category: "loaders",
@@ -316,15 +320,18 @@ layer(Service.layer(), { excludeTestServices: true })("host-node records", (it) 
         return_types: "MODEL"
       }
       expect(updated).toEqual(expected)
-      const listed = decodeRecords((yield* send(service, "GET", hostNodesPath("acme-node", "1.0.0"))).body)
+      const listed = yield* owner.api.publicHostNodes.listHostNodes({ path: version })
       expect(listed.find((r) => r.host_node_name === "Alpha")).toEqual(expected)
 
       // the name is the path's: one in the body renames nothing
       expect(yield* putRecord(service, path, tokens.owner, { host_node_name: "Renamed" }, "PUT with a name")).toEqual(expected)
       // an empty body changes nothing and answers the record
-      expect(yield* putRecord(service, path, tokens.admin, {}, "PUT {}")).toEqual(expected)
+      expect(yield* admin.api.hostNodes.updateHostNode({ path: { ...version, hostNodeName: "Alpha" }, payload: {} })).toEqual(expected)
       // a name with characters that need escaping in a URL
-      const emoji = yield* putRecord(service, recordPath("acme-node", "1.0.0", "Émoji ✨ node"), tokens.admin, { category: "fun" }, "PUT emoji")
+      const emoji = yield* admin.api.hostNodes.updateHostNode({
+        path: { ...version, hostNodeName: "Émoji ✨ node" },
+        payload: { category: "fun" }
+      })
       expect(emoji).toEqual({ host_node_name: "Émoji ✨ node", category: "fun", policy: "HostNodePolicyActive" })
     }))
 
