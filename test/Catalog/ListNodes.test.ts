@@ -20,6 +20,7 @@ import {
   walkPages,
   type WireNodeList
 } from "../support/Catalogue.ts"
+import { clientFor, listParams } from "../support/Client.ts"
 import { addMember } from "../support/Db.ts"
 import { expectError, get } from "../support/Http.ts"
 import { Service } from "../support/Service.ts"
@@ -30,6 +31,15 @@ const at = (iso: string) => new Date(iso)
 const onFreshService = layer(Service.layer(), { excludeTestServices: true })
 
 const fresh = { latest: "true" } as const
+
+/** A page of `GET /nodes` from the database (`latest`), through the typed client. */
+const listedPage = (params: Partial<typeof listParams> & { readonly node_id?: ReadonlyArray<string>; readonly supported_os?: string; readonly supported_accelerator?: string; readonly form_factor?: string }) =>
+  Effect.gen(function*() {
+    const client = yield* clientFor(yield* Service)
+    return yield* client.api.catalog.listAllNodes({ urlParams: { ...listParams, latest: true, ...params } })
+  })
+
+const idsOf = (nodes: ReadonlyArray<{ readonly id: string }>) => nodes.map((n) => n.id)
 
 onFreshService("GET /nodes: page, limit and the wire format", (it) => {
   const cat = new Catalogue()
@@ -66,29 +76,28 @@ onFreshService("GET /nodes: page, limit and the wire format", (it) => {
 
   it.effect("serves the requested page and limit, the last page partially filled", () =>
     Effect.gen(function*() {
-      const service = yield* Service
       const expectedIds = orderedIds()
-      const p2 = yield* getPage(service, "/nodes", { ...fresh, page: 2, limit: 7 })
-      expect({ ...p2, nodes: ids(p2.nodes) }).toEqual({
+      const p2 = yield* listedPage({ page: 2, limit: 7 })
+      expect({ ...p2, nodes: idsOf(p2.nodes) }).toEqual({
         limit: 7,
         nodes: expectedIds.slice(7, 14),
         page: 2,
         total: 23,
         totalPages: 4
       })
-      const p4 = yield* getPage(service, "/nodes", { ...fresh, page: 4, limit: 7 })
-      expect({ ...p4, nodes: ids(p4.nodes) }).toEqual({
+      const p4 = yield* listedPage({ page: 4, limit: 7 })
+      expect({ ...p4, nodes: idsOf(p4.nodes) }).toEqual({
         limit: 7,
         nodes: expectedIds.slice(21),
         page: 4,
         total: 23,
         totalPages: 4
       })
-      const one = yield* getPage(service, "/nodes", { ...fresh, page: 23, limit: 1 })
-      expect(ids(one.nodes)).toEqual([expectedIds[22]])
+      const one = yield* listedPage({ page: 23, limit: 1 })
+      expect(idsOf(one.nodes)).toEqual([expectedIds[22]])
       expect(one.totalPages).toBe(23)
-      const exact = yield* getPage(service, "/nodes", { ...fresh, limit: 23 })
-      expect(ids(exact.nodes)).toEqual(expectedIds)
+      const exact = yield* listedPage({ limit: 23 })
+      expect(idsOf(exact.nodes)).toEqual(expectedIds)
       expect(exact.totalPages).toBe(1)
     }))
 
@@ -300,12 +309,11 @@ onFreshService("GET /nodes: supported_os, supported_accelerator, node_id, form_f
       })
     }))
 
-  const check = (q: Omit<ModelQuery, "sort"> & { form_factor?: string }, expected: ReadonlyArray<string>) =>
+  const check = (q: Omit<ModelQuery, "sort" | "host_version"> & { form_factor?: string }, expected: ReadonlyArray<string>) =>
     Effect.gen(function*() {
-      const service = yield* Service
-      const page = yield* getPage(service, "/nodes", { ...fresh, ...q, limit: 100 })
-      expect(ids(page.nodes)).toEqual(cat.expected(q).map((n) => n.id))
-      expect(ids(page.nodes)).toEqual(expected)
+      const page = yield* listedPage({ ...q, limit: 100 })
+      expect(idsOf(page.nodes)).toEqual(cat.expected(q).map((n) => n.id))
+      expect(idsOf(page.nodes)).toEqual(expected)
       expect(page.total).toBe(expected.length)
     })
 

@@ -39,3 +39,11 @@ export const withFiles = Effect.provide(NodeFileSystem.layer)
 
 /** A version as the derived client takes it in a publish body. */
 export const semver = Schema.decodeSync(PublishedVersion)
+
+/** `GET /nodes` parameters as the derived client takes them: every default spelled out (the first page of 10). */
+export const listParams: {
+  readonly page: number
+  readonly limit: number
+  readonly latest: boolean
+  readonly sort: ReadonlyArray<never>
+} = { page: 1, limit: 10, latest: false, sort: [] }
