@@ -1,5 +1,5 @@
 import { Option, ParseResult, Schema } from "effect"
-import { field, optional, optionalField, Strings, Text } from "./Schemas.ts"
+import { classExamples, field, optional, optionalField, Strings, Text } from "./Schemas.ts"
 
 /** Statuses of CONTRACT.md; CREATED is what starting a task answers. */
 export const MediaTaskStatus = Schema.Literal("CREATED", "IN_PROGRESS", "COMPLETED", "FAILED")
@@ -13,12 +13,21 @@ export type ImageTaskKind = typeof ImageTaskKind.Type
 /** The statuses a task never leaves. */
 export const terminalStatuses: ReadonlyArray<MediaTaskStatus> = ["COMPLETED", "FAILED"]
 
-/** The result of starting or polling an image task (2.9). */
-export class MediaTask extends Schema.Class<MediaTask>("MediaTask")({
+const mediaTaskFields = {
   generated: field(Strings, "Generated outputs: URLs of the images the task produced"),
   status: field(MediaTaskStatus, "Status of the task"),
   task_id: field(Schema.UUID, "Identifier of the task")
-}) {}
+}
+
+/** The document's example of a task. */
+const mediaTaskExample: Schema.Struct.Type<typeof mediaTaskFields> = {
+  generated: ["https://cdn.imagevendor.example.com/results/3f9a6c2e-5b1d-4e7a-9c8b-2d4e6f8a0b1c/0.png"],
+  status: "COMPLETED",
+  task_id: "3f9a6c2e-5b1d-4e7a-9c8b-2d4e6f8a0b1c"
+}
+
+/** The result of starting or polling an image task (2.9). */
+export class MediaTask extends Schema.Class<MediaTask>("MediaTask")(mediaTaskFields, classExamples(mediaTaskExample)) {}
 
 /** The skin enhancer's answer (4.6) and every status poll: the task under `data`. */
 export class MediaTaskEnvelope extends Schema.Class<MediaTaskEnvelope>("MediaTaskEnvelope")({

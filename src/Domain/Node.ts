@@ -4,8 +4,8 @@
  * sends is required; an optional one is absent when it has no value, never `null`.
  */
 import { Schema } from "effect"
-import { Publisher } from "./Publisher.ts"
-import { field, optionalField, Strings, Timestamp } from "./Schemas.ts"
+import { Publisher, publisherExample } from "./Publisher.ts"
+import { classExamples, field, optionalField, Strings, Timestamp } from "./Schemas.ts"
 
 export const NodeStatus = Schema.Literal("NodeStatusActive", "NodeStatusDeleted", "NodeStatusBanned")
   .annotations({ identifier: "NodeStatus" })
@@ -30,7 +30,7 @@ export const NodeId = Schema.String.pipe(
   })
 )
 
-export class NodeVersion extends Schema.Class<NodeVersion>("NodeVersion")({
+const nodeVersionFields = {
   changelog: optionalField(Schema.String, "Summary of changes in this version"),
   host_node_extract_status: optionalField(Schema.String, "Status of the extraction of this version's host-nodes"),
   createdAt: field(Timestamp, "Creation time of the version"),
@@ -54,7 +54,27 @@ export class NodeVersion extends Schema.Class<NodeVersion>("NodeVersion")({
   tags: field(Strings, "Tags of this version"),
   tags_admin: field(Strings, "Admin-only tags of this version"),
   version: field(Schema.String, "Semantic version identifier; unique for the node")
-}) {}
+}
+
+/** The document's example of a version. */
+const nodeVersionExample: Schema.Struct.Type<typeof nodeVersionFields> = {
+  changelog: "Adds a 16-bit output to the LUT loader",
+  createdAt: new Date("2024-05-03T14:21:07.512Z"),
+  dependencies: ["numpy>=1.24", "colour-science"],
+  deprecated: false,
+  downloadUrl: "https://registry.example.com/archives/film-grade-nodes/1.4.2",
+  id: "7d4f2a9c-1b3e-4c5d-8e6f-0a1b2c3d4e5f",
+  node_id: "film-grade-nodes",
+  status: "NodeVersionStatusActive",
+  supported_accelerators: ["cuda", "mps"],
+  supported_host_version: ">=0.3.0",
+  supported_os: ["linux", "windows", "macos"],
+  tags: [],
+  tags_admin: [],
+  version: "1.4.2"
+}
+
+export class NodeVersion extends Schema.Class<NodeVersion>("NodeVersion")(nodeVersionFields, classExamples(nodeVersionExample)) {}
 
 /** Language key -> translated metadata of the node. */
 export const Translations = Schema.Record({
@@ -62,7 +82,7 @@ export const Translations = Schema.Record({
   value: Schema.Record({ key: Schema.String, value: Schema.Unknown })
 })
 
-export class Node extends Schema.Class<Node>("Node")({
+const nodeFields = {
   author: optionalField(Schema.String, "Author of the node"),
   banner_url: optionalField(Schema.String, "URL of the node's banner"),
   category: optionalField(Schema.String, "Deprecated: use tags; will be removed in a future version"),
@@ -95,7 +115,35 @@ export class Node extends Schema.Class<Node>("Node")({
   tags: field(Strings, "Tags of the node (they replace category)"),
   tags_admin: field(Strings, "Admin-only tags for security warnings and admin metadata"),
   translations: optionalField(Translations, "Translated metadata of the node, by language key")
-}) {}
+}
+
+/** The document's example of a node, with its latest version and publisher. */
+const nodeExample: Schema.Struct.Type<typeof nodeFields> = {
+  author: "Lumen Lab",
+  banner_url: "https://lumenlab.example.com/film-grade/banner.png",
+  created_at: new Date("2024-02-20T10:05:44.000Z"),
+  description: "Colour grading with film LUTs, grain and halation",
+  downloads: 18422,
+  repohost_stars: 312,
+  icon: "https://lumenlab.example.com/film-grade/icon.png",
+  id: "film-grade-nodes",
+  latest_version: nodeVersionExample,
+  license: "LICENSE",
+  name: "Film Grade Nodes",
+  preempted_host_node_names: [],
+  publisher: publisherExample,
+  rating: 4.6,
+  repository: "https://git.example.com/lumen-lab/film-grade-nodes",
+  status: "NodeStatusActive",
+  supported_accelerators: ["cuda", "mps"],
+  supported_host_version: ">=0.3.0",
+  supported_os: ["linux", "windows", "macos"],
+  tags: ["color", "film", "post-processing"],
+  tags_admin: [],
+  translations: { fr: { name: "Nœuds d'étalonnage film", description: "Étalonnage avec des LUT de film, grain et halo" } }
+}
+
+export class Node extends Schema.Class<Node>("Node")(nodeFields, classExamples(nodeExample)) {}
 
 /** A page of nodes (2.7). */
 export const NodeList = Schema.Struct({
@@ -104,7 +152,10 @@ export const NodeList = Schema.Struct({
   page: field(Schema.Int, "Page number, from 1"),
   total: field(Schema.Int, "Number of matching nodes on all pages"),
   totalPages: field(Schema.Int, "Number of pages: total divided by limit, rounded up")
-}).annotations({ identifier: "NodeList" })
+}).annotations({
+  identifier: "NodeList",
+  examples: [{ limit: 10, nodes: [nodeExample], page: 1, total: 1, totalPages: 1 }]
+})
 export type NodeList = typeof NodeList.Type
 
 /** The columns `GET /nodes` sorts by (CONTRACT.md). */

@@ -1,5 +1,5 @@
 import { Schema } from "effect"
-import { field, ignoredOnInput, NonEmptyText, optional, optionalField, Text, Timestamp } from "./Schemas.ts"
+import { classExamples, field, ignoredOnInput, NonEmptyText, optional, optionalField, Text, Timestamp } from "./Schemas.ts"
 
 export const PublisherStatus = Schema.Literal("PublisherStatusActive", "PublisherStatusBanned")
   .annotations({ identifier: "PublisherStatus" })
@@ -24,7 +24,7 @@ export class PublisherMember extends Schema.Class<PublisherMember>("PublisherMem
   user: field(PublisherUser, "The user who is a member")
 }) {}
 
-export class Publisher extends Schema.Class<Publisher>("Publisher")({
+const publisherFields = {
   createdAt: field(Timestamp, "Creation time of the publisher"),
   description: optionalField(Schema.String, "Description of the publisher"),
   id: field(Schema.String, "Unique identifier of the publisher, akin to a username; lowercase"),
@@ -38,7 +38,22 @@ export class Publisher extends Schema.Class<Publisher>("Publisher")({
   status: field(PublisherStatus, "Status of the publisher"),
   support: optionalField(Schema.String, "Where users of the publisher's nodes get support"),
   website: optionalField(Schema.String, "URL of the publisher's website")
-}) {}
+}
+
+/** The document's example of a publisher, as anyone reads it (members are shown to members only). */
+export const publisherExample: Schema.Struct.Type<typeof publisherFields> = {
+  createdAt: new Date("2024-02-12T09:30:00.000Z"),
+  description: "Nodes for colour grading and film emulation",
+  id: "lumen-lab",
+  logo: "https://lumenlab.example.com/logo.png",
+  name: "Lumen Lab",
+  source_code_repo: "https://git.example.com/lumen-lab",
+  status: "PublisherStatusActive",
+  support: "https://lumenlab.example.com/support",
+  website: "https://lumenlab.example.com"
+}
+
+export class Publisher extends Schema.Class<Publisher>("Publisher")(publisherFields, classExamples(publisherExample)) {}
 
 /** Publisher ids are lowercase handles; some are reserved for the registry itself. */
 export const PublisherId = Schema.String.pipe(

@@ -17,6 +17,15 @@ export const optionalField = <S extends Schema.Schema.Any>(schema: S, descriptio
   optional(schema).annotations({ description })
 
 /**
+ * The `examples` annotation of a Schema.Class, as decoded values: JSONSchema encodes them for the
+ * document (and silently leaves out one that does not encode). The caller types them against the
+ * class's fields: TypeScript cannot check them against the class in its own `extends` clause.
+ */
+export const classExamples = <A>(...values: readonly [A, ...Array<A>]): Schema.Annotations.Schema<any> => ({
+  examples: values
+})
+
+/**
  * An output-only field of a request body: any value is accepted and ignored (`Schema.Unknown`), so
  * that a client may send back what it read. The document states the field's real type
  * (`jsonSchema`), read-only, and says that it is ignored.
