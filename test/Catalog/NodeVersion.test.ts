@@ -6,6 +6,7 @@ import { expect, layer } from "@effect/vitest"
 import { Effect } from "effect"
 import type { VersionInput } from "../../scripts/lib/Seeder.ts"
 import { decodeVersion, isoMillis, uuidPattern, versionId } from "../support/Catalogue.ts"
+import { clientFor } from "../support/Client.ts"
 import { expectError, expectStatus, get } from "../support/Http.ts"
 import { Service } from "../support/Service.ts"
 
@@ -36,6 +37,13 @@ const okVersion = (nodeId: string, version: string) =>
     const answer = expectStatus(yield* fetchVersion(nodeId, version), 200, `${nodeId}@${version}`)
     expect(answer.headers.get("content-type")).toMatch(/^application\/json/)
     return decodeVersion(answer.body)
+  })
+
+/** The version through the typed client. */
+const clientVersion = (nodeId: string, versionId: string) =>
+  Effect.gen(function*() {
+    const client = yield* clientFor(yield* Service)
+    return yield* client.api.catalog.getNodeVersion({ path: { nodeId, versionId } })
   })
 
 layer(Service.layer(), { excludeTestServices: true })("GET /nodes/{nodeId}/versions/{versionId}", (it) => {
@@ -94,9 +102,10 @@ layer(Service.layer(), { excludeTestServices: true })("GET /nodes/{nodeId}/versi
     Effect.gen(function*() {
       const service = yield* Service
       const id = yield* versionId(service, "tool", "1.2.0")
-      const byString = yield* okVersion("tool", "1.2.0")
-      expect(yield* okVersion("tool", id)).toEqual(byString)
-      expect(yield* okVersion("tool", id.toUpperCase())).toEqual(byString)
+      const byString = yield* clientVersion("tool", "1.2.0")
+      expect(byString).toMatchObject({ id, node_id: "tool", version: "1.2.0" })
+      expect(yield* clientVersion("tool", id)).toEqual(byString)
+      expect(yield* clientVersion("tool", id.toUpperCase())).toEqual(byString)
     }))
 
   it.effect("absent fields are omitted; other versions are answered whatever their (non-deleted) status", () =>

@@ -7,6 +7,7 @@ import { Effect } from "effect"
 import type { NodeInput } from "../../scripts/lib/Seeder.ts"
 import { seedActors, tokensFor } from "../support/Actors.ts"
 import { Catalogue, compareNodes, decodeNodes, getPage, ids, walkPages } from "../support/Catalogue.ts"
+import { bearerClient } from "../support/Client.ts"
 import { addMember, query } from "../support/Db.ts"
 import { expectError, expectStatus, get } from "../support/Http.ts"
 import { Service } from "../support/Service.ts"
@@ -91,9 +92,13 @@ layer(Service.layer(), { excludeTestServices: true })("publisher listings", (it)
       const many = Array.from({ length: 520 }, (_, i) => `big-${String(i).padStart(3, "0")}`)
       yield* cat.add(service, { publishers: [{ id: "big" }] })
       yield* service.writes.insertNodes(many.map((id, i) => ({ id, publisher_id: "big", downloads: i % 7 })))
-      const nodes = yield* list("big", "", tokens.stranger)
+      const stranger = yield* bearerClient(service, tokens.stranger)
+      const nodes = yield* stranger.api.publisherNodes.listNodesForPublisher({
+        path: { publisherId: "big" },
+        urlParams: { include_banned: false }
+      })
       expect(nodes).toHaveLength(520)
-      expect(sorted(ids(nodes))).toEqual(many)
+      expect(sorted(nodes.map((n) => n.id))).toEqual(many)
     }))
 
   it.effect("include_banned adds banned nodes for members of every role and site admins", () =>
@@ -195,9 +200,16 @@ layer(Service.layer(), { excludeTestServices: true })("publisher listings", (it)
         expect(walked.total).toBe(17)
         expect(ids(walked.nodes)).toEqual(expected)
       }
-      const plain = yield* getPage(service, path, { include_banned: "false", limit: 50 }, tokens.stranger)
-      expect(ids(plain.nodes)).toEqual(inDefaultOrder(acmeActive))
-      const empty = yield* getPage(service, "/publishers/empty/nodes/v2", {}, tokens.stranger)
+      const stranger = yield* bearerClient(service, tokens.stranger)
+      const plain = yield* stranger.api.publisherNodes.listNodesForPublisherV2({
+        path: { publisherId: "acme" },
+        urlParams: { include_banned: false, page: 1, limit: 50 }
+      })
+      expect(plain.nodes.map((n) => n.id)).toEqual(inDefaultOrder(acmeActive))
+      const empty = yield* stranger.api.publisherNodes.listNodesForPublisherV2({
+        path: { publisherId: "empty" },
+        urlParams: { include_banned: false, page: 1, limit: 10 }
+      })
       expect(empty).toEqual({ limit: 10, nodes: [], page: 1, total: 0, totalPages: 0 })
     }))
 

@@ -9,14 +9,21 @@ import { Effect } from "effect"
 import * as fc from "effect/FastCheck"
 import type { NodeInput } from "../../scripts/lib/Seeder.ts"
 import { Catalogue, decodeNodeList, getPage, ids, queryString, walkPages } from "../support/Catalogue.ts"
+import { clientFor } from "../support/Client.ts"
 import { expectBadRequest, expectStatus, get, getText, send } from "../support/Http.ts"
 import { type Running, Service } from "../support/Service.ts"
 
-/** The ids `GET /nodes/search` answers on its first page of 500. */
-const found = (service: Running, search: string, more: Record<string, string> = {}) =>
-  Effect.map(getPage(service, "/nodes/search", { search, limit: 500, ...more }), (page) => {
+/** The ids `GET /nodes/search` answers on its first page of 500, through the typed client. */
+const found = (
+  service: Running,
+  search: string,
+  more: { readonly supported_os?: string; readonly supported_accelerator?: string } = {}
+) =>
+  Effect.gen(function*() {
+    const client = yield* clientFor(service)
+    const page = yield* client.api.catalog.searchNodes({ urlParams: { search, page: 1, limit: 500, ...more } })
     expect(page.total).toBe(page.nodes.length)
-    return ids(page.nodes)
+    return page.nodes.map((n) => n.id)
   })
 
 const recordHostNodes = (service: Running, token: string, nodeId: string, version: string, names: ReadonlyArray<string>) =>

@@ -5,6 +5,7 @@
  */
 import { expect, layer } from "@effect/vitest"
 import { Effect } from "effect"
+import { clientFor, listParams } from "../support/Client.ts"
 import { query } from "../support/Db.ts"
 import { get } from "../support/Http.ts"
 import { type Running, Service } from "../support/Service.ts"
@@ -12,8 +13,9 @@ import { type Running, Service } from "../support/Service.ts"
 const totals = (service: Running) =>
   Effect.gen(function*() {
     const listed = yield* query<{ n: number }>(service, "SELECT count(*)::int AS n FROM nodes WHERE listed")
-    const answer = yield* get(service, "/nodes?limit=1&latest=true")
-    return { served: (answer.body as { total: number }).total, counted: listed[0]!.n }
+    const client = yield* clientFor(service)
+    const page = yield* client.api.catalog.listAllNodes({ urlParams: { ...listParams, limit: 1, latest: true } })
+    return { served: page.total, counted: listed[0]!.n }
   })
 
 layer(Service.layer(), { excludeTestServices: true })("total of the unfiltered listing", (it) => {
