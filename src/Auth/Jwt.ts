@@ -24,7 +24,7 @@ const storable = (s: string) => !s.includes("\u0000") && s.length <= 1000
 const asymmetric = ["RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512", "EdDSA"]
 
 /** The HS256 secret: the configured one, else one generated into the data folder on first use. */
-export const hs256Secret = (config: AppConfigShape) =>
+const hs256Secret = (config: AppConfigShape) =>
   Effect.gen(function*() {
     if (Option.isSome(config.auth.jwtSecret)) return new TextEncoder().encode(Redacted.value(config.auth.jwtSecret.value))
     const fs = yield* FileSystem.FileSystem

@@ -41,7 +41,7 @@ export type ClaimOutcome = Data.TaggedEnum<{
 export const ClaimOutcome = Data.taggedEnum<ClaimOutcome>()
 
 /** How long a key binds its task. */
-export const idempotencyWindowHours = 24
+const idempotencyWindowHours = 24
 
 /** A start takes at most the vendor timeout; a claim without a task for this much longer was abandoned. */
 const abandonedClaimGraceMillis = 10_000

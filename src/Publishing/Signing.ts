@@ -31,7 +31,7 @@ export class SignatureExpired extends Data.TaggedError("SignatureExpired")<{}> {
 }
 
 /** The path of a version's archive: where it is uploaded (PUT, signed) and downloaded (GET). */
-export const archivePath = (nodeId: string, version: string) =>
+const archivePath = (nodeId: string, version: string) =>
   `/archives/${encodeURIComponent(nodeId)}/${encodeURIComponent(version)}`
 
 const payload = (t: UploadTarget, expires: string) => `PUT\n${t.nodeId}\n${t.version}\n${t.versionId}\n${expires}`

@@ -12,7 +12,7 @@ import { DbTime, nullable, rowsOf } from "../Db/Rows.ts"
 import { traced } from "../Tracing.ts"
 
 /** Marks a value as one of this registry's tokens (in logs, secret scanners, support requests). */
-export const tokenPrefix = "rgpat_"
+const tokenPrefix = "rgpat_"
 
 /** 32 random bytes: 256 bits. */
 const tokenBytes = 32

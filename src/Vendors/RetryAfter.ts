@@ -1,7 +1,7 @@
 /** How long an upstream (a media vendor, the repository host) asks us to wait before asking again. */
 
 /** When an upstream rate-limits without saying for how long. */
-export const defaultRetryAfterSeconds = 60
+const defaultRetryAfterSeconds = 60
 
 /**
  * Seconds to wait as the upstream said: `retry-after` (seconds or an HTTP date), else
