@@ -5,7 +5,7 @@
  */
 import { Schema } from "effect"
 import { Publisher, publisherExample } from "./Publisher.ts"
-import { classExamples, field, optionalField, Strings, Timestamp } from "./Schemas.ts"
+import { classExamples, field, JsonValue, optionalField, Strings, Timestamp } from "./Schemas.ts"
 
 export const NodeStatus = Schema.Literal("NodeStatusActive", "NodeStatusDeleted", "NodeStatusBanned")
   .annotations({ identifier: "NodeStatus" })
@@ -76,10 +76,10 @@ const nodeVersionExample: Schema.Struct.Type<typeof nodeVersionFields> = {
 
 export class NodeVersion extends Schema.Class<NodeVersion>("NodeVersion")(nodeVersionFields, classExamples(nodeVersionExample)) {}
 
-/** Language key -> translated metadata of the node. */
+/** Language key -> translated metadata of the node: any JSON under each key. */
 export const Translations = Schema.Record({
   key: Schema.String,
-  value: Schema.Record({ key: Schema.String, value: Schema.Unknown })
+  value: Schema.Record({ key: Schema.String, value: JsonValue })
 })
 
 const nodeFields = {

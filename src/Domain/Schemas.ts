@@ -46,6 +46,17 @@ export const Timestamp = Schema.Date.annotations({
 
 export const Strings = Schema.Array(Schema.String)
 
+/** Any JSON value: typed for clients, where `Schema.Unknown` would give them `unknown`. */
+export type JsonValue = string | number | boolean | null | ReadonlyArray<JsonValue> | { readonly [key: string]: JsonValue }
+export const JsonValue: Schema.Schema<JsonValue> = Schema.Union(
+  Schema.String,
+  Schema.Number,
+  Schema.Boolean,
+  Schema.Null,
+  Schema.Array(Schema.suspend((): Schema.Schema<JsonValue> => JsonValue)),
+  Schema.Record({ key: Schema.String, value: Schema.suspend((): Schema.Schema<JsonValue> => JsonValue) })
+).annotations({ identifier: "JsonValue", description: "Any JSON value" })
+
 const isoDateTime =
   /^\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(?:Z|[+-]\d{2}:?\d{2})?)?$/i
 
