@@ -5,6 +5,7 @@
  */
 import { expect, layer } from "@effect/vitest"
 import { Effect } from "effect"
+import { bearerClient } from "../support/Client.ts"
 import { countRows } from "../support/Db.ts"
 import { expectBadRequest, expectError, expectStatus, get, send } from "../support/Http.ts"
 import { type Running, Service } from "../support/Service.ts"
@@ -84,14 +85,11 @@ layer(Service.layer(), { excludeTestServices: true })("publishing refusals", (it
     Effect.gen(function*() {
       const service = yield* Service
       const before = yield* stored(service)
-      const revoked = expectStatus(
-        yield* send<{ token: string }>(service, "POST", "/publishers/acme/tokens", { token: acme.ownerJwt, body: { name: "old" } }),
-        201,
-        "token"
-      ).body.token
-      const listed = (yield* get(service, "/publishers/acme/tokens", { token: acme.ownerJwt })).body as Array<{ id: string; name: string }>
+      const owner = yield* bearerClient(service, acme.ownerJwt)
+      const { token: revoked } = yield* owner.api.tokens.createToken({ path: { publisherId: "acme" }, payload: { name: "old" } })
+      const listed = yield* owner.api.tokens.listTokens({ path: { publisherId: "acme" } })
       const revokedId = listed.find((t) => t.name === "old")!.id
-      expectStatus(yield* send(service, "DELETE", `/publishers/acme/tokens/${revokedId}`, { token: acme.ownerJwt }), 204, "revoke")
+      yield* owner.api.tokens.revokeToken({ path: { publisherId: "acme", tokenId: revokedId } })
 
       expectError(yield* publish(service, "acme", "fresh", "1.0.0"), 401, "unauthorized")
       expectError(yield* publish(service, "acme", "fresh", "1.0.0", { pat: "rgpat_" + "x".repeat(43) }), 401, "invalid_token")
@@ -122,8 +120,9 @@ layer(Service.layer(), { excludeTestServices: true })("publishing refusals", (it
       expectError(yield* publish(service, "other", "existing", "2.0.0", { pat: other.pat }), 409, "node_exists")
       expectError(yield* send(service, "POST", "/publishers/other/nodes", { token: other.ownerJwt, body: { id: "existing" } }), 409, "node_exists")
       // a node created first, then published to
-      const created = yield* send(service, "POST", "/publishers/other/nodes", { token: other.ownerJwt, body: { id: "made-first", name: "Made first" } })
-      expectStatus(created, 201, "create node")
+      const otherOwner = yield* bearerClient(service, other.ownerJwt)
+      const created = yield* otherOwner.api.publishing.createNode({ path: { publisherId: "other" }, payload: { id: "made-first", name: "Made first" } })
+      expect(created).toMatchObject({ id: "made-first", name: "Made first", publisher: { id: "other" } })
       yield* published(service, other, "made-first", "0.1.0")
       // banned node: no publish, no install, no listing, 403 when asked directly
       yield* published(service, acme, "to-ban", "1.0.0")
