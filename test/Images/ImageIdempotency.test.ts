@@ -5,6 +5,7 @@
  */
 import { expect, layer } from "@effect/vitest"
 import { Effect } from "effect"
+import { bearerClient } from "../support/Client.ts"
 import { query } from "../support/Db.ts"
 import { FakeImageVendor } from "../support/FakeImageVendor.ts"
 import { expectBadRequest, expectError, send } from "../support/Http.ts"
@@ -30,12 +31,15 @@ layer(withFakeVendor(), { excludeTestServices: true })("Idempotency-Key", (it) =
   it.effect("a repeat with the same key and body answers the same task; the vendor is called once", () =>
     Effect.gen(function*() {
       const { service, fake, token } = yield* freshStart()
-      const first = expectFlatTask(yield* post(service, paths.style, token, "order-1", styleBody))
-      const again = expectFlatTask(yield* post(service, paths.style, token, "order-1", { ...styleBody }))
+      const client = yield* bearerClient(service, token)
+      const start = (key: string | undefined) =>
+        client.api.imageProxy.startStyleTransfer({ payload: { ...styleBody }, headers: key === undefined ? {} : { "idempotency-key": key } })
+      const first = yield* start("order-1")
+      const again = yield* start("order-1")
       expect(again.task_id).toBe(first.task_id)
       expect(fake.requests().filter((r) => r.method === "POST")).toHaveLength(1)
       // without a key every request is a new task
-      const other = expectFlatTask(yield* post(service, paths.style, token, undefined, styleBody))
+      const other = yield* start(undefined)
       expect(other.task_id).not.toBe(first.task_id)
     }))
 

@@ -5,6 +5,7 @@
  */
 import { expect, layer } from "@effect/vitest"
 import { Effect, Option } from "effect"
+import { bearerClient, clientFor } from "../support/Client.ts"
 import { queryOne } from "../support/Db.ts"
 import { FakeImageVendor } from "../support/FakeImageVendor.ts"
 import { expectError, expectStatus, get, send } from "../support/Http.ts"
@@ -88,12 +89,13 @@ layer(withFakeVendor(), { excludeTestServices: true })("image proxy against a ve
   it.effect("a vendor task id that is not a UUID gets one of ours; polls ask the vendor by its own id", () =>
     Effect.gen(function*() {
       const { service, fake, token } = yield* freshStart()
+      const client = yield* bearerClient(service, token)
       fake.behave({ kind: "task", taskId: "vendor-task-42" })
-      const task = expectFlatTask(yield* startStyle(service, token))
+      const task = yield* client.api.imageProxy.startStyleTransfer({ payload: styleBody, headers: {} })
       expect(task.task_id).not.toBe("vendor-task-42")
       fake.behave({ kind: "task", status: "COMPLETED", generated: ["https://cdn.example/out.png"] })
       fake.clearRequests()
-      const polled = expectWrappedTask(yield* get(service, paths.stylePoll(task.task_id), { token }))
+      const { data: polled } = yield* client.api.imageProxy.pollStyleTransfer({ path: { task_id: task.task_id } })
       expect(polled).toEqual({ task_id: task.task_id, status: "COMPLETED", generated: ["https://cdn.example/out.png"] })
       expect(fake.requests().map((r) => r.path)).toEqual([vendorPaths.stylePoll("vendor-task-42")])
     }))
@@ -114,17 +116,23 @@ layer(withFakeVendor(), { excludeTestServices: true })("image proxy against a ve
   it.effect("polls follow the vendor to COMPLETED, then answer from the database without asking it", () =>
     Effect.gen(function*() {
       const { service, fake, token } = yield* freshStart()
-      const task = expectWrappedTask(yield* startSkin(service, token))
+      const client = yield* bearerClient(service, token)
+      // the derived client takes the body as decoded: the defaults spelled out
+      const { data: task } = yield* client.api.imageProxy.startSkinEnhancer({
+        payload: { ...skinBody, sharpen: 0, smart_grain: 2 },
+        headers: {}
+      })
+      const poll = Effect.map(client.api.imageProxy.pollSkinEnhancer({ path: { task_id: task.task_id } }), ({ data }) => data)
       fake.behave({ kind: "task", shape: "task_status" })
       fake.script(task.task_id, ["IN_PROGRESS", "COMPLETED"])
-      const first = expectWrappedTask(yield* get(service, paths.skinPoll(task.task_id), { token }))
+      const first = yield* poll
       expect(first.status).toBe("IN_PROGRESS")
       fake.behave({ kind: "task", shape: "flat", generated: ["https://cdn.example/skin.png"] })
-      const second = expectWrappedTask(yield* get(service, paths.skinPoll(task.task_id), { token }))
+      const second = yield* poll
       expect(second).toEqual({ task_id: task.task_id, status: "COMPLETED", generated: ["https://cdn.example/skin.png"] })
       fake.clearRequests()
       fake.behave({ kind: "status", status: 500 })
-      const third = expectWrappedTask(yield* get(service, paths.skinPoll(task.task_id), { token }))
+      const third = yield* poll
       expect(third).toEqual(second)
       expect(fake.requests()).toEqual([])
     }))
@@ -254,11 +262,17 @@ layer(withFakeVendor((c) => ({ ...c, vendorMode: "simulated" })), { excludeTestS
       }
       expect(statuses).toEqual(["IN_PROGRESS", "COMPLETED"])
       expect(last.generated).toHaveLength(1)
-      const image = yield* Effect.promise(() => service.fetch(new URL(last.generated[0]!).pathname))
+      const imagePath = new URL(last.generated[0]!).pathname
+      expect(imagePath).toMatch(/^\/proxy\/imagevendor\/simulated\/[^/]+$/)
+      const anyone = yield* clientFor(service)
+      const [svg, image] = yield* anyone.api.simulatedImages.simulatedImage({
+        path: { file: imagePath.split("/").at(-1)! },
+        withResponse: true
+      })
       expect(image.status).toBe(200)
-      expect(image.headers.get("content-type")).toMatch(/^image\/svg\+xml/)
-      expect(image.headers.get("x-vendor-mode")).toBe("simulated")
-      expect(yield* Effect.promise(() => image.text())).toContain("<svg")
+      expect(image.headers["content-type"]).toMatch(/^image\/svg\+xml/)
+      expect(image.headers["x-vendor-mode"]).toBe("simulated")
+      expect(svg).toContain("<svg")
 
       const skin = yield* startSkin(service, token)
       expect(skin.headers.get("x-vendor-mode")).toBe("simulated")
