@@ -52,6 +52,10 @@ layer(serviceWithFakeVendor(), { excludeTestServices: true })("typed client", (i
   it.effect("bearer calls: a publisher and a personal access token, read back typed", () =>
     Effect.gen(function*() {
       const service = yield* Service
+      // the public operations endpoints need no credentials
+      const anonymous = yield* clientFor(service)
+      expect(yield* anonymous.api.system.health()).toEqual({ status: "ok" })
+      expect(yield* anonymous.api.system.ready()).toEqual({ status: "ready", database: "up" })
       owner = yield* clientFor(service, { bearer: yield* Effect.promise(() => service.token({ sub: "ann", email: "ann@example.com" })) })
       const created = yield* owner.api.publishers.createPublisher({ payload: { id: "acme", name: "Acme" } })
       expect(created).toMatchObject({ id: "acme", name: "Acme", status: "PublisherStatusActive" })
@@ -64,9 +68,9 @@ layer(serviceWithFakeVendor(), { excludeTestServices: true })("typed client", (i
       expect(listed.map((t) => t.name)).toEqual(["cli"])
       cli = yield* clientFor(service, { pat: token })
       // the token is not a bearer credential: calls that need one fail with their class
-      const anonymous = yield* Effect.flip(cli.api.publishers.listMyPublishers())
-      expect(anonymous._tag).toBe("Unauthorized")
-      expect(errorCode(anonymous)).toBe("unauthorized")
+      const refused = yield* Effect.flip(cli.api.publishers.listMyPublishers())
+      expect(refused._tag).toBe("Unauthorized")
+      expect(errorCode(refused)).toBe("unauthorized")
     }))
 
   it.effect("a publish with the personal access token; a repeated one is caught as VersionExists", () =>
