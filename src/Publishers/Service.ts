@@ -37,15 +37,19 @@ export class Publishers extends Effect.Service<Publishers>()("Publishers", {
     const policy = yield* Policy
     const ownersOnly = (publisherId: string) => policy.requireRole(publisherId, ["owner"], { siteAdmin: false })
 
+    /** The publisher as stored, with or without its members. */
+    const stored = (publisherId: string, withMembers: boolean) =>
+      Effect.flatMap(
+        repo.find(publisherId, withMembers),
+        Option.match({ onNone: () => Effect.fail(new PublisherMissing({ publisherId })), onSome: Effect.succeed })
+      )
+
     /** The publisher, with its members for members and site admins. */
     const publisherFor = (publisherId: string, viewer: Option.Option<User>) =>
       Effect.gen(function*() {
         const showMembers = Option.isSome(viewer) &&
           (viewer.value.isSiteAdmin || Option.isSome(yield* repo.roleOf(publisherId, viewer.value.id)))
-        return yield* Effect.flatMap(
-          repo.find(publisherId, showMembers),
-          Option.match({ onNone: () => Effect.fail(new PublisherMissing({ publisherId })), onSome: Effect.succeed })
-        )
+        return yield* stored(publisherId, showMembers)
       })
 
     /** Moves the publisher's status: site admins only, and the reserved publisher stays active. */
@@ -66,16 +70,18 @@ export class Publishers extends Effect.Service<Publishers>()("Publishers", {
         const user = yield* CurrentUser
         if (reservedPublisherIds.has(publisher.id)) return yield* new PublisherIdIsReserved({ publisherId: publisher.id })
         yield* repo.create(publisher, user.id)
-        return yield* publisherFor(publisher.id, Option.some(user)).pipe(Effect.orDie)
+        // the caller is its owner now: the members are theirs to see
+        return yield* stored(publisher.id, true).pipe(Effect.orDie)
       }),
 
       update: traced("Publishers.update")(function*(publisherId: string, input: PublisherInput) {
-        const { user } = yield* policy.requireRole(publisherId, ["owner", "admin"], { siteAdmin: true })
+        yield* policy.requireRole(publisherId, ["owner", "admin"], { siteAdmin: true })
         if (input.id !== undefined && input.id !== publisherId) return yield* new IdMismatch({ field: "id", expected: publisherId })
         if (input.status !== undefined) yield* moveStatus(publisherId, input.status)
         const { name, description, logo, website, support, source_code_repo } = input
         yield* repo.update(publisherId, { name, description, logo, website, support, source_code_repo })
-        return yield* publisherFor(publisherId, Option.some(user))
+        // an owner, an admin or a site admin: one who sees the members
+        return yield* stored(publisherId, true)
       }),
 
       /** Site moderation: ban or unban. */
