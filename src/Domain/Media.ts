@@ -34,7 +34,7 @@ export class MediaTaskEnvelope extends Schema.Class<MediaTaskEnvelope>("MediaTas
   data: field(MediaTask, "The task")
 }) {}
 
-/** What a title of the video-to-music stream says (2.10). */
+/** What a title of the video-to-music stream says (2.10): the `title` event is in MusicEvents.ts. */
 export const titleFields = {
   title: optionalField(Schema.String, "Title of the generated music"),
   display_tags: optionalField(Strings, "Tags to show with the title"),
@@ -42,13 +42,6 @@ export const titleFields = {
   prompt_index: optionalField(Schema.Int, "Index of the prompt the title belongs to"),
   stream_index: optionalField(Schema.Int, "Index of the audio stream the title belongs to")
 }
-
-/** The `title` event of the video-to-music stream (2.10). */
-export const TitleEvent = Schema.Struct({
-  type: Schema.Literal("title"),
-  ...titleFields
-}).annotations({ identifier: "TitleEvent" })
-export type TitleEvent = typeof TitleEvent.Type
 
 // --- image requests (4.5, 4.6) -------------------------------------------------------------------
 

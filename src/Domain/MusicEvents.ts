@@ -7,21 +7,22 @@
  * re-encoding never loses what the vendor said.
  */
 import { Schema } from "effect"
-import { TitleEvent, titleFields } from "./Media.ts"
+import { titleFields } from "./Media.ts"
 import { optionalField } from "./Schemas.ts"
 
 /** Fields a known event may carry beyond the typed ones: kept as they came. */
 const rest = Schema.Record({ key: Schema.String, value: Schema.Unknown })
 
 const event = <Type extends string, Fields extends Schema.Struct.Fields>(type: Type, fields: Fields, identifier: string) =>
-  Schema.Struct({ type: Schema.Literal(type), ...fields }, rest).annotations({ identifier })
+  Schema.Struct({ type: Schema.Literal(type).annotations({ description: "Kind of event" }), ...fields }, rest)
+    .annotations({ identifier })
 
 /** Length of the video in seconds. */
 export const DurationEvent = event("duration", {
   duration: optionalField(Schema.Number, "Length of the video in seconds")
 }, "MusicDurationEvent")
 
-export const MusicTitleEvent = event("title", TitleEvent.fields, "MusicTitleEvent")
+export const MusicTitleEvent = event("title", titleFields, "MusicTitleEvent")
 
 /** Several titles at once, each shaped like a `title` event without its `type`. */
 export const TitlesEvent = event("titles", {

@@ -46,16 +46,27 @@ export const Timestamp = Schema.Date.annotations({
 
 export const Strings = Schema.Array(Schema.String)
 
-/** Any JSON value: typed for clients, where `Schema.Unknown` would give them `unknown`. */
-export type JsonValue = string | number | boolean | null | ReadonlyArray<JsonValue> | { readonly [key: string]: JsonValue }
+/**
+ * A JSON value, typed for clients where `Schema.Unknown` would give them `unknown`: anything but an
+ * array directly inside an array (`[[1]]`; `[{"a": [1]}]` is fine). That one shape is left out
+ * because types generated from a schema recursive through arrays do not compile
+ * (openapi-typescript writes `JsonValue: ... | JsonValue[]`, which TypeScript refuses).
+ */
+export type JsonScalar = string | number | boolean | null
+export type JsonValue = JsonScalar | JsonObject | ReadonlyArray<JsonScalar | JsonObject>
+export interface JsonObject {
+  readonly [key: string]: JsonValue
+}
+const JsonScalar = Schema.Union(Schema.String, Schema.Number, Schema.Boolean, Schema.Null)
+export const JsonObject: Schema.Schema<JsonObject> = Schema.Record({
+  key: Schema.String,
+  value: Schema.suspend((): Schema.Schema<JsonValue> => JsonValue)
+}).annotations({ identifier: "JsonObject", description: "A JSON object" })
 export const JsonValue: Schema.Schema<JsonValue> = Schema.Union(
-  Schema.String,
-  Schema.Number,
-  Schema.Boolean,
-  Schema.Null,
-  Schema.Array(Schema.suspend((): Schema.Schema<JsonValue> => JsonValue)),
-  Schema.Record({ key: Schema.String, value: Schema.suspend((): Schema.Schema<JsonValue> => JsonValue) })
-).annotations({ identifier: "JsonValue", description: "Any JSON value" })
+  JsonScalar,
+  JsonObject,
+  Schema.Array(Schema.Union(JsonScalar, JsonObject))
+).annotations({ identifier: "JsonValue", description: "A JSON value; an array holds no array directly" })
 
 const isoDateTime =
   /^\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(?:Z|[+-]\d{2}:?\d{2})?)?$/i
