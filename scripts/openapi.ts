@@ -1,6 +1,6 @@
 /**
  * Writes the OpenAPI document, as `/openapi.json` serves it, for tools that read a file:
- * `npm run openapi -- [--url <publicBaseUrl>] [--types]`. With `--types`, the TypeScript types
+ * `npm run -s openapi -- [--url <publicBaseUrl>] [--types]`. With `--types`, the TypeScript types
  * openapi-typescript generates from it instead (test/OpenApi/openapi.generated.ts is that output).
  */
 import { parseArgs } from "node:util"
