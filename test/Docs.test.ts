@@ -228,9 +228,14 @@ layer(Service.layer(), { excludeTestServices: true })("documentation", (it) => {
         const listAll = page.getByRole("region", { name: "List all nodes (paginated)" })
         yield* Effect.promise(() => listAll.getByRole("heading", { name: "List all nodes (paginated)" }).waitFor(visible))
         // the operation's section lists its query parameters and its error responses
-        const section = yield* Effect.promise(() => listAll.innerText())
+        const section = (yield* Effect.promise(() => listAll.innerText())).replace(/\u200b/g, "")
         for (const parameter of Object.keys(ListNodesParams.fields)) expect(section).toContain(parameter)
         expect(section).toContain("400")
+        // with the document's own words for them, and no words of the schema library's
+        for (const parameter of spec.paths["/nodes"].get.parameters) expect(section).toContain(parameter.description.replaceAll("`", ""))
+        expect(section).not.toMatch(/character\(s\)|maxLength\(|a number between/)
+        // a public operation's example request carries no token
+        expect(section).not.toContain("Authorization: Bearer")
         // every group opened in the sidebar, every operation's summary is on screen
         const sidebar = page.getByRole("navigation").first()
         for (let i = 0; i < 50; i++) {
@@ -247,6 +252,10 @@ layer(Service.layer(), { excludeTestServices: true })("documentation", (it) => {
         }
         const text = yield* Effect.promise(() => page.locator("body").innerText())
         expect(text).toContain("List all nodes of a publisher")
+        // an authenticated operation offers bearer authentication in its example request
+        yield* Effect.promise(() => sidebar.getByText("List all nodes of a publisher", { exact: true }).first().click())
+        const ofPublisher = page.getByRole("region", { name: "List all nodes of a publisher" })
+        yield* Effect.promise(() => ofPublisher.getByText("Authorization: Bearer", { exact: false }).first().waitFor(visible))
         expect(pageErrors).toEqual([])
         // anything the page tried to fetch from elsewhere (fonts, say) was refused and it rendered all the same
         if (blocked.length > 0) console.info(`/docs asked for external resources (refused): ${blocked.join(", ")}`)
