@@ -1,0 +1,98 @@
+/**
+ * The read commands: `search`, `versions` and `nodes`, as tables, or with `--json` as the JSON the
+ * service returned (encoded back through the contract's schemas, so scripts can rely on it).
+ */
+import { Args, Command, Options } from "@effect/cli"
+import { Effect, Option, Schema } from "effect"
+import { type Node, NodeList, NodeVersion, NodeVersionStatus, Node as NodeSchema } from "../Domain/Node.ts"
+import { jsonOption } from "./Account.ts"
+import { day, print, printJson, shortStatus, table } from "./Output.ts"
+import { call, client } from "./Session.ts"
+
+const page = Options.integer("page").pipe(Options.withDescription("Page number, from 1"), Options.withDefault(1))
+const limit = Options.integer("limit").pipe(Options.withDescription("Nodes per page (at most 500)"), Options.withDefault(20))
+
+const nodeRows = (nodes: ReadonlyArray<Node>) =>
+  table(
+    ["ID", "VERSION", "PUBLISHER", "DOWNLOADS", "DESCRIPTION"],
+    nodes.map((n) => [n.id, n.latest_version?.version ?? "-", n.publisher.id, String(n.downloads), n.description ?? n.name ?? ""])
+  )
+
+const printPage = (list: NodeList, what: string) =>
+  Effect.gen(function*() {
+    if (list.nodes.length === 0) return yield* print(`No ${what}.`)
+    yield* print(nodeRows(list.nodes))
+    yield* print(`page ${list.page} of ${Math.max(list.totalPages, 1)} (${list.total} ${what})`)
+  })
+
+export const search = Command.make(
+  "search",
+  { text: Args.text({ name: "text" }), page, limit, json: jsonOption },
+  ({ text, page, limit, json }) =>
+    Effect.gen(function*() {
+      const registry = yield* client()
+      const found = yield* call("search", registry.api.catalog.searchNodes({ urlParams: { search: text, page, limit } }))
+      yield* json ? printJson(NodeList, found) : printPage(found, "nodes")
+    })
+).pipe(Command.withDescription("Search nodes by id, name, description, author, tags and host-node names"))
+
+const statusNames = NodeVersionStatus.literals.map(shortStatus)
+
+export const versions = Command.make(
+  "versions",
+  {
+    node: Args.text({ name: "node" }),
+    status: Options.choice("status", statusNames).pipe(
+      Options.repeated,
+      Options.withDescription("Only versions in this status (repeatable); default Active")
+    ),
+    json: jsonOption
+  },
+  ({ node, status, json }) =>
+    Effect.gen(function*() {
+      const registry = yield* client()
+      const statuses = status.length === 0
+        ? ["NodeVersionStatusActive" as const]
+        : status.map((s) => `NodeVersionStatus${s}` as NodeVersionStatus)
+      const found = yield* call("list versions", registry.api.catalog.listNodeVersions({ path: { nodeId: node }, urlParams: { statuses } }))
+      if (json) return yield* printJson(Schema.Array(NodeVersion), found)
+      if (found.length === 0) return yield* print(`No versions of ${node}.`)
+      yield* print(table(
+        ["VERSION", "STATUS", "CREATED", "DEPRECATED", "CHANGELOG"],
+        found.map((v) => [
+          v.version,
+          shortStatus(v.status) + (v.status_reason === undefined ? "" : `: ${v.status_reason}`),
+          day(v.createdAt),
+          v.deprecated ? "yes" : "",
+          v.changelog ?? ""
+        ])
+      ))
+    })
+).pipe(Command.withDescription("List a node's versions, newest first"))
+
+export const nodes = Command.make(
+  "nodes",
+  {
+    publisher: Options.text("publisher").pipe(
+      Options.withDescription("Only this publisher's nodes (needs login; members also see banned ones)"),
+      Options.optional
+    ),
+    page,
+    limit,
+    json: jsonOption
+  },
+  ({ publisher, page, limit, json }) =>
+    Effect.gen(function*() {
+      const registry = yield* client()
+      if (Option.isSome(publisher)) {
+        const list = yield* call(
+          "list nodes",
+          registry.api.publisherNodes.listNodesForPublisher({ path: { publisherId: publisher.value }, urlParams: { include_banned: false } })
+        )
+        if (json) return yield* printJson(Schema.Array(NodeSchema), list)
+        return yield* print(list.length === 0 ? `No nodes of ${publisher.value}.` : nodeRows(list))
+      }
+      const list = yield* call("list nodes", registry.api.catalog.listAllNodes({ urlParams: { page, limit, sort: [], latest: false } }))
+      yield* json ? printJson(NodeList, list) : printPage(list, "nodes")
+    })
+).pipe(Command.withDescription("List nodes: all of them (paginated), or one publisher's"))

@@ -1,0 +1,112 @@
+/**
+ * `publish <dir>`: the manifest of `<dir>/pyproject.toml`, the zip of the files git tracks there
+ * (see Files.ts), the publish call with a personal access token, the upload to the signed URL it
+ * answers with, then the version polled until the registry's checks have moved it out of Pending.
+ */
+import { Args, Command, Options } from "@effect/cli"
+import { FileSystem } from "@effect/platform"
+import { Config, Duration, Effect, Option, Schedule } from "effect"
+import * as path from "node:path"
+import type { RegistryClient } from "../client.ts"
+import type { NodeVersion } from "../Domain/Node.ts"
+import { writeZip } from "./Archive.ts"
+import { failed, usage } from "./Failure.ts"
+import { archiveFiles } from "./Files.ts"
+import { readManifest } from "./Manifest.ts"
+import { bytes, note, print, progress, shortStatus } from "./Output.ts"
+import { call, client, target } from "./Session.ts"
+
+/** Polls `nodeId@version` until it leaves Pending: quickly at first, then every two seconds. */
+const pollSchedule = Schedule.union(Schedule.exponential("200 millis", 1.5), Schedule.spaced("2 seconds"))
+
+const waitForChecks = (registry: RegistryClient, nodeId: string, version: string, timeout: Duration.Duration) =>
+  call("get version", registry.api.catalog.getNodeVersion({ path: { nodeId, versionId: version } })).pipe(
+    Effect.repeat(Schedule.passthrough(
+      Schedule.whileInput(pollSchedule, (v: NodeVersion) => v.status === "NodeVersionStatusPending")
+    )),
+    Effect.timeoutFail({
+      duration: timeout,
+      onTimeout: () =>
+        failed("checks_pending", `${nodeId}@${version} is still pending after ${Duration.format(timeout)}: see \`registry versions ${nodeId} --status Pending\``)
+    })
+  )
+
+/** The credentials of the publish call: a personal access token, else the login's bearer token. */
+const publishAuth = (flag: Option.Option<string>) =>
+  Effect.gen(function*() {
+    const fromEnv = yield* Effect.orDie(Config.option(Config.nonEmptyString("REGISTRY_PAT")))
+    const chosen = Option.orElse(flag, () => fromEnv)
+    if (Option.isSome(chosen)) return { pat: chosen.value } as const
+    const { token } = yield* target
+    if (Option.isSome(token)) return "login" as const
+    return yield* usage("no_token", "no token: pass --token <personal access token>, set REGISTRY_PAT, or log in")
+  })
+
+export const publish = Command.make(
+  "publish",
+  {
+    dir: Args.directory({ name: "dir", exists: "yes" }).pipe(Args.withDefault(".")),
+    token: Options.text("token").pipe(
+      Options.withDescription("The publisher's personal access token (default $REGISTRY_PAT, else the login's token)"),
+      Options.optional
+    ),
+    publisher: Options.text("publisher").pipe(
+      Options.withDescription("Publisher id, instead of [tool.registry] publisher_id"),
+      Options.optional
+    ),
+    changelog: Options.text("changelog").pipe(Options.withDescription("What changed in this version"), Options.optional),
+    timeout: Options.integer("timeout").pipe(
+      Options.withDescription("Seconds to wait for the registry's checks (0: do not wait)"),
+      Options.withDefault(300)
+    ),
+    dryRun: Options.boolean("dry-run").pipe(Options.withDescription("Print the files and the request; publish nothing"))
+  },
+  ({ dir, token, publisher, changelog, timeout, dryRun }) =>
+    Effect.scoped(Effect.gen(function*() {
+      const root = path.resolve(dir)
+      const manifest = yield* readManifest(root, {
+        publisherId: Option.getOrUndefined(publisher),
+        changelog: Option.getOrUndefined(changelog)
+      })
+      const { files, skipped } = yield* archiveFiles(root, manifest.includes)
+      for (const s of skipped) yield* note(`note: ${s.path} is left out: ${s.reason}`)
+      if (files.length === 0) return yield* usage("no_files", `no files to publish in ${root}: are they committed to git?`)
+      if (dryRun) {
+        yield* print(`${manifest.publisherId}/${manifest.nodeId}@${manifest.version}`)
+        yield* print(JSON.stringify(manifest.request, null, 2))
+        for (const file of files) yield* print(file)
+        return
+      }
+      const auth = yield* publishAuth(token)
+      const fs = yield* FileSystem.FileSystem
+      const scratch = yield* fs.makeTempDirectoryScoped({ prefix: "registry-publish-" }).pipe(
+        Effect.mapError((e) => failed("io_error", `cannot make a temporary directory: ${e.message}`))
+      )
+      const archive = path.join(scratch, `${manifest.nodeId}-${manifest.version}.zip`)
+      const size = yield* writeZip(root, files, archive)
+      const label = `${manifest.publisherId}/${manifest.nodeId}@${manifest.version}`
+      yield* note(`publishing ${label}: ${files.length} files, ${bytes(size)}`)
+
+      const registry = yield* client(auth)
+      const published = yield* call("publish", registry.publish(manifest.publisherId, manifest.nodeId, manifest.payload))
+      const bar = progress("uploading")
+      yield* registry.uploadArchive(published.signedUrl, archive, { onProgress: bar.onProgress }).pipe(
+        Effect.ensuring(bar.done)
+      )
+      if (timeout <= 0) return yield* print(shortStatus(published.node_version.status))
+      const checked = yield* waitForChecks(registry, manifest.nodeId, manifest.version, Duration.seconds(timeout))
+      const reason = checked.status_reason ?? "no reason given"
+      switch (checked.status) {
+        case "NodeVersionStatusActive":
+          return yield* print("Active")
+        case "NodeVersionStatusFlagged":
+          yield* print(`Flagged: ${reason}`)
+          return yield* failed("version_flagged", `${label} was flagged by the registry's checks: ${reason}`)
+        default:
+          yield* print(`${shortStatus(checked.status)}: ${reason}`)
+          return yield* failed("version_not_active", `${label} is ${shortStatus(checked.status)}: ${reason}`)
+      }
+    }))
+).pipe(Command.withDescription(
+  "Publish the node in <dir> (default .): its pyproject.toml, and a zip of its git-tracked files minus .registryignore"
+))

@@ -1,0 +1,55 @@
+/**
+ * The registry a command talks to, through the typed client only: the saved login's URL and
+ * token, which `REGISTRY_URL` and `REGISTRY_TOKEN` override (for scripts and CI that never log in).
+ */
+import type { FileSystem, HttpClient } from "@effect/platform"
+import { Config, Duration, Effect, Option } from "effect"
+import { type ClientConfig, makeClient, type RegistryClient } from "../client.ts"
+import { readLogin } from "./ConfigFile.ts"
+import { type CliFailure, networkFault, usage } from "./Failure.ts"
+
+export interface Target {
+  readonly baseUrl: string
+  readonly token: Option.Option<string>
+}
+
+const fromEnv = (name: string) => Effect.orDie(Config.option(Config.nonEmptyString(name)))
+
+/** Where the registry is and the bearer token to send, if any. */
+export const target: Effect.Effect<Target, CliFailure, FileSystem.FileSystem> = Effect.gen(function*() {
+  const login = yield* readLogin
+  const url = Option.orElse(yield* fromEnv("REGISTRY_URL"), () => Option.map(login, (l) => l.url))
+  if (Option.isNone(url)) {
+    return yield* usage("not_logged_in", "no service URL: run `registry login --url <base> --token <jwt>` first (or set REGISTRY_URL)")
+  }
+  const token = Option.orElse(yield* fromEnv("REGISTRY_TOKEN"), () => Option.flatMap(login, (l) => Option.fromNullable(l.token)))
+  return { baseUrl: url.value, token }
+})
+
+/**
+ * A client for the target: with the login's bearer token, or with a publisher's personal access
+ * token (`{ pat }`, sent in the publish body only).
+ */
+export const client = (auth: "login" | { readonly pat: string } = "login"): Effect.Effect<
+  RegistryClient,
+  CliFailure,
+  FileSystem.FileSystem | HttpClient.HttpClient
+> =>
+  Effect.gen(function*() {
+    const { baseUrl, token } = yield* target
+    const config: ClientConfig = {
+      baseUrl,
+      auth: auth === "login" ? Option.match(token, { onNone: () => undefined, onSome: (bearer) => ({ bearer }) }) : auth
+    }
+    return yield* makeClient(config)
+  })
+
+/** How long one call of the API may take before it counts as a network failure. */
+export const callTimeout = Duration.seconds(60)
+
+/** A call of the API, bounded by `callTimeout`. */
+export const call = <A, E, R>(what: string, effect: Effect.Effect<A, E, R>) =>
+  Effect.timeoutFail(effect, {
+    duration: callTimeout,
+    onTimeout: () => networkFault("timeout", `${what}: no answer within ${Duration.format(callTimeout)}`)
+  })
