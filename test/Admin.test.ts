@@ -279,6 +279,7 @@ layer(Service.layer(), { excludeTestServices: true })("site administration", (it
         [{ status: "nodestatusbanned" }, "status"],
         [{ search_ranking: 1.5 }, "search_ranking"],
         [{ search_ranking: "1" }, "search_ranking"],
+        [{ search_ranking: 2 ** 31 }, "search_ranking"],
         [{ tags_admin: "x" }, "tags_admin"],
         [{ tags_admin: ["t".repeat(101)] }, "tags_admin"],
         [{ status_detail: "s".repeat(2001) }, "status_detail"],

@@ -23,7 +23,11 @@ export const AdminNodeUpdate = Schema.Struct({
   status: optionalField(NodeStatus, "New status of the node"),
   status_detail: optionalField(Text(2000), "Why the node has its status"),
   tags_admin: optionalField(TextList(50, 100), "Admin-only tags for security warnings and admin metadata"),
-  search_ranking: optionalField(Schema.Int, "Value used to sort search results; lower ranks first"),
+  // stored as a PostgreSQL integer: a larger value is a 400, not a failed statement
+  search_ranking: optionalField(
+    Schema.Int.pipe(Schema.between(-2_147_483_648, 2_147_483_647)),
+    "Value used to sort search results; lower ranks first"
+  ),
   preempted_host_node_names: optionalField(TextList(500, 200), "Names of host-nodes that this node preempts")
 }).annotations({ identifier: "AdminNodeUpdate" })
 
