@@ -4,12 +4,12 @@
  * refuses another body at once, and never calls the vendor itself.
  */
 import { expect, it } from "@effect/vitest"
-import { Effect, Exit, Fiber, Layer, Option, TestClock } from "effect"
+import { Effect, Fiber, Layer, Option, TestClock } from "effect"
 import { CurrentUser } from "../../src/Domain/Auth.ts"
 import { ImageTasks, requestHash } from "../../src/Images/Service.ts"
 import { ClaimOutcome, type StoredTask, TaskRepo } from "../../src/Images/TaskRepo.ts"
 import { ImageVendor } from "../../src/Images/Vendor.ts"
-import { stub, testConfig } from "../support/Stub.ts"
+import { failureTag, stub, testConfig } from "../support/Stub.ts"
 
 const vendorTimeoutMillis = 10_000
 const graceMillis = 2_000
@@ -81,7 +81,7 @@ it.effect("a repeat gives up with KeyInProgress once the vendor timeout and its 
     expect(Option.isNone(yield* Fiber.poll(fiber))).toBe(true)
     yield* TestClock.adjust(100)
     const exit = yield* Fiber.await(fiber)
-    expect(Exit.isFailure(exit) && exit.cause._tag === "Fail" && exit.cause.error._tag).toBe("KeyInProgress")
+    expect(failureTag(exit)).toBe("KeyInProgress")
   }))
 
 it.effect("the same key with another body is KeyReused at once", () =>
@@ -90,7 +90,7 @@ it.effect("the same key with another body is KeyReused at once", () =>
       claimKey: () => Effect.succeed(held(Option.none(), requestHash("skin-enhancer", { ...body, sharpen: 50 })))
     }))
     const exit = yield* Fiber.await(fiber)
-    expect(Exit.isFailure(exit) && exit.cause._tag === "Fail" && exit.cause.error._tag).toBe("KeyReused")
+    expect(failureTag(exit)).toBe("KeyReused")
   }))
 
 it.effect("a key the first request let go is claimed again by the repeat, which then starts the task itself", () =>

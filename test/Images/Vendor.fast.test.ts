@@ -5,10 +5,10 @@
  */
 import { HttpClient, HttpClientResponse } from "@effect/platform"
 import { expect, it } from "@effect/vitest"
-import { Effect, Exit, Fiber, Layer, Option, Redacted, TestClock } from "effect"
+import { Effect, Fiber, Layer, Option, Redacted, TestClock } from "effect"
 import { ImageVendor } from "../../src/Images/Vendor.ts"
 import { MusicVendor } from "../../src/Music/Vendor.ts"
-import { testConfig } from "../support/Stub.ts"
+import { failureTag, testConfig } from "../support/Stub.ts"
 
 const timeoutMillis = 5_000
 
@@ -31,8 +31,7 @@ const timesOut = <A, E>(effect: Effect.Effect<A, E>) =>
     expect(Option.isNone(yield* Fiber.poll(fiber))).toBe(true)
     yield* TestClock.adjust(1)
     const exit = yield* Fiber.await(fiber)
-    expect(Exit.isFailure(exit) && exit.cause._tag === "Fail" ? (exit.cause.error as { _tag: string })._tag : exit._tag)
-      .toBe("VendorTimedOut")
+    expect(failureTag(exit)).toBe("VendorTimedOut")
   })
 
 it.effect("the image vendor: a start and a poll time out", () =>

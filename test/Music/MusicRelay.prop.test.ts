@@ -7,12 +7,8 @@
 import { expect, layer } from "@effect/vitest"
 import { Effect } from "effect"
 import * as fc from "effect/FastCheck"
-import { MusicEvent } from "../../src/Domain/MusicEvents.ts"
-
-/** The event types the relay decodes: the members of MusicEvent. */
-const knownEventTypes: ReadonlySet<string> = new Set(MusicEvent.members.map((m) => m.fields.type.literals[0]))
 import { FakeMusicVendor } from "../support/FakeMusicVendor.ts"
-import { eventsOf, expectNdjson, postForm, serviceWithFakeVendor } from "../support/Music.ts"
+import { eventsOf, expectNdjson, knownEventTypes, postForm, serviceWithFakeVendor } from "../support/Music.ts"
 import { Service } from "../support/Service.ts"
 
 const int = fc.integer({ min: 0, max: 1000 })

@@ -1,14 +1,13 @@
 /** Signed upload URLs with TestClock: valid until their expiry, refused after, and bound to what they name. */
 import { expect, it } from "@effect/vitest"
-import { Effect, Exit, Redacted, TestClock } from "effect"
+import { Effect, Redacted, TestClock } from "effect"
 import { makeUrlSigner } from "../../src/Publishing/Signing.ts"
+import { failureTag } from "../support/Stub.ts"
 
 const ttlSeconds = 3600
 const signer = makeUrlSigner(Redacted.make("a signing key"), "http://registry.test", ttlSeconds)
 const target = { nodeId: "tool", version: "1.0.0", versionId: "2a1f0b6e-3c4d-4e5f-8a9b-0c1d2e3f4a5b" }
 
-const failureTag = <A, E>(exit: Exit.Exit<A, E>) =>
-  Exit.isFailure(exit) && exit.cause._tag === "Fail" ? (exit.cause.error as { _tag: string })._tag : exit._tag
 
 it.effect("a URL is valid until its expiry, then expired; tampering is a bad signature, whenever", () =>
   Effect.gen(function*() {

@@ -54,11 +54,14 @@ export const postForm = (
     return { status: response.status, headers: response.headers, text, lines }
   })
 
+/** The event types the relay decodes: the members of MusicEvent. */
+export const knownEventTypes: ReadonlySet<string> = new Set(MusicEvent.members.map((m) => m.fields.type.literals[0]))
+
 /** The answer's events (keep-alive lines left out), each one decoded by the event schemas when its type is known. */
 export const eventsOf = (answer: StreamAnswer): Array<Record<string, unknown>> =>
   answer.lines.filter((l) => l.trim() !== "").map((line) => {
     const event = JSON.parse(line) as Record<string, unknown>
-    if (typeof event.type === "string" && ["duration", "title", "titles", "audio_chunk", "cost", "complete", "error"].includes(event.type)) {
+    if (typeof event.type === "string" && knownEventTypes.has(event.type)) {
       Schema.decodeUnknownSync(MusicEvent)(event, { onExcessProperty: "preserve" })
     }
     return event

@@ -2,7 +2,7 @@
  * Stub layers for service-level tests: a service whose methods are the ones a test gives; calling
  * any other dies, naming it, so a test states exactly what its subject may use.
  */
-import { ConfigProvider, type Context, Effect, Layer } from "effect"
+import { ConfigProvider, type Context, Effect, Exit, Layer } from "effect"
 import { AppConfig, type AppConfigShape, appConfig } from "../../src/Config.ts"
 
 /** `tag`'s service made of `methods`; any other member is a function that dies when called. */
@@ -29,3 +29,7 @@ export const testConfig = (overrides: (c: AppConfigShape) => AppConfigShape = (c
       Effect.orDie
     )
   )
+
+/** The `_tag` of an exit's failure (`"Success"` or the cause's kind otherwise), for `toBe` on a typed failure. */
+export const failureTag = <A, E>(exit: Exit.Exit<A, E>): string =>
+  Exit.isFailure(exit) && exit.cause._tag === "Fail" ? (exit.cause.error as { readonly _tag: string })._tag : exit._tag
