@@ -7,7 +7,7 @@ import { NodeFileSystem, NodeRuntime } from "@effect/platform-node"
 import { SqlClient } from "@effect/sql"
 import { Console, Data, Effect, Layer } from "effect"
 import { parseArgs } from "node:util"
-import { catalogueChannel } from "../src/Catalog/PageCache.ts"
+import { CatalogChanges } from "../src/Catalog/Changes.ts"
 import { AppConfig } from "../src/Config.ts"
 import { DatabaseLive } from "../src/Db/Database.ts"
 import { unclaimedPublisherId as unclaimedPublisher } from "../src/Domain/Publisher.ts"
@@ -79,6 +79,8 @@ type Options = Effect.Effect.Success<typeof cli>
 const seed = (options: Options) => Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
   const writes = yield* Seeder
+  // as any catalogue write: in one transaction, then every instance's page cache is told
+  const { change } = yield* CatalogChanges
   const started = performance.now()
 
   const existing = (yield* sql<{ n: number }>`SELECT count(*)::int AS n FROM nodes`)[0]?.n ?? 0
@@ -86,10 +88,9 @@ const seed = (options: Options) => Effect.gen(function*() {
     if (!options.reset) return yield* new NotEmpty({ nodes: existing })
     // DELETE, not TRUNCATE: row triggers (the maintained count of listed nodes) must see the rows
     // go; foreign keys cascade to whatever hangs off nodes (versions, host-node records, ...)
-    yield* sql.withTransaction(Effect.all([
+    yield* change(Effect.all([
       sql`DELETE FROM nodes`,
-      sql`DELETE FROM publishers WHERE id <> ${unclaimedPublisher}`,
-      sql`SELECT pg_notify(${catalogueChannel}, 'changed')`
+      sql`DELETE FROM publishers WHERE id <> ${unclaimedPublisher}`
     ], { discard: true }))
     yield* Console.log(`reset: removed ${existing} nodes with their versions, and the publishers (${seconds(started)} s)`)
   }
@@ -119,12 +120,9 @@ const seed = (options: Options) => Effect.gen(function*() {
 
   // the Seeder stamps updated_at with the time of the write; a real catalogue's nodes were
   // last updated by their latest release, which is what `timestamp` and sort=updated_at see.
-  yield* sql.withTransaction(Effect.all([
-    sql`UPDATE nodes n SET updated_at = greatest(n.created_at, v.latest)
-        FROM (SELECT node_id, max(created_at) AS latest FROM node_versions GROUP BY node_id) v
-        WHERE v.node_id = n.id`,
-    sql`SELECT pg_notify(${catalogueChannel}, 'changed')`
-  ], { discard: true }))
+  yield* change(sql`UPDATE nodes n SET updated_at = greatest(n.created_at, v.latest)
+      FROM (SELECT node_id, max(created_at) AS latest FROM node_versions GROUP BY node_id) v
+      WHERE v.node_id = n.id`)
   // Settle the tables as autovacuum soon would (statistics, visibility map, dead rows of the
   // updates above), so that queries right after a seed, benchmarks above all, neither meet a
   // half-analysed catalogue nor race autovacuum.
@@ -146,7 +144,7 @@ const seed = (options: Options) => Effect.gen(function*() {
 
 const exitWith = (code: number) => Effect.sync(() => void (process.exitCode = code))
 
-const SeedLive = Seeder.Default.pipe(
+const SeedLive = Layer.mergeAll(Seeder.Default, CatalogChanges.Default).pipe(
   Layer.provideMerge(DatabaseLive),
   Layer.provide(NodeFileSystem.layer),
   Layer.provide(AppConfig.Default)
