@@ -18,11 +18,11 @@ const nodeRows = (nodes: ReadonlyArray<Node>) =>
     nodes.map((n) => [n.id, n.latest_version?.version ?? "-", n.publisher.id, String(n.downloads), n.description ?? n.name ?? ""])
   )
 
-const printPage = (list: NodeList, what: string) =>
+const printPage = (list: NodeList) =>
   Effect.gen(function*() {
-    if (list.nodes.length === 0) return yield* print(`No ${what}.`)
+    if (list.nodes.length === 0) return yield* print("No nodes.")
     yield* print(nodeRows(list.nodes))
-    yield* print(`page ${list.page} of ${Math.max(list.totalPages, 1)} (${list.total} ${what})`)
+    yield* print(`page ${list.page} of ${Math.max(list.totalPages, 1)} (${list.total} ${list.total === 1 ? "node" : "nodes"})`)
   })
 
 export const search = Command.make(
@@ -32,7 +32,7 @@ export const search = Command.make(
     Effect.gen(function*() {
       const registry = yield* client()
       const found = yield* call("search", registry.api.catalog.searchNodes({ urlParams: { search: text, page, limit } }))
-      yield* json ? printJson(NodeList, found) : printPage(found, "nodes")
+      yield* json ? printJson(NodeList, found) : printPage(found)
     })
 ).pipe(Command.withDescription("Search nodes by id, name, description, author, tags and host-node names"))
 
@@ -93,6 +93,6 @@ export const nodes = Command.make(
         return yield* print(list.length === 0 ? `No nodes of ${publisher.value}.` : nodeRows(list))
       }
       const list = yield* call("list nodes", registry.api.catalog.listAllNodes({ urlParams: { page, limit, sort: [], latest: false } }))
-      yield* json ? printJson(NodeList, list) : printPage(list, "nodes")
+      yield* json ? printJson(NodeList, list) : printPage(list)
     })
 ).pipe(Command.withDescription("List nodes: all of them (paginated), or one publisher's"))

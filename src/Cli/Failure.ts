@@ -28,12 +28,12 @@ export const exitCodes: { readonly [K in "ok" | Kind]: number } = {
 export const exitCodeMeanings: ReadonlyArray<readonly [number, string]> = [
   [exitCodes.ok, "success"],
   [exitCodes.failed, "the operation ran but did not succeed (version flagged, checks still pending at --timeout), or a local file failed"],
-  [exitCodes.usage, "usage: bad arguments, a bad pyproject.toml, not logged in, or a request the service refused as malformed (400, 405, 413, 415)"],
+  [exitCodes.usage, "usage: bad arguments, a bad pyproject.toml, not logged in, an existing install without --force, or a request the service refused as malformed (400, 405, 413, 415)"],
   [exitCodes.auth, "authentication or permission: missing, wrong or revoked token, or a role the caller lacks (401, 403)"],
   [exitCodes.notFound, "not found: no such publisher, node, version or token (404)"],
   [exitCodes.conflict, "conflict: the version or id exists already, or the record's state refuses the change (409)"],
-  [exitCodes.server, "server: the service or its upstream failed (5xx, 429), or sent something unexpected (an unsafe or truncated archive)"],
-  [exitCodes.network, "network: connection refused or reset, DNS failure, timeout"]
+  [exitCodes.server, "server: the service or its upstream failed (5xx, 429), or sent something unexpected (an unsafe or truncated archive, an undeclared answer)"],
+  [exitCodes.network, "network: connection refused or reset, DNS failure, no answer within 60 seconds"]
 ]
 
 /** A failure raised by the CLI itself: its kind (hence exit code), a stable code and one line of text. */
