@@ -28,11 +28,13 @@ import type { MusicEvent } from "./Domain/MusicEvents.ts"
 import { type ArchiveSource, download, uploadArchive, type UploadOptions } from "./Client/Archives.ts"
 import { type ServiceFault, withApiErrors } from "./Client/Errors.ts"
 import { generateMusic, type MusicInput } from "./Client/Music.ts"
+import { decodePublishRequest, type PublishRequest } from "./Client/Publish.ts"
 
 export * from "./Domain/ApiErrors.ts"
 export { type AnyApiError, errorCode, type ServiceFault } from "./Client/Errors.ts"
 export type { ArchiveSource, UploadOptions } from "./Client/Archives.ts"
 export type { MusicFields, MusicInput, MusicVideo } from "./Client/Music.ts"
+export type { PublishRequest } from "./Client/Publish.ts"
 export type { MusicEvent } from "./Domain/MusicEvents.ts"
 export { Api }
 
@@ -60,12 +62,6 @@ type EndpointOf<Group extends string, Name extends string> = HttpApiEndpoint.Htt
   Name
 >
 
-/** The publish call's body as the derived client takes it, without the token (the client adds it). */
-export type PublishRequest = Omit<
-  HttpApiEndpoint.HttpApiEndpoint.Payload<EndpointOf<"publish", "publishVersion">>,
-  "personal_access_token"
->
-
 /** The publish call's answer: the version, Pending, and the signed URL to upload its archive to. */
 export type PublishNodeVersionResponse = HttpApiEndpoint.HttpApiEndpoint.Success<EndpointOf<"publish", "publishVersion">>
 
@@ -73,8 +69,10 @@ export interface RegistryClient {
   /** every endpoint, typed: api.catalog.getNode({ path: { nodeId } }), api.publish.publishVersion(...), ... */
   readonly api: ApiClient
   /**
-   * Publishes a version. With `pat` auth the token goes in the body's `personal_access_token`,
-   * where the service takes it; with `bearer` auth the login JWT goes in the header.
+   * Publishes a version. The request is the body as JSON carries it (`version: "1.2.0"`); one
+   * the service would refuse fails with BadRequest, worded as its 400, before anything is sent.
+   * With `pat` auth the token goes in the body's `personal_access_token`, where the service takes
+   * it; with `bearer` auth the login JWT goes in the header.
    */
   readonly publish: (
     publisherId: string,
@@ -143,10 +141,10 @@ export const makeClient = (config: ClientConfig): Effect.Effect<RegistryClient, 
     return {
       api,
       publish: (publisherId, nodeId, request) =>
-        api.publish.publishVersion({
-          path: { publisherId, nodeId },
-          payload: pat === undefined ? request : { ...request, personal_access_token: pat }
-        }),
+        Effect.flatMap(
+          decodePublishRequest(request, pat),
+          (payload) => api.publish.publishVersion({ path: { publisherId, nodeId }, payload })
+        ),
       uploadArchive: uploadArchive(anywhere),
       download: (url) => download(anywhere)(URL.canParse(url) ? url : onRegistry(config.baseUrl, url)),
       generateMusic: generateMusic(HttpClient.filterStatusOk(registry))

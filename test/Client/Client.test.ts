@@ -12,6 +12,7 @@ import * as fs from "node:fs/promises"
 import * as os from "node:os"
 import * as path from "node:path"
 import {
+  BadRequest,
   errorCode,
   InternalError,
   makeClient,
@@ -20,7 +21,7 @@ import {
   type RegistryClient,
   VersionExists
 } from "../../src/client.ts"
-import { clientFor, onInstance, semver, withFiles } from "../support/Client.ts"
+import { clientFor, onInstance, withFiles } from "../support/Client.ts"
 import { FakeMusicVendor } from "../support/FakeMusicVendor.ts"
 import { serviceWithFakeVendor } from "../support/Music.ts"
 import { type Running, Service } from "../support/Service.ts"
@@ -44,7 +45,7 @@ const tempFile = (name: string, bytes: Uint8Array) =>
 /** Publishes `nodeId`@`version` with the token; the version, and where to upload it on this instance. */
 const publish = (service: Running, nodeId: string, version: string) =>
   Effect.map(
-    cli.publish("acme", nodeId, { node: { name: nodeId }, node_version: { version: semver(version), changelog: `release ${version}` } }),
+    cli.publish("acme", nodeId, { node: { name: nodeId }, node_version: { version, changelog: `release ${version}` } }),
     (published) => ({ ...published, signedUrl: onInstance(service, published.signedUrl) })
   )
 
@@ -90,7 +91,7 @@ layer(serviceWithFakeVendor(), { excludeTestServices: true })("typed client", (i
       expect(error.message).toContain("1.0.0")
       // a wrong token is its own class
       const stranger = yield* clientFor(service, { pat: "not-a-token-of-acme" })
-      const refused = yield* Effect.flip(stranger.publish("acme", "image-tools", { node_version: { version: semver("2.0.0") } }))
+      const refused = yield* Effect.flip(stranger.publish("acme", "image-tools", { node_version: { version: "2.0.0" } }))
       expect(refused._tag).toBe("InvalidToken")
     }))
 
@@ -233,6 +234,40 @@ describe("error answers", () => {
       }))
       expect(failed).toBeInstanceOf(RateLimited)
       expect((failed as RateLimited).retryAfter).toBe(30)
+    }))
+
+  it.effect("a publish sends the wire form it is given, with the personal access token", () =>
+    Effect.gen(function*() {
+      const sent: Array<unknown> = []
+      const client = yield* makeClient({ baseUrl: "http://registry.test", auth: { pat: "the-token" } }).pipe(
+        Effect.provideService(
+          HttpClient.HttpClient,
+          HttpClient.make((request) => {
+            if (request.body._tag === "Uint8Array") sent.push(JSON.parse(new TextDecoder().decode(request.body.body)))
+            const body = JSON.stringify({ error: "version_exists", message: "Version 1.0.0 exists" })
+            return Effect.succeed(HttpClientResponse.fromWeb(request, new Response(body, { status: 409, headers: { "content-type": "application/json" } })))
+          })
+        )
+      )
+      const request = { node_version: { version: "1.0.0", supported_host_version: ">=1.2 <2" } }
+      expect(yield* Effect.flip(client.publish("acme", "tool", request))).toBeInstanceOf(VersionExists)
+      expect(sent).toEqual([{ ...request, personal_access_token: "the-token" }])
+    }))
+
+  it.effect("a publish the service would refuse fails with BadRequest, worded as its 400, and sends nothing", () =>
+    Effect.gen(function*() {
+      let sent = 0
+      const client = yield* makeClient({ baseUrl: "http://registry.test" }).pipe(
+        Effect.provideService(HttpClient.HttpClient, HttpClient.make(() => Effect.sync(() => sent++).pipe(Effect.zipRight(Effect.never))))
+      )
+      const refused = yield* Effect.flip(client.publish("acme", "tool", { node_version: { version: "1.0.0+build.5" } }))
+      expect(refused).toBeInstanceOf(BadRequest)
+      expect(refused.message).toBe(
+        "Invalid value for 'node_version.version': build metadata (+...) is not accepted: versions differing only in it could not be told apart"
+      )
+      const range = yield* Effect.flip(client.publish("acme", "tool", { node_version: { version: "1.0.0", supported_host_version: "soon" } }))
+      expect(range.message).toBe("Invalid value for 'node_version.supported_host_version': expected a semantic-version range such as >=1.2.0 <2.0.0")
+      expect(sent).toBe(0)
     }))
 
   it.effect("an answer that is not ErrorResponse stays an HTTP error, its body readable", () =>

@@ -4,11 +4,10 @@
  */
 import { HttpClient } from "@effect/platform"
 import { NodeFileSystem, NodeHttpClient } from "@effect/platform-node"
-import { Effect, Schema } from "effect"
+import { Effect } from "effect"
 import * as http from "node:http"
 import * as https from "node:https"
 import { type ClientConfig, makeClient } from "../../src/client.ts"
-import { PublishedVersion } from "../../src/Domain/Semver.ts"
 import type { Running } from "./Service.ts"
 
 /**
@@ -36,9 +35,6 @@ export const onInstance = (service: Running, url: string) => {
 
 /** Files read from this machine's disk (uploads and videos given by path). */
 export const withFiles = Effect.provide(NodeFileSystem.layer)
-
-/** A version as the derived client takes it in a publish body. */
-export const semver = Schema.decodeSync(PublishedVersion)
 
 /** `GET /nodes` parameters as the derived client takes them: every default spelled out (the first page of 10). */
 export const listParams: {

@@ -1,0 +1,36 @@
+/**
+ * The publish call's body as its users write it: the wire form (`version: "1.2.0"`, ranges as
+ * text), checked with the contract's own `PublishRequest` schema before anything is sent. The
+ * derived endpoint takes the decoded form (a version parsed into its sort key), which only the
+ * server needs.
+ */
+import { Effect, ParseResult, Schema } from "effect"
+import { BadRequest } from "../Domain/ApiErrors.ts"
+import { PublishRequest as PublishRequestSchema } from "../Publishing/Api.ts"
+
+/** The publish call's body as JSON carries it, without the token (the client adds it). */
+export type PublishRequest = Omit<typeof PublishRequestSchema.Encoded, "personal_access_token">
+
+/** The body the derived endpoint takes. */
+export type DecodedPublishRequest = typeof PublishRequestSchema.Type
+
+/**
+ * A body the service would refuse is refused here, as the service would: a BadRequest worded as
+ * its 400 (`Invalid value for 'node_version.version': ...`), so one `catchTag("BadRequest")`
+ * covers both.
+ */
+const refusal = (error: ParseResult.ParseError): BadRequest => {
+  const [issue] = ParseResult.ArrayFormatter.formatErrorSync(error)
+  if (issue === undefined) return new BadRequest({ message: "The request is not valid" })
+  const where = issue.path.length > 0 ? issue.path.map(String).join(".") : "request"
+  return new BadRequest({ message: `Invalid value for '${where}': ${issue.message}` })
+}
+
+/** `request`, with the personal access token if there is one, decoded for the derived endpoint. */
+export const decodePublishRequest = (
+  request: PublishRequest,
+  personalAccessToken: string | undefined
+): Effect.Effect<DecodedPublishRequest, BadRequest> =>
+  Schema.decodeUnknown(PublishRequestSchema)(
+    personalAccessToken === undefined ? request : { ...request, personal_access_token: personalAccessToken }
+  ).pipe(Effect.mapError(refusal))
