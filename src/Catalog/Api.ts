@@ -4,7 +4,7 @@ import { BadRequest, NodeBanned, NoInstallableVersion, NotFound, Forbidden } fro
 import { Authentication } from "../Domain/Auth.ts"
 import { Node, NodeList, NodeVersion, NodeVersionStatus, type SortKey, sortColumns } from "../Domain/Node.ts"
 import { field, IsoDateTimeFromString, PathParam, Text } from "../Domain/Schemas.ts"
-import { HostVersionKey } from "../Domain/Semver.ts"
+import { HostVersion } from "../Domain/Semver.ts"
 
 /** Served page sizes: larger requests are clamped, not refused (CONTRACT.md). */
 export const maxLimit = 500
@@ -74,6 +74,8 @@ export const SortParam = Schema.transformOrFail(
 
 const PublisherIdParams = Schema.Struct({ publisherId: field(PathParam, "Identifier of the publisher") })
 
+const hostVersionMeaning = "The host application's version: only nodes with a version admitting it; latest_version is the newest such"
+
 export const ListNodesParams = Schema.Struct({
   page: Page,
   limit: Limit,
@@ -92,9 +94,8 @@ export const ListNodesParams = Schema.Struct({
   node_id: Schema.optional(Schema.Array(ShortString("A node id")).pipe(Schema.maxItems(maxLimit)).annotations({
     description: "Only these nodes; repeatable"
   })),
-  host_version: Schema.optional(HostVersionKey.annotations({
-    description: "The host application's version: only nodes with a version admitting it; latest_version is the newest such"
-  })),
+  // a filter's own description does not reach the document; its `jsonSchema` does
+  host_version: Schema.optional(HostVersion.annotations({ description: hostVersionMeaning, jsonSchema: { description: hostVersionMeaning } })),
   form_factor: Schema.optional(ShortString("The platform asking (desktop-win, desktop-mac, git-linux, ...); recorded, not a filter"))
 })
 export type ListNodesParams = typeof ListNodesParams.Type

@@ -1,6 +1,7 @@
 import { HttpApiBuilder, type HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { Effect, Metric } from "effect"
 import { Api } from "../Api.ts"
+import { hostVersionKey } from "../Domain/Semver.ts"
 import { answer } from "../Errors.ts"
 import type { ListNodesParams } from "./Api.ts"
 import type { NodeQuery } from "./NodePages.ts"
@@ -15,7 +16,8 @@ const toQuery = (p: ListNodesParams): NodeQuery => ({
   supportedAccelerator: p.supported_accelerator,
   updatedAfter: p.timestamp,
   nodeIds: p.node_id,
-  hostVersionKey: p.host_version
+  // the schema let only versions with a key through
+  hostVersionKey: p.host_version === undefined ? undefined : hostVersionKey(p.host_version)
 })
 
 /** If-None-Match holds the page's ETag (weak comparison, lists and `*` included). */

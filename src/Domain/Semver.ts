@@ -166,18 +166,17 @@ export const HostRangeFromString = (maxLength: number) =>
     }
   ).annotations({ description: "A semantic-version range such as >=1.2.0 <2.0.0 or ^1.4" })
 
-/** The host application's version as a client gives it ("v1.2.3" and spaces tolerated), as its key. */
-export const HostVersionKey = Schema.transformOrFail(
-  Schema.String.pipe(Schema.maxLength(200)),
-  Schema.String,
-  {
-    strict: true,
-    decode: (text, _, ast) => {
-      const key = semverKey(text.trim().replace(/^v/i, ""))
-      return key === undefined
-        ? ParseResult.fail(new ParseResult.Type(ast, text, `'${text}' is not a semantic version`))
-        : ParseResult.succeed(key)
-    },
-    encode: (_key, _, ast) => ParseResult.fail(new ParseResult.Forbidden(ast, _key, "a version key is not sent back"))
-  }
+/**
+ * The key of a host application's version as a client gives it ("v1.2.3" and surrounding spaces
+ * tolerated), or undefined when it is not a semantic version.
+ */
+export const hostVersionKey = (text: string): string | undefined => semverKey(text.trim().replace(/^v/i, ""))
+
+/**
+ * The host application's version as a client gives it, checked, kept as given: a client sends
+ * back what it holds, and the server takes its key with `hostVersionKey`.
+ */
+export const HostVersion = Schema.String.pipe(
+  Schema.maxLength(200),
+  Schema.filter((text) => hostVersionKey(text) !== undefined, { message: (issue) => `'${issue.actual}' is not a semantic version` })
 ).annotations({ description: "A semantic version such as 1.2.3 (a leading v is tolerated)" })
