@@ -11,7 +11,7 @@ import { nodeStatusMoves, publisherStatusMoves } from "../src/Domain/Transitions
 import { move } from "./support/Moves.ts"
 import { seedActors, tokensFor } from "./support/Actors.ts"
 import { Catalogue, decodeExact, decodeNodes, ids, isoMillis } from "./support/Catalogue.ts"
-import { bearerClient, listParams } from "./support/Client.ts"
+import { bearerClient } from "./support/Client.ts"
 import { addMember, countRows, queryOne } from "./support/Db.ts"
 import { expectBadRequest, expectError, expectStatus, get, send } from "./support/Http.ts"
 import { type Running, Service } from "./support/Service.ts"
@@ -106,7 +106,7 @@ layer(Service.layer(), { excludeTestServices: true })("site administration", (it
       const stranger = yield* bearerClient(service, tokens.stranger!)
       const unclaimed = yield* stranger.api.publisherNodes.listNodesForPublisher({
         path: { publisherId: "unclaimed" },
-        urlParams: { include_banned: false }
+        urlParams: {}
       })
       expect(unclaimed.map((n) => n.id)).toContain("fresh-node")
 
@@ -196,7 +196,7 @@ layer(Service.layer(), { excludeTestServices: true })("site administration", (it
       const node = yield* siteAdmin.api.admin.moderateNode({ path: { nodeId: "acme-2" }, payload: body })
       expect(node).toMatchObject({ id: "acme-2", name: "Two", status: "NodeStatusActive", ...body })
       expect(node.publisher?.id).toBe("acme")
-      const listed = yield* siteAdmin.api.catalog.listAllNodes({ urlParams: { ...listParams, node_id: ["acme-2"] } })
+      const listed = yield* siteAdmin.api.catalog.listAllNodes({ urlParams: { node_id: ["acme-2"] } })
       expect(listed.nodes[0]).toEqual(node)
 
       // fields left out keep their values; the node's latest version is part of the answer
@@ -323,7 +323,7 @@ layer(Service.layer(), { excludeTestServices: true })("site administration", (it
       expect(ids(decodeNodes((after.body as { nodes: unknown }).nodes))).not.toContain("acme-1")
       // and from the publisher's own listing and the version endpoint
       const stranger = yield* bearerClient(service, tokens.stranger!)
-      const own = yield* stranger.api.publisherNodes.listNodesForPublisher({ path: { publisherId: "acme" }, urlParams: { include_banned: false } })
+      const own = yield* stranger.api.publisherNodes.listNodesForPublisher({ path: { publisherId: "acme" }, urlParams: {} })
       expect(own).toEqual([])
       expectError(yield* get(service, "/nodes/acme-1/versions/1.2.0"), 403, "node_banned")
 

@@ -75,7 +75,7 @@ const ownerOf = (service: Running, nodeId: string) =>
 const listedIds = (service: Running, publisherId: string, token: string) =>
   Effect.flatMap(bearerClient(service, token), (client) =>
     Effect.map(
-      client.api.publisherNodes.listNodesForPublisher({ path: { publisherId }, urlParams: { include_banned: false } }),
+      client.api.publisherNodes.listNodesForPublisher({ path: { publisherId }, urlParams: {} }),
       (nodes) => nodes.map((n) => n.id)
     ))
 

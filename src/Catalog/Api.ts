@@ -9,6 +9,13 @@ import { HostVersion } from "../Domain/Semver.ts"
 /** Served page sizes: larger requests are clamped, not refused (CONTRACT.md). */
 export const maxLimit = 500
 export const defaultLimit = 10
+export const defaultPage = 1
+/** The statuses `GET /nodes/{nodeId}/versions` lists when it is not told. */
+export const defaultStatuses = ["NodeVersionStatusActive"] as const
+
+// The parameters with a default are optional on the contract, and the handlers apply the default
+// (`?? defaultPage`, ...): a default applied while decoding would make the parameter required in
+// the derived client's (decoded) request type. The document states each default in `jsonSchema`.
 
 /** A positive integer in a query string; `doc` is what /openapi.json says of it. */
 const PositiveInt = (max: number, doc: { description: string; default: number }) =>
@@ -18,25 +25,24 @@ const PositiveInt = (max: number, doc: { description: string; default: number })
     Schema.between(1, max)
   )
 
-/** `page`: from 1, 1 when absent. */
-const Page = Schema.optionalWith(PositiveInt(1_000_000_000, { description: "Page number, from 1", default: 1 }), {
-  default: () => 1
-}).annotations({ description: "Page number, from 1" })
+/** `page`: from 1, `defaultPage` when absent. */
+const Page = Schema.optional(
+  PositiveInt(1_000_000_000, { description: "Page number, from 1", default: defaultPage })
+).annotations({ description: "Page number, from 1" })
 
 /** `limit`: `defaultLimit` when absent, at most `maxLimit` served (larger values are clamped). */
-const Limit = Schema.optionalWith(
+const Limit = Schema.optional(
   PositiveInt(Number.MAX_SAFE_INTEGER, {
     description: `Nodes per page (default ${defaultLimit}); values above ${maxLimit} are served as ${maxLimit}`,
     default: defaultLimit
   }).pipe(
     Schema.transform(Schema.Int, { strict: true, decode: (n) => Math.min(n, maxLimit), encode: (n) => n })
-  ),
-  { default: () => defaultLimit }
+  )
 )
 
 /** `true`/`1` or `false`/`0`, false when absent; a boolean to the document (`1` and `0` are leniency). */
 const Flag = (description: string) =>
-  Schema.optionalWith(
+  Schema.optional(
     Schema.Literal("true", "false", "1", "0").annotations({
       jsonSchema: { type: "boolean", default: false, description: `${description} (true or false)` }
     }).pipe(
@@ -45,8 +51,7 @@ const Flag = (description: string) =>
         decode: (s): boolean => s === "true" || s === "1",
         encode: (b) => (b ? "true" : "false")
       })
-    ),
-    { default: () => false }
+    )
   )
 
 const ShortString = (description: string) => Text(200).annotations({ description })
@@ -85,11 +90,12 @@ export const ListNodesParams = Schema.Struct({
     description: "Only nodes created or updated (a new version counts) after this ISO 8601 time"
   })),
   latest: Flag("Answer from the database, bypassing the cache"),
-  sort: Schema.optionalWith(
+  // no order asked when absent; `jsonSchema` replaces the maxItems filter's own, so it says it again
+  sort: Schema.optional(
     Schema.Array(SortParam).pipe(Schema.maxItems(8)).annotations({
-      description: `Ordering columns (${sortColumns.join(", ")}), ascending unless suffixed ;desc; repeatable`
-    }),
-    { default: () => [] }
+      description: `Ordering columns (${sortColumns.join(", ")}), ascending unless suffixed ;desc; repeatable`,
+      jsonSchema: { maxItems: 8, default: [] }
+    })
   ),
   node_id: Schema.optional(Schema.Array(ShortString("A node id")).pipe(Schema.maxItems(maxLimit)).annotations({
     description: "Only these nodes; repeatable"
@@ -156,11 +162,12 @@ export class CatalogApi extends HttpApiGroup.make("catalog")
     HttpApiEndpoint.get("listNodeVersions", "/nodes/:nodeId/versions")
       .setPath(Schema.Struct({ nodeId: field(PathParam, "Identifier of the node") }))
       .setUrlParams(Schema.Struct({
-        statuses: Schema.optionalWith(
+        // `defaultStatuses` when absent
+        statuses: Schema.optional(
           Schema.Array(NodeVersionStatus).pipe(Schema.maxItems(5)).annotations({
-            description: "Only versions in these statuses (repeatable); default NodeVersionStatusActive"
-          }),
-          { default: () => ["NodeVersionStatusActive"] as const }
+            description: "Only versions in these statuses (repeatable); default NodeVersionStatusActive",
+            jsonSchema: { maxItems: 5, default: defaultStatuses }
+          })
         )
       }))
       .addSuccess(Schema.Array(NodeVersion))

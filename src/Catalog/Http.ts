@@ -3,15 +3,20 @@ import { Effect, Metric } from "effect"
 import { Api } from "../Api.ts"
 import { hostVersionKey } from "../Domain/Semver.ts"
 import { answer } from "../Errors.ts"
-import type { ListNodesParams } from "./Api.ts"
+import { defaultLimit, defaultPage, defaultStatuses, type ListNodesParams } from "./Api.ts"
 import type { NodeQuery } from "./NodePages.ts"
 import { type RenderedPage, ServedPage } from "./PageCache.ts"
 import { Catalog } from "./Service.ts"
 
+/** The parameters' defaults, where the contract leaves them out (see Api.ts). */
+const pageOf = (p: { readonly page?: number | undefined; readonly limit?: number | undefined }) => ({
+  page: p.page ?? defaultPage,
+  limit: p.limit ?? defaultLimit
+})
+
 const toQuery = (p: ListNodesParams): NodeQuery => ({
-  page: p.page,
-  limit: p.limit,
-  sort: p.sort,
+  ...pageOf(p),
+  sort: p.sort ?? [],
   supportedOs: p.supported_os,
   supportedAccelerator: p.supported_accelerator,
   updatedAfter: p.timestamp,
@@ -57,15 +62,14 @@ export const CatalogLive = HttpApiBuilder.group(Api, "catalog", (handlers) =>
     return handlers
       .handle("listAllNodes", ({ request, urlParams }) =>
         countRequest(urlParams.form_factor).pipe(
-          Effect.zipRight(catalog.listNodes(toQuery(urlParams), urlParams.latest)),
+          Effect.zipRight(catalog.listNodes(toQuery(urlParams), urlParams.latest ?? false)),
           Effect.map((served) => respond(request, served))
         ))
       .handle("searchNodes", ({ urlParams }) =>
         Effect.map(
           catalog.search({
             text: urlParams.search,
-            page: urlParams.page,
-            limit: urlParams.limit,
+            ...pageOf(urlParams),
             supportedOs: urlParams.supported_os,
             supportedAccelerator: urlParams.supported_accelerator
           }),
@@ -73,7 +77,7 @@ export const CatalogLive = HttpApiBuilder.group(Api, "catalog", (handlers) =>
         ))
       .handle("getNodeVersion", ({ path }) => answer(catalog.getVersion(path.nodeId, path.versionId)))
       .handle("getNode", ({ path }) => answer(catalog.getNode(path.nodeId)))
-      .handle("listNodeVersions", ({ path, urlParams }) => answer(catalog.listVersions(path.nodeId, urlParams.statuses)))
+      .handle("listNodeVersions", ({ path, urlParams }) => answer(catalog.listVersions(path.nodeId, urlParams.statuses ?? defaultStatuses)))
       .handle("installNode", ({ path, urlParams }) => answer(catalog.install(path.nodeId, urlParams.version)))
   }))
 
@@ -82,13 +86,13 @@ export const PublisherNodesLive = HttpApiBuilder.group(Api, "publisherNodes", (h
     const catalog = yield* Catalog
     return handlers
       .handle("listNodesForPublisher", ({ path, urlParams }) =>
-        catalog.publisherNodes({ publisherId: path.publisherId, includeBanned: urlParams.include_banned }).pipe(
+        catalog.publisherNodes({ publisherId: path.publisherId, includeBanned: urlParams.include_banned ?? false }).pipe(
           answer,
           Effect.map((nodes) => HttpServerResponse.text(nodes, { contentType: "application/json" }))
         ))
       .handle("listNodesForPublisherV2", ({ path, urlParams }) =>
         catalog.publisherNodesPage(
-          { publisherId: path.publisherId, includeBanned: urlParams.include_banned },
-          { page: urlParams.page, limit: urlParams.limit }
+          { publisherId: path.publisherId, includeBanned: urlParams.include_banned ?? false },
+          pageOf(urlParams)
         ).pipe(answer, Effect.map(json)))
   }))

@@ -20,7 +20,7 @@ import {
   walkPages,
   type WireNodeList
 } from "../support/Catalogue.ts"
-import { clientFor, listParams } from "../support/Client.ts"
+import { clientFor, type ListParams } from "../support/Client.ts"
 import { addMember } from "../support/Db.ts"
 import { expectError, get } from "../support/Http.ts"
 import { Service } from "../support/Service.ts"
@@ -33,10 +33,10 @@ const onFreshService = layer(Service.layer(), { excludeTestServices: true })
 const fresh = { latest: "true" } as const
 
 /** A page of `GET /nodes` from the database (`latest`), through the typed client. */
-const listedPage = (params: Partial<typeof listParams> & { readonly node_id?: ReadonlyArray<string>; readonly supported_os?: string; readonly supported_accelerator?: string; readonly form_factor?: string }) =>
+const listedPage = (params: ListParams) =>
   Effect.gen(function*() {
     const client = yield* clientFor(yield* Service)
-    return yield* client.api.catalog.listAllNodes({ urlParams: { ...listParams, latest: true, ...params } })
+    return yield* client.api.catalog.listAllNodes({ urlParams: { latest: true, ...params } })
   })
 
 const idsOf = (nodes: ReadonlyArray<{ readonly id: string }>) => nodes.map((n) => n.id)

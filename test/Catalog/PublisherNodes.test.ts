@@ -95,7 +95,7 @@ layer(Service.layer(), { excludeTestServices: true })("publisher listings", (it)
       const stranger = yield* bearerClient(service, tokens.stranger)
       const nodes = yield* stranger.api.publisherNodes.listNodesForPublisher({
         path: { publisherId: "big" },
-        urlParams: { include_banned: false }
+        urlParams: {}
       })
       expect(nodes).toHaveLength(520)
       expect(sorted(nodes.map((n) => n.id))).toEqual(many)
@@ -203,12 +203,12 @@ layer(Service.layer(), { excludeTestServices: true })("publisher listings", (it)
       const stranger = yield* bearerClient(service, tokens.stranger)
       const plain = yield* stranger.api.publisherNodes.listNodesForPublisherV2({
         path: { publisherId: "acme" },
-        urlParams: { include_banned: false, page: 1, limit: 50 }
+        urlParams: { limit: 50 }
       })
       expect(plain.nodes.map((n) => n.id)).toEqual(inDefaultOrder(acmeActive))
       const empty = yield* stranger.api.publisherNodes.listNodesForPublisherV2({
         path: { publisherId: "empty" },
-        urlParams: { include_banned: false, page: 1, limit: 10 }
+        urlParams: {}
       })
       expect(empty).toEqual({ limit: 10, nodes: [], page: 1, total: 0, totalPages: 0 })
     }))

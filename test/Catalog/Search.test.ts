@@ -21,7 +21,7 @@ const found = (
 ) =>
   Effect.gen(function*() {
     const client = yield* clientFor(service)
-    const page = yield* client.api.catalog.searchNodes({ urlParams: { search, page: 1, limit: 500, ...more } })
+    const page = yield* client.api.catalog.searchNodes({ urlParams: { search, limit: 500, ...more } })
     expect(page.total).toBe(page.nodes.length)
     return page.nodes.map((n) => n.id)
   })

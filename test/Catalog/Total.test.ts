@@ -5,7 +5,7 @@
  */
 import { expect, layer } from "@effect/vitest"
 import { Effect } from "effect"
-import { clientFor, listParams } from "../support/Client.ts"
+import { clientFor } from "../support/Client.ts"
 import { query } from "../support/Db.ts"
 import { get } from "../support/Http.ts"
 import { type Running, Service } from "../support/Service.ts"
@@ -14,7 +14,7 @@ const totals = (service: Running) =>
   Effect.gen(function*() {
     const listed = yield* query<{ n: number }>(service, "SELECT count(*)::int AS n FROM nodes WHERE listed")
     const client = yield* clientFor(service)
-    const page = yield* client.api.catalog.listAllNodes({ urlParams: { ...listParams, limit: 1, latest: true } })
+    const page = yield* client.api.catalog.listAllNodes({ urlParams: { limit: 1, latest: true } })
     return { served: page.total, counted: listed[0]!.n }
   })
 

@@ -21,7 +21,7 @@ import {
   type RegistryClient,
   VersionExists
 } from "../../src/client.ts"
-import { clientFor, listParams, onInstance, withFiles } from "../support/Client.ts"
+import { clientFor, onInstance, withFiles } from "../support/Client.ts"
 import { FakeMusicVendor } from "../support/FakeMusicVendor.ts"
 import { serviceWithFakeVendor } from "../support/Music.ts"
 import { type Running, Service } from "../support/Service.ts"
@@ -113,7 +113,7 @@ layer(serviceWithFakeVendor(), { excludeTestServices: true })("typed client", (i
       expect(version.status).toBe("NodeVersionStatusActive")
       // the host's version goes as the caller wrote it (a leading v tolerated)
       const forHost = yield* owner.api.catalog.listAllNodes({
-        urlParams: { ...listParams, latest: true, node_id: ["image-tools"], host_version: "v1.0.0" }
+        urlParams: { latest: true, node_id: ["image-tools"], host_version: "v1.0.0" }
       })
       expect(forHost.nodes.map((n) => [n.id, n.latest_version?.version])).toEqual([["image-tools", "1.1.0"]])
 

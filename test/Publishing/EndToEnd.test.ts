@@ -9,7 +9,7 @@ import * as fs from "node:fs/promises"
 import * as os from "node:os"
 import * as path from "node:path"
 import { decodeVersion } from "../support/Catalogue.ts"
-import { bearerClient, clientFor, listParams, onInstance, withFiles } from "../support/Client.ts"
+import { bearerClient, clientFor, onInstance, withFiles } from "../support/Client.ts"
 import { expectError, expectStatus, get, send } from "../support/Http.ts"
 import { freshDatabase, type Running, Service, startService } from "../support/Service.ts"
 import { zipOf } from "../support/Zip.ts"
@@ -30,10 +30,10 @@ const lifecycle = (a: Running, b: Running) =>
     const anyone = yield* clientFor(b)
     const getNode = anyone.api.catalog.getNode({ path: { nodeId: "image-tools" } })
     const listed = Effect.map(
-      anyone.api.catalog.listAllNodes({ urlParams: { ...listParams, node_id: ["image-tools"] } }),
+      anyone.api.catalog.listAllNodes({ urlParams: { node_id: ["image-tools"] } }),
       (page) => page.nodes
     )
-    const search = (search: string) => Effect.map(anyone.api.catalog.searchNodes({ urlParams: { search, page: 1, limit: 10 } }), (page) => page.nodes)
+    const search = (search: string) => Effect.map(anyone.api.catalog.searchNodes({ urlParams: { search } }), (page) => page.nodes)
     const install = (version?: string) =>
       Effect.map(anyone.api.catalog.installNode({ path: { nodeId: "image-tools" }, urlParams: version === undefined ? {} : { version } }), (v) => {
         expect(v.downloadUrl).toMatch(/^https?:\/\//)
@@ -80,7 +80,7 @@ const lifecycle = (a: Running, b: Running) =>
     yield* withFiles(anyone.uploadArchive(onInstance(b, second.signedUrl), archive2))
     const versions = yield* anyone.api.catalog.listNodeVersions({
       path: { nodeId: "image-tools" },
-      urlParams: { statuses: ["NodeVersionStatusActive"] }
+      urlParams: {}
     })
     expect(versions.map((v) => v.version)).toEqual(["1.1.0", "1.0.0"])
     const afterSecond = yield* getNode

@@ -7,7 +7,7 @@ import { NodeFileSystem, NodeHttpClient } from "@effect/platform-node"
 import { Effect } from "effect"
 import * as http from "node:http"
 import * as https from "node:https"
-import { type ClientConfig, makeClient } from "../../src/client.ts"
+import { type ApiClient, type ClientConfig, makeClient } from "../../src/client.ts"
 import type { Running } from "./Service.ts"
 
 /**
@@ -36,10 +36,5 @@ export const onInstance = (service: Running, url: string) => {
 /** Files read from this machine's disk (uploads and videos given by path). */
 export const withFiles = Effect.provide(NodeFileSystem.layer)
 
-/** `GET /nodes` parameters as the derived client takes them: every default spelled out (the first page of 10). */
-export const listParams: {
-  readonly page: number
-  readonly limit: number
-  readonly latest: boolean
-  readonly sort: ReadonlyArray<never>
-} = { page: 1, limit: 10, latest: false, sort: [] }
+/** `GET /nodes` parameters as the typed client takes them. */
+export type ListParams = Parameters<ApiClient["catalog"]["listAllNodes"]>[0]["urlParams"]
