@@ -125,15 +125,19 @@ export const StyleTransferRequest = Schema.Struct({
 }).annotations({ identifier: "StyleTransferRequest" })
 export type StyleTransferRequest = typeof StyleTransferRequest.Type
 
-/** The body of POST /proxy/imagevendor/v1/ai/skin-enhancer/creative (4.6); defaults applied on decoding. */
+/** What the skin enhancer is sent for the fields a request leaves out (section 8). */
+export const skinEnhancerDefaults = { sharpen: 0, smart_grain: 2 } as const
+
+/**
+ * The body of POST /proxy/imagevendor/v1/ai/skin-enhancer/creative (4.6). The defaults are the
+ * handler's to apply (`skinEnhancerDefaults`): applied while decoding, they would make the fields
+ * required in the derived client's (decoded) request type.
+ */
 export const SkinEnhancerRequest = Schema.Struct({
-  // in a struct with defaults only the defaulted fields' own descriptions reach the document:
-  // `image` and `webhook_url` are described by their schemas
+  // `image` and `webhook_url` are described by their schemas' `jsonSchema`
   image: SkinImage,
-  sharpen: Schema.optionalWith(Percent, { exact: true, default: () => 0 })
-    .annotations({ description: "Sharpening intensity, 0 to 100 (default 0)" }),
-  smart_grain: Schema.optionalWith(Percent, { exact: true, default: () => 2 })
-    .annotations({ description: "Smart grain intensity, 0 to 100 (default 2)" }),
+  sharpen: optionalField(Percent, `Sharpening intensity, 0 to 100 (default ${skinEnhancerDefaults.sharpen})`),
+  smart_grain: optionalField(Percent, `Smart grain intensity, 0 to 100 (default ${skinEnhancerDefaults.smart_grain})`),
   webhook_url: optional(WebhookUrl)
 }).annotations({ identifier: "SkinEnhancerRequest" })
 export type SkinEnhancerRequest = typeof SkinEnhancerRequest.Type

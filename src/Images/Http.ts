@@ -4,11 +4,18 @@ import { Effect } from "effect"
 import { Api } from "../Api.ts"
 import { AppConfig } from "../Config.ts"
 import { NotFound } from "../Domain/ApiErrors.ts"
-import { MediaTaskEnvelope } from "../Domain/Media.ts"
+import { MediaTaskEnvelope, type SkinEnhancerRequest, skinEnhancerDefaults } from "../Domain/Media.ts"
 import { answer } from "../Errors.ts"
 import { ImageTasks, toWire } from "./Service.ts"
 
 const enveloped = (task: Parameters<typeof toWire>[0]) => new MediaTaskEnvelope({ data: toWire(task) }, true)
+
+/** The request as forwarded, and as an Idempotency-Key is bound to it: the defaults applied. */
+const withSkinDefaults = (request: SkinEnhancerRequest) => ({
+  ...request,
+  sharpen: request.sharpen ?? skinEnhancerDefaults.sharpen,
+  smart_grain: request.smart_grain ?? skinEnhancerDefaults.smart_grain
+})
 
 export const ImageProxyLive = HttpApiBuilder.group(Api, "imageProxy", (handlers) =>
   Effect.map(ImageTasks, (tasks) =>
@@ -16,7 +23,7 @@ export const ImageProxyLive = HttpApiBuilder.group(Api, "imageProxy", (handlers)
       .handle("startStyleTransfer", ({ headers, payload }) =>
         answer(Effect.map(tasks.start("image-style-transfer", payload, headers["idempotency-key"]), toWire)))
       .handle("startSkinEnhancer", ({ headers, payload }) =>
-        answer(Effect.map(tasks.start("skin-enhancer", payload, headers["idempotency-key"]), enveloped)))
+        answer(Effect.map(tasks.start("skin-enhancer", withSkinDefaults(payload), headers["idempotency-key"]), enveloped)))
       .handle("pollStyleTransfer", ({ path }) => answer(Effect.map(tasks.poll("image-style-transfer", path.task_id), enveloped)))
       .handle("pollSkinEnhancer", ({ path }) => answer(Effect.map(tasks.poll("skin-enhancer", path.task_id), enveloped)))))
 

@@ -117,11 +117,7 @@ layer(withFakeVendor(), { excludeTestServices: true })("image proxy against a ve
     Effect.gen(function*() {
       const { service, fake, token } = yield* freshStart()
       const client = yield* bearerClient(service, token)
-      // the derived client takes the body as decoded: the defaults spelled out
-      const { data: task } = yield* client.api.imageProxy.startSkinEnhancer({
-        payload: { ...skinBody, sharpen: 0, smart_grain: 2 },
-        headers: {}
-      })
+      const { data: task } = yield* client.api.imageProxy.startSkinEnhancer({ payload: skinBody, headers: {} })
       const poll = Effect.map(client.api.imageProxy.pollSkinEnhancer({ path: { task_id: task.task_id } }), ({ data }) => data)
       fake.behave({ kind: "task", shape: "task_status" })
       fake.script(task.task_id, ["IN_PROGRESS", "COMPLETED"])
