@@ -1,21 +1,17 @@
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
-import { Schema } from "effect"
+import { Schema, Struct } from "effect"
 import { ArchiveMissing, BadRequest, Conflict, Forbidden, NodeExists, NotFound } from "../Domain/ApiErrors.ts"
 import { Authentication } from "../Domain/Auth.ts"
 import { Node, NodeId, NodeStatus, NodeVersion, NodeVersionStatus } from "../Domain/Node.ts"
 import { Publisher, PublisherStatus } from "../Domain/Publisher.ts"
+import { nodeFields } from "../Publishing/Api.ts"
 import { field, NonEmptyText, optionalField, PathParam, Text, TextList } from "../Domain/Schemas.ts"
 
 /** Body of `POST /admin/nodes`: a node waiting in the `unclaimed` publisher for its author. */
 export const AdminNodeCreate = Schema.Struct({
   id: field(NodeId, "Unique identifier of the node: letters, digits, '.', '_' and '-', starting with a letter or digit"),
   repository: field(NonEmptyText(2000), "URL of the node's source repository, whose administrators may claim the node"),
-  name: optionalField(Text(200), "Display name of the node"),
-  description: optionalField(Text(5000), "Description of the node"),
-  author: optionalField(Text(200), "Author of the node"),
-  license: optionalField(Text(2000), "Path to the license file in the node's repository"),
-  icon: optionalField(Text(2000), "URL of the node's icon"),
-  tags: optionalField(TextList(50, 100), "Tags of the node")
+  ...Struct.pick(nodeFields, "name", "description", "author", "license", "icon", "tags")
 }).annotations({ identifier: "AdminNodeCreate" })
 
 /** Body of `PUT /admin/nodes/{nodeId}`: moderation fields only. */

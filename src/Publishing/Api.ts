@@ -30,7 +30,7 @@ import { field, NonEmptyText, optionalField, PathParam, Text, TextList } from ".
 import { HostRangeFromString, PublishedVersion } from "../Domain/Semver.ts"
 
 /** A node's fields its publisher sets; the others (downloads, rating, status, ...) are the registry's. */
-const nodeFields = {
+export const nodeFields = {
   name: optionalField(Text(200), "Display name of the node"),
   description: optionalField(Text(5000), "Description of the node"),
   author: optionalField(Text(200), "Author of the node"),

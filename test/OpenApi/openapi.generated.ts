@@ -1208,7 +1208,7 @@ export interface components {
             license?: string;
             /** @description URL of the node's icon */
             icon?: string;
-            /** @description Tags of the node */
+            /** @description Tags of the node (they replace category) */
             tags?: string[];
         };
         AdminNodeUpdate: {
