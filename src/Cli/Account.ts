@@ -3,13 +3,13 @@
  * each one call of the typed client with the saved login's bearer token.
  */
 import { Args, Command, Options } from "@effect/cli"
-import { Config, Effect, Option, Schema } from "effect"
+import { Effect, Option, Schema } from "effect"
 import { Publisher } from "../Domain/Publisher.ts"
 import { CreatedToken, TokenSummary } from "../Domain/Token.ts"
 import { writeLogin } from "./ConfigFile.ts"
 import { usage } from "./Failure.ts"
 import { day, fields, note, print, printJson, shortStatus, table } from "./Output.ts"
-import { call, client } from "./Session.ts"
+import { call, client, fromEnv } from "./Session.ts"
 
 export const jsonOption = Options.boolean("json").pipe(
   Options.withDescription("Print the JSON the service returned instead of a table")
@@ -43,15 +43,15 @@ export const login = Command.make(
       if (!URL.canParse(url) || !/^https?:$/.test(new URL(url).protocol)) {
         return yield* usage("bad_url", `--url ${url} is not an http(s) URL`)
       }
-      const fromEnv = yield* Effect.orDie(Config.option(Config.nonEmptyString("REGISTRY_TOKEN")))
       const value = Option.isSome(token)
         ? token.value === "-" ? yield* readStdin : token.value
-        : Option.getOrUndefined(fromEnv)
+        : Option.getOrUndefined(yield* fromEnv("REGISTRY_TOKEN"))
       if (value === undefined || value === "") {
         return yield* usage("no_token", "no token: pass --token <jwt>, --token - (stdin) or set REGISTRY_TOKEN")
       }
-      const file = yield* writeLogin({ url: url.replace(/\/+$/, ""), token: value })
-      yield* print(`Logged in to ${url.replace(/\/+$/, "")} (saved in ${file})`)
+      const base = url.replace(/\/+$/, "")
+      const file = yield* writeLogin({ url: base, token: value })
+      yield* print(`Logged in to ${base} (saved in ${file})`)
     })
 ).pipe(Command.withDescription("Save the registry's URL and your bearer token (in a file only you can read)"))
 
@@ -90,7 +90,7 @@ const publisherCreate = Command.make(
   },
   ({ id, name, description, website, support, logo, source, json }) =>
     Effect.gen(function*() {
-      const registry = yield* client()
+      const registry = yield* client
       const payload = { id, ...given({ name, description, website, support, logo, source_code_repo: source }) }
       const created = yield* call("create publisher", registry.api.publishers.createPublisher({ payload }))
       if (json) return yield* printJson(Publisher, created)
@@ -103,7 +103,7 @@ const publisherShow = Command.make(
   { id: Args.text({ name: "publisherId" }), json: jsonOption },
   ({ id, json }) =>
     Effect.gen(function*() {
-      const registry = yield* client()
+      const registry = yield* client
       const publisher = yield* call("get publisher", registry.api.publicPublishers.getPublisher({ path: { publisherId: id } }))
       yield* json ? printJson(Publisher, publisher) : printPublisher(publisher)
     })
@@ -128,7 +128,7 @@ const tokenCreate = Command.make(
   },
   ({ publisherId, name, description, json }) =>
     Effect.gen(function*() {
-      const registry = yield* client()
+      const registry = yield* client
       const created = yield* call(
         "create token",
         registry.api.tokens.createToken({ path: { publisherId }, payload: { name, ...given({ description }) } })
@@ -144,7 +144,7 @@ const tokenList = Command.make(
   { publisherId: publisherIdArg, json: jsonOption },
   ({ publisherId, json }) =>
     Effect.gen(function*() {
-      const registry = yield* client()
+      const registry = yield* client
       const tokens = yield* call("list tokens", registry.api.tokens.listTokens({ path: { publisherId } }))
       if (json) return yield* printJson(Schema.Array(TokenSummary), tokens)
       yield* print(table(
@@ -159,7 +159,7 @@ const tokenRevoke = Command.make(
   { publisherId: publisherIdArg, tokenId: Args.text({ name: "tokenId" }) },
   ({ publisherId, tokenId }) =>
     Effect.gen(function*() {
-      const registry = yield* client()
+      const registry = yield* client
       yield* call("revoke token", registry.api.tokens.revokeToken({ path: { publisherId, tokenId } }))
       yield* print(`Revoked token ${tokenId}`)
     })

@@ -30,7 +30,7 @@ export const search = Command.make(
   { text: Args.text({ name: "text" }), page, limit, json: jsonOption },
   ({ text, page, limit, json }) =>
     Effect.gen(function*() {
-      const registry = yield* client()
+      const registry = yield* client
       const found = yield* call("search", registry.api.catalog.searchNodes({ urlParams: { search: text, page, limit } }))
       yield* json ? printJson(NodeList, found) : printPage(found)
     })
@@ -50,7 +50,7 @@ export const versions = Command.make(
   },
   ({ node, status, json }) =>
     Effect.gen(function*() {
-      const registry = yield* client()
+      const registry = yield* client
       const statuses = status.length === 0
         ? ["NodeVersionStatusActive" as const]
         : status.map((s) => `NodeVersionStatus${s}` as NodeVersionStatus)
@@ -83,7 +83,7 @@ export const nodes = Command.make(
   },
   ({ publisher, page, limit, json }) =>
     Effect.gen(function*() {
-      const registry = yield* client()
+      const registry = yield* client
       if (Option.isSome(publisher)) {
         const list = yield* call(
           "list nodes",

@@ -45,7 +45,7 @@ export const install = Command.make(
       const parsed = parseNodeSpec(spec)
       if (Either.isLeft(parsed)) return yield* usage("usage", parsed.left)
       const { nodeId, version } = parsed.right
-      const registry = yield* client()
+      const registry = yield* client
       const chosen = yield* call(
         "install",
         registry.api.catalog.installNode({ path: { nodeId }, urlParams: version === undefined ? {} : { version } })

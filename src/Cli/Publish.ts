@@ -5,7 +5,7 @@
  */
 import { Args, Command, Options } from "@effect/cli"
 import { FileSystem } from "@effect/platform"
-import { Config, Duration, Effect, Option, Schedule } from "effect"
+import { Duration, Effect, Option, Schedule } from "effect"
 import * as path from "node:path"
 import type { RegistryClient } from "../client.ts"
 import type { NodeVersion } from "../Domain/Node.ts"
@@ -14,7 +14,7 @@ import { failed, usage } from "./Failure.ts"
 import { archiveFiles } from "./Files.ts"
 import { readManifest } from "./Manifest.ts"
 import { bytes, note, print, progress, shortStatus } from "./Output.ts"
-import { call, client, target } from "./Session.ts"
+import { call, clientAt, fromEnv, target } from "./Session.ts"
 
 /** Polls `nodeId@version` until it leaves Pending: quickly at first, then every two seconds. */
 const pollSchedule = Schedule.union(Schedule.exponential("200 millis", 1.5), Schedule.spaced("2 seconds"))
@@ -31,15 +31,18 @@ const waitForChecks = (registry: RegistryClient, nodeId: string, version: string
     })
   )
 
-/** The credentials of the publish call: a personal access token, else the login's bearer token. */
-const publishAuth = (flag: Option.Option<string>) =>
+/**
+ * The client of the publish call: with a personal access token (`--token`, else `REGISTRY_PAT`),
+ * else with the login's bearer token. The target is read once, for the call and for the polls.
+ */
+const publishClient = (flag: Option.Option<string>) =>
   Effect.gen(function*() {
-    const fromEnv = yield* Effect.orDie(Config.option(Config.nonEmptyString("REGISTRY_PAT")))
-    const chosen = Option.orElse(flag, () => fromEnv)
-    if (Option.isSome(chosen)) return { pat: chosen.value } as const
-    const { token } = yield* target
-    if (Option.isSome(token)) return "login" as const
-    return yield* usage("no_token", "no token: pass --token <personal access token>, set REGISTRY_PAT, or log in")
+    const at = yield* target
+    const pat = Option.isSome(flag) ? flag : yield* fromEnv("REGISTRY_PAT")
+    if (Option.isNone(pat) && Option.isNone(at.token)) {
+      return yield* usage("no_token", "no token: pass --token <personal access token>, set REGISTRY_PAT, or log in")
+    }
+    return yield* clientAt(at, Option.getOrUndefined(pat))
   })
 
 export const publish = Command.make(
@@ -77,7 +80,7 @@ export const publish = Command.make(
         for (const file of files) yield* print(file)
         return
       }
-      const auth = yield* publishAuth(token)
+      const registry = yield* publishClient(token)
       const fs = yield* FileSystem.FileSystem
       const scratch = yield* fs.makeTempDirectoryScoped({ prefix: "registry-publish-" }).pipe(
         Effect.mapError((e) => failed("io_error", `cannot make a temporary directory: ${e.message}`))
@@ -87,7 +90,6 @@ export const publish = Command.make(
       const label = `${manifest.publisherId}/${manifest.nodeId}@${manifest.version}`
       yield* note(`publishing ${label}: ${files.length} files, ${bytes(size)}`)
 
-      const registry = yield* client(auth)
       const published = yield* call("publish", registry.publish(manifest.publisherId, manifest.nodeId, manifest.request))
       const bar = progress("uploading")
       yield* registry.uploadArchive(published.signedUrl, archive, { onProgress: bar.onProgress }).pipe(

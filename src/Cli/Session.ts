@@ -4,7 +4,7 @@
  */
 import type { FileSystem, HttpClient } from "@effect/platform"
 import { Config, Duration, Effect, Option } from "effect"
-import { type ClientConfig, makeClient, type RegistryClient } from "../client.ts"
+import { makeClient, type RegistryClient } from "../client.ts"
 import { readLogin } from "./ConfigFile.ts"
 import { type CliFailure, networkFault, usage } from "./Failure.ts"
 
@@ -13,7 +13,8 @@ export interface Target {
   readonly token: Option.Option<string>
 }
 
-const fromEnv = (name: string) => Effect.orDie(Config.option(Config.nonEmptyString(name)))
+/** A variable of the environment, when set and not empty. */
+export const fromEnv = (name: string) => Effect.orDie(Config.option(Config.nonEmptyString(name)))
 
 /** Where the registry is and the bearer token to send, if any. */
 export const target: Effect.Effect<Target, CliFailure, FileSystem.FileSystem> = Effect.gen(function*() {
@@ -27,22 +28,20 @@ export const target: Effect.Effect<Target, CliFailure, FileSystem.FileSystem> = 
 })
 
 /**
- * A client for the target: with the login's bearer token, or with a publisher's personal access
- * token (`{ pat }`, sent in the publish body only).
+ * A client for `at`: with its bearer token, or with a publisher's personal access token (`pat`,
+ * sent in the publish body only).
  */
-export const client = (auth: "login" | { readonly pat: string } = "login"): Effect.Effect<
-  RegistryClient,
-  CliFailure,
-  FileSystem.FileSystem | HttpClient.HttpClient
-> =>
-  Effect.gen(function*() {
-    const { baseUrl, token } = yield* target
-    const config: ClientConfig = {
-      baseUrl,
-      auth: auth === "login" ? Option.match(token, { onNone: () => undefined, onSome: (bearer) => ({ bearer }) }) : auth
-    }
-    return yield* makeClient(config)
+export const clientAt = (at: Target, pat?: string): Effect.Effect<RegistryClient, never, HttpClient.HttpClient> =>
+  makeClient({
+    baseUrl: at.baseUrl,
+    auth: pat !== undefined ? { pat } : Option.getOrUndefined(Option.map(at.token, (bearer) => ({ bearer })))
   })
+
+/** A client for the target, with its bearer token. */
+export const client: Effect.Effect<RegistryClient, CliFailure, FileSystem.FileSystem | HttpClient.HttpClient> = Effect.flatMap(
+  target,
+  (at) => clientAt(at)
+)
 
 /** How long one call of the API may take before it counts as a network failure. */
 export const callTimeout = Duration.seconds(60)
