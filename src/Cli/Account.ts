@@ -8,12 +8,8 @@ import { Publisher } from "../Domain/Publisher.ts"
 import { CreatedToken, TokenSummary } from "../Domain/Token.ts"
 import { writeLogin } from "./ConfigFile.ts"
 import { usage } from "./Failure.ts"
-import { day, fields, note, print, printJson, shortStatus, table } from "./Output.ts"
+import { day, fields, jsonOption, note, print, printJson, shortStatus, table } from "./Output.ts"
 import { call, client, fromEnv } from "./Session.ts"
-
-export const jsonOption = Options.boolean("json").pipe(
-  Options.withDescription("Print the JSON the service returned instead of a table")
-)
 
 const text = (name: string, description: string) => Options.text(name).pipe(Options.withDescription(description))
 const optionalText = (name: string, description: string) => text(name, description).pipe(Options.optional)

@@ -5,8 +5,7 @@
 import { Args, Command, Options } from "@effect/cli"
 import { Effect, Option, Schema } from "effect"
 import { type Node, NodeList, NodeVersion, NodeVersionStatus, Node as NodeSchema } from "../Domain/Node.ts"
-import { jsonOption } from "./Account.ts"
-import { day, print, printJson, shortStatus, table } from "./Output.ts"
+import { day, jsonOption, print, printJson, shortStatus, table } from "./Output.ts"
 import { call, client } from "./Session.ts"
 
 const page = Options.integer("page").pipe(Options.withDescription("Page number, from 1"), Options.withDefault(1))

@@ -2,6 +2,7 @@
  * What the CLI prints: results on stdout (human tables, or with `--json` the service's JSON), and
  * on stderr only notes, the upload's progress and the one line of a failure.
  */
+import { Options } from "@effect/cli"
 import { Effect, Schema } from "effect"
 
 /** A line on stdout. */
@@ -16,6 +17,11 @@ export const note = (line: string) => Effect.sync(() => void process.stderr.writ
  */
 export const printJson = <A, I>(schema: Schema.Schema<A, I>, value: A) =>
   Effect.flatMap(Effect.orDie(Schema.encode(schema)(value)), (json) => print(JSON.stringify(json, null, 2)))
+
+/** `--json`: the commands that print a table print `printJson` of the same value instead. */
+export const jsonOption = Options.boolean("json").pipe(
+  Options.withDescription("Print the JSON the service returned instead of a table")
+)
 
 /** Cells longer than this are cut short in tables. */
 const maxCell = 60
