@@ -7,7 +7,7 @@ import { NodeFileSystem, NodeHttpClient } from "@effect/platform-node"
 import { Effect } from "effect"
 import * as http from "node:http"
 import * as https from "node:https"
-import { type ApiClient, type ClientConfig, makeClient } from "../../src/client.ts"
+import { type ApiClient, type ClientConfig, makeClient, type RegistryClient } from "../../src/client.ts"
 import type { Running } from "./Service.ts"
 
 /**
@@ -20,9 +20,24 @@ const httpClient = Effect.runSync(Effect.provideService(NodeHttpClient.make, Nod
   https: new https.Agent({ keepAlive: true })
 }))
 
+/**
+ * Clients made so far, by instance and credentials: deriving one from the contract takes some
+ * 30 ms, and tests ask for the same one call after call.
+ */
+const made = new WeakMap<Running, Map<string, RegistryClient>>()
+
 /** The client of `service`, calling as `auth` (a bearer JWT or a personal access token), or anonymously. */
 export const clientFor = (service: Running, auth?: ClientConfig["auth"]) =>
-  makeClient({ baseUrl: service.baseUrl, auth }).pipe(Effect.provideService(HttpClient.HttpClient, httpClient))
+  Effect.suspend(() => {
+    const byAuth = made.get(service) ?? new Map<string, RegistryClient>()
+    made.set(service, byAuth)
+    const key = JSON.stringify(auth ?? null)
+    const known = byAuth.get(key)
+    return known !== undefined ? Effect.succeed(known) : makeClient({ baseUrl: service.baseUrl, auth }).pipe(
+      Effect.provideService(HttpClient.HttpClient, httpClient),
+      Effect.tap((client) => byAuth.set(key, client))
+    )
+  })
 
 /** The client calling with `jwt` as its bearer token. */
 export const bearerClient = (service: Running, jwt: string) => clientFor(service, { bearer: jwt })
