@@ -50,12 +50,6 @@ export const readLogin = Effect.gen(function*() {
   )
 })
 
-/** The saved login; a usage failure when there is none. */
-export const requireLogin = Effect.flatMap(readLogin, Option.match({
-  onNone: () => Effect.fail(usage("not_logged_in", "no service URL: run `registry login --url <base> --token <jwt>` first")),
-  onSome: Effect.succeed
-}))
-
 /**
  * Saves the login: written to a new file in the same directory, created exclusively with mode
  * 0600, then renamed over the old one. The token is never readable by others, not even for a

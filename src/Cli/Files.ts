@@ -11,9 +11,9 @@ import { Chunk, Effect, Stream } from "effect"
 import * as fs from "node:fs/promises"
 import * as path from "node:path"
 import { failed, usage } from "./Failure.ts"
-import { isIgnored, parseRule, parseRules, type Rule } from "./Ignore.ts"
+import { isIgnored, parseRule, parseRules } from "./Ignore.ts"
 
-export const ignoreFileName = ".registryignore"
+const ignoreFileName = ".registryignore"
 
 export interface FileList {
   /** Paths relative to the directory, `/`-separated, sorted. */
@@ -34,7 +34,7 @@ const git = (dir: string, ...args: Array<string>) =>
     })
     if (exitCode !== 0) {
       const complaint = stderr.split("\n").find((line) => line.trim() !== "") ?? `exit code ${exitCode}`
-      return yield* usage("not_a_git_repository", `git ls-files in ${dir} failed: ${complaint.trim()}`)
+      return yield* usage("not_a_git_repository", `git ${args.join(" ")} in ${dir} failed: ${complaint.trim()}`)
     }
     return stdout
   })).pipe(
@@ -94,7 +94,7 @@ export const archiveFiles = (dir: string, includes: ReadonlyArray<string>) =>
       const everything = yield* walk(dir)
       for (const include of includes) {
         const rule = parseRule(include)
-        const matched = rule === undefined ? [] : everything.filter((file) => isIgnored([rule] as ReadonlyArray<Rule>, file))
+        const matched = rule === undefined ? [] : everything.filter((file) => isIgnored([rule], file))
         if (matched.length === 0) {
           return yield* usage("bad_manifest", `pyproject.toml: [tool.registry] includes: ${include} matches no file in ${dir}`)
         }

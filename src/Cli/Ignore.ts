@@ -168,9 +168,3 @@ export const isIgnored = (rules: ReadonlyArray<Rule>, path: string): boolean => 
   }
   return decide(rules, path, false) === true
 }
-
-/** A matcher for one pattern file's text. */
-export const ignoreMatcher = (text: string): (path: string) => boolean => {
-  const rules = parseRules(text)
-  return (path) => isIgnored(rules, path)
-}

@@ -13,7 +13,7 @@ import { call, client } from "./Session.ts"
 import { defaultLimits, extractZip } from "./Unzip.ts"
 
 /** `node` or `node@1.2.0`. */
-export const parseNodeSpec = (spec: string): Either.Either<{ readonly nodeId: string; readonly version: string | undefined }, string> => {
+const parseNodeSpec = (spec: string): Either.Either<{ readonly nodeId: string; readonly version: string | undefined }, string> => {
   const at = spec.indexOf("@")
   if (at === -1) return spec === "" ? Either.left("no node named") : Either.right({ nodeId: spec, version: undefined })
   const nodeId = spec.slice(0, at)

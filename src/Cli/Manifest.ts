@@ -33,7 +33,7 @@ const ProjectTable = Schema.Struct({
 })
 
 /** `[tool.registry]`: every key known, so a misspelt one is an error rather than silently ignored. */
-export const RegistryTable = Schema.Struct({
+const RegistryTable = Schema.Struct({
   publisher_id: Schema.optional(Schema.String),
   display_name: Schema.optional(Schema.String),
   icon: Schema.optional(Schema.String),

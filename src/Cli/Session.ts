@@ -44,7 +44,7 @@ export const client: Effect.Effect<RegistryClient, CliFailure, FileSystem.FileSy
 )
 
 /** How long one call of the API may take before it counts as a network failure. */
-export const callTimeout = Duration.seconds(60)
+const callTimeout = Duration.seconds(60)
 
 /** A call of the API, bounded by `callTimeout`. */
 export const call = <A, E, R>(what: string, effect: Effect.Effect<A, E, R>) =>

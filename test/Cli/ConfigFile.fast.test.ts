@@ -8,8 +8,9 @@ import { ConfigProvider, Effect, Layer, Option } from "effect"
 import * as fs from "node:fs/promises"
 import * as os from "node:os"
 import * as path from "node:path"
-import { configPath, readLogin, requireLogin, writeLogin } from "../../src/Cli/ConfigFile.ts"
+import { configPath, readLogin, writeLogin } from "../../src/Cli/ConfigFile.ts"
 import { reportOf } from "../../src/Cli/Failure.ts"
+import { target } from "../../src/Cli/Session.ts"
 
 const tempDir = Effect.acquireRelease(
   Effect.promise(() => fs.mkdtemp(path.join(os.tmpdir(), "registry-config-"))),
@@ -66,7 +67,9 @@ describe("the config file", () => {
       const file = path.join(dir, "config.json")
       const layer = env({ REGISTRY_CONFIG: file })
       expect(yield* readLogin.pipe(Effect.provide(layer))).toEqual(Option.none())
-      expect(reportOf(yield* Effect.flip(requireLogin.pipe(Effect.provide(layer))))).toMatchObject({ kind: "usage", code: "not_logged_in" })
+      const notLoggedIn = reportOf(yield* Effect.flip(target.pipe(Effect.provide(layer))))
+      expect(notLoggedIn).toMatchObject({ kind: "usage", code: "not_logged_in" })
+      expect(notLoggedIn.message).toContain("registry login --url")
       yield* Effect.promise(() => fs.writeFile(file, "not json"))
       const broken = reportOf(yield* Effect.flip(readLogin.pipe(Effect.provide(layer))))
       expect(broken).toMatchObject({ kind: "usage", code: "bad_config" })

@@ -10,11 +10,11 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { afterAll } from "vitest"
-import { ignoreMatcher } from "../../src/Cli/Ignore.ts"
+import { isIgnored, parseRules } from "../../src/Cli/Ignore.ts"
 
 const ignored = (patterns: string, paths: ReadonlyArray<string>) => {
-  const matcher = ignoreMatcher(patterns)
-  return paths.filter(matcher)
+  const rules = parseRules(patterns)
+  return paths.filter((p) => isIgnored(rules, p))
 }
 
 describe(".registryignore by example", () => {
