@@ -21,7 +21,7 @@ import {
   type RegistryClient,
   VersionExists
 } from "../../src/client.ts"
-import { clientFor, onInstance, withFiles } from "../support/Client.ts"
+import { bytesOf, clientFor, onInstance, withFiles } from "../support/Client.ts"
 import { FakeMusicVendor } from "../support/FakeMusicVendor.ts"
 import { serviceWithFakeVendor } from "../support/Music.ts"
 import { type Running, Service } from "../support/Service.ts"
@@ -122,7 +122,7 @@ layer(serviceWithFakeVendor(), { excludeTestServices: true })("typed client", (i
       expect(installed.version).toBe("1.1.0")
       const { size, bytes } = yield* owner.download(onInstance(service, installed.downloadUrl!))
       expect(size).toBe(archive.length)
-      const got = Buffer.concat(Chunk.toReadonlyArray(yield* Stream.runCollect(bytes)))
+      const got = yield* bytesOf(bytes)
       expect(Buffer.compare(got, archive)).toBe(0)
       // a path of the registry works too
       const byPath = yield* owner.download(new URL(installed.downloadUrl!).pathname)

@@ -4,12 +4,12 @@
  * second instance over the same database (and the same archive folder).
  */
 import { expect, layer } from "@effect/vitest"
-import { Chunk, Effect, Layer, Stream } from "effect"
+import { Effect, Layer } from "effect"
 import * as fs from "node:fs/promises"
 import * as os from "node:os"
 import * as path from "node:path"
 import { decodeVersion } from "../support/Catalogue.ts"
-import { bearerClient, clientFor, onInstance, withFiles } from "../support/Client.ts"
+import { bearerClient, bytesOf, clientFor, onInstance, withFiles } from "../support/Client.ts"
 import { expectError, expectStatus, get, send } from "../support/Http.ts"
 import { freshDatabase, type Running, Service, startService } from "../support/Service.ts"
 import { zipOf } from "../support/Zip.ts"
@@ -40,8 +40,7 @@ const lifecycle = (a: Running, b: Running) =>
         return v
       })
     const downloaded = (downloadUrl: string) =>
-      Effect.flatMap(anyone.download(onInstance(b, downloadUrl)), ({ bytes }) =>
-        Effect.map(Stream.runCollect(bytes), (chunks) => Buffer.concat(Chunk.toReadonlyArray(chunks))))
+      Effect.flatMap(anyone.download(onInstance(b, downloadUrl)), ({ bytes }) => bytesOf(bytes))
     const versionPath = (version: string) => ({ publisherId: "acme", nodeId: "image-tools", versionId: version })
 
     // 1-2. publish the first version: the node is created from `node`

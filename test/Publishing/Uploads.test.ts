@@ -5,13 +5,13 @@
  * declared sizes) each have their answer; a version that left Pending is immutable.
  */
 import { expect, layer } from "@effect/vitest"
-import { Chunk, Effect, Option, Redacted, Stream } from "effect"
+import { Effect, Option, Redacted } from "effect"
 import * as fs from "node:fs/promises"
 import * as http from "node:http"
 import * as net from "node:net"
 import { makeUrlSigner } from "../../src/Publishing/Signing.ts"
 import { decodeVersion } from "../support/Catalogue.ts"
-import { clientFor, onInstance, withFiles } from "../support/Client.ts"
+import { bytesOf, clientFor, onInstance, withFiles } from "../support/Client.ts"
 import { queryOne } from "../support/Db.ts"
 import { type Answer, expectError, expectStatus, get } from "../support/Http.ts"
 import { type Running, Service } from "../support/Service.ts"
@@ -207,6 +207,6 @@ layer(TestService, { excludeTestServices: true })("signed uploads", (it) => {
       yield* withFiles(client.uploadArchive(onInstance(service, signedUrl), zip))
       const got = yield* client.download("/archives/limits/1.0.0")
       expect(got.size).toBe(zip.length)
-      expect(Buffer.compare(Buffer.concat(Chunk.toReadonlyArray(yield* Stream.runCollect(got.bytes))), zip)).toBe(0)
+      expect(Buffer.compare(yield* bytesOf(got.bytes), zip)).toBe(0)
     }))
 })

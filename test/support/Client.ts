@@ -4,7 +4,7 @@
  */
 import { HttpClient } from "@effect/platform"
 import { NodeFileSystem, NodeHttpClient } from "@effect/platform-node"
-import { Effect } from "effect"
+import { Chunk, Effect, Stream } from "effect"
 import * as http from "node:http"
 import * as https from "node:https"
 import { type ApiClient, type ClientConfig, makeClient, type RegistryClient } from "../../src/client.ts"
@@ -47,6 +47,10 @@ export const onInstance = (service: Running, url: string) => {
   const given = new URL(url)
   return service.baseUrl + given.pathname + given.search
 }
+
+/** A download's bytes, read whole. */
+export const bytesOf = <E>(bytes: Stream.Stream<Uint8Array, E>) =>
+  Effect.map(Stream.runCollect(bytes), (chunks) => Buffer.concat(Chunk.toReadonlyArray(chunks)))
 
 /** Files read from this machine's disk (uploads and videos given by path). */
 export const withFiles = Effect.provide(NodeFileSystem.layer)
