@@ -1,8 +1,8 @@
 /**
  * Unpacking an archive the CLI does not trust: a good one lands whole; a malicious one (names
  * leaving the target, links, duplicates, too many entries or bytes) is refused with nothing left
- * behind. The archives are built with yazl; names yazl itself refuses to write (`../x`, `/x`)
- * are written as placeholders of the same length and patched into the bytes.
+ * behind. The archives are built with yazl; those with names yazl itself refuses to write (`../x`,
+ * `/x`) by test/support/Zip.ts's `rawZip`.
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Either, FastCheck as fc } from "effect"
@@ -21,38 +21,32 @@ interface Entry {
   readonly directory?: boolean
 }
 
-/** A zip of these entries, built by yazl; names yazl refuses are patched in afterwards. */
-const zipOf = (entries: ReadonlyArray<Entry>): Promise<Buffer> =>
-  new Promise((resolve, reject) => {
+/** Names yazl refuses to write: absolute, with a drive letter, a `..` segment or a backslash. */
+const yazlRefuses = (name: string) =>
+  name.startsWith("/") || /^[A-Za-z]:/.test(name) || name.split(/[\\/]/).includes("..") || name.includes("\\")
+
+/** A zip of these entries, built by yazl; one with a name yazl refuses is written byte by byte by `rawZip`. */
+const zipOf = (entries: ReadonlyArray<Entry>): Promise<Buffer> => {
+  const contentOf = (entry: Entry, i: number) => entry.content ?? `content of ${i}`
+  if (entries.some((entry) => yazlRefuses(entry.name))) {
+    // rawZip writes plain files: no modes, no directories
+    if (entries.some((entry) => entry.mode !== undefined || entry.directory === true)) throw new Error("rawZip has no modes or directories")
+    return Promise.resolve(rawZip(entries.map((entry, i) => ({ name: entry.name, content: contentOf(entry, i) }))))
+  }
+  return new Promise((resolve, reject) => {
     const zip = new yazl.ZipFile()
-    const patches: Array<[Buffer, Buffer]> = []
     entries.forEach((entry, i) => {
-      const wanted = Buffer.from(entry.name)
-      const refused = entry.name.startsWith("/") || /^[A-Za-z]:/.test(entry.name) || entry.name.split(/[\\/]/).includes("..") ||
-        entry.name.includes("\\")
-      let name = entry.name
-      if (refused) {
-        const placeholder = Buffer.alloc(wanted.length, "q")
-        placeholder.write(`Q${i}`)
-        patches.push([placeholder, wanted])
-        name = placeholder.toString()
-      }
       const options = entry.mode === undefined ? {} : { mode: entry.mode }
-      if (entry.directory === true) zip.addEmptyDirectory(name, options)
-      else zip.addBuffer(Buffer.from(entry.content ?? `content of ${i}`), name, options)
+      if (entry.directory === true) zip.addEmptyDirectory(entry.name, options)
+      else zip.addBuffer(Buffer.from(contentOf(entry, i)), entry.name, options)
     })
     zip.end()
     const chunks: Array<Buffer> = []
     zip.outputStream.on("data", (c: Buffer) => chunks.push(c))
     zip.outputStream.on("error", reject)
-    zip.outputStream.on("end", () => {
-      const bytes = Buffer.concat(chunks)
-      for (const [from, to] of patches) {
-        for (let at = bytes.indexOf(from); at !== -1; at = bytes.indexOf(from, at + 1)) to.copy(bytes, at)
-      }
-      resolve(bytes)
-    })
+    zip.outputStream.on("end", () => resolve(Buffer.concat(chunks)))
   })
+}
 
 const tempDir = Effect.acquireRelease(
   Effect.promise(() => fs.mkdtemp(path.join(os.tmpdir(), "registry-unzip-"))),
