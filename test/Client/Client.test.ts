@@ -4,7 +4,7 @@
  * with its progress, a download as a stream, and the music stream as typed events; then error
  * answers the service seldom gives, from a stub HTTP client.
  */
-import { HttpClient, HttpClientResponse } from "@effect/platform"
+import { HttpClient, type HttpClientRequest, HttpClientResponse } from "@effect/platform"
 import { describe, expect, it, layer } from "@effect/vitest"
 import { Chunk, Effect, Either, Stream } from "effect"
 import { randomBytes } from "node:crypto"
@@ -13,6 +13,7 @@ import * as os from "node:os"
 import * as path from "node:path"
 import {
   BadRequest,
+  type ClientConfig,
   errorCode,
   InternalError,
   makeClient,
@@ -209,14 +210,16 @@ layer(serviceWithFakeVendor(), { excludeTestServices: true })("typed client", (i
 })
 
 describe("error answers", () => {
+  const json = { "content-type": "application/json" }
+  /** A client whose requests `handle` answers, in place of the service. */
+  const over = (handle: (request: HttpClientRequest.HttpClientRequest) => Effect.Effect<HttpClientResponse.HttpClientResponse>, auth?: ClientConfig["auth"]) =>
+    makeClient({ baseUrl: "http://registry.test", auth }).pipe(Effect.provideService(HttpClient.HttpClient, HttpClient.make(handle)))
+  /** The answer `status`, `body` and `headers` to `request`. */
+  const reply = (request: HttpClientRequest.HttpClientRequest, status: number, body: string, headers: Record<string, string> = json) =>
+    HttpClientResponse.fromWeb(request, new Response(body, { status, headers }))
   /** A client whose every request is answered with `status` and `body`, and `headers`. */
-  const answering = (status: number, body: string, headers: Record<string, string> = { "content-type": "application/json" }) =>
-    makeClient({ baseUrl: "http://registry.test" }).pipe(
-      Effect.provideService(
-        HttpClient.HttpClient,
-        HttpClient.make((request) => Effect.succeed(HttpClientResponse.fromWeb(request, new Response(body, { status, headers }))))
-      )
-    )
+  const answering = (status: number, body: string, headers?: Record<string, string>) =>
+    over((request) => Effect.succeed(reply(request, status, body, headers)))
   const getNode = (client: RegistryClient) => Effect.flip(client.api.catalog.getNode({ path: { nodeId: "tool" } }))
 
   it.effect("a fault of the service an endpoint does not declare is still its class", () =>
@@ -229,10 +232,7 @@ describe("error answers", () => {
 
   it.effect("a rate limit carries Retry-After as its wait", () =>
     Effect.gen(function*() {
-      const client = yield* answering(429, JSON.stringify({ error: "rate_limited", message: "Slow down" }), {
-        "content-type": "application/json",
-        "retry-after": "30"
-      })
+      const client = yield* answering(429, JSON.stringify({ error: "rate_limited", message: "Slow down" }), { ...json, "retry-after": "30" })
       const failed = yield* Effect.flip(client.api.claims.claimMyNode({
         path: { publisherId: "acme", nodeId: "tool" },
         payload: { VCS_TOKEN: "t" }
@@ -244,16 +244,10 @@ describe("error answers", () => {
   it.effect("a publish sends the wire form it is given, with the personal access token", () =>
     Effect.gen(function*() {
       const sent: Array<unknown> = []
-      const client = yield* makeClient({ baseUrl: "http://registry.test", auth: { pat: "the-token" } }).pipe(
-        Effect.provideService(
-          HttpClient.HttpClient,
-          HttpClient.make((request) => {
-            if (request.body._tag === "Uint8Array") sent.push(JSON.parse(new TextDecoder().decode(request.body.body)))
-            const body = JSON.stringify({ error: "version_exists", message: "Version 1.0.0 exists" })
-            return Effect.succeed(HttpClientResponse.fromWeb(request, new Response(body, { status: 409, headers: { "content-type": "application/json" } })))
-          })
-        )
-      )
+      const client = yield* over((request) => {
+        if (request.body._tag === "Uint8Array") sent.push(JSON.parse(new TextDecoder().decode(request.body.body)))
+        return Effect.succeed(reply(request, 409, JSON.stringify({ error: "version_exists", message: "Version 1.0.0 exists" })))
+      }, { pat: "the-token" })
       const request = { node_version: { version: "1.0.0", supported_host_version: ">=1.2 <2" } }
       expect(yield* Effect.flip(client.publish("acme", "tool", request))).toBeInstanceOf(VersionExists)
       expect(sent).toEqual([{ ...request, personal_access_token: "the-token" }])
@@ -262,8 +256,12 @@ describe("error answers", () => {
   it.effect("a publish the service would refuse fails with BadRequest, worded as its 400, and sends nothing", () =>
     Effect.gen(function*() {
       let sent = 0
-      const client = yield* makeClient({ baseUrl: "http://registry.test" }).pipe(
-        Effect.provideService(HttpClient.HttpClient, HttpClient.make(() => Effect.sync(() => sent++).pipe(Effect.zipRight(Effect.never))))
+      // were anything sent, its answer (not an error body) would fail the checks below at once
+      const client = yield* over((request) =>
+        Effect.sync(() => {
+          sent++
+          return reply(request, 500, "sent", { "content-type": "text/plain" })
+        })
       )
       const refused = yield* Effect.flip(client.publish("acme", "tool", { node_version: { version: "1.0.0+build.5" } }))
       expect(refused).toBeInstanceOf(BadRequest)
