@@ -12,10 +12,7 @@
  */
 import {
   type FileSystem,
-  type HttpApi,
   HttpApiClient,
-  type HttpApiEndpoint,
-  type HttpApiGroup,
   HttpClient,
   type HttpClientError,
   HttpClientRequest
@@ -29,6 +26,7 @@ import { type ArchiveSource, download, uploadArchive, type UploadOptions } from 
 import { type ServiceFault, withApiErrors } from "./Client/Errors.ts"
 import { generateMusic, type MusicInput } from "./Client/Music.ts"
 import { decodePublishRequest, type PublishRequest } from "./Client/Publish.ts"
+import type { PublishResponse } from "./Publishing/Api.ts"
 
 export * from "./Domain/ApiErrors.ts"
 export { type AnyApiError, errorCode, type ServiceFault } from "./Client/Errors.ts"
@@ -54,16 +52,8 @@ export type ApiClient = Effect.Effect.Success<ReturnType<typeof derive>>
 export type EndpointError<Group extends keyof ApiClient, Endpoint extends keyof ApiClient[Group]> =
   ApiClient[Group][Endpoint] extends (...args: ReadonlyArray<any>) => Effect.Effect<any, infer E, any> ? E : never
 
-type Groups = typeof Api extends HttpApi.HttpApi<string, infer G, infer _E, infer _R> ? G : never
-
-/** The declaration of endpoint `Name` of group `Group`. */
-type EndpointOf<Group extends string, Name extends string> = HttpApiEndpoint.HttpApiEndpoint.WithName<
-  HttpApiGroup.HttpApiGroup.EndpointsWithName<Groups, Group>,
-  Name
->
-
 /** The publish call's answer: the version, Pending, and the signed URL to upload its archive to. */
-export type PublishNodeVersionResponse = HttpApiEndpoint.HttpApiEndpoint.Success<EndpointOf<"publish", "publishVersion">>
+export type PublishNodeVersionResponse = PublishResponse
 
 export interface RegistryClient {
   /** every endpoint, typed: api.catalog.getNode({ path: { nodeId } }), api.publish.publishVersion(...), ... */
