@@ -147,6 +147,3 @@ export class Registry extends Context.Tag("registry/Client")<Registry, RegistryC
   static readonly layer = (config: ClientConfig): Layer.Layer<Registry> =>
     Layer.effect(Registry, makeClient(config)).pipe(Layer.provide(NodeHttpClient.layer))
 }
-
-/** `Registry.layer(config)`: the client over Node's HTTP client. */
-export const clientLayer = Registry.layer
