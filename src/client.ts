@@ -101,9 +101,6 @@ export interface RegistryClient {
   >
 }
 
-/** The bearer token sent to the registry, if any (a personal access token travels in the publish body only). */
-const bearerOf = (auth: ClientConfig["auth"]) => auth !== undefined && "bearer" in auth ? auth.bearer : undefined
-
 /** A path of the registry as a URL. */
 const onRegistry = (baseUrl: string, path: string) => `${baseUrl.replace(/\/+$/, "")}/${path.replace(/^\/+/, "")}`
 
@@ -117,7 +114,10 @@ export const makeClient = (config: ClientConfig): Effect.Effect<RegistryClient, 
     >
     /** URLs as the registry gives them (signed upload URLs, download URLs): no credentials sent. */
     const anywhere = HttpClient.filterStatusOk(answering)
-    const bearer = bearerOf(config.auth)
+    const { auth } = config
+    // a login JWT goes in every request's header; a personal access token in the publish body only
+    const bearer = auth !== undefined && "bearer" in auth ? auth.bearer : undefined
+    const pat = auth !== undefined && "pat" in auth ? auth.pat : undefined
     /** Paths of the registry, with the caller's credentials. */
     const registry = answering.pipe(
       HttpClient.mapRequest((request) => {
@@ -126,7 +126,6 @@ export const makeClient = (config: ClientConfig): Effect.Effect<RegistryClient, 
       })
     )
     const api = yield* derive(registry)
-    const pat = config.auth !== undefined && "pat" in config.auth ? config.auth.pat : undefined
 
     return {
       api,
