@@ -6,7 +6,6 @@
 import { HttpClient, type HttpClientError, HttpClientResponse } from "@effect/platform"
 import { Effect, Option, Schema } from "effect"
 import {
-  type ApiErrorInstance,
   apiErrors,
   type BadRequest,
   infoOf,
@@ -29,10 +28,10 @@ export type AnyApiError = InstanceType<(typeof apiErrors)[number]>
  */
 export type ServiceFault = BadRequest | NotFound | MethodNotAllowed | PayloadTooLarge | RequestTooLarge | InternalError
 
-const decodeWire = Schema.decodeUnknownOption(Schema.Union(...apiErrors) as Schema.Schema<AnyApiError, unknown>)
+const decodeWire = Schema.decodeUnknownOption(Schema.parseJson(Schema.Union(...apiErrors) as Schema.Schema<AnyApiError, unknown>))
 
-/** The class instance an error body stands for, when it is the wire form of a known code. */
-export const decodeApiError = (body: unknown, headers: Readonly<Record<string, string | undefined>> = {}) =>
+/** The class instance an error body stands for, when it is the wire form (JSON) of a known code. */
+const decodeApiError = (body: string, headers: Readonly<Record<string, string | undefined>>) =>
   Option.map(decodeWire(body), (error): AnyApiError => {
     // the wait travels as a header beside the body (Retry-After, in seconds)
     const retryAfter = Number(headers["retry-after"])
@@ -43,15 +42,7 @@ export const decodeApiError = (body: unknown, headers: Readonly<Record<string, s
 
 /** The wire code (`not_found`, `version_exists`, ...) of an error class instance; undefined for anything else. */
 export const errorCode = (error: unknown): string | undefined =>
-  isApiError(error) ? infoOf(error as ApiErrorInstance<string>).code : undefined
-
-const parseJson = (bytes: ArrayBuffer): unknown => {
-  try {
-    return JSON.parse(new TextDecoder().decode(bytes))
-  } catch {
-    return undefined
-  }
-}
+  isApiError(error) ? infoOf(error).code : undefined
 
 /**
  * A non-2xx answer whose body is an error of a known code fails with its class; any other answer
@@ -63,7 +54,7 @@ const failWithApiError = (
   response.status < 400
     ? Effect.succeed(response)
     : Effect.flatMap(response.arrayBuffer, (bytes) =>
-      Option.match(decodeApiError(parseJson(bytes), response.headers), {
+      Option.match(decodeApiError(new TextDecoder().decode(bytes), response.headers), {
         onSome: Effect.fail,
         onNone: () =>
           Effect.succeed(HttpClientResponse.fromWeb(
