@@ -22,8 +22,8 @@ const chunksOf = (bytes: Uint8Array) =>
     (_, i) => bytes.subarray(i * chunkBytes, (i + 1) * chunkBytes)
   ))
 
-/** The bytes of `source` and how many there are. */
-const contentOf = (source: ArchiveSource) =>
+/** The bytes of `source` (an archive, or the music call's video) and how many there are. */
+export const contentOf = (source: ArchiveSource) =>
   typeof source === "string"
     ? Effect.flatMap(FileSystem.FileSystem, (fs) =>
       Effect.map(fs.stat(source), (info) => ({ bytes: fs.stream(source), size: Number(info.size) })))

@@ -4,11 +4,12 @@
  * The endpoint's body and answer are read and written here rather than by the derived client,
  * which would hold the whole video and the whole answer in memory.
  */
-import { FileSystem, HttpBody, type HttpClient, HttpClientRequest, UrlParams } from "@effect/platform"
+import { HttpBody, type HttpClient, HttpClientRequest, UrlParams } from "@effect/platform"
 import { Effect, Schema, Stream } from "effect"
 import { Api } from "../Api.ts"
 import { MusicUrlForm } from "../Domain/Media.ts"
 import { MusicEvent } from "../Domain/MusicEvents.ts"
+import { contentOf } from "./Archives.ts"
 
 /** The form's fields beside the video (`prompt`), as the contract declares them. */
 export type MusicFields = Omit<typeof MusicUrlForm.Encoded, "video" | "video_url">
@@ -69,21 +70,12 @@ const bodyOf = (input: MusicInput) =>
     })))
     if ("url" in input) return HttpBody.urlParams(UrlParams.fromInput(fields))
     const { file } = input
-    if (typeof file !== "string") {
-      return multipart(fields, {
-        filename: input.filename ?? "video.mp4",
-        contentType: input.contentType ?? "application/octet-stream",
-        bytes: Stream.make(file),
-        size: file.length
-      })
-    }
-    const fs = yield* FileSystem.FileSystem
-    const info = yield* fs.stat(file)
+    const { bytes, size } = yield* contentOf(file)
     return multipart(fields, {
-      filename: input.filename ?? file.split(/[\\/]/).at(-1)!,
+      filename: input.filename ?? (typeof file === "string" ? file.split(/[\\/]/).at(-1)! : "video.mp4"),
       contentType: input.contentType ?? "application/octet-stream",
-      bytes: fs.stream(file),
-      size: Number(info.size)
+      bytes,
+      size
     })
   })
 
