@@ -91,25 +91,33 @@ const annRepo = (repo: string) => `https://repohost.example/ann/${repo}`
 
 const decodeClaimResult = decodeExact(ClaimResult)
 
+/** A claim's result, as the wire or the typed client gives it, names the node and its new publisher. */
+const expectClaimOf = <R extends { readonly message: string; readonly node: { readonly id: string; readonly publisher?: { readonly id: string } | undefined } }>(
+  result: R,
+  nodeId: string,
+  publisherId: string
+): R => {
+  expect(result.message).toBe(`Node ${nodeId} claimed by ${publisherId}`)
+  expect(result.node.id).toBe(nodeId)
+  expect(result.node.publisher?.id).toBe(publisherId)
+  return result
+}
+
 /** A claim through the typed client, as `actor`, that must succeed: its result, checked. */
 const claimed = (service: Running, publisherId: string, nodeId: string, vcsToken: string, actor: Actor = "owner") =>
   Effect.gen(function*() {
     const client = yield* bearerClient(service, jwts[actor]!)
-    const result = yield* client.api.claims.claimMyNode({ path: { publisherId, nodeId }, payload: { VCS_TOKEN: vcsToken } })
-    expect(result.message).toBe(`Node ${nodeId} claimed by ${publisherId}`)
-    expect(result.node.id).toBe(nodeId)
-    expect(result.node.publisher?.id).toBe(publisherId)
-    return result
+    return expectClaimOf(
+      yield* client.api.claims.claimMyNode({ path: { publisherId, nodeId }, payload: { VCS_TOKEN: vcsToken } }),
+      nodeId,
+      publisherId
+    )
   })
 
 const expectClaimed = (answer: Answer, nodeId: string, publisherId: string) => {
   expectStatus(answer, 200, `claim of ${nodeId}`)
   expect(answer.headers.get("content-type")).toMatch(/^application\/json/)
-  const result = decodeClaimResult(answer.body)
-  expect(result.message).toBe(`Node ${nodeId} claimed by ${publisherId}`)
-  expect(result.node.id).toBe(nodeId)
-  expect(result.node.publisher?.id).toBe(publisherId)
-  return result
+  return expectClaimOf(decodeClaimResult(answer.body), nodeId, publisherId)
 }
 
 layer(TestLayer, { excludeTestServices: true })("claiming a node", (it) => {
