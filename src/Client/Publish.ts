@@ -12,7 +12,7 @@ import { PublishRequest as PublishRequestSchema } from "../Publishing/Api.ts"
 export type PublishRequest = Omit<typeof PublishRequestSchema.Encoded, "personal_access_token">
 
 /** The body the derived endpoint takes. */
-export type DecodedPublishRequest = typeof PublishRequestSchema.Type
+type DecodedPublishRequest = typeof PublishRequestSchema.Type
 
 /**
  * A body the service would refuse is refused here, as the service would: a BadRequest worded as
