@@ -8,7 +8,6 @@ const ttlSeconds = 3600
 const signer = makeUrlSigner(Redacted.make("a signing key"), "http://registry.test", ttlSeconds)
 const target = { nodeId: "tool", version: "1.0.0", versionId: "2a1f0b6e-3c4d-4e5f-8a9b-0c1d2e3f4a5b" }
 
-
 it.effect("a URL is valid until its expiry, then expired; tampering is a bad signature, whenever", () =>
   Effect.gen(function*() {
     const url = new URL(yield* signer.uploadUrl(target))
