@@ -2,6 +2,7 @@
  * The node's zip: its files in the order given, each with the same fixed timestamp and a mode of
  * 0644 (0755 when the owner may execute it), so the same files always give the same bytes.
  */
+import { FileSystem } from "@effect/platform"
 import { Effect } from "effect"
 import { createWriteStream } from "node:fs"
 import * as fs from "node:fs/promises"
@@ -15,6 +16,16 @@ import { failed } from "./Failure.ts"
  * the date from local fields writes the same bytes in every time zone.
  */
 const fixedTime = () => new Date(1980, 0, 1, 0, 0, 0)
+
+/** The path of an archive `name` in a new temporary directory, removed with everything in it when the scope closes. */
+export const scratchArchive = (prefix: string, name: string) =>
+  Effect.gen(function*() {
+    const fs = yield* FileSystem.FileSystem
+    const dir = yield* fs.makeTempDirectoryScoped({ prefix }).pipe(
+      Effect.mapError((e) => failed("io_error", `cannot make a temporary directory: ${e.message}`))
+    )
+    return path.join(dir, name)
+  })
 
 /** Writes the zip of `files` (relative to `dir`) to `output`; its size in bytes. */
 export const writeZip = (dir: string, files: ReadonlyArray<string>, output: string) =>

@@ -7,8 +7,9 @@ import { Args, Command, Options } from "@effect/cli"
 import { FileSystem } from "@effect/platform"
 import { Effect, Either, Stream } from "effect"
 import * as path from "node:path"
+import { scratchArchive } from "./Archive.ts"
+import { serverFault, usage } from "./Failure.ts"
 import { bytes as formatBytes, note, print } from "./Output.ts"
-import { failed, serverFault, usage } from "./Failure.ts"
 import { call, client } from "./Session.ts"
 import { defaultLimits, extractZip } from "./Unzip.ts"
 
@@ -54,10 +55,7 @@ export const install = Command.make(
         return yield* serverFault("no_download_url", `the registry named ${nodeId}@${chosen.version} without a download URL`)
       }
       const fs = yield* FileSystem.FileSystem
-      const scratch = yield* fs.makeTempDirectoryScoped({ prefix: "registry-install-" }).pipe(
-        Effect.mapError((e) => failed("io_error", `cannot make a temporary directory: ${e.message}`))
-      )
-      const archive = path.join(scratch, "archive.zip")
+      const archive = yield* scratchArchive("registry-install-", "archive.zip")
       const download = yield* call("download", registry.download(chosen.downloadUrl))
       let received = 0
       yield* download.bytes.pipe(

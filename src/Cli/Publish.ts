@@ -4,12 +4,11 @@
  * answers with, then the version polled until the registry's checks have moved it out of Pending.
  */
 import { Args, Command, Options } from "@effect/cli"
-import { FileSystem } from "@effect/platform"
 import { Duration, Effect, Option, Schedule } from "effect"
 import * as path from "node:path"
 import type { RegistryClient } from "../client.ts"
 import type { NodeVersion } from "../Domain/Node.ts"
-import { writeZip } from "./Archive.ts"
+import { scratchArchive, writeZip } from "./Archive.ts"
 import { failed, usage } from "./Failure.ts"
 import { archiveFiles } from "./Files.ts"
 import { readManifest } from "./Manifest.ts"
@@ -74,20 +73,16 @@ export const publish = Command.make(
       const { files, skipped } = yield* archiveFiles(root, manifest.includes)
       for (const s of skipped) yield* note(`note: ${s.path} is left out: ${s.reason}`)
       if (files.length === 0) return yield* usage("no_files", `no files to publish in ${root}: are they committed to git?`)
+      const label = `${manifest.publisherId}/${manifest.nodeId}@${manifest.version}`
       if (dryRun) {
-        yield* print(`${manifest.publisherId}/${manifest.nodeId}@${manifest.version}`)
+        yield* print(label)
         yield* print(JSON.stringify(manifest.request, null, 2))
         for (const file of files) yield* print(file)
         return
       }
       const registry = yield* publishClient(token)
-      const fs = yield* FileSystem.FileSystem
-      const scratch = yield* fs.makeTempDirectoryScoped({ prefix: "registry-publish-" }).pipe(
-        Effect.mapError((e) => failed("io_error", `cannot make a temporary directory: ${e.message}`))
-      )
-      const archive = path.join(scratch, `${manifest.nodeId}-${manifest.version}.zip`)
+      const archive = yield* scratchArchive("registry-publish-", `${manifest.nodeId}-${manifest.version}.zip`)
       const size = yield* writeZip(root, files, archive)
-      const label = `${manifest.publisherId}/${manifest.nodeId}@${manifest.version}`
       yield* note(`publishing ${label}: ${files.length} files, ${bytes(size)}`)
 
       const published = yield* call("publish", registry.publish(manifest.publisherId, manifest.nodeId, manifest.request))
