@@ -11,6 +11,7 @@ import { ImageProxyApi, SimulatedImagesApi } from "./Images/Api.ts"
 import { MusicProxyApi } from "./Music/Api.ts"
 import { PublicPublishersApi, PublishersApi } from "./Publishers/Api.ts"
 import { ArchivesApi, PublishApi, PublishingApi } from "./Publishing/Api.ts"
+import { ReviewsApi } from "./Reviews/Api.ts"
 import { SystemApi } from "./System/Api.ts"
 import { TokensApi } from "./Tokens/Api.ts"
 
@@ -31,6 +32,7 @@ export class Api extends HttpApi.make("registry")
   .add(ImageProxyApi)
   .add(SimulatedImagesApi)
   .add(MusicProxyApi)
+  .add(ReviewsApi)
   .annotate(OpenApi.Title, "Extension Registry and Media Proxy")
   .annotate(OpenApi.Version, "1.0")
   .annotate(OpenApi.Description, "Extension-node registry (publishers, nodes, versions, host-nodes, tokens, claiming) and a proxy for AI media operations. Every error body is ErrorResponse {error, message}.")

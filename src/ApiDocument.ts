@@ -211,7 +211,8 @@ const tagDescriptions: Record<string, string> = {
   "Site administration": "Moderation of nodes, versions and publishers by site admins",
   "Publishing": "Creating and maintaining nodes and versions, publishing from a CLI, uploading and downloading archives",
   "Operations": "Liveness and readiness probes",
-  "Media proxy": "AI media operations proxied to their vendors: image style transfer, skin enhancement, video to music"
+  "Media proxy": "AI media operations proxied to their vendors: image style transfer, skin enhancement, video to music",
+  "Reviews": "Star ratings of nodes by signed-in users, one per user and node"
 }
 
 // --- the music stream ---------------------------------------------------------------------------

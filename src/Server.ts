@@ -33,6 +33,8 @@ import { Publishers } from "./Publishers/Service.ts"
 import { Archives } from "./Publishing/Archives.ts"
 import { ArchivesLive, PublishingLive, PublishLive } from "./Publishing/Http.ts"
 import { Publishing } from "./Publishing/Service.ts"
+import { ReviewsLive } from "./Reviews/Http.ts"
+import { Reviews } from "./Reviews/Service.ts"
 import { SystemLive } from "./System/Http.ts"
 import { TokensLive } from "./Tokens/Http.ts"
 import { Tokens } from "./Tokens/Service.ts"
@@ -103,6 +105,7 @@ export const ServicesLive = Layer.mergeAll(
   Moderation.Default,
   ImageTasks.Default,
   Music.Default,
+  Reviews.Default,
   AuthenticationLive,
   OptionalAuthenticationLive
 ).pipe(
@@ -118,7 +121,8 @@ const ApiLive = HttpApiBuilder.api(Api).pipe(
   Layer.provide([PublishingLive, PublishLive, ArchivesLive]),
   Layer.provide([PublicPublishersLive, PublishersLive]),
   Layer.provide([ImageProxyLive, SimulatedImagesLive]),
-  Layer.provide(MusicProxyLive)
+  Layer.provide(MusicProxyLive),
+  Layer.provide(ReviewsLive)
 )
 
 /**

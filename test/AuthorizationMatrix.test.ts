@@ -64,7 +64,9 @@ const matrix = [
   ["POST /proxy/imagevendor/v1/ai/skin-enhancer/creative",         401, 401,    200,     200,   200,  200,  200],
   ["GET /proxy/imagevendor/v1/ai/image-style-transfer/:task_id",   401, 401,    404,     404,   404,  200,  404],
   ["GET /proxy/imagevendor/v1/ai/skin-enhancer/:task_id",          401, 401,    404,     404,   404,  200,  404],
-  ["POST /proxy/musicvendor/v2m/generate",                         401, 401,    415,     415,   415,  415,  415]
+  ["POST /proxy/musicvendor/v2m/generate",                         401, 401,    415,     415,   415,  415,  415],
+  // reviews: any authenticated user rates any visible node
+  ["POST /nodes/:nodeId/reviews",                                  401, 401,    200,     200,   200,  200,  200]
 ] as const
 
 type RowKey = typeof matrix[number][0]
@@ -288,7 +290,8 @@ const requests: { readonly [K in RowKey]: Build } = {
     method: "POST",
     path: "/proxy/musicvendor/v2m/generate",
     body: { video: "https://videos.example/v.mp4" }
-  })
+  }),
+  "POST /nodes/:nodeId/reviews": async (f) => ({ method: "POST", path: `/nodes/${await freshNode(f)}/reviews?star=4` })
 }
 
 // --- the endpoints that need authentication, from the Api itself ----------------------------------

@@ -1,0 +1,24 @@
+/**
+ * Reviews (CONTRACT.md, "Compatibility with the clients in the field"): any signed-in user rates a
+ * node clients may see, once; rating again replaces their star. A deleted node is missing, a
+ * banned one (or one of a banned publisher) refused, as `GET /nodes/{nodeId}` answers them.
+ */
+import { Effect } from "effect"
+import { CurrentUser } from "../Domain/Auth.ts"
+import type { Star } from "../Domain/Review.ts"
+import { ReviewRepo } from "./Repo.ts"
+import { traced } from "../Tracing.ts"
+
+export class Reviews extends Effect.Service<Reviews>()("Reviews", {
+  effect: Effect.gen(function*() {
+    const reviews = yield* ReviewRepo
+    return {
+      /** The caller's stars for the node; answers the node with its new rating. */
+      review: traced("Reviews.review")(function*(nodeId: string, star: Star) {
+        const user = yield* CurrentUser
+        return yield* reviews.review({ nodeId, userId: user.id, star })
+      })
+    }
+  }),
+  dependencies: [ReviewRepo.Default]
+}) {}
