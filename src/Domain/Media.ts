@@ -26,6 +26,9 @@ const mediaTaskExample: Schema.Struct.Type<typeof mediaTaskFields> = {
   task_id: "3f9a6c2e-5b1d-4e7a-9c8b-2d4e6f8a0b1c"
 }
 
+/** The side of the simulated image vendor's square PNGs, in pixels. */
+export const simulatedImageSize = 256
+
 /** The result of starting or polling an image task (2.9). */
 export class MediaTask extends Schema.Class<MediaTask>("MediaTask")(mediaTaskFields, classExamples(mediaTaskExample)) {}
 

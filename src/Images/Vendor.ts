@@ -127,14 +127,14 @@ const makeLive = Effect.gen(function*() {
 })
 
 /** Where the simulated vendor's images are served (public, by the image proxy's own routes). */
-const simulatedImagePath = (taskId: string) => `/proxy/imagevendor/simulated/${taskId}.svg`
+const simulatedImagePath = (taskId: string) => `/proxy/imagevendor/simulated/${taskId}.png`
 
 /** Tasks the simulated vendor remembers at most (finished ones are forgotten). */
 const simulatedCapacity = 10_000
 
 /**
  * An offline vendor: a task is CREATED when started, IN_PROGRESS at its first poll and COMPLETED,
- * with one generated image served by this service, from the second poll on.
+ * with one generated PNG served by this service, from the second poll on.
  */
 const makeSimulated = Effect.gen(function*() {
   const { publicBaseUrl } = yield* AppConfig

@@ -261,14 +261,15 @@ layer(withFakeVendor((c) => ({ ...c, vendorMode: "simulated" })), { excludeTestS
       const imagePath = new URL(last.generated[0]!).pathname
       expect(imagePath).toMatch(/^\/proxy\/imagevendor\/simulated\/[^/]+$/)
       const anyone = yield* clientFor(service)
-      const [svg, image] = yield* anyone.api.simulatedImages.simulatedImage({
+      const [png, image] = yield* anyone.api.simulatedImages.simulatedImage({
         path: { file: imagePath.split("/").at(-1)! },
         withResponse: true
       })
       expect(image.status).toBe(200)
-      expect(image.headers["content-type"]).toMatch(/^image\/svg\+xml/)
+      expect(image.headers["content-type"]).toMatch(/^image\/png/)
       expect(image.headers["x-vendor-mode"]).toBe("simulated")
-      expect(svg).toContain("<svg")
+      expect(Buffer.from(png.subarray(0, 8)).toString("hex")).toBe("89504e470d0a1a0a")
+      expectError(yield* get(service, imagePath.replace(/\.png$/, ".svg")), 404, "not_found")
 
       const skin = yield* startSkin(service, token)
       expect(skin.headers.get("x-vendor-mode")).toBe("simulated")
@@ -287,7 +288,7 @@ layer(withFakeVendor(), { excludeTestServices: true })("image proxy, live", (it)
   it.effect("no simulated images and no simulated header in live mode", () =>
     Effect.gen(function*() {
       const service = yield* Service
-      const answer = yield* get(service, "/proxy/imagevendor/simulated/0b7c9a52-3f7e-4d2a-9c1e-5a8f3b2d1e00.svg")
+      const answer = yield* get(service, "/proxy/imagevendor/simulated/0b7c9a52-3f7e-4d2a-9c1e-5a8f3b2d1e00.png")
       expectError(answer, 404, "not_found")
       expect(answer.headers.get("x-vendor-mode")).toBeNull()
       expectStatus(yield* get(service, "/health"), 200, "health")
