@@ -4,7 +4,13 @@ import { Effect } from "effect"
 import { Api } from "../Api.ts"
 import { AppConfig } from "../Config.ts"
 import { NotFound } from "../Domain/ApiErrors.ts"
-import { MediaTaskEnvelope, type SkinEnhancerRequest, skinEnhancerDefaults } from "../Domain/Media.ts"
+import {
+  MediaTaskEnvelope,
+  type SkinEnhancerFaithfulRequest,
+  type SkinEnhancerFlexibleRequest,
+  type SkinEnhancerRequest,
+  skinEnhancerDefaults
+} from "../Domain/Media.ts"
 import { answer } from "../Errors.ts"
 import { ImageTasks, toWire } from "./Service.ts"
 import { cachedSimulatedPngs } from "./SimulatedImage.ts"
@@ -18,13 +24,27 @@ const withSkinDefaults = (request: SkinEnhancerRequest) => ({
   smart_grain: request.smart_grain ?? skinEnhancerDefaults.smart_grain
 })
 
+const withFaithfulDefaults = (request: SkinEnhancerFaithfulRequest) => ({
+  ...withSkinDefaults(request),
+  skin_detail: request.skin_detail ?? skinEnhancerDefaults.skin_detail
+})
+
+const withFlexibleDefaults = (request: SkinEnhancerFlexibleRequest) => ({
+  ...withSkinDefaults(request),
+  optimized_for: request.optimized_for ?? skinEnhancerDefaults.optimized_for
+})
+
 export const ImageProxyLive = HttpApiBuilder.group(Api, "imageProxy", (handlers) =>
   Effect.map(ImageTasks, (tasks) =>
     handlers
       .handle("startStyleTransfer", ({ headers, payload }) =>
         answer(Effect.map(tasks.start("image-style-transfer", payload, headers["idempotency-key"]), toWire)))
       .handle("startSkinEnhancer", ({ headers, payload }) =>
-        answer(Effect.map(tasks.start("skin-enhancer", withSkinDefaults(payload), headers["idempotency-key"]), enveloped)))
+        answer(Effect.map(tasks.start("skin-enhancer/creative", withSkinDefaults(payload), headers["idempotency-key"]), enveloped)))
+      .handle("startSkinEnhancerFaithful", ({ headers, payload }) =>
+        answer(Effect.map(tasks.start("skin-enhancer/faithful", withFaithfulDefaults(payload), headers["idempotency-key"]), enveloped)))
+      .handle("startSkinEnhancerFlexible", ({ headers, payload }) =>
+        answer(Effect.map(tasks.start("skin-enhancer/flexible", withFlexibleDefaults(payload), headers["idempotency-key"]), enveloped)))
       .handle("pollStyleTransfer", ({ path }) => answer(Effect.map(tasks.poll("image-style-transfer", path.task_id), enveloped)))
       .handle("pollSkinEnhancer", ({ path }) => answer(Effect.map(tasks.poll("skin-enhancer", path.task_id), enveloped)))))
 

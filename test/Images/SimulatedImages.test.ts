@@ -15,7 +15,9 @@ import { type Running, Service } from "../support/Service.ts"
 /** Each operation: where it starts, where its tasks are polled, what it is sent. */
 const operations = [
   { name: "style transfer", path: paths.style, poll: paths.stylePoll, body: styleBody },
-  { name: "skin enhancer", path: paths.skin, poll: paths.skinPoll, body: skinBody }
+  { name: "skin enhancer (creative)", path: paths.skin, poll: paths.skinPoll, body: skinBody },
+  { name: "skin enhancer (faithful)", path: paths.skinFaithful, poll: paths.skinPoll, body: skinBody },
+  { name: "skin enhancer (flexible)", path: paths.skinFlexible, poll: paths.skinPoll, body: skinBody }
 ] as const
 
 /** Starts a task and polls it until it is COMPLETED (the simulated vendor takes two polls). */

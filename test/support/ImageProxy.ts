@@ -89,6 +89,8 @@ export const simulatedAtPublicUrl = Layer.scoped(
 export const paths = {
   style: "/proxy/imagevendor/v1/ai/image-style-transfer",
   skin: "/proxy/imagevendor/v1/ai/skin-enhancer/creative",
+  skinFaithful: "/proxy/imagevendor/v1/ai/skin-enhancer/faithful",
+  skinFlexible: "/proxy/imagevendor/v1/ai/skin-enhancer/flexible",
   stylePoll: (taskId: string) => `/proxy/imagevendor/v1/ai/image-style-transfer/${taskId}`,
   skinPoll: (taskId: string) => `/proxy/imagevendor/v1/ai/skin-enhancer/${taskId}`
 } as const
@@ -97,9 +99,21 @@ export const paths = {
 export const vendorPaths = {
   style: "/v1/ai/image-style-transfer",
   skin: "/v1/ai/skin-enhancer/creative",
+  skinFaithful: "/v1/ai/skin-enhancer/faithful",
+  skinFlexible: "/v1/ai/skin-enhancer/flexible",
   stylePoll: (taskId: string) => `/v1/ai/image-style-transfer/${taskId}`,
   skinPoll: (taskId: string) => `/v1/ai/skin-enhancer/${taskId}`
 } as const
+
+/** The skin enhancer's modes, their proxy and vendor paths, and what each adds to the shared defaults. */
+export const skinModes = [
+  { mode: "creative", path: paths.skin, vendorPath: vendorPaths.skin, defaults: {} },
+  { mode: "faithful", path: paths.skinFaithful, vendorPath: vendorPaths.skinFaithful, defaults: { skin_detail: 80 } },
+  { mode: "flexible", path: paths.skinFlexible, vendorPath: vendorPaths.skinFlexible, defaults: { optimized_for: "enhance_skin" } }
+] as const
+
+/** The values `optimized_for` takes. */
+export const optimizedForValues = ["enhance_skin", "improve_lighting", "enhance_everything", "transform_to_real", "no_make_up"] as const
 
 /** A 1x1 PNG in base64. */
 export const pngBase64 = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAQAAAC1HAwCAAAAC0lEQVR42mNkYAAAAAYAAjCB0C8AAAAASUVORK5CYII="
