@@ -17,6 +17,7 @@ import {
   MediaTaskEnvelope,
   SkinEnhancerFaithfulRequest,
   SkinEnhancerFlexibleRequest,
+  type SkinEnhancerMode,
   SkinEnhancerRequest,
   simulatedImageSize,
   skinEnhancerDefaults,
@@ -41,7 +42,7 @@ const idempotency = "With `Idempotency-Key` (1 to 255 printable characters), the
 /** A start of a skin enhancer mode: the same contract for the three, each with its own body. */
 const skinEnhancerStart = <const Name extends string, Payload extends Schema.Schema.Any>(
   name: Name,
-  mode: string,
+  mode: SkinEnhancerMode,
   payload: Payload,
   fields: string
 ) =>
