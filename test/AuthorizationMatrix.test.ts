@@ -62,6 +62,8 @@ const matrix = [
   // media operations: any authenticated user; a task only to its owner (here: the owner's task)
   ["POST /proxy/imagevendor/v1/ai/image-style-transfer",           401, 401,    200,     200,   200,  200,  200],
   ["POST /proxy/imagevendor/v1/ai/skin-enhancer/creative",         401, 401,    200,     200,   200,  200,  200],
+  ["POST /proxy/imagevendor/v1/ai/skin-enhancer/faithful",         401, 401,    200,     200,   200,  200,  200],
+  ["POST /proxy/imagevendor/v1/ai/skin-enhancer/flexible",         401, 401,    200,     200,   200,  200,  200],
   ["GET /proxy/imagevendor/v1/ai/image-style-transfer/:task_id",   401, 401,    404,     404,   404,  200,  404],
   ["GET /proxy/imagevendor/v1/ai/skin-enhancer/:task_id",          401, 401,    404,     404,   404,  200,  404],
   ["POST /proxy/musicvendor/v2m/generate",                         401, 401,    415,     415,   415,  415,  415],
@@ -276,6 +278,16 @@ const requests: { readonly [K in RowKey]: Build } = {
     method: "POST",
     path: "/proxy/imagevendor/v1/ai/skin-enhancer/creative",
     body: { image: "https://images.example/a.png" }
+  }),
+  "POST /proxy/imagevendor/v1/ai/skin-enhancer/faithful": async () => ({
+    method: "POST",
+    path: "/proxy/imagevendor/v1/ai/skin-enhancer/faithful",
+    body: { image: "https://images.example/a.png", skin_detail: 80 }
+  }),
+  "POST /proxy/imagevendor/v1/ai/skin-enhancer/flexible": async () => ({
+    method: "POST",
+    path: "/proxy/imagevendor/v1/ai/skin-enhancer/flexible",
+    body: { image: "https://images.example/a.png", optimized_for: "enhance_skin" }
   }),
   "GET /proxy/imagevendor/v1/ai/image-style-transfer/:task_id": async (f) => ({
     method: "GET",

@@ -6,9 +6,19 @@ export const MediaTaskStatus = Schema.Literal("CREATED", "IN_PROGRESS", "COMPLET
   .annotations({ identifier: "MediaTaskStatus" })
 export type MediaTaskStatus = typeof MediaTaskStatus.Type
 
-/** The two image operations, named as their paths name them. */
+/** The two kinds of image task, named as the paths that poll them name them. */
 export const ImageTaskKind = Schema.Literal("image-style-transfer", "skin-enhancer")
 export type ImageTaskKind = typeof ImageTaskKind.Type
+
+/** The skin enhancer's modes: each starts at a path of its own. */
+export type SkinEnhancerMode = "creative" | "faithful" | "flexible"
+
+/** What starts an image task, named as its path under `/v1/ai/` names it. */
+export type ImageOperation = "image-style-transfer" | `skin-enhancer/${SkinEnhancerMode}`
+
+/** The kind of task an operation starts: the vendor polls every skin enhancer mode at `skin-enhancer/{task_id}`. */
+export const taskKindOf = (operation: ImageOperation): ImageTaskKind =>
+  operation === "image-style-transfer" ? operation : "skin-enhancer"
 
 /** The statuses a task never leaves. */
 export const terminalStatuses: ReadonlyArray<MediaTaskStatus> = ["COMPLETED", "FAILED"]
@@ -25,6 +35,9 @@ const mediaTaskExample: Schema.Struct.Type<typeof mediaTaskFields> = {
   status: "COMPLETED",
   task_id: "3f9a6c2e-5b1d-4e7a-9c8b-2d4e6f8a0b1c"
 }
+
+/** The side of the simulated image vendor's square PNGs, in pixels. */
+export const simulatedImageSize = 256
 
 /** The result of starting or polling an image task (2.9). */
 export class MediaTask extends Schema.Class<MediaTask>("MediaTask")(mediaTaskFields, classExamples(mediaTaskExample)) {}
@@ -125,22 +138,47 @@ export const StyleTransferRequest = Schema.Struct({
 }).annotations({ identifier: "StyleTransferRequest" })
 export type StyleTransferRequest = typeof StyleTransferRequest.Type
 
-/** What the skin enhancer is sent for the fields a request leaves out (section 8). */
-export const skinEnhancerDefaults = { sharpen: 0, smart_grain: 2 } as const
+/** The targets of the skin enhancer's flexible mode. */
+export const SkinOptimizedFor = Schema.Literal(
+  "enhance_skin", "improve_lighting", "enhance_everything", "transform_to_real", "no_make_up"
+)
+
+/** What the skin enhancer is sent for the fields a request leaves out: section 8's, and the sibling modes' as the host's API nodes default them. */
+export const skinEnhancerDefaults = { sharpen: 0, smart_grain: 2, skin_detail: 80, optimized_for: "enhance_skin" } as const
 
 /**
- * The body of POST /proxy/imagevendor/v1/ai/skin-enhancer/creative (4.6). The defaults are the
- * handler's to apply (`skinEnhancerDefaults`): applied while decoding, they would make the fields
- * required in the derived client's (decoded) request type.
+ * The fields every skin enhancer mode takes. The defaults are the handler's to apply
+ * (`skinEnhancerDefaults`): applied while decoding, they would make the fields required in the
+ * derived client's (decoded) request type.
  */
-export const SkinEnhancerRequest = Schema.Struct({
+const skinEnhancerFields = {
   // `image` and `webhook_url` are described by their schemas' `jsonSchema`
   image: SkinImage,
   sharpen: optionalField(Percent, `Sharpening intensity, 0 to 100 (default ${skinEnhancerDefaults.sharpen})`),
   smart_grain: optionalField(Percent, `Smart grain intensity, 0 to 100 (default ${skinEnhancerDefaults.smart_grain})`),
   webhook_url: optional(WebhookUrl)
-}).annotations({ identifier: "SkinEnhancerRequest" })
+}
+
+/** The body of POST /proxy/imagevendor/v1/ai/skin-enhancer/creative (4.6). */
+export const SkinEnhancerRequest = Schema.Struct(skinEnhancerFields).annotations({ identifier: "SkinEnhancerRequest" })
 export type SkinEnhancerRequest = typeof SkinEnhancerRequest.Type
+
+/** The body of POST /proxy/imagevendor/v1/ai/skin-enhancer/faithful: creative's fields and `skin_detail`. */
+export const SkinEnhancerFaithfulRequest = Schema.Struct({
+  ...skinEnhancerFields,
+  skin_detail: optionalField(Percent, `Skin detail enhancement level, 0 to 100 (default ${skinEnhancerDefaults.skin_detail})`)
+}).annotations({ identifier: "SkinEnhancerFaithfulRequest" })
+export type SkinEnhancerFaithfulRequest = typeof SkinEnhancerFaithfulRequest.Type
+
+/** The body of POST /proxy/imagevendor/v1/ai/skin-enhancer/flexible: creative's fields and `optimized_for`. */
+export const SkinEnhancerFlexibleRequest = Schema.Struct({
+  ...skinEnhancerFields,
+  optimized_for: optionalField(
+    SkinOptimizedFor,
+    `What the enhancement is optimised for (default ${skinEnhancerDefaults.optimized_for})`
+  )
+}).annotations({ identifier: "SkinEnhancerFlexibleRequest" })
+export type SkinEnhancerFlexibleRequest = typeof SkinEnhancerFlexibleRequest.Type
 
 /** `Idempotency-Key`: 1 to 255 printable ASCII characters. */
 export const IdempotencyKey = Schema.String.pipe(

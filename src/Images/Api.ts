@@ -11,7 +11,18 @@ import {
   VendorNotConfigured
 } from "../Domain/ApiErrors.ts"
 import { Authentication } from "../Domain/Auth.ts"
-import { IdempotencyKey, MediaTask, MediaTaskEnvelope, SkinEnhancerRequest, StyleTransferRequest } from "../Domain/Media.ts"
+import {
+  IdempotencyKey,
+  MediaTask,
+  MediaTaskEnvelope,
+  SkinEnhancerFaithfulRequest,
+  SkinEnhancerFlexibleRequest,
+  type SkinEnhancerMode,
+  SkinEnhancerRequest,
+  simulatedImageSize,
+  skinEnhancerDefaults,
+  StyleTransferRequest
+} from "../Domain/Media.ts"
 import { field, optionalField, PathParam } from "../Domain/Schemas.ts"
 
 /** `Idempotency-Key` on the POSTs: the same key and body within 24 hours answer the same task. */
@@ -27,6 +38,24 @@ const TaskPath = Schema.Struct({ task_id: field(PathParam, "Identifier of the ta
 const vendorFailures = "Vendor failures: its 400/422 is 400 with its message, 401/403 and 5xx are 502 upstream_error, 404 is 404, 429 is 429 with Retry-After, no answer in time is 504 upstream_timeout; no vendor configured is 503 vendor_not_configured."
 
 const idempotency = "With `Idempotency-Key` (1 to 255 printable characters), the same caller repeating the same key and body within 24 hours gets the same task and the vendor is called once; the same key with another body is 409 idempotency_key_reused; a repeat while the first request is still waiting for the vendor waits for it (409 idempotency_key_in_progress if it takes longer than the vendor timeout)."
+
+/** A start of a skin enhancer mode: the same contract for the three, each with its own body. */
+const skinEnhancerStart = <const Name extends string, Payload extends Schema.Schema.Any>(
+  name: Name,
+  mode: SkinEnhancerMode,
+  payload: Payload,
+  fields: string
+) =>
+  HttpApiEndpoint.post(name, `/proxy/imagevendor/v1/ai/skin-enhancer/${mode}`)
+    .setPayload(payload)
+    .setHeaders(IdempotencyHeaders)
+    .addSuccess(MediaTaskEnvelope)
+    .addError(IdempotencyKeyReused)
+    .addError(IdempotencyKeyInProgress)
+    .annotate(OpenApi.Summary, `Skin enhancer (${mode})`)
+    .annotate(OpenApi.Description, `Starts a task at the image vendor (defaults ${fields} applied before forwarding) and answers {data: task}; poll it at /proxy/imagevendor/v1/ai/skin-enhancer/{task_id}. ${idempotency} ${vendorFailures}`)
+
+const sharedSkinDefaults = `sharpen ${skinEnhancerDefaults.sharpen}, smart_grain ${skinEnhancerDefaults.smart_grain}`
 
 /** A status poll: the same contract for both kinds of task. */
 const pollEndpoint = <const Name extends string>(name: Name, path: `/${string}`, summary: string) =>
@@ -51,18 +80,21 @@ export class ImageProxyApi extends HttpApiGroup.make("imageProxy")
       .annotate(OpenApi.Summary, "Image style transfer")
       .annotate(OpenApi.Description, `Starts a task at the image vendor and answers it flat: {task_id, status: CREATED, generated}. \`image\` and \`reference_image\` are required. ${idempotency} ${vendorFailures}`)
   )
-  .add(
-    HttpApiEndpoint.post("startSkinEnhancer", "/proxy/imagevendor/v1/ai/skin-enhancer/creative")
-      .setPayload(SkinEnhancerRequest)
-      .setHeaders(IdempotencyHeaders)
-      .addSuccess(MediaTaskEnvelope)
-      .addError(IdempotencyKeyReused)
-      .addError(IdempotencyKeyInProgress)
-      .annotate(OpenApi.Summary, "Skin enhancer (creative)")
-      .annotate(OpenApi.Description, `Starts a task at the image vendor (defaults sharpen 0, smart_grain 2 applied before forwarding) and answers {data: task}. ${idempotency} ${vendorFailures}`)
-  )
+  .add(skinEnhancerStart("startSkinEnhancer", "creative", SkinEnhancerRequest, sharedSkinDefaults))
+  .add(skinEnhancerStart(
+    "startSkinEnhancerFaithful",
+    "faithful",
+    SkinEnhancerFaithfulRequest,
+    `${sharedSkinDefaults}, skin_detail ${skinEnhancerDefaults.skin_detail}`
+  ))
+  .add(skinEnhancerStart(
+    "startSkinEnhancerFlexible",
+    "flexible",
+    SkinEnhancerFlexibleRequest,
+    `${sharedSkinDefaults}, optimized_for ${skinEnhancerDefaults.optimized_for}`
+  ))
   .add(pollEndpoint("pollStyleTransfer", "/proxy/imagevendor/v1/ai/image-style-transfer/:task_id", "Status of a style transfer task"))
-  .add(pollEndpoint("pollSkinEnhancer", "/proxy/imagevendor/v1/ai/skin-enhancer/:task_id", "Status of a skin enhancer task"))
+  .add(pollEndpoint("pollSkinEnhancer", "/proxy/imagevendor/v1/ai/skin-enhancer/:task_id", "Status of a skin enhancer task, of any mode"))
   .addError(BadRequest)
   .addError(NotFound)
   .addError(RateLimited)
@@ -77,12 +109,12 @@ export class ImageProxyApi extends HttpApiGroup.make("imageProxy")
 export class SimulatedImagesApi extends HttpApiGroup.make("simulatedImages")
   .add(
     HttpApiEndpoint.get("simulatedImage", "/proxy/imagevendor/simulated/:file")
-      .setPath(Schema.Struct({ file: field(PathParam, "Name of the image file: {task_id}.svg") }))
-      .addSuccess(HttpApiSchema.Text({ contentType: "image/svg+xml" }))
+      .setPath(Schema.Struct({ file: field(PathParam, "Name of the image file: {task_id}.png") }))
+      .addSuccess(HttpApiSchema.Uint8Array({ contentType: "image/png" }))
       .addError(BadRequest)
       .addError(NotFound)
       .annotate(OpenApi.Summary, "An image generated by the simulated image vendor")
-      .annotate(OpenApi.Description, "Only with VENDOR_MODE=simulated (404 otherwise): `{task_id}.svg`.")
+      .annotate(OpenApi.Description, `Only with VENDOR_MODE=simulated (404 otherwise): \`{task_id}.png\`, a ${simulatedImageSize}x${simulatedImageSize} RGB PNG drawn from the task id (the same bytes for the same id).`)
   )
   .annotate(OpenApi.Title, "Media proxy")
 {}

@@ -7,7 +7,7 @@ import { Clock, Data, Effect, Option, Schedule } from "effect"
 import { createHash, randomUUID } from "node:crypto"
 import { AppConfig } from "../Config.ts"
 import { CurrentUser } from "../Domain/Auth.ts"
-import { type ImageTaskKind, MediaTask, terminalStatuses } from "../Domain/Media.ts"
+import { type ImageOperation, type ImageTaskKind, MediaTask, taskKindOf, terminalStatuses } from "../Domain/Media.ts"
 import { isUuid } from "../Domain/Schemas.ts"
 import { ClaimOutcome, type KeyClaim, type StoredTask, TaskRepo } from "./TaskRepo.ts"
 import { ImageVendor } from "./Vendor.ts"
@@ -40,7 +40,12 @@ const canonicalJson = (value: unknown): string =>
     ? `{${Object.keys(value).sort().map((k) => `${JSON.stringify(k)}:${canonicalJson((value as Record<string, unknown>)[k])}`).join(",")}}`
     : JSON.stringify(value)
 
-/** The hash an Idempotency-Key is bound to: the request as decoded, defaults applied. */
+/**
+ * The hash an Idempotency-Key is bound to: the request as decoded, defaults applied. The skin
+ * enhancer's modes share their kind's keys without naming the mode here: their bodies differ
+ * anyway (after the defaults, faithful always has `skin_detail`, flexible `optimized_for`,
+ * creative neither), so one key given to two modes is a key reused.
+ */
 export const requestHash = (kind: ImageTaskKind, body: unknown): Uint8Array =>
   createHash("sha256").update(`${kind}\n${canonicalJson(body)}`).digest()
 
@@ -70,15 +75,20 @@ export class ImageTasks extends Effect.Service<ImageTasks>()("ImageTasks", {
      * its end even if the caller leaves, so that a task the vendor started is never lost; a
      * failure releases the key so that a retry may try again.
      */
-    const startAtVendor = (ownerId: string, kind: ImageTaskKind, body: Readonly<Record<string, unknown>>, claim: Option.Option<KeyClaim>) =>
+    const startAtVendor = (
+      ownerId: string,
+      operation: ImageOperation,
+      body: Readonly<Record<string, unknown>>,
+      claim: Option.Option<KeyClaim>
+    ) =>
       Effect.gen(function*() {
-        const started = yield* vendor.start(kind, body)
+        const started = yield* vendor.start(operation, body)
         const record = (id: string) =>
           tasks.create({
             id,
             vendorTaskId: started.taskId,
             ownerId,
-            kind,
+            kind: taskKindOf(operation),
             status: Option.getOrElse(started.status, () => "CREATED" as const),
             generated: started.generated ?? []
           }, claim)
@@ -119,19 +129,20 @@ export class ImageTasks extends Effect.Service<ImageTasks>()("ImageTasks", {
      */
     const startIdempotently = (
       claim: KeyClaim,
+      operation: ImageOperation,
       body: Readonly<Record<string, unknown>>,
       deadline: number
     ): Effect.Effect<StoredTask, StartFailure | TaskMissing | KeyReused | KeyInProgress> =>
       Effect.flatMap(tasks.claimKey(claim), (outcome): Effect.Effect<StoredTask, StartFailure | TaskMissing | KeyReused | KeyInProgress> =>
         ClaimOutcome.$match(outcome, {
-          Claimed: () => startAtVendor(claim.ownerId, claim.kind, body, Option.some(claim)),
+          Claimed: () => startAtVendor(claim.ownerId, operation, body, Option.some(claim)),
           Held: (held) =>
             heldBy(claim, held).pipe(
               Effect.catchTag("KeyInProgress", () =>
                 Effect.flatMap(
                   tasks.readKey(claim),
                   (now): Effect.Effect<StoredTask, StartFailure | TaskMissing | KeyReused | KeyInProgress> =>
-                    Option.isNone(now) ? startIdempotently(claim, body, deadline) : heldBy(claim, now.value)
+                    Option.isNone(now) ? startIdempotently(claim, operation, body, deadline) : heldBy(claim, now.value)
                 ).pipe(
                   Effect.retry({
                     schedule: Schedule.spaced(keyPollMillis),
@@ -148,11 +159,13 @@ export class ImageTasks extends Effect.Service<ImageTasks>()("ImageTasks", {
     return {
       /** Starts a task of the caller's; with an Idempotency-Key, at most once per key and body. */
       start: traced("ImageTasks.start")(
-        function*(kind: ImageTaskKind, body: Readonly<Record<string, unknown>>, key: string | undefined) {
+        function*(operation: ImageOperation, body: Readonly<Record<string, unknown>>, key: string | undefined) {
           const user = yield* CurrentUser
-          if (key === undefined) return yield* startAtVendor(user.id, kind, body, Option.none())
+          if (key === undefined) return yield* startAtVendor(user.id, operation, body, Option.none())
           const deadline = (yield* Clock.currentTimeMillis) + vendorTimeoutMillis + keyWaitGraceMillis
-          return yield* startIdempotently({ ownerId: user.id, kind, key, requestHash: requestHash(kind, body) }, body, deadline)
+          const kind = taskKindOf(operation)
+          const claim = { ownerId: user.id, kind, key, requestHash: requestHash(kind, body) }
+          return yield* startIdempotently(claim, operation, body, deadline)
         }
       ),
 

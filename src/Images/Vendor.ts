@@ -11,17 +11,14 @@ import { NodeHttpClient } from "@effect/platform-node"
 import { Effect, Option, Redacted, Schema } from "effect"
 import { randomUUID } from "node:crypto"
 import { AppConfig } from "../Config.ts"
-import { type ImageTaskKind, MediaTaskStatus } from "../Domain/Media.ts"
+import { type ImageOperation, type ImageTaskKind, MediaTaskStatus } from "../Domain/Media.ts"
 import { fromTransportError, fromVendorStatus, VendorFailed, VendorTimedOut, VendorUnconfigured } from "../Vendors/Failure.ts"
 import { traced } from "../Tracing.ts"
 
-/** Where each operation starts, under the vendor's base URL (the proxy's path without `/proxy/imagevendor`). */
-const startPaths: Record<ImageTaskKind, string> = {
-  "image-style-transfer": "/v1/ai/image-style-transfer",
-  "skin-enhancer": "/v1/ai/skin-enhancer/creative"
-}
+/** Where an operation starts, under the vendor's base URL (the proxy's path without `/proxy/imagevendor`). */
+const startPath = (operation: ImageOperation) => `/v1/ai/${operation}`
 
-/** Where a task of each operation is polled. */
+/** Where a task of each kind is polled. */
 const pollPath = (kind: ImageTaskKind, vendorTaskId: string) => `/v1/ai/${kind}/${encodeURIComponent(vendorTaskId)}`
 
 /** A vendor's task, normalised. */
@@ -117,8 +114,8 @@ const makeLive = Effect.gen(function*() {
     )
 
   return {
-    start: traced("ImageVendor.start")(function*(kind: ImageTaskKind, body: Readonly<Record<string, unknown>>) {
-      return yield* exchange(HttpClientRequest.post(startPaths[kind]).pipe(HttpClientRequest.bodyUnsafeJson(body)))
+    start: traced("ImageVendor.start")(function*(operation: ImageOperation, body: Readonly<Record<string, unknown>>) {
+      return yield* exchange(HttpClientRequest.post(startPath(operation)).pipe(HttpClientRequest.bodyUnsafeJson(body)))
     }),
     poll: traced("ImageVendor.poll")(function*(kind: ImageTaskKind, vendorTaskId: string) {
       return yield* exchange(HttpClientRequest.get(pollPath(kind, vendorTaskId)))
@@ -127,14 +124,14 @@ const makeLive = Effect.gen(function*() {
 })
 
 /** Where the simulated vendor's images are served (public, by the image proxy's own routes). */
-const simulatedImagePath = (taskId: string) => `/proxy/imagevendor/simulated/${taskId}.svg`
+const simulatedImagePath = (taskId: string) => `/proxy/imagevendor/simulated/${taskId}.png`
 
 /** Tasks the simulated vendor remembers at most (finished ones are forgotten). */
 const simulatedCapacity = 10_000
 
 /**
- * An offline vendor: a task is CREATED when started, IN_PROGRESS at its first poll and COMPLETED,
- * with one generated image served by this service, from the second poll on.
+ * An offline vendor: a task of any operation is CREATED when started, IN_PROGRESS at its first
+ * poll and COMPLETED, with one generated PNG served by this service, from the second poll on.
  */
 const makeSimulated = Effect.gen(function*() {
   const { publicBaseUrl } = yield* AppConfig
@@ -148,7 +145,7 @@ const makeSimulated = Effect.gen(function*() {
     generated
   })
   return {
-    start: traced("ImageVendor.start")(function*(_kind: ImageTaskKind, _body: Readonly<Record<string, unknown>>) {
+    start: traced("ImageVendor.start")(function*(_operation: ImageOperation, _body: Readonly<Record<string, unknown>>) {
       const taskId = randomUUID()
       if (polls.size >= simulatedCapacity) polls.clear()
       polls.set(taskId, 0)

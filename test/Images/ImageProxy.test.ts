@@ -15,6 +15,7 @@ import {
   freshStart,
   paths,
   skinBody,
+  skinModes,
   styleBody,
   tokenOf,
   vendorKey,
@@ -65,6 +66,66 @@ layer(withFakeVendor(), { excludeTestServices: true })("image proxy against a ve
       fake.clearRequests()
       expectWrappedTask(yield* startSkin(service, token, { image: skinBody.image, sharpen: 100, smart_grain: 0, webhook_url: "https://hooks.example/x" }))
       expect(fake.requests()[0]!.body).toEqual({ image: skinBody.image, sharpen: 100, smart_grain: 0, webhook_url: "https://hooks.example/x" })
+    }))
+
+  it.effect("skin enhancer faithful and flexible: their defaults too, each at its own vendor path, the task under data", () =>
+    Effect.gen(function*() {
+      const { service, fake, token } = yield* freshStart()
+      for (const { defaults, path, vendorPath } of skinModes.filter((m) => m.mode !== "creative")) {
+        fake.clearRequests()
+        const task = expectWrappedTask(yield* send(service, "POST", path, { token, body: skinBody }), path)
+        expect(task.status).toBe("CREATED")
+        expect(fake.requests().map((r) => [r.method, r.path, r.body])).toEqual([
+          ["POST", vendorPath, { image: skinBody.image, sharpen: 0, smart_grain: 2, ...defaults }]
+        ])
+        const row = yield* queryOne(service, "SELECT owner_id, kind, status FROM media_tasks WHERE id = $1", [task.task_id])
+        expect(row).toEqual({ owner_id: "ann", kind: "skin-enhancer", status: "CREATED" })
+      }
+      fake.clearRequests()
+      const faithful = { image: skinBody.image, sharpen: 10, smart_grain: 100, skin_detail: 0, webhook_url: "https://hooks.example/f" }
+      const flexible = { image: skinBody.image, sharpen: 100, smart_grain: 0, optimized_for: "no_make_up" }
+      expectWrappedTask(yield* send(service, "POST", paths.skinFaithful, { token, body: faithful }))
+      expectWrappedTask(yield* send(service, "POST", paths.skinFlexible, { token, body: flexible }))
+      expect(fake.requests().map((r) => [r.path, r.body])).toEqual([[vendorPaths.skinFaithful, faithful], [vendorPaths.skinFlexible, flexible]])
+    }))
+
+  it.effect("faithful and flexible tasks are polled like creative's, at skin-enhancer/{task_id}, by their owner only", () =>
+    Effect.gen(function*() {
+      const { service, fake, token } = yield* freshStart()
+      const client = yield* bearerClient(service, token)
+      const bob = yield* tokenOf(service, "bob")
+      const started = [
+        (yield* client.api.imageProxy.startSkinEnhancerFaithful({ payload: { ...skinBody, skin_detail: 55 }, headers: {} })).data,
+        (yield* client.api.imageProxy.startSkinEnhancerFlexible({ payload: { ...skinBody, optimized_for: "improve_lighting" }, headers: {} })).data
+      ]
+      for (const task of started) {
+        fake.clearRequests()
+        fake.behave({ kind: "task" })
+        fake.script(task.task_id, ["IN_PROGRESS", "COMPLETED"])
+        const poll = Effect.map(client.api.imageProxy.pollSkinEnhancer({ path: { task_id: task.task_id } }), ({ data }) => data)
+        expect((yield* poll).status).toBe("IN_PROGRESS")
+        fake.behave({ kind: "task", generated: ["https://cdn.example/skin.png"] })
+        expect(yield* poll).toEqual({ task_id: task.task_id, status: "COMPLETED", generated: ["https://cdn.example/skin.png"] })
+        expect(fake.requests().map((r) => [r.method, r.path])).toEqual([
+          ["GET", vendorPaths.skinPoll(task.task_id)],
+          ["GET", vendorPaths.skinPoll(task.task_id)]
+        ])
+        expectError(yield* get(service, paths.skinPoll(task.task_id), { token: bob }), 404, "not_found")
+        expectError(yield* get(service, paths.stylePoll(task.task_id), { token }), 404, "not_found")
+      }
+    }))
+
+  it.effect("one Idempotency-Key names one request across the skin enhancer's modes", () =>
+    Effect.gen(function*() {
+      const { service, fake, token } = yield* freshStart()
+      const withKey = (path: string, key: string) => send(service, "POST", path, { token, body: skinBody, headers: { "idempotency-key": key } })
+      const first = expectWrappedTask(yield* withKey(paths.skinFaithful, "mode-key-1"))
+      expect(expectWrappedTask(yield* withKey(paths.skinFaithful, "mode-key-1")).task_id).toBe(first.task_id)
+      expectError(yield* withKey(paths.skin, "mode-key-1"), 409, "idempotency_key_reused")
+      expectError(yield* withKey(paths.skinFlexible, "mode-key-1"), 409, "idempotency_key_reused")
+      expect(fake.requests()).toHaveLength(1)
+      expectWrappedTask(yield* withKey(paths.skinFlexible, "mode-key-2"))
+      expect(fake.requests().map((r) => r.path)).toEqual([vendorPaths.skinFaithful, vendorPaths.skinFlexible])
     }))
 
   it.effect("the vendor's answer shapes are normalised: wrapped, flat, task_status, generated missing", () =>
@@ -168,7 +229,7 @@ layer(withFakeVendor(), { excludeTestServices: true })("image proxy against a ve
       const fake = yield* FakeImageVendor
       fake.reset()
       expectError(yield* send(service, "POST", paths.style, { body: styleBody }), 401, "unauthorized")
-      expectError(yield* send(service, "POST", paths.skin, { body: skinBody }), 401, "unauthorized")
+      for (const { path } of skinModes) expectError(yield* send(service, "POST", path, { body: skinBody }), 401, "unauthorized")
       expectError(yield* get(service, paths.stylePoll("0b7c9a52-3f7e-4d2a-9c1e-5a8f3b2d1e00")), 401, "unauthorized")
       expect(fake.requests()).toEqual([])
     }))
@@ -261,14 +322,15 @@ layer(withFakeVendor((c) => ({ ...c, vendorMode: "simulated" })), { excludeTestS
       const imagePath = new URL(last.generated[0]!).pathname
       expect(imagePath).toMatch(/^\/proxy\/imagevendor\/simulated\/[^/]+$/)
       const anyone = yield* clientFor(service)
-      const [svg, image] = yield* anyone.api.simulatedImages.simulatedImage({
+      const [png, image] = yield* anyone.api.simulatedImages.simulatedImage({
         path: { file: imagePath.split("/").at(-1)! },
         withResponse: true
       })
       expect(image.status).toBe(200)
-      expect(image.headers["content-type"]).toMatch(/^image\/svg\+xml/)
+      expect(image.headers["content-type"]).toMatch(/^image\/png/)
       expect(image.headers["x-vendor-mode"]).toBe("simulated")
-      expect(svg).toContain("<svg")
+      expect(Buffer.from(png.subarray(0, 8)).toString("hex")).toBe("89504e470d0a1a0a")
+      expectError(yield* get(service, imagePath.replace(/\.png$/, ".svg")), 404, "not_found")
 
       const skin = yield* startSkin(service, token)
       expect(skin.headers.get("x-vendor-mode")).toBe("simulated")
@@ -287,7 +349,7 @@ layer(withFakeVendor(), { excludeTestServices: true })("image proxy, live", (it)
   it.effect("no simulated images and no simulated header in live mode", () =>
     Effect.gen(function*() {
       const service = yield* Service
-      const answer = yield* get(service, "/proxy/imagevendor/simulated/0b7c9a52-3f7e-4d2a-9c1e-5a8f3b2d1e00.svg")
+      const answer = yield* get(service, "/proxy/imagevendor/simulated/0b7c9a52-3f7e-4d2a-9c1e-5a8f3b2d1e00.png")
       expectError(answer, 404, "not_found")
       expect(answer.headers.get("x-vendor-mode")).toBeNull()
       expectStatus(yield* get(service, "/health"), 200, "health")

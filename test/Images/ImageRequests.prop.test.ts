@@ -1,7 +1,8 @@
 /**
  * Properties of the image proxy, by fast-check over real HTTP:
- * - random valid bodies (from the interface's field tables) reach the vendor unchanged in
- *   meaning (equal after the skin enhancer's defaults);
+ * - random valid bodies (from the interface's field tables, and the fields the skin enhancer's
+ *   faithful and flexible modes add) reach the vendor unchanged in meaning (equal after the skin
+ *   enhancer's defaults);
  * - random bodies with one field broken answer 400 naming that field, and the vendor gets nothing;
  * - random sequences of vendor statuses, polled in order (and concurrently), never move the
  *   stored status backwards: the answers follow a model of the state machine.
@@ -17,8 +18,10 @@ import {
   expectFlatTask,
   expectWrappedTask,
   freshStart,
+  optimizedForValues,
   paths,
   pngBase64,
+  skinModes,
   tokenOf,
   vendorPaths,
   withFakeVendor
@@ -58,6 +61,18 @@ const skinBodyArb = fc.record({
   webhook_url: anyUrl
 }, { requiredKeys: ["image"] })
 
+/** A body of a skin enhancer mode: the shared fields, and the mode's own. */
+const modeBodyArb = fc.constantFrom(...skinModes).chain((mode) =>
+  fc.record({
+    image: fc.oneof(base64Arb, httpsUrl, dataUrl),
+    sharpen: percent,
+    smart_grain: percent,
+    webhook_url: anyUrl,
+    ...(mode.mode === "faithful" ? { skin_detail: percent } : {}),
+    ...(mode.mode === "flexible" ? { optimized_for: fc.constantFrom(...optimizedForValues) } : {})
+  }, { requiredKeys: ["image"] }).map((body) => ({ mode, body: body as Record<string, unknown> }))
+)
+
 // --- one field broken ----------------------------------------------------------------------------
 
 interface Breakage {
@@ -89,6 +104,17 @@ const skinBreakage: fc.Arbitrary<Breakage> = fc.oneof(
   fc.record({ field: fc.constantFrom("sharpen", "smart_grain"), value: brokenPercent }),
   fc.record({ field: fc.constant("webhook_url"), value: brokenUrl })
 )
+
+/** One field of a mode's body broken: a shared one, or the mode's own. */
+const modeBreakage = (mode: typeof skinModes[number]["mode"]): fc.Arbitrary<Breakage> =>
+  mode === "faithful"
+    ? fc.oneof(skinBreakage, fc.record({ field: fc.constant("skin_detail"), value: brokenPercent }))
+    : mode === "flexible"
+    ? fc.oneof(
+      skinBreakage,
+      fc.record({ field: fc.constant("optimized_for"), value: fc.constantFrom<unknown>("enhance", "ENHANCE_SKIN", "no_makeup", "", 1, null) })
+    )
+    : skinBreakage
 
 const broken = (body: Record<string, unknown>, breakage: Breakage) => {
   const copy: Record<string, unknown> = { ...body }
@@ -126,6 +152,27 @@ layer(withFakeVendor(), { excludeTestServices: true })("image proxy properties",
       expectWrappedTask(yield* send(service, "POST", paths.skin, { token, body }))
       expect(fake.requests().map((r) => [r.path, r.body])).toEqual([[vendorPaths.skin, { sharpen: 0, smart_grain: 2, ...body }]])
     }), { fastCheck: { numRuns } })
+
+  it.effect.prop("valid bodies of every skin enhancer mode reach the mode's vendor path with the defaults filled in", {
+    given: modeBodyArb
+  }, ({ given: { body, mode } }) =>
+    Effect.gen(function*() {
+      const { service, fake, token } = yield* freshStart()
+      expectWrappedTask(yield* send(service, "POST", mode.path, { token, body }))
+      expect(fake.requests().map((r) => [r.path, r.body])).toEqual([[mode.vendorPath, { sharpen: 0, smart_grain: 2, ...mode.defaults, ...body }]])
+    }), { fastCheck: { numRuns } })
+
+  it.effect.prop(
+    "a body of a skin enhancer mode with one field broken is 400 naming it; the vendor gets nothing",
+    { given: modeBodyArb.chain((given) => modeBreakage(given.mode.mode).map((breakage) => ({ ...given, breakage }))) },
+    ({ given: { body, breakage, mode } }) =>
+      Effect.gen(function*() {
+        const { service, fake, token } = yield* freshStart()
+        expectBadRequest(yield* send(service, "POST", mode.path, { token, body: broken(body, breakage) }), breakage.field)
+        expect(fake.requests()).toEqual([])
+      }),
+    { fastCheck: { numRuns } }
+  )
 
   it.effect.prop(
     "a style transfer body with one field broken is 400 naming it; the vendor gets nothing",

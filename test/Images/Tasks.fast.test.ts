@@ -39,7 +39,7 @@ const held = (taskId: Option.Option<string>, requestHash = hash) => ClaimOutcome
 
 /** Starts with the key `k`, as `ann`, in a fiber of its own. */
 const startWithKey = (layer: Layer.Layer<ImageTasks>) =>
-  Effect.flatMap(ImageTasks, (tasks) => tasks.start("skin-enhancer", body, "k")).pipe(
+  Effect.flatMap(ImageTasks, (tasks) => tasks.start("skin-enhancer/creative", body, "k")).pipe(
     Effect.provideService(CurrentUser, caller),
     Effect.provide(layer),
     Effect.fork

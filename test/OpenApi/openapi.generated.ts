@@ -556,9 +556,49 @@ export interface paths {
         put?: never;
         /**
          * Skin enhancer (creative)
-         * @description Starts a task at the image vendor (defaults sharpen 0, smart_grain 2 applied before forwarding) and answers {data: task}. With `Idempotency-Key` (1 to 255 printable characters), the same caller repeating the same key and body within 24 hours gets the same task and the vendor is called once; the same key with another body is 409 idempotency_key_reused; a repeat while the first request is still waiting for the vendor waits for it (409 idempotency_key_in_progress if it takes longer than the vendor timeout). Vendor failures: its 400/422 is 400 with its message, 401/403 and 5xx are 502 upstream_error, 404 is 404, 429 is 429 with Retry-After, no answer in time is 504 upstream_timeout; no vendor configured is 503 vendor_not_configured.
+         * @description Starts a task at the image vendor (defaults sharpen 0, smart_grain 2 applied before forwarding) and answers {data: task}; poll it at /proxy/imagevendor/v1/ai/skin-enhancer/{task_id}. With `Idempotency-Key` (1 to 255 printable characters), the same caller repeating the same key and body within 24 hours gets the same task and the vendor is called once; the same key with another body is 409 idempotency_key_reused; a repeat while the first request is still waiting for the vendor waits for it (409 idempotency_key_in_progress if it takes longer than the vendor timeout). Vendor failures: its 400/422 is 400 with its message, 401/403 and 5xx are 502 upstream_error, 404 is 404, 429 is 429 with Retry-After, no answer in time is 504 upstream_timeout; no vendor configured is 503 vendor_not_configured.
          */
         post: operations["StartSkinEnhancer"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/proxy/imagevendor/v1/ai/skin-enhancer/faithful": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Skin enhancer (faithful)
+         * @description Starts a task at the image vendor (defaults sharpen 0, smart_grain 2, skin_detail 80 applied before forwarding) and answers {data: task}; poll it at /proxy/imagevendor/v1/ai/skin-enhancer/{task_id}. With `Idempotency-Key` (1 to 255 printable characters), the same caller repeating the same key and body within 24 hours gets the same task and the vendor is called once; the same key with another body is 409 idempotency_key_reused; a repeat while the first request is still waiting for the vendor waits for it (409 idempotency_key_in_progress if it takes longer than the vendor timeout). Vendor failures: its 400/422 is 400 with its message, 401/403 and 5xx are 502 upstream_error, 404 is 404, 429 is 429 with Retry-After, no answer in time is 504 upstream_timeout; no vendor configured is 503 vendor_not_configured.
+         */
+        post: operations["StartSkinEnhancerFaithful"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/proxy/imagevendor/v1/ai/skin-enhancer/flexible": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Skin enhancer (flexible)
+         * @description Starts a task at the image vendor (defaults sharpen 0, smart_grain 2, optimized_for enhance_skin applied before forwarding) and answers {data: task}; poll it at /proxy/imagevendor/v1/ai/skin-enhancer/{task_id}. With `Idempotency-Key` (1 to 255 printable characters), the same caller repeating the same key and body within 24 hours gets the same task and the vendor is called once; the same key with another body is 409 idempotency_key_reused; a repeat while the first request is still waiting for the vendor waits for it (409 idempotency_key_in_progress if it takes longer than the vendor timeout). Vendor failures: its 400/422 is 400 with its message, 401/403 and 5xx are 502 upstream_error, 404 is 404, 429 is 429 with Retry-After, no answer in time is 504 upstream_timeout; no vendor configured is 503 vendor_not_configured.
+         */
+        post: operations["StartSkinEnhancerFlexible"];
         delete?: never;
         options?: never;
         head?: never;
@@ -593,7 +633,7 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Status of a skin enhancer task
+         * Status of a skin enhancer task, of any mode
          * @description The caller's own task only (404 otherwise). The vendor is asked until the task is COMPLETED or FAILED; the status answered never moves backwards. Vendor failures: its 400/422 is 400 with its message, 401/403 and 5xx are 502 upstream_error, 404 is 404, 429 is 429 with Retry-After, no answer in time is 504 upstream_timeout; no vendor configured is 503 vendor_not_configured.
          */
         get: operations["PollSkinEnhancer"];
@@ -614,7 +654,7 @@ export interface paths {
         };
         /**
          * An image generated by the simulated image vendor
-         * @description Only with VENDOR_MODE=simulated (404 otherwise): `{task_id}.svg`.
+         * @description Only with VENDOR_MODE=simulated (404 otherwise): `{task_id}.png`, a 256x256 RGB PNG drawn from the task id (the same bytes for the same id).
          */
         get: operations["SimulatedImage"];
         put?: never;
@@ -1479,6 +1519,39 @@ export interface components {
         MediaTaskEnvelope: {
             /** @description The task */
             data: components["schemas"]["MediaTask"];
+        };
+        SkinEnhancerFaithfulRequest: {
+            /** @description Image to enhance: base64 image data, a data: URL, or a publicly accessible https URL */
+            image: string;
+            /** @description Sharpening intensity, 0 to 100 (default 0) */
+            sharpen?: number;
+            /** @description Smart grain intensity, 0 to 100 (default 2) */
+            smart_grain?: number;
+            /**
+             * Format: uri
+             * @description URL called back for asynchronous notification of the task
+             */
+            webhook_url?: string;
+            /** @description Skin detail enhancement level, 0 to 100 (default 80) */
+            skin_detail?: number;
+        };
+        SkinEnhancerFlexibleRequest: {
+            /** @description Image to enhance: base64 image data, a data: URL, or a publicly accessible https URL */
+            image: string;
+            /** @description Sharpening intensity, 0 to 100 (default 0) */
+            sharpen?: number;
+            /** @description Smart grain intensity, 0 to 100 (default 2) */
+            smart_grain?: number;
+            /**
+             * Format: uri
+             * @description URL called back for asynchronous notification of the task
+             */
+            webhook_url?: string;
+            /**
+             * @description What the enhancement is optimised for (default enhance_skin)
+             * @enum {string}
+             */
+            optimized_for?: "enhance_skin" | "improve_lighting" | "enhance_everything" | "transform_to_real" | "no_make_up";
         };
         MusicDurationEvent: {
             /**
@@ -5226,6 +5299,286 @@ export interface operations {
             };
         };
     };
+    StartSkinEnhancerFaithful: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Key of the request, 1 to 255 printable ASCII characters: repeated with the same body within 24 hours, it answers the same task */
+                "idempotency-key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SkinEnhancerFaithfulRequest"];
+            };
+        };
+        responses: {
+            /** @description MediaTaskEnvelope */
+            200: {
+                headers: {
+                    "x-vendor-mode": components["headers"]["XVendorMode"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MediaTaskEnvelope"];
+                };
+            };
+            /** @description `bad_request`: The request is malformed, or a parameter or field has a bad value; the message names it */
+            400: {
+                headers: {
+                    "x-vendor-mode": components["headers"]["XVendorMode"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BadRequest"];
+                };
+            };
+            /** @description `unauthorized`: No valid bearer token: missing, malformed, expired or not verifiable */
+            401: {
+                headers: {
+                    "x-vendor-mode": components["headers"]["XVendorMode"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Unauthorized"];
+                };
+            };
+            /** @description `not_found`: No such record, or no such route */
+            404: {
+                headers: {
+                    "x-vendor-mode": components["headers"]["XVendorMode"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NotFound"];
+                };
+            };
+            /** @description `method_not_allowed`: The path exists, but not with this method (`Allow` lists the methods it takes) */
+            405: {
+                headers: {
+                    Allow: components["headers"]["Allow"];
+                    "x-vendor-mode": components["headers"]["XVendorMode"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MethodNotAllowed"];
+                };
+            };
+            /** @description `idempotency_key_reused`: The Idempotency-Key was used with another request body within 24 hours; `idempotency_key_in_progress`: A request with this Idempotency-Key is still running: retry later */
+            409: {
+                headers: {
+                    "x-vendor-mode": components["headers"]["XVendorMode"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["IdempotencyKeyReused"] | components["schemas"]["IdempotencyKeyInProgress"];
+                };
+            };
+            /** @description `payload_too_large`: The body is over its limit (16 MiB of JSON, the archive size, 1024 MiB of video, 64 KiB of URL-encoded form) */
+            413: {
+                headers: {
+                    "x-vendor-mode": components["headers"]["XVendorMode"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PayloadTooLarge"];
+                };
+            };
+            /** @description `rate_limited`: An upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    "x-vendor-mode": components["headers"]["XVendorMode"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimited"];
+                };
+            };
+            /** @description `internal_error`: The service failed: the cause is logged, the answer holds no internals */
+            500: {
+                headers: {
+                    "x-vendor-mode": components["headers"]["XVendorMode"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InternalError"];
+                };
+            };
+            /** @description `upstream_error`: A vendor failed, or refused the service's credentials: not the caller's fault */
+            502: {
+                headers: {
+                    "x-vendor-mode": components["headers"]["XVendorMode"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UpstreamError"];
+                };
+            };
+            /** @description `vendor_not_configured`: The vendor's settings are not set; the message names them */
+            503: {
+                headers: {
+                    "x-vendor-mode": components["headers"]["XVendorMode"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["VendorNotConfigured"];
+                };
+            };
+            /** @description `upstream_timeout`: A vendor did not answer within VENDOR_TIMEOUT_SECONDS */
+            504: {
+                headers: {
+                    "x-vendor-mode": components["headers"]["XVendorMode"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UpstreamTimeout"];
+                };
+            };
+        };
+    };
+    StartSkinEnhancerFlexible: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Key of the request, 1 to 255 printable ASCII characters: repeated with the same body within 24 hours, it answers the same task */
+                "idempotency-key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SkinEnhancerFlexibleRequest"];
+            };
+        };
+        responses: {
+            /** @description MediaTaskEnvelope */
+            200: {
+                headers: {
+                    "x-vendor-mode": components["headers"]["XVendorMode"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MediaTaskEnvelope"];
+                };
+            };
+            /** @description `bad_request`: The request is malformed, or a parameter or field has a bad value; the message names it */
+            400: {
+                headers: {
+                    "x-vendor-mode": components["headers"]["XVendorMode"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BadRequest"];
+                };
+            };
+            /** @description `unauthorized`: No valid bearer token: missing, malformed, expired or not verifiable */
+            401: {
+                headers: {
+                    "x-vendor-mode": components["headers"]["XVendorMode"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Unauthorized"];
+                };
+            };
+            /** @description `not_found`: No such record, or no such route */
+            404: {
+                headers: {
+                    "x-vendor-mode": components["headers"]["XVendorMode"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NotFound"];
+                };
+            };
+            /** @description `method_not_allowed`: The path exists, but not with this method (`Allow` lists the methods it takes) */
+            405: {
+                headers: {
+                    Allow: components["headers"]["Allow"];
+                    "x-vendor-mode": components["headers"]["XVendorMode"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MethodNotAllowed"];
+                };
+            };
+            /** @description `idempotency_key_reused`: The Idempotency-Key was used with another request body within 24 hours; `idempotency_key_in_progress`: A request with this Idempotency-Key is still running: retry later */
+            409: {
+                headers: {
+                    "x-vendor-mode": components["headers"]["XVendorMode"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["IdempotencyKeyReused"] | components["schemas"]["IdempotencyKeyInProgress"];
+                };
+            };
+            /** @description `payload_too_large`: The body is over its limit (16 MiB of JSON, the archive size, 1024 MiB of video, 64 KiB of URL-encoded form) */
+            413: {
+                headers: {
+                    "x-vendor-mode": components["headers"]["XVendorMode"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PayloadTooLarge"];
+                };
+            };
+            /** @description `rate_limited`: An upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    "x-vendor-mode": components["headers"]["XVendorMode"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimited"];
+                };
+            };
+            /** @description `internal_error`: The service failed: the cause is logged, the answer holds no internals */
+            500: {
+                headers: {
+                    "x-vendor-mode": components["headers"]["XVendorMode"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InternalError"];
+                };
+            };
+            /** @description `upstream_error`: A vendor failed, or refused the service's credentials: not the caller's fault */
+            502: {
+                headers: {
+                    "x-vendor-mode": components["headers"]["XVendorMode"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UpstreamError"];
+                };
+            };
+            /** @description `vendor_not_configured`: The vendor's settings are not set; the message names them */
+            503: {
+                headers: {
+                    "x-vendor-mode": components["headers"]["XVendorMode"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["VendorNotConfigured"];
+                };
+            };
+            /** @description `upstream_timeout`: A vendor did not answer within VENDOR_TIMEOUT_SECONDS */
+            504: {
+                headers: {
+                    "x-vendor-mode": components["headers"]["XVendorMode"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UpstreamTimeout"];
+                };
+            };
+        };
+    };
     PollStyleTransfer: {
         parameters: {
             query?: never;
@@ -5463,21 +5816,21 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description Name of the image file: {task_id}.svg */
+                /** @description Name of the image file: {task_id}.png */
                 file: string;
             };
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description a string */
+            /** @description Success */
             200: {
                 headers: {
                     "x-vendor-mode": components["headers"]["XVendorMode"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "image/svg+xml": string;
+                    "image/png": string;
                 };
             };
             /** @description `bad_request`: The request is malformed, or a parameter or field has a bad value; the message names it */

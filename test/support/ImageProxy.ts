@@ -3,12 +3,13 @@
  * key, the proxy's paths, valid request bodies, and decoders of its answers.
  */
 import { Effect, Layer, Option, Redacted } from "effect"
+import * as net from "node:net"
 import { expect } from "vitest"
 import { MediaTask, MediaTaskEnvelope } from "../../src/Domain/Media.ts"
 import { decodeExact } from "./Catalogue.ts"
 import { FakeImageVendor, type FakeVendor } from "./FakeImageVendor.ts"
 import { type Answer, expectStatus } from "./Http.ts"
-import { type ConfigOverrides, type Running, Service } from "./Service.ts"
+import { type ConfigOverrides, type Running, Service, serviceOnFreshDatabase } from "./Service.ts"
 
 /** The key the service is given for the vendor, and the header it goes in. */
 export const vendorKey = "imgv-secret-6f1e2a9c4b7d"
@@ -42,9 +43,54 @@ export const withFakeVendor = (more?: ConfigOverrides) =>
     Layer.provideMerge(FakeImageVendor.layer)
   )
 
+/** A TCP forwarder on a port of its own to `target.port`, set once the service listens. */
+const tcpForwarder = Effect.acquireRelease(
+  Effect.async<{ readonly server: net.Server; readonly sockets: Set<net.Socket>; readonly url: string; readonly target: { port: number } }>(
+    (resume) => {
+      const target = { port: 0 }
+      const sockets = new Set<net.Socket>()
+      const server = net.createServer((socket) => {
+        const upstream = net.connect(target.port, "127.0.0.1")
+        for (const s of [socket, upstream]) {
+          sockets.add(s)
+          s.on("close", () => sockets.delete(s))
+        }
+        socket.pipe(upstream).pipe(socket)
+        socket.on("error", () => upstream.destroy())
+        upstream.on("error", () => socket.destroy())
+      })
+      server.listen(0, "127.0.0.1", () => {
+        const { port } = server.address() as net.AddressInfo
+        resume(Effect.succeed({ server, sockets, url: `http://127.0.0.1:${port}`, target }))
+      })
+    }
+  ),
+  ({ server, sockets }) =>
+    Effect.async<void>((resume) => {
+      for (const s of sockets) s.destroy()
+      server.close(() => resume(Effect.void))
+    })
+)
+
+/**
+ * The service with the simulated vendor, reached through a forwarder whose URL (known before the
+ * service starts) is its PUBLIC_BASE_URL: the absolute URLs it hands out open as they are.
+ */
+export const simulatedAtPublicUrl = Layer.scoped(
+  Service,
+  Effect.gen(function*() {
+    const forwarder = yield* tcpForwarder
+    const running = yield* serviceOnFreshDatabase((c) => ({ ...c, vendorMode: "simulated", publicBaseUrl: forwarder.url }))
+    forwarder.target.port = Number(new URL(running.baseUrl).port)
+    return running
+  })
+)
+
 export const paths = {
   style: "/proxy/imagevendor/v1/ai/image-style-transfer",
   skin: "/proxy/imagevendor/v1/ai/skin-enhancer/creative",
+  skinFaithful: "/proxy/imagevendor/v1/ai/skin-enhancer/faithful",
+  skinFlexible: "/proxy/imagevendor/v1/ai/skin-enhancer/flexible",
   stylePoll: (taskId: string) => `/proxy/imagevendor/v1/ai/image-style-transfer/${taskId}`,
   skinPoll: (taskId: string) => `/proxy/imagevendor/v1/ai/skin-enhancer/${taskId}`
 } as const
@@ -53,9 +99,21 @@ export const paths = {
 export const vendorPaths = {
   style: "/v1/ai/image-style-transfer",
   skin: "/v1/ai/skin-enhancer/creative",
+  skinFaithful: "/v1/ai/skin-enhancer/faithful",
+  skinFlexible: "/v1/ai/skin-enhancer/flexible",
   stylePoll: (taskId: string) => `/v1/ai/image-style-transfer/${taskId}`,
   skinPoll: (taskId: string) => `/v1/ai/skin-enhancer/${taskId}`
 } as const
+
+/** The skin enhancer's modes, their proxy and vendor paths, and what each adds to the shared defaults. */
+export const skinModes = [
+  { mode: "creative", path: paths.skin, vendorPath: vendorPaths.skin, defaults: {} },
+  { mode: "faithful", path: paths.skinFaithful, vendorPath: vendorPaths.skinFaithful, defaults: { skin_detail: 80 } },
+  { mode: "flexible", path: paths.skinFlexible, vendorPath: vendorPaths.skinFlexible, defaults: { optimized_for: "enhance_skin" } }
+] as const
+
+/** The values `optimized_for` takes. */
+export const optimizedForValues = ["enhance_skin", "improve_lighting", "enhance_everything", "transform_to_real", "no_make_up"] as const
 
 /** A 1x1 PNG in base64. */
 export const pngBase64 = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAQAAAC1HAwCAAAAC0lEQVR42mNkYAAAAAYAAjCB0C8AAAAASUVORK5CYII="
