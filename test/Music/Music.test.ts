@@ -308,7 +308,7 @@ layer(serviceWithFakeVendor(), { excludeTestServices: true })("video to music", 
         expectNdjson(answer)
         expect(answer.lines, end).toEqual(['{"type":"duration","duration_sec":3}', vendorError])
         // the host's music node (comfy_api_nodes/nodes_sonilo.py) raises with the vendor's code
-        expect(() => asHostMusicNode(answer.lines)).toThrow("Sonilo generation error (GENERATION_FAILED): The model gave up")
+        expect(() => asHostMusicNode(answer.lines)).toThrow("music vendor generation error (GENERATION_FAILED): The model gave up")
       }
       // an error event of another shape is still the vendor's word on how the stream ended
       fake.behave({ kind: "stream", lines: ['{"type":"error","code":42}'] })
@@ -325,7 +325,7 @@ layer(serviceWithFakeVendor(), { excludeTestServices: true })("video to music", 
       expectNdjson(cut)
       expect(eventsOf(cut)).toEqual([{ type: "duration", duration_sec: 3 }, { type: "error", code: "stream_incomplete", message: expect.any(String) }])
       // our error is the vendor's shape: the host's music node (comfy_api_nodes/nodes_sonilo.py) reads its code
-      expect(() => asHostMusicNode(cut.lines)).toThrow("Sonilo generation error (stream_incomplete): ")
+      expect(() => asHostMusicNode(cut.lines)).toThrow("music vendor generation error (stream_incomplete): ")
 
       fake.behave({ kind: "stream", lines: ['{"type":"duration","duration_sec":3}', '{"type":"audio_chunk","data":"AA=="}'], delayMillis: 50, end: "reset" })
       const reset = yield* postForm(service, token, url)

@@ -106,7 +106,7 @@ const b64decode = (data: unknown) => {
 
 /**
  * The answer's lines read as the host's music node reads them (comfy_api_nodes/nodes_sonilo.py,
- * `_stream_sonilo_music`), step for step: blank and malformed lines skipped; `error` raises with
+ * its streaming function), step for step: blank and malformed lines skipped; `error` raises with
  * its `code` and `message`; `duration` shows `duration_sec` to one decimal; `titles` takes the
  * first of the list, `title` its `title`; `audio_chunk` appends `base64(data)` to its
  * `stream_index` (0 when absent); `complete` stops reading. The audio kept is stream 0's chunks
@@ -127,7 +127,7 @@ export const asHostMusicNode = (lines: ReadonlyArray<string>): HostNodeResult =>
     }
     const type = event.type
     if (type === "error") {
-      throw new Error(`Sonilo generation error (${String(event.code ?? "UNKNOWN")}): ${String(event.message ?? "Unknown error")}`)
+      throw new Error(`music vendor generation error (${String(event.code ?? "UNKNOWN")}): ${String(event.message ?? "Unknown error")}`)
     }
     if (type === "duration") {
       const seconds = event.duration_sec
@@ -153,7 +153,7 @@ export const asHostMusicNode = (lines: ReadonlyArray<string>): HostNodeResult =>
       break
     }
   }
-  if (streams.size === 0) throw new Error("Sonilo API returned no audio data.")
+  if (streams.size === 0) throw new Error("The music vendor returned no audio data.")
   const selected = streams.has(0) ? 0 : Math.min(...streams.keys())
   return { audio: Buffer.concat(streams.get(selected)!), progress }
 }
