@@ -235,7 +235,7 @@ const musicEvents = (spec: Json): Json => {
         return [defs[name].properties.type.enum[0], m.$ref]
       }))
     },
-    description: "Each line of the answer is one of these events, told apart by `type`; a blank line is a keep-alive"
+    description: "Each line of the answer is an event, told apart by `type`: these are the known types, in the shapes known; the vendor's other types and shapes pass unchanged. A blank line is a keep-alive"
   }
 }
 

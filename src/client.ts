@@ -89,8 +89,9 @@ export interface RegistryClient {
   >
   /**
    * Video to music: the NDJSON answer as a stream of typed events. Keep-alive lines, and events
-   * of types the contract does not know, are skipped; a stream that fails once started ends with
-   * an `error` event (the service's own way of saying so), not a failure.
+   * the contract's schemas do not describe (other types, or fields of another shape), are
+   * skipped; a stream that fails once started ends with an `error` event (the vendor's or the
+   * service's, `{code, message}`), not a failure.
    */
   readonly generateMusic: (
     input: MusicInput

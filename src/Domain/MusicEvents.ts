@@ -3,8 +3,10 @@
  * contract's schemas, shared by the relay (Music/Events.ts), /openapi.json and the client.
  *
  * The interface fixes only the `title` event; the other known types are typed on the fields the
- * vendor is known to send and keep any further field as it came (index signature), so that
- * re-encoding never loses what the vendor said.
+ * vendor sends (as the host's music node reads them) and keep any further field as it came
+ * (index signature), so that re-encoding never loses what the vendor said. The schemas describe
+ * what is known, they do not filter: the relay passes an event that differs from its schema
+ * unchanged.
  */
 import { Schema } from "effect"
 import { titleFields } from "./Media.ts"
@@ -17,16 +19,22 @@ const event = <Type extends string, Fields extends Schema.Struct.Fields>(type: T
   Schema.Struct({ type: Schema.Literal(type).annotations({ description: "Kind of event" }), ...fields }, rest)
     .annotations({ identifier })
 
-/** Length of the video in seconds. */
+/** Length of the video, and so of the music, in seconds. */
 export const DurationEvent = event("duration", {
-  duration: optionalField(Schema.Number, "Length of the video in seconds")
+  duration_sec: optionalField(Schema.Number, "Length of the video, and of the music generated for it, in seconds")
 }, "MusicDurationEvent")
 
 export const MusicTitleEvent = event("title", titleFields, "MusicTitleEvent")
 
-/** Several titles at once, each shaped like a `title` event without its `type`. */
+/**
+ * The titles of all streams at once: the vendor sends plain strings (one per stream, in stream
+ * order); objects shaped like a `title` event without its `type` are accepted as well.
+ */
 export const TitlesEvent = event("titles", {
-  titles: optionalField(Schema.Array(Schema.Struct(titleFields, rest)), "Titles, each shaped like a title event without its type")
+  titles: optionalField(
+    Schema.Array(Schema.Union(Schema.String, Schema.Struct(titleFields, rest))),
+    "Titles, one per stream in stream order: strings, or objects shaped like a title event without its type"
+  )
 }, "MusicTitlesEvent")
 
 /** A piece of generated audio, base64 in `data`, for one stream. */
@@ -46,9 +54,9 @@ export const CostEvent = event("cost", {
 
 export const CompleteEvent = event("complete", {}, "MusicCompleteEvent")
 
-/** A failure: the vendor's, or ours once the stream has started. */
+/** A failure: the vendor's, or ours once the stream has started (the vendor's shape either way). */
 export const ErrorEvent = event("error", {
-  error: optionalField(Schema.String, "Code of the failure"),
+  code: optionalField(Schema.String, "Code of the failure"),
   message: optionalField(Schema.String, "What went wrong")
 }, "MusicErrorEvent")
 

@@ -22,7 +22,7 @@ import { MusicForm, MusicUrlForm } from "../Domain/Media.ts"
 
 /** The answer: one JSON event per line. */
 export const MusicEventStream = HttpApiSchema.Text({ contentType: "application/x-ndjson" }).annotations({
-  description: "One JSON event per line, relayed as the vendor sends them: `duration`, `title` (title, display_tags, copy_index, prompt_index, stream_index), `titles`, `audio_chunk` (base64 `data`), `cost`, `complete`, `error`; other types pass unchanged. A blank line is a keep-alive. A stream that fails or ends without `complete` ends with `{\"type\":\"error\",\"error\":\"<code>\",\"message\":\"...\"}`."
+  description: "One JSON event per line, relayed as the vendor sends them: `duration` (`duration_sec`), `titles` (a list of strings, one per stream), `title` (title, display_tags, copy_index, prompt_index, stream_index), `audio_chunk` (base64 `data` of the stream `stream_index`: a stream's chunks joined are its audio file), `cost`, `complete`, `error` (`code`, `message`). Events of other types, and known events whose fields differ from these schemas, pass unchanged. A blank line is a keep-alive. A stream that fails or ends without the vendor's `complete` or `error` ends with our own `{\"type\":\"error\",\"code\":\"<code>\",\"message\":\"...\"}`; one that carried the vendor's `error` gets no second one."
 })
 
 export class MusicProxyApi extends HttpApiGroup.make("musicProxy")

@@ -1,7 +1,8 @@
 /**
  * The events of the video-to-music stream (one JSON object per NDJSON line) and the relay that
- * carries them from the vendor to the caller: known types are decoded and re-encoded, unknown
- * types pass unchanged, a stream that ends without `complete` gets a final `error` event.
+ * carries them from the vendor to the caller: known types that match their schema are decoded
+ * and re-encoded, every other event passes unchanged, and a stream that ends without `complete`
+ * or the vendor's own `error` gets a final `error` event.
  * The events' schemas are the contract's, in Domain/MusicEvents.ts.
  */
 import { Chunk, Data, Duration, Effect, Option, Queue, Schema, Stream, Take } from "effect"
@@ -27,8 +28,8 @@ const decoders = new Map<string, (u: unknown) => Option.Option<MusicEvent>>(
   )
 )
 
-/** Our own `error` event, ending a stream whose status line has been sent. */
-export const errorLine = (error: string, message: string) => JSON.stringify({ type: "error", error, message })
+/** Our own `error` event, ending a stream whose status line has been sent: the vendor's shape. */
+export const errorLine = (code: string, message: string) => JSON.stringify({ type: "error", code, message })
 
 /** The longest line the relay accepts from the vendor (an audio chunk is far smaller). */
 export const maxLineBytes = 16 * 1024 * 1024
@@ -75,19 +76,27 @@ export const splitLines = <E, R>(bytes: Stream.Stream<Uint8Array, E, R>): Stream
     )
   })
 
-/** What one vendor line becomes: a line to relay or nothing, whether it completed, what to warn about. */
+/**
+ * What one vendor line becomes: a line to relay or nothing, whether it ended the generation (the
+ * vendor's `complete` or `error`: after either we add no error of ours), what to warn about.
+ */
 export interface Relayed {
   readonly line: string | undefined
-  readonly complete: boolean
+  readonly ended: boolean
   readonly warning?: string
 }
 
-const dropped = (warning?: string): Relayed => ({ line: undefined, complete: false, ...(warning === undefined ? {} : { warning }) })
+const dropped = (warning?: string): Relayed => ({ line: undefined, ended: false, ...(warning === undefined ? {} : { warning }) })
+
+/** The types after which the vendor says nothing more about the generation. */
+const endingTypes: ReadonlySet<string> = new Set(["complete", "error"])
 
 /**
- * One vendor line as we relay it. Blank lines (the vendor's keep-alives) are dropped; lines that
- * are not a JSON object with a string `type`, and known events that do not match their schema,
- * are dropped with a warning; unknown types pass unchanged.
+ * One vendor line as we relay it. Blank lines (the vendor's keep-alives) are dropped, and so are
+ * lines that are not a JSON object with a string `type` (with a warning). A known event that
+ * matches its schema is re-encoded; any other event, of a known type or not, passes unchanged:
+ * the vendor's shapes are the authority (a client reads fields we may not know of), so the relay
+ * never drops an event for differing from what we expected.
  */
 export const relayLine = (line: string): Relayed => {
   if (line.trim() === "") return dropped()
@@ -101,25 +110,22 @@ export const relayLine = (line: string): Relayed => {
     return dropped("dropped a music vendor line that is not an event object with a string type")
   }
   const type = (parsed as { type: string }).type
-  const decode = decoders.get(type)
-  if (decode === undefined) return { line: line.trim(), complete: false }
-  const decoded = decode(parsed)
-  return Option.isNone(decoded)
-    ? dropped(`dropped a music vendor '${type}' event that does not match its schema`)
-    : { line: JSON.stringify(decoded.value), complete: type === "complete" }
+  const ended = endingTypes.has(type)
+  const decoded = decoders.get(type)?.(parsed) ?? Option.none()
+  return { line: Option.match(decoded, { onNone: () => line.trim(), onSome: (event) => JSON.stringify(event) }), ended }
 }
 
 /**
  * The vendor's NDJSON body as the lines we send: relayed event by event (a chunk of the vendor's
- * bytes at a time); a failure of the vendor stream, or its end without `complete`, becomes a
- * final `error` event and the end.
+ * bytes at a time). A failure of the vendor stream, or its end, without the vendor's `complete`
+ * or `error` becomes a final `error` event of ours; after either, a broken tail is only logged.
  */
 export const relayEvents = <E, R>(
   body: Stream.Stream<Uint8Array, E, R>,
   onFailure: (e: E | StreamBroken) => Effect.Effect<{ readonly code: string; readonly message: string }>
 ): Stream.Stream<string, never, R> =>
   Stream.suspend(() => {
-    let complete = false
+    let ended = false
     let failed = false
     return splitLines(body).pipe(
       Stream.mapChunksEffect((lines) => {
@@ -127,7 +133,7 @@ export const relayEvents = <E, R>(
         const warnings: Array<string> = []
         for (const line of lines) {
           const relayed = relayLine(line)
-          if (relayed.complete) complete = true
+          if (relayed.ended) ended = true
           if (relayed.line !== undefined) out.push(relayed.line)
           if (relayed.warning !== undefined) warnings.push(relayed.warning)
         }
@@ -135,12 +141,12 @@ export const relayEvents = <E, R>(
       }),
       Stream.catchAll((e) => {
         failed = true
-        // after `complete` the caller has everything: a broken tail is only worth the log line
+        // after `complete` or the vendor's `error` the caller knows how it ended: one outcome only
         return Stream.unwrap(Effect.map(onFailure(e), ({ code, message }) =>
-          complete ? Stream.empty : Stream.make(errorLine(code, message))))
+          ended ? Stream.empty : Stream.make(errorLine(code, message))))
       }),
       Stream.concat(Stream.suspend(() =>
-        complete || failed
+        ended || failed
           ? Stream.empty
           : Stream.make(errorLine("stream_incomplete", "The music vendor ended the stream before it was complete"))
       ))

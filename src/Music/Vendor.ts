@@ -2,19 +2,20 @@
  * The music vendor: `POST <MUSICVENDOR_BASE_URL>/v2m/generate` with a multipart form (the video
  * file streamed from its spooled copy, or its URL, and the prompt), answered with an NDJSON
  * stream. The live client runs over undici; with VENDOR_MODE=simulated a built-in stand-in
- * answers a realistic stream offline.
+ * (Simulated.ts) answers a realistic stream with decodable audio, offline.
  *
  * The key travels as `Redacted` and only in the Authorization header; nothing logged here
  * carries a request.
  */
 import { HttpClient, HttpClientRequest } from "@effect/platform"
 import { NodeHttpClient, NodeStream } from "@effect/platform-node"
-import { Clock, Data, Effect, Option, Schedule, type Scope, Stream } from "effect"
-import { randomBytes, randomUUID } from "node:crypto"
+import { Clock, Data, Effect, Option, type Scope, Stream } from "effect"
+import { randomUUID } from "node:crypto"
 import * as fs from "node:fs"
 import { AppConfig } from "../Config.ts"
 import type { MusicRequest } from "../Domain/Media.ts"
 import { span } from "../Tracing.ts"
+import { simulatedAnswer } from "./Simulated.ts"
 import {
   fromTransportError,
   fromVendorStatus,
@@ -149,38 +150,6 @@ const makeLive: Effect.Effect<MusicVendorShape, never, AppConfig | HttpClient.Ht
 
 // --- simulated ------------------------------------------------------------------------------
 
-const simulatedTags = [["ambient", "calm", "piano"], ["cinematic", "strings", "uplifting"]] as const
-
-/** The events a generation of two streams gives, as the vendor would send them. */
-const simulatedEvents = ({ durationSeconds, request }: GenerateRequest): ReadonlyArray<Record<string, unknown>> => {
-  const duration = Option.getOrElse(durationSeconds, () => 30)
-  const events: Array<Record<string, unknown>> = [{ type: "duration", duration }]
-  simulatedTags.forEach((tags, stream) =>
-    events.push({
-      type: "title",
-      title: `${Option.getOrElse(request.prompt, () => "Untitled")} (take ${stream + 1})`.slice(0, 200),
-      display_tags: [...tags],
-      copy_index: 0,
-      prompt_index: 0,
-      stream_index: stream
-    })
-  )
-  for (let chunk = 0; chunk < 3; chunk++) {
-    simulatedTags.forEach((_, stream) =>
-      events.push({
-        type: "audio_chunk",
-        data: randomBytes(48).toString("base64"),
-        copy_index: 0,
-        prompt_index: 0,
-        stream_index: stream,
-        chunk_index: chunk
-      })
-    )
-  }
-  events.push({ type: "cost", cost: 0, currency: "USD" }, { type: "complete" })
-  return events
-}
-
 const makeSimulated: Effect.Effect<MusicVendorShape> = Effect.as(
   Effect.logWarning(
     "VENDOR_MODE=simulated: POST /proxy/musicvendor/v2m/generate answers built-in simulated music, " +
@@ -188,14 +157,7 @@ const makeSimulated: Effect.Effect<MusicVendorShape> = Effect.as(
   ),
   {
     ready: Effect.void,
-    generate: (request) =>
-      Effect.succeed(
-        Stream.fromIterable(simulatedEvents(request)).pipe(
-          Stream.map((event) => new TextEncoder().encode(`${JSON.stringify(event)}\n`)),
-          // paced like a generation, briefly
-          Stream.schedule(Schedule.spaced("100 millis"))
-        )
-      )
+    generate: (request) => Effect.succeed(simulatedAnswer(request))
   }
 )
 

@@ -1,15 +1,17 @@
 /**
  * POST /proxy/musicvendor/v2m/generate over real HTTP against a loopback fake of the vendor: the
  * forms accepted and refused, what the vendor receives, its refusals mapped onto our answers, and
- * the NDJSON relay (unknown types, malformed lines, cut and reset streams, keep-alives, a client
- * that goes away).
+ * the NDJSON relay (unknown types, known types shaped otherwise, malformed lines, the vendor's
+ * error, cut and reset streams, keep-alives, a client that goes away).
  */
 import { expect, layer } from "@effect/vitest"
-import { Effect } from "effect"
+import { Chunk, Effect, Stream } from "effect"
 import { createHash } from "node:crypto"
+import { clientFor, withFiles } from "../support/Client.ts"
 import { FakeMusicVendor } from "../support/FakeMusicVendor.ts"
 import { decodeError, expectErrorBody, parseJson } from "../support/Http.ts"
 import {
+  asHostMusicNode,
   eventsOf,
   expectNdjson,
   fileForm,
@@ -31,7 +33,7 @@ const expectFailure = (answer: StreamAnswer, status: number, code?: string) => {
   return body
 }
 
-const completeStream = ['{"type":"duration","duration":300}', '{"type":"complete"}']
+const completeStream = ['{"type":"duration","duration_sec":300}', '{"type":"complete"}']
 
 let token = ""
 
@@ -48,12 +50,12 @@ layer(serviceWithFakeVendor(), { excludeTestServices: true })("video to music", 
       const fake = yield* FakeMusicVendor
       fake.reset()
       const title = { type: "title", title: "Sunrise", display_tags: ["calm"], copy_index: 0, prompt_index: 0, stream_index: 1 }
-      fake.behave({ kind: "stream", lines: ['{"type":"duration","duration":300}', JSON.stringify(title), '{"type":"audio_chunk","data":"AAEC","stream_index":1}', '{"type":"complete"}'] })
+      fake.behave({ kind: "stream", lines: ['{"type":"duration","duration_sec":300}', JSON.stringify(title), '{"type":"audio_chunk","data":"AAEC","stream_index":1}', '{"type":"complete"}'] })
       const video = mp4(300, 200_000)
       const answer = yield* postForm(service, token, fileForm(video, { prompt: "calm piano, sunrise" }))
       expectNdjson(answer)
       expect(eventsOf(answer)).toEqual([
-        { type: "duration", duration: 300 },
+        { type: "duration", duration_sec: 300 },
         title,
         { type: "audio_chunk", data: "AAEC", stream_index: 1 },
         { type: "complete" }
@@ -219,12 +221,11 @@ layer(serviceWithFakeVendor(), { excludeTestServices: true })("video to music", 
       fake.behave({
         kind: "stream",
         lines: [
-          '{ "type": "duration",  "duration": 12.5 }',
+          '{ "type": "duration",  "duration_sec": 12.5 }',
           unknown,
           "not json",
           '["an","array"]',
           '{"no":"type"}',
-          '{"type":"title","title":5}',
           "",
           '{"type":"cost","cost":0.25,"currency":"USD","extra":"kept"}\r',
           '{"type":"complete"}'
@@ -233,11 +234,85 @@ layer(serviceWithFakeVendor(), { excludeTestServices: true })("video to music", 
       const answer = yield* postForm(service, token, new URLSearchParams({ video: "https://a.example/v" }))
       expectNdjson(answer)
       expect(answer.lines).toEqual([
-        '{"type":"duration","duration":12.5}',
+        '{"type":"duration","duration_sec":12.5}',
         unknown,
         '{"type":"cost","cost":0.25,"currency":"USD","extra":"kept"}',
         '{"type":"complete"}'
       ])
+    }))
+
+  it.effect("known events shaped otherwise than our schemas pass unchanged: the host's music node (comfy_api_nodes/nodes_sonilo.py) reads them", () =>
+    Effect.gen(function*() {
+      const service = yield* Service
+      const fake = yield* FakeMusicVendor
+      const differing = [
+        '{ "type": "title", "title": 5 }',
+        '{"type":"duration","duration_sec":"12.5"}',
+        '{"type":"titles","titles":[1,"Rain"]}',
+        '{"type":"cost","cost":{"amount":0.25}}'
+      ]
+      fake.behave({
+        kind: "stream",
+        lines: [
+          '{"type":"duration","duration_sec":12.5}',
+          '{"type":"titles","titles":["Rain at dusk","Rain at dawn"]}',
+          ...differing,
+          '{"type":"audio_chunk","data":"AAEC","stream_index":0}',
+          '{"type":"complete"}'
+        ]
+      })
+      const answer = yield* postForm(service, token, new URLSearchParams({ video_url: "https://a.example/v", prompt: "rain" }))
+      expectNdjson(answer)
+      expect(answer.lines).toEqual([
+        '{"type":"duration","duration_sec":12.5}',
+        '{"type":"titles","titles":["Rain at dusk","Rain at dawn"]}',
+        ...differing.map((l) => l.trim()),
+        '{"type":"audio_chunk","data":"AAEC","stream_index":0}',
+        '{"type":"complete"}'
+      ])
+      const { audio, progress } = asHostMusicNode(answer.lines.filter((l) => !differing.includes(l.trim())))
+      expect(progress).toEqual(["Status: Generating\nVideo duration: 12.5s", "Status: Generating\nTitle: Rain at dusk"])
+      expect([...audio]).toEqual([0, 1, 2])
+    }))
+
+  it.effect("the typed client types the events its schemas describe and skips the others", () =>
+    Effect.gen(function*() {
+      const service = yield* Service
+      const fake = yield* FakeMusicVendor
+      fake.behave({
+        kind: "stream",
+        lines: [
+          '{"type":"titles","titles":["Rain at dusk",{"title":"Rain at dawn","stream_index":1}]}',
+          '{"type":"title","title":5}',
+          '{"type":"vendor_news","anything":1}',
+          '{"type":"error","code":"GENERATION_FAILED","message":"The model gave up"}'
+        ]
+      })
+      const client = yield* clientFor(service, { bearer: token })
+      const events = yield* withFiles(Stream.runCollect(client.generateMusic({ url: "https://a.example/v" })))
+      expect(Chunk.toReadonlyArray(events)).toEqual([
+        { type: "titles", titles: ["Rain at dusk", { title: "Rain at dawn", stream_index: 1 }] },
+        { type: "error", code: "GENERATION_FAILED", message: "The model gave up" }
+      ])
+    }))
+
+  it.effect("the vendor's error event ends the stream as it sent it: no second error of ours", () =>
+    Effect.gen(function*() {
+      const service = yield* Service
+      const fake = yield* FakeMusicVendor
+      const url = new URLSearchParams({ video: "https://a.example/v" })
+      const vendorError = '{"type":"error","code":"GENERATION_FAILED","message":"The model gave up"}'
+      for (const end of ["finish", "reset"] as const) {
+        fake.behave({ kind: "stream", lines: ['{"type":"duration","duration_sec":3}', vendorError], delayMillis: 20, end })
+        const answer = yield* postForm(service, token, url)
+        expectNdjson(answer)
+        expect(answer.lines, end).toEqual(['{"type":"duration","duration_sec":3}', vendorError])
+        // the host's music node (comfy_api_nodes/nodes_sonilo.py) raises with the vendor's code
+        expect(() => asHostMusicNode(answer.lines)).toThrow("music vendor generation error (GENERATION_FAILED): The model gave up")
+      }
+      // an error event of another shape is still the vendor's word on how the stream ended
+      fake.behave({ kind: "stream", lines: ['{"type":"error","code":42}'] })
+      expect((yield* postForm(service, token, url)).lines).toEqual(['{"type":"error","code":42}'])
     }))
 
   it.effect("a stream cut before `complete`, or reset, ends with an error event", () =>
@@ -245,27 +320,29 @@ layer(serviceWithFakeVendor(), { excludeTestServices: true })("video to music", 
       const service = yield* Service
       const fake = yield* FakeMusicVendor
       const url = new URLSearchParams({ video: "https://a.example/v" })
-      fake.behave({ kind: "stream", lines: ['{"type":"duration","duration":3}'] })
+      fake.behave({ kind: "stream", lines: ['{"type":"duration","duration_sec":3}'] })
       const cut = yield* postForm(service, token, url)
       expectNdjson(cut)
-      expect(eventsOf(cut)).toEqual([{ type: "duration", duration: 3 }, { type: "error", error: "stream_incomplete", message: expect.any(String) }])
+      expect(eventsOf(cut)).toEqual([{ type: "duration", duration_sec: 3 }, { type: "error", code: "stream_incomplete", message: expect.any(String) }])
+      // our error is the vendor's shape: the host's music node (comfy_api_nodes/nodes_sonilo.py) reads its code
+      expect(() => asHostMusicNode(cut.lines)).toThrow("music vendor generation error (stream_incomplete): ")
 
-      fake.behave({ kind: "stream", lines: ['{"type":"duration","duration":3}', '{"type":"audio_chunk","data":"AA=="}'], delayMillis: 50, end: "reset" })
+      fake.behave({ kind: "stream", lines: ['{"type":"duration","duration_sec":3}', '{"type":"audio_chunk","data":"AA=="}'], delayMillis: 50, end: "reset" })
       const reset = yield* postForm(service, token, url)
       expectNdjson(reset)
       const events = eventsOf(reset)
-      expect(events.slice(0, 2)).toEqual([{ type: "duration", duration: 3 }, { type: "audio_chunk", data: "AA==" }])
-      expect(events.slice(2)).toEqual([{ type: "error", error: "upstream_error", message: expect.any(String) }])
+      expect(events.slice(0, 2)).toEqual([{ type: "duration", duration_sec: 3 }, { type: "audio_chunk", data: "AA==" }])
+      expect(events.slice(2)).toEqual([{ type: "error", code: "upstream_error", message: expect.any(String) }])
     }))
 
   it.effect("a slow vendor: blank keep-alive lines while it is silent", () =>
     Effect.gen(function*() {
       const service = yield* Service
       const fake = yield* FakeMusicVendor
-      fake.behave({ kind: "stream", lines: ['{"type":"duration","duration":3}', '{"type":"complete"}'], delayMillis: 700 })
+      fake.behave({ kind: "stream", lines: ['{"type":"duration","duration_sec":3}', '{"type":"complete"}'], delayMillis: 700 })
       const answer = yield* postForm(service, token, new URLSearchParams({ video: "https://a.example/v" }))
       expectNdjson(answer)
-      expect(eventsOf(answer)).toEqual([{ type: "duration", duration: 3 }, { type: "complete" }])
+      expect(eventsOf(answer)).toEqual([{ type: "duration", duration_sec: 3 }, { type: "complete" }])
       const blanks = answer.lines.filter((l) => l === "").length
       expect(blanks).toBeGreaterThanOrEqual(1)
       // keep-alives go on while the vendor holds the stream open after `complete`
@@ -277,7 +354,7 @@ layer(serviceWithFakeVendor(), { excludeTestServices: true })("video to music", 
       const service = yield* Service
       const fake = yield* FakeMusicVendor
       fake.reset()
-      fake.behave({ kind: "stream", lines: ['{"type":"duration","duration":3}'], end: "hold" })
+      fake.behave({ kind: "stream", lines: ['{"type":"duration","duration_sec":3}'], end: "hold" })
       yield* Effect.promise(async () => {
         const controller = new AbortController()
         const response = await service.fetch(generatePath, {

@@ -31,16 +31,17 @@ layer(
 })
 
 layer(Service.layer((c) => ({ ...c, vendorMode: "simulated" })), { excludeTestServices: true })("simulated music vendor", (it) => {
-  it.effect("answers duration, titles, audio chunks and complete, marked x-vendor-mode: simulated", () =>
+  it.effect("answers duration_sec, titles, audio chunks and complete, marked x-vendor-mode: simulated", () =>
     Effect.gen(function*() {
       const service = yield* Service
       const token = yield* Effect.promise(() => service.token({ sub: "sam" }))
-      const answer = yield* postForm(service, token, fileForm(mp4(95), { prompt: "lofi beats" }))
+      const answer = yield* postForm(service, token, fileForm(mp4(5), { prompt: "lofi beats" }))
       expectNdjson(answer)
       expect(answer.headers.get("x-vendor-mode")).toBe("simulated")
       const events = eventsOf(answer)
       const types = events.map((e) => e.type)
-      expect(events[0]).toEqual({ type: "duration", duration: 95 })
+      expect(events[0]).toEqual({ type: "duration", duration_sec: 5 })
+      expect(events[1]).toEqual({ type: "titles", titles: ["lofi beats (take 1)", "lofi beats (take 2)"] })
       expect(types.filter((t) => t === "title")).toHaveLength(2)
       expect(types.filter((t) => t === "audio_chunk").length).toBeGreaterThanOrEqual(3)
       expect(types.at(-1)).toBe("complete")

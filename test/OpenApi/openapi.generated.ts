@@ -1559,8 +1559,8 @@ export interface components {
              * @enum {string}
              */
             type: "duration";
-            /** @description Length of the video in seconds */
-            duration?: number;
+            /** @description Length of the video, and of the music generated for it, in seconds */
+            duration_sec?: number;
         } & {
             [key: string]: unknown;
         };
@@ -1589,8 +1589,8 @@ export interface components {
              * @enum {string}
              */
             type: "titles";
-            /** @description Titles, each shaped like a title event without its type */
-            titles?: ({
+            /** @description Titles, one per stream in stream order: strings, or objects shaped like a title event without its type */
+            titles?: (string | ({
                 /** @description Title of the generated music */
                 title?: string;
                 /** @description Tags to show with the title */
@@ -1603,7 +1603,7 @@ export interface components {
                 stream_index?: number;
             } & {
                 [key: string]: unknown;
-            })[];
+            }))[];
         } & {
             [key: string]: unknown;
         };
@@ -1655,7 +1655,7 @@ export interface components {
              */
             type: "error";
             /** @description Code of the failure */
-            error?: string;
+            code?: string;
             /** @description What went wrong */
             message?: string;
         } & {
@@ -5909,7 +5909,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description One JSON event per line, relayed as the vendor sends them: `duration`, `title` (title, display_tags, copy_index, prompt_index, stream_index), `titles`, `audio_chunk` (base64 `data`), `cost`, `complete`, `error`; other types pass unchanged. A blank line is a keep-alive. A stream that fails or ends without `complete` ends with `{"type":"error","error":"<code>","message":"..."}`. */
+            /** @description One JSON event per line, relayed as the vendor sends them: `duration` (`duration_sec`), `titles` (a list of strings, one per stream), `title` (title, display_tags, copy_index, prompt_index, stream_index), `audio_chunk` (base64 `data` of the stream `stream_index`: a stream's chunks joined are its audio file), `cost`, `complete`, `error` (`code`, `message`). Events of other types, and known events whose fields differ from these schemas, pass unchanged. A blank line is a keep-alive. A stream that fails or ends without the vendor's `complete` or `error` ends with our own `{"type":"error","code":"<code>","message":"..."}`; one that carried the vendor's `error` gets no second one. */
             200: {
                 headers: {
                     "Cache-Control": components["headers"]["CacheControl"];
