@@ -4,10 +4,10 @@
  * CatalogChanges transaction; each check that decides a write is part of its statement (or of a
  * row lock), so concurrent requests from any instance cannot slip between a check and its write.
  */
-import { SqlClient, type Statement } from "@effect/sql"
-import { Data, Effect } from "effect"
+import { SqlClient, type SqlError, type Statement } from "@effect/sql"
+import { Data, Effect, Predicate } from "effect"
 import { CatalogChanges } from "../Catalog/Changes.ts"
-import { NodeIsBanned, NodeMissing, TransitionRefused, VersionMissing } from "../Domain/Errors.ts"
+import { NodeIsBanned, NodeMissing, PublisherMissing, TransitionRefused, VersionMissing } from "../Domain/Errors.ts"
 import type { NodeStatus, NodeVersionStatus } from "../Domain/Node.ts"
 import type { HostRange, SemanticVersion } from "../Domain/Semver.ts"
 import { chunks } from "../Db/Rows.ts"
@@ -40,6 +40,24 @@ export class VersionLocked extends Data.TaggedError("VersionLocked")<{ readonly 
       : `The version is ${this.status}: its archive can no longer be replaced; publish a new version`
   }
 }
+
+/** The node's publisher is deleted: a site admin cannot bring the node back under it. */
+export class NodesPublisherDeleted extends Data.TaggedError("NodesPublisherDeleted")<{ readonly nodeId: string }> {
+  override get message() {
+    return `Node '${this.nodeId}' belongs to a deleted publisher: it stays deleted`
+  }
+}
+
+/**
+ * The nodes' trigger of migration 0009 refused the write: the node's publisher is deleted (a
+ * delete that committed after the caller's checks). `answer` says what that means to the caller.
+ */
+const onDeletedPublisher = <E2>(answer: () => E2) => <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E | E2, R> =>
+  Effect.catchIf(
+    effect,
+    (e) => Predicate.isTagged(e, "SqlError") && ((e as unknown as SqlError.SqlError).cause as { code?: string } | undefined)?.code === "23503",
+    () => Effect.fail(answer())
+  )
 
 /** A node's fields that may be set (absent: unchanged). */
 export interface NodePatch {
@@ -195,7 +213,9 @@ export class PublishingRepo extends Effect.Service<PublishingRepo>()("Publishing
           const now = new Date()
           const rows = yield* sql`INSERT INTO nodes ${
             sql.insert({ ...nodeDefaults, ...nodeColumns(node), id: nodeId, publisher_id: publisherId, created_at: now, updated_at: now })
-          } ON CONFLICT (id) DO NOTHING RETURNING id`
+          } ON CONFLICT (id) DO NOTHING RETURNING id`.pipe(
+            onDeletedPublisher(() => new PublisherMissing({ publisherId }))
+          )
           if (rows.length === 0) return yield* new NodeIdTaken({ nodeId, byAnother: false })
           yield* refreshListed(thisNode(nodeId))
         }))
@@ -212,7 +232,9 @@ export class PublishingRepo extends Effect.Service<PublishingRepo>()("Publishing
           yield* change(Effect.gen(function*() {
             const rows = yield* (Object.keys(columns).length > 0
               ? sql`UPDATE nodes SET ${sql.update(columns)}, updated_at = now() WHERE ${where} RETURNING id`
-              : sql`UPDATE nodes SET updated_at = now() WHERE ${where} RETURNING id`)
+              : sql`UPDATE nodes SET updated_at = now() WHERE ${where} RETURNING id`).pipe(
+              onDeletedPublisher(() => new NodesPublisherDeleted({ nodeId }))
+            )
             if (rows.length === 0) return yield* refusedNodeMove(nodeId, patch.status)
             yield* refreshListed(thisNode(nodeId))
           }))
@@ -230,7 +252,9 @@ export class PublishingRepo extends Effect.Service<PublishingRepo>()("Publishing
             const now = new Date()
             const created = yield* sql`INSERT INTO nodes ${
               sql.insert({ ...nodeDefaults, ...nodeColumns(node), publisher_id: publisherId, id: nodeId, created_at: now, updated_at: now })
-            } ON CONFLICT (id) DO NOTHING RETURNING id`
+            } ON CONFLICT (id) DO NOTHING RETURNING id`.pipe(
+              onDeletedPublisher(() => new PublisherMissing({ publisherId }))
+            )
             // the row lock serialises publishes of one node (and its checks) across instances
             const current = yield* lockNode(nodeId)
             if (current === undefined) return yield* Effect.dieMessage(`node '${nodeId}' vanished while publishing`)
