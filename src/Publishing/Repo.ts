@@ -4,13 +4,13 @@
  * CatalogChanges transaction; each check that decides a write is part of its statement (or of a
  * row lock), so concurrent requests from any instance cannot slip between a check and its write.
  */
-import { SqlClient, type SqlError, type Statement } from "@effect/sql"
-import { Data, Effect, Predicate } from "effect"
+import { SqlClient, type Statement } from "@effect/sql"
+import { Data, Effect } from "effect"
 import { CatalogChanges } from "../Catalog/Changes.ts"
 import { NodeIsBanned, NodeMissing, PublisherMissing, TransitionRefused, VersionMissing } from "../Domain/Errors.ts"
 import type { NodeStatus, NodeVersionStatus } from "../Domain/Node.ts"
 import type { HostRange, SemanticVersion } from "../Domain/Semver.ts"
-import { chunks } from "../Db/Rows.ts"
+import { chunks, onForeignKeyViolation } from "../Db/Rows.ts"
 import { ArchiveVerdict } from "./Checks.ts"
 import { traced } from "../Tracing.ts"
 
@@ -47,17 +47,6 @@ export class NodesPublisherDeleted extends Data.TaggedError("NodesPublisherDelet
     return `Node '${this.nodeId}' belongs to a deleted publisher: it stays deleted`
   }
 }
-
-/**
- * The nodes' trigger of migration 0009 refused the write: the node's publisher is deleted (a
- * delete that committed after the caller's checks). `answer` says what that means to the caller.
- */
-const onDeletedPublisher = <E2>(answer: () => E2) => <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E | E2, R> =>
-  Effect.catchIf(
-    effect,
-    (e) => Predicate.isTagged(e, "SqlError") && ((e as unknown as SqlError.SqlError).cause as { code?: string } | undefined)?.code === "23503",
-    () => Effect.fail(answer())
-  )
 
 /** A node's fields that may be set (absent: unchanged). */
 export interface NodePatch {
@@ -214,7 +203,7 @@ export class PublishingRepo extends Effect.Service<PublishingRepo>()("Publishing
           const rows = yield* sql`INSERT INTO nodes ${
             sql.insert({ ...nodeDefaults, ...nodeColumns(node), id: nodeId, publisher_id: publisherId, created_at: now, updated_at: now })
           } ON CONFLICT (id) DO NOTHING RETURNING id`.pipe(
-            onDeletedPublisher(() => new PublisherMissing({ publisherId }))
+            onForeignKeyViolation(() => new PublisherMissing({ publisherId }))
           )
           if (rows.length === 0) return yield* new NodeIdTaken({ nodeId, byAnother: false })
           yield* refreshListed(thisNode(nodeId))
@@ -233,7 +222,7 @@ export class PublishingRepo extends Effect.Service<PublishingRepo>()("Publishing
             const rows = yield* (Object.keys(columns).length > 0
               ? sql`UPDATE nodes SET ${sql.update(columns)}, updated_at = now() WHERE ${where} RETURNING id`
               : sql`UPDATE nodes SET updated_at = now() WHERE ${where} RETURNING id`).pipe(
-              onDeletedPublisher(() => new NodesPublisherDeleted({ nodeId }))
+              onForeignKeyViolation(() => new NodesPublisherDeleted({ nodeId }))
             )
             if (rows.length === 0) return yield* refusedNodeMove(nodeId, patch.status)
             yield* refreshListed(thisNode(nodeId))
@@ -253,7 +242,7 @@ export class PublishingRepo extends Effect.Service<PublishingRepo>()("Publishing
             const created = yield* sql`INSERT INTO nodes ${
               sql.insert({ ...nodeDefaults, ...nodeColumns(node), publisher_id: publisherId, id: nodeId, created_at: now, updated_at: now })
             } ON CONFLICT (id) DO NOTHING RETURNING id`.pipe(
-              onDeletedPublisher(() => new PublisherMissing({ publisherId }))
+              onForeignKeyViolation(() => new PublisherMissing({ publisherId }))
             )
             // the row lock serialises publishes of one node (and its checks) across instances
             const current = yield* lockNode(nodeId)
