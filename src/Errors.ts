@@ -37,6 +37,7 @@ import {
   PayloadTooLarge,
   PublisherBanned,
   PublisherExists,
+  PublisherHasNodes,
   PublisherIdReserved,
   RateLimited,
   RepositoryNotOwned,
@@ -77,6 +78,8 @@ const answers = {
   NotAMember: NotFound,
   LastOwnerStays: LastOwner,
   UnclaimedStaysActive: Conflict,
+  PublisherNotEmpty: PublisherHasNodes,
+  UnclaimedStays: Conflict,
   // tokens
   TokenMissing: NotFound,
   // publishing
@@ -96,6 +99,7 @@ const answers = {
   NotDownloadable: NotFound,
   ArchiveNotStored: NotFound,
   NotPublishersNode: NotFound,
+  NodesPublisherDeleted: Conflict,
   StorageFailed: InternalError,
   // claims
   AlreadyClaimed: NodeAlreadyClaimed,

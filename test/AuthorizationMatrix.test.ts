@@ -42,6 +42,9 @@ const matrix = [
   ["POST /publishers",                                             401, 401,    201,     201,   201,  201,  201],
   ["PUT /publishers/:publisherId",                                 401, 401,    403,     403,   200,  200,  200],
   ["GET /users/publishers",                                        401, 401,    200,     200,   200,  200,  200],
+  ["DELETE /publishers/:publisherId",                              401, 401,    403,     403,   403,  204,  204],
+  ["GET /publishers/:publisherId/permissions",                     401, 401,    200,     200,   200,  200,  200],
+  ["GET /publishers/:publisherId/nodes/:nodeId/permissions",       401, 401,    200,     200,   200,  200,  200],
   ["POST /publishers/:publisherId/members",                        401, 401,    403,     403,   403,  201,  403],
   ["DELETE /publishers/:publisherId/members/:userId",              401, 401,    403,     403,   403,  204,  403],
   ["POST /publishers/:publisherId/tokens",                         401, 401,    403,     403,   201,  201,  403],
@@ -186,6 +189,19 @@ const requests: { readonly [K in RowKey]: Build } = {
     body: { description: `edited ${f.fresh()}` }
   }),
   "GET /users/publishers": async () => ({ method: "GET", path: "/users/publishers" }),
+  "DELETE /publishers/:publisherId": async (f) => {
+    // a publisher of its own, with the same memberships and no nodes, so that deleting it touches no other cell
+    const target = `deleted-${f.fresh()}`
+    await run(f.service.writes.upsertPublishers([{ id: target }]))
+    await addMembers(f, target, roles)
+    return { method: "DELETE", path: `/publishers/${target}` }
+  },
+  // every caller may ask; what canEdit says is held against the writes in test/PublisherDirectory.test.ts
+  "GET /publishers/:publisherId/permissions": async () => ({ method: "GET", path: `/publishers/${publisherId}/permissions` }),
+  "GET /publishers/:publisherId/nodes/:nodeId/permissions": async () => ({
+    method: "GET",
+    path: `/publishers/${publisherId}/nodes/${hostedNode}/permissions`
+  }),
   "POST /publishers/:publisherId/members": async (f) => ({
     method: "POST",
     path: `/publishers/${publisherId}/members`,

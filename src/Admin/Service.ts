@@ -36,7 +36,8 @@ export class Moderation extends Effect.Service<Moderation>()("Moderation", {
       createUnclaimedNode: traced("Moderation.createUnclaimedNode")(function*(node: NodePatch & { readonly id: string }) {
         yield* policy.requireSiteAdmin
         const { id, ...fields } = node
-        yield* publishing.createNode(unclaimedPublisherId, id, fields)
+        // the reserved publisher is never deleted
+        yield* publishing.createNode(unclaimedPublisherId, id, fields).pipe(Effect.catchTag("PublisherMissing", Effect.die))
         return yield* Effect.orDie(current(id))
       }),
 

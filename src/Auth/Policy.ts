@@ -6,7 +6,7 @@
 import { Effect, Option } from "effect"
 import { CurrentUser } from "../Domain/Auth.ts"
 import { NotPermitted, PublisherMissing } from "../Domain/Errors.ts"
-import type { PublisherRole } from "../Domain/Publisher.ts"
+import { managerRoles, type PublisherRole } from "../Domain/Publisher.ts"
 import { PublisherRepo } from "../Publishers/Repo.ts"
 import { span, traced } from "../Tracing.ts"
 
@@ -37,13 +37,29 @@ export class Policy extends Effect.Service<Policy>()("Policy", {
       }
     )
 
+    /**
+     * Managing a publisher and its nodes (changing the publisher, creating, changing and deleting
+     * its nodes and versions): its owners and admins, and site admins.
+     */
+    const requireManager = (publisherId: string) => requireRole(publisherId, managerRoles, { siteAdmin: true })
+
+    /**
+     * Whether `requireManager` lets the caller through: the permission endpoints answer with it, so
+     * what they say and what the writes do cannot disagree. An unknown publisher still fails.
+     */
+    const canManage = (publisherId: string) =>
+      requireManager(publisherId).pipe(
+        Effect.as(true),
+        Effect.catchTag("NotPermitted", () => Effect.succeed(false))
+      )
+
     const requireSiteAdmin = Effect.gen(function*() {
       const user = yield* CurrentUser
       if (!user.isSiteAdmin) return yield* new NotPermitted({ reason: "This is for site admins" })
       return user
     }).pipe(span("Policy.requireSiteAdmin"))
 
-    return { standingIn, requireRole, requireSiteAdmin }
+    return { standingIn, requireRole, requireManager, canManage, requireSiteAdmin }
   }),
   dependencies: [PublisherRepo.Default]
 }) {}

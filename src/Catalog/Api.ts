@@ -18,7 +18,7 @@ export const defaultStatuses = ["NodeVersionStatusActive"] as const
 // the derived client's (decoded) request type. The document states each default in `jsonSchema`.
 
 /** A positive integer in a query string; `doc` is what /openapi.json says of it. */
-const PositiveInt = (max: number, doc: { description: string; default: number }) =>
+export const PositiveInt = (max: number, doc: { description: string; default: number }) =>
   Schema.String.annotations({ jsonSchema: { type: "integer", minimum: 1, ...doc } }).pipe(
     Schema.compose(Schema.NumberFromString),
     Schema.int(),
@@ -26,7 +26,7 @@ const PositiveInt = (max: number, doc: { description: string; default: number })
   )
 
 /** `page`: from 1, `defaultPage` when absent. */
-const Page = Schema.optional(
+export const Page = Schema.optional(
   PositiveInt(1_000_000_000, { description: "Page number, from 1", default: defaultPage })
 ).annotations({ description: "Page number, from 1" })
 

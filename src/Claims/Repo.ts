@@ -2,6 +2,8 @@
 import { SqlClient } from "@effect/sql"
 import { Data, Effect } from "effect"
 import { CatalogChanges } from "../Catalog/Changes.ts"
+import { onForeignKeyViolation } from "../Db/Rows.ts"
+import { PublisherMissing } from "../Domain/Errors.ts"
 import { unclaimedPublisherId } from "../Domain/Publisher.ts"
 import { traced } from "../Tracing.ts"
 
@@ -23,7 +25,10 @@ export class ClaimRepo extends Effect.Service<ClaimRepo>()("ClaimRepo", {
       claim: traced("ClaimRepo.claim")(function*(nodeId: string, publisherId: string) {
         yield* change(Effect.gen(function*() {
           const rows = yield* sql`UPDATE nodes SET publisher_id = ${publisherId}, updated_at = now()
-            WHERE id = ${nodeId} AND publisher_id = ${unclaimedPublisherId} RETURNING id`
+            WHERE id = ${nodeId} AND publisher_id = ${unclaimedPublisherId} RETURNING id`.pipe(
+            // the publisher was deleted after the claim's checks (migration 0009's trigger)
+            onForeignKeyViolation(() => new PublisherMissing({ publisherId }))
+          )
           if (rows.length === 0) return yield* new AlreadyClaimed({ nodeId })
           // the new publisher's status decides whether the node is listed
           yield* refreshListed(sql`n.id = ${nodeId}`)

@@ -47,6 +47,19 @@ export const orDieOnDatabase = <A, E, R>(
     Effect.die
   ) as Effect.Effect<A, Exclude<E, SqlError.SqlError | ParseResult.ParseError>, R>
 
+/**
+ * A statement refused by a foreign key check (SQLSTATE 23503), such as the nodes' trigger of
+ * migration 0009 refusing a node of a deleted publisher, fails with `answer()` instead: a
+ * domain answer, since a concurrent write made it, not the service.
+ */
+export const onForeignKeyViolation = <E2>(answer: () => E2) =>
+<A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E | E2, R> =>
+  Effect.catchIf(
+    effect,
+    (e) => Predicate.isTagged(e, "SqlError") && ((e as unknown as SqlError.SqlError).cause as { code?: string } | undefined)?.code === "23503",
+    () => Effect.fail(answer())
+  )
+
 /** Rows per INSERT: PostgreSQL takes at most 65,535 parameters a statement. */
 const rowsPerInsert = 1000
 

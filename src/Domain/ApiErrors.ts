@@ -261,6 +261,12 @@ export class PublisherIdReserved extends ApiError<PublisherIdReserved>()("Publis
   description: "The publisher id is reserved for the registry itself"
 }) {}
 
+export class PublisherHasNodes extends ApiError<PublisherHasNodes>()("PublisherHasNodes", {
+  code: "publisher_has_nodes",
+  status: 409,
+  description: "The publisher still has nodes that are not deleted: delete them first"
+}) {}
+
 export class LastOwner extends ApiError<LastOwner>()("LastOwner", {
   code: "last_owner",
   status: 409,
@@ -374,6 +380,7 @@ export const apiErrors = [
   RepositoryNotRecognised,
   PublisherExists,
   PublisherIdReserved,
+  PublisherHasNodes,
   LastOwner,
   IdempotencyKeyReused,
   IdempotencyKeyInProgress,

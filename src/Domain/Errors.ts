@@ -19,6 +19,13 @@ export class VersionMissing extends Data.TaggedError("VersionMissing")<{ readonl
   }
 }
 
+/** The node exists but is not the publisher's (or is deleted): to the publisher, it is not there. */
+export class NotPublishersNode extends Data.TaggedError("NotPublishersNode")<{ readonly publisherId: string; readonly nodeId: string }> {
+  override get message() {
+    return `Publisher '${this.publisherId}' has no node '${this.nodeId}'`
+  }
+}
+
 /** The node is banned, or its publisher is: clients who ask for it are refused. */
 export class NodeIsBanned extends Data.TaggedError("NodeIsBanned")<{ readonly nodeId: string }> {
   override get message() {

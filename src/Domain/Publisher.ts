@@ -64,9 +64,10 @@ export const PublisherId = Schema.String.pipe(
 /** The reserved publisher that holds nodes until their authors claim them (created by the first migration). */
 export const unclaimedPublisherId = "unclaimed"
 
+/** Reserved ids: the registry's own words, and `validate`, which `GET /publishers/validate` would shadow. */
 export const reservedPublisherIds: ReadonlySet<string> = new Set([
   unclaimedPublisherId, "admin", "admins", "api", "registry", "system", "root", "support", "security", "publisher", "publishers",
-  "node", "nodes", "user", "users", "me", "new"
+  "node", "nodes", "user", "users", "me", "new", "validate"
 ])
 
 const writableFields = {
@@ -105,3 +106,13 @@ export const MemberAdd = Schema.Struct({
   user_id: field(NonEmptyText(200), "Identifier of the user to add, or whose role to change"),
   role: field(PublisherRole, "Role to give the user in the publisher")
 }).annotations({ identifier: "MemberAdd" })
+
+/** Answer of `GET /publishers/validate`. */
+export class PublisherAvailability extends Schema.Class<PublisherAvailability>("PublisherAvailability")({
+  isAvailable: field(Schema.Boolean, "True when the id is well-formed, not reserved and not taken (deleted publishers keep theirs)")
+}) {}
+
+/** Answer of the permission endpoints: what the caller's writes would be allowed. */
+export class EditPermission extends Schema.Class<EditPermission>("EditPermission")({
+  canEdit: field(Schema.Boolean, "True when the caller may change it: an owner or admin of the publisher, or a site admin")
+}) {}

@@ -37,6 +37,22 @@ export class LastOwnerStays extends Data.TaggedError("LastOwnerStays")<{}> {
   }
 }
 
+/** Deleting a publisher waits until its nodes are deleted: nothing of theirs goes with it. */
+export class PublisherNotEmpty extends Data.TaggedError("PublisherNotEmpty")<{ readonly publisherId: string; readonly nodes: number }> {
+  override get message() {
+    return `Publisher '${this.publisherId}' has ${this.nodes} node${this.nodes === 1 ? "" : "s"} that ${
+      this.nodes === 1 ? "is" : "are"
+    } not deleted: delete ${this.nodes === 1 ? "it" : "them"} first (a banned node stays until a site admin unbans it)`
+  }
+}
+
+/** A page of the publisher directory: `offset` rows skipped, at most `limit` served. */
+export interface DirectoryPage {
+  readonly offset: number
+  readonly limit: number
+  readonly includeBanned: boolean
+}
+
 /** A publisher's fields its managers may change (absent: unchanged). */
 export interface PublisherPatch {
   readonly name?: string | undefined
@@ -75,7 +91,7 @@ export class PublisherRepo extends Effect.Service<PublisherRepo>()("PublisherRep
     const findStatus = SqlSchema.findOne({
       Request: Schema.String,
       Result: Schema.Struct({ status: PublisherStatus }),
-      execute: (id) => sql`SELECT status FROM publishers WHERE id = ${id}`
+      execute: (id) => sql`SELECT status FROM publishers WHERE id = ${id} AND deleted_at IS NULL`
     })
 
     const findRole = SqlSchema.findOne({
@@ -91,13 +107,13 @@ export class PublisherRepo extends Effect.Service<PublisherRepo>()("PublisherRep
       execute: ({ publisherId, userId }) =>
         sql`SELECT p.status, m.role FROM publishers p
             LEFT JOIN publisher_members m ON m.publisher_id = p.id AND m.user_id = ${userId}
-            WHERE p.id = ${publisherId}`
+            WHERE p.id = ${publisherId} AND p.deleted_at IS NULL`
     })
 
     const findPublisher = SqlSchema.findOne({
       Request: Schema.String,
       Result: PublisherRow,
-      execute: (id) => sql`SELECT ${sql.literal(publisherColumns("p"))} FROM publishers p WHERE p.id = ${id}`
+      execute: (id) => sql`SELECT ${sql.literal(publisherColumns("p"))} FROM publishers p WHERE p.id = ${id} AND p.deleted_at IS NULL`
     })
 
     const findMembers = SqlSchema.findAll({
@@ -116,12 +132,21 @@ export class PublisherRepo extends Effect.Service<PublisherRepo>()("PublisherRep
             WHERE m.publisher_id = ${publisherId} AND m.user_id = ${userId}`
     })
 
+    const findPage = SqlSchema.findAll({
+      Request: Schema.Struct({ offset: Schema.Number, limit: Schema.Number, includeBanned: Schema.Boolean }),
+      Result: PublisherRow,
+      execute: ({ includeBanned, limit, offset }) =>
+        sql`SELECT ${sql.literal(publisherColumns("p"))} FROM publishers p
+            WHERE p.deleted_at IS NULL ${includeBanned ? sql`` : sql`AND p.status = 'PublisherStatusActive'`}
+            ORDER BY p.id LIMIT ${limit} OFFSET ${offset}`
+    })
+
     const findForUser = SqlSchema.findAll({
       Request: Schema.String,
       Result: PublisherRow,
       execute: (userId) =>
         sql`SELECT ${sql.literal(publisherColumns("p"))} FROM publishers p
-            JOIN publisher_members m ON m.publisher_id = p.id WHERE m.user_id = ${userId} ORDER BY p.id`
+            JOIN publisher_members m ON m.publisher_id = p.id WHERE m.user_id = ${userId} AND p.deleted_at IS NULL ORDER BY p.id`
     })
 
     /** Owners of the publisher other than `userId` (the publisher's row locked by the caller). */
@@ -157,6 +182,17 @@ export class PublisherRepo extends Effect.Service<PublisherRepo>()("PublisherRep
         if (Option.isNone(found) || !withMembers) return found
         const members = yield* Effect.orDie(findMembers(publisherId))
         return Option.some(new Publisher({ ...found.value, members }, true))
+      }),
+
+      /** Whether a publisher, deleted or not, holds the id. */
+      isTaken: traced("PublisherRepo.isTaken")(function*(publisherId: string) {
+        const rows = yield* sql`SELECT 1 FROM publishers WHERE id = ${publisherId}`.pipe(Effect.orDie)
+        return rows.length > 0
+      }),
+
+      /** A page of the publishers that are not deleted, by id. */
+      list: traced("PublisherRepo.list")(function*(page: DirectoryPage) {
+        return yield* Effect.orDie(findPage(page))
       }),
 
       /** The publishers the user is a member of, by id. */
@@ -216,6 +252,24 @@ export class PublisherRepo extends Effect.Service<PublisherRepo>()("PublisherRep
         })).pipe(orDieOnDatabase)
       }),
 
+      /**
+       * Deletes the publisher softly, when none of its nodes is left undeleted, and revokes its
+       * tokens. Its row, members, tokens and deleted nodes stay. The row lock, and the lock the
+       * nodes' trigger (migration 0009) takes on it, order a concurrent node write before or after
+       * the count: no node is left under a deleted publisher.
+       */
+      softDelete: traced("PublisherRepo.softDelete")(function*(publisherId: string) {
+        yield* change(Effect.gen(function*() {
+          const found = yield* sql`SELECT 1 FROM publishers WHERE id = ${publisherId} AND deleted_at IS NULL FOR UPDATE`
+          if (found.length === 0) return yield* new PublisherMissing({ publisherId })
+          const [left] = yield* sql<{ n: number }>`SELECT count(*)::int AS n FROM nodes
+            WHERE publisher_id = ${publisherId} AND status <> 'NodeStatusDeleted'`
+          if ((left?.n ?? 0) > 0) return yield* new PublisherNotEmpty({ publisherId, nodes: left!.n })
+          yield* sql`UPDATE publishers SET deleted_at = now() WHERE id = ${publisherId}`
+          yield* sql`UPDATE personal_access_tokens SET revoked_at = now() WHERE publisher_id = ${publisherId} AND revoked_at IS NULL`
+        }))
+      }),
+
       /** Changes the publisher's own fields. */
       update: traced("PublisherRepo.update")(function*(publisherId: string, patch: PublisherPatch) {
         const columns = Object.fromEntries(Object.entries(patch).filter(([, v]) => v !== undefined))
@@ -234,7 +288,7 @@ export class PublisherRepo extends Effect.Service<PublisherRepo>()("PublisherRep
         function*(publisherId: string, from: ReadonlyArray<PublisherStatus>, to: PublisherStatus) {
           return yield* change(Effect.gen(function*() {
             const [row] = yield* sql<{ status: PublisherStatus; moved: boolean }>`
-              WITH current AS (SELECT status FROM publishers WHERE id = ${publisherId} FOR UPDATE),
+              WITH current AS (SELECT status FROM publishers WHERE id = ${publisherId} AND deleted_at IS NULL FOR UPDATE),
               moved AS (UPDATE publishers p SET status = ${to} FROM current
                         WHERE p.id = ${publisherId} AND current.status <> ${to}
                           AND current.status = ANY(${from as Array<string>}) RETURNING p.id)

@@ -5,11 +5,19 @@
  */
 import { Data, Effect, Option } from "effect"
 import { Policy } from "../Auth/Policy.ts"
+import { NodeRepo } from "../Catalog/Repo.ts"
 import { CurrentUser, type User, Viewer } from "../Domain/Auth.ts"
-import { IdMismatch, NotPermitted, PublisherMissing } from "../Domain/Errors.ts"
-import { type PublisherRole, type PublisherStatus, reservedPublisherIds, unclaimedPublisherId } from "../Domain/Publisher.ts"
+import { IdMismatch, NotPermitted, NotPublishersNode, PublisherMissing } from "../Domain/Errors.ts"
+import {
+  EditPermission,
+  PublisherAvailability,
+  type PublisherRole,
+  type PublisherStatus,
+  reservedPublisherIds,
+  unclaimedPublisherId
+} from "../Domain/Publisher.ts"
 import { publisherStatusMoves, statesReaching } from "../Domain/Transitions.ts"
-import { type NewPublisher, type PublisherPatch, PublisherRepo } from "./Repo.ts"
+import { type DirectoryPage, type NewPublisher, type PublisherPatch, PublisherRepo } from "./Repo.ts"
 import { traced } from "../Tracing.ts"
 
 export class PublisherIdIsReserved extends Data.TaggedError("PublisherIdIsReserved")<{ readonly publisherId: string }> {
@@ -25,6 +33,13 @@ export class UnclaimedStaysActive extends Data.TaggedError("UnclaimedStaysActive
   }
 }
 
+/** The reserved publisher holds every unclaimed node: it is the registry's, not anyone's to delete. */
+export class UnclaimedStays extends Data.TaggedError("UnclaimedStays")<{}> {
+  override get message() {
+    return `The reserved publisher '${unclaimedPublisherId}' cannot be deleted`
+  }
+}
+
 /** A publisher as its managers send it back: read-only fields may come along and are ignored. */
 export interface PublisherInput extends PublisherPatch {
   readonly id?: string | undefined
@@ -34,6 +49,7 @@ export interface PublisherInput extends PublisherPatch {
 export class Publishers extends Effect.Service<Publishers>()("Publishers", {
   effect: Effect.gen(function*() {
     const repo = yield* PublisherRepo
+    const nodes = yield* NodeRepo
     const policy = yield* Policy
     const ownersOnly = (publisherId: string) => policy.requireRole(publisherId, ["owner"], { siteAdmin: false })
 
@@ -75,7 +91,7 @@ export class Publishers extends Effect.Service<Publishers>()("Publishers", {
       }),
 
       update: traced("Publishers.update")(function*(publisherId: string, input: PublisherInput) {
-        yield* policy.requireRole(publisherId, ["owner", "admin"], { siteAdmin: true })
+        yield* policy.requireManager(publisherId)
         if (input.id !== undefined && input.id !== publisherId) return yield* new IdMismatch({ field: "id", expected: publisherId })
         if (input.status !== undefined) yield* moveStatus(publisherId, input.status)
         const { name, description, logo, website, support, source_code_repo } = input
@@ -96,6 +112,39 @@ export class Publishers extends Effect.Service<Publishers>()("Publishers", {
         return yield* repo.listForUser((yield* CurrentUser).id)
       }),
 
+      /** Whether a well-formed id may be taken: not reserved, and held by no publisher, deleted ones included. */
+      validate: traced("Publishers.validate")(function*(publisherId: string) {
+        const isAvailable = !reservedPublisherIds.has(publisherId) && !(yield* repo.isTaken(publisherId))
+        return new PublisherAvailability({ isAvailable })
+      }),
+
+      /** A page of the directory; banned publishers are listed to site admins only. */
+      list: traced("Publishers.list")(function*(page: Omit<DirectoryPage, "includeBanned">) {
+        const viewer = yield* Viewer
+        return yield* repo.list({ ...page, includeBanned: Option.exists(viewer, (user) => user.isSiteAdmin) })
+      }),
+
+      /** Deletes the publisher softly (owners and site admins), once it has no node left that is not deleted. */
+      delete: traced("Publishers.delete")(function*(publisherId: string) {
+        yield* policy.requireRole(publisherId, ["owner"], { siteAdmin: true })
+        if (publisherId === unclaimedPublisherId) return yield* new UnclaimedStays()
+        yield* repo.softDelete(publisherId)
+      }),
+
+      /** Whether the caller may change the publisher: the policy of its writes, asked rather than enforced. */
+      permission: traced("Publishers.permission")(function*(publisherId: string) {
+        return new EditPermission({ canEdit: yield* policy.canManage(publisherId) })
+      }),
+
+      /** Whether the caller may change the publisher's node; the node must be the publisher's and not deleted, as for its writes. */
+      nodePermission: traced("Publishers.nodePermission")(function*(publisherId: string, nodeId: string) {
+        const canEdit = yield* policy.canManage(publisherId)
+        const state = yield* nodes.nodeState(nodeId)
+        const owned = Option.exists(state, (node) => node.publisherId === publisherId && node.status !== "NodeStatusDeleted")
+        if (!owned) return yield* new NotPublishersNode({ publisherId, nodeId })
+        return new EditPermission({ canEdit })
+      }),
+
       /** Adds a member (owners only), or changes a member's role; answers the member and whether it is new. */
       setMember: traced("Publishers.setMember")(function*(publisherId: string, userId: string, role: PublisherRole) {
         yield* ownersOnly(publisherId)
@@ -110,5 +159,5 @@ export class Publishers extends Effect.Service<Publishers>()("Publishers", {
       })
     }
   }),
-  dependencies: [PublisherRepo.Default, Policy.Default]
+  dependencies: [PublisherRepo.Default, NodeRepo.Default, Policy.Default]
 }) {}

@@ -7,10 +7,10 @@
 import { SqlClient, type Statement } from "@effect/sql"
 import { Data, Effect } from "effect"
 import { CatalogChanges } from "../Catalog/Changes.ts"
-import { NodeIsBanned, NodeMissing, TransitionRefused, VersionMissing } from "../Domain/Errors.ts"
+import { NodeIsBanned, NodeMissing, PublisherMissing, TransitionRefused, VersionMissing } from "../Domain/Errors.ts"
 import type { NodeStatus, NodeVersionStatus } from "../Domain/Node.ts"
 import type { HostRange, SemanticVersion } from "../Domain/Semver.ts"
-import { chunks } from "../Db/Rows.ts"
+import { chunks, onForeignKeyViolation } from "../Db/Rows.ts"
 import { ArchiveVerdict } from "./Checks.ts"
 import { traced } from "../Tracing.ts"
 
@@ -38,6 +38,13 @@ export class VersionLocked extends Data.TaggedError("VersionLocked")<{ readonly 
     return this.status === "completed"
       ? "Another upload of this version completed first"
       : `The version is ${this.status}: its archive can no longer be replaced; publish a new version`
+  }
+}
+
+/** The node's publisher is deleted: a site admin cannot bring the node back under it. */
+export class NodesPublisherDeleted extends Data.TaggedError("NodesPublisherDeleted")<{ readonly nodeId: string }> {
+  override get message() {
+    return `Node '${this.nodeId}' belongs to a deleted publisher: it stays deleted`
   }
 }
 
@@ -195,7 +202,9 @@ export class PublishingRepo extends Effect.Service<PublishingRepo>()("Publishing
           const now = new Date()
           const rows = yield* sql`INSERT INTO nodes ${
             sql.insert({ ...nodeDefaults, ...nodeColumns(node), id: nodeId, publisher_id: publisherId, created_at: now, updated_at: now })
-          } ON CONFLICT (id) DO NOTHING RETURNING id`
+          } ON CONFLICT (id) DO NOTHING RETURNING id`.pipe(
+            onForeignKeyViolation(() => new PublisherMissing({ publisherId }))
+          )
           if (rows.length === 0) return yield* new NodeIdTaken({ nodeId, byAnother: false })
           yield* refreshListed(thisNode(nodeId))
         }))
@@ -212,7 +221,9 @@ export class PublishingRepo extends Effect.Service<PublishingRepo>()("Publishing
           yield* change(Effect.gen(function*() {
             const rows = yield* (Object.keys(columns).length > 0
               ? sql`UPDATE nodes SET ${sql.update(columns)}, updated_at = now() WHERE ${where} RETURNING id`
-              : sql`UPDATE nodes SET updated_at = now() WHERE ${where} RETURNING id`)
+              : sql`UPDATE nodes SET updated_at = now() WHERE ${where} RETURNING id`).pipe(
+              onForeignKeyViolation(() => new NodesPublisherDeleted({ nodeId }))
+            )
             if (rows.length === 0) return yield* refusedNodeMove(nodeId, patch.status)
             yield* refreshListed(thisNode(nodeId))
           }))
@@ -230,7 +241,9 @@ export class PublishingRepo extends Effect.Service<PublishingRepo>()("Publishing
             const now = new Date()
             const created = yield* sql`INSERT INTO nodes ${
               sql.insert({ ...nodeDefaults, ...nodeColumns(node), publisher_id: publisherId, id: nodeId, created_at: now, updated_at: now })
-            } ON CONFLICT (id) DO NOTHING RETURNING id`
+            } ON CONFLICT (id) DO NOTHING RETURNING id`.pipe(
+              onForeignKeyViolation(() => new PublisherMissing({ publisherId }))
+            )
             // the row lock serialises publishes of one node (and its checks) across instances
             const current = yield* lockNode(nodeId)
             if (current === undefined) return yield* Effect.dieMessage(`node '${nodeId}' vanished while publishing`)

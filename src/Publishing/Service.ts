@@ -7,8 +7,15 @@ import { Data, Effect, Option, Redacted } from "effect"
 import { Policy } from "../Auth/Policy.ts"
 import { NodeRepo } from "../Catalog/Repo.ts"
 import { CurrentUser, Viewer } from "../Domain/Auth.ts"
-import { IdMismatch, NodeIsBanned, NodeMissing, PublisherIsBanned, PublisherMissing, VersionMissing } from "../Domain/Errors.ts"
-import { managerRoles } from "../Domain/Publisher.ts"
+import {
+  IdMismatch,
+  NodeIsBanned,
+  NodeMissing,
+  NotPublishersNode,
+  PublisherIsBanned,
+  PublisherMissing,
+  VersionMissing
+} from "../Domain/Errors.ts"
 import { nodeVersionStatusMoves, statesReaching } from "../Domain/Transitions.ts"
 import type { SemanticVersion } from "../Domain/Semver.ts"
 import { PublisherRepo } from "../Publishers/Repo.ts"
@@ -16,13 +23,6 @@ import { TokenRepo } from "../Tokens/Repo.ts"
 import { type NewVersion, type NodePatch, PublishingRepo, type VersionPatch } from "./Repo.ts"
 import { UrlSigner } from "./Signing.ts"
 import { traced } from "../Tracing.ts"
-
-/** The node exists but is not the publisher's (or is deleted): to the publisher, it is not there. */
-export class NotPublishersNode extends Data.TaggedError("NotPublishersNode")<{ readonly publisherId: string; readonly nodeId: string }> {
-  override get message() {
-    return `Publisher '${this.publisherId}' has no node '${this.nodeId}'`
-  }
-}
 
 /** A banned node's status is the site admins' to change. */
 export class NodeBannedForOwner extends Data.TaggedError("NodeBannedForOwner")<{ readonly nodeId: string }> {
@@ -69,7 +69,7 @@ export class Publishing extends Effect.Service<Publishing>()("Publishing", {
     const policy = yield* Policy
     const signer = yield* UrlSigner
 
-    const managers = (publisherId: string) => policy.requireRole(publisherId, managerRoles, { siteAdmin: true })
+    const managers = policy.requireManager
 
     const mustMatch = (field: string, given: string | undefined, expected: string) =>
       given !== undefined && given !== expected ? Effect.fail(new IdMismatch({ field, expected })) : Effect.void
@@ -138,7 +138,9 @@ export class Publishing extends Effect.Service<Publishing>()("Publishing", {
         yield* repo.updateNode(nodeId, ["NodeStatusActive"], publisherFields(node)).pipe(
           Effect.catchTags({
             TransitionRefused: () => new NodeIsBanned({ nodeId }),
-            NodeMissing: () => new NotPublishersNode({ publisherId, nodeId })
+            NodeMissing: () => new NotPublishersNode({ publisherId, nodeId }),
+            // the publisher was deleted after the checks above
+            NodesPublisherDeleted: () => new PublisherMissing({ publisherId })
           })
         )
         return yield* current(nodeId)
@@ -150,7 +152,8 @@ export class Publishing extends Effect.Service<Publishing>()("Publishing", {
         yield* repo.updateNode(nodeId, ["NodeStatusActive"], { status: "NodeStatusDeleted" }).pipe(
           Effect.catchTags({
             TransitionRefused: () => new NodeBannedForOwner({ nodeId }),
-            NodeMissing: () => new NotPublishersNode({ publisherId, nodeId })
+            NodeMissing: () => new NotPublishersNode({ publisherId, nodeId }),
+            NodesPublisherDeleted: () => new PublisherMissing({ publisherId })
           })
         )
       }),

@@ -155,6 +155,47 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/publishers/validate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Whether a publisher id is available
+         * @description Public. Reserved ids and ids of existing publishers (deleted ones included: their ids are never reused) are unavailable; a malformed id is 400.
+         */
+        get: operations["ValidatePublisher"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/publishers": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List publishers, by id
+         * @description Public, paginated by `page` and `limit`; the answer is a plain array. Without `limit`, a page holds 500 publishers. Banned publishers are listed to site admins only; deleted ones to nobody. `members` is never included.
+         */
+        get: operations["ListPublishers"];
+        put?: never;
+        /** Create a publisher; the caller becomes its owner */
+        post: operations["CreatePublisher"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/publishers/{publisherId}": {
         parameters: {
             query?: never;
@@ -173,23 +214,50 @@ export interface paths {
          */
         put: operations["UpdatePublisher"];
         post?: never;
-        delete?: never;
+        /**
+         * Delete a publisher (owners and site admins)
+         * @description Refused with 409 `publisher_has_nodes` while the publisher has nodes that are not deleted (the message gives their number): delete them first. The deletion is soft and loses nothing: deleted nodes keep their versions and archives, members and tokens stay recorded. Its personal access tokens are revoked, and its id is never reused. The reserved publisher `unclaimed` cannot be deleted (409).
+         */
+        delete: operations["DeletePublisher"];
         options?: never;
         head?: never;
         patch?: never;
         trace?: never;
     };
-    "/publishers": {
+    "/publishers/{publisherId}/permissions": {
         parameters: {
             query?: never;
             header?: never;
             path?: never;
             cookie?: never;
         };
-        get?: never;
+        /**
+         * Whether the caller may edit the publisher
+         * @description `canEdit` is exactly the check of the publisher's writes (PUT /publishers/{publisherId}, its nodes and versions): owners, admins and site admins.
+         */
+        get: operations["GetPermissionOnPublisher"];
         put?: never;
-        /** Create a publisher; the caller becomes its owner */
-        post: operations["CreatePublisher"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/publishers/{publisherId}/nodes/{nodeId}/permissions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Whether the caller may edit the publisher's node
+         * @description `canEdit` is exactly the check of the node's writes: owners, admins and site admins. A node that is not the publisher's, or is deleted, is 404, as for its writes.
+         */
+        get: operations["GetPermissionOnPublisherNodes"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -1079,6 +1147,10 @@ export interface components {
         JsonObject: {
             [key: string]: components["schemas"]["JsonValue"];
         };
+        PublisherAvailability: {
+            /** @description True when the id is well-formed, not reserved and not taken (deleted publishers keep theirs) */
+            isAvailable: boolean;
+        };
         PublisherCreate: {
             /** @description Unique identifier of the publisher, akin to a username: lowercase letters, digits and '-' */
             id: string;
@@ -1119,6 +1191,10 @@ export interface components {
              * @description Creation time of the publisher: output only, ignored on input
              */
             readonly createdAt?: string;
+        };
+        EditPermission: {
+            /** @description True when the caller may change it: an owner or admin of the publisher, or a site admin */
+            canEdit: boolean;
         };
         MemberAdd: {
             /** @description Identifier of the user to add, or whose role to change */
@@ -1918,6 +1994,16 @@ export interface components {
              * @enum {string}
              */
             error: "publisher_id_reserved";
+            /** @description What went wrong, for people; wording may change */
+            message: string;
+        };
+        /** @description The publisher still has nodes that are not deleted: delete them first */
+        PublisherHasNodes: {
+            /**
+             * @description Stable error code
+             * @enum {string}
+             */
+            error: "publisher_has_nodes";
             /** @description What went wrong, for people; wording may change */
             message: string;
         };
@@ -2751,6 +2837,207 @@ export interface operations {
             };
         };
     };
+    ValidatePublisher: {
+        parameters: {
+            query: {
+                /** @description The publisher id to check: a lowercase letter, then 1 to 63 lowercase letters, digits or '-' */
+                username: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description PublisherAvailability */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublisherAvailability"];
+                };
+            };
+            /** @description `bad_request`: The request is malformed, or a parameter or field has a bad value; the message names it */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BadRequest"];
+                };
+            };
+            /** @description `unauthorized`: No valid bearer token: missing, malformed, expired or not verifiable */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Unauthorized"];
+                };
+            };
+            /** @description `method_not_allowed`: The path exists, but not with this method (`Allow` lists the methods it takes) */
+            405: {
+                headers: {
+                    Allow: components["headers"]["Allow"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MethodNotAllowed"];
+                };
+            };
+            /** @description `internal_error`: The service failed: the cause is logged, the answer holds no internals */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InternalError"];
+                };
+            };
+        };
+    };
+    ListPublishers: {
+        parameters: {
+            query?: {
+                /** @description Page number, from 1 */
+                page?: number;
+                /** @description Publishers per page (default and largest served: 500); a shorter page is the last */
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Publisher"][];
+                };
+            };
+            /** @description `bad_request`: The request is malformed, or a parameter or field has a bad value; the message names it */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BadRequest"];
+                };
+            };
+            /** @description `unauthorized`: No valid bearer token: missing, malformed, expired or not verifiable */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Unauthorized"];
+                };
+            };
+            /** @description `method_not_allowed`: The path exists, but not with this method (`Allow` lists the methods it takes) */
+            405: {
+                headers: {
+                    Allow: components["headers"]["Allow"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MethodNotAllowed"];
+                };
+            };
+            /** @description `internal_error`: The service failed: the cause is logged, the answer holds no internals */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InternalError"];
+                };
+            };
+        };
+    };
+    CreatePublisher: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PublisherCreate"];
+            };
+        };
+        responses: {
+            /** @description Publisher */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Publisher"];
+                };
+            };
+            /** @description `bad_request`: The request is malformed, or a parameter or field has a bad value; the message names it */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BadRequest"];
+                };
+            };
+            /** @description `unauthorized`: No valid bearer token: missing, malformed, expired or not verifiable */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Unauthorized"];
+                };
+            };
+            /** @description `method_not_allowed`: The path exists, but not with this method (`Allow` lists the methods it takes) */
+            405: {
+                headers: {
+                    Allow: components["headers"]["Allow"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MethodNotAllowed"];
+                };
+            };
+            /** @description `publisher_exists`: The publisher id is taken; `publisher_id_reserved`: The publisher id is reserved for the registry itself */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublisherExists"] | components["schemas"]["PublisherIdReserved"];
+                };
+            };
+            /** @description `payload_too_large`: The body is over its limit (16 MiB of JSON, the archive size, 1024 MiB of video, 64 KiB of URL-encoded form) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PayloadTooLarge"];
+                };
+            };
+            /** @description `internal_error`: The service failed: the cause is logged, the answer holds no internals */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InternalError"];
+                };
+            };
+        };
+    };
     GetPublisher: {
         parameters: {
             query?: never;
@@ -2920,26 +3207,110 @@ export interface operations {
             };
         };
     };
-    CreatePublisher: {
+    DeletePublisher: {
         parameters: {
             query?: never;
             header?: never;
-            path?: never;
+            path: {
+                /** @description Identifier of the publisher */
+                publisherId: string;
+            };
             cookie?: never;
         };
-        requestBody: {
-            content: {
-                "application/json": components["schemas"]["PublisherCreate"];
-            };
-        };
+        requestBody?: never;
         responses: {
-            /** @description Publisher */
-            201: {
+            /** @description Success */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `bad_request`: The request is malformed, or a parameter or field has a bad value; the message names it */
+            400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Publisher"];
+                    "application/json": components["schemas"]["BadRequest"];
+                };
+            };
+            /** @description `unauthorized`: No valid bearer token: missing, malformed, expired or not verifiable */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Unauthorized"];
+                };
+            };
+            /** @description `forbidden`: The caller lacks the role this needs; the message says which */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Forbidden"];
+                };
+            };
+            /** @description `not_found`: No such record, or no such route */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NotFound"];
+                };
+            };
+            /** @description `method_not_allowed`: The path exists, but not with this method (`Allow` lists the methods it takes) */
+            405: {
+                headers: {
+                    Allow: components["headers"]["Allow"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MethodNotAllowed"];
+                };
+            };
+            /** @description `publisher_has_nodes`: The publisher still has nodes that are not deleted: delete them first; `conflict`: The request conflicts with the record's state: a move its state machine refuses, or a name given twice */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublisherHasNodes"] | components["schemas"]["Conflict"];
+                };
+            };
+            /** @description `internal_error`: The service failed: the cause is logged, the answer holds no internals */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InternalError"];
+                };
+            };
+        };
+    };
+    GetPermissionOnPublisher: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Identifier of the publisher */
+                publisherId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description EditPermission */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EditPermission"];
                 };
             };
             /** @description `bad_request`: The request is malformed, or a parameter or field has a bad value; the message names it */
@@ -2960,6 +3331,15 @@ export interface operations {
                     "application/json": components["schemas"]["Unauthorized"];
                 };
             };
+            /** @description `not_found`: No such record, or no such route */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NotFound"];
+                };
+            };
             /** @description `method_not_allowed`: The path exists, but not with this method (`Allow` lists the methods it takes) */
             405: {
                 headers: {
@@ -2970,22 +3350,75 @@ export interface operations {
                     "application/json": components["schemas"]["MethodNotAllowed"];
                 };
             };
-            /** @description `publisher_exists`: The publisher id is taken; `publisher_id_reserved`: The publisher id is reserved for the registry itself */
-            409: {
+            /** @description `internal_error`: The service failed: the cause is logged, the answer holds no internals */
+            500: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["PublisherExists"] | components["schemas"]["PublisherIdReserved"];
+                    "application/json": components["schemas"]["InternalError"];
                 };
             };
-            /** @description `payload_too_large`: The body is over its limit (16 MiB of JSON, the archive size, 1024 MiB of video, 64 KiB of URL-encoded form) */
-            413: {
+        };
+    };
+    GetPermissionOnPublisherNodes: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Identifier of the publisher */
+                publisherId: string;
+                /** @description Identifier of the publisher's node */
+                nodeId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description EditPermission */
+            200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["PayloadTooLarge"];
+                    "application/json": components["schemas"]["EditPermission"];
+                };
+            };
+            /** @description `bad_request`: The request is malformed, or a parameter or field has a bad value; the message names it */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BadRequest"];
+                };
+            };
+            /** @description `unauthorized`: No valid bearer token: missing, malformed, expired or not verifiable */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Unauthorized"];
+                };
+            };
+            /** @description `not_found`: No such record, or no such route */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NotFound"];
+                };
+            };
+            /** @description `method_not_allowed`: The path exists, but not with this method (`Allow` lists the methods it takes) */
+            405: {
+                headers: {
+                    Allow: components["headers"]["Allow"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MethodNotAllowed"];
                 };
             };
             /** @description `internal_error`: The service failed: the cause is logged, the answer holds no internals */
