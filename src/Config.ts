@@ -60,6 +60,13 @@ export interface AppConfigShape {
      */
     readonly signingSecret: Option.Option<Redacted.Redacted>
   }
+  /** The words the clients in the field use where the interface says `host` (Compat/Aliases.ts); "" turns one off. */
+  readonly aliases: {
+    /** The host application's word: `<word>_version` is also read as `host_version`, ... */
+    readonly hostName: string
+    /** The host-node word: `<word>_search` is also read as `host_node_search`, ... */
+    readonly hostNode: string
+  }
 }
 
 /** The public repository host's REST API. */
@@ -100,6 +107,17 @@ const optionalHttpUrl = (name: string) =>
             ? Either.right(Option.some(raw.trim().replace(/\/+$/, "")))
             : Either.left(ConfigError.InvalidData([], `${name} must be an http(s) URL; got "${raw}"`))
       })
+    )
+  )
+
+/** An alias word: lowercase letters, digits and underscores, or empty to turn its aliases off. */
+const aliasWord = (name: string, fallback: string) =>
+  Config.string(name).pipe(
+    Config.withDefault(fallback),
+    Config.mapOrFail((raw) =>
+      /^[a-z0-9_]*$/.test(raw.trim())
+        ? Either.right(raw.trim())
+        : Either.left(ConfigError.InvalidData([], `${name} must be lowercase letters, digits and underscores, or empty; got "${raw}"`))
     )
   )
 
@@ -145,7 +163,9 @@ export const appConfig: Config.Config<AppConfigShape> = Config.all({
   storageDir: optionalString("STORAGE_DIR"),
   maxArchiveBytes: Config.integer("MAX_ARCHIVE_BYTES").pipe(Config.withDefault(100 * 1024 * 1024)),
   uploadUrlTtlSeconds: Config.integer("UPLOAD_URL_TTL_SECONDS").pipe(Config.withDefault(3600)),
-  storageSigningSecret: optionalRedacted("STORAGE_SIGNING_SECRET")
+  storageSigningSecret: optionalRedacted("STORAGE_SIGNING_SECRET"),
+  hostNameAlias: aliasWord("HOST_NAME_ALIAS", "comfyui"),
+  hostNodeAlias: aliasWord("HOST_NODE_ALIAS", "comfy_node")
 }).pipe(
   Config.map((c) => ({
     port: c.port,
@@ -184,7 +204,8 @@ export const appConfig: Config.Config<AppConfigShape> = Config.all({
       maxArchiveBytes: Math.max(1, c.maxArchiveBytes),
       uploadUrlTtlSeconds: Math.max(1, c.uploadUrlTtlSeconds),
       signingSecret: c.storageSigningSecret
-    }
+    },
+    aliases: { hostName: c.hostNameAlias, hostNode: c.hostNodeAlias }
   }))
 )
 

@@ -18,6 +18,7 @@ import { CatalogLive, PublisherNodesLive } from "./Catalog/Http.ts"
 import { Catalog } from "./Catalog/Service.ts"
 import { ClaimsLive } from "./Claims/Http.ts"
 import { Claims } from "./Claims/Service.ts"
+import { aliasRewriting } from "./Compat/Rewrite.ts"
 import { AppConfig } from "./Config.ts"
 import { DatabaseLive } from "./Db/Database.ts"
 import { BadRequest, infoOf, PayloadTooLarge, RequestTooLarge } from "./Domain/ApiErrors.ts"
@@ -69,18 +70,24 @@ const readsStreamedBody = (request: HttpServerRequest.HttpServerRequest) =>
  */
 const runToCompletion = <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.flatMap(Effect.forkDaemon(effect), Fiber.join)
 
-/** Framework failures, typed errors and defects all leave as ErrorResponse; bodies are bounded. */
-const ErrorResponses = HttpApiBuilder.middleware((app) =>
-  Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) =>
-    // a declared length over the limit is answered before reading a byte of it
-    !readsStreamedBody(request) && Number(request.headers["content-length"] ?? 0) > maxJsonBodyBytes
-      ? Effect.succeed(errorResponse(new PayloadTooLarge({ message: `The request body is larger than ${maxJsonBodyBytes} bytes` })))
-      : app.pipe(
-        HttpIncomingMessage.withMaxBodySize(Option.some(maxJsonBodyBytes)),
-        Effect.catchAllCause(respondToCause(allowedMethods)),
-        readsStreamedBody(request) ? identity : runToCompletion
-      ))
-)
+/**
+ * Framework failures, typed errors and defects all leave as ErrorResponse; bodies are bounded.
+ * The clients' aliases are renamed inside both (Compat/Rewrite.ts), so that a body read for
+ * renaming has the same limit and its failures the same answers.
+ */
+const ErrorResponses = HttpApiBuilder.middleware(Effect.map(AppConfig, (config) => {
+  const renamingAliases = aliasRewriting(config.aliases)
+  return (app) =>
+    Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) =>
+      // a declared length over the limit is answered before reading a byte of it
+      !readsStreamedBody(request) && Number(request.headers["content-length"] ?? 0) > maxJsonBodyBytes
+        ? Effect.succeed(errorResponse(new PayloadTooLarge({ message: `The request body is larger than ${maxJsonBodyBytes} bytes` })))
+        : renamingAliases(app).pipe(
+          HttpIncomingMessage.withMaxBodySize(Option.some(maxJsonBodyBytes)),
+          Effect.catchAllCause(respondToCause(allowedMethods)),
+          readsStreamedBody(request) ? identity : runToCompletion
+        ))
+}))
 
 /** `/openapi.json` and `/docs`, of the documented Api (ApiDocument.ts) with this instance's public URL. */
 const Docs = Layer.unwrapEffect(Effect.map(AppConfig, (config) =>

@@ -14,7 +14,7 @@ export const AdminNodeCreate = Schema.Struct({
   ...Struct.pick(nodeFields, "name", "description", "author", "license", "icon", "tags")
 }).annotations({ identifier: "AdminNodeCreate" })
 
-/** Body of `PUT /admin/nodes/{nodeId}`: moderation fields only. */
+/** Body of `PUT /admin/nodes/{nodeId}`: moderation fields and the node's host compatibility. */
 export const AdminNodeUpdate = Schema.Struct({
   status: optionalField(NodeStatus, "New status of the node"),
   status_detail: optionalField(Text(2000), "Why the node has its status"),
@@ -24,7 +24,9 @@ export const AdminNodeUpdate = Schema.Struct({
     Schema.Int.pipe(Schema.between(-2_147_483_648, 2_147_483_647)),
     "Value used to sort search results; lower ranks first"
   ),
-  preempted_host_node_names: optionalField(TextList(500, 200), "Names of host-nodes that this node preempts")
+  preempted_host_node_names: optionalField(TextList(500, 200), "Names of host-nodes that this node preempts"),
+  // the admin front-end copies a version's compatibility onto its node
+  ...Struct.pick(nodeFields, "supported_host_version", "supported_host_frontend_version")
 }).annotations({ identifier: "AdminNodeUpdate" })
 
 export class AdminApi extends HttpApiGroup.make("admin")
@@ -46,7 +48,7 @@ export class AdminApi extends HttpApiGroup.make("admin")
       .addError(Forbidden)
       .addError(NotFound)
       .addError(Conflict)
-      .annotate(OpenApi.Summary, "Moderate a node (site admins): status, tags_admin, search_ranking, preempted host-node names")
+      .annotate(OpenApi.Summary, "Moderate a node (site admins): status, tags_admin, search_ranking, preempted host-node names, host compatibility")
   )
   .add(
     HttpApiEndpoint.put("moderatePublisher", "/admin/publishers/:publisherId")

@@ -21,7 +21,7 @@ const toQuery = (p: ListNodesParams): NodeQuery => ({
   supportedAccelerator: p.supported_accelerator,
   updatedAfter: p.timestamp,
   nodeIds: p.node_id,
-  // the schema let only versions with a key through
+  // the schema let through versions with a key, and `unknown` or nothing, which filter nothing
   hostVersionKey: p.host_version === undefined ? undefined : hostVersionKey(p.host_version)
 })
 

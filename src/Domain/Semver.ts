@@ -14,6 +14,7 @@
  */
 import { ParseResult, Schema } from "effect"
 import semver from "semver"
+import { normaliseRange } from "./Ranges.ts"
 
 // why: the length prefix makes longer numbers sort after shorter ones; semver forbids leading zeros
 const encodeNumber = (n: number | string): string => {
@@ -133,14 +134,18 @@ export const PublishedVersion = Schema.transformOrFail(
   }
 ).annotations({ description: "A semantic version such as 1.2.3 or 2.0.0-beta.1 (no build metadata)" })
 
-/** A host-version range with the key intervals it admits; an empty range admits every host. */
+const rangeExpected = "expected a version range such as >=1.2.0 <2.0.0, ^1.4 or >=1.2.0,<2.0.0"
+const rangeMeaning = "A version range, as node-semver (>=1.2.0 <2.0.0, ^1.4) or PEP 440 (>=1.2.0,<2.0.0, ~=1.2, ==1.2.*, !=1.3.0) " +
+  "writes them; stored in node-semver's form"
+
+/** A host-version range, normalised (Ranges.ts), with the key intervals it admits; an empty range admits every host. */
 export interface HostRange {
   readonly text: string
   /** `undefined` for an empty range: every host. */
   readonly intervals: ReadonlyArray<HostInterval> | undefined
 }
 
-/** A host-version range as semver writes them (">=1.2 <2", "^1.4"), parsed into key intervals. */
+/** A host-version range in either form (Ranges.ts), normalised and parsed into key intervals. */
 export const HostRangeFromString = (maxLength: number) =>
   Schema.transformOrFail(
     Schema.String.pipe(Schema.maxLength(maxLength)),
@@ -155,28 +160,55 @@ export const HostRangeFromString = (maxLength: number) =>
     }),
     {
       strict: true,
-      decode: (text, _, ast) => {
-        if (text.trim() === "") return ParseResult.succeed({ text, intervals: undefined })
-        const intervals = hostIntervals(text.trim())
-        return intervals === undefined
-          ? ParseResult.fail(new ParseResult.Type(ast, text, "expected a semantic-version range such as >=1.2.0 <2.0.0"))
+      decode: (raw, _, ast) => {
+        const text = normaliseRange(raw)
+        if (text === "") return ParseResult.succeed({ text, intervals: undefined })
+        const intervals = text === undefined ? undefined : hostIntervals(text)
+        return text === undefined || intervals === undefined
+          ? ParseResult.fail(new ParseResult.Type(ast, raw, rangeExpected))
           : ParseResult.succeed({ text, intervals })
       },
       encode: (range) => ParseResult.succeed(range.text)
     }
-  ).annotations({ description: "A semantic-version range such as >=1.2.0 <2.0.0 or ^1.4" })
+  ).annotations({ description: rangeMeaning })
+
+/** A host-version range in either form, normalised (Ranges.ts) where no filter reads its intervals. */
+export const NormalisedHostRange = (maxLength: number) =>
+  Schema.transformOrFail(Schema.String.pipe(Schema.maxLength(maxLength)), Schema.String, {
+    strict: true,
+    decode: (raw, _, ast) => {
+      const text = normaliseRange(raw)
+      return text === undefined || (text !== "" && hostIntervals(text) === undefined)
+        ? ParseResult.fail(new ParseResult.Type(ast, raw, rangeExpected))
+        : ParseResult.succeed(text)
+    },
+    encode: ParseResult.succeed
+  }).annotations({ description: rangeMeaning })
+
+// why: `git describe --tags` names a commit after a tag as <tag>-<commits since>-g<abbreviated hash>
+const gitDescribeSuffix = /-\d+-g[0-9a-f]{4,40}$/i
 
 /**
- * The key of a host application's version as a client gives it ("v1.2.3" and surrounding spaces
- * tolerated), or undefined when it is not a semantic version.
+ * The key of a host application's version as a client gives it, or undefined when it names none.
+ * A leading "v", surrounding spaces and a `git describe` suffix are tolerated: the host's
+ * extension manager sends `git describe --tags` (`v0.3.60-1-g05b2453`, meaning 0.3.60).
  */
-export const hostVersionKey = (text: string): string | undefined => semverKey(text.trim().replace(/^v/i, ""))
+export const hostVersionKey = (text: string): string | undefined =>
+  semverKey(text.trim().replace(/^v/i, "").replace(gitDescribeSuffix, ""))
+
+/** `unknown` or nothing: the client does not know its host's version, so nothing is filtered. */
+export const isUnknownHostVersion = (text: string): boolean => /^(unknown)?$/i.test(text.trim())
 
 /**
  * The host application's version as a client gives it, checked, kept as given: a client sends
- * back what it holds, and the server takes its key with `hostVersionKey`.
+ * back what it holds, and the server takes its key with `hostVersionKey` (none when unknown).
  */
 export const HostVersion = Schema.String.pipe(
   Schema.maxLength(200),
-  Schema.filter((text) => hostVersionKey(text) !== undefined, { message: (issue) => `'${issue.actual}' is not a semantic version` })
-).annotations({ description: "A semantic version such as 1.2.3 (a leading v is tolerated)" })
+  Schema.filter((text) => isUnknownHostVersion(text) || hostVersionKey(text) !== undefined, {
+    message: (issue) => `'${issue.actual}' is not a semantic version`
+  })
+).annotations({
+  description: "A semantic version such as 1.2.3 (a leading v and a git describe suffix such as -1-g05b2453 are tolerated; " +
+    "unknown or empty: no filter)"
+})

@@ -27,7 +27,7 @@ import {
 import { Authentication, OptionalAuthentication } from "../Domain/Auth.ts"
 import { Node, NodeId, NodeVersion, Translations } from "../Domain/Node.ts"
 import { field, NonEmptyText, optionalField, PathParam, Text, TextList } from "../Domain/Schemas.ts"
-import { HostRangeFromString, PublishedVersion } from "../Domain/Semver.ts"
+import { HostRangeFromString, NormalisedHostRange, PublishedVersion } from "../Domain/Semver.ts"
 
 /** A node's fields its publisher sets; the others (downloads, rating, status, ...) are the registry's. */
 export const nodeFields = {
@@ -42,10 +42,13 @@ export const nodeFields = {
   tags: optionalField(TextList(50, 100), "Tags of the node (they replace category)"),
   supported_os: optionalField(TextList(20, 100), "Operating systems supported by the node"),
   supported_accelerators: optionalField(TextList(20, 100), "Accelerators supported by the node (free strings)"),
-  supported_host_version: optionalField(Text(200), "Host application versions the node supports, as a semantic-version range"),
+  supported_host_version: optionalField(
+    NormalisedHostRange(200),
+    "Host application versions the node supports: a version range such as >=1.2.0 <2.0.0, ^1.4 or >=1.2.0,<2.0.0"
+  ),
   supported_host_frontend_version: optionalField(
-    Text(200),
-    "Host frontend versions the node supports, as a semantic-version range"
+    NormalisedHostRange(200),
+    "Host frontend versions the node supports: a version range such as >=1.2.0 <2.0.0, ^1.4 or >=1.2.0,<2.0.0"
   ),
   translations: optionalField(Translations, "Translated metadata of the node, by language key")
 }
@@ -74,11 +77,11 @@ export const VersionCreate = Schema.Struct({
   supported_accelerators: optionalField(TextList(20, 100), "Accelerators supported by this version (free strings)"),
   supported_host_version: optionalField(
     HostRange,
-    "Host application versions this version supports: a semantic-version range such as >=1.2.0 <2.0.0 or ^1.4"
+    "Host application versions this version supports: a version range such as >=1.2.0 <2.0.0, ^1.4 or >=1.2.0,<2.0.0"
   ),
   supported_host_frontend_version: optionalField(
     HostRange,
-    "Host frontend versions this version supports: a semantic-version range such as >=1.2.0 <2.0.0 or ^1.4"
+    "Host frontend versions this version supports: a version range such as >=1.2.0 <2.0.0, ^1.4 or >=1.2.0,<2.0.0"
   ),
   tags: optionalField(TextList(50, 100), "Tags of this version")
 }).annotations({ identifier: "NodeVersionCreate" })

@@ -269,7 +269,7 @@ describe("error answers", () => {
         "Invalid value for 'node_version.version': build metadata (+...) is not accepted: versions differing only in it could not be told apart"
       )
       const range = yield* Effect.flip(client.publish("acme", "tool", { node_version: { version: "1.0.0", supported_host_version: "soon" } }))
-      expect(range.message).toBe("Invalid value for 'node_version.supported_host_version': expected a semantic-version range such as >=1.2.0 <2.0.0")
+      expect(range.message).toBe("Invalid value for 'node_version.supported_host_version': expected a version range such as >=1.2.0 <2.0.0, ^1.4 or >=1.2.0,<2.0.0")
       expect(sent).toBe(0)
     }))
 

@@ -436,7 +436,7 @@ export interface paths {
             cookie?: never;
         };
         get?: never;
-        /** Moderate a node (site admins): status, tags_admin, search_ranking, preempted host-node names */
+        /** Moderate a node (site admins): status, tags_admin, search_ranking, preempted host-node names, host compatibility */
         put: operations["ModerateNode"];
         post?: never;
         delete?: never;
@@ -1358,6 +1358,10 @@ export interface components {
             search_ranking?: number;
             /** @description Names of host-nodes that this node preempts */
             preempted_host_node_names?: string[];
+            /** @description Host application versions the node supports: a version range such as >=1.2.0 <2.0.0, ^1.4 or >=1.2.0,<2.0.0 */
+            supported_host_version?: string;
+            /** @description Host frontend versions the node supports: a version range such as >=1.2.0 <2.0.0, ^1.4 or >=1.2.0,<2.0.0 */
+            supported_host_frontend_version?: string;
         };
         AdminPublisherUpdate: {
             /** @description New status of the publisher */
@@ -1394,9 +1398,9 @@ export interface components {
             supported_os?: string[];
             /** @description Accelerators supported by the node (free strings) */
             supported_accelerators?: string[];
-            /** @description Host application versions the node supports, as a semantic-version range */
+            /** @description Host application versions the node supports: a version range such as >=1.2.0 <2.0.0, ^1.4 or >=1.2.0,<2.0.0 */
             supported_host_version?: string;
-            /** @description Host frontend versions the node supports, as a semantic-version range */
+            /** @description Host frontend versions the node supports: a version range such as >=1.2.0 <2.0.0, ^1.4 or >=1.2.0,<2.0.0 */
             supported_host_frontend_version?: string;
             /** @description Translated metadata of the node, by language key */
             translations?: {
@@ -1430,9 +1434,9 @@ export interface components {
             supported_os?: string[];
             /** @description Accelerators supported by the node (free strings) */
             supported_accelerators?: string[];
-            /** @description Host application versions the node supports, as a semantic-version range */
+            /** @description Host application versions the node supports: a version range such as >=1.2.0 <2.0.0, ^1.4 or >=1.2.0,<2.0.0 */
             supported_host_version?: string;
-            /** @description Host frontend versions the node supports, as a semantic-version range */
+            /** @description Host frontend versions the node supports: a version range such as >=1.2.0 <2.0.0, ^1.4 or >=1.2.0,<2.0.0 */
             supported_host_frontend_version?: string;
             /** @description Translated metadata of the node, by language key */
             translations?: {
@@ -1476,9 +1480,9 @@ export interface components {
                 supported_os?: string[];
                 /** @description Accelerators supported by the node (free strings) */
                 supported_accelerators?: string[];
-                /** @description Host application versions the node supports, as a semantic-version range */
+                /** @description Host application versions the node supports: a version range such as >=1.2.0 <2.0.0, ^1.4 or >=1.2.0,<2.0.0 */
                 supported_host_version?: string;
-                /** @description Host frontend versions the node supports, as a semantic-version range */
+                /** @description Host frontend versions the node supports: a version range such as >=1.2.0 <2.0.0, ^1.4 or >=1.2.0,<2.0.0 */
                 supported_host_frontend_version?: string;
                 /** @description Translated metadata of the node, by language key */
                 translations?: {
@@ -1503,9 +1507,9 @@ export interface components {
             supported_os?: string[];
             /** @description Accelerators supported by this version (free strings) */
             supported_accelerators?: string[];
-            /** @description Host application versions this version supports: a semantic-version range such as >=1.2.0 <2.0.0 or ^1.4 */
+            /** @description Host application versions this version supports: a version range such as >=1.2.0 <2.0.0, ^1.4 or >=1.2.0,<2.0.0 */
             supported_host_version?: string;
-            /** @description Host frontend versions this version supports: a semantic-version range such as >=1.2.0 <2.0.0 or ^1.4 */
+            /** @description Host frontend versions this version supports: a version range such as >=1.2.0 <2.0.0, ^1.4 or >=1.2.0,<2.0.0 */
             supported_host_frontend_version?: string;
             /** @description Tags of this version */
             tags?: string[];

@@ -1,0 +1,124 @@
+/**
+ * The names the clients in the field send where the interface says `host`, and their renaming.
+ *
+ * Why: the existing clients (the host's extension manager, the publishing CLI, the web clients)
+ * say `<host-name word>_version`, `supported_<word>_version`, `<host-node word>_search`, ... The
+ * words are settings while the contract's schemas are static, so the names are renamed at the
+ * HTTP edge (Compat/Rewrite.ts), before the schemas decode, on the routes listed here only.
+ * Answers keep the interface's names.
+ *
+ * When a request carries both an alias and its interface name, the alias wins: a client that
+ * speaks the aliases sends an interface name only as an echo of the registry's own answer (the
+ * admin front-end sends `{...node, supported_<word>_version: new}` with the node it read), and
+ * what it set is the alias.
+ */
+
+/** The words of the settings `HOST_NAME_ALIAS` and `HOST_NODE_ALIAS`; "" turns a word's aliases off. */
+export interface AliasWords {
+  readonly hostName: string
+  readonly hostNode: string
+}
+
+/** Alias -> interface name. */
+export type Renames = ReadonlyMap<string, string>
+
+/** Where a route's aliases sit in its JSON body: the keys leading to an object ([] for the top level). */
+export interface BodyPlace {
+  readonly at: ReadonlyArray<string>
+  readonly renames: Renames
+}
+
+/** A route (an endpoint's method and path, as the Api declares them) and where its aliases sit. */
+export interface AliasRoute {
+  readonly method: string
+  readonly path: string
+  readonly query?: Renames
+  readonly body?: ReadonlyArray<BodyPlace>
+}
+
+/** The renames of `[alias, name]` pairs whose word is set; an alias equal to its name renames nothing. */
+const renames = (word: string, pairs: (word: string) => ReadonlyArray<readonly [string, string]>): Renames =>
+  new Map(word === "" ? [] : pairs(word).filter(([alias, name]) => alias !== name))
+
+const merged = (...maps: ReadonlyArray<Renames>): Renames => new Map(maps.flatMap((m) => [...m]))
+
+/** Every route that takes an aliased name, with the renames the words give; routes left without any are dropped. */
+export const aliasRoutes = (words: AliasWords): ReadonlyArray<AliasRoute> => {
+  const hostVersion = renames(words.hostName, (w) => [[`${w}_version`, "host_version"]])
+  const supported = renames(words.hostName, (w) => [
+    [`supported_${w}_version`, "supported_host_version"],
+    [`supported_${w}_frontend_version`, "supported_host_frontend_version"]
+  ])
+  const hostNodeSearch = renames(words.hostNode, (w) => [[`${w}_search`, "host_node_search"]])
+  const preempted = renames(words.hostNode, (w) => [[`preempted_${w}_names`, "preempted_host_node_names"]])
+  const routes: ReadonlyArray<AliasRoute> = [
+    { method: "GET", path: "/nodes", query: hostVersion },
+    { method: "GET", path: "/nodes/search", query: hostNodeSearch },
+    {
+      method: "POST",
+      path: "/publishers/:publisherId/nodes/:nodeId/versions",
+      body: [{ at: ["node"], renames: supported }, { at: ["node_version"], renames: supported }]
+    },
+    { method: "POST", path: "/publishers/:publisherId/nodes", body: [{ at: [], renames: supported }] },
+    { method: "PUT", path: "/publishers/:publisherId/nodes/:nodeId", body: [{ at: [], renames: supported }] },
+    { method: "PUT", path: "/admin/nodes/:nodeId", body: [{ at: [], renames: merged(supported, preempted) }] }
+  ]
+  return routes.filter((r) => (r.query?.size ?? 0) > 0 || (r.body ?? []).some((p) => p.renames.size > 0))
+}
+
+const isRecord = (u: unknown): u is Readonly<Record<string, unknown>> =>
+  typeof u === "object" && u !== null && !Array.isArray(u)
+
+/** The object with its aliases renamed (an alias replacing its name), the very same object when it has none. */
+export const renameKeys = (record: Readonly<Record<string, unknown>>, table: Renames): Readonly<Record<string, unknown>> => {
+  if (!Object.keys(record).some((key) => table.has(key))) return record
+  const aliased = new Set(Object.keys(record).flatMap((key) => table.get(key) ?? []))
+  const out: Record<string, unknown> = {}
+  for (const [key, value] of Object.entries(record)) {
+    if (!aliased.has(key)) out[table.get(key) ?? key] = value
+  }
+  return out
+}
+
+/** The JSON body with the aliases of each place renamed; the same value when nothing was renamed. */
+export const renameBody = (body: unknown, places: ReadonlyArray<BodyPlace>): unknown =>
+  places.reduce((out, place) => renameAt(out, place.at, place.renames), body)
+
+const renameAt = (value: unknown, at: ReadonlyArray<string>, table: Renames): unknown => {
+  // a body of another shape is left as it is, for the schema to refuse
+  if (!isRecord(value)) return value
+  if (at.length === 0) return renameKeys(value, table)
+  const [key, ...rest] = at as [string, ...Array<string>]
+  if (!(key in value)) return value
+  const inner = renameAt(value[key], rest, table)
+  return inner === value[key] ? value : { ...value, [key]: inner }
+}
+
+const decodeQueryName = (part: string): string => {
+  try {
+    return decodeURIComponent(part.replace(/\+/g, " "))
+  } catch {
+    return part
+  }
+}
+
+/**
+ * The query string (without `?`) with its aliased parameter names renamed, or the very same
+ * string when it has none. Values and every other parameter are kept byte for byte; an alias
+ * replaces its name's values.
+ */
+export const renameQuery = (query: string, table: Renames): string => {
+  const pairs = query.split("&").map((pair) => {
+    const eq = pair.indexOf("=")
+    return { pair, eq, name: decodeQueryName(eq === -1 ? pair : pair.slice(0, eq)) }
+  })
+  if (!pairs.some((p) => table.has(p.name))) return query
+  const aliased = new Set(pairs.flatMap((p) => table.get(p.name) ?? []))
+  return pairs
+    .filter((p) => !aliased.has(p.name))
+    .map((p) => {
+      const name = table.get(p.name)
+      return name === undefined ? p.pair : encodeURIComponent(name) + (p.eq === -1 ? "" : p.pair.slice(p.eq))
+    })
+    .join("&")
+}

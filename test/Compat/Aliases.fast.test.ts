@@ -1,0 +1,140 @@
+/**
+ * The renaming of the clients' aliases (src/Compat/Aliases.ts), as pure functions: objects,
+ * bodies and query strings against models (an alias replaces its name), the settings turning
+ * words off, and the routes named being the Api's own.
+ */
+import { describe, expect, it } from "@effect/vitest"
+import { ConfigProvider, Effect, Either } from "effect"
+import * as fc from "effect/FastCheck"
+import { Api } from "../../src/Api.ts"
+import { appConfig } from "../../src/Config.ts"
+import { aliasRoutes, type Renames, renameBody, renameKeys, renameQuery } from "../../src/Compat/Aliases.ts"
+
+const defaults = { hostName: "comfyui", hostNode: "comfy_node" }
+const word = fc.stringMatching(/^[a-z0-9_]{1,12}$/)
+const words = fc.record({ hostName: fc.oneof(fc.constant(""), word), hostNode: fc.oneof(fc.constant(""), word) })
+
+const supported = new Map([
+  ["supported_comfyui_version", "supported_host_version"],
+  ["supported_comfyui_frontend_version", "supported_host_frontend_version"]
+]) satisfies Renames
+const keys = fc.constantFrom(...supported.keys(), ...supported.values(), "name", "version", "tags")
+const jsonValue = fc.oneof(fc.constantFrom(">=0.3.0,<2.0.0", "", "^1.4"), fc.string({ maxLength: 4 }), fc.array(fc.string({ maxLength: 2 }), { maxLength: 2 }))
+const record = fc.dictionary(keys, jsonValue, { maxKeys: 6 })
+
+/** The model: each alias carries its value under its name, replacing the name's own. */
+const renamedModel = (rec: Readonly<Record<string, unknown>>, table: Renames) => {
+  const aliasOf = new Map([...table].map(([alias, name]) => [name, alias]))
+  const out: Record<string, unknown> = {}
+  for (const [k, v] of Object.entries(rec)) {
+    const name = table.get(k)
+    if (name !== undefined) out[name] = v
+    else if (!(aliasOf.has(k) && aliasOf.get(k)! in rec)) out[k] = v
+  }
+  return out
+}
+
+describe("aliasRoutes", () => {
+  it("names only routes the Api declares, with their method and path", () => {
+    const declared = new Set(Object.values(Api.groups).flatMap((g) => Object.values(g.endpoints).map((e) => `${e.method} ${e.path}`)))
+    for (const route of aliasRoutes(defaults)) expect(declared).toContain(`${route.method} ${route.path}`)
+  })
+
+  it("gives the default words' aliases the clients send (comfy-cli api.py, ComfyUI-Manager cnr_utils.py, the front-end's comfyRegistryService.ts)", () => {
+    const names = aliasRoutes(defaults).flatMap((r) => [...(r.query ?? new Map()), ...(r.body ?? []).flatMap((p) => [...p.renames])])
+    expect(new Map(names)).toEqual(new Map([
+      ["comfyui_version", "host_version"],
+      ["comfy_node_search", "host_node_search"],
+      ["supported_comfyui_version", "supported_host_version"],
+      ["supported_comfyui_frontend_version", "supported_host_frontend_version"],
+      ["preempted_comfy_node_names", "preempted_host_node_names"]
+    ]))
+  })
+
+  it.prop("an empty word turns its aliases off; an alias is never an interface name", [words], ([w]) => {
+    const routes = aliasRoutes(w)
+    const aliases = routes.flatMap((r) => [...(r.query ?? new Map()), ...(r.body ?? []).flatMap((p) => [...p.renames])])
+    if (w.hostName === "" && w.hostNode === "") expect(routes).toEqual([])
+    for (const [alias, name] of aliases) {
+      expect(alias).not.toBe(name)
+      const byHostName = ["host_version", "supported_host_version", "supported_host_frontend_version"].includes(name)
+      expect((byHostName ? w.hostName : w.hostNode) !== "").toBe(true)
+      expect(alias).toContain(byHostName ? w.hostName : w.hostNode)
+    }
+  })
+})
+
+describe("renameKeys", () => {
+  it.prop("renames aliases, an alias replacing its name, and keeps the rest", [record], ([rec]) => {
+    const out = renameKeys(rec, supported)
+    expect(out).toEqual(renamedModel(rec, supported))
+    if (![...supported.keys()].some((a) => a in rec)) expect(out).toBe(rec)
+  })
+
+  it("the alias wins over the name echoed from an answer (registry-web pages/admin/node-version-compatibility.tsx)", () => {
+    const node = { id: "n", supported_host_version: ">=1.0.0", supported_comfyui_version: ">=2.0.0" }
+    expect(renameKeys(node, supported)).toEqual({ id: "n", supported_host_version: ">=2.0.0" })
+  })
+})
+
+describe("renameBody", () => {
+  const places = aliasRoutes(defaults).find((r) => r.method === "POST" && r.path.endsWith("/versions"))!.body!
+
+  it.prop("renames on node and node_version alone, as comfy-cli's api.py sends them", [record, record, record], ([node, nodeVersion, top]) => {
+    const body = { ...top, node, node_version: nodeVersion }
+    const out = renameBody(body, places) as Record<string, unknown>
+    expect(out.node).toEqual(renamedModel(node, supported))
+    expect(out.node_version).toEqual(renamedModel(nodeVersion, supported))
+    // the top level is not a place of this route
+    for (const k of Object.keys(top)) if (k !== "node" && k !== "node_version") expect(out[k]).toEqual(top[k])
+  })
+
+  it("leaves bodies of other shapes as they are", () => {
+    for (const body of [null, 3, "x", [1], { node: "x" }, { node: [1] }]) expect(renameBody(body, places)).toBe(body)
+  })
+})
+
+describe("renameQuery", () => {
+  const table: Renames = new Map([["comfyui_version", "host_version"]])
+  const name = fc.constantFrom("comfyui_version", "host_version", "page", "form_factor", "a b")
+  const value = fc.oneof(fc.constantFrom("v0.3.60-1-g05b2453", "unknown", "", "1.0.0"), fc.string({ maxLength: 5 }))
+  const pairs = fc.array(fc.tuple(name, value), { maxLength: 6 })
+  const encode = (ps: ReadonlyArray<readonly [string, string]>) => ps.map(([k, v]) => `${encodeURIComponent(k)}=${encodeURIComponent(v)}`).join("&")
+  const valuesOf = (ps: ReadonlyArray<readonly [string, string]>, n: string) => ps.filter(([k]) => k === n).map(([, v]) => v)
+
+  it.prop("renames the parameter as the model says, every other byte kept", [pairs], ([ps]) => {
+    const query = encode(ps)
+    const out = renameQuery(query, table)
+    const aliased = valuesOf(ps, "comfyui_version").length > 0
+    if (!aliased) expect(out).toBe(query)
+    const model = ps.flatMap(([k, v]): ReadonlyArray<readonly [string, string]> =>
+      k === "comfyui_version" ? [["host_version", v]] : k === "host_version" && aliased ? [] : [[k, v]]
+    )
+    expect([...new URLSearchParams(out)]).toEqual(model)
+  })
+
+  it("keeps the manager's query apart from the name (ComfyUI-Manager glob/cnr_utils.py)", () => {
+    expect(renameQuery("page=1&limit=30&comfyui_version=v0.3.60-1-g05b2453&form_factor=git-linux", table)).toBe(
+      "page=1&limit=30&host_version=v0.3.60-1-g05b2453&form_factor=git-linux"
+    )
+  })
+})
+
+describe("the settings HOST_NAME_ALIAS and HOST_NODE_ALIAS", () => {
+  const read = (env: Record<string, string>) =>
+    Effect.runSync(Effect.either(Effect.withConfigProvider(appConfig, ConfigProvider.fromMap(new Map(Object.entries(env))))))
+
+  it("default to the clients' words; empty turns them off", () => {
+    expect(Either.getOrThrow(read({})).aliases).toEqual(defaults)
+    expect(Either.getOrThrow(read({ HOST_NAME_ALIAS: "", HOST_NODE_ALIAS: "" })).aliases).toEqual({ hostName: "", hostNode: "" })
+  })
+
+  it.prop("take lowercase letters, digits and underscores, and refuse anything else naming the setting", [fc.string({ maxLength: 8 })], ([raw]) => {
+    const result = read({ HOST_NAME_ALIAS: raw })
+    if (/^[a-z0-9_]*$/.test(raw.trim())) expect(Either.getOrThrow(result).aliases.hostName).toBe(raw.trim())
+    else {
+      if (Either.isRight(result)) throw new Error(`${JSON.stringify(raw)} was accepted`)
+      expect(String(result.left)).toContain("HOST_NAME_ALIAS must be lowercase letters, digits and underscores")
+    }
+  })
+})

@@ -1,0 +1,185 @@
+/**
+ * The clients in the field, over real HTTP, with the names and versions they send: the
+ * publishing CLI's publish body (comfy-cli comfy_cli/registry/api.py `publish_node_version`,
+ * ranges from config_parser.py), the extension manager's catalogue sync (ComfyUI-Manager
+ * glob/cnr_utils.py `_get_cnr_data`, its version from manager_core.py `get_comfyui_tag`) and the
+ * admin front-end's node update (registry-web pages/admin/node-version-compatibility.tsx).
+ * Answers keep the interface's names; with the alias settings empty, the aliases are unknown names.
+ */
+import { expect, layer } from "@effect/vitest"
+import { Effect } from "effect"
+import { expectBadRequest, expectError, expectStatus, get, send } from "../support/Http.ts"
+import { type Running, Service } from "../support/Service.ts"
+import { decodePublished, makePublisher, type Publisher, upload } from "../Publishing/Flow.ts"
+import { zipOf } from "../support/Zip.ts"
+
+/** comfy-cli api.py `publish_node_version`: the body it posts, field for field. */
+const cliPublishBody = (pat: string, id: string, version: string, range: string) => ({
+  personal_access_token: pat,
+  node: {
+    id,
+    description: `The ${id} node`,
+    icon: "",
+    name: id,
+    license: JSON.stringify({ file: "LICENSE" }),
+    repository: `https://github.com/acme/${id}`,
+    banner_url: "",
+    supported_os: [],
+    supported_accelerators: [],
+    supported_comfyui_version: range,
+    supported_comfyui_frontend_version: ">=1.2.0"
+  },
+  node_version: {
+    version,
+    dependencies: ["numpy"],
+    supported_os: [],
+    supported_accelerators: [],
+    supported_comfyui_version: range,
+    supported_comfyui_frontend_version: ">=1.2.0"
+  }
+})
+
+/** Publishes as comfy-cli does and uploads the archive: the version is then Active. */
+const cliPublish = (service: Running, publisher: Publisher, id: string, range: string) =>
+  Effect.gen(function*() {
+    const answer = expectStatus(
+      yield* send(service, "POST", `/publishers/${publisher.id}/nodes/${id}/versions`, { body: cliPublishBody(publisher.pat, id, "1.0.0", range) }),
+      201,
+      `publish ${id}`
+    )
+    const published = decodePublished(answer.body)
+    const archive = yield* Effect.promise(() => zipOf({ [`${id}/__init__.py`]: "NODES = {}\n" }))
+    expectStatus(yield* upload(service, published.signedUrl, archive), 200, `upload ${id}`)
+    return { answer, published }
+  })
+
+/** ComfyUI-Manager cnr_utils.py: `/nodes?page=&limit=30&comfyui_version=&form_factor=`, unencoded. */
+const managerPage = (service: Running, comfyuiVersion: string) =>
+  get(service, `/nodes?page=1&limit=30&comfyui_version=${comfyuiVersion}&form_factor=git-linux`)
+
+const idsOf = (body: unknown) => (body as { nodes: ReadonlyArray<{ id: string }> }).nodes.map((n) => n.id).sort()
+
+layer(Service.layer(), { excludeTestServices: true })("the clients' aliases, on by default", (it) => {
+  let acme: Publisher
+
+  it.effect("comfy-cli api.py: supported_comfyui_version on node and node_version, comma form, stored normalised under the interface's name", () =>
+    Effect.gen(function*() {
+      const service = yield* Service
+      acme = yield* makePublisher(service, "acme")
+      const { answer, published } = yield* cliPublish(service, acme, "old-tool", ">=0.3.0,<2.0.0")
+      expect(published.node_version.supported_host_version).toBe(">=0.3.0 <2.0.0")
+      expect(published.node_version.supported_host_frontend_version).toBe(">=1.2.0")
+      expect(answer.text).not.toContain("comfyui")
+      yield* cliPublish(service, acme, "new-tool", ">=2.0.0,<3")
+      const node = expectStatus(yield* get(service, "/nodes/old-tool"), 200, "the node").body as Record<string, unknown>
+      expect(node.supported_host_version).toBe(">=0.3.0 <2.0.0")
+      expect(node.supported_host_frontend_version).toBe(">=1.2.0")
+      expect(Object.keys(node).filter((k) => k.includes("comfy"))).toEqual([])
+    }))
+
+  it.effect("ComfyUI-Manager cnr_utils.py: comfyui_version as git describe filters by its base version", () =>
+    Effect.gen(function*() {
+      const service = yield* Service
+      const page = expectStatus(yield* managerPage(service, "v0.3.60-1-g05b2453"), 200, "the manager's page")
+      expect(idsOf(page.body)).toEqual(["old-tool"])
+      expect(page.text).not.toContain("comfyui")
+      expect(idsOf((yield* managerPage(service, "v2.1.0")).body)).toEqual(["new-tool"])
+      expect(idsOf((yield* managerPage(service, "0.3.60")).body)).toEqual(["old-tool"])
+    }))
+
+  it.effect("ComfyUI-Manager cnr_utils.py: comfyui_version=unknown (or empty) filters nothing", () =>
+    Effect.gen(function*() {
+      const service = yield* Service
+      expect(idsOf((yield* managerPage(service, "unknown")).body)).toEqual(["new-tool", "old-tool"])
+      expect(idsOf((yield* managerPage(service, "")).body)).toEqual(["new-tool", "old-tool"])
+      expect(idsOf((yield* get(service, "/nodes?host_version=unknown")).body)).toEqual(["new-tool", "old-tool"])
+      expectBadRequest(yield* managerPage(service, "latest"), "host_version")
+    }))
+
+  it.effect("an alias and its name both sent: the alias wins", () =>
+    Effect.gen(function*() {
+      const service = yield* Service
+      expect(idsOf((yield* get(service, "/nodes?comfyui_version=0.3.60&host_version=2.1.0")).body)).toEqual(["old-tool"])
+      const body = cliPublishBody(acme.pat, "old-tool", "1.1.0", ">=0.3.5")
+      const both = { ...body, node_version: { ...body.node_version, supported_host_version: ">=0.4.0" } }
+      const answer = expectStatus(yield* send(service, "POST", "/publishers/acme/nodes/old-tool/versions", { body: both }), 201, "publish")
+      expect(decodePublished(answer.body).node_version.supported_host_version).toBe(">=0.3.5")
+    }))
+
+  it.effect("a range that cannot be read is a 400 naming the field; malformed JSON is the same 400 as ever", () =>
+    Effect.gen(function*() {
+      const service = yield* Service
+      expectBadRequest(
+        yield* send(service, "POST", "/publishers/acme/nodes/old-tool/versions", { body: cliPublishBody(acme.pat, "old-tool", "1.2.0", ">=0.3.0,,") }),
+        "node.supported_host_version"
+      )
+      const raw = expectError(yield* send(service, "POST", "/publishers/acme/nodes/old-tool/versions", { raw: "{not json" }), 400, "bad_request")
+      expect(raw.message).toContain("could not be read as JSON")
+      expectError(yield* get(service, "/nodes/old-tool/versions/1.2.0"), 404, "not_found")
+    }))
+
+  it.effect("node creation and update take supported_comfyui_version and supported_comfyui_frontend_version", () =>
+    Effect.gen(function*() {
+      const service = yield* Service
+      const created = expectStatus(
+        yield* send(service, "POST", "/publishers/acme/nodes", {
+          token: acme.ownerJwt,
+          body: { id: "made-tool", supported_comfyui_version: "~=0.3", supported_comfyui_frontend_version: "==1.2.*" }
+        }),
+        201,
+        "create"
+      ).body as Record<string, unknown>
+      expect(created.supported_host_version).toBe(">=0.3.0 <1.0.0-0")
+      expect(created.supported_host_frontend_version).toBe(">=1.2.0-0 <1.3.0-0")
+      const updated = expectStatus(
+        yield* send(service, "PUT", "/publishers/acme/nodes/made-tool", { token: acme.ownerJwt, body: { supported_comfyui_version: "!=0.3.1" } }),
+        200,
+        "update"
+      ).body as Record<string, unknown>
+      expect(updated.supported_host_version).toBe("<0.3.1 || >0.3.1")
+    }))
+
+  it.effect("registry-web node-version-compatibility.tsx: the admin node update copies a version's compatibility, with preempted_comfy_node_names", () =>
+    Effect.gen(function*() {
+      const service = yield* Service
+      const admin = yield* Effect.promise(() => service.token({ sub: "root", admin: true }))
+      const node = (yield* get(service, "/nodes/old-tool")).body as Record<string, unknown>
+      const answer = expectStatus(
+        yield* send(service, "PUT", "/admin/nodes/old-tool", {
+          token: admin,
+          body: {
+            ...node,
+            supported_accelerators: [],
+            supported_comfyui_frontend_version: ">=1.3.0",
+            supported_comfyui_version: ">=0.3.10,<2",
+            supported_os: [],
+            latest_version: undefined,
+            preempted_comfy_node_names: ["OldNode"]
+          }
+        }),
+        200,
+        "admin update"
+      )
+      const updated = answer.body as Record<string, unknown>
+      expect(updated.supported_host_version).toBe(">=0.3.10 <2.0.0")
+      expect(updated.supported_host_frontend_version).toBe(">=1.3.0")
+      expect(updated.preempted_host_node_names).toEqual(["OldNode"])
+      expect(answer.text).not.toContain("comfy")
+    }))
+})
+
+layer(Service.layer((c) => ({ ...c, aliases: { hostName: "", hostNode: "" } })), { excludeTestServices: true })(
+  "the clients' aliases, turned off by empty settings",
+  (it) => {
+    it.effect("comfy-cli's names are unknown fields and ComfyUI-Manager's comfyui_version an unknown parameter", () =>
+      Effect.gen(function*() {
+        const service = yield* Service
+        const acme = yield* makePublisher(service, "acme")
+        const { published } = yield* cliPublish(service, acme, "old-tool", ">=0.3.0,<2.0.0")
+        expect(published.node_version.supported_host_version).toBeUndefined()
+        yield* cliPublish(service, acme, "new-tool", ">=2.0.0,<3")
+        expect(idsOf((yield* managerPage(service, "v0.3.60-1-g05b2453")).body)).toEqual(["new-tool", "old-tool"])
+        expect(idsOf((yield* get(service, "/nodes?host_version=v0.3.60-1-g05b2453")).body)).toEqual(["new-tool", "old-tool"])
+      }))
+  }
+)
