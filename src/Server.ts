@@ -36,6 +36,8 @@ import { Publishing } from "./Publishing/Service.ts"
 import { SystemLive } from "./System/Http.ts"
 import { TokensLive } from "./Tokens/Http.ts"
 import { Tokens } from "./Tokens/Service.ts"
+import { BulkVersionsLive, VersionQueueLive } from "./Versions/Http.ts"
+import { Versions } from "./Versions/Service.ts"
 
 /** For each declared route, the methods it answers: a path known under another method is a 405. */
 const routeTable = [
@@ -103,6 +105,7 @@ export const ServicesLive = Layer.mergeAll(
   Moderation.Default,
   ImageTasks.Default,
   Music.Default,
+  Versions.Default,
   AuthenticationLive,
   OptionalAuthenticationLive
 ).pipe(
@@ -118,7 +121,8 @@ const ApiLive = HttpApiBuilder.api(Api).pipe(
   Layer.provide([PublishingLive, PublishLive, ArchivesLive]),
   Layer.provide([PublicPublishersLive, PublishersLive]),
   Layer.provide([ImageProxyLive, SimulatedImagesLive]),
-  Layer.provide(MusicProxyLive)
+  Layer.provide(MusicProxyLive),
+  Layer.provide([VersionQueueLive, BulkVersionsLive])
 )
 
 /**

@@ -645,6 +645,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/versions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List node versions across nodes: the moderation queue (paginated)
+         * @description Newest first (creation time, then id). Site admins see versions in every status, of every node; other callers, anonymous ones included, see active versions of listed nodes only, whatever `statuses` asks. `status_reason` is left out unless `include_status_reason=true`.
+         */
+        get: operations["ListAllNodeVersions"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/bulk/nodes/versions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Resolve many node versions in one request (lock files)
+         * @description At most 5000 pairs (more is 400). Each pair gets its own result, in the request's order: `success` with the version as `GET /nodes/{nodeId}/versions/{version}` answers it; `not_found` for an unknown or deleted node or version; `error` with `error_message` for a banned node, publisher or version. Versions are named by their version string.
+         */
+        post: operations["GetBulkNodeVersions"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -1460,6 +1500,44 @@ export interface components {
             /** @description The task */
             data: components["schemas"]["MediaTask"];
         };
+        NodeVersionPage: {
+            /** @description Page number, from 1 */
+            page: number;
+            /** @description Versions per page, as served (at most 100) */
+            pageSize: number;
+            /** @description Number of matching versions on all pages */
+            total: number;
+            /** @description Number of pages: total divided by pageSize, rounded up */
+            totalPages: number;
+            /** @description Versions of this page, newest first */
+            versions: components["schemas"]["NodeVersion"][];
+        };
+        BulkNodeVersionsRequest: {
+            /** @description The pairs to resolve, at most 5000; answered in this order */
+            node_versions: components["schemas"]["NodeVersionIdentifier"][];
+        };
+        NodeVersionIdentifier: {
+            /** @description Identifier of the node */
+            node_id: string;
+            /** @description The version string, such as 1.2.0 */
+            version: string;
+        };
+        BulkNodeVersionsResponse: {
+            /** @description One result per requested pair, in the request's order */
+            node_versions: components["schemas"]["BulkNodeVersionResult"][];
+        };
+        BulkNodeVersionResult: {
+            /** @description The pair as it was asked */
+            identifier: components["schemas"]["NodeVersionIdentifier"];
+            /** @description `success`: node_version holds the version; `not_found`: no such node or version (or a deleted one); `error`: refused, error_message says why */
+            status: components["schemas"]["BulkNodeVersionStatus"];
+            /** @description The version, when status is success */
+            node_version?: components["schemas"]["NodeVersion"];
+            /** @description Why the version is refused, when status is error */
+            error_message?: string;
+        };
+        /** @enum {string} */
+        BulkNodeVersionStatus: "success" | "not_found" | "error";
         MusicDurationEvent: {
             /**
              * @description Kind of event (enum property replaced by openapi-typescript)
@@ -5646,6 +5724,137 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["UpstreamTimeout"];
+                };
+            };
+        };
+    };
+    ListAllNodeVersions: {
+        parameters: {
+            query?: {
+                /** @description Page number, from 1 */
+                page?: number;
+                /** @description Versions per page (default 10); values above 100 are served as 100 */
+                pageSize?: number;
+                /** @description Only versions in these statuses (repeatable); default every status. Callers other than site admins see active versions only */
+                statuses?: components["schemas"]["NodeVersionStatus"][];
+                /** @description Only versions of this node */
+                nodeId?: string;
+                /** @description Only versions whose status_reason contains this text, ignoring case */
+                status_reason?: string;
+                /** @description Include each version's status_reason (true or false) */
+                include_status_reason?: boolean;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description NodeVersionPage */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NodeVersionPage"];
+                };
+            };
+            /** @description `bad_request`: The request is malformed, or a parameter or field has a bad value; the message names it */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BadRequest"];
+                };
+            };
+            /** @description `unauthorized`: No valid bearer token: missing, malformed, expired or not verifiable */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Unauthorized"];
+                };
+            };
+            /** @description `method_not_allowed`: The path exists, but not with this method (`Allow` lists the methods it takes) */
+            405: {
+                headers: {
+                    Allow: components["headers"]["Allow"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MethodNotAllowed"];
+                };
+            };
+            /** @description `internal_error`: The service failed: the cause is logged, the answer holds no internals */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InternalError"];
+                };
+            };
+        };
+    };
+    GetBulkNodeVersions: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["BulkNodeVersionsRequest"];
+            };
+        };
+        responses: {
+            /** @description BulkNodeVersionsResponse */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BulkNodeVersionsResponse"];
+                };
+            };
+            /** @description `bad_request`: The request is malformed, or a parameter or field has a bad value; the message names it */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BadRequest"];
+                };
+            };
+            /** @description `method_not_allowed`: The path exists, but not with this method (`Allow` lists the methods it takes) */
+            405: {
+                headers: {
+                    Allow: components["headers"]["Allow"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MethodNotAllowed"];
+                };
+            };
+            /** @description `payload_too_large`: The body is over its limit (16 MiB of JSON, the archive size, 1024 MiB of video, 64 KiB of URL-encoded form) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PayloadTooLarge"];
+                };
+            };
+            /** @description `internal_error`: The service failed: the cause is logged, the answer holds no internals */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InternalError"];
                 };
             };
         };
