@@ -330,12 +330,56 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        get?: never;
+        /**
+         * Get one host-node of a node version
+         * @description 404 when the version has no such host-node, or the version is not active; a banned node (or publisher) is 403 node_banned.
+         */
+        get: operations["GetHostNode"];
         /**
          * Update a host-node
          * @description Owners and admins of the node's publisher, and site admins; `policy` is for site admins only. Answers the whole record.
          */
         put: operations["UpdateHostNode"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/host-nodes": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List host-nodes across nodes (paginated)
+         * @description Records of active versions of listed nodes only (the node and its publisher active). By host-node name (byte order), then node id, then newest version first.
+         */
+        get: operations["ListAllHostNodes"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/host-nodes/{hostNodeName}/node": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get the node that provides a host-node
+         * @description The listed node whose latest active version has a host-node of this name (a record with policy HostNodePolicyBanned does not count); 404 when there is none. When several do: the node that lists the name in preempted_host_node_names first, then the lowest search_ranking (unset last), then the most downloads, then the node id.
+         */
+        get: operations["GetNodeByHostNodeName"];
+        put?: never;
         post?: never;
         delete?: never;
         options?: never;
@@ -1187,6 +1231,46 @@ export interface components {
         };
         /** @enum {string} */
         HostNodePolicy: "HostNodePolicyActive" | "HostNodePolicyBanned" | "HostNodePolicyLocalOnly";
+        HostNodePage: {
+            /** @description Records of this page, by host-node name, then node, then newest version */
+            host_nodes: components["schemas"]["ListedHostNode"][];
+            /** @description Page number, from 1 */
+            page: number;
+            /** @description Records per page, as served (at most 500) */
+            pageSize: number;
+            /** @description Number of matching records on all pages */
+            total: number;
+            /** @description Number of pages: total divided by pageSize, rounded up */
+            totalPages: number;
+        };
+        ListedHostNode: {
+            /** @description Unique identifier of the host-node */
+            host_node_name: string;
+            /** @description UI category used for grouping */
+            category?: string;
+            /** @description Whether the host-node is deprecated; deprecated host-nodes are hidden in the UI */
+            deprecated?: boolean;
+            /** @description Brief description of the host-node */
+            description?: string;
+            /** @description Whether the host-node is experimental: subject to change or removal */
+            experimental?: boolean;
+            /** @description Name of the entry-point function */
+            function?: string;
+            /** @description Definition of the input parameters */
+            input_types?: string;
+            /** @description One flag per output: whether it is a list */
+            output_is_list?: boolean[];
+            /** @description Policy of the host-node */
+            policy: components["schemas"]["HostNodePolicy"];
+            /** @description Names of the outputs */
+            return_names?: string;
+            /** @description Types of the outputs */
+            return_types?: string;
+            /** @description Identifier of the node whose version provides the host-node */
+            node_id: string;
+            /** @description The version string of that version */
+            node_version: string;
+        };
         HostNodeCreate: {
             /** @description UI category used for grouping */
             category?: string;
@@ -3760,6 +3844,79 @@ export interface operations {
             };
         };
     };
+    GetHostNode: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Identifier of the node */
+                nodeId: string;
+                /** @description The version string, such as 1.2.0 */
+                version: string;
+                /** @description Name of the host-node */
+                hostNodeName: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description HostNode */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HostNode"];
+                };
+            };
+            /** @description `bad_request`: The request is malformed, or a parameter or field has a bad value; the message names it */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BadRequest"];
+                };
+            };
+            /** @description `node_banned`: The node, or its publisher, is banned */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NodeBanned"];
+                };
+            };
+            /** @description `not_found`: No such record, or no such route */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NotFound"];
+                };
+            };
+            /** @description `method_not_allowed`: The path exists, but not with this method (`Allow` lists the methods it takes) */
+            405: {
+                headers: {
+                    Allow: components["headers"]["Allow"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MethodNotAllowed"];
+                };
+            };
+            /** @description `internal_error`: The service failed: the cause is logged, the answer holds no internals */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InternalError"];
+                };
+            };
+        };
+    };
     UpdateHostNode: {
         parameters: {
             query?: never;
@@ -3851,6 +4008,125 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["PayloadTooLarge"];
+                };
+            };
+            /** @description `internal_error`: The service failed: the cause is logged, the answer holds no internals */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InternalError"];
+                };
+            };
+        };
+    };
+    ListAllHostNodes: {
+        parameters: {
+            query?: {
+                /** @description Page number, from 1 */
+                page?: number;
+                /** @description Records per page (default 100); values above 500 are served as 500 */
+                pageSize?: number;
+                /** @description Only records of this node */
+                node_id?: string;
+                /** @description Only records of versions with this version string */
+                node_version?: string;
+                /** @description Only records of this host-node name */
+                host_node_name?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description HostNodePage */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HostNodePage"];
+                };
+            };
+            /** @description `bad_request`: The request is malformed, or a parameter or field has a bad value; the message names it */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BadRequest"];
+                };
+            };
+            /** @description `method_not_allowed`: The path exists, but not with this method (`Allow` lists the methods it takes) */
+            405: {
+                headers: {
+                    Allow: components["headers"]["Allow"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MethodNotAllowed"];
+                };
+            };
+            /** @description `internal_error`: The service failed: the cause is logged, the answer holds no internals */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InternalError"];
+                };
+            };
+        };
+    };
+    GetNodeByHostNodeName: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Name of the host-node */
+                hostNodeName: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Node */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Node"];
+                };
+            };
+            /** @description `bad_request`: The request is malformed, or a parameter or field has a bad value; the message names it */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BadRequest"];
+                };
+            };
+            /** @description `not_found`: No such record, or no such route */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NotFound"];
+                };
+            };
+            /** @description `method_not_allowed`: The path exists, but not with this method (`Allow` lists the methods it takes) */
+            405: {
+                headers: {
+                    Allow: components["headers"]["Allow"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MethodNotAllowed"];
                 };
             };
             /** @description `internal_error`: The service failed: the cause is logged, the answer holds no internals */
