@@ -7,7 +7,6 @@ import { Policy } from "../Auth/Policy.ts"
 import { type NamedVersion, NodeRepo, requireVisible } from "../Catalog/Repo.ts"
 import { NotPermitted, VersionMissing } from "../Domain/Errors.ts"
 import type { HostNodeCreate, HostNodePage, HostNodeUpdate } from "../Domain/HostNode.ts"
-import { installableStatus } from "../Domain/Node.ts"
 import { managerRoles } from "../Domain/Publisher.ts"
 import { HostNodeMissing, type HostNodeQuery, HostNodeRepo, quoteSome } from "./Repo.ts"
 import { traced } from "../Tracing.ts"
@@ -58,7 +57,7 @@ export class HostNodes extends Effect.Service<HostNodes>()("HostNodes", {
       get: traced("HostNodes.get")(function*(nodeId: string, version: string, name: string) {
         const found = yield* locate(nodeId, version)
         yield* requireVisible(nodeId, found.node)
-        const versionId = Option.isSome(found.version) && found.version.value.status === installableStatus
+        const versionId = Option.isSome(found.version) && found.version.value.status === "NodeVersionStatusActive"
           ? found.version.value.id
           : yield* new VersionMissing({ nodeId, version })
         const record = yield* repo.find(versionId, name)

@@ -63,15 +63,20 @@ export class VersionsRepo extends Effect.Service<VersionsRepo>()("VersionsRepo",
     const resolvePairs = SqlSchema.findAll({
       Request: Schema.Array(Schema.Struct({ node_id: Schema.String, version: Schema.String })),
       Result: ResolvedPair,
-      // every pair in one statement, answered in the request's order (duplicates included)
+      // Every pair in one statement, answered in the request's order (duplicates included). Each
+      // pair is two index lookups (the node by id, the version by the unique (node_id, version)):
+      // the LIMITs keep the planner from hashing whole tables, so the cost follows the pairs, not
+      // the catalogue's size.
       execute: (pairs) =>
-        sql`SELECT n.status AS node_status, p.status AS publisher_status,
+        sql`SELECT n.status AS node_status, n.publisher_status,
                    CASE WHEN v.id IS NOT NULL THEN ${sql.literal(versionRecord("v", base))} END AS version
             FROM unnest(${pairs.map((p) => p.node_id)}::text[], ${pairs.map((p) => p.version)}::text[])
                  WITH ORDINALITY AS r(node_id, version, i)
-            LEFT JOIN nodes n ON n.id = r.node_id
-            LEFT JOIN publishers p ON p.id = n.publisher_id
-            LEFT JOIN node_versions v ON v.node_id = n.id AND v.version = r.version
+            LEFT JOIN LATERAL (
+              SELECT n.id, n.status, p.status AS publisher_status FROM nodes n JOIN publishers p ON p.id = n.publisher_id
+              WHERE n.id = r.node_id LIMIT 1) n ON true
+            LEFT JOIN LATERAL (
+              SELECT * FROM node_versions v WHERE v.node_id = n.id AND v.version = r.version LIMIT 1) v ON true
             ORDER BY r.i`
     })
 

@@ -4,7 +4,7 @@
  */
 import { Effect, Option } from "effect"
 import { Viewer } from "../Domain/Auth.ts"
-import { installableStatus, NodeVersion, type NodeVersionStatus } from "../Domain/Node.ts"
+import { NodeVersion, type NodeVersionStatus } from "../Domain/Node.ts"
 import type { BulkNodeVersionResult, NodeVersionIdentifier, NodeVersionPage } from "../Domain/Versions.ts"
 import { type ResolvedPair, VersionsRepo } from "./Repo.ts"
 import { traced } from "../Tracing.ts"
@@ -19,9 +19,11 @@ export interface QueueRequest {
   readonly includeStatusReason: boolean
 }
 
+const active: NodeVersionStatus = "NodeVersionStatusActive"
+
 /** The statuses a caller may see of those asked (every status when none are asked). */
 const visibleStatuses = (asked: ReadonlyArray<NodeVersionStatus> | undefined, siteAdmin: boolean) =>
-  siteAdmin ? asked : (asked ?? [installableStatus]).filter((s) => s === installableStatus)
+  siteAdmin ? asked : (asked ?? [active]).filter((s) => s === active)
 
 const withoutStatusReason = ({ status_reason: _, ...rest }: NodeVersion) => new NodeVersion(rest, true)
 
