@@ -14,6 +14,7 @@ import { ArchivesApi, PublishApi, PublishingApi } from "./Publishing/Api.ts"
 import { ReviewsApi } from "./Reviews/Api.ts"
 import { SystemApi } from "./System/Api.ts"
 import { TokensApi } from "./Tokens/Api.ts"
+import { BulkVersionsApi, VersionQueueApi } from "./Versions/Api.ts"
 
 export class Api extends HttpApi.make("registry")
   .add(CatalogApi)
@@ -33,6 +34,8 @@ export class Api extends HttpApi.make("registry")
   .add(SimulatedImagesApi)
   .add(MusicProxyApi)
   .add(ReviewsApi)
+  .add(VersionQueueApi)
+  .add(BulkVersionsApi)
   .annotate(OpenApi.Title, "Extension Registry and Media Proxy")
   .annotate(OpenApi.Version, "1.0")
   .annotate(OpenApi.Description, "Extension-node registry (publishers, nodes, versions, host-nodes, tokens, claiming) and a proxy for AI media operations. Every error body is ErrorResponse {error, message}.")

@@ -110,6 +110,7 @@ const answers = {
   RepohostUnavailable: ServiceUnavailable,
   // host-nodes
   HostNodeMissing: NotFound,
+  HostNodeProviderMissing: NotFound,
   HostNodeNamesRepeated: Conflict,
   HostNodeNamesTaken: Conflict,
   // media

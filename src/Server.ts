@@ -39,6 +39,8 @@ import { Reviews } from "./Reviews/Service.ts"
 import { SystemLive } from "./System/Http.ts"
 import { TokensLive } from "./Tokens/Http.ts"
 import { Tokens } from "./Tokens/Service.ts"
+import { BulkVersionsLive, VersionQueueLive } from "./Versions/Http.ts"
+import { Versions } from "./Versions/Service.ts"
 
 /** For each declared route, the methods it answers: a path known under another method is a 405. */
 const routeTable = [
@@ -113,6 +115,7 @@ export const ServicesLive = Layer.mergeAll(
   ImageTasks.Default,
   Music.Default,
   Reviews.Default,
+  Versions.Default,
   AuthenticationLive,
   OptionalAuthenticationLive
 ).pipe(
@@ -129,7 +132,8 @@ const ApiLive = HttpApiBuilder.api(Api).pipe(
   Layer.provide([PublicPublishersLive, PublishersLive]),
   Layer.provide([ImageProxyLive, SimulatedImagesLive]),
   Layer.provide(MusicProxyLive),
-  Layer.provide(ReviewsLive)
+  Layer.provide(ReviewsLive),
+  Layer.provide([VersionQueueLive, BulkVersionsLive])
 )
 
 /**

@@ -40,8 +40,20 @@ const Limit = Schema.optional(
   )
 )
 
+/**
+ * A page size: `fallback` when absent (the handler applies it, as for `limit`), at most `max`
+ * served: larger values are clamped, not refused (CONTRACT.md's rule for `limit`).
+ */
+export const PageSize = (max: number, fallback: number, what: string) =>
+  Schema.optional(
+    PositiveInt(Number.MAX_SAFE_INTEGER, {
+      description: `${what} per page (default ${fallback}); values above ${max} are served as ${max}`,
+      default: fallback
+    }).pipe(Schema.transform(Schema.Int, { strict: true, decode: (n) => Math.min(n, max), encode: (n) => n }))
+  )
+
 /** `true`/`1` or `false`/`0`, false when absent; a boolean to the document (`1` and `0` are leniency). */
-const Flag = (description: string) =>
+export const Flag = (description: string) =>
   Schema.optional(
     Schema.Literal("true", "false", "1", "0").annotations({
       jsonSchema: { type: "boolean", default: false, description: `${description} (true or false)` }

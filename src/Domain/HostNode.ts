@@ -65,3 +65,24 @@ export type HostNodeCreate = typeof HostNodeCreate.Type
 
 /** The most records one bulk creation may carry. */
 export const maxHostNodesPerRequest = 5000
+
+/** A record of `GET /host-nodes`: the record with the node and version it belongs to. */
+export class ListedHostNode extends Schema.Class<ListedHostNode>("ListedHostNode")({
+  ...HostNode.fields,
+  node_id: field(Schema.String, "Identifier of the node whose version provides the host-node"),
+  node_version: field(Schema.String, "The version string of that version")
+}) {}
+
+/** Served page sizes of `GET /host-nodes`: larger requests are clamped, like `limit` (CONTRACT.md). */
+export const maxHostNodePageSize = 500
+export const defaultHostNodePageSize = 100
+
+/** A page of `GET /host-nodes`. */
+export const HostNodePage = Schema.Struct({
+  host_nodes: field(Schema.Array(ListedHostNode), "Records of this page, by host-node name, then node, then newest version"),
+  page: field(Schema.Int, "Page number, from 1"),
+  pageSize: field(Schema.Int, `Records per page, as served (at most ${maxHostNodePageSize})`),
+  total: field(Schema.Int, "Number of matching records on all pages"),
+  totalPages: field(Schema.Int, "Number of pages: total divided by pageSize, rounded up")
+}).annotations({ identifier: "HostNodePage" })
+export type HostNodePage = typeof HostNodePage.Type

@@ -1,11 +1,33 @@
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
+import { Page, PageSize } from "../Catalog/Api.ts"
 import { BadRequest, Conflict, Forbidden, NodeBanned, NotFound } from "../Domain/ApiErrors.ts"
 import { Authentication } from "../Domain/Auth.ts"
-import { HostNode, HostNodeCreate, HostNodeUpdate, maxHostNodesPerRequest } from "../Domain/HostNode.ts"
-import { field, PathParam } from "../Domain/Schemas.ts"
+import {
+  defaultHostNodePageSize,
+  HostNode,
+  HostNodeCreate,
+  HostNodePage,
+  HostNodeUpdate,
+  maxHostNodePageSize,
+  maxHostNodesPerRequest
+} from "../Domain/HostNode.ts"
+import { Node } from "../Domain/Node.ts"
+import { field, PathParam, Text } from "../Domain/Schemas.ts"
 
 const VersionPath = Schema.Struct({ nodeId: field(PathParam, "Identifier of the node"), version: field(PathParam, "The version string, such as 1.2.0") })
+const RecordPath = Schema.Struct({ ...VersionPath.fields, hostNodeName: field(PathParam, "Name of the host-node") })
+
+export const ListAllHostNodesParams = Schema.Struct({
+  page: Page,
+  pageSize: PageSize(maxHostNodePageSize, defaultHostNodePageSize, "Records"),
+  node_id: Schema.optional(Text(200).annotations({ description: "Only records of this node" })),
+  node_version: Schema.optional(Text(200).annotations({ description: "Only records of versions with this version string" })),
+  host_node_name: Schema.optional(Text(200).annotations({ description: "Only records of this host-node name" }))
+})
+export type ListAllHostNodesParams = typeof ListAllHostNodesParams.Type
+
+const publicOnly = "Records of active versions of listed nodes only (the node and its publisher active)."
 
 export class PublicHostNodesApi extends HttpApiGroup.make("publicHostNodes")
   .add(
@@ -16,6 +38,45 @@ export class PublicHostNodesApi extends HttpApiGroup.make("publicHostNodes")
       .addError(NotFound)
       .addError(NodeBanned)
       .annotate(OpenApi.Summary, "List the host-nodes of a node version")
+  )
+  .add(
+    HttpApiEndpoint.get("getHostNode", "/nodes/:nodeId/versions/:version/host-nodes/:hostNodeName")
+      .setPath(RecordPath)
+      .addSuccess(HostNode)
+      .addError(BadRequest)
+      .addError(NotFound)
+      .addError(NodeBanned)
+      .annotate(OpenApi.Summary, "Get one host-node of a node version")
+      .annotate(
+        OpenApi.Description,
+        "404 when the version has no such host-node, or the version is not active; a banned node (or publisher) is 403 node_banned."
+      )
+  )
+  .add(
+    HttpApiEndpoint.get("listAllHostNodes", "/host-nodes")
+      .setUrlParams(ListAllHostNodesParams)
+      .addSuccess(HostNodePage)
+      .addError(BadRequest)
+      .annotate(OpenApi.Summary, "List host-nodes across nodes (paginated)")
+      .annotate(
+        OpenApi.Description,
+        `${publicOnly} By host-node name (byte order), then node id, then newest version first.`
+      )
+  )
+  .add(
+    HttpApiEndpoint.get("getNodeByHostNodeName", "/host-nodes/:hostNodeName/node")
+      .setPath(Schema.Struct({ hostNodeName: field(PathParam, "Name of the host-node") }))
+      .addSuccess(Node)
+      .addError(BadRequest)
+      .addError(NotFound)
+      .annotate(OpenApi.Summary, "Get the node that provides a host-node")
+      .annotate(
+        OpenApi.Description,
+        "The listed node whose latest active version has a host-node of this name (a record with policy " +
+          "HostNodePolicyBanned does not count); 404 when there is none. When several do: the node that lists the " +
+          "name in preempted_host_node_names first, then the lowest search_ranking (unset last), then the most " +
+          "downloads, then the node id."
+      )
   )
   .annotate(OpenApi.Title, "Host-nodes")
 {}
@@ -34,7 +95,7 @@ export class HostNodesApi extends HttpApiGroup.make("hostNodes")
   )
   .add(
     HttpApiEndpoint.put("updateHostNode", "/nodes/:nodeId/versions/:version/host-nodes/:hostNodeName")
-      .setPath(Schema.Struct({ nodeId: field(PathParam, "Identifier of the node"), version: field(PathParam, "The version string, such as 1.2.0"), hostNodeName: field(PathParam, "Name of the host-node") }))
+      .setPath(RecordPath)
       .setPayload(HostNodeUpdate)
       .addSuccess(HostNode)
       .addError(BadRequest)

@@ -5,7 +5,7 @@
 import { SqlClient, SqlSchema } from "@effect/sql"
 import { Data, Effect, Option, Schema } from "effect"
 import { TransitionRefused } from "../Domain/Errors.ts"
-import { HostNode, type HostNodeCreate, HostNodePolicy, type HostNodeUpdate } from "../Domain/HostNode.ts"
+import { HostNode, type HostNodeCreate, HostNodePolicy, type HostNodeUpdate, ListedHostNode } from "../Domain/HostNode.ts"
 import { hostNodePolicyMoves, statesReaching } from "../Domain/Transitions.ts"
 import { chunks, nullable, orDieOnDatabase, rowsOf } from "../Db/Rows.ts"
 import { traced } from "../Tracing.ts"
@@ -76,6 +76,22 @@ const newRow = (versionId: string, r: HostNodeCreate) => ({
   return_types: r.return_types ?? null
 })
 
+/** What `GET /host-nodes` asks for: a page, and each filter when present. */
+export interface HostNodeQuery {
+  readonly page: number
+  readonly pageSize: number
+  readonly nodeId: string | undefined
+  readonly nodeVersion: string | undefined
+  readonly name: string | undefined
+}
+
+/** A record of the host-node listing as a JSON object (a SQL expression over `h` and its version `v`). */
+const listedRecord = `json_strip_nulls(json_build_object(
+  'host_node_name', h.host_node_name, 'category', h.category, 'deprecated', h.deprecated, 'description', h.description,
+  'experimental', h.experimental, 'function', h.function, 'input_types', h.input_types, 'output_is_list', h.output_is_list,
+  'policy', h.policy, 'return_names', h.return_names, 'return_types', h.return_types,
+  'node_id', v.node_id, 'node_version', v.version))`
+
 /** Byte order, as `COLLATE "C"` sorts the names in SQL. */
 const byName = (a: HostNode, b: HostNode) => Buffer.compare(Buffer.from(a.host_node_name), Buffer.from(b.host_node_name))
 
@@ -121,7 +137,61 @@ export class HostNodeRepo extends Effect.Service<HostNodeRepo>()("HostNodeRepo",
             RETURNING ${sql.literal(hostNodeColumns)}`
     })
 
+    /** Records the public may see: of active versions of listed nodes (the node and its publisher active). */
+    const publicRecords = sql`host_nodes h
+      JOIN node_versions v ON v.id = h.version_id AND v.status = 'NodeVersionStatusActive'
+      JOIN nodes n ON n.id = v.node_id AND n.listed`
+
+    const listPage = SqlSchema.single({
+      Request: Schema.Any,
+      Result: Schema.Struct({ total: Schema.Int, records: Schema.Array(ListedHostNode) }),
+      execute: (q: HostNodeQuery) => {
+        // names compare byte-wise, as the index host_nodes_name orders them
+        const where = sql.and([
+          ...(q.nodeId === undefined ? [] : [sql`v.node_id = ${q.nodeId}`]),
+          ...(q.nodeVersion === undefined ? [] : [sql`v.version = ${q.nodeVersion}`]),
+          ...(q.name === undefined ? [] : [sql`h.host_node_name = ${q.name} COLLATE "C"`])
+        ])
+        return sql`SELECT
+            (SELECT count(*)::int FROM ${publicRecords} WHERE ${where}) AS total,
+            coalesce((SELECT json_agg(x.record ORDER BY x.name, x.node_id, x.semver_key DESC, x.version) FROM (
+              SELECT ${sql.literal(listedRecord)} AS record, h.host_node_name COLLATE "C" AS name, v.node_id, v.semver_key, v.version
+              FROM ${publicRecords} WHERE ${where}
+              ORDER BY h.host_node_name COLLATE "C", v.node_id, v.semver_key DESC, v.version
+              LIMIT ${q.pageSize} OFFSET ${(q.page - 1) * q.pageSize}) x), '[]'::json) AS records`
+      }
+    })
+
+    const findProvider = SqlSchema.findOne({
+      Request: Schema.String,
+      Result: Schema.Struct({ id: Schema.String }),
+      execute: (name) =>
+        sql`SELECT n.id FROM ${publicRecords}
+            WHERE h.host_node_name = ${name} COLLATE "C" AND h.policy <> 'HostNodePolicyBanned'
+              AND v.id = (SELECT lv.id FROM node_versions lv
+                          WHERE lv.node_id = n.id AND lv.status = 'NodeVersionStatusActive'
+                          ORDER BY lv.semver_key DESC, lv.version DESC LIMIT 1)
+            ORDER BY ${name} = ANY(n.preempted_host_node_names) DESC, n.search_ranking ASC NULLS LAST,
+                     n.downloads DESC, n.id
+            LIMIT 1`
+    })
+
     return {
+      /** A page of the public records, by name, node and newest version, and how many match in all. */
+      listPage: traced("HostNodeRepo.listPage")(function*(query: HostNodeQuery) {
+        return yield* Effect.orDie(listPage(query))
+      }),
+
+      /** The id of the listed node whose latest active version provides `name` (the best one when several do). */
+      provider: traced("HostNodeRepo.provider")(function*(name: string) {
+        return yield* Effect.map(Effect.orDie(findProvider(name)), Option.map((row) => row.id))
+      }),
+
+      /** One record of the version, by name. */
+      find: traced("HostNodeRepo.find")(function*(versionId: string, name: string) {
+        return yield* Effect.orDie(findOne({ versionId, name }))
+      }),
+
       /** The version's records, by name. */
       list: traced("HostNodeRepo.list")(function*(versionId: string) {
         return yield* Effect.orDie(findAll(versionId))

@@ -6,15 +6,22 @@ import { Data, Effect, Option } from "effect"
 import { Policy } from "../Auth/Policy.ts"
 import { type NamedVersion, NodeRepo, requireVisible } from "../Catalog/Repo.ts"
 import { NotPermitted, VersionMissing } from "../Domain/Errors.ts"
-import type { HostNodeCreate, HostNodeUpdate } from "../Domain/HostNode.ts"
+import type { HostNodeCreate, HostNodePage, HostNodeUpdate } from "../Domain/HostNode.ts"
 import { managerRoles } from "../Domain/Publisher.ts"
-import { HostNodeRepo, quoteSome } from "./Repo.ts"
+import { HostNodeMissing, type HostNodeQuery, HostNodeRepo, quoteSome } from "./Repo.ts"
 import { traced } from "../Tracing.ts"
 
 /** A bulk record names one host-node more than once. */
 export class HostNodeNamesRepeated extends Data.TaggedError("HostNodeNamesRepeated")<{ readonly names: ReadonlyArray<string> }> {
   override get message() {
     return `The body names ${quoteSome(this.names)} more than once`
+  }
+}
+
+/** No listed node's latest active version provides the host-node. */
+export class HostNodeProviderMissing extends Data.TaggedError("HostNodeProviderMissing")<{ readonly name: string }> {
+  override get message() {
+    return `No node provides the host-node '${this.name}'`
   }
 }
 
@@ -46,6 +53,41 @@ export class HostNodes extends Effect.Service<HostNodes>()("HostNodes", {
         : Effect.fail(new VersionMissing({ nodeId, version }))
 
     return {
+      /** One record of an active version of a node clients may see. */
+      get: traced("HostNodes.get")(function*(nodeId: string, version: string, name: string) {
+        const found = yield* locate(nodeId, version)
+        yield* requireVisible(nodeId, found.node)
+        const versionId = Option.isSome(found.version) && found.version.value.status === "NodeVersionStatusActive"
+          ? found.version.value.id
+          : yield* new VersionMissing({ nodeId, version })
+        const record = yield* repo.find(versionId, name)
+        if (Option.isNone(record)) return yield* new HostNodeMissing({ name })
+        return record.value
+      }),
+
+      /** A page of the records the public may see. */
+      listAll: traced("HostNodes.listAll")(function*(query: HostNodeQuery) {
+        const { records, total } = yield* repo.listPage(query)
+        const page: HostNodePage = {
+          host_nodes: records,
+          page: query.page,
+          pageSize: query.pageSize,
+          total,
+          totalPages: Math.ceil(total / query.pageSize)
+        }
+        return page
+      }),
+
+      /** The node that provides the host-node, with its latest version. */
+      provider: traced("HostNodes.provider")(function*(name: string) {
+        const nodeId = yield* repo.provider(name)
+        if (Option.isNone(nodeId)) return yield* new HostNodeProviderMissing({ name })
+        const node = yield* nodes.findNode(nodeId.value)
+        // it was listed a statement ago: a change in between leaves nobody to name
+        if (Option.isNone(node)) return yield* new HostNodeProviderMissing({ name })
+        return node.value
+      }),
+
       list: traced("HostNodes.list")(function*(nodeId: string, version: string) {
         const found = yield* locate(nodeId, version)
         // as for the version itself: a banned node (or publisher) is refused, whatever the version

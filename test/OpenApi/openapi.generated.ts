@@ -398,12 +398,56 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        get?: never;
+        /**
+         * Get one host-node of a node version
+         * @description 404 when the version has no such host-node, or the version is not active; a banned node (or publisher) is 403 node_banned.
+         */
+        get: operations["GetHostNode"];
         /**
          * Update a host-node
          * @description Owners and admins of the node's publisher, and site admins; `policy` is for site admins only. Answers the whole record.
          */
         put: operations["UpdateHostNode"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/host-nodes": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List host-nodes across nodes (paginated)
+         * @description Records of active versions of listed nodes only (the node and its publisher active). By host-node name (byte order), then node id, then newest version first.
+         */
+        get: operations["ListAllHostNodes"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/host-nodes/{hostNodeName}/node": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get the node that provides a host-node
+         * @description The listed node whose latest active version has a host-node of this name (a record with policy HostNodePolicyBanned does not count); 404 when there is none. When several do: the node that lists the name in preempted_host_node_names first, then the lowest search_ranking (unset last), then the most downloads, then the node id.
+         */
+        get: operations["GetNodeByHostNodeName"];
+        put?: never;
         post?: never;
         delete?: never;
         options?: never;
@@ -767,6 +811,46 @@ export interface paths {
          * @description One review per user and node: rating again replaces the caller's earlier star. The node's rating is the mean of its current stars; the answer is the node with it. No body. A deleted node is 404, a banned one (or one of a banned publisher) 403 node_banned.
          */
         post: operations["PostNodeReview"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/versions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List node versions across nodes: the moderation queue (paginated)
+         * @description Newest first (creation time, then id). Site admins see versions in every status, of every node; other callers, anonymous ones included, see active versions of listed nodes only, whatever `statuses` asks. `status_reason` is left out unless `include_status_reason=true`.
+         */
+        get: operations["ListAllNodeVersions"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/bulk/nodes/versions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Resolve many node versions in one request (lock files)
+         * @description At most 5000 pairs (more is 400). Each pair gets its own result, in the request's order: `success` with the version as `GET /nodes/{nodeId}/versions/{version}` answers it; `not_found` for an unknown or deleted node or version; `error` with `error_message` for a banned node, publisher or version. Versions are named by their version string.
+         */
+        post: operations["GetBulkNodeVersions"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1283,6 +1367,46 @@ export interface components {
         };
         /** @enum {string} */
         HostNodePolicy: "HostNodePolicyActive" | "HostNodePolicyBanned" | "HostNodePolicyLocalOnly";
+        HostNodePage: {
+            /** @description Records of this page, by host-node name, then node, then newest version */
+            host_nodes: components["schemas"]["ListedHostNode"][];
+            /** @description Page number, from 1 */
+            page: number;
+            /** @description Records per page, as served (at most 500) */
+            pageSize: number;
+            /** @description Number of matching records on all pages */
+            total: number;
+            /** @description Number of pages: total divided by pageSize, rounded up */
+            totalPages: number;
+        };
+        ListedHostNode: {
+            /** @description Unique identifier of the host-node */
+            host_node_name: string;
+            /** @description UI category used for grouping */
+            category?: string;
+            /** @description Whether the host-node is deprecated; deprecated host-nodes are hidden in the UI */
+            deprecated?: boolean;
+            /** @description Brief description of the host-node */
+            description?: string;
+            /** @description Whether the host-node is experimental: subject to change or removal */
+            experimental?: boolean;
+            /** @description Name of the entry-point function */
+            function?: string;
+            /** @description Definition of the input parameters */
+            input_types?: string;
+            /** @description One flag per output: whether it is a list */
+            output_is_list?: boolean[];
+            /** @description Policy of the host-node */
+            policy: components["schemas"]["HostNodePolicy"];
+            /** @description Names of the outputs */
+            return_names?: string;
+            /** @description Types of the outputs */
+            return_types?: string;
+            /** @description Identifier of the node whose version provides the host-node */
+            node_id: string;
+            /** @description The version string of that version */
+            node_version: string;
+        };
         HostNodeCreate: {
             /** @description UI category used for grouping */
             category?: string;
@@ -1633,6 +1757,44 @@ export interface components {
              */
             optimized_for?: "enhance_skin" | "improve_lighting" | "enhance_everything" | "transform_to_real" | "no_make_up";
         };
+        NodeVersionPage: {
+            /** @description Page number, from 1 */
+            page: number;
+            /** @description Versions per page, as served (at most 100) */
+            pageSize: number;
+            /** @description Number of matching versions on all pages */
+            total: number;
+            /** @description Number of pages: total divided by pageSize, rounded up */
+            totalPages: number;
+            /** @description Versions of this page, newest first */
+            versions: components["schemas"]["NodeVersion"][];
+        };
+        BulkNodeVersionsRequest: {
+            /** @description The pairs to resolve, at most 5000; answered in this order */
+            node_versions: components["schemas"]["NodeVersionIdentifier"][];
+        };
+        NodeVersionIdentifier: {
+            /** @description Identifier of the node */
+            node_id: string;
+            /** @description The version string, such as 1.2.0 */
+            version: string;
+        };
+        BulkNodeVersionsResponse: {
+            /** @description One result per requested pair, in the request's order */
+            node_versions: components["schemas"]["BulkNodeVersionResult"][];
+        };
+        BulkNodeVersionResult: {
+            /** @description The pair as it was asked */
+            identifier: components["schemas"]["NodeVersionIdentifier"];
+            /** @description `success`: node_version holds the version; `not_found`: no such node or version (or a deleted one); `error`: refused, error_message says why */
+            status: components["schemas"]["BulkNodeVersionStatus"];
+            /** @description The version, when status is success */
+            node_version?: components["schemas"]["NodeVersion"];
+            /** @description Why the version is refused, when status is error */
+            error_message?: string;
+        };
+        /** @enum {string} */
+        BulkNodeVersionStatus: "success" | "not_found" | "error";
         MusicDurationEvent: {
             /**
              * @description Kind of event (enum property replaced by openapi-typescript)
@@ -4212,6 +4374,79 @@ export interface operations {
             };
         };
     };
+    GetHostNode: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Identifier of the node */
+                nodeId: string;
+                /** @description The version string, such as 1.2.0 */
+                version: string;
+                /** @description Name of the host-node */
+                hostNodeName: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description HostNode */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HostNode"];
+                };
+            };
+            /** @description `bad_request`: The request is malformed, or a parameter or field has a bad value; the message names it */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BadRequest"];
+                };
+            };
+            /** @description `node_banned`: The node, or its publisher, is banned */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NodeBanned"];
+                };
+            };
+            /** @description `not_found`: No such record, or no such route */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NotFound"];
+                };
+            };
+            /** @description `method_not_allowed`: The path exists, but not with this method (`Allow` lists the methods it takes) */
+            405: {
+                headers: {
+                    Allow: components["headers"]["Allow"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MethodNotAllowed"];
+                };
+            };
+            /** @description `internal_error`: The service failed: the cause is logged, the answer holds no internals */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InternalError"];
+                };
+            };
+        };
+    };
     UpdateHostNode: {
         parameters: {
             query?: never;
@@ -4303,6 +4538,125 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["PayloadTooLarge"];
+                };
+            };
+            /** @description `internal_error`: The service failed: the cause is logged, the answer holds no internals */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InternalError"];
+                };
+            };
+        };
+    };
+    ListAllHostNodes: {
+        parameters: {
+            query?: {
+                /** @description Page number, from 1 */
+                page?: number;
+                /** @description Records per page (default 100); values above 500 are served as 500 */
+                pageSize?: number;
+                /** @description Only records of this node */
+                node_id?: string;
+                /** @description Only records of versions with this version string */
+                node_version?: string;
+                /** @description Only records of this host-node name */
+                host_node_name?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description HostNodePage */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HostNodePage"];
+                };
+            };
+            /** @description `bad_request`: The request is malformed, or a parameter or field has a bad value; the message names it */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BadRequest"];
+                };
+            };
+            /** @description `method_not_allowed`: The path exists, but not with this method (`Allow` lists the methods it takes) */
+            405: {
+                headers: {
+                    Allow: components["headers"]["Allow"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MethodNotAllowed"];
+                };
+            };
+            /** @description `internal_error`: The service failed: the cause is logged, the answer holds no internals */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InternalError"];
+                };
+            };
+        };
+    };
+    GetNodeByHostNodeName: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Name of the host-node */
+                hostNodeName: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Node */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Node"];
+                };
+            };
+            /** @description `bad_request`: The request is malformed, or a parameter or field has a bad value; the message names it */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BadRequest"];
+                };
+            };
+            /** @description `not_found`: No such record, or no such route */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NotFound"];
+                };
+            };
+            /** @description `method_not_allowed`: The path exists, but not with this method (`Allow` lists the methods it takes) */
+            405: {
+                headers: {
+                    Allow: components["headers"]["Allow"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MethodNotAllowed"];
                 };
             };
             /** @description `internal_error`: The service failed: the cause is logged, the answer holds no internals */
@@ -6528,6 +6882,137 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["MethodNotAllowed"];
+                };
+            };
+            /** @description `internal_error`: The service failed: the cause is logged, the answer holds no internals */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InternalError"];
+                };
+            };
+        };
+    };
+    ListAllNodeVersions: {
+        parameters: {
+            query?: {
+                /** @description Page number, from 1 */
+                page?: number;
+                /** @description Versions per page (default 10); values above 100 are served as 100 */
+                pageSize?: number;
+                /** @description Only versions in these statuses (repeatable); default every status. Callers other than site admins see active versions only */
+                statuses?: components["schemas"]["NodeVersionStatus"][];
+                /** @description Only versions of this node */
+                nodeId?: string;
+                /** @description Only versions whose status_reason contains this text, ignoring case */
+                status_reason?: string;
+                /** @description Include each version's status_reason (true or false) */
+                include_status_reason?: boolean;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description NodeVersionPage */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NodeVersionPage"];
+                };
+            };
+            /** @description `bad_request`: The request is malformed, or a parameter or field has a bad value; the message names it */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BadRequest"];
+                };
+            };
+            /** @description `unauthorized`: No valid bearer token: missing, malformed, expired or not verifiable */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Unauthorized"];
+                };
+            };
+            /** @description `method_not_allowed`: The path exists, but not with this method (`Allow` lists the methods it takes) */
+            405: {
+                headers: {
+                    Allow: components["headers"]["Allow"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MethodNotAllowed"];
+                };
+            };
+            /** @description `internal_error`: The service failed: the cause is logged, the answer holds no internals */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InternalError"];
+                };
+            };
+        };
+    };
+    GetBulkNodeVersions: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["BulkNodeVersionsRequest"];
+            };
+        };
+        responses: {
+            /** @description BulkNodeVersionsResponse */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BulkNodeVersionsResponse"];
+                };
+            };
+            /** @description `bad_request`: The request is malformed, or a parameter or field has a bad value; the message names it */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BadRequest"];
+                };
+            };
+            /** @description `method_not_allowed`: The path exists, but not with this method (`Allow` lists the methods it takes) */
+            405: {
+                headers: {
+                    Allow: components["headers"]["Allow"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MethodNotAllowed"];
+                };
+            };
+            /** @description `payload_too_large`: The body is over its limit (16 MiB of JSON, the archive size, 1024 MiB of video, 64 KiB of URL-encoded form) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PayloadTooLarge"];
                 };
             };
             /** @description `internal_error`: The service failed: the cause is logged, the answer holds no internals */

@@ -1,0 +1,70 @@
+import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
+import { Schema } from "effect"
+import { Flag, Page, PageSize } from "../Catalog/Api.ts"
+import { BadRequest } from "../Domain/ApiErrors.ts"
+import { OptionalAuthentication } from "../Domain/Auth.ts"
+import { NodeVersionStatus } from "../Domain/Node.ts"
+import { Text } from "../Domain/Schemas.ts"
+import {
+  BulkNodeVersionsRequest,
+  BulkNodeVersionsResponse,
+  maxBulkVersions,
+  maxVersionPageSize,
+  NodeVersionPage
+} from "../Domain/Versions.ts"
+
+export const defaultVersionPageSize = 10
+
+const statusReasonMeaning = "Only versions whose status_reason contains this text, ignoring case"
+
+export const ListAllNodeVersionsParams = Schema.Struct({
+  page: Page,
+  pageSize: PageSize(maxVersionPageSize, defaultVersionPageSize, "Versions"),
+  statuses: Schema.optional(
+    Schema.Array(NodeVersionStatus).pipe(Schema.maxItems(5)).annotations({
+      description: "Only versions in these statuses (repeatable); default every status. Callers other than site admins see active versions only",
+      jsonSchema: { maxItems: 5 }
+    })
+  ),
+  nodeId: Schema.optional(Text(200).annotations({ description: "Only versions of this node" })),
+  status_reason: Schema.optional(Text(200).annotations({ description: statusReasonMeaning })),
+  include_status_reason: Flag("Include each version's status_reason")
+})
+export type ListAllNodeVersionsParams = typeof ListAllNodeVersionsParams.Type
+
+/** The moderation queue: site admins see every status, other callers (anonymous ones too) active versions. */
+export class VersionQueueApi extends HttpApiGroup.make("versionQueue")
+  .add(
+    HttpApiEndpoint.get("listAllNodeVersions", "/versions")
+      .setUrlParams(ListAllNodeVersionsParams)
+      .addSuccess(NodeVersionPage)
+      .addError(BadRequest)
+      .annotate(OpenApi.Summary, "List node versions across nodes: the moderation queue (paginated)")
+      .annotate(
+        OpenApi.Description,
+        "Newest first (creation time, then id). Site admins see versions in every status, of every node; other callers, " +
+          "anonymous ones included, see active versions of listed nodes only, whatever `statuses` asks. " +
+          "`status_reason` is left out unless `include_status_reason=true`."
+      )
+  )
+  .middleware(OptionalAuthentication)
+  .annotate(OpenApi.Title, "Versions")
+{}
+
+export class BulkVersionsApi extends HttpApiGroup.make("bulkVersions")
+  .add(
+    HttpApiEndpoint.post("getBulkNodeVersions", "/bulk/nodes/versions")
+      .setPayload(BulkNodeVersionsRequest)
+      .addSuccess(BulkNodeVersionsResponse)
+      .addError(BadRequest)
+      .annotate(OpenApi.Summary, "Resolve many node versions in one request (lock files)")
+      .annotate(
+        OpenApi.Description,
+        `At most ${maxBulkVersions} pairs (more is 400). Each pair gets its own result, in the request's order: ` +
+          "`success` with the version as `GET /nodes/{nodeId}/versions/{version}` answers it; `not_found` for an unknown " +
+          "or deleted node or version; `error` with `error_message` for a banned node, publisher or version. " +
+          "Versions are named by their version string."
+      )
+  )
+  .annotate(OpenApi.Title, "Versions")
+{}
