@@ -51,9 +51,11 @@ export const aliasRoutes = (words: AliasWords): ReadonlyArray<AliasRoute> => {
   ])
   const hostNodeSearch = renames(words.hostNode, (w) => [[`${w}_search`, "host_node_search"]])
   const preempted = renames(words.hostNode, (w) => [[`preempted_${w}_names`, "preempted_host_node_names"]])
+  const hostNodeName = renames(words.hostNode, (w) => [[`${w}_name`, "host_node_name"]])
   const routes: ReadonlyArray<AliasRoute> = [
     { method: "GET", path: "/nodes", query: hostVersion },
     { method: "GET", path: "/nodes/search", query: hostNodeSearch },
+    { method: "GET", path: "/host-nodes", query: hostNodeName },
     {
       method: "POST",
       path: "/publishers/:publisherId/nodes/:nodeId/versions",

@@ -45,6 +45,7 @@ describe("aliasRoutes", () => {
     expect(new Map(names)).toEqual(new Map([
       ["comfyui_version", "host_version"],
       ["comfy_node_search", "host_node_search"],
+      ["comfy_node_name", "host_node_name"],
       ["supported_comfyui_version", "supported_host_version"],
       ["supported_comfyui_frontend_version", "supported_host_frontend_version"],
       ["preempted_comfy_node_names", "preempted_host_node_names"]
