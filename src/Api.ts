@@ -13,6 +13,8 @@ import { PublicPublishersApi, PublishersApi } from "./Publishers/Api.ts"
 import { ArchivesApi, PublishApi, PublishingApi } from "./Publishing/Api.ts"
 import { SystemApi } from "./System/Api.ts"
 import { TokensApi } from "./Tokens/Api.ts"
+import { ApiKeysApi } from "./ApiKeys/Api.ts"
+import { MediaFilesApi, MediaStorageApi } from "./MediaStorage/Api.ts"
 
 export class Api extends HttpApi.make("registry")
   .add(CatalogApi)
@@ -31,6 +33,9 @@ export class Api extends HttpApi.make("registry")
   .add(ImageProxyApi)
   .add(SimulatedImagesApi)
   .add(MusicProxyApi)
+  .add(ApiKeysApi)
+  .add(MediaStorageApi)
+  .add(MediaFilesApi)
   .annotate(OpenApi.Title, "Extension Registry and Media Proxy")
   .annotate(OpenApi.Version, "1.0")
   .annotate(OpenApi.Description, "Extension-node registry (publishers, nodes, versions, host-nodes, tokens, claiming) and a proxy for AI media operations. Every error body is ErrorResponse {error, message}.")

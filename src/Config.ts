@@ -60,6 +60,16 @@ export interface AppConfigShape {
      */
     readonly signingSecret: Option.Option<Redacted.Redacted>
   }
+  /** Media files of the host's API nodes (POST /customers/storage), kept in the archives' store. */
+  readonly media: {
+    readonly maxFileBytes: number
+    /** The most a user's live files may hold together. */
+    readonly maxUserBytes: number
+    /** How long a file lives after its creation. */
+    readonly fileTtlSeconds: number
+    /** How often expired files are swept (their bytes and their rows). */
+    readonly sweepIntervalMillis: number
+  }
 }
 
 /** The public repository host's REST API. */
@@ -145,7 +155,11 @@ export const appConfig: Config.Config<AppConfigShape> = Config.all({
   storageDir: optionalString("STORAGE_DIR"),
   maxArchiveBytes: Config.integer("MAX_ARCHIVE_BYTES").pipe(Config.withDefault(100 * 1024 * 1024)),
   uploadUrlTtlSeconds: Config.integer("UPLOAD_URL_TTL_SECONDS").pipe(Config.withDefault(3600)),
-  storageSigningSecret: optionalRedacted("STORAGE_SIGNING_SECRET")
+  storageSigningSecret: optionalRedacted("STORAGE_SIGNING_SECRET"),
+  mediaMaxFileBytes: Config.integer("MEDIA_MAX_FILE_BYTES").pipe(Config.withDefault(100 * 1024 * 1024)),
+  mediaMaxUserBytes: Config.integer("MEDIA_MAX_USER_BYTES").pipe(Config.withDefault(1024 * 1024 * 1024)),
+  mediaFileTtlSeconds: Config.integer("MEDIA_FILE_TTL_SECONDS").pipe(Config.withDefault(24 * 60 * 60)),
+  mediaSweepIntervalSeconds: Config.number("MEDIA_SWEEP_INTERVAL_SECONDS").pipe(Config.withDefault(300))
 }).pipe(
   Config.map((c) => ({
     port: c.port,
@@ -184,6 +198,12 @@ export const appConfig: Config.Config<AppConfigShape> = Config.all({
       maxArchiveBytes: Math.max(1, c.maxArchiveBytes),
       uploadUrlTtlSeconds: Math.max(1, c.uploadUrlTtlSeconds),
       signingSecret: c.storageSigningSecret
+    },
+    media: {
+      maxFileBytes: Math.max(1, c.mediaMaxFileBytes),
+      maxUserBytes: Math.max(1, c.mediaMaxUserBytes),
+      fileTtlSeconds: Math.max(1, c.mediaFileTtlSeconds),
+      sweepIntervalMillis: Math.max(0.01, c.mediaSweepIntervalSeconds) * 1000
     }
   }))
 )

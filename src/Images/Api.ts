@@ -10,7 +10,7 @@ import {
   UpstreamTimeout,
   VendorNotConfigured
 } from "../Domain/ApiErrors.ts"
-import { Authentication } from "../Domain/Auth.ts"
+import { KeyOrBearerAuthentication } from "../Domain/Auth.ts"
 import { IdempotencyKey, MediaTask, MediaTaskEnvelope, SkinEnhancerRequest, StyleTransferRequest } from "../Domain/Media.ts"
 import { field, optionalField, PathParam } from "../Domain/Schemas.ts"
 
@@ -69,7 +69,7 @@ export class ImageProxyApi extends HttpApiGroup.make("imageProxy")
   .addError(UpstreamError)
   .addError(VendorNotConfigured)
   .addError(UpstreamTimeout)
-  .middleware(Authentication)
+  .middleware(KeyOrBearerAuthentication)
   .annotate(OpenApi.Title, "Media proxy")
 {}
 
