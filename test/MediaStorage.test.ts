@@ -215,6 +215,19 @@ layer(TestService, { excludeTestServices: true })("media storage", (it) => {
       expect((yield* put(service, other.upload_url!, randomBytes(60 * 1024))).status).toBe(204)
     }))
 
+  it.effect("concurrent uploads that each fit alone but not together: exactly the excess one is 413", () =>
+    Effect.gen(function*() {
+      const service = yield* Service
+      const jwt = yield* tokenOf(service, "con")
+      const files = yield* Effect.forEach([1, 2, 3], () => createFile(service, jwt, { file_name: "part.bin" }))
+      const answers = yield* Effect.forEach(files, (file) => put(service, file.upload_url!, randomBytes(60 * 1024)), {
+        concurrency: "unbounded"
+      })
+      expect(answers.map((a) => a.status).sort()).toEqual([204, 204, 413])
+      const rows = yield* query<{ used: string }>(service, "SELECT sum(size_bytes)::text AS used FROM media_files WHERE owner_id = 'con'")
+      expect(Number(rows[0]!.used)).toBe(120 * 1024)
+    }))
+
   it.effect("file_hash of a live file of the caller answers that file, with no upload", () =>
     Effect.gen(function*() {
       const service = yield* Service
