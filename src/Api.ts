@@ -15,6 +15,8 @@ import { ReviewsApi } from "./Reviews/Api.ts"
 import { SystemApi } from "./System/Api.ts"
 import { TokensApi } from "./Tokens/Api.ts"
 import { BulkVersionsApi, VersionQueueApi } from "./Versions/Api.ts"
+import { ApiKeysApi } from "./ApiKeys/Api.ts"
+import { MediaFilesApi, MediaStorageApi } from "./MediaStorage/Api.ts"
 
 export class Api extends HttpApi.make("registry")
   .add(CatalogApi)
@@ -36,6 +38,9 @@ export class Api extends HttpApi.make("registry")
   .add(ReviewsApi)
   .add(VersionQueueApi)
   .add(BulkVersionsApi)
+  .add(ApiKeysApi)
+  .add(MediaStorageApi)
+  .add(MediaFilesApi)
   .annotate(OpenApi.Title, "Extension Registry and Media Proxy")
   .annotate(OpenApi.Version, "1.0")
   .annotate(OpenApi.Description, "Extension-node registry (publishers, nodes, versions, host-nodes, tokens, claiming) and a proxy for AI media operations. Every error body is ErrorResponse {error, message}.")

@@ -184,6 +184,11 @@ const headers: Json = {
     schema: { type: "string", enum: ["simulated"] }
   },
   ContentDisposition: { description: "`attachment` with the archive's file name", schema: { type: "string" } },
+  MediaDisposition: {
+    description: "`inline` for images, audio and video a browser cannot run, `attachment` for every other type; with the file's name",
+    schema: { type: "string" }
+  },
+  NoSniff: { description: "`nosniff`: the declared type is the only one a browser may assume", schema: { type: "string", enum: ["nosniff"] } },
   ContentLength: { description: "Size of the archive in bytes", schema: { type: "integer", minimum: 0 } }
 }
 
@@ -193,6 +198,7 @@ const pageHeaders = { ETag: headerRef("ETag"), "Cache-Control": headerRef("Cache
 const successHeaders: Record<string, Json> = {
   ListAllNodes: pageHeaders,
   DownloadArchive: { "Content-Disposition": headerRef("ContentDisposition"), "Content-Length": headerRef("ContentLength") },
+  DownloadMediaFile: { "Content-Disposition": headerRef("MediaDisposition"), "X-Content-Type-Options": headerRef("NoSniff") },
   GenerateMusic: { "Cache-Control": headerRef("CacheControl"), "x-vendor-mode": headerRef("XVendorMode") }
 }
 
@@ -212,7 +218,9 @@ const tagDescriptions: Record<string, string> = {
   "Publishing": "Creating and maintaining nodes and versions, publishing from a CLI, uploading and downloading archives",
   "Operations": "Liveness and readiness probes",
   "Media proxy": "AI media operations proxied to their vendors: image style transfer, skin enhancement, video to music",
-  "Reviews": "Star ratings of nodes by signed-in users, one per user and node"
+  "Reviews": "Star ratings of nodes by signed-in users, one per user and node",
+  "API keys": "A user's API keys: the X-API-KEY header authenticates the media proxy and media storage as their user",
+  "Media storage": "Files the host's API nodes upload for a vendor to read: a signed upload URL, a public download URL, 24 hours of life"
 }
 
 // --- the music stream ---------------------------------------------------------------------------
@@ -243,6 +251,7 @@ const musicEvents = (spec: Json): Json => {
 
 /** The signed upload's query parameters: required, though a missing one answers 403 `invalid_signature`. */
 const signedUploadParameters = new Set(["expires", "signature"])
+const signedUploads = new Set(["UploadArchive", "UploadMediaFile"])
 
 const precise = (spec: Json): Json => {
   spec.components ??= {}
@@ -280,7 +289,7 @@ const precise = (spec: Json): Json => {
     }
     for (const parameter of operation.parameters ?? []) {
       if (isGeneratedDescription(parameter.description)) delete parameter.description
-      if (operation.operationId === "UploadArchive" && signedUploadParameters.has(parameter.name)) parameter.required = true
+      if (signedUploads.has(operation.operationId) && signedUploadParameters.has(parameter.name)) parameter.required = true
     }
     const stream = responses["200"]?.content?.["application/x-ndjson"]
     if (stream !== undefined) stream.schema = musicEvents(spec)

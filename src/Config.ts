@@ -67,6 +67,16 @@ export interface AppConfigShape {
     /** The host-node word: `<word>_search` is also read as `host_node_search`, ... */
     readonly hostNode: string
   }
+  /** Media files of the host's API nodes (POST /customers/storage), kept in the archives' store. */
+  readonly media: {
+    readonly maxFileBytes: number
+    /** The most a user's live files may hold together. */
+    readonly maxUserBytes: number
+    /** How long a file lives after its creation. */
+    readonly fileTtlSeconds: number
+    /** How often expired files are swept (their bytes and their rows). */
+    readonly sweepIntervalMillis: number
+  }
 }
 
 /** The public repository host's REST API. */
@@ -165,7 +175,11 @@ export const appConfig: Config.Config<AppConfigShape> = Config.all({
   uploadUrlTtlSeconds: Config.integer("UPLOAD_URL_TTL_SECONDS").pipe(Config.withDefault(3600)),
   storageSigningSecret: optionalRedacted("STORAGE_SIGNING_SECRET"),
   hostNameAlias: aliasWord("HOST_NAME_ALIAS", "comfyui"),
-  hostNodeAlias: aliasWord("HOST_NODE_ALIAS", "comfy_node")
+  hostNodeAlias: aliasWord("HOST_NODE_ALIAS", "comfy_node"),
+  mediaMaxFileBytes: Config.integer("MEDIA_MAX_FILE_BYTES").pipe(Config.withDefault(100 * 1024 * 1024)),
+  mediaMaxUserBytes: Config.integer("MEDIA_MAX_USER_BYTES").pipe(Config.withDefault(1024 * 1024 * 1024)),
+  mediaFileTtlSeconds: Config.integer("MEDIA_FILE_TTL_SECONDS").pipe(Config.withDefault(24 * 60 * 60)),
+  mediaSweepIntervalSeconds: Config.number("MEDIA_SWEEP_INTERVAL_SECONDS").pipe(Config.withDefault(300))
 }).pipe(
   Config.map((c) => ({
     port: c.port,
@@ -205,7 +219,13 @@ export const appConfig: Config.Config<AppConfigShape> = Config.all({
       uploadUrlTtlSeconds: Math.max(1, c.uploadUrlTtlSeconds),
       signingSecret: c.storageSigningSecret
     },
-    aliases: { hostName: c.hostNameAlias, hostNode: c.hostNodeAlias }
+    aliases: { hostName: c.hostNameAlias, hostNode: c.hostNodeAlias },
+    media: {
+      maxFileBytes: Math.max(1, c.mediaMaxFileBytes),
+      maxUserBytes: Math.max(1, c.mediaMaxUserBytes),
+      fileTtlSeconds: Math.max(1, c.mediaFileTtlSeconds),
+      sweepIntervalMillis: Math.max(0.01, c.mediaSweepIntervalSeconds) * 1000
+    }
   }))
 )
 

@@ -130,7 +130,16 @@ const answers = {
   VideoUnreadable: InvalidVideo,
   VideoOverlong: VideoTooLong,
   // operations
-  DatabaseDown: ServiceUnavailable
+  DatabaseDown: ServiceUnavailable,
+  // API keys
+  ApiKeyMissing: NotFound,
+  // media storage
+  MediaFileMissing: NotFound,
+  MediaUrlExpired: UrlExpired,
+  MediaTypeMismatch: UnsupportedMediaType,
+  MediaFileTooLarge: PayloadTooLarge,
+  MediaQuotaExceeded: PayloadTooLarge,
+  MediaUploadBroken: BadRequest
 } as const
 
 type Answers = typeof answers

@@ -11,7 +11,7 @@ import { AdminLive } from "./Admin/Http.ts"
 import { Moderation } from "./Admin/Service.ts"
 import { Api } from "./Api.ts"
 import { documentedApiLayer } from "./ApiDocument.ts"
-import { AuthenticationLive, OptionalAuthenticationLive } from "./Auth/Authentication.ts"
+import { AuthenticationLive, KeyOrBearerAuthenticationLive, OptionalAuthenticationLive } from "./Auth/Authentication.ts"
 import { JwtVerifier } from "./Auth/Jwt.ts"
 import { UserRepo } from "./Auth/UserRepo.ts"
 import { CatalogLive, PublisherNodesLive } from "./Catalog/Http.ts"
@@ -41,6 +41,11 @@ import { TokensLive } from "./Tokens/Http.ts"
 import { Tokens } from "./Tokens/Service.ts"
 import { BulkVersionsLive, VersionQueueLive } from "./Versions/Http.ts"
 import { Versions } from "./Versions/Service.ts"
+import { ApiKeysLive } from "./ApiKeys/Http.ts"
+import { ApiKeys } from "./ApiKeys/Service.ts"
+import { ApiKeyRepo } from "./ApiKeys/Repo.ts"
+import { MediaFilesLive, MediaStorageLive } from "./MediaStorage/Http.ts"
+import { MediaStorage } from "./MediaStorage/Service.ts"
 
 /** For each declared route, the methods it answers: a path known under another method is a 405. */
 const routeTable = [
@@ -57,9 +62,9 @@ const maxJsonBodyBytes = 16 * 1024 * 1024
 
 /**
  * Routes that read their body as a stream and enforce their own, larger limits: the video upload
- * of the music proxy and node archives (signed upload URLs).
+ * of the music proxy, node archives and media files (signed upload URLs).
  */
-const streamedBodyRoutes = [/^\/proxy\/musicvendor\//, /^\/archives\//]
+const streamedBodyRoutes = [/^\/proxy\/musicvendor\//, /^\/archives\//, /^\/media\//]
 const readsStreamedBody = (request: HttpServerRequest.HttpServerRequest) =>
   request.method !== "GET" && request.method !== "HEAD" && streamedBodyRoutes.some((route) => route.test(request.url))
 
@@ -117,9 +122,12 @@ export const ServicesLive = Layer.mergeAll(
   Reviews.Default,
   Versions.Default,
   AuthenticationLive,
-  OptionalAuthenticationLive
+  OptionalAuthenticationLive,
+  ApiKeys.Default,
+  MediaStorage.Default,
+  KeyOrBearerAuthenticationLive
 ).pipe(
-  Layer.provide([JwtVerifier.Default, UserRepo.Default]),
+  Layer.provide([JwtVerifier.Default, UserRepo.Default, ApiKeyRepo.Default]),
   Layer.provideMerge(DatabaseLive),
   Layer.provideMerge(NodeFileSystem.layer)
 )
@@ -133,7 +141,8 @@ const ApiLive = HttpApiBuilder.api(Api).pipe(
   Layer.provide([ImageProxyLive, SimulatedImagesLive]),
   Layer.provide(MusicProxyLive),
   Layer.provide(ReviewsLive),
-  Layer.provide([VersionQueueLive, BulkVersionsLive])
+  Layer.provide([VersionQueueLive, BulkVersionsLive]),
+  Layer.provide([ApiKeysLive, MediaStorageLive, MediaFilesLive])
 )
 
 /**

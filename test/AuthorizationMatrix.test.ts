@@ -8,6 +8,11 @@
  * admin, `mia` a member; `stan` belongs to no publisher; `root` is a site admin (admin claim) and a
  * member of nothing. The invalid token is a well-formed JWT of the owner signed with another key.
  *
+ * User API keys (`X-API-KEY`) are four more actors, whose columns follow from the table: on an
+ * endpoint that takes a key (`KeyOrBearerAuthentication`), the owner's and the stranger's keys
+ * answer as their bearer tokens do, a wrong and a revoked key 401; every other endpoint refuses
+ * every key with 401.
+ *
  * Every cell is an independent call: a row builds a fresh request for each actor, with fresh
  * targets where the call changes something (a new node to claim, a new token to revoke, a new
  * member to remove, a new publisher to ban, ...), so no cell depends on what another did.
@@ -17,7 +22,7 @@ import { NodeFileSystem } from "@effect/platform-node"
 import { Effect, Layer, Option, Redacted } from "effect"
 import { randomBytes } from "node:crypto"
 import { Api } from "../src/Api.ts"
-import { Authentication } from "../src/Domain/Auth.ts"
+import { Authentication, KeyOrBearerAuthentication } from "../src/Domain/Auth.ts"
 import { mintToken } from "../src/Auth/Jwt.ts"
 import { addMember, type MemberRole, query } from "./support/Db.ts"
 import { type Fake, FakeRepohost } from "./support/FakeRepohost.ts"
@@ -71,8 +76,23 @@ const matrix = [
   ["GET /proxy/imagevendor/v1/ai/skin-enhancer/:task_id",          401, 401,    404,     404,   404,  200,  404],
   ["POST /proxy/musicvendor/v2m/generate",                         401, 401,    415,     415,   415,  415,  415],
   // reviews: any authenticated user rates any visible node
-  ["POST /nodes/:nodeId/reviews",                                  401, 401,    200,     200,   200,  200,  200]
+  ["POST /nodes/:nodeId/reviews",                                  401, 401,    200,     200,   200,  200,  200],
+  // a user's own API keys and media storage: any authenticated user; a key only to its user (here: the owner's key)
+  ["POST /users/api-keys",                                         401, 401,    201,     201,   201,  201,  201],
+  ["GET /users/api-keys",                                          401, 401,    200,     200,   200,  200,  200],
+  ["DELETE /users/api-keys/:keyId",                                401, 401,    404,     404,   404,  204,  404],
+  ["POST /customers/storage",                                      401, 401,    200,     200,   200,  200,  200]
 ] as const
+
+/** Callers with an `X-API-KEY` header and no Authorization. */
+const keyActors = ["wrongKey", "revokedKey", "ownerKey", "strangerKey"] as const
+type KeyActor = typeof keyActors[number]
+
+/** What a key actor gets on a row: its user's bearer answer where keys are taken, else 401. */
+const expectedForKey = (actor: KeyActor, row: ReadonlyArray<number>, takesKeys: boolean) =>
+  !takesKeys || actor === "wrongKey" || actor === "revokedKey"
+    ? 401
+    : row[actors.indexOf(actor === "ownerKey" ? "owner" : "stranger")]!
 
 type RowKey = typeof matrix[number][0]
 
@@ -168,6 +188,22 @@ const ownersTask = async (f: Fixture, kind: "image-style-transfer" | "skin-enhan
     [`vendor-${f.fresh()}`, users.owner, kind]
   ))
   return rows[0]!.id
+}
+
+/** An unrevoked API key of the publisher's owner, written directly (its value is never needed). */
+const ownersKeyId = async (f: Fixture) => {
+  const rows = await run(query<{ id: string }>(
+    f.service,
+    `INSERT INTO api_keys (user_id, name, key_hash, key_hint) VALUES ($1, $2, $3, 'rgak_…xxxx') RETURNING id::text`,
+    [users.owner, `key-${f.fresh()}`, randomBytes(32)]
+  ))
+  return rows[0]!.id
+}
+
+/** Makes an API key of the user with this bearer token; answers its value. */
+const createKey = async (service: Running, jwt: string) => {
+  const answer = await fetchText(service, "POST", "/users/api-keys", { token: jwt, body: { name: "matrix" } })
+  return (JSON.parse(answer.text) as { api_key: { id: string; plaintext_key: string } }).api_key
 }
 
 /** How to call each row's endpoint, with fresh targets for the calls that change something. */
@@ -313,6 +349,14 @@ const requests: { readonly [K in RowKey]: Build } = {
     method: "GET",
     path: `/proxy/imagevendor/v1/ai/skin-enhancer/${await ownersTask(f, "skin-enhancer")}`
   }),
+  "POST /users/api-keys": async (f) => ({ method: "POST", path: "/users/api-keys", body: { name: `key ${f.fresh()}` } }),
+  "GET /users/api-keys": async () => ({ method: "GET", path: "/users/api-keys" }),
+  "DELETE /users/api-keys/:keyId": async (f) => ({ method: "DELETE", path: `/users/api-keys/${await ownersKeyId(f)}` }),
+  "POST /customers/storage": async (f) => ({
+    method: "POST",
+    path: "/customers/storage",
+    body: { file_name: `file-${f.fresh()}.png`, content_type: "image/png" }
+  }),
   // any authenticated caller gets past authentication to the form check: a JSON body is 415
   "POST /proxy/musicvendor/v2m/generate": async () => ({
     method: "POST",
@@ -324,16 +368,18 @@ const requests: { readonly [K in RowKey]: Build } = {
 
 // --- the endpoints that need authentication, from the Api itself ----------------------------------
 
-const protectedEndpoints = (): Set<string> => {
+const endpointsBehind = (middleware: unknown): Set<string> => {
   const found = new Set<string>()
   for (const group of Object.values(Api.groups)) {
     for (const endpoint of Object.values(group.endpoints)) {
       const middlewares: ReadonlyArray<unknown> = [...Api.middlewares, ...group.middlewares, ...endpoint.middlewares]
-      if (middlewares.includes(Authentication)) found.add(`${endpoint.method} ${endpoint.path}`)
+      if (middlewares.includes(middleware)) found.add(`${endpoint.method} ${endpoint.path}`)
     }
   }
   return found
 }
+
+const protectedEndpoints = () => new Set([...endpointsBehind(Authentication), ...endpointsBehind(KeyOrBearerAuthentication)])
 
 layer(TestLayer, { excludeTestServices: true })("authorization matrix", (it) => {
   it.scoped("every protected endpoint answers each kind of caller as CONTRACT.md says", () =>
@@ -344,7 +390,8 @@ layer(TestLayer, { excludeTestServices: true })("authorization matrix", (it) => 
       // the table covers exactly the endpoints behind Authentication: a new one needs a row
       const declared = [...protectedEndpoints()].sort()
       const covered = [...new Set(matrix.map(([key]) => endpointOf(key)))].sort()
-      expect(covered, "rows of the matrix vs endpoints with the Authentication middleware").toEqual(declared)
+      expect(covered, "rows of the matrix vs endpoints with an authentication middleware").toEqual(declared)
+      const takingKeys = endpointsBehind(KeyOrBearerAuthentication)
 
       let counter = 0
       const fixture: Fixture = { service, fresh: () => `${++counter}` }
@@ -368,6 +415,16 @@ layer(TestLayer, { excludeTestServices: true })("authorization matrix", (it) => 
         owner: await service.token({ sub: users.owner }),
         siteAdmin: await service.token({ sub: users.siteAdmin, admin: true })
       }))
+      const apiKeys: Record<KeyActor, string> = yield* Effect.promise(async () => {
+        const revoked = await createKey(service, jwts.owner!)
+        await fetchText(service, "DELETE", `/users/api-keys/${revoked.id}`, { token: jwts.owner })
+        return {
+          wrongKey: `rgak_${"A".repeat(43)}`,
+          revokedKey: revoked.plaintext_key,
+          ownerKey: (await createKey(service, jwts.owner!)).plaintext_key,
+          strangerKey: (await createKey(service, jwts.stranger!)).plaintext_key
+        }
+      })
 
       const mismatches = yield* Effect.promise(async () => {
         const found: Array<string> = []
@@ -387,11 +444,22 @@ layer(TestLayer, { excludeTestServices: true })("authorization matrix", (it) => 
               }
             }
           }
+          for (const actor of keyActors) {
+            const want = expectedForKey(actor, expected, takingKeys.has(endpointOf(key)))
+            const request = await requests[key](fixture)
+            const answer = await fetchText(service, request.method, request.path, {
+              body: request.body,
+              headers: { "X-API-KEY": apiKeys[actor] }
+            })
+            if (answer.status !== want) {
+              found.push(`${key} × ${actor} (${request.method} ${request.path}): expected ${want}, got ${answer.status} ${answer.text.slice(0, 200)}`)
+            }
+          }
         }
         return found
       })
 
-      expect(mismatches, `${mismatches.length} of ${matrix.length * actors.length} cells differ:\n${mismatches.join("\n")}`)
+      expect(mismatches, `${mismatches.length} of ${matrix.length * (actors.length + keyActors.length)} cells differ:\n${mismatches.join("\n")}`)
         .toEqual([])
     }))
 })

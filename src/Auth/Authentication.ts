@@ -6,7 +6,8 @@ import { HttpServerRequest } from "@effect/platform"
 import { Effect, Layer, Option, Redacted } from "effect"
 import { AppConfig } from "../Config.ts"
 import { Unauthorized } from "../Domain/ApiErrors.ts"
-import { Authentication, OptionalAuthentication, type User } from "../Domain/Auth.ts"
+import { ApiKeyRepo } from "../ApiKeys/Repo.ts"
+import { apiKeyHeader, Authentication, KeyOrBearerAuthentication, OptionalAuthentication, type User } from "../Domain/Auth.ts"
 import { JwtVerifier } from "./Jwt.ts"
 import { UserRepo } from "./UserRepo.ts"
 
@@ -50,4 +51,46 @@ export const AuthenticationLive = Layer.effect(
 export const OptionalAuthenticationLive = Layer.effect(
   OptionalAuthentication,
   Effect.map(makeAuthenticate, (authenticate) => ({ bearer: authenticate }))
+)
+
+/** The user of an unrevoked API key; any other value is 401, the same answer as a wrong bearer token. */
+const makeAuthenticateKey = Effect.gen(function*() {
+  const keys = yield* ApiKeyRepo
+  const { adminSubjects } = (yield* AppConfig).auth
+  return (key: Redacted.Redacted) =>
+    Effect.flatMap(keys.verify(key), Option.match({
+      onNone: () => new Unauthorized({ message: `The ${apiKeyHeader} header is not a valid API key` }),
+      // a key carries no claims: only the admin setting can make its user a site admin
+      onSome: (owner) => Effect.succeed<User>({ ...owner, isSiteAdmin: adminSubjects.has(owner.id) })
+    }))
+})
+
+/**
+ * HttpApiBuilder tries the schemes in their order and answers with the last one's outcome. Which
+ * credential counts depends on both headers (Authorization first, as the host's API nodes send
+ * only one), so the choice is made once, in the last scheme; the first only hands over.
+ */
+export const KeyOrBearerAuthenticationLive = Layer.effect(
+  KeyOrBearerAuthentication,
+  Effect.gen(function*() {
+    const authenticateBearer = yield* makeAuthenticate
+    const authenticateKey = yield* makeAuthenticateKey
+    const missing = new Unauthorized({
+      message: `This endpoint needs an Authorization: Bearer <token> header or an ${apiKeyHeader} header`
+    })
+    return {
+      bearer: () => Effect.fail(missing),
+      apiKey: (key: Redacted.Redacted) =>
+        Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
+          const authorization = request.headers.authorization
+          if (authorization !== undefined) {
+            return Effect.flatMap(
+              authenticateBearer(Redacted.make(authorization.slice("Bearer ".length))),
+              Option.match({ onNone: () => Effect.fail(missing), onSome: Effect.succeed })
+            )
+          }
+          return Redacted.value(key) === "" ? Effect.fail(missing) : authenticateKey(key)
+        })
+    }
+  })
 )

@@ -32,6 +32,24 @@ export class Authentication extends HttpApiMiddleware.Tag<Authentication>()("Aut
   security: { bearer }
 }) {}
 
+/** The header of a user API key (the host's API nodes send it when the user has no login token). */
+export const apiKeyHeader = "X-API-KEY"
+
+const apiKey = HttpApiSecurity.apiKey({ in: "header", key: apiKeyHeader }).pipe(
+  HttpApiSecurity.annotate(OpenApi.Description, "A user API key (POST /users/api-keys)")
+)
+
+/**
+ * A bearer JWT or a user API key: endpoints that declare it run with the caller as `CurrentUser`,
+ * whichever of the two the request carries. `Authorization` is read first, as the host's API
+ * nodes send only one of them.
+ */
+export class KeyOrBearerAuthentication extends HttpApiMiddleware.Tag<KeyOrBearerAuthentication>()("KeyOrBearerAuthentication", {
+  failure: Unauthorized,
+  provides: CurrentUser,
+  security: { bearer, apiKey }
+}) {}
+
 /** Bearer JWT authentication that lets anonymous callers through, as `Viewer`. */
 export class OptionalAuthentication extends HttpApiMiddleware.Tag<OptionalAuthentication>()("OptionalAuthentication", {
   failure: Unauthorized,

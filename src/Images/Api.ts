@@ -10,7 +10,7 @@ import {
   UpstreamTimeout,
   VendorNotConfigured
 } from "../Domain/ApiErrors.ts"
-import { Authentication } from "../Domain/Auth.ts"
+import { KeyOrBearerAuthentication } from "../Domain/Auth.ts"
 import {
   IdempotencyKey,
   MediaTask,
@@ -101,7 +101,7 @@ export class ImageProxyApi extends HttpApiGroup.make("imageProxy")
   .addError(UpstreamError)
   .addError(VendorNotConfigured)
   .addError(UpstreamTimeout)
-  .middleware(Authentication)
+  .middleware(KeyOrBearerAuthentication)
   .annotate(OpenApi.Title, "Media proxy")
 {}
 

@@ -17,7 +17,7 @@ import {
   VendorNotConfigured,
   VideoTooLong
 } from "../Domain/ApiErrors.ts"
-import { Authentication } from "../Domain/Auth.ts"
+import { KeyOrBearerAuthentication } from "../Domain/Auth.ts"
 import { MusicForm, MusicUrlForm } from "../Domain/Media.ts"
 
 /** The answer: one JSON event per line. */
@@ -52,6 +52,6 @@ export class MusicProxyApi extends HttpApiGroup.make("musicProxy")
           "With VENDOR_MODE=simulated the answer comes from a built-in simulation and carries `x-vendor-mode: simulated`."
       )
   )
-  .middleware(Authentication)
+  .middleware(KeyOrBearerAuthentication)
   .annotate(OpenApi.Title, "Media proxy")
 {}

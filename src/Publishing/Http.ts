@@ -13,7 +13,7 @@ import { Publishing } from "./Service.ts"
  */
 const maxDiscardedBytes = 8 * 1024 * 1024
 
-const discardRest = (request: HttpServerRequest.HttpServerRequest) =>
+export const discardRest = (request: HttpServerRequest.HttpServerRequest) =>
   Effect.sync(() => {
     const incoming = NodeHttpServerRequest.toIncomingMessage(request)
     if (incoming.complete || incoming.destroyed) return
@@ -26,10 +26,10 @@ const discardRest = (request: HttpServerRequest.HttpServerRequest) =>
   })
 
 /** The media type of the request's Content-Type, lowercase, without parameters. */
-const mediaType = (request: HttpServerRequest.HttpServerRequest) =>
+export const mediaType = (request: HttpServerRequest.HttpServerRequest) =>
   (request.headers["content-type"] ?? "").split(";")[0]!.trim().toLowerCase()
 
-const declaredLength = (request: HttpServerRequest.HttpServerRequest) => {
+export const declaredLength = (request: HttpServerRequest.HttpServerRequest) => {
   const length = Number(request.headers["content-length"])
   return Number.isFinite(length) ? length : undefined
 }

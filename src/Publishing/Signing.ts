@@ -2,8 +2,9 @@
  * Signed upload URLs: `PUT /archives/{nodeId}/{version}?expires=<unix seconds>&signature=<HMAC>`.
  * The HMAC-SHA256 covers the method, the node, the version, the version's id and the expiry, so a
  * URL cannot be moved to another version, extended, or reused for a version published again
- * under a new id. The key comes from STORAGE_SIGNING_SECRET or, unset, is generated once in the
- * database, so every instance on one database accepts the URLs of the others.
+ * under a new id. Media storage signs its upload URLs with the same key (`makeSignedUrls`). The
+ * key comes from STORAGE_SIGNING_SECRET or, unset, is generated once in the database, so every
+ * instance on one database accepts the URLs of the others.
  */
 import { SqlClient } from "@effect/sql"
 import { Clock, Data, Effect, Option, Redacted } from "effect"
@@ -34,27 +35,47 @@ export class SignatureExpired extends Data.TaggedError("SignatureExpired")<{}> {
 const archivePath = (nodeId: string, version: string) =>
   `/archives/${encodeURIComponent(nodeId)}/${encodeURIComponent(version)}`
 
-const payload = (t: UploadTarget, expires: string) => `PUT\n${t.nodeId}\n${t.version}\n${t.versionId}\n${expires}`
+/** What an archive's URL is signed for, beside its expiry. */
+const archiveScope = (t: UploadTarget) => `PUT\n${t.nodeId}\n${t.version}\n${t.versionId}`
 
-/** Signs and checks upload URLs with `key`; the clock is Effect's, so tests move time with TestClock. */
-export const makeUrlSigner = (key: Redacted.Redacted, baseUrl: string, ttlSeconds: number) => {
-  const sign = (t: UploadTarget, expires: string) =>
-    createHmac("sha256", Redacted.value(key)).update(payload(t, expires)).digest()
+/**
+ * Signed URLs of any kind: a URL carries `expires` and an HMAC-SHA256 of its `scope` (what it may
+ * do, to what) and that expiry. Each kind's scope starts differently, so that no URL of one kind
+ * is valid as another. The clock is Effect's, so tests move time with TestClock.
+ */
+export const makeSignedUrls = (key: Redacted.Redacted, baseUrl: string) => {
+  const sign = (scope: string, expires: string) => createHmac("sha256", Redacted.value(key)).update(`${scope}\n${expires}`).digest()
   return {
-    /** The absolute upload URL of the version, valid for the configured time from now. */
-    uploadUrl: traced("UrlSigner.uploadUrl")(function*(t: UploadTarget) {
-      const expires = String(Math.floor((yield* Clock.currentTimeMillis) / 1000) + ttlSeconds)
-      return `${baseUrl}${archivePath(t.nodeId, t.version)}?expires=${expires}&signature=${sign(t, expires).toString("base64url")}`
-    }),
-    /** Succeeds for a genuine URL that has not expired. */
-    verify: traced("UrlSigner.verify")(function*(t: UploadTarget, expires: string, signature: string) {
+    /** The absolute URL of `path`, signed for `scope` until `expiresAt` (seconds since the epoch). */
+    url: (path: string, scope: string, expiresAt: number) => {
+      const expires = String(expiresAt)
+      return `${baseUrl}${path}?expires=${expires}&signature=${sign(scope, expires).toString("base64url")}`
+    },
+    /** Succeeds for a genuine URL of `scope` that has not expired. */
+    verify: traced("SignedUrls.verify")(function*(scope: string, expires: string, signature: string) {
       if (!/^\d{1,12}$/.test(expires) || !/^[A-Za-z0-9_-]{43}$/.test(signature)) return yield* new BadSignature()
       const given = Buffer.from(signature, "base64url")
-      const expected = sign(t, expires)
+      const expected = sign(scope, expires)
       // the signature first, in constant time: an expiry is only news about a genuine URL
       if (given.length !== expected.length || !timingSafeEqual(given, expected)) return yield* new BadSignature()
       if (Number(expires) * 1000 < (yield* Clock.currentTimeMillis)) return yield* new SignatureExpired()
     })
+  }
+}
+
+/** Signs and checks archive upload URLs with `key`. */
+export const makeUrlSigner = (key: Redacted.Redacted, baseUrl: string, ttlSeconds: number) => {
+  const signed = makeSignedUrls(key, baseUrl)
+  return {
+    /** The absolute upload URL of the version, valid for the configured time from now. */
+    uploadUrl: traced("UrlSigner.uploadUrl")(function*(t: UploadTarget) {
+      const expires = Math.floor((yield* Clock.currentTimeMillis) / 1000) + ttlSeconds
+      return signed.url(archivePath(t.nodeId, t.version), archiveScope(t), expires)
+    }),
+    /** Succeeds for a genuine URL that has not expired. */
+    verify: (t: UploadTarget, expires: string, signature: string) => signed.verify(archiveScope(t), expires, signature),
+    /** The same key's URLs of other kinds (media storage). */
+    signed
   }
 }
 

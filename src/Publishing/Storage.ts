@@ -113,6 +113,10 @@ export const makeLocalStorage = (dir: string) =>
         put(key, body, options).pipe(span("Storage.put"))),
       open: traced("Storage.open")(function*(key: string) {
         return yield* open(key)
+      }),
+      /** Deletes the content under `key`; a key that holds nothing is no failure. */
+      remove: traced("Storage.remove")(function*(key: string) {
+        yield* fs.remove(fileOf(key), { force: true }).pipe(Effect.catchIf(isPlatformError, failed))
       })
     }
   })

@@ -1,0 +1,37 @@
+import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
+import { Schema } from "effect"
+import { BadRequest, NotFound } from "../Domain/ApiErrors.ts"
+import { ApiKeyCreate, ApiKeyList, CreatedApiKey } from "../Domain/ApiKey.ts"
+import { Authentication } from "../Domain/Auth.ts"
+import { field, PathParam } from "../Domain/Schemas.ts"
+
+/** The caller's own API keys; signing in (bearer) is needed to manage them, a key cannot. */
+export class ApiKeysApi extends HttpApiGroup.make("apiKeys")
+  .add(
+    HttpApiEndpoint.post("createApiKey", "/users/api-keys")
+      .setPayload(ApiKeyCreate)
+      .addSuccess(CreatedApiKey, { status: 201 })
+      .addError(BadRequest)
+      .annotate(OpenApi.Summary, "Create an API key")
+      .annotate(
+        OpenApi.Description,
+        "The key authenticates its user as the X-API-KEY header on the media proxy and media storage. " +
+          "Its value is shown in this answer only; the registry keeps a hash."
+      )
+  )
+  .add(
+    HttpApiEndpoint.get("listApiKeys", "/users/api-keys")
+      .addSuccess(ApiKeyList)
+      .annotate(OpenApi.Summary, "List your API keys, values masked")
+  )
+  .add(
+    HttpApiEndpoint.del("revokeApiKey", "/users/api-keys/:keyId")
+      .setPath(Schema.Struct({ keyId: field(PathParam, "Identifier of the key") }))
+      .addSuccess(HttpApiSchema.NoContent)
+      .addError(BadRequest)
+      .addError(NotFound)
+      .annotate(OpenApi.Summary, "Revoke one of your API keys at once")
+  )
+  .middleware(Authentication)
+  .annotate(OpenApi.Title, "API keys")
+{}

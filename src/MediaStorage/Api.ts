@@ -1,0 +1,77 @@
+import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
+import { Schema } from "effect"
+import {
+  BadRequest,
+  InternalError,
+  InvalidSignature,
+  NotFound,
+  PayloadTooLarge,
+  UnsupportedMediaType,
+  UrlExpired
+} from "../Domain/ApiErrors.ts"
+import { KeyOrBearerAuthentication } from "../Domain/Auth.ts"
+import { StorageRequest, StorageResource } from "../Domain/MediaFile.ts"
+import { field, optionalField, PathParam, Text } from "../Domain/Schemas.ts"
+
+/** Media files for the host's API nodes: created by a signed-in caller (bearer or API key). */
+export class MediaStorageApi extends HttpApiGroup.make("mediaStorage")
+  .add(
+    HttpApiEndpoint.post("createStorageResource", "/customers/storage")
+      .setPayload(StorageRequest)
+      .addSuccess(StorageResource)
+      .addError(BadRequest)
+      .annotate(OpenApi.Summary, "Make a media file: a signed URL to upload it, a public one to download it")
+      .annotate(
+        OpenApi.Description,
+        "PUT the bytes to `upload_url` with the declared Content-Type (or none), then hand `download_url` to whoever " +
+          "needs the file: it is served without authentication until `expires_at` (24 hours), then deleted."
+      )
+  )
+  .middleware(KeyOrBearerAuthentication)
+  .annotate(OpenApi.Title, "Media storage")
+{}
+
+const FilePath = Schema.Struct({
+  token: field(PathParam, "The file's secret, as its URLs carry it"),
+  fileName: field(PathParam, "The file's name, as its URLs carry it")
+})
+
+/** A media file's two URLs: the signed upload and the public download. No bearer token. */
+export class MediaFilesApi extends HttpApiGroup.make("mediaFiles")
+  .add(
+    HttpApiEndpoint.put("uploadMediaFile", "/media/:token/:fileName")
+      .setPath(FilePath)
+      .setUrlParams(Schema.Struct({
+        expires: optionalField(Text(20), "When the signed URL expires, in seconds since the Unix epoch"),
+        signature: optionalField(Text(100), "Signature of the URL, as upload_url carries it")
+      }))
+      .addSuccess(HttpApiSchema.NoContent)
+      .addError(BadRequest)
+      .addError(InvalidSignature)
+      .addError(UrlExpired)
+      .addError(NotFound)
+      .addError(PayloadTooLarge)
+      .addError(UnsupportedMediaType)
+      .addError(InternalError)
+      .annotate(OpenApi.Summary, "Upload a media file's bytes to its signed URL")
+      .annotate(
+        OpenApi.Description,
+        "The body is the file, streamed to storage. 413 beyond the size of one file or the caller's total over " +
+          "their live files; 415 when Content-Type differs from the declared type. Uploading again replaces the bytes."
+      )
+      // the body is read as a stream by the handler, not declared as a payload (which would buffer it)
+      .annotate(OpenApi.Override, {
+        requestBody: { required: true, content: { "application/octet-stream": { schema: { type: "string", format: "binary" } } } }
+      })
+  )
+  .add(
+    HttpApiEndpoint.get("downloadMediaFile", "/media/:token/:fileName")
+      .setPath(FilePath)
+      .addSuccess(HttpApiSchema.Uint8Array({ contentType: "application/octet-stream" }))
+      .addError(BadRequest)
+      .addError(NotFound)
+      .addError(InternalError)
+      .annotate(OpenApi.Summary, "Download a media file, with the content type it was declared with")
+  )
+  .annotate(OpenApi.Title, "Media storage")
+{}

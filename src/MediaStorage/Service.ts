@@ -1,0 +1,168 @@
+/**
+ * Media storage for the host's API nodes: a signed-in caller (bearer or API key) gets a file's
+ * URLs, PUTs its bytes to the signed one, and anyone holding the other reads them until the file
+ * expires. Bytes live in the archives' store; a periodic sweep deletes expired files.
+ */
+import { createHash } from "node:crypto"
+import { Data, Effect, Option, Schedule, Stream } from "effect"
+import { AppConfig } from "../Config.ts"
+import { CurrentUser } from "../Domain/Auth.ts"
+import { StorageResource } from "../Domain/MediaFile.ts"
+import { BadSignature, SignatureExpired, UrlSigner } from "../Publishing/Signing.ts"
+import { Storage } from "../Publishing/Storage.ts"
+import { traced } from "../Tracing.ts"
+import { type LiveFile, MediaFileMissing, MediaFileRepo, MediaQuotaExceeded } from "./Repo.ts"
+
+export class MediaUrlExpired extends Data.TaggedError("MediaUrlExpired")<{}> {
+  override get message() {
+    return "The upload URL has expired; ask POST /customers/storage for a new one"
+  }
+}
+
+export class MediaTypeMismatch extends Data.TaggedError("MediaTypeMismatch")<{ readonly declared: string }> {
+  override get message() {
+    return `The Content-Type must be the one declared for the file (${this.declared}), or absent`
+  }
+}
+
+export class MediaFileTooLarge extends Data.TaggedError("MediaFileTooLarge")<{ readonly maxBytes: number }> {
+  override get message() {
+    return `A file may hold at most ${this.maxBytes} bytes`
+  }
+}
+
+export class MediaUploadBroken extends Data.TaggedError("MediaUploadBroken")<{}> {
+  override get message() {
+    return "The upload was interrupted before the file was complete"
+  }
+}
+
+/** An upload as its request brings it. */
+export interface MediaUpload {
+  readonly token: string
+  readonly expires: string | undefined
+  readonly signature: string | undefined
+  /** The media type of `Content-Type`, lowercase, without parameters; undefined without the header. */
+  readonly contentType: string | undefined
+  /** `Content-Length`, when the client declared one. */
+  readonly declaredBytes: number | undefined
+  readonly body: Stream.Stream<Uint8Array, unknown>
+}
+
+/** Where a file's bytes are kept in the store (beside archives, whose keys are `<uuid>.zip`). */
+const storageKey = (fileId: string) => `media-${fileId}`
+
+/** What a media upload URL is signed for: distinct from every archive URL's scope. */
+const uploadScope = (token: string) => `PUT media\n${token}`
+
+const filePath = (file: LiveFile) => `/media/${file.token}/${encodeURIComponent(file.file_name)}`
+
+const sha256Hex = /^[0-9a-f]{64}$/
+
+/** Expired files deleted per statement by the sweep. */
+const sweepBatch = 500
+
+export class MediaStorage extends Effect.Service<MediaStorage>()("MediaStorage", {
+  scoped: Effect.gen(function*() {
+    const files = yield* MediaFileRepo
+    const storage = yield* Storage
+    const { signed } = yield* UrlSigner
+    const config = yield* AppConfig
+    const { maxFileBytes, maxUserBytes, fileTtlSeconds, sweepIntervalMillis } = config.media
+
+    const resource = (file: LiveFile, existing: boolean) =>
+      new StorageResource({
+        ...(existing ? {} : { upload_url: signed.url(filePath(file), uploadScope(file.token), Math.floor(file.expires_at.getTime() / 1000)) }),
+        download_url: config.publicBaseUrl + filePath(file),
+        existing_file: existing,
+        expires_at: file.expires_at
+      })
+
+    /** Deletes expired files, bytes first: a row without bytes is harmless, bytes without a row would be lost. */
+    const sweep = traced("MediaStorage.sweep")(function*() {
+      let swept = 0
+      while (true) {
+        const ids = yield* files.expired(sweepBatch)
+        yield* Effect.forEach(ids, (id) => storage.remove(storageKey(id)), { discard: true, concurrency: 8 })
+        yield* files.delete(ids)
+        swept += ids.length
+        if (ids.length < sweepBatch) return swept
+      }
+    })
+
+    // the sweep lives as long as the service; a failed round is logged and the next one tries again
+    yield* sweep().pipe(
+      Effect.catchAllCause((cause) => Effect.logWarning("media sweep failed", cause)),
+      Effect.repeat(Schedule.spaced(sweepIntervalMillis)),
+      Effect.forkScoped
+    )
+
+    return {
+      /** A new file of the caller, or their live file with the same bytes when `file_hash` names one. */
+      create: traced("MediaStorage.create")(
+        function*(request: { readonly file_name: string; readonly content_type?: string; readonly file_hash?: string }) {
+          const user = yield* CurrentUser
+          const hash = request.file_hash?.toLowerCase()
+          if (hash !== undefined && sha256Hex.test(hash)) {
+            const existing = yield* files.withHash(user.id, hash)
+            if (Option.isSome(existing)) return resource(existing.value, true)
+          }
+          const file = yield* files.create({
+            ownerId: user.id,
+            fileName: request.file_name,
+            contentType: (request.content_type ?? "application/octet-stream").toLowerCase(),
+            ttlSeconds: fileTtlSeconds
+          })
+          return resource(file, false)
+        }
+      ),
+
+      /**
+       * Streams an upload into the store, refused as soon as it passes the file's or the owner's
+       * limit. Uploading again replaces the bytes while the file lives.
+       */
+      upload: traced("MediaStorage.upload")(function*(upload: MediaUpload) {
+        if (upload.expires === undefined || upload.signature === undefined) return yield* new BadSignature()
+        yield* signed.verify(uploadScope(upload.token), upload.expires, upload.signature).pipe(
+          Effect.catchTag("SignatureExpired", (_: SignatureExpired) => new MediaUrlExpired())
+        )
+        const found = yield* files.live(upload.token)
+        if (Option.isNone(found)) return yield* new MediaFileMissing()
+        const file = found.value
+        if (upload.contentType !== undefined && upload.contentType !== file.content_type) {
+          return yield* new MediaTypeMismatch({ declared: file.content_type })
+        }
+        const room = yield* files.room(file.owner_id, file.id, maxUserBytes)
+        const limit = Math.min(maxFileBytes, Math.max(0, room))
+        const tooLarge = limit === maxFileBytes
+          ? new MediaFileTooLarge({ maxBytes: maxFileBytes })
+          : new MediaQuotaExceeded({ maxBytes: maxUserBytes })
+        // a declared length over the limit is refused before a byte is read
+        if ((upload.declaredBytes ?? 0) > limit) return yield* tooLarge
+
+        const hash = createHash("sha256")
+        const body = Stream.map(upload.body, (chunk) => {
+          hash.update(chunk)
+          return chunk
+        })
+        const inspect = (_: string, bytes: number) => files.recordUpload(file, { bytes, sha256: hash.digest("hex") }, maxUserBytes)
+        yield* storage.put(storageKey(file.id), body, { maxBytes: limit, inspect }).pipe(
+          Effect.catchTags({ BodyTooLarge: () => tooLarge, BodyBroken: () => new MediaUploadBroken() })
+        )
+      }),
+
+      /** A live, uploaded file's bytes with what to serve them as. */
+      download: traced("MediaStorage.download")(function*(token: string) {
+        const found = yield* files.live(token)
+        if (Option.isNone(found) || found.value.size_bytes === null) return yield* new MediaFileMissing()
+        const file = found.value
+        const opened = yield* storage.open(storageKey(file.id))
+        if (Option.isNone(opened)) return yield* new MediaFileMissing()
+        return { contentType: file.content_type, fileName: file.file_name, ...opened.value }
+      }),
+
+      sweep
+    }
+  }),
+  dependencies: [MediaFileRepo.Default, Storage.Default, UrlSigner.Default]
+}) {}
