@@ -4,7 +4,7 @@ import { ArchiveMissing, BadRequest, Conflict, Forbidden, NodeExists, NotFound }
 import { Authentication } from "../Domain/Auth.ts"
 import { Node, NodeId, NodeStatus, NodeVersion, NodeVersionStatus } from "../Domain/Node.ts"
 import { Publisher, PublisherStatus } from "../Domain/Publisher.ts"
-import { nodeFields } from "../Publishing/Api.ts"
+import { nodeFields, VersionCreate } from "../Publishing/Api.ts"
 import { field, NonEmptyText, optionalField, PathParam, Text, TextList } from "../Domain/Schemas.ts"
 
 /** Body of `POST /admin/nodes`: a node waiting in the `unclaimed` publisher for its author. */
@@ -28,6 +28,17 @@ export const AdminNodeUpdate = Schema.Struct({
   // the admin front-end copies a version's compatibility onto its node
   ...Struct.pick(nodeFields, "supported_host_version", "supported_host_frontend_version")
 }).annotations({ identifier: "AdminNodeUpdate" })
+
+/**
+ * Body of `PUT /admin/nodes/{nodeId}/versions/{version}`: a status move and the version's
+ * compatibility, every field optional (the admin front-end's compatibility editor sends the
+ * compatibility alone).
+ */
+export const AdminNodeVersionUpdate = Schema.Struct({
+  status: optionalField(NodeVersionStatus, "New status of the version"),
+  status_reason: optionalField(Text(2000), "Why the version has its status; without status, it explains the current one"),
+  ...Struct.pick(VersionCreate.fields, "supported_os", "supported_accelerators", "supported_host_version", "supported_host_frontend_version")
+}).annotations({ identifier: "AdminNodeVersionUpdate" })
 
 export class AdminApi extends HttpApiGroup.make("admin")
   .add(
@@ -65,19 +76,21 @@ export class AdminApi extends HttpApiGroup.make("admin")
   .add(
     HttpApiEndpoint.put("moderateVersion", "/admin/nodes/:nodeId/versions/:version")
       .setPath(Schema.Struct({ nodeId: field(PathParam, "Identifier of the node"), version: field(PathParam, "The version string (such as 1.2.0) or the version's id") }))
-      .setPayload(Schema.Struct({
-        status: field(NodeVersionStatus, "New status of the version"),
-        status_reason: optionalField(Text(2000), "Why the version gets this status")
-      })
-        .annotations({ identifier: "AdminNodeVersionUpdate" }))
+      .setPayload(AdminNodeVersionUpdate)
       .addSuccess(NodeVersion)
       .addError(BadRequest)
       .addError(Forbidden)
       .addError(NotFound)
       .addError(Conflict)
       .addError(ArchiveMissing)
-      .annotate(OpenApi.Summary, "Set a version's status with a reason (site admins)")
-      .annotate(OpenApi.Description, "Moves of CONTRACT.md's table only (409 otherwise); NodeVersionStatusActive needs an uploaded archive (409 archive_missing).")
+      .annotate(OpenApi.Summary, "Set a version's status with a reason, or its compatibility (site admins)")
+      .annotate(
+        OpenApi.Description,
+        "Fields left out are unchanged; an empty body changes nothing and answers the version. Status moves of CONTRACT.md's table only " +
+          "(409 otherwise); NodeVersionStatusActive needs an uploaded archive (409 archive_missing). The compatibility fields replace " +
+          "the version's own, which the host_version filter of GET /nodes reads; a deleted version's compatibility is 404. " +
+          "A status move and the compatibility are one change: both or neither."
+      )
   )
   .middleware(Authentication)
   .annotate(OpenApi.Title, "Site administration")

@@ -13,6 +13,6 @@ export const AdminLive = HttpApiBuilder.group(Api, "admin", (handlers) =>
       .handle("createUnclaimedNode", ({ payload }) => answer(moderation.createUnclaimedNode(payload)))
       .handle("moderateNode", ({ path, payload }) => answer(moderation.moderateNode(path.nodeId, payload)))
       .handle("moderateVersion", ({ path, payload }) =>
-        answer(moderation.moderateVersion(path.nodeId, path.version, payload.status, payload.status_reason)))
+        answer(moderation.moderateVersion(path.nodeId, path.version, payload)))
       .handle("moderatePublisher", ({ path, payload }) => answer(publishers.moderate(path.publisherId, payload.status)))
   }))

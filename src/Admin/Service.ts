@@ -1,6 +1,7 @@
 /**
- * Site moderation (site admins only): unclaimed nodes for authors to claim, and the statuses of
- * nodes and versions, moved as the state machines of Domain/Transitions.ts allow.
+ * Site moderation (site admins only): unclaimed nodes for authors to claim, the statuses of nodes
+ * and versions, moved as the state machines of Domain/Transitions.ts allow, and the compatibility
+ * of versions.
  */
 import { Data, Effect, Option } from "effect"
 import { Policy } from "../Auth/Policy.ts"
@@ -9,7 +10,7 @@ import { NodeMissing, TransitionRefused, VersionMissing } from "../Domain/Errors
 import { NodeStatus, type NodeVersionStatus } from "../Domain/Node.ts"
 import { unclaimedPublisherId } from "../Domain/Publisher.ts"
 import { nodeStatusMoves, nodeVersionStatusMoves, statesReaching } from "../Domain/Transitions.ts"
-import { type NodePatch, PublishingRepo } from "../Publishing/Repo.ts"
+import { type NodePatch, PublishingRepo, type VersionCompatibility, type VersionMove } from "../Publishing/Repo.ts"
 import { traced } from "../Tracing.ts"
 
 /** An installable version must have an archive to serve. */
@@ -17,6 +18,12 @@ export class NoArchive extends Data.TaggedError("NoArchive")<{}> {
   override get message() {
     return "The version has no uploaded archive to make installable"
   }
+}
+
+/** A site admin's change of a version (absent fields: unchanged). */
+export interface VersionEdit extends VersionCompatibility {
+  readonly status?: NodeVersionStatus | undefined
+  readonly status_reason?: string | undefined
 }
 
 export class Moderation extends Effect.Service<Moderation>()("Moderation", {
@@ -30,6 +37,23 @@ export class Moderation extends Effect.Service<Moderation>()("Moderation", {
         onNone: () => Effect.fail(new NodeMissing({ nodeId })),
         onSome: Effect.succeed
       }))
+
+    /**
+     * The move a request asks of a version in `state`, checked against the machine and the
+     * archive; the status is checked again under the version's lock, so a concurrent move wins or
+     * loses whole. A reason alone moves to the current status: it is refused if that changes meanwhile.
+     */
+    const moveOf = (
+      state: { readonly status: NodeVersionStatus; readonly hasArchive: boolean },
+      target: NodeVersionStatus | undefined,
+      reason: string | undefined
+    ): Effect.Effect<VersionMove | undefined, TransitionRefused | NoArchive> => {
+      if (target === undefined) return Effect.succeed(reason === undefined ? undefined : { from: [state.status], to: state.status, reason })
+      const from = statesReaching(nodeVersionStatusMoves, target)
+      if (!from.includes(state.status)) return Effect.fail(new TransitionRefused({ record: "A version", from: state.status, to: target }))
+      if (target === "NodeVersionStatusActive" && !state.hasArchive) return Effect.fail(new NoArchive())
+      return Effect.succeed({ from, to: target, reason })
+    }
 
     return {
       /** A node waiting in the `unclaimed` publisher for its author. */
@@ -50,20 +74,22 @@ export class Moderation extends Effect.Service<Moderation>()("Moderation", {
         return yield* current(nodeId)
       }),
 
-      moderateVersion: traced("Moderation.moderateVersion")(
-        function*(nodeId: string, version: string, target: NodeVersionStatus, reason: string | undefined) {
-          yield* policy.requireSiteAdmin
-          const found = yield* nodes.versionState(nodeId, version)
-          if (Option.isNone(found)) return yield* new VersionMissing({ nodeId, version })
-          const state = found.value
-          const from = statesReaching(nodeVersionStatusMoves, target)
-          if (!from.includes(state.status)) return yield* new TransitionRefused({ record: "A version", from: state.status, to: target })
-          if (target === "NodeVersionStatusActive" && !state.hasArchive) return yield* new NoArchive()
-          // the status is checked again in the statement: a concurrent move wins or loses whole
-          yield* publishing.moveVersion(nodeId, state.version, from, target, reason)
-          return yield* Effect.flatMap(nodes.versionById(state.id), Effect.orDie)
+      /**
+       * A status move and the version's compatibility, as one change; a refused move refuses the
+       * whole request. A reason without a status explains the current status.
+       */
+      moderateVersion: traced("Moderation.moderateVersion")(function*(nodeId: string, versionOrId: string, edit: VersionEdit) {
+        yield* policy.requireSiteAdmin
+        const found = yield* nodes.versionState(nodeId, versionOrId)
+        if (Option.isNone(found)) return yield* new VersionMissing({ nodeId, version: versionOrId })
+        const state = found.value
+        const { status, status_reason, ...compatibility } = edit
+        const move = yield* moveOf(state, status, status_reason)
+        if (move !== undefined || Object.values(compatibility).some((v) => v !== undefined)) {
+          yield* publishing.moderateVersion(nodeId, state.version, move, compatibility)
         }
-      )
+        return yield* Effect.flatMap(nodes.versionById(state.id), Effect.orDie)
+      })
     }
   }),
   dependencies: [NodeRepo.Default, PublishingRepo.Default, Policy.Default]

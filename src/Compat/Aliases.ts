@@ -63,7 +63,8 @@ export const aliasRoutes = (words: AliasWords): ReadonlyArray<AliasRoute> => {
     },
     { method: "POST", path: "/publishers/:publisherId/nodes", body: [{ at: [], renames: supported }] },
     { method: "PUT", path: "/publishers/:publisherId/nodes/:nodeId", body: [{ at: [], renames: supported }] },
-    { method: "PUT", path: "/admin/nodes/:nodeId", body: [{ at: [], renames: merged(supported, preempted) }] }
+    { method: "PUT", path: "/admin/nodes/:nodeId", body: [{ at: [], renames: merged(supported, preempted) }] },
+    { method: "PUT", path: "/admin/nodes/:nodeId/versions/:version", body: [{ at: [], renames: supported }] }
   ]
   return routes.filter((r) => (r.query?.size ?? 0) > 0 || (r.body ?? []).some((p) => p.renames.size > 0))
 }

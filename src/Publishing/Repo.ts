@@ -95,6 +95,34 @@ export interface VersionPatch {
   readonly deprecated?: boolean | undefined
 }
 
+/** A version's compatibility as a site admin sets it (absent: unchanged); ranges parsed as on publishing. */
+export interface VersionCompatibility {
+  readonly supported_os?: ReadonlyArray<string> | undefined
+  readonly supported_accelerators?: ReadonlyArray<string> | undefined
+  readonly supported_host_version?: HostRange | undefined
+  readonly supported_host_frontend_version?: { readonly text: string } | undefined
+}
+
+/** A status move: to `to`, only from one of `from` (the states reaching it). */
+export interface VersionMove {
+  readonly from: ReadonlyArray<NodeVersionStatus>
+  readonly to: NodeVersionStatus
+  readonly reason: string | undefined
+}
+
+/** The columns of a compatibility: only its present fields, ranges as their text. */
+const compatibilityColumns = (c: VersionCompatibility): Record<string, unknown> => {
+  const row: Record<string, unknown> = {}
+  if (c.supported_os !== undefined) row.supported_os = [...c.supported_os]
+  if (c.supported_accelerators !== undefined) row.supported_accelerators = [...c.supported_accelerators]
+  if (c.supported_host_frontend_version !== undefined) row.supported_host_frontend_version = c.supported_host_frontend_version.text
+  if (c.supported_host_version !== undefined) {
+    row.supported_host_version = c.supported_host_version.text
+    row.admits_any_host = c.supported_host_version.intervals === undefined
+  }
+  return row
+}
+
 /** The columns of a node patch: only its present fields. Arrays are copied (the driver wants mutable ones). */
 export const nodeColumns = (patch: NodePatch): Record<string, unknown> => {
   const row: Record<string, unknown> = {}
@@ -139,6 +167,16 @@ export class PublishingRepo extends Effect.Service<PublishingRepo>()("Publishing
     const { change, refreshListed } = yield* CatalogChanges
     const thisNode = (nodeId: string) => sql`n.id = ${nodeId}`
 
+    /** The key intervals of a version's host range, as the catalogue's host_version filter reads them. */
+    const hostRangeRows = (versionId: string, range: HostRange | undefined) =>
+      (range?.intervals ?? []).map((interval) => ({
+        version_id: versionId,
+        lo: interval.lo,
+        lo_incl: interval.loIncl,
+        hi: interval.hi,
+        hi_incl: interval.hiIncl
+      }))
+
     /** Stores versions with their sort keys and host ranges; answers their ids in order. */
     const insertVersionRows = (versions: ReadonlyArray<NewVersion>) =>
       Effect.gen(function*() {
@@ -161,15 +199,7 @@ export class PublishingRepo extends Effect.Service<PublishingRepo>()("Publishing
             created_at: v.created_at ?? new Date()
           })))
         } RETURNING id::text`
-        const ranges = versions.flatMap((v, i) =>
-          (v.supported_host_version?.intervals ?? []).map((interval) => ({
-            version_id: ids[i]!.id,
-            lo: interval.lo,
-            lo_incl: interval.loIncl,
-            hi: interval.hi,
-            hi_incl: interval.hiIncl
-          }))
-        )
+        const ranges = versions.flatMap((v, i) => hostRangeRows(ids[i]!.id, v.supported_host_version))
         for (const batch of chunks(ranges)) yield* sql`INSERT INTO node_version_host_ranges ${sql.insert(batch)}`
         yield* sql`UPDATE nodes SET updated_at = greatest(updated_at, now())
                    WHERE id = ANY(${[...new Set(versions.map((v) => v.node_id))]})`
@@ -182,6 +212,38 @@ export class PublishingRepo extends Effect.Service<PublishingRepo>()("Publishing
         sql<{ publisher_id: string; status: NodeStatus }>`SELECT publisher_id, status FROM nodes WHERE id = ${nodeId} FOR UPDATE`,
         (rows) => rows[0]
       )
+
+    /** Replaces a version's compatibility columns, and its key intervals when its host range is set. */
+    const setCompatibility = (versionId: string, compatibility: VersionCompatibility) =>
+      Effect.gen(function*() {
+        yield* sql`UPDATE node_versions SET ${sql.update(compatibilityColumns(compatibility))} WHERE id = ${versionId}::uuid`
+        if (compatibility.supported_host_version === undefined) return
+        yield* sql`DELETE FROM node_version_host_ranges WHERE version_id = ${versionId}::uuid`
+        const ranges = hostRangeRows(versionId, compatibility.supported_host_version)
+        if (ranges.length > 0) yield* sql`INSERT INTO node_version_host_ranges ${sql.insert(ranges)}`
+      })
+
+    /**
+     * Moves a version's status and sets its compatibility, within the caller's transaction. The
+     * version's row is locked first and the move checked in its statement, so a concurrent move
+     * wins or loses whole, and a refused move leaves the compatibility unchanged too.
+     */
+    const reviseVersion = (nodeId: string, version: string, move: VersionMove | undefined, compatibility: VersionCompatibility) =>
+      Effect.gen(function*() {
+        const [row] = yield* sql<{ id: string; status: NodeVersionStatus }>`
+          SELECT id::text, status FROM node_versions WHERE node_id = ${nodeId} AND version = ${version} FOR UPDATE`
+        const compatible = Object.keys(compatibilityColumns(compatibility)).length > 0
+        if (row === undefined || (compatible && row.status === "NodeVersionStatusDeleted")) {
+          return yield* new VersionMissing({ nodeId, version })
+        }
+        if (move !== undefined) {
+          const moved = yield* sql`UPDATE node_versions SET status = ${move.to}, status_reason = ${move.reason ?? null}
+            WHERE id = ${row.id}::uuid AND status = ANY(${move.from as Array<string>}) RETURNING id`
+          if (moved.length === 0) return yield* new TransitionRefused({ record: "A version", from: row.status, to: move.to })
+        }
+        if (compatible) yield* setCompatibility(row.id, compatibility)
+        yield* sql`UPDATE nodes SET updated_at = now() WHERE id = ${nodeId}`
+      })
 
     /** After a conditional UPDATE of nodes changed nothing: why. */
     const refusedNodeMove = (nodeId: string, to: NodeStatus | undefined) =>
@@ -267,16 +329,17 @@ export class PublishingRepo extends Effect.Service<PublishingRepo>()("Publishing
       /** Moves a version's status (with its reason) only from one of `from`, checked in the statement. */
       moveVersion: traced("PublishingRepo.moveVersion")(
         function*(nodeId: string, version: string, from: ReadonlyArray<NodeVersionStatus>, to: NodeVersionStatus, reason: string | undefined) {
-          yield* change(Effect.gen(function*() {
-            const [row] = yield* sql<{ status: NodeVersionStatus; moved: boolean }>`
-              WITH current AS (SELECT id, status FROM node_versions WHERE node_id = ${nodeId} AND version = ${version} FOR UPDATE),
-              moved AS (UPDATE node_versions v SET status = ${to}, status_reason = ${reason ?? null} FROM current
-                        WHERE v.id = current.id AND current.status = ANY(${from as Array<string>}) RETURNING v.id)
-              SELECT current.status, EXISTS (SELECT 1 FROM moved) AS moved FROM current`
-            if (row === undefined) return yield* new VersionMissing({ nodeId, version })
-            if (!row.moved) return yield* new TransitionRefused({ record: "A version", from: row.status, to })
-            yield* sql`UPDATE nodes SET updated_at = now() WHERE id = ${nodeId}`
-          }))
+          yield* change(reviseVersion(nodeId, version, { from, to, reason }, {}))
+        }
+      ),
+
+      /**
+       * A site admin's change of a version: a status move and its compatibility, both or neither.
+       * A deleted version's compatibility is not changed: it is missing to such edits.
+       */
+      moderateVersion: traced("PublishingRepo.moderateVersion")(
+        function*(nodeId: string, version: string, move: VersionMove | undefined, compatibility: VersionCompatibility) {
+          yield* change(reviseVersion(nodeId, version, move, compatibility))
         }
       ),
 

@@ -52,6 +52,11 @@ describe("aliasRoutes", () => {
     ]))
   })
 
+  it("renames the version ranges of the admin version update (registry-web NodeVersionCompatibilityEditModal.tsx)", () => {
+    const route = aliasRoutes(defaults).find((r) => r.method === "PUT" && r.path === "/admin/nodes/:nodeId/versions/:version")
+    expect(route?.body).toEqual([{ at: [], renames: supported }])
+  })
+
   it.prop("an empty word turns its aliases off; an alias is never an interface name", [words], ([w]) => {
     const routes = aliasRoutes(w)
     const aliases = routes.flatMap((r) => [...(r.query ?? new Map()), ...(r.body ?? []).flatMap((p) => [...p.renames])])

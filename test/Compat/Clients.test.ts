@@ -3,7 +3,8 @@
  * publishing CLI's publish body (comfy-cli comfy_cli/registry/api.py `publish_node_version`,
  * ranges from config_parser.py), the extension manager's catalogue sync (ComfyUI-Manager
  * glob/cnr_utils.py `_get_cnr_data`, its version from manager_core.py `get_comfyui_tag`) and the
- * admin front-end's node update (registry-web pages/admin/node-version-compatibility.tsx).
+ * admin front-end's node update (registry-web pages/admin/node-version-compatibility.tsx) and
+ * version update (registry-web components/admin/NodeVersionCompatibilityEditModal.tsx).
  * Answers keep the interface's names; with the alias settings empty, the aliases are unknown names.
  */
 import { expect, layer } from "@effect/vitest"
@@ -56,6 +57,14 @@ const cliPublish = (service: Running, publisher: Publisher, id: string, range: s
 /** ComfyUI-Manager cnr_utils.py: `/nodes?page=&limit=30&comfyui_version=&form_factor=`, unencoded. */
 const managerPage = (service: Running, comfyuiVersion: string) =>
   get(service, `/nodes?page=1&limit=30&comfyui_version=${comfyuiVersion}&form_factor=git-linux`)
+
+/** registry-web NodeVersionCompatibilityEditModal.tsx `onSubmit`: the version's four compatibility fields, no status. */
+const editorBody = (range: string) => ({
+  supported_comfyui_frontend_version: ">=1.20.0",
+  supported_comfyui_version: range,
+  supported_os: ["linux"],
+  supported_accelerators: []
+})
 
 const idsOf = (body: unknown) => (body as { nodes: ReadonlyArray<{ id: string }> }).nodes.map((n) => n.id).sort()
 
@@ -166,6 +175,20 @@ layer(Service.layer(), { excludeTestServices: true })("the clients' aliases, on 
       expect(updated.preempted_host_node_names).toEqual(["OldNode"])
       expect(answer.text).not.toContain("comfy")
     }))
+
+  it.effect("registry-web NodeVersionCompatibilityEditModal.tsx: the admin version update takes supported_comfyui_version; the manager's filter follows", () =>
+    Effect.gen(function*() {
+      const service = yield* Service
+      const admin = yield* Effect.promise(() => service.token({ sub: "root", admin: true }))
+      const answer = expectStatus(
+        yield* send(service, "PUT", "/admin/nodes/new-tool/versions/1.0.0", { token: admin, body: editorBody(">=0.3.0,<4") }),
+        200,
+        "admin version update"
+      )
+      expect(answer.body).toMatchObject({ supported_host_version: ">=0.3.0 <4.0.0", supported_host_frontend_version: ">=1.20.0" })
+      expect(answer.text).not.toContain("comfy")
+      expect(idsOf((yield* managerPage(service, "v0.3.60-1-g05b2453")).body)).toEqual(["new-tool", "old-tool"])
+    }))
 })
 
 layer(Service.layer((c) => ({ ...c, aliases: { hostName: "", hostNode: "" } })), { excludeTestServices: true })(
@@ -180,6 +203,19 @@ layer(Service.layer((c) => ({ ...c, aliases: { hostName: "", hostNode: "" } })),
         yield* cliPublish(service, acme, "new-tool", ">=2.0.0,<3")
         expect(idsOf((yield* managerPage(service, "v0.3.60-1-g05b2453")).body)).toEqual(["new-tool", "old-tool"])
         expect(idsOf((yield* get(service, "/nodes?host_version=v0.3.60-1-g05b2453")).body)).toEqual(["new-tool", "old-tool"])
+      }))
+
+    it.effect("registry-web NodeVersionCompatibilityEditModal.tsx: its range names are unknown fields, so the version keeps its range", () =>
+      Effect.gen(function*() {
+        const service = yield* Service
+        const admin = yield* Effect.promise(() => service.token({ sub: "root", admin: true }))
+        const answer = expectStatus(
+          yield* send(service, "PUT", "/admin/nodes/new-tool/versions/1.0.0", { token: admin, body: editorBody(">=9") }),
+          200,
+          "admin version update"
+        )
+        expect(answer.body).toMatchObject({ supported_os: ["linux"], supported_accelerators: [] })
+        expect((answer.body as Record<string, unknown>).supported_host_version).toBeUndefined()
       }))
   }
 )

@@ -515,8 +515,8 @@ export interface paths {
         };
         get?: never;
         /**
-         * Set a version's status with a reason (site admins)
-         * @description Moves of CONTRACT.md's table only (409 otherwise); NodeVersionStatusActive needs an uploaded archive (409 archive_missing).
+         * Set a version's status with a reason, or its compatibility (site admins)
+         * @description Fields left out are unchanged; an empty body changes nothing and answers the version. Status moves of CONTRACT.md's table only (409 otherwise); NodeVersionStatusActive needs an uploaded archive (409 archive_missing). The compatibility fields replace the version's own, which the host_version filter of GET /nodes reads; a deleted version's compatibility is 404. A status move and the compatibility are one change: both or neither.
          */
         put: operations["ModerateVersion"];
         post?: never;
@@ -1572,9 +1572,17 @@ export interface components {
         };
         AdminNodeVersionUpdate: {
             /** @description New status of the version */
-            status: components["schemas"]["NodeVersionStatus"];
-            /** @description Why the version gets this status */
+            status?: components["schemas"]["NodeVersionStatus"];
+            /** @description Why the version has its status; without status, it explains the current one */
             status_reason?: string;
+            /** @description Operating systems supported by this version */
+            supported_os?: string[];
+            /** @description Accelerators supported by this version (free strings) */
+            supported_accelerators?: string[];
+            /** @description Host application versions this version supports: a version range such as >=1.2.0 <2.0.0, ^1.4 or >=1.2.0,<2.0.0 */
+            supported_host_version?: string;
+            /** @description Host frontend versions this version supports: a version range such as >=1.2.0 <2.0.0, ^1.4 or >=1.2.0,<2.0.0 */
+            supported_host_frontend_version?: string;
         };
         NodeCreate: {
             /** @description Unique identifier of the node: letters, digits, '.', '_' and '-', starting with a letter or digit */

@@ -63,7 +63,8 @@ layer(Service.layer(), { excludeTestServices: true })("publishing refusals", (it
         ["/publishers/acme/nodes/existing/versions/1.0.0", "PUT", { deprecated: "yes" }, "deprecated"],
         ["/publishers/acme/nodes/existing/versions/1.0.0", "PUT", { changelog: ["x"] }, "changelog"],
         ["/admin/nodes/existing/versions/1.0.0", "PUT", { status: "NodeVersionStatusGone" }, "status"],
-        ["/admin/nodes/existing/versions/1.0.0", "PUT", {}, "status"],
+        ["/admin/nodes/existing/versions/1.0.0", "PUT", { supported_host_version: "not a range" }, "supported_host_version"],
+        ["/admin/nodes/existing/versions/1.0.0", "PUT", { status: "NodeVersionStatusFlagged", supported_os: "linux" }, "supported_os"],
         ["/admin/nodes/existing/versions/1.0.0", "PUT", { status: "NodeVersionStatusFlagged", status_reason: 3 }, "status_reason"]
       ]
       for (const [path, method, body, field] of cases) {
