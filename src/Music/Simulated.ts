@@ -8,7 +8,7 @@
  * request adds only its header and its shorter last second.
  */
 import { Duration, Option, Schedule, Stream } from "effect"
-import type { GenerateRequest } from "./Vendor.ts"
+import type { MusicRequest } from "../Domain/Media.ts"
 
 export const sampleRate = 22_050
 const bytesPerSample = 2
@@ -88,7 +88,10 @@ function* events(durationSec: number, titles: ReadonlyArray<string>, chunks: num
 const encoder = new TextEncoder()
 
 /** The vendor's NDJSON body for a generation, paced to end within `answerMillis`. */
-export const simulatedAnswer = ({ durationSeconds, request }: GenerateRequest): Stream.Stream<Uint8Array> => {
+export const simulatedAnswer = ({ durationSeconds, request }: {
+  readonly request: MusicRequest
+  readonly durationSeconds: Option.Option<number>
+}): Stream.Stream<Uint8Array> => {
   const durationSec = Option.getOrElse(durationSeconds, () => defaultSeconds)
   const samples = Math.round(durationSec * sampleRate)
   const chunks = 1 + Math.ceil(samples / sampleRate)
