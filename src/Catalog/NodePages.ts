@@ -11,7 +11,7 @@ import { SqlClient, type Statement } from "@effect/sql"
 import { Effect } from "effect"
 import { installableStatus, type SortKey } from "../Domain/Node.ts"
 import { traced } from "../Tracing.ts"
-import { archiveBase, versionObject } from "./Records.ts"
+import { archiveBase, displayName, nodeDescription, versionObject } from "./Records.ts"
 
 /** A page of `GET /nodes` (or of a publisher's listing, or of search), already validated. */
 export interface NodeQuery {
@@ -51,16 +51,16 @@ export interface NodePage {
 const publisherJson = (p: string) =>
   `json_build_object(
     'createdAt', iso_time(${p}.created_at), 'description', ${p}.description, 'id', ${p}.id,
-    'logo', ${p}.logo, 'name', ${p}.name, 'source_code_repo', ${p}.source_code_repo,
+    'logo', ${p}.logo, 'name', ${displayName(p)}, 'source_code_repo', ${p}.source_code_repo,
     'status', ${p}.status, 'support', ${p}.support, 'website', ${p}.website)`
 
 /** The node `n` of publisher `p` with latest version JSON `latest`, as wire JSON text (a SQL expression). */
 const nodeJson = (n: string, p: string, latest: string) =>
   `json_strip_nulls(json_build_object(
     'author', ${n}.author, 'banner_url', ${n}.banner_url, 'category', ${n}.category,
-    'created_at', iso_time(${n}.created_at), 'description', ${n}.description,
+    'created_at', iso_time(${n}.created_at), 'description', ${nodeDescription(n)},
     'downloads', ${n}.downloads, 'repohost_stars', ${n}.repohost_stars, 'icon', ${n}.icon,
-    'id', ${n}.id, 'latest_version', ${latest}, 'license', ${n}.license, 'name', ${n}.name,
+    'id', ${n}.id, 'latest_version', ${latest}, 'license', ${n}.license, 'name', ${displayName(n)},
     'preempted_host_node_names', ${n}.preempted_host_node_names, 'publisher', ${publisherJson(p)},
     'rating', ${n}.rating, 'repository', ${n}.repository, 'search_ranking', ${n}.search_ranking,
     'status', ${n}.status, 'status_detail', ${n}.status_detail,

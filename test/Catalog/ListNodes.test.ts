@@ -238,10 +238,13 @@ onFreshService("GET /nodes: page, limit and the wire format", (it) => {
         tags_admin: [],
         version: "1.2.3"
       })
-      // a node with nothing optional set: absent fields are omitted, not null
-      for (const absent of ["name", "description", "author", "rating", "search_ranking", "latest_version", "translations", "icon"]) {
+      // a node with nothing optional set: absent fields are omitted, not null; but clients index
+      // name and description directly (ComfyUI-Manager glob/manager_core.py, comfy-cli
+      // comfy_cli/registry/api.py): its id and "" stand in for them
+      for (const absent of ["author", "rating", "search_ranking", "latest_version", "translations", "icon"]) {
         expect(bare).not.toHaveProperty(absent)
       }
+      expect({ name: bare!.name, description: bare!.description }).toEqual({ name: "bare-node", description: "" })
       expect(bare!.created_at).toMatch(isoMillis)
       expect(bare!.publisher?.id).toBe("rich")
     }))

@@ -836,7 +836,7 @@ export interface components {
              */
             created_at: string;
             /** @description Description of the node (empty when none was given) */
-            description?: string;
+            description: string;
             /** @description Number of times a version of the node was downloaded */
             downloads: number;
             /** @description Number of stars of the node's source repository */
@@ -849,8 +849,8 @@ export interface components {
             latest_version?: components["schemas"]["NodeVersion"];
             /** @description Path to the license file in the node's repository */
             license?: string;
-            /** @description Display name of the node */
-            name?: string;
+            /** @description Display name of the node (its id when none was given) */
+            name: string;
             /** @description Names of host-nodes that this node preempts */
             preempted_host_node_names: string[];
             /** @description Publisher the node belongs to */
@@ -980,8 +980,8 @@ export interface components {
             logo?: string;
             /** @description Members of the publisher with their roles; shown only to its members and site admins */
             members?: components["schemas"]["PublisherMember"][];
-            /** @description Display name of the publisher */
-            name?: string;
+            /** @description Display name of the publisher (its id when none was given) */
+            name: string;
             /** @description URL where the publisher's source code is hosted */
             source_code_repo?: string;
             /** @description Status of the publisher */
