@@ -40,11 +40,11 @@ const Limit = Schema.optional(
   )
 )
 
-/** `true`/`1` or `false`/`0`, false when absent; a boolean to the document (`1` and `0` are leniency). */
-const Flag = (description: string) =>
+/** `true`/`1` or `false`/`0`, `byDefault` when absent; a boolean to the document (`1` and `0` are leniency). */
+const Flag = (description: string, byDefault = false) =>
   Schema.optional(
     Schema.Literal("true", "false", "1", "0").annotations({
-      jsonSchema: { type: "boolean", default: false, description: `${description} (true or false)` }
+      jsonSchema: { type: "boolean", default: byDefault, description: `${description} (true or false)` }
     }).pipe(
       Schema.transform(Schema.Boolean, {
         strict: true,
@@ -151,6 +151,7 @@ export class CatalogApi extends HttpApiGroup.make("catalog")
   .add(
     HttpApiEndpoint.get("getNode", "/nodes/:nodeId")
       .setPath(Schema.Struct({ nodeId: field(PathParam, "Identifier of the node") }))
+      .setUrlParams(Schema.Struct({ include_translations: Flag("Include the node's translations", true) }))
       .addSuccess(Node)
       .addError(BadRequest)
       .addError(NotFound)

@@ -76,7 +76,8 @@ export const CatalogLive = HttpApiBuilder.group(Api, "catalog", (handlers) =>
           json
         ))
       .handle("getNodeVersion", ({ path }) => answer(catalog.getVersion(path.nodeId, path.versionId)))
-      .handle("getNode", ({ path }) => answer(catalog.getNode(path.nodeId)))
+      .handle("getNode", ({ path, urlParams }) =>
+        answer(catalog.getNode(path.nodeId, { translations: urlParams.include_translations ?? true })))
       .handle("listNodeVersions", ({ path, urlParams }) => answer(catalog.listVersions(path.nodeId, urlParams.statuses ?? defaultStatuses)))
       .handle("installNode", ({ path, urlParams }) => answer(catalog.install(path.nodeId, urlParams.version)))
   }))

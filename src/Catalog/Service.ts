@@ -6,7 +6,7 @@
 import { Data, Effect, Option } from "effect"
 import { Policy } from "../Auth/Policy.ts"
 import { NodeMissing, NotPermitted, VersionMissing } from "../Domain/Errors.ts"
-import type { NodeVersionStatus } from "../Domain/Node.ts"
+import { Node, type NodeVersionStatus } from "../Domain/Node.ts"
 import { type NodeQuery, NodePages, type SearchQuery } from "./NodePages.ts"
 import { PageCache, renderPage } from "./PageCache.ts"
 import { NodeRepo, requireVisible } from "./Repo.ts"
@@ -81,12 +81,14 @@ export class Catalog extends Effect.Service<Catalog>()("Catalog", {
         }
       ),
 
-      /** The node with its latest version. */
-      getNode: traced("Catalog.getNode")(function*(nodeId: string) {
+      /** The node with its latest version, and its translations unless left out. */
+      getNode: traced("Catalog.getNode")(function*(nodeId: string, options: { readonly translations: boolean }) {
         const node = yield* nodes.findNode(nodeId)
         if (Option.isNone(node)) return yield* new NodeMissing({ nodeId })
         yield* requireVisible(nodeId, { status: node.value.status, publisherStatus: node.value.publisher.status })
-        return node.value
+        if (options.translations) return node.value
+        const { translations: _left, ...rest } = node.value
+        return new Node(rest, true)
       }),
 
       /** A version by version string or id; a deleted one is missing. */

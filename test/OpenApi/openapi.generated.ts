@@ -2181,7 +2181,10 @@ export interface operations {
     };
     GetNode: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description Include the node's translations (true or false) */
+                include_translations?: boolean;
+            };
             header?: never;
             path: {
                 /** @description Identifier of the node */
