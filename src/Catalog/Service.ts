@@ -5,6 +5,7 @@
  */
 import { Data, Effect, Option } from "effect"
 import { Policy } from "../Auth/Policy.ts"
+import { Viewer } from "../Domain/Auth.ts"
 import { NodeMissing, NotPermitted, VersionMissing } from "../Domain/Errors.ts"
 import { Node, type NodeVersionStatus } from "../Domain/Node.ts"
 import { type NodeQuery, NodePages, type SearchQuery } from "./NodePages.ts"
@@ -30,6 +31,9 @@ export interface PublisherListing {
   readonly includeBanned: boolean
 }
 
+/** The search names something to look for; without, it is a listing. */
+const hasCriterion = (q: SearchQuery) => q.text !== undefined || q.hostNode !== undefined || q.repository !== undefined
+
 export class Catalog extends Effect.Service<Catalog>()("Catalog", {
   effect: Effect.gen(function*() {
     const nodes = yield* NodeRepo
@@ -53,14 +57,44 @@ export class Catalog extends Effect.Service<Catalog>()("Catalog", {
         }
       })
 
+    /** Banned nodes are shown in searches to site admins only. */
+    const authorizeSearch = (query: SearchQuery) =>
+      Effect.gen(function*() {
+        if (!query.includeBanned) return
+        const viewer = yield* Viewer
+        if (Option.isNone(viewer) || !viewer.value.isSiteAdmin) {
+          return yield* new NotPermitted({ reason: "include_banned is for site admins" })
+        }
+      })
+
+    /** A search without criteria: the listing of GET /nodes (its cached pages when banned nodes are not asked for). */
+    const searchListing = (query: SearchQuery) => {
+      const listing: NodeQuery = {
+        page: query.page,
+        limit: query.limit,
+        sort: [],
+        supportedOs: query.supportedOs,
+        supportedAccelerator: query.supportedAccelerator,
+        includeBanned: query.includeBanned
+      }
+      return query.includeBanned
+        ? Effect.map(pages.listPage(listing), ({ nodes, total }) => renderPage(listing, nodes, total))
+        : Effect.map(cache.get(listing, false), (served) => served.page)
+    }
+
     return {
       /** A page of `GET /nodes`: cached unless `bypass`. */
       listNodes: traced("Catalog.listNodes")(function*(query: NodeQuery, bypass: boolean) {
         return yield* cache.get(query, bypass)
       }),
 
-      /** A page of search results (not cached: host-node records, which search covers, change without invalidating pages). */
+      /**
+       * A page of search results (not cached: host-node records, which search covers, change
+       * without invalidating pages); without criteria, a page of the listing.
+       */
       search: traced("Catalog.search")(function*(query: SearchQuery) {
+        yield* authorizeSearch(query)
+        if (!hasCriterion(query)) return yield* searchListing(query)
         const { nodes, total } = yield* pages.search(query)
         return renderPage(query, nodes, total)
       }),

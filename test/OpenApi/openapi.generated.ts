@@ -29,7 +29,7 @@ export interface paths {
         };
         /**
          * Search nodes (paginated)
-         * @description Full-text search over id, name, description, author, tags and host-node names of the listed nodes, best match first (then search_ranking, downloads, id).
+         * @description `search` is full-text over id, name, description, author, tags and host-node names, best match first; `host_node_search` and `repository_url_search` match host-node names and repository URLs by substring. Criteria combine with AND; then search_ranking, downloads, id. No criterion lists every listed node in GET /nodes's order. `include_banned` is for site admins (403 otherwise).
          */
         get: operations["SearchNodes"];
         put?: never;
@@ -2051,9 +2051,15 @@ export interface operations {
     };
     SearchNodes: {
         parameters: {
-            query: {
+            query?: {
                 /** @description What to look for (websearch syntax: words, "phrases", or, -word); the last word also matches as a prefix */
-                search: string;
+                search?: string;
+                /** @description Nodes providing a host-node whose name contains this (case-insensitive); exact names first, then prefixes */
+                host_node_search?: string;
+                /** @description Nodes whose repository URL contains this (case-insensitive; scheme, user, .git and trailing slashes ignored) */
+                repository_url_search?: string;
+                /** @description Add banned nodes and nodes of banned publishers (site admins only) (true or false) */
+                include_banned?: boolean;
                 /** @description Page number, from 1 */
                 page?: number;
                 /** @description Nodes per page (default 10); values above 500 are served as 500 */
@@ -2085,6 +2091,24 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["BadRequest"];
+                };
+            };
+            /** @description `unauthorized`: No valid bearer token: missing, malformed, expired or not verifiable */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Unauthorized"];
+                };
+            };
+            /** @description `forbidden`: The caller lacks the role this needs; the message says which */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Forbidden"];
                 };
             };
             /** @description `method_not_allowed`: The path exists, but not with this method (`Allow` lists the methods it takes) */
