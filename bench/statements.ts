@@ -84,8 +84,16 @@ export const makeStatementRecorder = (databaseUrl: string): StatementRecorder =>
     if (pathname === "/nodes/search") {
       // a page of search results is answered like a page of GET /nodes
       const query = toQuery(searchParams)
-      const text = searchParams.get("search") ?? ""
-      const statements = await record(Effect.flatMap(NodePages, (pages) => pages.search({ ...query, text })))
+      // the criteria as the handler reads them: trimmed, a blank one absent
+      const criterion = (name: string) => searchParams.get(name)?.trim() || undefined
+      const search = {
+        ...query,
+        text: criterion("search"),
+        hostNode: criterion("host_node_search"),
+        repository: criterion("repository_url_search"),
+        includeBanned: searchParams.get("include_banned") === "true"
+      }
+      const statements = await record(Effect.flatMap(NodePages, (pages) => pages.search(search)))
       if (statements.length !== 1) {
         throw new Error(`expected one statement from NodePages.search, got ${statements.length}`)
       }

@@ -8,7 +8,7 @@
  * `Effect.catchTag("VersionExists", ...)` works as on the server; `errorCode` gives its wire code.
  *
  *     const registry = yield* makeClient({ baseUrl: "https://registry.example", auth: { bearer: jwt } })
- *     const node = yield* registry.api.catalog.getNode({ path: { nodeId: "tool" } })
+ *     const node = yield* registry.api.catalog.getNode({ path: { nodeId: "tool" }, urlParams: {} })
  */
 import {
   type FileSystem,
@@ -45,7 +45,7 @@ export interface ClientConfig {
 const derive = (httpClient: HttpClient.HttpClient.With<HttpClientError.HttpClientError | ServiceFault>) =>
   HttpApiClient.makeWith(Api, { httpClient })
 
-/** Every endpoint of the contract, typed: `api.catalog.getNode({ path: { nodeId } })`. */
+/** Every endpoint of the contract, typed: `api.catalog.getNode({ path: { nodeId }, urlParams: {} })`. */
 export type ApiClient = Effect.Effect.Success<ReturnType<typeof derive>>
 
 /** How a call of `api[group][endpoint]` may fail: its declared classes, the service's faults, transport and decoding. */
@@ -56,7 +56,7 @@ export type EndpointError<Group extends keyof ApiClient, Endpoint extends keyof 
 export type PublishNodeVersionResponse = PublishResponse
 
 export interface RegistryClient {
-  /** every endpoint, typed: api.catalog.getNode({ path: { nodeId } }), api.publish.publishVersion(...), ... */
+  /** every endpoint, typed: api.catalog.getNode({ path: { nodeId }, urlParams: {} }), api.publish.publishVersion(...), ... */
   readonly api: ApiClient
   /**
    * Publishes a version. The request is the body as JSON carries it (`version: "1.2.0"`); one

@@ -176,6 +176,18 @@ layer(TestLayer, { excludeTestServices: true })("claiming a node", (it) => {
       expect(yield* ownerOf(service, "by-admin")).toBe("acme")
     }))
 
+  it.effect("the claimed node carries the fields clients index: a node without name or description has its id and \"\"", () =>
+    Effect.gen(function*() {
+      const service = yield* Service
+      yield* service.writes.insertNodes([{ id: "bare-claim", publisher_id: "unclaimed", repository: annRepo("bare-claim") }])
+      const answer = yield* claim(service, "acme", "bare-claim", { VCS_TOKEN: vcs.admin })
+      const { node } = expectClaimed(answer, "bare-claim", "acme")
+      // ComfyUI-Manager glob/manager_core.py and comfy-cli comfy_cli/registry/api.py index these without a default
+      expect({ id: node.id, name: node.name, description: node.description, publisher: node.publisher.id })
+        .toEqual({ id: "bare-claim", name: "bare-claim", description: "", publisher: "acme" })
+      expect(node.publisher.name).toEqual(expect.any(String))
+    }))
+
   it.effect("repository URLs: .git suffixes, trailing slashes, deeper paths and scp-like forms", () =>
     Effect.gen(function*() {
       const service = yield* Service

@@ -43,7 +43,7 @@ const review = (service: Running, user: string, nodeId: string, star: 1 | 2 | 3 
 const getNode = (service: Running, nodeId: string) =>
   Effect.gen(function*() {
     const client = yield* bearerClient(service, yield* tokenOf(service, "reader"))
-    return yield* client.api.catalog.getNode({ path: { nodeId } })
+    return yield* client.api.catalog.getNode({ path: { nodeId }, urlParams: {} })
   }).pipe(Effect.orDie)
 
 /** A raw POST of a review with this query string. */

@@ -1,7 +1,7 @@
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { ParseResult, Schema } from "effect"
 import { BadRequest, NodeBanned, NoInstallableVersion, NotFound, Forbidden } from "../Domain/ApiErrors.ts"
-import { Authentication } from "../Domain/Auth.ts"
+import { Authentication, OptionalAuthentication } from "../Domain/Auth.ts"
 import { Node, NodeList, NodeVersion, NodeVersionStatus, type SortKey, sortColumns } from "../Domain/Node.ts"
 import { field, IsoDateTimeFromString, PathParam, Text } from "../Domain/Schemas.ts"
 import { HostVersion } from "../Domain/Semver.ts"
@@ -52,11 +52,11 @@ export const PageSize = (max: number, fallback: number, what: string) =>
     }).pipe(Schema.transform(Schema.Int, { strict: true, decode: (n) => Math.min(n, max), encode: (n) => n }))
   )
 
-/** `true`/`1` or `false`/`0`, false when absent; a boolean to the document (`1` and `0` are leniency). */
-export const Flag = (description: string) =>
+/** `true`/`1` or `false`/`0`, `byDefault` when absent; a boolean to the document (`1` and `0` are leniency). */
+export const Flag = (description: string, byDefault = false) =>
   Schema.optional(
     Schema.Literal("true", "false", "1", "0").annotations({
-      jsonSchema: { type: "boolean", default: false, description: `${description} (true or false)` }
+      jsonSchema: { type: "boolean", default: byDefault, description: `${description} (true or false)` }
     }).pipe(
       Schema.transform(Schema.Boolean, {
         strict: true,
@@ -120,16 +120,23 @@ export type ListNodesParams = typeof ListNodesParams.Type
 
 const searchMeaning = "What to look for (websearch syntax: words, \"phrases\", or, -word); the last word also matches as a prefix"
 
+// Each criterion narrows the result (they combine with AND); a blank one is no criterion, and
+// none at all lists every listed node in GET /nodes's order.
 export const SearchNodesParams = Schema.Struct({
-  // a filter's own description does not reach the document; its `jsonSchema` does
-  search: Text(200).pipe(
-    Schema.filter((s) => s.trim() !== "", { message: () => "must not be blank" })
-  ).annotations({ description: searchMeaning, jsonSchema: { description: searchMeaning } }),
+  search: Schema.optional(Text(200).annotations({ description: searchMeaning })),
+  host_node_search: Schema.optional(Text(200).annotations({
+    description: "Nodes providing a host-node whose name contains this (case-insensitive); exact names first, then prefixes"
+  })),
+  repository_url_search: Schema.optional(Text(2000).annotations({
+    description: "Nodes whose repository URL contains this (case-insensitive; scheme, user, .git and trailing slashes ignored)"
+  })),
+  include_banned: Flag("Add banned nodes and nodes of banned publishers (site admins only)"),
   page: Page,
   limit: Limit,
   supported_os: ListNodesParams.fields.supported_os,
   supported_accelerator: ListNodesParams.fields.supported_accelerator
 })
+export type SearchNodesParams = typeof SearchNodesParams.Type
 
 const includeBanned = Flag("Add banned nodes (members and site admins only)")
 
@@ -147,8 +154,16 @@ export class CatalogApi extends HttpApiGroup.make("catalog")
       .setUrlParams(SearchNodesParams)
       .addSuccess(NodeList)
       .addError(BadRequest)
+      .addError(Forbidden)
+      .middleware(OptionalAuthentication)
       .annotate(OpenApi.Summary, "Search nodes (paginated)")
-      .annotate(OpenApi.Description, "Full-text search over id, name, description, author, tags and host-node names of the listed nodes, best match first (then search_ranking, downloads, id).")
+      .annotate(
+        OpenApi.Description,
+        "`search` is full-text over id, name, description, author, tags and host-node names, best match first; " +
+          "`host_node_search` and `repository_url_search` match host-node names and repository URLs by substring. " +
+          "Criteria combine with AND; then search_ranking, downloads, id. No criterion lists every listed node in GET /nodes's order. " +
+          "`include_banned` is for site admins (403 otherwise)."
+      )
   )
   .add(
     HttpApiEndpoint.get("getNodeVersion", "/nodes/:nodeId/versions/:versionId")
@@ -163,6 +178,7 @@ export class CatalogApi extends HttpApiGroup.make("catalog")
   .add(
     HttpApiEndpoint.get("getNode", "/nodes/:nodeId")
       .setPath(Schema.Struct({ nodeId: field(PathParam, "Identifier of the node") }))
+      .setUrlParams(Schema.Struct({ include_translations: Flag("Include the node's translations", true) }))
       .addSuccess(Node)
       .addError(BadRequest)
       .addError(NotFound)

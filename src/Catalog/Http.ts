@@ -3,8 +3,8 @@ import { Effect, Metric } from "effect"
 import { Api } from "../Api.ts"
 import { hostVersionKey } from "../Domain/Semver.ts"
 import { answer } from "../Errors.ts"
-import { defaultLimit, defaultPage, defaultStatuses, type ListNodesParams } from "./Api.ts"
-import type { NodeQuery } from "./NodePages.ts"
+import { defaultLimit, defaultPage, defaultStatuses, type ListNodesParams, type SearchNodesParams } from "./Api.ts"
+import type { NodeQuery, SearchQuery } from "./NodePages.ts"
 import { type RenderedPage, ServedPage } from "./PageCache.ts"
 import { Catalog } from "./Service.ts"
 
@@ -23,6 +23,22 @@ const toQuery = (p: ListNodesParams): NodeQuery => ({
   nodeIds: p.node_id,
   // the schema let through versions with a key, and `unknown` or nothing, which filter nothing
   hostVersionKey: p.host_version === undefined ? undefined : hostVersionKey(p.host_version)
+})
+
+/** A search criterion as given, trimmed; a blank one is none. */
+const criterion = (s: string | undefined) => {
+  const trimmed = s?.trim()
+  return trimmed === "" ? undefined : trimmed
+}
+
+const toSearch = (p: SearchNodesParams): SearchQuery => ({
+  text: criterion(p.search),
+  hostNode: criterion(p.host_node_search),
+  repository: criterion(p.repository_url_search),
+  includeBanned: p.include_banned ?? false,
+  ...pageOf(p),
+  supportedOs: p.supported_os,
+  supportedAccelerator: p.supported_accelerator
 })
 
 /** If-None-Match holds the page's ETag (weak comparison, lists and `*` included). */
@@ -65,18 +81,10 @@ export const CatalogLive = HttpApiBuilder.group(Api, "catalog", (handlers) =>
           Effect.zipRight(catalog.listNodes(toQuery(urlParams), urlParams.latest ?? false)),
           Effect.map((served) => respond(request, served))
         ))
-      .handle("searchNodes", ({ urlParams }) =>
-        Effect.map(
-          catalog.search({
-            text: urlParams.search,
-            ...pageOf(urlParams),
-            supportedOs: urlParams.supported_os,
-            supportedAccelerator: urlParams.supported_accelerator
-          }),
-          json
-        ))
+      .handle("searchNodes", ({ urlParams }) => catalog.search(toSearch(urlParams)).pipe(answer, Effect.map(json)))
       .handle("getNodeVersion", ({ path }) => answer(catalog.getVersion(path.nodeId, path.versionId)))
-      .handle("getNode", ({ path }) => answer(catalog.getNode(path.nodeId)))
+      .handle("getNode", ({ path, urlParams }) =>
+        answer(catalog.getNode(path.nodeId, { translations: urlParams.include_translations ?? true })))
       .handle("listNodeVersions", ({ path, urlParams }) => answer(catalog.listVersions(path.nodeId, urlParams.statuses ?? defaultStatuses)))
       .handle("installNode", ({ path, urlParams }) => answer(catalog.install(path.nodeId, urlParams.version)))
   }))

@@ -11,7 +11,7 @@ import { SqlClient, type Statement } from "@effect/sql"
 import { Effect } from "effect"
 import { installableStatus, type SortKey } from "../Domain/Node.ts"
 import { traced } from "../Tracing.ts"
-import { archiveBase, versionObject } from "./Records.ts"
+import { archiveBase, displayName, nodeDescription, versionObject } from "./Records.ts"
 
 /** A page of `GET /nodes` (or of a publisher's listing, or of search), already validated. */
 export interface NodeQuery {
@@ -24,17 +24,21 @@ export interface NodeQuery {
   readonly nodeIds?: ReadonlyArray<string> | undefined
   /** semver key of the host application's version: only nodes with a version admitting it. */
   readonly hostVersionKey?: string | undefined
-  /**
-   * A publisher's own listing: its listed nodes (none while the publisher is banned), or, with
-   * `includeBanned`, its active and banned nodes whatever the publisher's status.
-   */
+  /** A publisher's own listing: its nodes (none while the publisher is banned, unless `includeBanned`). */
   readonly publisherId?: string | undefined
+  /** Active and banned nodes whatever their publisher's status, rather than the listed ones. */
   readonly includeBanned?: boolean | undefined
 }
 
-/** A search: the text (websearch syntax, not blank) and the filters search takes. */
+/** A search: its criteria (each trimmed, not blank; at least one) and the filters search takes. */
 export interface SearchQuery {
-  readonly text: string
+  /** Full text, websearch syntax. */
+  readonly text?: string | undefined
+  /** A part of a host-node name. */
+  readonly hostNode?: string | undefined
+  /** A part of a repository URL. */
+  readonly repository?: string | undefined
+  readonly includeBanned: boolean
   readonly page: number
   readonly limit: number
   readonly supportedOs?: string | undefined
@@ -51,16 +55,16 @@ export interface NodePage {
 const publisherJson = (p: string) =>
   `json_build_object(
     'createdAt', iso_time(${p}.created_at), 'description', ${p}.description, 'id', ${p}.id,
-    'logo', ${p}.logo, 'name', ${p}.name, 'source_code_repo', ${p}.source_code_repo,
+    'logo', ${p}.logo, 'name', ${displayName(p)}, 'source_code_repo', ${p}.source_code_repo,
     'status', ${p}.status, 'support', ${p}.support, 'website', ${p}.website)`
 
 /** The node `n` of publisher `p` with latest version JSON `latest`, as wire JSON text (a SQL expression). */
 const nodeJson = (n: string, p: string, latest: string) =>
   `json_strip_nulls(json_build_object(
     'author', ${n}.author, 'banner_url', ${n}.banner_url, 'category', ${n}.category,
-    'created_at', iso_time(${n}.created_at), 'description', ${n}.description,
+    'created_at', iso_time(${n}.created_at), 'description', ${nodeDescription(n)},
     'downloads', ${n}.downloads, 'repohost_stars', ${n}.repohost_stars, 'icon', ${n}.icon,
-    'id', ${n}.id, 'latest_version', ${latest}, 'license', ${n}.license, 'name', ${n}.name,
+    'id', ${n}.id, 'latest_version', ${latest}, 'license', ${n}.license, 'name', ${displayName(n)},
     'preempted_host_node_names', ${n}.preempted_host_node_names, 'publisher', ${publisherJson(p)},
     'rating', ${n}.rating, 'repository', ${n}.repository, 'search_ranking', ${n}.search_ranking,
     'status', ${n}.status, 'status_detail', ${n}.status_detail,
@@ -87,9 +91,11 @@ export const prefixesLastWord = (text: string): boolean => {
   return /[\p{L}\p{N}]$/u.test(last) && !last.startsWith("-")
 }
 
-// best match first; among equals, the registry's own order (search_ranking, downloads), and the
-// id last, so that the order is total and pages never overlap or skip
-const searchOrder = "m.rank DESC, m.search_ranking ASC NULLS LAST, m.downloads DESC, m.id ASC"
+// best text match first, then the closest host-node name and repository; among equals, the
+// registry's own order (search_ranking, downloads), and the id last, so that the order is total
+// and pages never overlap or skip
+const searchOrder =
+  "m.rank DESC, m.host_node_closeness, m.repository_closeness, m.search_ranking ASC NULLS LAST, m.downloads DESC, m.id ASC"
 
 export class NodePages extends Effect.Service<NodePages>()("NodePages", {
   effect: Effect.gen(function*() {
@@ -110,14 +116,13 @@ export class NodePages extends Effect.Service<NodePages>()("NodePages", {
     const acceleratorFilter = (accelerator: string) =>
       sql`(n.supported_accelerators_lc = '{}' OR n.supported_accelerators_lc @> ARRAY[lower(${accelerator})])`
 
+    /** The listed nodes, or with `includeBanned` the active and banned ones whatever their publisher's status. */
+    const visible = (includeBanned: boolean | undefined) =>
+      includeBanned ? sql`n.status IN ('NodeStatusActive', 'NodeStatusBanned')` : sql`n.listed`
+
     const filters = (q: NodeQuery): Statement.Fragment => {
-      const clauses: Array<Statement.Fragment> = []
-      if (q.publisherId !== undefined) {
-        clauses.push(sql`n.publisher_id = ${q.publisherId}`)
-        clauses.push(q.includeBanned ? sql`n.status IN ('NodeStatusActive', 'NodeStatusBanned')` : sql`n.listed`)
-      } else {
-        clauses.push(sql`n.listed`)
-      }
+      const clauses: Array<Statement.Fragment> = [visible(q.includeBanned)]
+      if (q.publisherId !== undefined) clauses.push(sql`n.publisher_id = ${q.publisherId}`)
       if (q.supportedOs !== undefined) clauses.push(osFilter(q.supportedOs))
       if (q.supportedAccelerator !== undefined) clauses.push(acceleratorFilter(q.supportedAccelerator))
       if (q.updatedAfter !== undefined) clauses.push(sql`n.updated_at > ${q.updatedAfter}`)
@@ -138,7 +143,7 @@ export class NodePages extends Effect.Service<NodePages>()("NodePages", {
 
     /** No filter beyond the public listing's own: the total is the maintained count. */
     const unfiltered = (q: NodeQuery) =>
-      q.publisherId === undefined && q.supportedOs === undefined && q.supportedAccelerator === undefined &&
+      q.publisherId === undefined && !q.includeBanned && q.supportedOs === undefined && q.supportedAccelerator === undefined &&
       q.updatedAfter === undefined && q.nodeIds === undefined && q.hostVersionKey === undefined
 
     const onePage = (rows: ReadonlyArray<NodePage>): NodePage => ({ nodes: rows[0]?.nodes ?? "", total: rows[0]?.total ?? 0 })
@@ -164,22 +169,53 @@ export class NodePages extends Effect.Service<NodePages>()("NodePages", {
     })
 
     /**
-     * A page of search results: full-text search over each node's `search_document` (kept current
-     * by the triggers of migrations/0005_search.sql), ranked; every match is ranked (the GIN index
-     * finds them), then only the page's nodes are rendered.
+     * A node providing a host-node whose name contains `part` (case-insensitive): the trigram index
+     * finds candidates in the names' text, each confirmed name by name.
+     */
+    const hostNodeMatch = (part: string) => {
+      const pattern = sql`'%' || like_escape(${part}) || '%'`
+      return sql`(host_node_names_text(n.host_node_names) ILIKE ${pattern}
+        AND EXISTS (SELECT 1 FROM unnest(n.host_node_names) h WHERE h ILIKE ${pattern}))`
+    }
+
+    /** 0 when a host-node name is `part` (case-insensitive), 1 when one starts with it, else 2. */
+    const hostNodeCloseness = (part: string) =>
+      sql`(SELECT min(CASE WHEN lower(h) = lower(${part}) THEN 0 WHEN h ILIKE like_escape(${part}) || '%' THEN 1 ELSE 2 END)
+           FROM unnest(n.host_node_names) h)`
+
+    /** The node's repository URL contains `part`, both compared as keys (migrations/0010_search_criteria.sql). */
+    const repositoryMatch = (part: string) =>
+      sql`repository_key(n.repository) LIKE '%' || like_escape(repository_key(${part})) || '%'`
+
+    /** 0 when the repository is the one `part` names, else 1. */
+    const repositoryCloseness = (part: string) =>
+      sql`(CASE WHEN repository_key(n.repository) = repository_key(${part}) THEN 0 ELSE 1 END)`
+
+    /**
+     * A page of search results: each criterion narrows the matches (full text over each node's
+     * `search_document`, kept current by the triggers of migrations/0005_search.sql; host-node names
+     * and repository URLs through trigram indexes), every match is ranked, then only the page's
+     * nodes are rendered.
      */
     const search = traced("NodePages.search")(function*(q: SearchQuery) {
+      const { text } = q
+      // an immutable function of the parameters: folded into a constant, so the GIN index serves it
+      const tsquery = text === undefined ? undefined : sql`node_search_query(${text}, ${prefixesLastWord(text)})`
       const where = [
-        sql`n.listed`,
-        sql`n.search_document @@ query.q`,
+        visible(q.includeBanned),
+        ...(tsquery === undefined ? [] : [sql`n.search_document @@ ${tsquery}`]),
+        ...(q.hostNode === undefined ? [] : [hostNodeMatch(q.hostNode)]),
+        ...(q.repository === undefined ? [] : [repositoryMatch(q.repository)]),
         ...(q.supportedOs === undefined ? [] : [osFilter(q.supportedOs)]),
         ...(q.supportedAccelerator === undefined ? [] : [acceleratorFilter(q.supportedAccelerator)])
       ]
       const rows = yield* sql<NodePage>`
-        WITH query AS (SELECT node_search_query(${q.text}, ${prefixesLastWord(q.text)}) AS q),
-        matches AS MATERIALIZED (
-          SELECT n.id, ts_rank_cd(n.search_document, query.q) AS rank, n.search_ranking, n.downloads
-          FROM nodes n, query WHERE ${sql.and(where)}),
+        WITH matches AS MATERIALIZED (
+          SELECT n.id, n.search_ranking, n.downloads,
+                 ${tsquery === undefined ? sql`0::real` : sql`ts_rank_cd(n.search_document, ${tsquery})`} AS rank,
+                 ${q.hostNode === undefined ? sql`0` : hostNodeCloseness(q.hostNode)} AS host_node_closeness,
+                 ${q.repository === undefined ? sql`0` : repositoryCloseness(q.repository)} AS repository_closeness
+          FROM nodes n WHERE ${sql.and(where)}),
         page AS (SELECT * FROM matches m ORDER BY ${sql.literal(searchOrder)} LIMIT ${q.limit} OFFSET ${(q.page - 1) * q.limit})
         SELECT coalesce(string_agg(${sql.literal(nodeJson("n", "p", "lv.json"))}, ',' ORDER BY ${sql.literal(searchOrder)}), '') AS nodes,
                (SELECT count(*)::int FROM matches) AS total

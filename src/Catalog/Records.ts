@@ -55,13 +55,19 @@ export const versionObject = (v: string, base: Option.Option<string>) =>
  */
 export const versionRecord = (v: string, base: Option.Option<string>) => `json_strip_nulls(${versionObject(v, base)})`
 
+/** The name shown for the row `r`: its own, else its id (clients index `name` directly; a SQL expression). */
+export const displayName = (r: string) => `coalesce(${r}.name, ${r}.id)`
+
+/** The description shown for the node row `n`: its own, else empty (clients index it directly; a SQL expression). */
+export const nodeDescription = (n: string) => `coalesce(${n}.description, '')`
+
 /** The columns of the publisher row `p`, members aside (a SQL select list). */
 export const publisherColumns = (p: string) =>
-  `${p}.id, ${p}.name, ${p}.description, ${p}.logo, ${p}.website, ${p}.support, ${p}.source_code_repo, ${p}.status, ${p}.created_at`
+  `${p}.id, ${displayName(p)} AS name, ${p}.description, ${p}.logo, ${p}.website, ${p}.support, ${p}.source_code_repo, ${p}.status, ${p}.created_at`
 
 export const PublisherRow = rowsOf({
   id: Schema.String,
-  name: nullable(Schema.String),
+  name: Schema.String,
   description: nullable(Schema.String),
   logo: nullable(Schema.String),
   website: nullable(Schema.String),
@@ -77,7 +83,7 @@ export const PublisherRow = rowsOf({
  * the version as its record.
  */
 export const nodeColumns = (n: string, p: string, latest: string, base: Option.Option<string>) =>
-  `${n}.id, ${n}.name, ${n}.description, ${n}.author, ${n}.license, ${n}.icon, ${n}.banner_url, ${n}.category,
+  `${n}.id, ${displayName(n)} AS name, ${nodeDescription(n)} AS description, ${n}.author, ${n}.license, ${n}.icon, ${n}.banner_url, ${n}.category,
    ${n}.repository, ${n}.repohost_stars, ${n}.downloads, ${n}.rating, ${n}.search_ranking, ${n}.status,
    ${n}.status_detail, ${n}.supported_os, ${n}.supported_accelerators, ${n}.supported_host_version,
    ${n}.supported_host_frontend_version, ${n}.tags, ${n}.tags_admin, ${n}.preempted_host_node_names,
@@ -87,8 +93,8 @@ export const nodeColumns = (n: string, p: string, latest: string, base: Option.O
 
 export const NodeRow = rowsOf({
   id: Schema.String,
-  name: nullable(Schema.String),
-  description: nullable(Schema.String),
+  name: Schema.String,
+  description: Schema.String,
   author: nullable(Schema.String),
   license: nullable(Schema.String),
   icon: nullable(Schema.String),

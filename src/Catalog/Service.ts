@@ -5,8 +5,9 @@
  */
 import { Data, Effect, Option } from "effect"
 import { Policy } from "../Auth/Policy.ts"
+import { Viewer } from "../Domain/Auth.ts"
 import { NodeMissing, NotPermitted, VersionMissing } from "../Domain/Errors.ts"
-import type { NodeVersionStatus } from "../Domain/Node.ts"
+import { Node, type NodeVersionStatus } from "../Domain/Node.ts"
 import { type NodeQuery, NodePages, type SearchQuery } from "./NodePages.ts"
 import { PageCache, renderPage } from "./PageCache.ts"
 import { NodeRepo, requireVisible } from "./Repo.ts"
@@ -29,6 +30,9 @@ export interface PublisherListing {
   readonly publisherId: string
   readonly includeBanned: boolean
 }
+
+/** The search names something to look for; without, it is a listing. */
+const hasCriterion = (q: SearchQuery) => q.text !== undefined || q.hostNode !== undefined || q.repository !== undefined
 
 export class Catalog extends Effect.Service<Catalog>()("Catalog", {
   effect: Effect.gen(function*() {
@@ -53,14 +57,44 @@ export class Catalog extends Effect.Service<Catalog>()("Catalog", {
         }
       })
 
+    /** Banned nodes are shown in searches to site admins only. */
+    const authorizeSearch = (query: SearchQuery) =>
+      Effect.gen(function*() {
+        if (!query.includeBanned) return
+        const viewer = yield* Viewer
+        if (Option.isNone(viewer) || !viewer.value.isSiteAdmin) {
+          return yield* new NotPermitted({ reason: "include_banned is for site admins" })
+        }
+      })
+
+    /** A search without criteria: the listing of GET /nodes (its cached pages when banned nodes are not asked for). */
+    const searchListing = (query: SearchQuery) => {
+      const listing: NodeQuery = {
+        page: query.page,
+        limit: query.limit,
+        sort: [],
+        supportedOs: query.supportedOs,
+        supportedAccelerator: query.supportedAccelerator,
+        includeBanned: query.includeBanned
+      }
+      return query.includeBanned
+        ? Effect.map(pages.listPage(listing), ({ nodes, total }) => renderPage(listing, nodes, total))
+        : Effect.map(cache.get(listing, false), (served) => served.page)
+    }
+
     return {
       /** A page of `GET /nodes`: cached unless `bypass`. */
       listNodes: traced("Catalog.listNodes")(function*(query: NodeQuery, bypass: boolean) {
         return yield* cache.get(query, bypass)
       }),
 
-      /** A page of search results (not cached: host-node records, which search covers, change without invalidating pages). */
+      /**
+       * A page of search results (not cached: host-node records, which search covers, change
+       * without invalidating pages); without criteria, a page of the listing.
+       */
       search: traced("Catalog.search")(function*(query: SearchQuery) {
+        yield* authorizeSearch(query)
+        if (!hasCriterion(query)) return yield* searchListing(query)
         const { nodes, total } = yield* pages.search(query)
         return renderPage(query, nodes, total)
       }),
@@ -81,12 +115,14 @@ export class Catalog extends Effect.Service<Catalog>()("Catalog", {
         }
       ),
 
-      /** The node with its latest version. */
-      getNode: traced("Catalog.getNode")(function*(nodeId: string) {
+      /** The node with its latest version, and its translations unless left out. */
+      getNode: traced("Catalog.getNode")(function*(nodeId: string, options: { readonly translations: boolean }) {
         const node = yield* nodes.findNode(nodeId)
         if (Option.isNone(node)) return yield* new NodeMissing({ nodeId })
         yield* requireVisible(nodeId, { status: node.value.status, publisherStatus: node.value.publisher.status })
-        return node.value
+        if (options.translations) return node.value
+        const { translations: _left, ...rest } = node.value
+        return new Node(rest, true)
       }),
 
       /** A version by version string or id; a deleted one is missing. */

@@ -87,7 +87,8 @@ const nodeFields = {
   banner_url: optionalField(Schema.String, "URL of the node's banner"),
   category: optionalField(Schema.String, "Deprecated: use tags; will be removed in a future version"),
   created_at: field(Timestamp, "Creation time of the node"),
-  description: optionalField(Schema.String, "Description of the node (empty when none was given)"),
+  // clients index description, name and publisher.name directly (CONTRACT.md): always sent
+  description: field(Schema.String, "Description of the node (empty when none was given)"),
   downloads: field(Schema.Int, "Number of times a version of the node was downloaded"),
   repohost_stars: field(Schema.Int, "Number of stars of the node's source repository"),
   icon: optionalField(Schema.String, "URL of the node's icon"),
@@ -97,7 +98,7 @@ const nodeFields = {
     "Highest semantic version among the node's active versions (with host_version, among those admitting it)"
   ),
   license: optionalField(Schema.String, "Path to the license file in the node's repository"),
-  name: optionalField(Schema.String, "Display name of the node"),
+  name: field(Schema.String, "Display name of the node (its id when none was given)"),
   preempted_host_node_names: field(Strings, "Names of host-nodes that this node preempts"),
   publisher: field(Publisher, "Publisher the node belongs to"),
   rating: optionalField(Schema.Number, "Average rating of the node"),

@@ -33,7 +33,7 @@ const publisherFields = {
     Schema.Array(PublisherMember),
     "Members of the publisher with their roles; shown only to its members and site admins"
   ),
-  name: optionalField(Schema.String, "Display name of the publisher"),
+  name: field(Schema.String, "Display name of the publisher (its id when none was given)"),
   source_code_repo: optionalField(Schema.String, "URL where the publisher's source code is hosted"),
   status: field(PublisherStatus, "Status of the publisher"),
   support: optionalField(Schema.String, "Where users of the publisher's nodes get support"),

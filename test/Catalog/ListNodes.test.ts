@@ -4,6 +4,7 @@
  */
 import { expect, layer } from "@effect/vitest"
 import { Effect } from "effect"
+import * as fc from "effect/FastCheck"
 import { sortColumns } from "../../src/Domain/Node.ts"
 import type { NodeInput, VersionInput } from "../../scripts/lib/Seeder.ts"
 import {
@@ -22,7 +23,7 @@ import {
 } from "../support/Catalogue.ts"
 import { clientFor, type ListParams } from "../support/Client.ts"
 import { addMember } from "../support/Db.ts"
-import { expectError, get } from "../support/Http.ts"
+import { expectBadRequest, expectError, expectStatus, get } from "../support/Http.ts"
 import { Service } from "../support/Service.ts"
 
 const at = (iso: string) => new Date(iso)
@@ -238,13 +239,48 @@ onFreshService("GET /nodes: page, limit and the wire format", (it) => {
         tags_admin: [],
         version: "1.2.3"
       })
-      // a node with nothing optional set: absent fields are omitted, not null
-      for (const absent of ["name", "description", "author", "rating", "search_ranking", "latest_version", "translations", "icon"]) {
+      // a node with nothing optional set: absent fields are omitted, not null; but clients index
+      // name and description directly (ComfyUI-Manager glob/manager_core.py, comfy-cli
+      // comfy_cli/registry/api.py): its id and "" stand in for them
+      for (const absent of ["author", "rating", "search_ranking", "latest_version", "translations", "icon"]) {
         expect(bare).not.toHaveProperty(absent)
       }
+      expect({ name: bare!.name, description: bare!.description }).toEqual({ name: "bare-node", description: "" })
       expect(bare!.created_at).toMatch(isoMillis)
       expect(bare!.publisher?.id).toBe("rich")
     }))
+
+  // registry-web's generated client (src/api/generated.ts, GetNodeParams) sends include_translations
+  it.effect("GET /nodes/{nodeId}: include_translations=false leaves out translations; true and absent keep them", () =>
+    Effect.gen(function*() {
+      const service = yield* Service
+      const full = expectStatus(yield* get(service, "/nodes/full-node"), 200, "full-node").body as Record<string, unknown>
+      expect(full["translations"]).toEqual({ fr: { name: "Noeud complet" } })
+      expect(expectStatus(yield* get(service, "/nodes/full-node?include_translations=true"), 200, "true").body).toEqual(full)
+      const { translations: _kept, ...rest } = full
+      expect(expectStatus(yield* get(service, "/nodes/full-node?include_translations=false"), 200, "false").body).toStrictEqual(rest)
+      const client = yield* clientFor(service)
+      const typed = yield* client.api.catalog.getNode({ path: { nodeId: "full-node" }, urlParams: { include_translations: false } })
+      expect(typed.translations).toBeUndefined()
+      expect(typed.name).toBe(full["name"])
+    }))
+
+  it.effect.prop(
+    "GET /nodes/{nodeId}: include_translations is true/1 or false/0, anything else 400 naming it",
+    { value: fc.oneof(fc.constantFrom("true", "false", "1", "0", "TRUE", "no", ""), fc.string({ maxLength: 6 })) },
+    ({ value }) =>
+      Effect.gen(function*() {
+        const service = yield* Service
+        const answer = yield* get(service, `/nodes/full-node${queryString({ include_translations: value })}`)
+        if (["true", "1", "false", "0"].includes(value)) {
+          const body = expectStatus(answer, 200, value).body as Record<string, unknown>
+          expect("translations" in body, value).toBe(value === "true" || value === "1")
+        } else {
+          expectBadRequest(answer, "include_translations")
+        }
+      }),
+    { timeout: 60_000, fastCheck: { numRuns: 40 } }
+  )
 })
 
 onFreshService("GET /nodes: what one batch of Seeder.insertNodes stores", (it) => {

@@ -8,9 +8,9 @@ import { expect, layer } from "@effect/vitest"
 import { Effect } from "effect"
 import * as fc from "effect/FastCheck"
 import type { NodeInput } from "../../scripts/lib/Seeder.ts"
-import { Catalogue, decodeNodeList, getPage, ids, queryString, walkPages } from "../support/Catalogue.ts"
+import { Catalogue, decodeNodeList, getPage, ids, type Query, queryString, walkPages } from "../support/Catalogue.ts"
 import { clientFor } from "../support/Client.ts"
-import { expectBadRequest, expectStatus, get, getText, send } from "../support/Http.ts"
+import { expectBadRequest, expectError, expectStatus, get, getText, send } from "../support/Http.ts"
 import { type Running, Service } from "../support/Service.ts"
 
 /** The ids `GET /nodes/search` answers on its first page of 500, through the typed client. */
@@ -52,7 +52,22 @@ layer(Service.layer(), { excludeTestServices: true })("GET /nodes/search", (it) 
     { id: "banned-quasar", publisher_id: "acme", name: "Quasar Banned", status: "NodeStatusBanned" },
     { id: "deleted-quasar", publisher_id: "acme", name: "Quasar Deleted", status: "NodeStatusDeleted" },
     { id: "shady-quasar", publisher_id: "shady", name: "Quasar Shady" },
-    { id: "renamed", publisher_id: "acme", name: "Oldname Thing" }
+    { id: "renamed", publisher_id: "acme", name: "Oldname Thing" },
+    // host-node names: an exact name, a longer one it starts, one it is inside
+    { id: "up-exact", publisher_id: "acme", downloads: 0 },
+    { id: "up-prefix", publisher_id: "acme", downloads: 50 },
+    { id: "up-infix", publisher_id: "acme", downloads: 100 },
+    // repositories in the forms publishers write them
+    { id: "repo-plain", publisher_id: "acme", downloads: 10, repository: "https://github.com/Acme-Org/Widget-Pack" },
+    { id: "repo-git", publisher_id: "acme", downloads: 5, repository: "https://github.com/acme-org/widget-pack-extra.git" },
+    { id: "repo-scp", publisher_id: "acme", downloads: 1, repository: "git@github.com:other/widget-pack.git" }
+  ]
+  /** Nodes with host-node names, recorded on their 1.0.0. */
+  const hostNodes: ReadonlyArray<readonly [string, ReadonlyArray<string>]> = [
+    ["up-exact", ["ZoomUpscaler"]],
+    ["up-prefix", ["ZoomUpscalerPro"]],
+    ["up-infix", ["MegaZoomUpscaler"]],
+    ["repo-plain", ["WidgetUpscaler"]]
   ]
 
   it.effect("seeds", () =>
@@ -65,12 +80,14 @@ layer(Service.layer(), { excludeTestServices: true })("GET /nodes/search", (it) 
           { node_id: "hosting", version: "1.0.0", status: "NodeVersionStatusActive" },
           { node_id: "hosting", version: "0.9.0", status: "NodeVersionStatusActive" },
           { node_id: "comfyui-impact-pack", version: "1.2.0", status: "NodeVersionStatusActive" },
-          { node_id: "comfyui-impact-pack", version: "1.10.0", status: "NodeVersionStatusActive" }
+          { node_id: "comfyui-impact-pack", version: "1.10.0", status: "NodeVersionStatusActive" },
+          ...hostNodes.map(([node_id]) => ({ node_id, version: "1.0.0", status: "NodeVersionStatusActive" as const }))
         ]
       })
       admin = yield* Effect.promise(() => service.token({ sub: "root", admin: true }))
       yield* recordHostNodes(service, admin, "hosting", "1.0.0", ["OrbitalSamplerAdvanced", "PlainHostNode"])
       yield* recordHostNodes(service, admin, "hosting", "0.9.0", ["LegacyWidget"])
+      for (const [nodeId, names] of hostNodes) yield* recordHostNodes(service, admin, nodeId, "1.0.0", names)
     }))
 
   it.effect("each searched field finds its node: id, name, tags, author, description, host-node names", () =>
@@ -187,9 +204,6 @@ layer(Service.layer(), { excludeTestServices: true })("GET /nodes/search", (it) 
     Effect.gen(function*() {
       const service = yield* Service
       const cases: ReadonlyArray<readonly [string, string]> = [
-        ["", "search"],
-        ["search=", "search"],
-        ["search=%20%20", "search"],
         [`search=${"a".repeat(201)}`, "search"],
         ["search=a%00b", "search"],
         ["search=a&page=0", "page"],
@@ -203,6 +217,142 @@ layer(Service.layer(), { excludeTestServices: true })("GET /nodes/search", (it) 
       expect(ids(ignored.nodes)).toEqual(["name-match", "desc-match"])
     }))
 
+  /** The ids a raw `GET /nodes/search` answers on its first page of 500 (all of them). */
+  const searched = (service: Running, q: Query, token?: string) =>
+    Effect.map(getPage(service, "/nodes/search", { ...q, limit: 500 }, token), (page) => {
+      expect(page.total).toBe(page.nodes.length)
+      return ids(page.nodes)
+    })
+
+  it.effect("no criterion lists every listed node in GET /nodes's default order; blank criteria are none", () =>
+    Effect.gen(function*() {
+      const service = yield* Service
+      const listed = yield* getPage(service, "/nodes", { limit: 500, latest: "true" })
+      expect(listed.total).toBeGreaterThan(10)
+      for (const q of [{}, { search: "" }, { search: "  ", host_node_search: "", repository_url_search: " " }]) {
+        const page = yield* getPage(service, "/nodes/search", { ...q, limit: 500 })
+        expect(page, JSON.stringify(q)).toEqual(listed)
+      }
+      // paged like GET /nodes, filters included
+      const second = yield* getPage(service, "/nodes/search", { page: 2, limit: 3 })
+      expect(ids(second.nodes)).toEqual(ids(listed.nodes).slice(3, 6))
+      const linux = yield* getPage(service, "/nodes", { supported_os: "linux", limit: 500 })
+      expect(yield* searched(service, { supported_os: "linux" })).toEqual(ids(linux.nodes))
+    }))
+
+  it.effect("host_node_search: host-node names by substring, case-insensitive; exact names first, then prefixes", () =>
+    Effect.gen(function*() {
+      const service = yield* Service
+      // what ComfyUI_frontend (src/services/providers/registrySearchProvider.ts) sends for a node search:
+      // the name alone, with limit and page; its alias comfy_node_search is mapped onto host_node_search
+      const client = yield* clientFor(service)
+      const page = yield* client.api.catalog.searchNodes({ urlParams: { host_node_search: "ZoomUpscaler", limit: 20, page: 1 } })
+      expect(page.nodes.map((n) => n.id)).toEqual(["up-exact", "up-prefix", "up-infix"])
+      expect(yield* searched(service, { host_node_search: "zoomupscaler" })).toEqual(["up-exact", "up-prefix", "up-infix"])
+      // no exact name nor prefix: the registry's order (downloads)
+      expect(yield* searched(service, { host_node_search: "Upscaler" })).toEqual(["up-infix", "up-prefix", "repo-plain", "up-exact"])
+      expect(yield* searched(service, { host_node_search: "  UPSCALERPRO " })).toEqual(["up-prefix"])
+      expect(yield* searched(service, { host_node_search: "LegacyWidget" })).toEqual(["hosting"])
+      expect(yield* searched(service, { host_node_search: "Sampler" })).toEqual(["hosting"])
+      // LIKE's wildcards are plain characters here; a pattern never spans two names
+      expect(yield* searched(service, { host_node_search: "Zoom%Upscaler" })).toEqual([])
+      expect(yield* searched(service, { host_node_search: "Zoom_pscaler" })).toEqual([])
+      expect(yield* searched(service, { host_node_search: "Advanced\nPlain" })).toEqual([])
+      expect(yield* searched(service, { host_node_search: "NoSuchHostNode" })).toEqual([])
+    }))
+
+  it.effect("repository_url_search: a repository URL or a part of one, with or without scheme, .git or trailing slash", () =>
+    Effect.gen(function*() {
+      const service = yield* Service
+      const cases: ReadonlyArray<readonly [string, ReadonlyArray<string>]> = [
+        // the exact repository first, then the ones containing it
+        ["https://github.com/Acme-Org/Widget-Pack", ["repo-plain", "repo-git"]],
+        ["github.com/acme-org/widget-pack/", ["repo-plain", "repo-git"]],
+        ["https://github.com/acme-org/widget-pack-extra", ["repo-git"]],
+        ["http://www.github.com/Acme-Org/Widget-Pack-Extra.git/", ["repo-git"]],
+        ["git@github.com:other/widget-pack.git", ["repo-scp"]],
+        ["https://github.com/other/widget-pack", ["repo-scp"]],
+        ["ACME-ORG", ["repo-plain", "repo-git"]],
+        ["widget-pack", ["repo-plain", "repo-git", "repo-scp"]],
+        ["https://nowhere.example/acme-org/widget-pack", []],
+        ["widget%pack", []]
+      ]
+      for (const [part, expected] of cases) expect(yield* searched(service, { repository_url_search: part }), part).toEqual(expected)
+    }))
+
+  it.effect("criteria combine with AND, and with the filters", () =>
+    Effect.gen(function*() {
+      const service = yield* Service
+      expect(yield* searched(service, { host_node_search: "upscaler", repository_url_search: "widget" })).toEqual(["repo-plain"])
+      expect(yield* searched(service, { search: "mega", host_node_search: "upscaler" })).toEqual(["up-infix"])
+      expect(yield* searched(service, { search: "nebula", host_node_search: "upscaler" })).toEqual([])
+      expect(yield* searched(service, { host_node_search: "upscaler", supported_os: "linux" })).toEqual(["up-infix", "up-prefix", "repo-plain", "up-exact"])
+      expect(yield* searched(service, { search: "image", supported_os: "windows" })).toEqual([])
+    }))
+
+  it.effect("include_banned adds banned nodes and those of banned publishers for site admins; others get 403", () =>
+    Effect.gen(function*() {
+      const service = yield* Service
+      const stranger = yield* Effect.promise(() => service.token({ sub: "stan" }))
+      expect((yield* searched(service, { search: "quasar", include_banned: "true" }, admin)).sort())
+        .toEqual(["alpha-node", "banned-quasar", "shady-quasar"])
+      const everything = yield* searched(service, { include_banned: "true" }, admin)
+      expect(everything).toEqual(expect.arrayContaining(["banned-quasar", "shady-quasar", "alpha-node"]))
+      expect(everything).not.toContain("deleted-quasar")
+      // registry-web (components/nodes/AdminCreateNodeFormModal.tsx) looks for similar nodes as a site admin
+      // with include_banned=true and the host-node search (comfy_node_search there, mapped onto ours)
+      expect(yield* searched(service, { include_banned: "true", host_node_search: "ZoomUpscaler" }, admin))
+        .toEqual(["up-exact", "up-prefix", "up-infix"])
+      for (const token of [undefined, stranger]) {
+        expectError(yield* get(service, "/nodes/search?include_banned=true&search=quasar", { token }), 403, "forbidden")
+      }
+      // asking not to include them is anyone's right
+      expect(yield* searched(service, { search: "quasar", include_banned: "false" })).toEqual(["alpha-node"])
+    }))
+
+  it.effect.prop(
+    "the criteria's validation: text within its length and without NUL is 200, else 400 naming the parameter",
+    {
+      param: fc.constantFrom("search", "host_node_search", "repository_url_search"),
+      value: fc.oneof(
+        fc.string({ unit: fc.constantFrom(..."%_\\:/@.- aZ9é\u0000"), maxLength: 30 }),
+        fc.string({ unit: "grapheme", maxLength: 40 }),
+        fc.integer({ min: 195, max: 2005 }).map((n) => "x".repeat(n))
+      )
+    },
+    ({ param, value }) =>
+      Effect.gen(function*() {
+        const service = yield* Service
+        const answer = yield* getText(service, `/nodes/search${queryString({ [param]: value })}`)
+        const max = param === "repository_url_search" ? 2000 : 200
+        if (value.includes("\u0000") || value.length > max) {
+          expectBadRequest({ ...answer, body: JSON.parse(answer.text) }, param)
+        } else {
+          expectStatus(answer, 200, `${param} ${JSON.stringify(value)}`)
+          decodeNodeList(JSON.parse(answer.text))
+        }
+      }),
+    { timeout: 120_000, fastCheck: { numRuns: 100 } }
+  )
+
+  it.effect.prop(
+    "include_banned: true/1 and false/0 are read, anything else is 400 naming it",
+    { value: fc.oneof(fc.constantFrom("true", "false", "1", "0", "TRUE", "yes", ""), fc.string({ maxLength: 6 })) },
+    ({ value }) =>
+      Effect.gen(function*() {
+        const service = yield* Service
+        const answer = yield* get(service, `/nodes/search${queryString({ include_banned: value, search: "quasar" })}`, { token: admin })
+        if (["true", "1"].includes(value)) {
+          expect(ids(decodeNodeList(expectStatus(answer, 200, value).body).nodes).sort()).toEqual(["alpha-node", "banned-quasar", "shady-quasar"])
+        } else if (["false", "0"].includes(value)) {
+          expect(ids(decodeNodeList(expectStatus(answer, 200, value).body).nodes)).toEqual(["alpha-node"])
+        } else {
+          expectBadRequest(answer, "include_banned")
+        }
+      }),
+    { timeout: 60_000, fastCheck: { numRuns: 60 } }
+  )
+
   it.effect.prop(
     "any search text is answered 200 with a node list, never 5xx",
     {
@@ -215,7 +365,7 @@ layer(Service.layer(), { excludeTestServices: true })("GET /nodes/search", (it) 
       Effect.gen(function*() {
         const service = yield* Service
         const answer = yield* getText(service, `/nodes/search${queryString({ search })}`)
-        if (search.trim() === "" || search.includes("\u0000") || search.length > 200) {
+        if (search.includes("\u0000") || search.length > 200) {
           expectBadRequest({ ...answer, body: JSON.parse(answer.text) }, "search")
         } else {
           expectStatus(answer, 200, `search ${JSON.stringify(search)}`)

@@ -156,7 +156,7 @@ layer(serviceWithFakeVendor(), { excludeTestServices: true })("typed client", (i
       const missing = yield* Effect.flip(owner.download(`/archives/image-tools/1.3.0`))
       expect(missing).toBeInstanceOf(NotFound)
       // catchTag on a derived call
-      const node = yield* owner.api.catalog.getNode({ path: { nodeId: "no-such-node" } }).pipe(
+      const node = yield* owner.api.catalog.getNode({ path: { nodeId: "no-such-node" }, urlParams: {} }).pipe(
         Effect.catchTag("NotFound", () => Effect.succeed(undefined))
       )
       expect(node).toBeUndefined()
@@ -220,7 +220,7 @@ describe("error answers", () => {
   /** A client whose every request is answered with `status` and `body`, and `headers`. */
   const answering = (status: number, body: string, headers?: Record<string, string>) =>
     over((request) => Effect.succeed(reply(request, status, body, headers)))
-  const getNode = (client: RegistryClient) => Effect.flip(client.api.catalog.getNode({ path: { nodeId: "tool" } }))
+  const getNode = (client: RegistryClient) => Effect.flip(client.api.catalog.getNode({ path: { nodeId: "tool" }, urlParams: {} }))
 
   it.effect("a fault of the service an endpoint does not declare is still its class", () =>
     Effect.gen(function*() {

@@ -34,6 +34,9 @@ describe("the types openapi-typescript generates", () => {
     expectTypeOf<RequiredKeys<Generated["MediaTask"]>>().toEqualTypeOf<RequiredKeys<typeof MediaTask.Encoded>>()
     // the ones a client can least do without, named
     expectTypeOf<"id" | "status" | "publisher" | "downloads">().toMatchTypeOf<RequiredKeys<Generated["Node"]>>()
+    // indexed directly by ComfyUI-Manager (glob/manager_core.py) and comfy-cli (comfy_cli/registry/api.py)
+    expectTypeOf<"id" | "name" | "description">().toMatchTypeOf<RequiredKeys<Generated["Node"]>>()
+    expectTypeOf<"id" | "name">().toMatchTypeOf<RequiredKeys<Generated["Publisher"]>>()
     expectTypeOf<"id" | "version" | "status" | "createdAt">().toMatchTypeOf<RequiredKeys<Generated["NodeVersion"]>>()
     expectTypeOf<"nodes" | "total" | "page" | "limit" | "totalPages">().toEqualTypeOf<RequiredKeys<Generated["NodeList"]>>()
     expectTypeOf<"task_id" | "status" | "generated">().toEqualTypeOf<RequiredKeys<Generated["MediaTask"]>>()

@@ -29,7 +29,7 @@ export interface paths {
         };
         /**
          * Search nodes (paginated)
-         * @description Full-text search over id, name, description, author, tags and host-node names of the listed nodes, best match first (then search_ranking, downloads, id).
+         * @description `search` is full-text over id, name, description, author, tags and host-node names, best match first; `host_node_search` and `repository_url_search` match host-node names and repository URLs by substring. Criteria combine with AND; then search_ranking, downloads, id. No criterion lists every listed node in GET /nodes's order. `include_banned` is for site admins (403 otherwise).
          */
         get: operations["SearchNodes"];
         put?: never;
@@ -1127,7 +1127,7 @@ export interface components {
              */
             created_at: string;
             /** @description Description of the node (empty when none was given) */
-            description?: string;
+            description: string;
             /** @description Number of times a version of the node was downloaded */
             downloads: number;
             /** @description Number of stars of the node's source repository */
@@ -1140,8 +1140,8 @@ export interface components {
             latest_version?: components["schemas"]["NodeVersion"];
             /** @description Path to the license file in the node's repository */
             license?: string;
-            /** @description Display name of the node */
-            name?: string;
+            /** @description Display name of the node (its id when none was given) */
+            name: string;
             /** @description Names of host-nodes that this node preempts */
             preempted_host_node_names: string[];
             /** @description Publisher the node belongs to */
@@ -1271,8 +1271,8 @@ export interface components {
             logo?: string;
             /** @description Members of the publisher with their roles; shown only to its members and site admins */
             members?: components["schemas"]["PublisherMember"][];
-            /** @description Display name of the publisher */
-            name?: string;
+            /** @description Display name of the publisher (its id when none was given) */
+            name: string;
             /** @description URL where the publisher's source code is hosted */
             source_code_repo?: string;
             /** @description Status of the publisher */
@@ -2560,9 +2560,15 @@ export interface operations {
     };
     SearchNodes: {
         parameters: {
-            query: {
+            query?: {
                 /** @description What to look for (websearch syntax: words, "phrases", or, -word); the last word also matches as a prefix */
-                search: string;
+                search?: string;
+                /** @description Nodes providing a host-node whose name contains this (case-insensitive); exact names first, then prefixes */
+                host_node_search?: string;
+                /** @description Nodes whose repository URL contains this (case-insensitive; scheme, user, .git and trailing slashes ignored) */
+                repository_url_search?: string;
+                /** @description Add banned nodes and nodes of banned publishers (site admins only) (true or false) */
+                include_banned?: boolean;
                 /** @description Page number, from 1 */
                 page?: number;
                 /** @description Nodes per page (default 10); values above 500 are served as 500 */
@@ -2594,6 +2600,24 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["BadRequest"];
+                };
+            };
+            /** @description `unauthorized`: No valid bearer token: missing, malformed, expired or not verifiable */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Unauthorized"];
+                };
+            };
+            /** @description `forbidden`: The caller lacks the role this needs; the message says which */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Forbidden"];
                 };
             };
             /** @description `method_not_allowed`: The path exists, but not with this method (`Allow` lists the methods it takes) */
@@ -2690,7 +2714,10 @@ export interface operations {
     };
     GetNode: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description Include the node's translations (true or false) */
+                include_translations?: boolean;
+            };
             header?: never;
             path: {
                 /** @description Identifier of the node */

@@ -28,7 +28,7 @@ const lifecycle = (a: Running, b: Running) =>
     const owner = yield* bearerClient(a, acme.ownerJwt)
     const moderator = yield* bearerClient(a, admin)
     const anyone = yield* clientFor(b)
-    const getNode = anyone.api.catalog.getNode({ path: { nodeId: "image-tools" } })
+    const getNode = anyone.api.catalog.getNode({ path: { nodeId: "image-tools" }, urlParams: {} })
     const listed = Effect.map(
       anyone.api.catalog.listAllNodes({ urlParams: { node_id: ["image-tools"] } }),
       (page) => page.nodes
