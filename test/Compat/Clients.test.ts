@@ -4,7 +4,8 @@
  * ranges from config_parser.py), the extension manager's catalogue sync (ComfyUI-Manager
  * glob/cnr_utils.py `_get_cnr_data`, its version from manager_core.py `get_comfyui_tag`) and the
  * admin front-end's node update (registry-web pages/admin/node-version-compatibility.tsx) and
- * version update (registry-web components/admin/NodeVersionCompatibilityEditModal.tsx).
+ * version update (registry-web components/admin/NodeVersionCompatibilityEditModal.tsx), and the
+ * host web front-end's host-node search (ComfyUI_frontend src/services/providers/registrySearchProvider.ts).
  * Answers keep the interface's names; with the alias settings empty, the aliases are unknown names.
  */
 import { expect, layer } from "@effect/vitest"
@@ -105,6 +106,28 @@ layer(Service.layer(), { excludeTestServices: true })("the clients' aliases, on 
       expectBadRequest(yield* managerPage(service, "latest"), "host_version")
     }))
 
+  it.effect("ComfyUI_frontend registrySearchProvider.ts: comfy_node_search alone finds the node providing it; GET /host-nodes?comfy_node_name= filters", () =>
+    Effect.gen(function*() {
+      const service = yield* Service
+      const root = yield* Effect.promise(() => service.token({ sub: "root", admin: true }))
+      expectStatus(
+        yield* send(service, "POST", "/nodes/old-tool/versions/1.0.0/host-nodes", {
+          token: root,
+          body: [{ host_node_name: "ZoomUpscaler" }, { host_node_name: "ZoomLoader" }]
+        }),
+        201,
+        "record host-nodes"
+      )
+      // what the front-end sends as the user types: the text alone, with limit and page
+      const found = expectStatus(yield* get(service, "/nodes/search?comfy_node_search=zoomup&limit=64&page=1"), 200, "search")
+      expect(idsOf(found.body)).toEqual(["old-tool"])
+      // the anchor's host-node listing filter (registry-web generated.ts ListAllComfyNodesParams)
+      const listed = expectStatus(yield* get(service, "/host-nodes?comfy_node_name=ZoomLoader"), 200, "host-nodes")
+      const records = (listed.body as { host_nodes: ReadonlyArray<Record<string, unknown>> }).host_nodes
+      expect(records.map((r) => r.host_node_name)).toEqual(["ZoomLoader"])
+      expect(JSON.stringify([found.body, listed.body])).not.toContain("comfy")
+    }))
+
   it.effect("an alias and its name both sent: the alias wins", () =>
     Effect.gen(function*() {
       const service = yield* Service
@@ -203,6 +226,8 @@ layer(Service.layer((c) => ({ ...c, aliases: { hostName: "", hostNode: "" } })),
         yield* cliPublish(service, acme, "new-tool", ">=2.0.0,<3")
         expect(idsOf((yield* managerPage(service, "v0.3.60-1-g05b2453")).body)).toEqual(["new-tool", "old-tool"])
         expect(idsOf((yield* get(service, "/nodes?host_version=v0.3.60-1-g05b2453")).body)).toEqual(["new-tool", "old-tool"])
+        // the front-end's comfy_node_search is then an unknown parameter: a search without criteria lists every node
+        expect(idsOf((yield* get(service, "/nodes/search?comfy_node_search=nothing-matches")).body)).toEqual(["new-tool", "old-tool"])
       }))
 
     it.effect("registry-web NodeVersionCompatibilityEditModal.tsx: its range names are unknown fields, so the version keeps its range", () =>
