@@ -120,7 +120,7 @@ describe("the manifest", () => {
       /^pyproject\.toml: \[project\] name: expected 1 to 100 characters/
     )
     expect(failure(`[project]\nname = "n"\nversion = "1.0.0"\n[tool.registry]\npublisher_id = "p"\nsupported_host_version = "not a range"\n`))
-      .toMatch(/^pyproject\.toml: \[tool\.registry\] supported_host_version: expected a semantic-version range/)
+      .toMatch(/^pyproject\.toml: \[tool\.registry\] supported_host_version: expected a version range such as/)
     expect(failure(`[project]\nname = "n"\nversion = "1.0.0"\n[tool.registry]\npublisher_id = "p"\ntag = ["x"]\n`))
       .toMatch(/^pyproject\.toml: \[tool\.registry\] has unknown key tag/)
     expect(failure(`[project]\nname = "n"\nversion = "1.0.0"\n[tool.registry]\npublisher_id = "p"\ntags = "x"\n`))
