@@ -15,6 +15,7 @@ import * as net from "node:net"
 import * as os from "node:os"
 import * as path from "node:path"
 import { afterAll } from "vitest"
+import { tcpForwarder } from "../support/Forwarder.ts"
 import { type Running, Service, serviceOnFreshDatabase } from "../support/Service.ts"
 
 const repoRoot = path.resolve(import.meta.dirname, "../..")
@@ -24,42 +25,11 @@ const launcher = path.join(repoRoot, "bin/registry.mjs")
 /** Largest archive the test instance takes: entries may uncompress to 20 times this before they are flagged. */
 const maxArchiveBytes = 20_000
 
-/** Forwards every connection on a port of its own to `target.port`, set once the service listens. */
-const forwarder = Effect.acquireRelease(
-  Effect.async<{
-    readonly server: net.Server
-    readonly sockets: Set<net.Socket>
-    readonly port: number
-    readonly target: { port: number }
-  }>((resume) => {
-    const target = { port: 0 }
-    const sockets = new Set<net.Socket>()
-    const server = net.createServer((socket) => {
-      const upstream = net.connect(target.port, "127.0.0.1")
-      for (const s of [socket, upstream]) {
-        sockets.add(s)
-        s.on("close", () => sockets.delete(s))
-      }
-      socket.pipe(upstream).pipe(socket)
-      socket.on("error", () => upstream.destroy())
-      upstream.on("error", () => socket.destroy())
-    })
-    server.listen(0, "127.0.0.1", () => {
-      resume(Effect.succeed({ server, sockets, port: (server.address() as net.AddressInfo).port, target }))
-    })
-  }),
-  ({ server, sockets }) =>
-    Effect.async<void>((resume) => {
-      for (const s of sockets) s.destroy()
-      server.close(() => resume(Effect.void))
-    })
-)
-
 const ServiceBehindForwarder = Layer.scoped(
   Service,
   Effect.gen(function*() {
-    const proxy = yield* forwarder
-    const base = `http://127.0.0.1:${proxy.port}`
+    const proxy = yield* tcpForwarder
+    const base = proxy.url
     const running = yield* serviceOnFreshDatabase((c) => ({ ...c, publicBaseUrl: base, storage: { ...c.storage, maxArchiveBytes } }))
     proxy.target.port = Number(new URL(running.baseUrl).port)
     return { ...running, baseUrl: base } satisfies Running

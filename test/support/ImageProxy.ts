@@ -3,11 +3,11 @@
  * key, the proxy's paths, valid request bodies, and decoders of its answers.
  */
 import { Effect, Layer, Option, Redacted } from "effect"
-import * as net from "node:net"
 import { expect } from "vitest"
 import { MediaTask, MediaTaskEnvelope } from "../../src/Domain/Media.ts"
 import { decodeExact } from "./Catalogue.ts"
 import { FakeImageVendor, type FakeVendor } from "./FakeImageVendor.ts"
+import { tcpForwarder } from "./Forwarder.ts"
 import { type Answer, expectStatus } from "./Http.ts"
 import { type ConfigOverrides, type Running, Service, serviceOnFreshDatabase } from "./Service.ts"
 
@@ -42,35 +42,6 @@ export const withFakeVendor = (more?: ConfigOverrides) =>
   Layer.unwrapEffect(Effect.map(FakeImageVendor, (fake) => Service.layer(atFake(fake, more)))).pipe(
     Layer.provideMerge(FakeImageVendor.layer)
   )
-
-/** A TCP forwarder on a port of its own to `target.port`, set once the service listens. */
-const tcpForwarder = Effect.acquireRelease(
-  Effect.async<{ readonly server: net.Server; readonly sockets: Set<net.Socket>; readonly url: string; readonly target: { port: number } }>(
-    (resume) => {
-      const target = { port: 0 }
-      const sockets = new Set<net.Socket>()
-      const server = net.createServer((socket) => {
-        const upstream = net.connect(target.port, "127.0.0.1")
-        for (const s of [socket, upstream]) {
-          sockets.add(s)
-          s.on("close", () => sockets.delete(s))
-        }
-        socket.pipe(upstream).pipe(socket)
-        socket.on("error", () => upstream.destroy())
-        upstream.on("error", () => socket.destroy())
-      })
-      server.listen(0, "127.0.0.1", () => {
-        const { port } = server.address() as net.AddressInfo
-        resume(Effect.succeed({ server, sockets, url: `http://127.0.0.1:${port}`, target }))
-      })
-    }
-  ),
-  ({ server, sockets }) =>
-    Effect.async<void>((resume) => {
-      for (const s of sockets) s.destroy()
-      server.close(() => resume(Effect.void))
-    })
-)
 
 /**
  * The service with the simulated vendor, reached through a forwarder whose URL (known before the

@@ -108,3 +108,17 @@ export class Service extends Context.Tag("test/Service")<Service, Running>() {
   static readonly layer = (overrides?: ConfigOverrides) => Layer.scoped(Service, serviceOnFreshDatabase(overrides))
 }
 
+
+/** Two instances of the service on one database, as a scaled-out deployment runs them; `acme` exists. */
+export class ServicePair extends Context.Tag("test/ServicePair")<ServicePair, { readonly a: Running; readonly b: Running }>() {
+  static readonly layer = Layer.scoped(
+    ServicePair,
+    Effect.gen(function*() {
+      const { url } = yield* freshDatabase
+      const a = yield* startService(url)
+      const b = yield* startService(url)
+      yield* b.writes.upsertPublishers([{ id: "acme", name: "Acme" }])
+      return { a, b }
+    })
+  )
+}
