@@ -12,14 +12,14 @@
  * `postPackReview`).
  */
 import { expect, layer } from "@effect/vitest"
-import { Context, Effect, Layer } from "effect"
+import { Effect } from "effect"
 import * as fc from "effect/FastCheck"
 import { Node } from "../src/Domain/Node.ts"
 import { decodeExact, getPage } from "./support/Catalogue.ts"
 import { bearerClient } from "./support/Client.ts"
 import { query } from "./support/Db.ts"
 import { expectBadRequest, expectError, expectStatus, send, sendText } from "./support/Http.ts"
-import { freshDatabase, type Running, Service, startService } from "./support/Service.ts"
+import { type Running, Service, ServicePair } from "./support/Service.ts"
 
 const decodeNode = decodeExact(Node)
 
@@ -318,24 +318,10 @@ layer(Service.layer(), { excludeTestServices: true })("node reviews", (it) => {
     }))
 })
 
-/** Two instances of the service on one database, as a scaled-out deployment runs them. */
-class Pair extends Context.Tag("test/ReviewsPair")<Pair, { readonly a: Running; readonly b: Running }>() {}
-
-const PairLive = Layer.scoped(
-  Pair,
-  Effect.gen(function*() {
-    const { url } = yield* freshDatabase
-    const a = yield* startService(url)
-    const b = yield* startService(url)
-    yield* b.writes.upsertPublishers([{ id: "acme" }])
-    return { a, b }
-  })
-)
-
-layer(PairLive, { excludeTestServices: true })("node reviews across instances", (it) => {
+layer(ServicePair.layer, { excludeTestServices: true })("node reviews across instances", (it) => {
   it.effect("a review through one instance drops the other's cached pages: its GET /nodes shows the rating", () =>
     Effect.gen(function*() {
-      const { a, b } = yield* Pair
+      const { a, b } = yield* ServicePair
       const nodeId = yield* freshNode(a)
       const page = `/nodes?node_id=${nodeId}`
       const ratingOn = (service: Running) => Effect.map(getPage(service, page, {}), (p) => p.nodes[0]?.rating)

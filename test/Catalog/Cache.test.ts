@@ -1,22 +1,8 @@
 import { expect, layer } from "@effect/vitest"
-import { Context, Effect, Layer } from "effect"
+import { Effect } from "effect"
 import { query } from "../support/Db.ts"
 import { get } from "../support/Http.ts"
-import { freshDatabase, type Running, startService } from "../support/Service.ts"
-
-/** Two instances of the service on one database, as a scaled-out deployment runs them. */
-class Pair extends Context.Tag("test/Pair")<Pair, { readonly a: Running; readonly b: Running }>() {}
-
-const PairLive = Layer.scoped(
-  Pair,
-  Effect.gen(function*() {
-    const { url } = yield* freshDatabase
-    const a = yield* startService(url)
-    const b = yield* startService(url)
-    yield* b.writes.upsertPublishers([{ id: "acme", name: "Acme" }])
-    return { a, b }
-  })
-)
+import { ServicePair } from "../support/Service.ts"
 
 const ids = (body: any): Array<string> => body.nodes.map((n: { id: string }) => n.id)
 
@@ -32,10 +18,10 @@ const eventually = <A>(read: Effect.Effect<A>, holds: (a: A) => boolean) =>
     return { value, millis: Date.now() - started }
   })
 
-layer(PairLive, { excludeTestServices: true })("list cache across instances", (it) => {
+layer(ServicePair.layer, { excludeTestServices: true })("list cache across instances", (it) => {
   it.effect("serves a repeated page from the cache", () =>
     Effect.gen(function*() {
-      const { a } = yield* Pair
+      const { a } = yield* ServicePair
       const first = yield* get(a, "/nodes?limit=5&sort=id")
       const second = yield* get(a, "/nodes?limit=5&sort=id")
       expect(first.headers.get("x-cache")).toBe("miss")
@@ -48,7 +34,7 @@ layer(PairLive, { excludeTestServices: true })("list cache across instances", (i
 
   it.effect("a write through the second instance is seen by the first at once", () =>
     Effect.gen(function*() {
-      const { a, b } = yield* Pair
+      const { a, b } = yield* ServicePair
       yield* get(a, "/nodes?sort=id")
       expect((yield* get(a, "/nodes?sort=id")).headers.get("x-cache")).toBe("hit")
       yield* b.writes.insertNodes([{ id: "fresh-node", publisher_id: "acme", name: "Fresh" }])
@@ -64,7 +50,7 @@ layer(PairLive, { excludeTestServices: true })("list cache across instances", (i
 
   it.effect("a lost LISTEN connection never leaves stale pages behind", () =>
     Effect.gen(function*() {
-      const { a, b } = yield* Pair
+      const { a, b } = yield* ServicePair
       yield* get(a, "/nodes?sort=id")
       // cut every listener's connection: changes made now could go unnoticed
       yield* query(
@@ -84,7 +70,7 @@ layer(PairLive, { excludeTestServices: true })("list cache across instances", (i
 
   it.effect("answers If-None-Match with 304, cached or not", () =>
     Effect.gen(function*() {
-      const { a } = yield* Pair
+      const { a } = yield* ServicePair
       for (const query of ["/nodes?limit=3", "/nodes?limit=3&latest=true"]) {
         const first = yield* get(a, query)
         const etag = first.headers.get("etag")!
