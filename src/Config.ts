@@ -90,6 +90,12 @@ export interface AppConfigShape {
     /** Longest a streamed upload (archives, media, music video) may stay silent; it has no overall limit. */
     readonly uploadIdleTimeoutMillis: number
   }
+  /** Temporary files a crash left behind: partial archive and media uploads, spooled videos. */
+  readonly leftovers: {
+    /** A temporary file untouched this long is no live upload's (see README). */
+    readonly maxAgeMillis: number
+    readonly sweepIntervalMillis: number
+  }
 }
 
 /** A duration setting in whole milliseconds; at least 10 ms, since 0 would turn a limit off in Node. */
@@ -200,7 +206,9 @@ export const appConfig: Config.Config<AppConfigShape> = Config.all({
   requestTimeoutSeconds: Config.number("HTTP_REQUEST_TIMEOUT_SECONDS").pipe(Config.withDefault(60)),
   keepAliveTimeoutSeconds: Config.number("HTTP_KEEP_ALIVE_TIMEOUT_SECONDS").pipe(Config.withDefault(5)),
   idleTimeoutSeconds: Config.number("HTTP_IDLE_TIMEOUT_SECONDS").pipe(Config.withDefault(30)),
-  uploadIdleTimeoutSeconds: Config.number("UPLOAD_IDLE_TIMEOUT_SECONDS").pipe(Config.withDefault(60))
+  uploadIdleTimeoutSeconds: Config.number("UPLOAD_IDLE_TIMEOUT_SECONDS").pipe(Config.withDefault(60)),
+  tempFileMaxAgeSeconds: Config.number("TEMP_FILE_MAX_AGE_SECONDS").pipe(Config.withDefault(3600)),
+  tempSweepIntervalSeconds: Config.number("TEMP_SWEEP_INTERVAL_SECONDS").pipe(Config.withDefault(600))
 }).pipe(
   Config.map((c) => ({
     port: c.port,
@@ -253,6 +261,10 @@ export const appConfig: Config.Config<AppConfigShape> = Config.all({
       keepAliveTimeoutMillis: seconds(c.keepAliveTimeoutSeconds),
       idleTimeoutMillis: seconds(c.idleTimeoutSeconds),
       uploadIdleTimeoutMillis: seconds(c.uploadIdleTimeoutSeconds)
+    },
+    leftovers: {
+      maxAgeMillis: seconds(c.tempFileMaxAgeSeconds),
+      sweepIntervalMillis: seconds(c.tempSweepIntervalSeconds)
     }
   }))
 )

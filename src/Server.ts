@@ -47,6 +47,7 @@ import { ApiKeys } from "./ApiKeys/Service.ts"
 import { ApiKeyRepo } from "./ApiKeys/Repo.ts"
 import { MediaFilesLive, MediaStorageLive } from "./MediaStorage/Http.ts"
 import { MediaStorage } from "./MediaStorage/Service.ts"
+import { Leftovers } from "./System/Leftovers.ts"
 
 /** For each declared route, the methods it answers: a path known under another method is a 405. */
 const routeTable = [
@@ -127,7 +128,8 @@ export const ServicesLive = Layer.mergeAll(
   OptionalAuthenticationLive,
   ApiKeys.Default,
   MediaStorage.Default,
-  KeyOrBearerAuthenticationLive
+  KeyOrBearerAuthenticationLive,
+  Leftovers.Default
 ).pipe(
   Layer.provide([JwtVerifier.Default, UserRepo.Default, ApiKeyRepo.Default]),
   Layer.provideMerge(DatabaseLive),
