@@ -8,6 +8,7 @@ import { NodeFileSystem, NodeHttpServer } from "@effect/platform-node"
 import { Effect, Fiber, identity, Layer, Option } from "effect"
 import * as http from "node:http"
 import type * as net from "node:net"
+import type * as stream from "node:stream"
 import { AdminLive } from "./Admin/Http.ts"
 import { Moderation } from "./Admin/Service.ts"
 import { Api } from "./Api.ts"
@@ -22,7 +23,7 @@ import { Claims } from "./Claims/Service.ts"
 import { aliasRewriting } from "./Compat/Rewrite.ts"
 import { AppConfig, type AppConfigShape } from "./Config.ts"
 import { DatabaseLive } from "./Db/Database.ts"
-import { BadRequest, infoOf, PayloadTooLarge, RequestTooLarge } from "./Domain/ApiErrors.ts"
+import { BadRequest, infoOf, PayloadTooLarge, RequestTimeout, RequestTooLarge } from "./Domain/ApiErrors.ts"
 import { errorResponse, respondToCause, wireOf } from "./Errors.ts"
 import { HostNodesLive, PublicHostNodesLive } from "./HostNodes/Http.ts"
 import { HostNodes } from "./HostNodes/Service.ts"
@@ -166,6 +167,23 @@ const checkingIntervalOf = (limits: HttpLimits) => Math.max(10, Math.min(1000, M
 type HttpLimits = AppConfigShape["http"]
 
 /**
+ * Answers `error` on the bare socket and ends it: for requests refused before (or instead of)
+ * the application, as Node itself does. A socket the client keeps open is then closed by the idle
+ * limit.
+ */
+const answerOnSocket = (socket: stream.Duplex, error: RequestTimeout | RequestTooLarge | BadRequest, reason: string) => {
+  if (!socket.writable) return socket.destroy()
+  const { status } = infoOf(error)
+  const body = JSON.stringify(wireOf(error))
+  socket.end(
+    `HTTP/1.1 ${status} ${reason}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\n` +
+      `connection: close\r\n\r\n${body}`
+  )
+}
+
+const requestTimedOut = () => new RequestTimeout({ message: "The request did not arrive in time" })
+
+/**
  * Bounds how long a request may take to arrive. Streamed uploads have no overall limit, only
  * their own idle one: a slow upload that keeps moving must finish. Node's own `requestTimeout`
  * covers every request of a server alike, so it is off and this timer replaces it.
@@ -176,15 +194,17 @@ const limitArrival = (limits: HttpLimits, request: http.IncomingMessage, respons
     return
   }
   const timer = setTimeout(() => {
-    if (!request.complete) request.socket.destroy()
+    if (request.complete) return
+    if (response.headersSent) request.socket.destroy()
+    else answerOnSocket(request.socket, requestTimedOut(), "Request Timeout")
   }, limits.requestTimeoutMillis)
   response.once("close", () => clearTimeout(timer))
 }
 
 /**
  * A Node HTTP server with the connection limits of `limits` (README, Configuration), whose
- * malformed requests (oversized headers or URL, bytes HTTP does not allow) are answered as
- * ErrorResponse too, before they ever reach the application.
+ * malformed or late requests (oversized headers or URL, bytes HTTP does not allow, headers past
+ * their limit) are answered as ErrorResponse too, before they ever reach the application.
  */
 export const makeHttpServer = (limits: HttpLimits) => () => {
   const server = http.createServer({
@@ -206,17 +226,12 @@ export const makeHttpServer = (limits: HttpLimits) => () => {
     if (inFlight.get(socket)?.complete) return
     socket.destroy()
   })
-  server.on("clientError", (err: NodeJS.ErrnoException, socket) => {
-    if (!socket.writable) return socket.destroy()
-    const [error, reason] = err.code === "HPE_HEADER_OVERFLOW"
-      ? [new RequestTooLarge({ message: "The request line or headers are too large" }), "Request Header Fields Too Large"]
-      : [new BadRequest({ message: "The request is not valid HTTP" }), "Bad Request"]
-    const { status } = infoOf(error)
-    const body = JSON.stringify(wireOf(error))
-    socket.end(
-      `HTTP/1.1 ${status} ${reason}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\n` +
-        `connection: close\r\n\r\n${body}`
-    )
+  server.on("clientError", (err: NodeJS.ErrnoException, socket: stream.Duplex) => {
+    if (err.code === "ERR_HTTP_REQUEST_TIMEOUT") return answerOnSocket(socket, requestTimedOut(), "Request Timeout")
+    if (err.code === "HPE_HEADER_OVERFLOW") {
+      return answerOnSocket(socket, new RequestTooLarge({ message: "The request line or headers are too large" }), "Request Header Fields Too Large")
+    }
+    answerOnSocket(socket, new BadRequest({ message: "The request is not valid HTTP" }), "Bad Request")
   })
   return server
 }

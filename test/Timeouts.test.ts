@@ -8,7 +8,7 @@ import { expect, layer } from "@effect/vitest"
 import { Effect, Option, Redacted } from "effect"
 import { randomBytes } from "node:crypto"
 import { onInstance } from "./support/Client.ts"
-import { expectStatus, send } from "./support/Http.ts"
+import { expectErrorBody, expectStatus, send } from "./support/Http.ts"
 import { freshStart, paths, skinBody, withFakeVendor } from "./support/ImageProxy.ts"
 import { closedAfterPromise, slowRequestPromise } from "./support/RawHttp.ts"
 import { type Running, Service } from "./support/Service.ts"
@@ -32,15 +32,16 @@ const TestService = Service.layer((c) => ({
 const closedAfter = (service: Running, talk: Parameters<typeof closedAfterPromise>[1]) =>
   Effect.promise(() => closedAfterPromise(service.baseUrl, talk))
 
-/** Writes `text` one byte every `everyMillis`, as long as the socket is open. */
-const trickle = (text: string, everyMillis: number) => (socket: import("node:net").Socket) => {
-  let next = 0
-  const timer = setInterval(() => {
-    if (socket.destroyed || next >= text.length) return clearInterval(timer)
-    socket.write(text[next++]!)
-  }, everyMillis)
-  socket.on("close", () => clearInterval(timer))
-}
+/** A client that sends `head`, then a piece of `pieces` every 300 ms, and reads the answer. */
+const slowly = (service: Running, head: string, pieces: ReadonlyArray<string>) =>
+  Effect.promise(() => slowRequestPromise(service.baseUrl, head, pieces, 300))
+
+const timed = <A>(effect: Effect.Effect<A>) =>
+  Effect.gen(function*() {
+    const started = Date.now()
+    const answer = yield* effect
+    return { answer, millis: Date.now() - started }
+  })
 
 /** A normal client, asking again and again while `busy` runs: every answer must be a 200. */
 const servedMeanwhile = <A>(service: Running, busy: Effect.Effect<A>) =>
@@ -71,25 +72,27 @@ layer(TestService, { excludeTestServices: true })("connection limits", (it) => {
       for (const millis of closes) expect(millis).toBeLessThan(limits.idleTimeoutMillis + slack)
     }), 20_000)
 
-  it.effect("slow headers (a byte every 300 ms) are closed within the headers limit", () =>
+  it.effect("slow headers (a byte every 300 ms) are answered 408 and closed within the headers limit", () =>
     Effect.gen(function*() {
       const service = yield* Service
       const request = `GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ${"a".repeat(200)}\r\n\r\n`
-      const millis = yield* servedMeanwhile(service, closedAfter(service, trickle(request, 300)))
+      const { answer, millis } = yield* servedMeanwhile(service, timed(slowly(service, "", [...request])))
+      expect(answer.status).toBe(408)
+      expectErrorBody(JSON.parse(answer.body), "request_timeout")
       // a byte every 300 ms never lets the idle limit fire: the headers limit closed it
       expect(millis).toBeGreaterThanOrEqual(limits.headersTimeoutMillis - 100)
       expect(millis).toBeLessThan(limits.headersTimeoutMillis + slack)
     }), 20_000)
 
-  it.effect("a slow body on an ordinary route is cut within the request limit", () =>
+  it.effect("a slow body on an ordinary route is answered 408 and closed within the request limit", () =>
     Effect.gen(function*() {
       const service = yield* Service
       const head = "POST /bulk/nodes/versions HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n" +
         "Content-Length: 400\r\n\r\n"
-      const millis = yield* servedMeanwhile(service, closedAfter(service, (socket) => {
-        socket.write(head)
-        trickle(`{"node_versions":[${" ".repeat(370)}]}`, 300)(socket)
-      }))
+      const body = `{"node_versions":[${" ".repeat(370)}]}`
+      const { answer, millis } = yield* servedMeanwhile(service, timed(slowly(service, head, [...body])))
+      expect(answer.status).toBe(408)
+      expectErrorBody(JSON.parse(answer.body), "request_timeout")
       expect(millis).toBeGreaterThanOrEqual(limits.requestTimeoutMillis - 100)
       expect(millis).toBeLessThan(limits.requestTimeoutMillis + slack)
     }), 20_000)
