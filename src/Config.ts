@@ -81,7 +81,7 @@ export interface AppConfigShape {
   readonly http: {
     /** Longest a request's line and headers may take to arrive. */
     readonly headersTimeoutMillis: number
-    /** Longest a whole request (headers and body) may take to arrive, streamed uploads excepted. */
+    /** Longest a request's body may take to arrive after its headers, streamed uploads excepted. */
     readonly requestTimeoutMillis: number
     /** Longest a connection waits for its next request after an answer. */
     readonly keepAliveTimeoutMillis: number
