@@ -68,7 +68,7 @@ it.live("leftovers of a crash are gone once the service has started; a recent fi
 it.live("the periodic sweep removes an old leftover and keeps a live upload's file, older than the limit", () =>
   Effect.gen(function*() {
     const dataDir = yield* dataFolder
-    const maxAgeMillis = 1_000
+    const maxAgeMillis = 1_500
     const service = yield* serviceOnFreshDatabase(inFolder(dataDir, { maxAgeMillis, sweepIntervalMillis: 100 }))
     const incoming = path.join(dataDir, "archives", ".incoming")
 
@@ -78,7 +78,7 @@ it.live("the periodic sweep removes an old leftover and keeps a live upload's fi
       body: { file_name: "slow.bin", content_type: "application/octet-stream" }
     })
     const target = new URL(onInstance(service, expectStatus(created, 200, "POST /customers/storage").body.upload_url))
-    // 12 pieces, 250 ms apart: the upload lasts three times the age limit, its file written all along
+    // 12 pieces, 250 ms apart: the upload lasts twice the age limit, its file written all along
     const bytes = randomBytes(12 * 256)
     const pieces = Array.from({ length: 12 }, (_, i) => bytes.subarray(i * 256, (i + 1) * 256))
     const head = `PUT ${target.pathname}${target.search} HTTP/1.1\r\nHost: 127.0.0.1\r\n` +

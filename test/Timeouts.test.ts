@@ -14,14 +14,14 @@ import { closedAfterPromise, slowRequestPromise } from "./support/RawHttp.ts"
 import { type Running, Service } from "./support/Service.ts"
 
 const limits = {
-  headersTimeoutMillis: 2_000,
-  requestTimeoutMillis: 3_000,
+  headersTimeoutMillis: 3_000,
+  requestTimeoutMillis: 4_000,
   keepAliveTimeoutMillis: 500,
   idleTimeoutMillis: 1_000,
   uploadIdleTimeoutMillis: 1_000
 }
 /** What a limit may overshoot by: Node checks headers on a beat, and the machine is busy. */
-const slack = 1_500
+const slack = 2_000
 
 const TestService = Service.layer((c) => ({
   ...c,
@@ -69,7 +69,8 @@ layer(TestService, { excludeTestServices: true })("connection limits", (it) => {
       const closes = yield* servedMeanwhile(service, Effect.all(Array.from({ length: 50 }, () => closedAfter(service, () => {})), {
         concurrency: "unbounded"
       }))
-      for (const millis of closes) expect(millis).toBeLessThan(limits.idleTimeoutMillis + slack)
+      // before the headers limit could have closed them: the idle limit did
+      for (const millis of closes) expect(millis).toBeLessThan(limits.headersTimeoutMillis - 500)
     }), 20_000)
 
   it.effect("slow headers (a byte every 300 ms) are answered 408 and closed within the headers limit", () =>
@@ -122,7 +123,7 @@ layer(TestService, { excludeTestServices: true })("connection limits", (it) => {
         body: { file_name: "slow.bin", content_type: "application/octet-stream" }
       })
       const target = new URL(onInstance(service, expectStatus(created, 200, "POST /customers/storage").body.upload_url))
-      // 20 pieces, 300 ms apart: 6 s in all, twice the request limit, never a second silent
+      // 20 pieces, 300 ms apart: 6 s in all, past the request limit, never a second silent
       const bytes = randomBytes(20 * 512)
       const pieces = Array.from({ length: 20 }, (_, i) => bytes.subarray(i * 512, (i + 1) * 512))
       const head = `PUT ${target.pathname}${target.search} HTTP/1.1\r\nHost: 127.0.0.1\r\n` +
