@@ -77,7 +77,29 @@ export interface AppConfigShape {
     /** How often expired files are swept (their bytes and their rows). */
     readonly sweepIntervalMillis: number
   }
+  /** Connection limits of the HTTP server (Server.ts `makeHttpServer`). */
+  readonly http: {
+    /** Longest a request's line and headers may take to arrive. */
+    readonly headersTimeoutMillis: number
+    /** Longest a request's body may take to arrive after its headers, streamed uploads excepted. */
+    readonly requestTimeoutMillis: number
+    /** Longest a connection waits for its next request after an answer. */
+    readonly keepAliveTimeoutMillis: number
+    /** Longest a connection may stay silent while no request of it is being worked on. */
+    readonly idleTimeoutMillis: number
+    /** Longest a streamed upload (archives, media, music video) may stay silent; it has no overall limit. */
+    readonly uploadIdleTimeoutMillis: number
+  }
+  /** Temporary files a crash left behind: partial archive and media uploads, spooled videos. */
+  readonly leftovers: {
+    /** A temporary file untouched this long is no live upload's (see README). */
+    readonly maxAgeMillis: number
+    readonly sweepIntervalMillis: number
+  }
 }
+
+/** A duration setting in whole milliseconds; at least 10 ms, since 0 would turn a limit off in Node. */
+const seconds = (value: number) => Math.round(Math.max(0.01, value) * 1000)
 
 /** The public repository host's REST API. */
 const defaultRepohostApiUrl = "https://api.github.com"
@@ -179,7 +201,14 @@ export const appConfig: Config.Config<AppConfigShape> = Config.all({
   mediaMaxFileBytes: Config.integer("MEDIA_MAX_FILE_BYTES").pipe(Config.withDefault(100 * 1024 * 1024)),
   mediaMaxUserBytes: Config.integer("MEDIA_MAX_USER_BYTES").pipe(Config.withDefault(1024 * 1024 * 1024)),
   mediaFileTtlSeconds: Config.integer("MEDIA_FILE_TTL_SECONDS").pipe(Config.withDefault(24 * 60 * 60)),
-  mediaSweepIntervalSeconds: Config.number("MEDIA_SWEEP_INTERVAL_SECONDS").pipe(Config.withDefault(300))
+  mediaSweepIntervalSeconds: Config.number("MEDIA_SWEEP_INTERVAL_SECONDS").pipe(Config.withDefault(300)),
+  headersTimeoutSeconds: Config.number("HTTP_HEADERS_TIMEOUT_SECONDS").pipe(Config.withDefault(10)),
+  requestTimeoutSeconds: Config.number("HTTP_REQUEST_TIMEOUT_SECONDS").pipe(Config.withDefault(60)),
+  keepAliveTimeoutSeconds: Config.number("HTTP_KEEP_ALIVE_TIMEOUT_SECONDS").pipe(Config.withDefault(5)),
+  idleTimeoutSeconds: Config.number("HTTP_IDLE_TIMEOUT_SECONDS").pipe(Config.withDefault(30)),
+  uploadIdleTimeoutSeconds: Config.number("UPLOAD_IDLE_TIMEOUT_SECONDS").pipe(Config.withDefault(60)),
+  tempFileMaxAgeSeconds: Config.number("TEMP_FILE_MAX_AGE_SECONDS").pipe(Config.withDefault(3600)),
+  tempSweepIntervalSeconds: Config.number("TEMP_SWEEP_INTERVAL_SECONDS").pipe(Config.withDefault(600))
 }).pipe(
   Config.map((c) => ({
     port: c.port,
@@ -225,6 +254,17 @@ export const appConfig: Config.Config<AppConfigShape> = Config.all({
       maxUserBytes: Math.max(1, c.mediaMaxUserBytes),
       fileTtlSeconds: Math.max(1, c.mediaFileTtlSeconds),
       sweepIntervalMillis: Math.max(0.01, c.mediaSweepIntervalSeconds) * 1000
+    },
+    http: {
+      headersTimeoutMillis: seconds(c.headersTimeoutSeconds),
+      requestTimeoutMillis: seconds(c.requestTimeoutSeconds),
+      keepAliveTimeoutMillis: seconds(c.keepAliveTimeoutSeconds),
+      idleTimeoutMillis: seconds(c.idleTimeoutSeconds),
+      uploadIdleTimeoutMillis: seconds(c.uploadIdleTimeoutSeconds)
+    },
+    leftovers: {
+      maxAgeMillis: seconds(c.tempFileMaxAgeSeconds),
+      sweepIntervalMillis: seconds(c.tempSweepIntervalSeconds)
     }
   }))
 )

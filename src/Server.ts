@@ -7,6 +7,8 @@ import { HttpApiBuilder, HttpApiScalar, HttpIncomingMessage, HttpServer, HttpSer
 import { NodeFileSystem, NodeHttpServer } from "@effect/platform-node"
 import { Effect, Fiber, identity, Layer, Option } from "effect"
 import * as http from "node:http"
+import type * as net from "node:net"
+import type * as stream from "node:stream"
 import { AdminLive } from "./Admin/Http.ts"
 import { Moderation } from "./Admin/Service.ts"
 import { Api } from "./Api.ts"
@@ -19,9 +21,9 @@ import { Catalog } from "./Catalog/Service.ts"
 import { ClaimsLive } from "./Claims/Http.ts"
 import { Claims } from "./Claims/Service.ts"
 import { aliasRewriting } from "./Compat/Rewrite.ts"
-import { AppConfig } from "./Config.ts"
+import { AppConfig, type AppConfigShape } from "./Config.ts"
 import { DatabaseLive } from "./Db/Database.ts"
-import { BadRequest, infoOf, PayloadTooLarge, RequestTooLarge } from "./Domain/ApiErrors.ts"
+import { BadRequest, infoOf, PayloadTooLarge, RequestTimeout, RequestTooLarge } from "./Domain/ApiErrors.ts"
 import { errorResponse, respondToCause, wireOf } from "./Errors.ts"
 import { HostNodesLive, PublicHostNodesLive } from "./HostNodes/Http.ts"
 import { HostNodes } from "./HostNodes/Service.ts"
@@ -46,6 +48,7 @@ import { ApiKeys } from "./ApiKeys/Service.ts"
 import { ApiKeyRepo } from "./ApiKeys/Repo.ts"
 import { MediaFilesLive, MediaStorageLive } from "./MediaStorage/Http.ts"
 import { MediaStorage } from "./MediaStorage/Service.ts"
+import { Leftovers } from "./System/Leftovers.ts"
 
 /** For each declared route, the methods it answers: a path known under another method is a 405. */
 const routeTable = [
@@ -65,8 +68,9 @@ const maxJsonBodyBytes = 16 * 1024 * 1024
  * of the music proxy, node archives and media files (signed upload URLs).
  */
 const streamedBodyRoutes = [/^\/proxy\/musicvendor\//, /^\/archives\//, /^\/media\//]
-const readsStreamedBody = (request: HttpServerRequest.HttpServerRequest) =>
-  request.method !== "GET" && request.method !== "HEAD" && streamedBodyRoutes.some((route) => route.test(request.url))
+const isStreamedUpload = (method: string, url: string) =>
+  method !== "GET" && method !== "HEAD" && streamedBodyRoutes.some((route) => route.test(url))
+const readsStreamedBody = (request: HttpServerRequest.HttpServerRequest) => isStreamedUpload(request.method, request.url)
 
 /**
  * A request whose client goes away still runs to its end, its answer dropped. Interrupting it
@@ -125,7 +129,8 @@ export const ServicesLive = Layer.mergeAll(
   OptionalAuthenticationLive,
   ApiKeys.Default,
   MediaStorage.Default,
-  KeyOrBearerAuthenticationLive
+  KeyOrBearerAuthenticationLive,
+  Leftovers.Default
 ).pipe(
   Layer.provide([JwtVerifier.Default, UserRepo.Default, ApiKeyRepo.Default]),
   Layer.provideMerge(DatabaseLive),
@@ -156,28 +161,82 @@ export const AppLive = HttpApiBuilder.serve().pipe(
   HttpServer.withLogAddress
 )
 
+/** Node checks its headers timeout on this beat; a quarter of the limit keeps the overshoot small. */
+const checkingIntervalOf = (limits: HttpLimits) => Math.max(10, Math.min(1000, Math.floor(limits.headersTimeoutMillis / 4)))
+
+type HttpLimits = AppConfigShape["http"]
+
 /**
- * A Node HTTP server whose malformed requests (oversized headers or URL, bytes HTTP does not
- * allow) are answered as ErrorResponse too, before they ever reach the application.
+ * Answers `error` on the bare socket and ends it: for requests refused before (or instead of)
+ * the application, as Node itself does. A socket the client keeps open is then closed by the idle
+ * limit.
  */
-export const makeHttpServer = () => {
-  const server = http.createServer()
-  server.on("clientError", (err: NodeJS.ErrnoException, socket) => {
-    if (!socket.writable) return socket.destroy()
-    const [error, reason] = err.code === "HPE_HEADER_OVERFLOW"
-      ? [new RequestTooLarge({ message: "The request line or headers are too large" }), "Request Header Fields Too Large"]
-      : [new BadRequest({ message: "The request is not valid HTTP" }), "Bad Request"]
-    const { status } = infoOf(error)
-    const body = JSON.stringify(wireOf(error))
-    socket.end(
-      `HTTP/1.1 ${status} ${reason}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\n` +
-        `connection: close\r\n\r\n${body}`
-    )
+const answerOnSocket = (socket: stream.Duplex, error: RequestTimeout | RequestTooLarge | BadRequest, reason: string) => {
+  if (!socket.writable) return socket.destroy()
+  const { status } = infoOf(error)
+  const body = JSON.stringify(wireOf(error))
+  socket.end(
+    `HTTP/1.1 ${status} ${reason}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\n` +
+      `connection: close\r\n\r\n${body}`
+  )
+}
+
+const requestTimedOut = () => new RequestTimeout({ message: "The request did not arrive in time" })
+
+/**
+ * Bounds how long a request may take to arrive. Streamed uploads have no overall limit, only
+ * their own idle one: a slow upload that keeps moving must finish. Node's own `requestTimeout`
+ * covers every request of a server alike, so it is off and this timer replaces it.
+ */
+const limitArrival = (limits: HttpLimits, request: http.IncomingMessage, response: http.ServerResponse) => {
+  if (isStreamedUpload(request.method ?? "GET", request.url ?? "/")) {
+    request.socket.setTimeout(limits.uploadIdleTimeoutMillis)
+    return
+  }
+  const timer = setTimeout(() => {
+    if (request.complete) return
+    if (response.headersSent) request.socket.destroy()
+    else answerOnSocket(request.socket, requestTimedOut(), "Request Timeout")
+  }, limits.requestTimeoutMillis)
+  response.once("close", () => clearTimeout(timer))
+}
+
+/**
+ * A Node HTTP server with the connection limits of `limits` (README, Configuration), whose
+ * malformed or late requests (oversized headers or URL, bytes HTTP does not allow, headers past
+ * their limit) are answered as ErrorResponse too, before they ever reach the application.
+ */
+export const makeHttpServer = (limits: HttpLimits) => () => {
+  const server = http.createServer({
+    headersTimeout: limits.headersTimeoutMillis,
+    requestTimeout: 0,
+    connectionsCheckingInterval: checkingIntervalOf(limits)
+  })
+  server.keepAliveTimeout = limits.keepAliveTimeoutMillis
+  // a socket silent this long is closed (Node's default keeps it forever), see the timeout below
+  server.timeout = limits.idleTimeoutMillis
+  const inFlight = new WeakMap<object, http.IncomingMessage>()
+  server.on("request", (request: http.IncomingMessage, response: http.ServerResponse) => {
+    inFlight.set(request.socket, request)
+    response.once("close", () => inFlight.get(request.socket) === request && inFlight.delete(request.socket))
+    limitArrival(limits, request, response)
+  })
+  server.on("timeout", (socket: net.Socket) => {
+    // a request that has arrived whole is being worked on (a vendor may take its time): not idle
+    if (inFlight.get(socket)?.complete) return
+    socket.destroy()
+  })
+  server.on("clientError", (err: NodeJS.ErrnoException, socket: stream.Duplex) => {
+    if (err.code === "ERR_HTTP_REQUEST_TIMEOUT") return answerOnSocket(socket, requestTimedOut(), "Request Timeout")
+    if (err.code === "HPE_HEADER_OVERFLOW") {
+      return answerOnSocket(socket, new RequestTooLarge({ message: "The request line or headers are too large" }), "Request Header Fields Too Large")
+    }
+    answerOnSocket(socket, new BadRequest({ message: "The request is not valid HTTP" }), "Bad Request")
   })
   return server
 }
 
 /** The HttpServer of the configured host and port. */
 export const HttpServerLive = Layer.unwrapEffect(
-  Effect.map(AppConfig, (config) => NodeHttpServer.layer(makeHttpServer, { port: config.port, host: config.host }))
+  Effect.map(AppConfig, (config) => NodeHttpServer.layer(makeHttpServer(config.http), { port: config.port, host: config.host }))
 )

@@ -314,6 +314,12 @@ export class RequestTooLarge extends ApiError<RequestTooLarge>()("RequestTooLarg
   description: "The request line or headers are too large"
 }) {}
 
+export class RequestTimeout extends ApiError<RequestTimeout>()("RequestTimeout", {
+  code: "request_timeout",
+  status: 408,
+  description: "The request did not arrive in time (HTTP_HEADERS_TIMEOUT_SECONDS, HTTP_REQUEST_TIMEOUT_SECONDS)"
+}) {}
+
 export class ClientClosedRequest extends ApiError<ClientClosedRequest>()("ClientClosedRequest", {
   code: "client_closed_request",
   status: 499,
@@ -393,5 +399,6 @@ export const apiErrors = [
   UpstreamError,
   ServiceUnavailable,
   VendorNotConfigured,
-  UpstreamTimeout
+  UpstreamTimeout,
+  RequestTimeout
 ] as const

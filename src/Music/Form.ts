@@ -8,6 +8,7 @@ import { FileSystem, Multipart, type HttpServerRequest } from "@effect/platform"
 import { NodeHttpServerRequest, NodeMultipart, NodeStream } from "@effect/platform-node"
 import { Data, Deferred, Effect, Exit, Option, ParseResult, Schema, type Scope, Stream } from "effect"
 import * as fs from "node:fs"
+import * as path from "node:path"
 import { PassThrough, Transform } from "node:stream"
 import { pipeline } from "node:stream/promises"
 import { MusicForm, type MusicRequest, MusicUrlForm, type VideoFile } from "../Domain/Media.ts"
@@ -45,6 +46,9 @@ const formOverheadBytes = 4 * 1024 * 1024
 const maxFieldsBytes = 64 * 1024
 
 export type FormError = FormInvalid | FormNotAccepted | FormTooLarge | VideoTooLarge
+
+/** Where uploaded videos are spooled under `DATA_DIR` (swept of crash leftovers: System/Leftovers.ts). */
+export const spoolDirOf = (dataDir: string) => path.join(dataDir, "tmp")
 
 export interface UploadOptions {
   /** Where temporary files go (created if missing). */

@@ -4,12 +4,11 @@
  */
 import { HttpApiBuilder, HttpServerResponse } from "@effect/platform"
 import { Effect } from "effect"
-import * as path from "node:path"
 import { Api } from "../Api.ts"
 import { AppConfig } from "../Config.ts"
 import { maxVideoBytes } from "../Domain/Media.ts"
 import { answer, respondToCause } from "../Errors.ts"
-import { formContentType, readVideoForm } from "./Form.ts"
+import { formContentType, readVideoForm, spoolDirOf } from "./Form.ts"
 import { Music } from "./Service.ts"
 
 /** Failures answered here, before any method routing: no path has other methods to offer. */
@@ -19,7 +18,7 @@ export const MusicProxyLive = HttpApiBuilder.group(Api, "musicProxy", (handlers)
   Effect.gen(function*() {
     const music = yield* Music
     const { dataDir, vendorMode } = yield* AppConfig
-    const tmpDir = path.join(dataDir, "tmp")
+    const tmpDir = spoolDirOf(dataDir)
     const modeHeaders: Record<string, string> = vendorMode === "simulated" ? { "x-vendor-mode": "simulated" } : {}
 
     return handlers.handleRaw("generateMusic", ({ request }) =>

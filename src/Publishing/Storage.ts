@@ -60,11 +60,14 @@ const safeKey = (key: string) => {
 const failed = (cause: PlatformError) =>
   Effect.zipRight(Effect.logError("archive store failed", cause), Effect.fail(new StorageFailed({ cause })))
 
+/** Where uploads to the store under `dir` are written until complete (swept of crash leftovers: System/Leftovers.ts). */
+export const incomingDirOf = (dir: string) => path.join(dir, ".incoming")
+
 /** Archives on the local disk under `dir`. */
 export const makeLocalStorage = (dir: string) =>
   Effect.gen(function*() {
     const fs = yield* FileSystem.FileSystem
-    const tmpDir = path.join(dir, ".incoming")
+    const tmpDir = incomingDirOf(dir)
     yield* fs.makeDirectory(tmpDir, { recursive: true })
     const fileOf = (key: string) => path.join(dir, safeKey(key))
 

@@ -46,10 +46,10 @@ const parseResponse = (raw: Buffer): RawResponse => {
 }
 
 /**
- * Writes `request` (the whole request, bytes as given) to the service and reads the answer until
- * the server closes the connection: send `Connection: close`, or a request the server refuses.
+ * Connects, lets `talk` write to the socket, and reads the answer until the server closes the
+ * connection (or `timeoutMillis` passes: a rejection).
  */
-export const rawRequestPromise = (baseUrl: string, request: Buffer | string, timeoutMillis = 10_000): Promise<RawResponse> => {
+const exchange = (baseUrl: string, talk: (socket: net.Socket) => void, timeoutMillis: number): Promise<RawResponse> => {
   const { hostname, port } = new URL(baseUrl)
   return new Promise((resolve, reject) => {
     const chunks: Array<Buffer> = []
@@ -70,9 +70,59 @@ export const rawRequestPromise = (baseUrl: string, request: Buffer | string, tim
     socket.on("end", finish)
     // the server may close while we still write (an oversized request): what it answered counts
     socket.on("error", (e) => chunks.length > 0 ? finish() : (clearTimeout(timer), reject(e)))
-    socket.on("connect", () => {
-      socket.write(typeof request === "string" ? Buffer.from(request, "latin1") : request)
+    socket.on("connect", () => talk(socket))
+  })
+}
+
+/**
+ * Writes `request` (the whole request, bytes as given) to the service and reads the answer until
+ * the server closes the connection: send `Connection: close`, or a request the server refuses.
+ */
+export const rawRequestPromise = (baseUrl: string, request: Buffer | string, timeoutMillis = 10_000): Promise<RawResponse> =>
+  exchange(baseUrl, (socket) => socket.write(typeof request === "string" ? Buffer.from(request, "latin1") : request), timeoutMillis)
+
+/**
+ * A slow client: writes `head` at once, then each of `pieces` `everyMillis` apart, and reads the
+ * answer as `rawRequestPromise` does.
+ */
+export const slowRequestPromise = (
+  baseUrl: string,
+  head: string,
+  pieces: ReadonlyArray<Buffer | string>,
+  everyMillis: number,
+  timeoutMillis = 30_000
+): Promise<RawResponse> =>
+  exchange(baseUrl, (socket) => {
+    socket.write(Buffer.from(head, "latin1"))
+    let next = 0
+    const timer = setInterval(() => {
+      const piece = pieces[next++]
+      if (piece === undefined || socket.destroyed) return clearInterval(timer)
+      socket.write(typeof piece === "string" ? Buffer.from(piece, "latin1") : piece)
+    }, everyMillis)
+    socket.on("close", () => clearInterval(timer))
+  }, timeoutMillis)
+
+/**
+ * How long the server takes to close a connection on which `talk` writes (it may write nothing):
+ * the milliseconds from connecting to the close, or a rejection after `timeoutMillis`.
+ */
+export const closedAfterPromise = (baseUrl: string, talk: (socket: net.Socket) => void, timeoutMillis = 30_000): Promise<number> => {
+  const { hostname, port } = new URL(baseUrl)
+  return new Promise((resolve, reject) => {
+    const started = Date.now()
+    const socket = net.connect({ host: hostname, port: Number(port) })
+    const timer = setTimeout(() => {
+      socket.destroy()
+      reject(new Error(`still open after ${timeoutMillis} ms`))
+    }, timeoutMillis)
+    socket.on("data", () => {})
+    socket.on("error", () => {})
+    socket.on("close", () => {
+      clearTimeout(timer)
+      resolve(Date.now() - started)
     })
+    socket.on("connect", () => talk(socket))
   })
 }
 

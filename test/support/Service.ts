@@ -3,7 +3,7 @@
  * loopback HTTP on a free port, with a fixed HS256 secret so tests can mint tokens.
  */
 import { HttpServer } from "@effect/platform"
-import { NodeFileSystem, NodeHttpServer } from "@effect/platform-node"
+import { NodeFileSystem } from "@effect/platform-node"
 import { Effect, Layer, Logger, LogLevel, Option, Redacted, Context } from "effect"
 import { randomBytes } from "node:crypto"
 import * as fs from "node:fs/promises"
@@ -14,7 +14,7 @@ import { inject } from "vitest"
 import { Seeder } from "../../scripts/lib/Seeder.ts"
 import { mintToken } from "../../src/Auth/Jwt.ts"
 import { AppConfig, type AppConfigShape } from "../../src/Config.ts"
-import { AppLive, makeHttpServer, ServicesLive } from "../../src/Server.ts"
+import { AppLive, HttpServerLive, ServicesLive } from "../../src/Server.ts"
 
 export const testJwtSecret = "test-secret-for-the-registry-suite-0123456789"
 
@@ -76,7 +76,8 @@ export const startService = (databaseUrl: string, overrides: ConfigOverrides = (
       })
     )
     const layer = AppLive.pipe(
-      Layer.provideMerge(NodeHttpServer.layer(makeHttpServer, { port: 0, host: "127.0.0.1" })),
+      // on the configuration's port (0: a free one) and host, with its connection limits
+      Layer.provideMerge(HttpServerLive),
       Layer.provideMerge(Layer.provideMerge(Seeder.Default, ServicesLive)),
       Layer.provideMerge(configLayer),
       Layer.provide(Logger.minimumLogLevel(process.env.TEST_LOG_LEVEL === "debug" ? LogLevel.Debug : LogLevel.Warning))

@@ -1,0 +1,72 @@
+/**
+ * Temporary files a crash left behind: partial uploads in the store's `.incoming` folder and
+ * spooled videos in `DATA_DIR/tmp`. Their owner removes them when a request ends; a killed
+ * process never does. They are swept at start-up and then periodically.
+ *
+ * Several instances may share the store, so "at start-up" does not mean "nobody's": only an
+ * entry untouched for `TEMP_FILE_MAX_AGE_SECONDS` goes. A live upload writes as it goes (its
+ * mtime moves) and one that stalls is cut by the upload idle timeout, which removes its file;
+ * an hour of silence is far past both.
+ */
+import { FileSystem } from "@effect/platform"
+import type { PlatformError } from "@effect/platform/Error"
+import { Effect, Option, Schedule } from "effect"
+import * as path from "node:path"
+import { AppConfig } from "../Config.ts"
+import { spoolDirOf } from "../Music/Form.ts"
+import { incomingDirOf } from "../Publishing/Storage.ts"
+import { traced } from "../Tracing.ts"
+
+const isNotFound = (e: PlatformError) => e._tag === "SystemError" && e.reason === "NotFound"
+
+export class Leftovers extends Effect.Service<Leftovers>()("Leftovers", {
+  scoped: Effect.gen(function*() {
+    const fs = yield* FileSystem.FileSystem
+    const config = yield* AppConfig
+    const { maxAgeMillis, sweepIntervalMillis } = config.leftovers
+    const folders = [incomingDirOf(config.storage.dir), spoolDirOf(config.dataDir)]
+
+    /** When anything under `target` last changed: a spool is a folder whose file is written, not the folder. */
+    const lastChange = (target: string): Effect.Effect<number, PlatformError> =>
+      Effect.flatMap(fs.stat(target), (info) => {
+        const own = Option.match(info.mtime, { onNone: () => 0, onSome: (d) => d.getTime() })
+        return info.type !== "Directory"
+          ? Effect.succeed(own)
+          : fs.readDirectory(target).pipe(
+            Effect.flatMap((names) => Effect.forEach(names, (name) => lastChange(path.join(target, name)))),
+            Effect.map((times) => Math.max(own, ...times))
+          )
+      })
+
+    /** Removes `target` when stale; one that vanished meanwhile was finished by its owner. */
+    const sweepEntry = (target: string, now: number) =>
+      lastChange(target).pipe(
+        Effect.flatMap((changed) =>
+          now - changed < maxAgeMillis ? Effect.succeed(0) : Effect.as(fs.remove(target, { recursive: true }), 1)
+        ),
+        Effect.catchIf(isNotFound, () => Effect.succeed(0))
+      )
+
+    const sweepFolder = (folder: string, now: number) =>
+      fs.readDirectory(folder).pipe(
+        Effect.flatMap((names) => Effect.forEach(names, (name) => sweepEntry(path.join(folder, name), now))),
+        Effect.map((removed) => removed.reduce((a, b) => a + b, 0)),
+        Effect.catchIf(isNotFound, () => Effect.succeed(0))
+      )
+
+    /** Removes every stale entry of both folders; answers how many went. */
+    const sweep = traced("Leftovers.sweep")(function*() {
+      const now = Date.now()
+      const removed = yield* Effect.forEach(folders, (folder) => sweepFolder(folder, now))
+      const total = removed.reduce((a, b) => a + b, 0)
+      if (total > 0) yield* Effect.logInfo(`removed ${total} temporary file(s) left by an earlier run`)
+      return total
+    })
+
+    const logged = sweep().pipe(Effect.catchAllCause((cause) => Effect.logWarning("temporary file sweep failed", cause)))
+    // before the service serves: a crash's leftovers go at once
+    yield* logged
+    yield* logged.pipe(Effect.repeat(Schedule.spaced(sweepIntervalMillis)), Effect.delay(sweepIntervalMillis), Effect.forkScoped)
+    return { sweep }
+  })
+}) {}
