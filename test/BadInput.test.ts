@@ -59,7 +59,8 @@ const expectAllListOrClientError = (answers: ReadonlyArray<readonly [string, Ans
   for (const [request, answer] of answers) expectListOrClientError(answer, request)
 }
 
-layer(Service.layer(), { excludeTestServices: true })("bad input", (it) => {
+// the simulated vendors: the image and music routes answer without a vendor to call
+layer(Service.layer((c) => ({ ...c, vendorMode: "simulated" })), { excludeTestServices: true })("bad input", (it) => {
   it.effect("seeds a small catalogue so that valid queries have something to answer", () =>
     Effect.gen(function*() {
       const service = yield* Service
@@ -476,4 +477,149 @@ layer(Service.layer(), { excludeTestServices: true })("bad input", (it) => {
       }),
     { fastCheck: { numRuns: 200 } }
   )
+
+  // --- issue 12, finding 2: client input that answered 500 -------------------------------------
+
+  it.effect("search made of operators only (33 hyphens, deep nesting) is served: no usable text matches nothing", () =>
+    Effect.gen(function*() {
+      const service = yield* Service
+      for (
+        const search of [
+          "-".repeat(33),
+          "-".repeat(200),
+          "!".repeat(100),
+          "(".repeat(99) + "a" + ")".repeat(99),
+          "-a ".repeat(60),
+          Array.from({ length: 35 }, () => "a or").join(" ") + " b",
+          "\"".repeat(99),
+          "-\"\"".repeat(40),
+          "- ".repeat(40),
+          "-!-&-|-(-)-<".repeat(10),
+          "-\"-\"-\"".repeat(20)
+        ]
+      ) {
+        const request = `/nodes/search?search=${search.slice(0, 40)}...`
+        const answer = yield* getText(service, `/nodes/search?${new URLSearchParams({ search })}`)
+        expectNodeList(answer, request)
+      }
+      // as a lone `-` always did: a text that is no query at all matches nothing (migration 0005)
+      const hyphens = yield* getText(service, `/nodes/search?search=${"-".repeat(33)}`)
+      expect(parseJson(hyphens.text, "33 hyphens")).toMatchObject({ total: 0 })
+    }))
+
+  it.effect.prop(
+    "random operator-heavy search texts: 200 or a 400 naming search (never 5xx)",
+    [
+      fc.oneof(
+        fc.array(fc.constantFrom("-", "!", "&", "|", "(", ")", "\"", " ", "or", "OR", "and", ":*", "<->", "a", "b1", "-a"), { maxLength: 120 }),
+        // long runs of negations, spaced by what the parser skips
+        fc.tuple(
+          fc.array(fc.constantFrom("-", "-", "-", "-", "-", " ", "!", "(", ")", "&", "|", "<"), { minLength: 60, maxLength: 190 }),
+          fc.constantFrom("", "a", " b1", "\"a b\"")
+        ).map(([run, word]) => [...run, word])
+      )
+    ],
+    ([pieces]) =>
+      Effect.gen(function*() {
+        const service = yield* Service
+        const search = pieces.join("")
+        const answer = yield* getText(service, `/nodes/search?${new URLSearchParams({ search })}`)
+        if (answer.status === 200) return expectNodeList(answer, JSON.stringify(search))
+        expectBadRequest(answer, "search", JSON.stringify(search))
+      }),
+    { fastCheck: { numRuns: 100 } }
+  )
+
+  /** Every JSON endpoint the tests below send bodies to, with a caller allowed to reach it. */
+  const jsonEndpoints = [
+    ["POST", "/publishers"],
+    ["PUT", "/publishers/acme"],
+    ["POST", "/publishers/acme/nodes"],
+    // publish, as the CLI sends it (comfy-cli: comfy_cli/registry/api.py, publish_node_version)
+    ["POST", "/publishers/acme/nodes/alpha/versions"],
+    ["POST", "/bulk/nodes/versions"],
+    ["POST", "/proxy/imagevendor/v1/ai/image-style-transfer"]
+  ] as const
+
+  it.effect("multipart/form-data without a boundary on a JSON endpoint is 415 unsupported_media_type", () =>
+    Effect.gen(function*() {
+      const service = yield* Service
+      const token = yield* Effect.promise(() => service.token({ sub: "multipart-user" }))
+      for (const [method, path] of jsonEndpoints) {
+        for (const contentType of ["multipart/form-data", "multipart/form-data; charset=utf-8", "multipart/form-data; boundary="]) {
+          const request = `${method} ${path} (${contentType})`
+          const answer = yield* sendText(service, method, path, { token, raw: "{}", headers: { "content-type": contentType } })
+          expect(answer.status, describe(answer, request)).toBe(415)
+          expectErrorBody(parseJson(answer.text, request), "unsupported_media_type")
+        }
+      }
+    }))
+
+  it.effect("multipart/form-data without a boundary on the music endpoint (multipart is its type) is 400", () =>
+    Effect.gen(function*() {
+      const service = yield* Service
+      const token = yield* Effect.promise(() => service.token({ sub: "multipart-user" }))
+      for (const contentType of ["multipart/form-data", "multipart/form-data; boundary="]) {
+        const request = `POST music (${contentType})`
+        const answer = yield* sendText(service, "POST", "/proxy/musicvendor/v2m/generate", {
+          token,
+          raw: "--x\r\n\r\n--x--\r\n",
+          headers: { "content-type": contentType }
+        })
+        expect(answer.status, describe(answer, request)).toBe(400)
+        expectErrorBody(parseJson(answer.text, request), "bad_request")
+      }
+    }))
+
+  it.effect("JSON nested 3,000 and 100,000 levels deep is 400 bad_request with a short message", () =>
+    Effect.gen(function*() {
+      const service = yield* Service
+      const token = yield* Effect.promise(() => service.token({ sub: "nesting-user" }))
+      for (const depth of [3_000, 100_000]) {
+        for (const [open, close] of [["[", "]"], ['{"a":', "}"]] as const) {
+          const raw = open.repeat(depth) + "1" + close.repeat(depth)
+          for (const [method, path] of jsonEndpoints) {
+            const request = `${method} ${path} nested ${depth} levels of ${open}`
+            const answer = yield* sendText(service, method, path, { token, raw })
+            expect(answer.status, describe(answer, request)).toBe(400)
+            const body = parseJson(answer.text, request) as { message: string }
+            expectErrorBody(body, "bad_request")
+            expect(body.message.length, request).toBeLessThan(300)
+          }
+        }
+      }
+    }))
+
+  it.effect("a 12 MB data: URL in an image field: served when valid, 400 naming the field when not, 413 over the body limit", () =>
+    Effect.gen(function*() {
+      const service = yield* Service
+      const token = yield* Effect.promise(() => service.token({ sub: "image-user" }))
+      const style = "/proxy/imagevendor/v1/ai/image-style-transfer"
+      const url = "https://images.example/b.png"
+      const huge = `data:image/png;base64,${"A".repeat(12 * 1024 * 1024)}`
+
+      const valid = yield* sendText(service, "POST", style, { token, body: { image: huge, reference_image: url } })
+      expect(valid.status, describe(valid, "a valid 12 MB data: URL")).toBe(200)
+
+      const refused = [
+        [style, { image: `${huge}!`, reference_image: url }, "image"],
+        [style, { image: url, reference_image: `${huge}\n` }, "reference_image"],
+        [style, { image: `data:image/png;base64,!${huge.slice(23)}`, reference_image: url }, "image"],
+        ["/proxy/imagevendor/v1/ai/skin-enhancer/creative", { image: `${huge}A` }, "image"],
+        ["/proxy/imagevendor/v1/ai/skin-enhancer/faithful", { image: `data:${"a".repeat(12 * 1024 * 1024)}` }, "image"],
+        ["/proxy/imagevendor/v1/ai/skin-enhancer/flexible", { image: `${"A".repeat(12 * 1024 * 1024)}*` }, "image"]
+      ] as const
+      for (const [path, body, fieldName] of refused) {
+        const request = `POST ${path} with a broken 12 MB image in ${fieldName}`
+        const answer = yield* sendText(service, "POST", path, { token, body })
+        expect(answer.status, describe(answer, request)).toBe(400)
+        const error = parseJson(answer.text, request) as { message: string }
+        expectErrorBody(error, "bad_request")
+        expect(error.message, request).toContain(fieldName)
+      }
+
+      const overLimit = yield* sendText(service, "POST", style, { token, body: { image: `${huge}${"A".repeat(5 * 1024 * 1024)}`, reference_image: url } })
+      expect(overLimit.status, describe(overLimit, "a 17 MB data: URL")).toBe(413)
+      expectErrorBody(parseJson(overLimit.text, "a 17 MB data: URL"), "payload_too_large")
+    }))
 })
