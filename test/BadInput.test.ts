@@ -2,14 +2,29 @@
  * Bad input never breaks the service: wrong types, out-of-range numbers, unknown sort columns,
  * malformed timestamps and versions, oversized and random query strings, unknown routes and wrong
  * methods are each answered 4xx with an ErrorResponse body (a 400 naming the parameter), or 200
- * when the input happens to be valid — never 5xx.
+ * when the input happens to be valid — never 5xx. So are the inputs that once answered 500
+ * (issue 12): operator-only search text, multipart without a boundary, deeply nested JSON, huge
+ * data: URLs; and impossible dates and non-decimal integers are refused, naming the parameter.
  */
-import { expect, layer } from "@effect/vitest"
+import { expect, layer, vi } from "@effect/vitest"
 import { Effect, FastCheck as fc } from "effect"
 import { listNodesParams } from "./support/Catalogue.ts"
 import { expectErrorBody, getText, parseJson, sendText } from "./support/Http.ts"
 import { rawGet, type RawResponse } from "./support/RawHttp.ts"
 import { Service } from "./support/Service.ts"
+
+/**
+ * The lines the service logs at ERROR while `effect` runs: it runs in this process, and Effect's
+ * default logger writes through `console`.
+ */
+const errorLogsDuring = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+  Effect.acquireUseRelease(
+    Effect.sync(() => [vi.spyOn(console, "log"), vi.spyOn(console, "error")] as const),
+    (spies) =>
+      Effect.map(effect, () =>
+        spies.flatMap((spy) => spy.mock.calls.map((args) => args.map(String).join(" "))).filter((line) => line.includes("level=ERROR"))),
+    (spies) => Effect.sync(() => spies.forEach((spy) => spy.mockRestore()))
+  )
 
 /** An answer read as text: through `fetch`, or through the raw socket. */
 interface Answer {
@@ -698,6 +713,86 @@ layer(Service.layer((c) => ({ ...c, vendorMode: "simulated" })), { excludeTestSe
         expect(answer.status, describe(answer, request)).toBe(400)
         expectErrorBody(parseJson(answer.text, request), "bad_request")
       }
+    }))
+
+  it.effect.prop(
+    "random JSON nesting: deeper than 64 levels is 400 naming the nesting, up to 64 is decoded as usual",
+    [fc.integer({ min: 1, max: 5000 }), fc.constantFrom(...([["[", "]"], ['{"a":', "}"], ['{"name":[', "]}"]] as const))],
+    ([depth, [open, close]]) =>
+      Effect.gen(function*() {
+        const service = yield* Service
+        const token = yield* Effect.promise(() => service.token({ sub: "nesting-user" }))
+        const raw = open.repeat(depth) + "1" + close.repeat(depth)
+        const levels = depth * (open === '{"name":[' ? 2 : 1)
+        const request = `POST /publishers nested ${levels} levels`
+        const answer = yield* sendText(service, "POST", "/publishers", { token, raw })
+        expect(answer.status, describe(answer, request)).toBe(400)
+        const body = parseJson(answer.text, request) as { message: string }
+        expectErrorBody(body, "bad_request")
+        expect(body.message.includes("nests deeper than 64"), describe(answer, request)).toBe(levels > 64)
+      }),
+    { fastCheck: { numRuns: 60 } }
+  )
+
+  /** Base64 of `bytes` in the forms accepted: standard or URL-safe alphabet, padded or not. */
+  const base64Forms = (bytes: Uint8Array) => {
+    const standard = Buffer.from(bytes).toString("base64")
+    return [standard, standard.replace(/=+$/, ""), Buffer.from(bytes).toString("base64url")]
+  }
+
+  it.effect.prop(
+    "random data: URLs in an image field: valid ones served, one bad character anywhere a 400 naming the field",
+    [
+      fc.uint8Array({ minLength: 1, maxLength: 3000 }),
+      fc.nat(),
+      fc.constantFrom("image/png", "image/jpeg", "image/webp;charset=x", "image/svg+xml;a=b;c=d"),
+      fc.constantFrom("!", "*", " ", "\n", ".", ",", "é", "\u0000"),
+      fc.nat()
+    ],
+    ([bytes, formIndex, type, bad, at]) =>
+      Effect.gen(function*() {
+        const service = yield* Service
+        const token = yield* Effect.promise(() => service.token({ sub: "image-user" }))
+        const forms = base64Forms(bytes)
+        const data = forms[formIndex % forms.length]!
+        const valid = `data:${type};base64,${data}`
+        const path = "/proxy/imagevendor/v1/ai/image-style-transfer"
+        const served = yield* sendText(service, "POST", path, { token, body: { image: valid, reference_image: data } })
+        expect(served.status, describe(served, valid.slice(0, 60))).toBe(200)
+
+        const position = at % data.length
+        const broken = `data:${type};base64,${data.slice(0, position)}${bad}${data.slice(position + 1)}`
+        const refused = yield* sendText(service, "POST", path, { token, body: { image: "https://images.example/a.png", reference_image: broken } })
+        expect(refused.status, describe(refused, broken.slice(0, 60))).toBe(400)
+        expect((parseJson(refused.text, broken.slice(0, 60)) as { message: string }).message).toContain("reference_image")
+      }),
+    { fastCheck: { numRuns: 60 } }
+  )
+
+  it.effect("the reproductions of issue 12 are answered 200 or 4xx, and none is logged at ERROR", () =>
+    Effect.gen(function*() {
+      const service = yield* Service
+      const token = yield* Effect.promise(() => service.token({ sub: "log-user" }))
+      const emptySub = yield* Effect.promise(() => service.token({ sub: "" }))
+      const publish = "/publishers/acme/nodes/alpha/versions"
+      const statuses: Array<number> = []
+      const errors = yield* errorLogsDuring(Effect.gen(function*() {
+        for (
+          const [method, path, options] of [
+            ["GET", `/nodes/search?search=${"-".repeat(33)}`, {}],
+            ["POST", publish, { token, raw: "{}", headers: { "content-type": "multipart/form-data" } }],
+            ["POST", publish, { token, raw: "[".repeat(3000) + "]".repeat(3000) }],
+            ["POST", "/proxy/imagevendor/v1/ai/skin-enhancer/creative", { token, body: { image: `data:image/png;base64,${"A".repeat(12 * 1024 * 1024)}!` } }],
+            ["GET", "/publishers/acme/nodes", { token: emptySub }],
+            ["GET", "/nodes?timestamp=2020-02-30", {}],
+            ["GET", "/nodes?page=0x10", {}]
+          ] as const
+        ) {
+          statuses.push((yield* sendText(service, method, path, options)).status)
+        }
+      }))
+      expect(errors).toEqual([])
+      expect(statuses).toEqual([200, 415, 400, 400, 401, 400, 400])
     }))
 
   it.effect("JSON nested 3,000 and 100,000 levels deep is 400 bad_request with a short message", () =>
