@@ -16,6 +16,7 @@ import { documentedApiLayer } from "./ApiDocument.ts"
 import { AuthenticationLive, KeyOrBearerAuthenticationLive, OptionalAuthenticationLive } from "./Auth/Authentication.ts"
 import { JwtVerifier } from "./Auth/Jwt.ts"
 import { UserRepo } from "./Auth/UserRepo.ts"
+import { checkingBodies } from "./BodyChecks.ts"
 import { CatalogLive, PublisherNodesLive } from "./Catalog/Http.ts"
 import { Catalog } from "./Catalog/Service.ts"
 import { ClaimsLive } from "./Claims/Http.ts"
@@ -82,7 +83,8 @@ const readsStreamedBody = (request: HttpServerRequest.HttpServerRequest) => isSt
 const runToCompletion = <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.flatMap(Effect.forkDaemon(effect), Fiber.join)
 
 /**
- * Framework failures, typed errors and defects all leave as ErrorResponse; bodies are bounded.
+ * Framework failures, typed errors and defects all leave as ErrorResponse; bodies are bounded,
+ * and JSON routes refuse multipart and overly nested bodies before decoding (BodyChecks.ts).
  * The clients' aliases are renamed inside both (Compat/Rewrite.ts), so that a body read for
  * renaming has the same limit and its failures the same answers.
  */
@@ -93,7 +95,7 @@ const ErrorResponses = HttpApiBuilder.middleware(Effect.map(AppConfig, (config) 
       // a declared length over the limit is answered before reading a byte of it
       !readsStreamedBody(request) && Number(request.headers["content-length"] ?? 0) > maxJsonBodyBytes
         ? Effect.succeed(errorResponse(new PayloadTooLarge({ message: `The request body is larger than ${maxJsonBodyBytes} bytes` })))
-        : renamingAliases(app).pipe(
+        : (readsStreamedBody(request) ? renamingAliases(app) : checkingBodies(renamingAliases(app))).pipe(
           HttpIncomingMessage.withMaxBodySize(Option.some(maxJsonBodyBytes)),
           Effect.catchAllCause(respondToCause(allowedMethods)),
           readsStreamedBody(request) ? identity : runToCompletion

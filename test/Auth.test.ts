@@ -136,6 +136,26 @@ layer(Service.layer(), { excludeTestServices: true })("HS256 secret", (it) => {
       expectUnauthorized(yield* bearer(service, yield* signHs({ email: "nobody@example.com" })))
     }))
 
+  it.effect("a token whose sub is empty or blank is 401, and records no user (issue 12, finding 10)", () =>
+    Effect.gen(function*() {
+      const service = yield* Service
+      for (const sub of ["", " ", "   ", "\t", "\n", " \r\n\t "]) {
+        expectUnauthorized(yield* bearer(service, yield* signHs({ sub })))
+        expect(yield* readUser(service, sub)).toBeUndefined()
+      }
+    }))
+
+  it.effect.prop(
+    "a token whose sub is only whitespace is 401",
+    [fc.string({ unit: fc.constantFrom(" ", "\t", "\n", "\r", "\u00a0", "\u2003", "\ufeff"), maxLength: 20 })],
+    ([sub]) =>
+      Effect.gen(function*() {
+        const service = yield* Service
+        expectUnauthorized(yield* bearer(service, yield* signHs({ sub })))
+      }),
+    { fastCheck: { numRuns: 50 } }
+  )
+
   it.effect("a token not yet valid (nbf in the future) is 401", () =>
     Effect.gen(function*() {
       const service = yield* Service

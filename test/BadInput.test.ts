@@ -2,14 +2,29 @@
  * Bad input never breaks the service: wrong types, out-of-range numbers, unknown sort columns,
  * malformed timestamps and versions, oversized and random query strings, unknown routes and wrong
  * methods are each answered 4xx with an ErrorResponse body (a 400 naming the parameter), or 200
- * when the input happens to be valid — never 5xx.
+ * when the input happens to be valid — never 5xx. So are the inputs that once answered 500
+ * (issue 12): operator-only search text, multipart without a boundary, deeply nested JSON, huge
+ * data: URLs; and impossible dates and non-decimal integers are refused, naming the parameter.
  */
-import { expect, layer } from "@effect/vitest"
+import { expect, layer, vi } from "@effect/vitest"
 import { Effect, FastCheck as fc } from "effect"
 import { listNodesParams } from "./support/Catalogue.ts"
 import { expectErrorBody, getText, parseJson, sendText } from "./support/Http.ts"
 import { rawGet, type RawResponse } from "./support/RawHttp.ts"
 import { Service } from "./support/Service.ts"
+
+/**
+ * The lines the service logs at ERROR while `effect` runs: it runs in this process, and Effect's
+ * default logger writes through `console`.
+ */
+const errorLogsDuring = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+  Effect.acquireUseRelease(
+    Effect.sync(() => [vi.spyOn(console, "log"), vi.spyOn(console, "error")] as const),
+    (spies) =>
+      Effect.map(effect, () =>
+        spies.flatMap((spy) => spy.mock.calls.map((args) => args.map(String).join(" "))).filter((line) => line.includes("level=ERROR"))),
+    (spies) => Effect.sync(() => spies.forEach((spy) => spy.mockRestore()))
+  )
 
 /** An answer read as text: through `fetch`, or through the raw socket. */
 interface Answer {
@@ -59,7 +74,8 @@ const expectAllListOrClientError = (answers: ReadonlyArray<readonly [string, Ans
   for (const [request, answer] of answers) expectListOrClientError(answer, request)
 }
 
-layer(Service.layer(), { excludeTestServices: true })("bad input", (it) => {
+// the simulated vendors: the image and music routes answer without a vendor to call
+layer(Service.layer((c) => ({ ...c, vendorMode: "simulated" })), { excludeTestServices: true })("bad input", (it) => {
   it.effect("seeds a small catalogue so that valid queries have something to answer", () =>
     Effect.gen(function*() {
       const service = yield* Service
@@ -114,6 +130,30 @@ layer(Service.layer(), { excludeTestServices: true })("bad input", (it) => {
     ["timestamp=1714000000", "timestamp"],
     ["timestamp=", "timestamp"],
     ["timestamp=2024-05-01T12:00:00Zjunk", "timestamp"],
+    // impossible dates and times (issue 12, finding 12)
+    ["timestamp=2020-02-30", "timestamp"],
+    ["timestamp=2023-02-29", "timestamp"],
+    ["timestamp=2024-04-31T00:00:00Z", "timestamp"],
+    ["timestamp=2024-00-10", "timestamp"],
+    ["timestamp=2024-05-00", "timestamp"],
+    ["timestamp=2024-05-01T23:60:00Z", "timestamp"],
+    ["timestamp=2024-05-01T12:00:60Z", "timestamp"],
+    ["timestamp=2024-05-01T12:00:00%2B24:00", "timestamp"],
+    ["timestamp=2024-05-01T12:00:00-01:60", "timestamp"],
+    // integers not written in decimal digits (issue 12, finding 12)
+    ["page=0x10", "page"],
+    ["page=0b1", "page"],
+    ["page=0o7", "page"],
+    ["page=1e1", "page"],
+    ["page=%2B1", "page"],
+    ["page=%201", "page"],
+    ["page=1%20", "page"],
+    ["page=1.0", "page"],
+    ["page=1.", "page"],
+    ["page=%EF%BC%91", "page"],
+    ["limit=0x10", "limit"],
+    ["limit=1e3", "limit"],
+    ["limit=1e400", "limit"],
     // invalid host versions
     ["host_version=banana", "host_version"],
     ["host_version=1..2", "host_version"],
@@ -165,13 +205,13 @@ layer(Service.layer(), { excludeTestServices: true })("bad input", (it) => {
   it.effect("values at the bounds are served: huge limits are clamped to 500, the last allowed page is an empty page", () =>
     Effect.gen(function*() {
       const service = yield* Service
-      for (const query of ["limit=501", "limit=9007199254740991", "limit=1e3"]) {
+      for (const query of ["limit=501", "limit=9007199254740991", "limit=1000"]) {
         const answer = yield* getText(service, `/nodes?${query}`)
         expectNodeList(answer, query)
         expect(parseJson(answer.text, query)).toMatchObject({ limit: 500 })
       }
       // above Number.MAX_SAFE_INTEGER: clamping or a 400 naming limit are both acceptable
-      for (const query of ["limit=99999999999999999999", "limit=1e400"]) {
+      for (const query of ["limit=99999999999999999999"]) {
         const answer = yield* getText(service, `/nodes?${query}`)
         if (answer.status === 200) expect(parseJson(answer.text, query)).toMatchObject({ limit: 500 })
         else expectBadRequest(answer, "limit", query)
@@ -194,6 +234,9 @@ layer(Service.layer(), { excludeTestServices: true })("bad input", (it) => {
           "latest=0",
           "page=2",
           "timestamp=2024-05-01",
+          "timestamp=2024-02-29",
+          "timestamp=2000-02-29T23:59:59Z",
+          "page=010",
           "timestamp=2024-05-01T12:00:00Z",
           "timestamp=2024-05-01T12:00:00.123%2B02:00",
           "sort=name;desc",
@@ -212,6 +255,108 @@ layer(Service.layer(), { excludeTestServices: true })("bad input", (it) => {
         expectNodeList(yield* getText(service, `/nodes?${query}`), query)
       }
     }))
+
+  // --- issue 12, finding 12: strict values ----------------------------------------------------
+
+  const pad = (n: number, width: number) => String(n).padStart(width, "0")
+  const leap = (year: number) => year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0)
+  const daysIn = (year: number, month: number) => month === 2 ? (leap(year) ? 29 : 28) : [4, 6, 9, 11].includes(month) ? 30 : 31
+
+  /** A date (and time) with one impossible component. */
+  const impossibleTimestamp = fc.record({
+    year: fc.integer({ min: 0, max: 9999 }),
+    month: fc.integer({ min: 1, max: 12 }),
+    time: fc.constantFrom("", "T12:00:00Z", "T00:00Z", "T23:59:59.999+02:00", " 08:30:00")
+  }).chain(({ month, time, year }) =>
+    fc.oneof(
+      fc.integer({ min: daysIn(year, month) + 1, max: 99 }).map((day) => `${pad(year, 4)}-${pad(month, 2)}-${pad(day, 2)}${time}`),
+      fc.constantFrom(0, 13, 20, 99).map((m) => `${pad(year, 4)}-${pad(m, 2)}-01${time}`),
+      fc.constant(`${pad(year, 4)}-${pad(month, 2)}-00${time}`),
+      fc.tuple(fc.integer({ min: 24, max: 99 }), fc.integer({ min: 60, max: 99 }), fc.integer({ min: 0, max: 2 })).map(([h, ms, which]) => {
+        const [hh, mm, ss] = which === 0 ? [h, 0, 0] : which === 1 ? [0, ms, 0] : [0, 0, ms]
+        return `${pad(year, 4)}-${pad(month, 2)}-01T${pad(hh, 2)}:${pad(mm, 2)}:${pad(ss, 2)}Z`
+      })
+    )
+  )
+
+  it.effect.prop(
+    "random impossible dates and times are 400 naming timestamp",
+    [impossibleTimestamp, fc.boolean()],
+    ([timestamp, latest]) =>
+      Effect.gen(function*() {
+        const service = yield* Service
+        const query = new URLSearchParams({ timestamp, ...(latest ? { latest: "true" } : {}) }).toString()
+        expectBadRequest(yield* getText(service, `/nodes?${query}`), "timestamp", query)
+      }),
+    { fastCheck: { numRuns: 100 } }
+  )
+
+  it.effect.prop(
+    "random valid dates and times, in each accepted form, are served",
+    [
+      fc.date({ min: new Date("0000-01-01T00:00:00Z"), max: new Date("9999-12-31T23:59:59Z"), noInvalidDate: true }),
+      fc.constantFrom(
+        (iso: string) => iso,
+        (iso: string) => iso.slice(0, 10),
+        (iso: string) => `${iso.slice(0, 19)}Z`,
+        (iso: string) => `${iso.slice(0, 16)}Z`,
+        (iso: string) => `${iso.slice(0, 19)}+05:30`,
+        (iso: string) => `${iso.slice(0, 19)}-0800`
+      )
+    ],
+    ([date, form]) =>
+      Effect.gen(function*() {
+        const service = yield* Service
+        const query = new URLSearchParams({ timestamp: form(date.toISOString()) }).toString()
+        expectNodeList(yield* getText(service, `/nodes?${query}`), query)
+      }),
+    { fastCheck: { numRuns: 100 } }
+  )
+
+  /** Spellings of `n` that `Number` reads but that are not decimal digits. */
+  const nonDecimalSpellings: ReadonlyArray<(n: number) => string> = [
+    (n) => `0x${n.toString(16)}`,
+    (n) => `0X${n.toString(16).toUpperCase()}`,
+    (n) => `0b${n.toString(2)}`,
+    (n) => `0o${n.toString(8)}`,
+    (n) => `${n}e0`,
+    (n) => `${n * 10}E-1`,
+    (n) => `+${n}`,
+    (n) => ` ${n}`,
+    (n) => `${n} `,
+    (n) => `\t${n}\n`,
+    (n) => `${n}.0`,
+    (n) => `${n}.`,
+    (n) => `${n}_0`,
+    (n) => `${n}n`,
+    (n) => String(n).replace(/\d/g, (d) => String.fromCharCode(0xff10 + Number(d)))
+  ]
+
+  it.effect.prop(
+    "random non-decimal spellings of integers are 400 naming the parameter",
+    [
+      fc.integer({ min: 1, max: 500 }),
+      fc.constantFrom(...nonDecimalSpellings),
+      fc.constantFrom(
+        ...[
+          ["/nodes", "page"],
+          ["/nodes", "limit"],
+          ["/nodes/search", "page"],
+          ["/nodes/search", "limit"],
+          ["/publishers", "limit"],
+          ["/versions", "pageSize"],
+          ["/host-nodes", "pageSize"]
+        ] as const
+      )
+    ],
+    ([n, spell, [path, param]]) =>
+      Effect.gen(function*() {
+        const service = yield* Service
+        const query = new URLSearchParams({ [param]: spell(n) }).toString()
+        expectBadRequest(yield* getText(service, `${path}?${query}`), param, `${path}?${query}`)
+      }),
+    { fastCheck: { numRuns: 150 } }
+  )
 
   it.effect("a repeated scalar parameter is a 400 naming it or is served", () =>
     Effect.gen(function*() {
@@ -476,4 +621,229 @@ layer(Service.layer(), { excludeTestServices: true })("bad input", (it) => {
       }),
     { fastCheck: { numRuns: 200 } }
   )
+
+  // --- issue 12, finding 2: client input that answered 500 -------------------------------------
+
+  it.effect("search made of operators only (33 hyphens, deep nesting) is served: no usable text matches nothing", () =>
+    Effect.gen(function*() {
+      const service = yield* Service
+      for (
+        const search of [
+          "-".repeat(33),
+          "-".repeat(200),
+          "!".repeat(100),
+          "(".repeat(99) + "a" + ")".repeat(99),
+          "-a ".repeat(60),
+          Array.from({ length: 35 }, () => "a or").join(" ") + " b",
+          "\"".repeat(99),
+          "-\"\"".repeat(40),
+          "- ".repeat(40),
+          "-!-&-|-(-)-<".repeat(10),
+          "-\"-\"-\"".repeat(20)
+        ]
+      ) {
+        const request = `/nodes/search?search=${search.slice(0, 40)}...`
+        const answer = yield* getText(service, `/nodes/search?${new URLSearchParams({ search })}`)
+        expectNodeList(answer, request)
+      }
+      // as a lone `-` always did: a text that is no query at all matches nothing (migration 0005)
+      const hyphens = yield* getText(service, `/nodes/search?search=${"-".repeat(33)}`)
+      expect(parseJson(hyphens.text, "33 hyphens")).toMatchObject({ total: 0 })
+    }))
+
+  it.effect.prop(
+    "random operator-heavy search texts: 200 or a 400 naming search (never 5xx)",
+    [
+      fc.oneof(
+        fc.array(fc.constantFrom("-", "!", "&", "|", "(", ")", "\"", " ", "or", "OR", "and", ":*", "<->", "a", "b1", "-a"), { maxLength: 120 }),
+        // long runs of negations, spaced by what the parser skips
+        fc.tuple(
+          fc.array(fc.constantFrom("-", "-", "-", "-", "-", " ", "!", "(", ")", "&", "|", "<"), { minLength: 60, maxLength: 190 }),
+          fc.constantFrom("", "a", " b1", "\"a b\"")
+        ).map(([run, word]) => [...run, word])
+      )
+    ],
+    ([pieces]) =>
+      Effect.gen(function*() {
+        const service = yield* Service
+        const search = pieces.join("")
+        const answer = yield* getText(service, `/nodes/search?${new URLSearchParams({ search })}`)
+        if (answer.status === 200) return expectNodeList(answer, JSON.stringify(search))
+        expectBadRequest(answer, "search", JSON.stringify(search))
+      }),
+    { fastCheck: { numRuns: 100 } }
+  )
+
+  /** Every JSON endpoint the tests below send bodies to, with a caller allowed to reach it. */
+  const jsonEndpoints = [
+    ["POST", "/publishers"],
+    ["PUT", "/publishers/acme"],
+    ["POST", "/publishers/acme/nodes"],
+    // publish, as the CLI sends it (comfy-cli: comfy_cli/registry/api.py, publish_node_version)
+    ["POST", "/publishers/acme/nodes/alpha/versions"],
+    ["POST", "/bulk/nodes/versions"],
+    ["POST", "/proxy/imagevendor/v1/ai/image-style-transfer"]
+  ] as const
+
+  it.effect("multipart/form-data without a boundary on a JSON endpoint is 415 unsupported_media_type", () =>
+    Effect.gen(function*() {
+      const service = yield* Service
+      const token = yield* Effect.promise(() => service.token({ sub: "multipart-user" }))
+      for (const [method, path] of jsonEndpoints) {
+        for (const contentType of ["multipart/form-data", "multipart/form-data; charset=utf-8", "multipart/form-data; boundary="]) {
+          const request = `${method} ${path} (${contentType})`
+          const answer = yield* sendText(service, method, path, { token, raw: "{}", headers: { "content-type": contentType } })
+          expect(answer.status, describe(answer, request)).toBe(415)
+          expectErrorBody(parseJson(answer.text, request), "unsupported_media_type")
+        }
+      }
+    }))
+
+  it.effect("multipart/form-data without a boundary on the music endpoint (multipart is its type) is 400", () =>
+    Effect.gen(function*() {
+      const service = yield* Service
+      const token = yield* Effect.promise(() => service.token({ sub: "multipart-user" }))
+      for (const contentType of ["multipart/form-data", "multipart/form-data; boundary="]) {
+        const request = `POST music (${contentType})`
+        const answer = yield* sendText(service, "POST", "/proxy/musicvendor/v2m/generate", {
+          token,
+          raw: "--x\r\n\r\n--x--\r\n",
+          headers: { "content-type": contentType }
+        })
+        expect(answer.status, describe(answer, request)).toBe(400)
+        expectErrorBody(parseJson(answer.text, request), "bad_request")
+      }
+    }))
+
+  it.effect.prop(
+    "random JSON nesting: deeper than 64 levels is 400 naming the nesting, up to 64 is decoded as usual",
+    [fc.integer({ min: 1, max: 5000 }), fc.constantFrom(...([["[", "]"], ['{"a":', "}"], ['{"name":[', "]}"]] as const))],
+    ([depth, [open, close]]) =>
+      Effect.gen(function*() {
+        const service = yield* Service
+        const token = yield* Effect.promise(() => service.token({ sub: "nesting-user" }))
+        const raw = open.repeat(depth) + "1" + close.repeat(depth)
+        const levels = depth * (open === '{"name":[' ? 2 : 1)
+        const request = `POST /publishers nested ${levels} levels`
+        const answer = yield* sendText(service, "POST", "/publishers", { token, raw })
+        expect(answer.status, describe(answer, request)).toBe(400)
+        const body = parseJson(answer.text, request) as { message: string }
+        expectErrorBody(body, "bad_request")
+        expect(body.message.includes("nests deeper than 64"), describe(answer, request)).toBe(levels > 64)
+      }),
+    { fastCheck: { numRuns: 60 } }
+  )
+
+  /** Base64 of `bytes` in the forms accepted: standard or URL-safe alphabet, padded or not. */
+  const base64Forms = (bytes: Uint8Array) => {
+    const standard = Buffer.from(bytes).toString("base64")
+    return [standard, standard.replace(/=+$/, ""), Buffer.from(bytes).toString("base64url")]
+  }
+
+  it.effect.prop(
+    "random data: URLs in an image field: valid ones served, one bad character anywhere a 400 naming the field",
+    [
+      fc.uint8Array({ minLength: 1, maxLength: 3000 }),
+      fc.nat(),
+      fc.constantFrom("image/png", "image/jpeg", "image/webp;charset=x", "image/svg+xml;a=b;c=d"),
+      fc.constantFrom("!", "*", " ", "\n", ".", ",", "é", "\u0000"),
+      fc.nat()
+    ],
+    ([bytes, formIndex, type, bad, at]) =>
+      Effect.gen(function*() {
+        const service = yield* Service
+        const token = yield* Effect.promise(() => service.token({ sub: "image-user" }))
+        const forms = base64Forms(bytes)
+        const data = forms[formIndex % forms.length]!
+        const valid = `data:${type};base64,${data}`
+        const path = "/proxy/imagevendor/v1/ai/image-style-transfer"
+        const served = yield* sendText(service, "POST", path, { token, body: { image: valid, reference_image: data } })
+        expect(served.status, describe(served, valid.slice(0, 60))).toBe(200)
+
+        const position = at % data.length
+        const broken = `data:${type};base64,${data.slice(0, position)}${bad}${data.slice(position + 1)}`
+        const refused = yield* sendText(service, "POST", path, { token, body: { image: "https://images.example/a.png", reference_image: broken } })
+        expect(refused.status, describe(refused, broken.slice(0, 60))).toBe(400)
+        expect((parseJson(refused.text, broken.slice(0, 60)) as { message: string }).message).toContain("reference_image")
+      }),
+    { fastCheck: { numRuns: 60 } }
+  )
+
+  it.effect("the reproductions of issue 12 are answered 200 or 4xx, and none is logged at ERROR", () =>
+    Effect.gen(function*() {
+      const service = yield* Service
+      const token = yield* Effect.promise(() => service.token({ sub: "log-user" }))
+      const emptySub = yield* Effect.promise(() => service.token({ sub: "" }))
+      const publish = "/publishers/acme/nodes/alpha/versions"
+      const statuses: Array<number> = []
+      const errors = yield* errorLogsDuring(Effect.gen(function*() {
+        for (
+          const [method, path, options] of [
+            ["GET", `/nodes/search?search=${"-".repeat(33)}`, {}],
+            ["POST", publish, { token, raw: "{}", headers: { "content-type": "multipart/form-data" } }],
+            ["POST", publish, { token, raw: "[".repeat(3000) + "]".repeat(3000) }],
+            ["POST", "/proxy/imagevendor/v1/ai/skin-enhancer/creative", { token, body: { image: `data:image/png;base64,${"A".repeat(12 * 1024 * 1024)}!` } }],
+            ["GET", "/publishers/acme/nodes", { token: emptySub }],
+            ["GET", "/nodes?timestamp=2020-02-30", {}],
+            ["GET", "/nodes?page=0x10", {}]
+          ] as const
+        ) {
+          statuses.push((yield* sendText(service, method, path, options)).status)
+        }
+      }))
+      expect(errors).toEqual([])
+      expect(statuses).toEqual([200, 415, 400, 400, 401, 400, 400])
+    }))
+
+  it.effect("JSON nested 3,000 and 100,000 levels deep is 400 bad_request with a short message", () =>
+    Effect.gen(function*() {
+      const service = yield* Service
+      const token = yield* Effect.promise(() => service.token({ sub: "nesting-user" }))
+      for (const depth of [3_000, 100_000]) {
+        for (const [open, close] of [["[", "]"], ['{"a":', "}"]] as const) {
+          const raw = open.repeat(depth) + "1" + close.repeat(depth)
+          for (const [method, path] of jsonEndpoints) {
+            const request = `${method} ${path} nested ${depth} levels of ${open}`
+            const answer = yield* sendText(service, method, path, { token, raw })
+            expect(answer.status, describe(answer, request)).toBe(400)
+            const body = parseJson(answer.text, request) as { message: string }
+            expectErrorBody(body, "bad_request")
+            expect(body.message.length, request).toBeLessThan(300)
+          }
+        }
+      }
+    }))
+
+  it.effect("a 12 MB data: URL in an image field: served when valid, 400 naming the field when not, 413 over the body limit", () =>
+    Effect.gen(function*() {
+      const service = yield* Service
+      const token = yield* Effect.promise(() => service.token({ sub: "image-user" }))
+      const style = "/proxy/imagevendor/v1/ai/image-style-transfer"
+      const url = "https://images.example/b.png"
+      const huge = `data:image/png;base64,${"A".repeat(12 * 1024 * 1024)}`
+
+      const valid = yield* sendText(service, "POST", style, { token, body: { image: huge, reference_image: url } })
+      expect(valid.status, describe(valid, "a valid 12 MB data: URL")).toBe(200)
+
+      const refused = [
+        [style, { image: `${huge}!`, reference_image: url }, "image"],
+        [style, { image: url, reference_image: `${huge}\n` }, "reference_image"],
+        [style, { image: `data:image/png;base64,!${huge.slice(23)}`, reference_image: url }, "image"],
+        ["/proxy/imagevendor/v1/ai/skin-enhancer/creative", { image: `${huge}A` }, "image"],
+        ["/proxy/imagevendor/v1/ai/skin-enhancer/faithful", { image: `data:${"a".repeat(12 * 1024 * 1024)}` }, "image"],
+        ["/proxy/imagevendor/v1/ai/skin-enhancer/flexible", { image: `${"A".repeat(12 * 1024 * 1024)}*` }, "image"]
+      ] as const
+      for (const [path, body, fieldName] of refused) {
+        const request = `POST ${path} with a broken 12 MB image in ${fieldName}`
+        const answer = yield* sendText(service, "POST", path, { token, body })
+        expect(answer.status, describe(answer, request)).toBe(400)
+        const error = parseJson(answer.text, request) as { message: string }
+        expectErrorBody(error, "bad_request")
+        expect(error.message, request).toContain(fieldName)
+      }
+
+      const overLimit = yield* sendText(service, "POST", style, { token, body: { image: `${huge}${"A".repeat(5 * 1024 * 1024)}`, reference_image: url } })
+      expect(overLimit.status, describe(overLimit, "a 17 MB data: URL")).toBe(413)
+      expectErrorBody(parseJson(overLimit.text, "a 17 MB data: URL"), "payload_too_large")
+    }))
 })

@@ -78,7 +78,8 @@ export class JwtVerifier extends Effect.Service<JwtVerifier>()("JwtVerifier", {
               : "The token is not valid"
           })
       })
-      if (typeof payload.sub !== "string" || !storable(payload.sub) || payload.sub.length > 255) {
+      // an empty or blank subject names nobody: it would be one shared user for every such token
+      if (typeof payload.sub !== "string" || payload.sub.trim() === "" || !storable(payload.sub) || payload.sub.length > 255) {
         return yield* new TokenRefused({ reason: "The token's sub claim is not accepted" })
       }
       return {

@@ -3,7 +3,7 @@ import { ParseResult, Schema } from "effect"
 import { BadRequest, NodeBanned, NoInstallableVersion, NotFound, Forbidden } from "../Domain/ApiErrors.ts"
 import { Authentication, OptionalAuthentication } from "../Domain/Auth.ts"
 import { Node, NodeList, NodeVersion, NodeVersionStatus, type SortKey, sortColumns } from "../Domain/Node.ts"
-import { field, IsoDateTimeFromString, PathParam, Text } from "../Domain/Schemas.ts"
+import { DecimalIntegerString, field, IsoDateTimeFromString, PathParam, Text } from "../Domain/Schemas.ts"
 import { HostVersion } from "../Domain/Semver.ts"
 
 /** Served page sizes: larger requests are clamped, not refused (CONTRACT.md). */
@@ -19,7 +19,7 @@ export const defaultStatuses = ["NodeVersionStatusActive"] as const
 
 /** A positive integer in a query string; `doc` is what /openapi.json says of it. */
 export const PositiveInt = (max: number, doc: { description: string; default: number }) =>
-  Schema.String.annotations({ jsonSchema: { type: "integer", minimum: 1, ...doc } }).pipe(
+  DecimalIntegerString.annotations({ jsonSchema: { type: "integer", minimum: 1, ...doc } }).pipe(
     Schema.compose(Schema.NumberFromString),
     Schema.int(),
     Schema.between(1, max)

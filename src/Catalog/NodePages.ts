@@ -83,6 +83,15 @@ const orderSql = (sort: ReadonlyArray<SortKey>, alias: string): string => {
 }
 
 /**
+ * The search text with each run of negations (`--a`, `- - -a`, or 33 hyphens alone) reduced to
+ * what it means: one `-` when the run is odd, none when it is even. PostgreSQL's websearch parser
+ * stacks every `-` as a NOT operator and fails past 32 in a row (`tsquery stack too small`); the
+ * characters between them are those it skips while waiting for a word.
+ */
+export const reducedNegations = (text: string): string =>
+  text.replace(/-(?:[\s!&|()<]*-)+/g, (run) => (run.split("-").length % 2 === 0 ? "-" : " "))
+
+/**
  * The last word of a search is matched as a prefix (search as you type) when it is a plain word:
  * it ends in a letter or digit and is not negated.
  */
@@ -198,7 +207,7 @@ export class NodePages extends Effect.Service<NodePages>()("NodePages", {
      * nodes are rendered.
      */
     const search = traced("NodePages.search")(function*(q: SearchQuery) {
-      const { text } = q
+      const text = q.text === undefined ? undefined : reducedNegations(q.text)
       // an immutable function of the parameters: folded into a constant, so the GIN index serves it
       const tsquery = text === undefined ? undefined : sql`node_search_query(${text}, ${prefixesLastWord(text)})`
       const where = [

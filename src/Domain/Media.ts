@@ -72,14 +72,31 @@ const isUrl = (s: string, protocols: ReadonlyArray<string>, maxChars = maxUrlCha
   return protocols.includes(url.protocol) && url.hostname !== ""
 }
 
-/** Base64 (standard or URL-safe alphabet, padded or not). */
-const base64 = /^[A-Za-z0-9+/_-]+={0,2}$/
-const isBase64 = (s: string) => base64.test(s) && s.replace(/=+$/, "").length % 4 !== 1
-/** `data:image/png;base64,<base64>` */
-const dataUrl = /^data:[a-z0-9.+-]+\/[a-z0-9.+-]+(?:;[a-z0-9.+-]+=[a-z0-9.+-]+)*;base64,(.+)$/i
+/** The characters of base64, standard or URL-safe alphabet. */
+const base64Chars = new Set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/_-".split("").map((c) => c.charCodeAt(0)))
+
+/**
+ * Base64 (standard or URL-safe alphabet, padded or not), checked in one pass without a regular
+ * expression: images run to megabytes, and a regex over them can exhaust the stack.
+ */
+const isBase64 = (s: string) => {
+  const data = s.endsWith("==") ? s.slice(0, -2) : s.endsWith("=") ? s.slice(0, -1) : s
+  if (data.length === 0 || data.length % 4 === 1) return false
+  for (let i = 0; i < data.length; i++) {
+    if (!base64Chars.has(data.charCodeAt(i))) return false
+  }
+  return true
+}
+
+/** The head of a data: URL, up to its comma: `data:image/png;base64,` (parameters allowed). */
+const dataUrlHead = /^data:[a-z0-9.+-]+\/[a-z0-9.+-]+(?:;[a-z0-9.+-]+=[a-z0-9.+-]+)*;base64,$/i
+/** The longest head read: a media type and a few parameters. */
+const maxDataUrlHead = 256
+
+/** `data:image/png;base64,<base64>`: the short head by a regex, the data by `isBase64`. */
 const isDataUrl = (s: string) => {
-  const m = dataUrl.exec(s)
-  return m !== null && isBase64(m[1]!)
+  const comma = s.slice(0, maxDataUrlHead).indexOf(",")
+  return comma > 0 && dataUrlHead.test(s.slice(0, comma + 1)) && isBase64(s.slice(comma + 1))
 }
 
 /** An image as the vendor takes it: base64 data, a data: URL, or a URL of one of `protocols`. */

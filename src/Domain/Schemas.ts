@@ -69,16 +69,42 @@ export const JsonValue: Schema.Schema<JsonValue> = Schema.Union(
 ).annotations({ identifier: "JsonValue", description: "A JSON value; an array holds no array directly" })
 
 const isoDateTime =
-  /^\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(?:Z|[+-]\d{2}:?\d{2})?)?$/i
+  /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.\d{1,9})?)?(?:Z|[+-](\d{2}):?(\d{2}))?)?$/i
+
+const isLeapYear = (year: number) => year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0)
+const daysInMonth = (year: number, month: number) =>
+  month === 2 ? (isLeapYear(year) ? 29 : 28) : [4, 6, 9, 11].includes(month) ? 30 : 31
+
+/**
+ * `s` is an ISO 8601 date-time whose every component exists: `Date.parse` alone rolls
+ * 2020-02-30 over to March 1st, so the day is checked against its month.
+ */
+const isIsoDateTime = (s: string) => {
+  const m = isoDateTime.exec(s)
+  if (m === null || Number.isNaN(Date.parse(s))) return false
+  const [year, month, day, hour = 0, minute = 0, second = 0, offsetHour = 0, offsetMinute = 0] = m.slice(1).map((part) =>
+    part === undefined ? undefined : Number(part)
+  )
+  return month! >= 1 && month! <= 12 && day! >= 1 && day! <= daysInMonth(year!, month!) &&
+    hour <= 23 && minute <= 59 && second <= 59 && offsetHour <= 23 && offsetMinute <= 59
+}
 
 /** An ISO 8601 date or date-time given by a client, decoded to a valid Date. */
 export const IsoDateTimeFromString = Schema.String.annotations({
   jsonSchema: { type: "string", format: "date-time" }
 }).pipe(
-  Schema.filter((s) => isoDateTime.test(s) && !Number.isNaN(Date.parse(s)), {
+  Schema.filter(isIsoDateTime, {
     message: () => "expected an ISO 8601 date-time such as 2024-05-01T12:00:00Z"
   }),
   Schema.compose(Schema.Date, { strict: false })
+)
+
+/**
+ * A non-negative integer written in decimal digits only: `Number` would also read `0x10`, `1e3`,
+ * ` 1` and `1.0`, spellings no client means as a count.
+ */
+export const DecimalIntegerString = Schema.String.pipe(
+  Schema.filter((s) => /^[0-9]+$/.test(s), { message: () => "expected an integer written in decimal digits" })
 )
 
 /** PostgreSQL text cannot hold NUL: refused at the edge, naming the field, rather than by the database. */
