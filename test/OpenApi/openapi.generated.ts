@@ -105,7 +105,7 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Install a node: the version to install, with its downloadUrl; counts one download
+         * Install a node: the version to install, with its downloadUrl; counts one download per client address, node and version an hour
          * @description Installable versions are active ones with an archive (deprecated ones too). None: 404.
          */
         get: operations["InstallNode"];
