@@ -52,6 +52,12 @@ layer(Service.layer((c) => ({ ...c, auth: { ...c.auth, failureLimit: limit, fail
       // refused before the token is looked at: the right one too, from this address
       const blocked = yield* publishFrom(service, "127.0.0.2", "acme", "guessed", "1.0.0", acme.pat)
       expectError(asAnswer(blocked), 429, "rate_limited")
+      // X-Forwarded-For is the client's to write: without TRUST_PROXY it does not move the address
+      const forged = yield* fromAddress(service, "127.0.0.2", "POST", "/publishers/acme/nodes/guessed/versions", {
+        headers: { "x-forwarded-for": "10.9.9.9" },
+        body: { personal_access_token: acme.pat, node: { name: "guessed" }, node_version: { version: "1.0.0" } }
+      })
+      expectError(asAnswer(forged), 429, "rate_limited")
       const other = yield* publishFrom(service, "127.0.0.3", "acme", "guessed", "1.0.0", acme.pat)
       expect(other.status).toBe(201)
     }))
@@ -138,3 +144,19 @@ layer(Service.layer((c) => ({ ...c, auth: { ...c.auth, failureLimit: 3, failureW
     }))
 })
 
+layer(Service.layer((c) => ({ ...c, trustProxy: true, auth: { ...c.auth, failureLimit: 2, failureWindowMillis: 60_000 } })), {
+  excludeTestServices: true
+})("behind a trusted proxy (TRUST_PROXY=true)", (it) => {
+  it.effect("the client is the last X-Forwarded-For entry, the one the proxy appended", () =>
+    Effect.gen(function*() {
+      const service = yield* Service
+      const wrong = (forwardedFor: string) =>
+        fromAddress(service, "127.0.0.1", "GET", "/publishers/acme/tokens", {
+          headers: { authorization: "Bearer not.a.jwt", "x-forwarded-for": forwardedFor }
+        })
+      const first = [yield* wrong("1.1.1.1, 10.0.0.1"), yield* wrong("2.2.2.2, 10.0.0.1"), yield* wrong("3.3.3.3, 10.0.0.1")]
+      expect(first.map((a) => a.status)).toEqual([401, 401, 429])
+      // another client behind the same proxy is not held back
+      expectError(asAnswer(yield* wrong("10.0.0.1, 10.0.0.2")), 401, "unauthorized")
+    }))
+})

@@ -32,31 +32,56 @@ interface Window {
   attempts: number
 }
 
-export class AuthFailures extends Effect.Service<AuthFailures>()("AuthFailures", {
-  effect: Effect.gen(function*() {
-    const config = yield* AppConfig
-    const { failureLimit, failureWindowMillis } = config.auth
-    const windows = new Map<string, Window>()
+/** An admitted attempt: give it back when it succeeds. */
+export interface Admission {
+  readonly giveBack: () => void
+}
 
-    const current = (address: string, now: number): Window => {
-      const window = windows.get(address)
-      if (window !== undefined && now - window.started < failureWindowMillis) return window
-      return { started: now, attempts: 0 }
-    }
+/**
+ * The count of attempts per address in fixed windows (opened by an address's first attempt).
+ * An attempt is counted when admitted, so that concurrent ones cannot all pass before any fails,
+ * and given back when it succeeds.
+ */
+export const makeFailureWindows = (options: { readonly limit: number; readonly windowMillis: number; readonly maxAddresses: number }) => {
+  const windows = new Map<string, Window>()
 
-    /** Counts the attempt up front, so that concurrent ones cannot all pass before any fails. */
-    const admit = (address: string, now: number): Window | TooManyFailures => {
+  const current = (address: string, now: number): Window => {
+    const window = windows.get(address)
+    if (window !== undefined && now - window.started < options.windowMillis) return window
+    return { started: now, attempts: 0 }
+  }
+
+  return {
+    /** Admits an attempt, or answers the seconds until the address's window ends. */
+    admit: (address: string, now: number): Admission | TooManyFailures => {
       const window = current(address, now)
-      if (window.attempts >= failureLimit) {
-        return new TooManyFailures({ retryAfterSeconds: (window.started + failureWindowMillis - now) / 1000 })
+      if (window.attempts >= options.limit) {
+        return new TooManyFailures({ retryAfterSeconds: (window.started + options.windowMillis - now) / 1000 })
       }
       window.attempts += 1
       // re-inserted: the map's order is then least recently failed first
       windows.delete(address)
       windows.set(address, window)
-      if (windows.size > maxAddresses) windows.delete(windows.keys().next().value!)
-      return window
-    }
+      if (windows.size > options.maxAddresses) windows.delete(windows.keys().next().value!)
+      return {
+        giveBack: () => {
+          if (windows.get(address) === window) window.attempts -= 1
+        }
+      }
+    },
+    /** How many addresses are remembered. */
+    size: () => windows.size
+  }
+}
+
+export class AuthFailures extends Effect.Service<AuthFailures>()("AuthFailures", {
+  effect: Effect.gen(function*() {
+    const config = yield* AppConfig
+    const windows = makeFailureWindows({
+      limit: config.auth.failureLimit,
+      windowMillis: config.auth.failureWindowMillis,
+      maxAddresses
+    })
 
     return {
       /**
@@ -67,13 +92,13 @@ export class AuthFailures extends Effect.Service<AuthFailures>()("AuthFailures",
         Effect.gen(function*() {
           const request = yield* HttpServerRequest.HttpServerRequest
           const address = clientAddress(request, config.trustProxy)
-          const admitted = admit(address, yield* Clock.currentTimeMillis)
+          const admitted = windows.admit(address, yield* Clock.currentTimeMillis)
           if (admitted instanceof TooManyFailures) return yield* admitted
           return yield* attempt.pipe(
             Effect.onExit((exit) =>
               Effect.sync(() => {
                 const refused = exit._tag === "Failure" && exit.cause._tag === "Fail" && isRefusal(exit.cause.error)
-                if (!refused && windows.get(address) === admitted) admitted.attempts -= 1
+                if (!refused) admitted.giveBack()
               })
             )
           )
