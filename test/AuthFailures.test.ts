@@ -58,6 +58,11 @@ layer(Service.layer((c) => ({ ...c, auth: { ...c.auth, failureLimit: limit, fail
         body: { personal_access_token: acme.pat, node: { name: "guessed" }, node_version: { version: "1.0.0" } }
       })
       expectError(asAnswer(forged), 429, "rate_limited")
+      // one count per address, whichever credential failed: a valid bearer is refused too
+      const bearer = yield* fromAddress(service, "127.0.0.2", "GET", "/publishers/acme/tokens", {
+        headers: { authorization: `Bearer ${acme.ownerJwt}` }
+      })
+      expectError(asAnswer(bearer), 429, "rate_limited")
       const other = yield* publishFrom(service, "127.0.0.3", "acme", "guessed", "1.0.0", acme.pat)
       expect(other.status).toBe(201)
     }))
