@@ -16,7 +16,12 @@ export interface AppConfigShape {
     readonly audience: Option.Option<string>
     readonly adminSubjects: ReadonlySet<string>
     readonly adminClaim: string
+    /** Failed authentications one client address may make per window before it gets 429. */
+    readonly failureLimit: number
+    readonly failureWindowMillis: number
   }
+  /** Take the client's address from the last `X-Forwarded-For` entry (behind one trusted proxy). */
+  readonly trustProxy: boolean
   /** How long a cached list page may live even without an invalidation (a safety net). */
   readonly listCacheTtlMillis: number
   /** The repository host's REST API, asked by node claiming. */
@@ -174,6 +179,9 @@ export const appConfig: Config.Config<AppConfigShape> = Config.all({
   audience: optionalString("AUTH_AUDIENCE"),
   adminSubjects: csv("ADMIN_SUBJECTS"),
   adminClaim: Config.string("AUTH_ADMIN_CLAIM").pipe(Config.withDefault("admin")),
+  authFailureLimit: Config.integer("AUTH_FAILURE_LIMIT").pipe(Config.withDefault(20)),
+  authFailureWindowSeconds: Config.number("AUTH_FAILURE_WINDOW_SECONDS").pipe(Config.withDefault(60)),
+  trustProxy: Config.boolean("TRUST_PROXY").pipe(Config.withDefault(false)),
   listCacheTtlSeconds: Config.number("LIST_CACHE_TTL_SECONDS").pipe(Config.withDefault(60)),
   repohostApiUrl: Config.string("REPOHOST_API_URL").pipe(
     Config.withDefault(defaultRepohostApiUrl),
@@ -223,8 +231,11 @@ export const appConfig: Config.Config<AppConfigShape> = Config.all({
       issuer: c.issuer,
       audience: c.audience,
       adminSubjects: c.adminSubjects,
-      adminClaim: c.adminClaim
+      adminClaim: c.adminClaim,
+      failureLimit: Math.max(1, c.authFailureLimit),
+      failureWindowMillis: Math.max(0.001, c.authFailureWindowSeconds) * 1000
     },
+    trustProxy: c.trustProxy,
     listCacheTtlMillis: Math.max(0, c.listCacheTtlSeconds) * 1000,
     repohost: {
       apiUrl: c.repohostApiUrl,

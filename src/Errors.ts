@@ -91,6 +91,7 @@ const answers = {
   NodeBannedForOwner: Conflict,
   TokenRejected: InvalidToken,
   NoCredentials: Unauthorized,
+  TooManyFailures: RateLimited,
   BadSignature: InvalidSignature,
   SignatureExpired: UrlExpired,
   NotAZip: UnsupportedMediaType,

@@ -13,6 +13,7 @@ import { AdminLive } from "./Admin/Http.ts"
 import { Moderation } from "./Admin/Service.ts"
 import { Api } from "./Api.ts"
 import { documentedApiLayer } from "./ApiDocument.ts"
+import { AuthFailures } from "./Auth/Failures.ts"
 import { AuthenticationLive, KeyOrBearerAuthenticationLive, OptionalAuthenticationLive } from "./Auth/Authentication.ts"
 import { JwtVerifier } from "./Auth/Jwt.ts"
 import { UserRepo } from "./Auth/UserRepo.ts"
@@ -132,9 +133,10 @@ export const ServicesLive = Layer.mergeAll(
   ApiKeys.Default,
   MediaStorage.Default,
   KeyOrBearerAuthenticationLive,
-  Leftovers.Default
+  Leftovers.Default,
+  AuthFailures.Default
 ).pipe(
-  Layer.provide([JwtVerifier.Default, UserRepo.Default, ApiKeyRepo.Default]),
+  Layer.provide([JwtVerifier.Default, UserRepo.Default, ApiKeyRepo.Default, AuthFailures.Default]),
   Layer.provideMerge(DatabaseLive),
   Layer.provideMerge(NodeFileSystem.layer)
 )

@@ -5,28 +5,40 @@
 import { HttpServerRequest } from "@effect/platform"
 import { Effect, Layer, Option, Redacted } from "effect"
 import { AppConfig } from "../Config.ts"
-import { Unauthorized } from "../Domain/ApiErrors.ts"
+import { RateLimited, Unauthorized } from "../Domain/ApiErrors.ts"
 import { ApiKeyRepo } from "../ApiKeys/Repo.ts"
 import { apiKeyHeader, Authentication, KeyOrBearerAuthentication, OptionalAuthentication, type User } from "../Domain/Auth.ts"
+import { AuthFailures, type TooManyFailures } from "./Failures.ts"
 import { JwtVerifier } from "./Jwt.ts"
 import { UserRepo } from "./UserRepo.ts"
+
+const rateLimited = (e: TooManyFailures) => new RateLimited({ message: e.message, retryAfter: e.retryAfterSeconds })
+
+/** Runs a credential's check under the address's failure limit: each 401 counts, past the limit 429. */
+const makeGuard = Effect.map(AuthFailures, (failures) =>
+  <A, R>(check: Effect.Effect<A, Unauthorized, R>) =>
+    failures.guard(check, (e) => e instanceof Unauthorized).pipe(
+      Effect.catchTag("TooManyFailures", (e) => Effect.fail(rateLimited(e)))
+    ))
 
 /** Verifies the request's bearer token and records its user; `None` when there is no header. */
 const makeAuthenticate = Effect.gen(function*() {
   const verifier = yield* JwtVerifier
   const users = yield* UserRepo
+  const guard = yield* makeGuard
   const { adminSubjects } = (yield* AppConfig).auth
   return (token: Redacted.Redacted) =>
     Effect.gen(function*() {
       const request = yield* HttpServerRequest.HttpServerRequest
       const header = request.headers.authorization
       if (header === undefined) return Option.none<User>()
-      if (!/^Bearer [^\s]+$/.test(header)) {
-        return yield* new Unauthorized({ message: "The Authorization header must be 'Bearer <token>'" })
-      }
-      const claims = yield* verifier.verify(Redacted.value(token)).pipe(
-        Effect.mapError((refused) => new Unauthorized({ message: refused.message }))
-      )
+      const claims = yield* guard(Effect.suspend(() =>
+        /^Bearer [^\s]+$/.test(header)
+          ? verifier.verify(Redacted.value(token)).pipe(
+            Effect.mapError((refused) => new Unauthorized({ message: refused.message }))
+          )
+          : Effect.fail(new Unauthorized({ message: "The Authorization header must be 'Bearer <token>'" }))
+      ))
       yield* users.recordSeen(claims)
       return Option.some<User>({
         id: claims.sub,
@@ -56,13 +68,14 @@ export const OptionalAuthenticationLive = Layer.effect(
 /** The user of an unrevoked API key; any other value is 401, the same answer as a wrong bearer token. */
 const makeAuthenticateKey = Effect.gen(function*() {
   const keys = yield* ApiKeyRepo
+  const guard = yield* makeGuard
   const { adminSubjects } = (yield* AppConfig).auth
   return (key: Redacted.Redacted) =>
-    Effect.flatMap(keys.verify(key), Option.match({
+    guard(Effect.flatMap(keys.verify(key), Option.match({
       onNone: () => new Unauthorized({ message: `The ${apiKeyHeader} header is not a valid API key` }),
       // a key carries no claims: only the admin setting can make its user a site admin
       onSome: (owner) => Effect.succeed<User>({ ...owner, isSiteAdmin: adminSubjects.has(owner.id) })
-    }))
+    })))
 })
 
 /**

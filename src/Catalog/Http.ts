@@ -1,6 +1,8 @@
 import { HttpApiBuilder, type HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { Effect, Metric } from "effect"
 import { Api } from "../Api.ts"
+import { clientAddress } from "../Auth/Failures.ts"
+import { AppConfig } from "../Config.ts"
 import { hostVersionKey } from "../Domain/Semver.ts"
 import { answer } from "../Errors.ts"
 import { defaultLimit, defaultPage, defaultStatuses, type ListNodesParams, type SearchNodesParams } from "./Api.ts"
@@ -75,6 +77,7 @@ const countRequest = (formFactor: string | undefined) => {
 export const CatalogLive = HttpApiBuilder.group(Api, "catalog", (handlers) =>
   Effect.gen(function*() {
     const catalog = yield* Catalog
+    const { trustProxy } = yield* AppConfig
     return handlers
       .handle("listAllNodes", ({ request, urlParams }) =>
         countRequest(urlParams.form_factor).pipe(
@@ -86,7 +89,8 @@ export const CatalogLive = HttpApiBuilder.group(Api, "catalog", (handlers) =>
       .handle("getNode", ({ path, urlParams }) =>
         answer(catalog.getNode(path.nodeId, { translations: urlParams.include_translations ?? true })))
       .handle("listNodeVersions", ({ path, urlParams }) => answer(catalog.listVersions(path.nodeId, urlParams.statuses ?? defaultStatuses)))
-      .handle("installNode", ({ path, urlParams }) => answer(catalog.install(path.nodeId, urlParams.version)))
+      .handle("installNode", ({ path, request, urlParams }) =>
+        answer(catalog.install(path.nodeId, urlParams.version, clientAddress(request, trustProxy))))
   }))
 
 export const PublisherNodesLive = HttpApiBuilder.group(Api, "publisherNodes", (handlers) =>

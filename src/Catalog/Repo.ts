@@ -183,11 +183,13 @@ export class NodeRepo extends Effect.Service<NodeRepo>()("NodeRepo", {
     })
 
     const installVersion = SqlSchema.findOne({
-      Request: Schema.Struct({ nodeId: Schema.String, version: Schema.UndefinedOr(Schema.String) }),
+      Request: Schema.Struct({ nodeId: Schema.String, version: Schema.UndefinedOr(Schema.String), client: Schema.String }),
       Result: InstallRow,
-      // One statement: the version chosen and the download counted together. The UPDATE takes the
-      // node's row lock, so concurrent installs queue on it and each adds one.
-      execute: ({ nodeId, version }) =>
+      // One statement: the version chosen and the download counted together. A download counts
+      // when this client's row for the version and hour is new: of concurrent inserts of one key,
+      // ON CONFLICT lets one through and the others wait for it and insert nothing. The UPDATE
+      // takes the node's row lock, so concurrent counted installs queue on it and each adds one.
+      execute: ({ nodeId, version, client }) =>
         sql`WITH target AS (
               SELECT v.* FROM node_versions v
               JOIN nodes n ON n.id = v.node_id JOIN publishers p ON p.id = n.publisher_id
@@ -195,7 +197,12 @@ export class NodeRepo extends Effect.Service<NodeRepo>()("NodeRepo", {
                 AND n.status = 'NodeStatusActive' AND p.status = 'PublisherStatusActive'
                 ${version === undefined ? sql`` : sql`AND v.version = ${version}`}
               ORDER BY v.semver_key DESC, v.version DESC LIMIT 1),
-            counted AS (UPDATE nodes SET downloads = downloads + 1 WHERE id IN (SELECT node_id FROM target) RETURNING id)
+            fresh AS (
+              INSERT INTO install_counts (address_hash, node_id, version, hour)
+              SELECT sha256(convert_to(k.value || ${client}, 'UTF8')), t.node_id, t.version, date_trunc('hour', now())
+              FROM target t, service_secrets k WHERE k.name = 'install_address_key'
+              ON CONFLICT DO NOTHING RETURNING node_id),
+            counted AS (UPDATE nodes SET downloads = downloads + 1 WHERE id IN (SELECT node_id FROM fresh) RETURNING id)
             SELECT n.status AS node_status, p.status AS publisher_status,
                    (SELECT ${sql.literal(versionRecord("target", base))} FROM target) AS version
             FROM nodes n JOIN publishers p ON p.id = n.publisher_id
@@ -242,10 +249,16 @@ export class NodeRepo extends Effect.Service<NodeRepo>()("NodeRepo", {
 
       /**
        * The requested version, or the newest installable one, counted as one download in the
-       * same statement; with the node's statuses. `None` when there is no such node.
+       * same statement unless this client (its address) was counted for it this hour; with the
+       * node's statuses. `None` when there is no such node.
        */
-      install: traced("NodeRepo.install")(function*(nodeId: string, version: string | undefined) {
-        return yield* Effect.orDie(installVersion({ nodeId, version }))
+      install: traced("NodeRepo.install")(function*(nodeId: string, version: string | undefined, client: string) {
+        return yield* Effect.orDie(installVersion({ nodeId, version, client }))
+      }),
+
+      /** Forgets the install counts of past hours, which no install compares with any more. */
+      pruneInstallCounts: traced("NodeRepo.pruneInstallCounts")(function*() {
+        yield* sql`DELETE FROM install_counts WHERE hour < date_trunc('hour', now())`.pipe(Effect.orDie)
       })
     }
   })

@@ -3,7 +3,7 @@
  * versions as clients may see them. A deleted node is missing; a banned one, or one of a banned
  * publisher, is refused by name.
  */
-import { Data, Effect, Option } from "effect"
+import { Data, Effect, Option, Schedule } from "effect"
 import { Policy } from "../Auth/Policy.ts"
 import { Viewer } from "../Domain/Auth.ts"
 import { NodeMissing, NotPermitted, VersionMissing } from "../Domain/Errors.ts"
@@ -34,8 +34,11 @@ export interface PublisherListing {
 /** The search names something to look for; without, it is a listing. */
 const hasCriterion = (q: SearchQuery) => q.text !== undefined || q.hostNode !== undefined || q.repository !== undefined
 
+/** How often the install counts of past hours are pruned. */
+const pruneIntervalMillis = 10 * 60 * 1000
+
 export class Catalog extends Effect.Service<Catalog>()("Catalog", {
-  effect: Effect.gen(function*() {
+  scoped: Effect.gen(function*() {
     const nodes = yield* NodeRepo
     const pages = yield* NodePages
     const cache = yield* PageCache
@@ -81,6 +84,13 @@ export class Catalog extends Effect.Service<Catalog>()("Catalog", {
         ? Effect.map(pages.listPage(listing), ({ nodes, total }) => renderPage(listing, nodes, total))
         : Effect.map(cache.get(listing, false), (served) => served.page)
     }
+
+    // pruning lives as long as the service; a failed round is logged and the next one tries again
+    yield* nodes.pruneInstallCounts().pipe(
+      Effect.catchAllCause((cause) => Effect.logWarning("pruning install counts failed", cause)),
+      Effect.repeat(Schedule.spaced(pruneIntervalMillis)),
+      Effect.forkScoped
+    )
 
     return {
       /** A page of `GET /nodes`: cached unless `bypass`. */
@@ -145,9 +155,12 @@ export class Catalog extends Effect.Service<Catalog>()("Catalog", {
         return yield* nodes.listVersions(nodeId, statuses)
       }),
 
-      /** The version to install (the newest installable unless one is named), counted as a download. */
-      install: traced("Catalog.install")(function*(nodeId: string, version: string | undefined) {
-        const installed = yield* nodes.install(nodeId, version)
+      /**
+       * The version to install (the newest installable unless one is named), counted as a
+       * download once per client address, node and version an hour.
+       */
+      install: traced("Catalog.install")(function*(nodeId: string, version: string | undefined, client: string) {
+        const installed = yield* nodes.install(nodeId, version, client)
         if (Option.isNone(installed)) return yield* new NodeMissing({ nodeId })
         const { node_status, publisher_status, version: chosen } = installed.value
         yield* requireVisible(nodeId, { status: node_status, publisherStatus: publisher_status })

@@ -302,7 +302,7 @@ export class UnsupportedMediaType extends ApiError<UnsupportedMediaType>()("Unsu
 export class RateLimited extends ApiError<RateLimited>()("RateLimited", {
   code: "rate_limited",
   status: 429,
-  description: "An upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds"
+  description: "Too many failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds"
 }, {
   /** Seconds until the client may try again, sent as `Retry-After`. */
   retryAfter: Schema.optional(Schema.Number)

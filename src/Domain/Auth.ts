@@ -3,8 +3,11 @@
  * provides to handlers. The implementations (JWT verification, recording users) are in src/Auth.
  */
 import { HttpApiMiddleware, HttpApiSecurity, OpenApi } from "@effect/platform"
-import { Context, type Option } from "effect"
-import { Unauthorized } from "./ApiErrors.ts"
+import { Context, type Option, Schema } from "effect"
+import { RateLimited, Unauthorized } from "./ApiErrors.ts"
+
+/** A credential that does not verify, or too many of them from the caller's address. */
+const AuthenticationFailure = Schema.Union(Unauthorized, RateLimited)
 
 /** The authenticated caller of a request. */
 export interface User {
@@ -27,7 +30,7 @@ const bearer = HttpApiSecurity.bearer.pipe(HttpApiSecurity.annotate(OpenApi.Form
 
 /** Bearer JWT authentication: endpoints that declare it run with the caller as `CurrentUser`. */
 export class Authentication extends HttpApiMiddleware.Tag<Authentication>()("Authentication", {
-  failure: Unauthorized,
+  failure: AuthenticationFailure,
   provides: CurrentUser,
   security: { bearer }
 }) {}
@@ -45,14 +48,14 @@ const apiKey = HttpApiSecurity.apiKey({ in: "header", key: apiKeyHeader }).pipe(
  * nodes send only one of them.
  */
 export class KeyOrBearerAuthentication extends HttpApiMiddleware.Tag<KeyOrBearerAuthentication>()("KeyOrBearerAuthentication", {
-  failure: Unauthorized,
+  failure: AuthenticationFailure,
   provides: CurrentUser,
   security: { bearer, apiKey }
 }) {}
 
 /** Bearer JWT authentication that lets anonymous callers through, as `Viewer`. */
 export class OptionalAuthentication extends HttpApiMiddleware.Tag<OptionalAuthentication>()("OptionalAuthentication", {
-  failure: Unauthorized,
+  failure: AuthenticationFailure,
   provides: Viewer,
   security: { bearer }
 }) {}

@@ -18,6 +18,7 @@ import {
   NotFound,
   PayloadTooLarge,
   PublisherBanned,
+  RateLimited,
   Unauthorized,
   UnsupportedMediaType,
   UrlExpired,
@@ -191,6 +192,7 @@ export class PublishApi extends HttpApiGroup.make("publish")
       .addError(NodeExists)
       .addError(NodeDeleted)
       .addError(VersionExists)
+      .addError(RateLimited)
       .annotate(OpenApi.Summary, "Publish a node version")
       .annotate(
         OpenApi.Description,

@@ -2,6 +2,7 @@ import { HttpApiBuilder, type HttpServerRequest, HttpServerResponse } from "@eff
 import { NodeHttpServerRequest, NodeStream } from "@effect/platform-node"
 import { Effect } from "effect"
 import { Api } from "../Api.ts"
+import { AuthFailures } from "../Auth/Failures.ts"
 import { answer } from "../Errors.ts"
 import { Archives } from "./Archives.ts"
 import { Publishing } from "./Service.ts"
@@ -44,9 +45,18 @@ export const PublishingLive = HttpApiBuilder.group(Api, "publishing", (handlers)
         answer(publishing.updateVersion(path.publisherId, path.nodeId, path.versionId, payload)))
       .handle("deleteVersion", ({ path }) => answer(publishing.deleteVersion(path.publisherId, path.nodeId, path.versionId)))))
 
+/** A publish with a personal access token counts a refused token against the caller's address. */
 export const PublishLive = HttpApiBuilder.group(Api, "publish", (handlers) =>
-  Effect.map(Publishing, (publishing) =>
-    handlers.handle("publishVersion", ({ path, payload }) => answer(publishing.publish(path.publisherId, path.nodeId, payload)))))
+  Effect.gen(function*() {
+    const publishing = yield* Publishing
+    const failures = yield* AuthFailures
+    return handlers.handle("publishVersion", ({ path, payload }) => {
+      const publish = publishing.publish(path.publisherId, path.nodeId, payload)
+      return answer(
+        payload.personal_access_token === undefined ? publish : failures.guard(publish, (e) => e._tag === "TokenRejected")
+      )
+    })
+  }))
 
 export const ArchivesLive = HttpApiBuilder.group(Api, "archives", (handlers) =>
   Effect.map(Archives, (archives) =>

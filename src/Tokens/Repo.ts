@@ -102,15 +102,18 @@ export class TokenRepo extends Effect.Service<TokenRepo>()("TokenRepo", {
 
       /**
        * The id of the publisher's unrevoked token with this value, recording the use; `None` for
-       * any other value (unknown, revoked, another publisher's).
+       * any other value (unknown, revoked, another publisher's). A wrong value is only read: a
+       * guess must not cost a write.
        */
       verify: traced("TokenRepo.verify")(function*(publisherId: string, value: Redacted.Redacted) {
         const text = Redacted.value(value)
         if (!text.startsWith(tokenPrefix)) return Option.none<string>()
-        const rows = yield* sql<{ id: string }>`UPDATE personal_access_tokens SET last_used_at = now()
-          WHERE token_hash = ${hashToken(text)} AND publisher_id = ${publisherId} AND revoked_at IS NULL
-          RETURNING id::text`.pipe(Effect.orDie)
-        return Option.fromNullable(rows[0]?.id)
+        const rows = yield* sql<{ id: string }>`SELECT id::text FROM personal_access_tokens
+          WHERE token_hash = ${hashToken(text)} AND publisher_id = ${publisherId} AND revoked_at IS NULL`.pipe(Effect.orDie)
+        const id = rows[0]?.id
+        if (id === undefined) return Option.none<string>()
+        yield* sql`UPDATE personal_access_tokens SET last_used_at = now() WHERE id = ${id}::uuid`.pipe(Effect.orDie)
+        return Option.some(id)
       })
     }
   })
