@@ -25,14 +25,19 @@ declare module "autocannon" {
       method?: string
       path?: string
       headers?: Record<string, string>
+      body?: string
     }
     interface Options {
       readonly url: string
       readonly connections?: number
       readonly duration?: number
       readonly timeout?: number
+      /** requests per second over all connections (unlimited when absent) */
+      readonly overallRate?: number
       readonly requests?: ReadonlyArray<{
+        readonly method?: string
         readonly path?: string
+        readonly headers?: Record<string, string>
         readonly setupRequest?: (request: Request, context: Record<string, unknown>) => Request
       }>
     }

@@ -79,11 +79,13 @@ export class Seeder extends Effect.Service<Seeder>()("Seeder", {
               description: nullable(p.description),
               website: nullable(p.website),
               status: p.status ?? "PublisherStatusActive",
-              created_at: p.created_at ?? new Date()
+              created_at: p.created_at ?? new Date(),
+              // a new publisher was last changed when created, as a real catalogue's were
+              updated_at: p.created_at ?? new Date()
             })))
           } ON CONFLICT (id) DO UPDATE SET name = excluded.name, description = excluded.description,
-              website = excluded.website`, { discard: true }).pipe(
-          Effect.zipRight(touchPublishers(publishers.map((p) => p.id)))
+              website = excluded.website, updated_at = now()`, { discard: true }).pipe(
+          Effect.zipRight(refreshListed(sql`n.publisher_id = ANY(${publishers.map((p) => p.id)})`))
         )),
 
       /** Nodes in batches; every row names every column (an insert takes its column list from its first row). */

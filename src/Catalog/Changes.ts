@@ -17,6 +17,8 @@ export class CatalogChanges extends Effect.Service<CatalogChanges>()("CatalogCha
     const cache = yield* PageCache
     // with a payload: some listeners (PgClient.listen) drop notifications without one
     const notify = sql`SELECT pg_notify(${catalogueChannel}, 'changed')`
+    /** Whether the node `n` of publisher `p` appears in public listings. */
+    const listed = sql.literal("(n.status = 'NodeStatusActive' AND p.status = 'PublisherStatusActive')")
 
     /** Runs `effect` as one transaction that notifies every instance. A database failure is a defect. */
     const change = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
@@ -26,16 +28,23 @@ export class CatalogChanges extends Effect.Service<CatalogChanges>()("CatalogCha
         span("CatalogChanges.change")
       )
 
-    /** Recomputes whether the nodes `where` selects (alias `n`) appear in public listings. */
+    /**
+     * Recomputes whether the nodes `where` selects (alias `n`) appear in public listings, writing
+     * only the rows whose answer changes.
+     */
     const refreshListed = (where: Statement.Fragment) =>
-      sql`UPDATE nodes n SET listed = (n.status = 'NodeStatusActive' AND p.status = 'PublisherStatusActive')
-          FROM publishers p WHERE p.id = n.publisher_id AND ${where}`
+      sql`UPDATE nodes n SET listed = ${listed} FROM publishers p
+          WHERE p.id = n.publisher_id AND n.listed <> ${listed} AND ${where}`
 
-    /** A publisher's record is part of its nodes' JSON: its nodes count as updated (and may change listing). */
+    /**
+     * The publishers' records changed in a way that may change their nodes' listing (a status, or
+     * the seed's upserts): their own `updated_at` says so to `GET /nodes?timestamp=`
+     * (NodePages.ts), so their nodes are not rewritten, apart from those whose listing changes.
+     */
     const touchPublishers = (ids: ReadonlyArray<string>) =>
       Effect.zipRight(
-        refreshListed(sql`n.publisher_id = ANY(${ids as Array<string>})`),
-        sql`UPDATE nodes SET updated_at = now() WHERE publisher_id = ANY(${ids as Array<string>})`
+        sql`UPDATE publishers SET updated_at = now() WHERE id = ANY(${ids as Array<string>})`,
+        refreshListed(sql`n.publisher_id = ANY(${ids as Array<string>})`)
       )
 
     return { change, refreshListed, touchPublishers }

@@ -129,12 +129,20 @@ export class NodePages extends Effect.Service<NodePages>()("NodePages", {
     const visible = (includeBanned: boolean | undefined) =>
       includeBanned ? sql`n.status IN ('NodeStatusActive', 'NodeStatusBanned')` : sql`n.listed`
 
+    /**
+     * The node or its publisher (part of its JSON) changed after `at`. The publishers changed since
+     * are few (their `updated_at` index finds them): one array, then the nodes' index by publisher.
+     */
+    const updatedAfter = (at: Date) =>
+      sql`(n.updated_at > ${at}
+           OR n.publisher_id = ANY(ARRAY(SELECT id FROM publishers WHERE updated_at > ${at})))`
+
     const filters = (q: NodeQuery): Statement.Fragment => {
       const clauses: Array<Statement.Fragment> = [visible(q.includeBanned)]
       if (q.publisherId !== undefined) clauses.push(sql`n.publisher_id = ${q.publisherId}`)
       if (q.supportedOs !== undefined) clauses.push(osFilter(q.supportedOs))
       if (q.supportedAccelerator !== undefined) clauses.push(acceleratorFilter(q.supportedAccelerator))
-      if (q.updatedAfter !== undefined) clauses.push(sql`n.updated_at > ${q.updatedAfter}`)
+      if (q.updatedAfter !== undefined) clauses.push(updatedAfter(q.updatedAfter))
       if (q.nodeIds !== undefined) clauses.push(sql`n.id = ANY(${q.nodeIds as Array<string>})`)
       if (q.hostVersionKey !== undefined) {
         clauses.push(sql`EXISTS (SELECT 1 FROM node_versions v

@@ -1,7 +1,7 @@
 /**
  * SQL of publishers and their members: records read with the row schemas of Catalog/Records.ts,
  * and every change to a publisher's own record through CatalogChanges (it is part of its nodes'
- * JSON).
+ * JSON, so cached pages must drop).
  */
 import { SqlClient, SqlSchema } from "@effect/sql"
 import { Data, Effect, Option, Schema } from "effect"
@@ -270,14 +270,15 @@ export class PublisherRepo extends Effect.Service<PublisherRepo>()("PublisherRep
         }))
       }),
 
-      /** Changes the publisher's own fields. */
+      /**
+       * Changes the publisher's own fields: one row. Its nodes' JSON shows them, yet they are not
+       * rewritten: the change's notification drops every instance's cached pages, and the
+       * publisher's `updated_at` makes its nodes count as updated for `GET /nodes?timestamp=`.
+       */
       update: traced("PublisherRepo.update")(function*(publisherId: string, patch: PublisherPatch) {
         const columns = Object.fromEntries(Object.entries(patch).filter(([, v]) => v !== undefined))
         if (Object.keys(columns).length === 0) return
-        yield* change(Effect.zipRight(
-          sql`UPDATE publishers SET ${sql.update(columns)} WHERE id = ${publisherId}`,
-          touchPublishers([publisherId])
-        ))
+        yield* change(sql`UPDATE publishers SET ${sql.update(columns)}, updated_at = now() WHERE id = ${publisherId}`)
       }),
 
       /**
