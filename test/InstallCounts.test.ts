@@ -10,6 +10,7 @@ import { decodeExact } from "./support/Catalogue.ts"
 import { query } from "./support/Db.ts"
 import { asAnswer, fromAddress, publishFrom, tally } from "./support/FromAddress.ts"
 import { expectStatus } from "./support/Http.ts"
+import { clearOfHourEnd } from "./support/Hours.ts"
 import { type Running, ServicePair, startService } from "./support/Service.ts"
 import { zipOf } from "./support/Zip.ts"
 import { makePublisher, upload } from "./Publishing/Flow.ts"
@@ -29,6 +30,7 @@ layer(ServicePair.layer, { excludeTestServices: true })("install counts", (it) =
   it.effect("20 concurrent installs from one address over two instances count once; another address or version counts again", () =>
     Effect.gen(function*() {
       const { a, b } = yield* ServicePair
+      yield* clearOfHourEnd(60)
       const tools = yield* makePublisher(a, "tools")
       const zip = yield* Effect.promise(() => zipOf({ "pkg/__init__.py": "NODES = {}\n" }))
       for (const version of ["1.0.0", "1.1.0"]) {

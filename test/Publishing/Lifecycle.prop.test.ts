@@ -13,6 +13,7 @@ import { nodeVersionStatusMoves } from "../../src/Domain/Transitions.ts"
 import { move } from "../support/Moves.ts"
 import { decodeExact, decodeNodeList, decodeVersion } from "../support/Catalogue.ts"
 import { type Answer, expectError, expectStatus, get, send } from "../support/Http.ts"
+import { clearOfHourEnd } from "../support/Hours.ts"
 import { Service } from "../support/Service.ts"
 import { rawZip, zipOf } from "../support/Zip.ts"
 import { decodePublished, install, makePublisher, type Publisher, publish, upload } from "./Flow.ts"
@@ -69,6 +70,7 @@ layer(Service.layer(), { excludeTestServices: true })("publishing lifecycle agai
     ({ steps }) =>
       Effect.gen(function*() {
         const service = yield* Service
+        yield* clearOfHourEnd(60)
         const nodeId = `prop-${run++}`
         const model = new Map<string, ModelVersion>()
         // one client: each version it installs counts once (this hour)
@@ -163,6 +165,7 @@ layer(Service.layer(), { excludeTestServices: true })("publishing lifecycle agai
   it.effect("50 concurrent installs of one node from one address add exactly one download", () =>
     Effect.gen(function*() {
       const service = yield* Service
+      yield* clearOfHourEnd(60)
       const published = decodePublished(expectStatus(yield* publish(service, acme.id, "popular", "1.0.0", { pat: acme.pat }), 201, "publish").body)
       expectStatus(yield* upload(service, published.signedUrl, goodZip), 200, "upload")
       const before = decodeNode((yield* get(service, "/nodes/popular")).body).downloads ?? 0
