@@ -6,6 +6,7 @@ import { expect, layer } from "@effect/vitest"
 import { Effect } from "effect"
 import { bearerClient } from "./support/Client.ts"
 import { query } from "./support/Db.ts"
+import { cacheOf, eventually } from "./support/Eventually.ts"
 import { get } from "./support/Http.ts"
 import { type Running, ServicePair } from "./support/Service.ts"
 
@@ -29,18 +30,6 @@ const publisherNames = (body: any): Record<string, string> =>
 /** The node ids of a page of `GET /nodes`. */
 const ids = (body: unknown): Array<string> => (body as { nodes: Array<{ id: string }> }).nodes.map((n) => n.id)
 
-/** Reads until the expectation holds: the other instance hears of the change by NOTIFY, not a TTL. */
-const eventually = <A>(read: Effect.Effect<A>, holds: (a: A) => boolean) =>
-  Effect.gen(function*() {
-    const started = Date.now()
-    let value = yield* read
-    while (!holds(value) && Date.now() - started < 1000) {
-      yield* sleep(10)
-      value = yield* read
-    }
-    return value
-  })
-
 const nodeIds = ["writes-a", "writes-b", "writes-c"]
 /** Pages of `GET /nodes`, cached by every instance. */
 const cached = ["/nodes?sort=id&limit=100", `/nodes?sort=id&node_id=${nodeIds.join("&node_id=")}`]
@@ -58,8 +47,7 @@ layer(ServicePair.layer, { excludeTestServices: true })("publisher writes", (it)
       // both instances hold the pages with the old name
       for (const service of [a, b]) {
         for (const path of cached) {
-          yield* get(service, path)
-          expect((yield* get(service, path)).headers.get("x-cache"), path).toBe("hit")
+          expect(yield* cacheOf(service, path), path).toBe("hit")
         }
       }
       const before = yield* nodeRows(a, "writes")
@@ -71,7 +59,7 @@ layer(ServicePair.layer, { excludeTestServices: true })("publisher writes", (it)
       // the writing instance drops its pages after its commit; the other on the notification
       for (const path of listings) {
         expect(Object.values(publisherNames((yield* get(a, path, { token })).body)), path).not.toContain("Before")
-        const other = yield* eventually(get(b, path, { token }), (r) => !Object.values(publisherNames(r.body)).includes("Before"))
+        const { value: other } = yield* eventually(get(b, path, { token }), (r) => !Object.values(publisherNames(r.body)).includes("Before"))
         expect(publisherNames(other.body), path).toMatchObject({ "writes-a": "After", "writes-b": "After", "writes-c": "After" })
       }
       for (const id of nodeIds) expect((yield* get(b, `/nodes/${id}`)).body).toMatchObject({ publisher: { name: "After" } })
@@ -91,7 +79,7 @@ layer(ServicePair.layer, { excludeTestServices: true })("publisher writes", (it)
 
       yield* owner.api.publishers.updatePublisher({ path: { publisherId: "writes" }, payload: { description: "Renamed after t" } })
       // its listed nodes, not the deleted one, nor another publisher's
-      for (const service of [a, b]) expect(yield* eventually(since(service, t), (ids) => ids.length > 0)).toEqual(nodeIds)
+      for (const service of [a, b]) expect((yield* eventually(since(service, t), (ids) => ids.length > 0)).value).toEqual(nodeIds)
       yield* sleep(25)
       const later = new Date().toISOString()
       expect(yield* since(a, later)).toEqual([])

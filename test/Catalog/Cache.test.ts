@@ -1,22 +1,11 @@
 import { expect, layer } from "@effect/vitest"
 import { Effect } from "effect"
 import { query } from "../support/Db.ts"
+import { cacheOf, eventually } from "../support/Eventually.ts"
 import { get } from "../support/Http.ts"
 import { ServicePair } from "../support/Service.ts"
 
 const ids = (body: any): Array<string> => body.nodes.map((n: { id: string }) => n.id)
-
-/** Reads until the expectation holds: a notification takes a moment, not a TTL. */
-const eventually = <A>(read: Effect.Effect<A>, holds: (a: A) => boolean) =>
-  Effect.gen(function*() {
-    const started = Date.now()
-    let value = yield* read
-    while (!holds(value) && Date.now() - started < 1000) {
-      yield* Effect.sleep("10 millis")
-      value = yield* read
-    }
-    return { value, millis: Date.now() - started }
-  })
 
 layer(ServicePair.layer, { excludeTestServices: true })("list cache across instances", (it) => {
   it.effect("serves a repeated page from the cache", () =>
@@ -35,8 +24,7 @@ layer(ServicePair.layer, { excludeTestServices: true })("list cache across insta
   it.effect("a write through the second instance is seen by the first at once", () =>
     Effect.gen(function*() {
       const { a, b } = yield* ServicePair
-      yield* get(a, "/nodes?sort=id")
-      expect((yield* get(a, "/nodes?sort=id")).headers.get("x-cache")).toBe("hit")
+      expect(yield* cacheOf(a, "/nodes?sort=id")).toBe("hit")
       yield* b.writes.insertNodes([{ id: "fresh-node", publisher_id: "acme", name: "Fresh" }])
       const { value, millis } = yield* eventually(get(a, "/nodes?sort=id"), (r) => ids(r.body).includes("fresh-node"))
       expect(ids(value.body)).toContain("fresh-node")
