@@ -3,6 +3,7 @@
  * stopped the ways it is stopped in the field: SIGTERM to the service (a process manager), SIGTERM
  * to `npm start` alone (a container whose PID 1 is npm), and Ctrl-C in a terminal (SIGINT to the
  * whole process group). Each must end with the service and its PostgreSQL gone, within the grace.
+ * In process: an NDJSON answer the vendor keeps open ends at the grace.
  */
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 import { Effect, Exit, Scope } from "effect"
