@@ -95,6 +95,8 @@ export interface AppConfigShape {
     /** Longest a streamed upload (archives, media, music video) may stay silent; it has no overall limit. */
     readonly uploadIdleTimeoutMillis: number
   }
+  /** On SIGTERM or SIGINT, longest the requests in flight may take to finish before their connections are cut. */
+  readonly shutdownGraceMillis: number
   /** Temporary files a crash left behind: partial archive and media uploads, spooled videos. */
   readonly leftovers: {
     /** A temporary file untouched this long is no live upload's (see README). */
@@ -215,6 +217,7 @@ export const appConfig: Config.Config<AppConfigShape> = Config.all({
   keepAliveTimeoutSeconds: Config.number("HTTP_KEEP_ALIVE_TIMEOUT_SECONDS").pipe(Config.withDefault(5)),
   idleTimeoutSeconds: Config.number("HTTP_IDLE_TIMEOUT_SECONDS").pipe(Config.withDefault(30)),
   uploadIdleTimeoutSeconds: Config.number("UPLOAD_IDLE_TIMEOUT_SECONDS").pipe(Config.withDefault(60)),
+  shutdownGraceSeconds: Config.number("SHUTDOWN_GRACE_SECONDS").pipe(Config.withDefault(25)),
   tempFileMaxAgeSeconds: Config.number("TEMP_FILE_MAX_AGE_SECONDS").pipe(Config.withDefault(3600)),
   tempSweepIntervalSeconds: Config.number("TEMP_SWEEP_INTERVAL_SECONDS").pipe(Config.withDefault(600))
 }).pipe(
@@ -273,6 +276,7 @@ export const appConfig: Config.Config<AppConfigShape> = Config.all({
       idleTimeoutMillis: seconds(c.idleTimeoutSeconds),
       uploadIdleTimeoutMillis: seconds(c.uploadIdleTimeoutSeconds)
     },
+    shutdownGraceMillis: seconds(c.shutdownGraceSeconds),
     leftovers: {
       maxAgeMillis: seconds(c.tempFileMaxAgeSeconds),
       sweepIntervalMillis: seconds(c.tempSweepIntervalSeconds)

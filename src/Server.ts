@@ -5,7 +5,7 @@
  */
 import { HttpApiBuilder, HttpApiScalar, HttpIncomingMessage, HttpServer, HttpServerRequest } from "@effect/platform"
 import { NodeFileSystem, NodeHttpServer } from "@effect/platform-node"
-import { Effect, Fiber, identity, Layer, Option } from "effect"
+import { Context, Effect, Fiber, identity, Layer, Option } from "effect"
 import * as http from "node:http"
 import type * as net from "node:net"
 import type * as stream from "node:stream"
@@ -240,7 +240,65 @@ export const makeHttpServer = (limits: HttpLimits) => () => {
   return server
 }
 
-/** The HttpServer of the configured host and port. */
+/**
+ * The shutdown of `server`, within `graceMillis`: it stops accepting at once, lets the requests
+ * in flight finish, each connection closing after its answer, and then cuts what is left (a slow
+ * upload, a streamed answer, a client that keeps its connection). Node's own `close`, which the
+ * platform's server calls, waits for every connection however long it lasts.
+ */
+const boundedClose = (server: http.Server, graceMillis: number) => {
+  const answering = new Set<http.ServerResponse>()
+  let draining = false
+  // an answer whose headers are still to be written tells its client that the connection ends
+  const lastOnConnection = (response: http.ServerResponse) => response.headersSent || response.setHeader("connection", "close")
+  server.on("request", (_request: http.IncomingMessage, response: http.ServerResponse) => {
+    answering.add(response)
+    if (draining) lastOnConnection(response)
+    response.once("close", () => {
+      answering.delete(response)
+      // a keep-alive connection whose answer had already started is idle now
+      if (draining) server.closeIdleConnections()
+    })
+  })
+  return Effect.async<number>((resume) => {
+    draining = true
+    answering.forEach(lastOnConnection)
+    let cut = 0
+    const deadline = setTimeout(() => {
+      cut = answering.size
+      server.closeAllConnections()
+    }, graceMillis)
+    // also closes the connections idle right now; calls back once the last connection is gone
+    server.close(() => {
+      clearTimeout(deadline)
+      resume(Effect.succeed(cut))
+    })
+  }).pipe(
+    Effect.flatMap((cut) =>
+      cut > 0 ? Effect.logWarning(`cut ${cut} request(s) still in flight ${graceMillis / 1000} s after the shutdown began`) : Effect.void
+    )
+  )
+}
+
+/**
+ * The HttpServer of the configured host and port. Its shutdown drains the server (`boundedClose`)
+ * before the application is detached: the platform detaches the application first, and a
+ * request arriving on an open connection after that would wait for nothing.
+ */
 export const HttpServerLive = Layer.unwrapEffect(
-  Effect.map(AppConfig, (config) => NodeHttpServer.layer(makeHttpServer(config.http), { port: config.port, host: config.host }))
+  Effect.map(AppConfig, (config) => {
+    const server = makeHttpServer(config.http)()
+    const close = boundedClose(server, config.shutdownGraceMillis)
+    return NodeHttpServer.layer(() => server, { port: config.port, host: config.host }).pipe(
+      Layer.map((context) => {
+        const platform = Context.get(context, HttpServer.HttpServer)
+        return Context.add(context, HttpServer.HttpServer, HttpServer.make({
+          address: platform.address,
+          // finalizers run last first: the drain, then the platform's detaching of the application
+          serve: (app, middleware) =>
+            Effect.zipRight(middleware ? platform.serve(app, middleware) : platform.serve(app), Effect.addFinalizer(() => close))
+        }))
+      })
+    )
+  })
 )
