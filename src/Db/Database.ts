@@ -5,12 +5,12 @@ import { types } from "pg"
 import { AppConfig } from "../Config.ts"
 import { startEmbedded } from "./Embedded.ts"
 import { migrate } from "./Migrator.ts"
+import { DatabaseOutages, retryAfterSeconds, unreachable } from "./Outages.ts"
 import { span } from "../Tracing.ts"
 
-/** Where the database is: `DATABASE_URL`, or the embedded server kept in `DATA_DIR`. */
-const databaseUrl = Effect.gen(function*() {
+/** The embedded server kept in `DATA_DIR`, stopped when the scope closes. */
+const embeddedServer = Effect.gen(function*() {
   const config = yield* AppConfig
-  if (Option.isSome(config.databaseUrl)) return config.databaseUrl.value
   const server = yield* Effect.acquireRelease(
     Effect.tryPromise({
       try: () => startEmbedded(config.dataDir, (line) => console.error(`[embedded-postgres] ${line}`)),
@@ -19,7 +19,7 @@ const databaseUrl = Effect.gen(function*() {
     (server) => Effect.promise(() => server.stop())
   ).pipe(Effect.orDie)
   yield* Effect.logInfo(`embedded PostgreSQL listening on 127.0.0.1:${server.port} (data in ${config.dataDir})`)
-  return Redacted.make(server.url)
+  return server
 })
 
 // bigint columns (downloads) fit in a double for any realistic count: read them as numbers
@@ -28,28 +28,52 @@ const pgTypes = {
     oid === types.builtins.INT8 ? Number : types.getTypeParser(oid, format as "text")) as typeof types.getTypeParser
 }
 
-/** The SqlClient every repository uses, with the schema migrated before anything else runs. */
-export const DatabaseLive = Layer.unwrapScoped(
-  Effect.map(databaseUrl, (url) =>
-    PgClient.layer({
+/** The pool on `url`, with the outage record over it. */
+const poolOn = (url: Redacted.Redacted) =>
+  DatabaseOutages.Default.pipe(
+    Layer.provideMerge(PgClient.layer({
       url,
       maxConnections: 20,
+      // without it a connection to an unreachable host (or a wait for a busy pool) never ends
+      connectTimeout: "10 seconds",
       types: pgTypes
     }))
-).pipe(
+  )
+
+/**
+ * The SqlClient every repository uses, on `DATABASE_URL` or the embedded server,
+ * with the schema migrated before anything else runs.
+ */
+export const DatabaseLive = Layer.unwrapScoped(Effect.gen(function*() {
+  const config = yield* AppConfig
+  if (Option.isSome(config.databaseUrl)) return poolOn(config.databaseUrl.value)
+  const server = yield* embeddedServer
+  return poolOn(Redacted.make(server.url))
+})).pipe(
   Layer.tap((ctx) => Effect.provide(migrate, ctx))
 )
 
-/** The database did not answer a trivial statement in time. */
+/** The database did not answer a trivial statement in time, or is away. */
 export class DatabaseDown extends Data.TaggedError("DatabaseDown")<{}> {
   override get message() {
     return "The database does not answer"
   }
+  get retryAfterSeconds() {
+    return retryAfterSeconds
+  }
 }
 
-/** Succeeds when the database answers `SELECT 1` within 2 seconds (readiness). */
-export const databaseAnswers = Effect.flatMap(SqlClient.SqlClient, (sql) =>
-  sql`SELECT 1`.pipe(
+/**
+ * Succeeds when the database answers `SELECT 1` within 2 seconds (readiness). During an outage it
+ * fails at once: the outage's own probe tells when the database is back.
+ */
+export const databaseAnswers = Effect.gen(function*() {
+  const outages = yield* DatabaseOutages
+  if (yield* outages.isDown) return yield* new DatabaseDown()
+  const sql = yield* SqlClient.SqlClient
+  yield* sql`SELECT 1`.pipe(
     Effect.timeout("2 seconds"),
+    Effect.tapError((e) => Option.match(unreachable(e), { onNone: () => Effect.void, onSome: outages.report })),
     Effect.mapError(() => new DatabaseDown())
-  )).pipe(Effect.asVoid, span("Database.answers"))
+  )
+}).pipe(span("Database.answers"))
