@@ -1,9 +1,9 @@
 import { SqlClient } from "@effect/sql"
 import { PgClient } from "@effect/sql-pg"
-import { Data, Effect, Layer, Option, Redacted } from "effect"
+import { Data, Effect, Layer, Option, Redacted, Schedule } from "effect"
 import { types } from "pg"
 import { AppConfig } from "../Config.ts"
-import { startEmbedded } from "./Embedded.ts"
+import { type EmbeddedServer, startEmbedded } from "./Embedded.ts"
 import { migrate } from "./Migrator.ts"
 import { DatabaseOutages, retryAfterSeconds, unreachable } from "./Outages.ts"
 import { span } from "../Tracing.ts"
@@ -21,6 +21,29 @@ const embeddedServer = Effect.gen(function*() {
   yield* Effect.logInfo(`embedded PostgreSQL listening on 127.0.0.1:${server.port} (data in ${config.dataDir})`)
   return server
 })
+
+/** Restarts after a failed restart wait 0.5 s, doubling up to 10 s. */
+const restartBackoff = Schedule.exponential("500 millis").pipe(Schedule.union(Schedule.spaced("10 seconds")))
+
+/**
+ * Keeps the embedded server running: when its postmaster dies (killed, out of memory), the
+ * outage is reported and the server started again on the same port, so that the pool's
+ * connections come back by themselves. A restart runs to its end even when the service stops
+ * meanwhile, so that the scope's `stop` finds the server it started.
+ */
+const supervise = (server: EmbeddedServer) =>
+  Effect.gen(function*() {
+    const outages = yield* DatabaseOutages
+    const running = Effect.promise(() => server.running())
+    yield* running.pipe(Effect.repeat({ schedule: Schedule.spaced("500 millis"), while: (alive) => alive }))
+    yield* outages.report("the embedded PostgreSQL server exited")
+    yield* Effect.tryPromise(() => server.restart()).pipe(
+      Effect.uninterruptible,
+      Effect.tapError((e) => Effect.logWarning(`restarting the embedded PostgreSQL failed, trying again: ${e.cause}`)),
+      Effect.retry(restartBackoff)
+    )
+    yield* Effect.logWarning(`embedded PostgreSQL restarted on 127.0.0.1:${server.port}`)
+  }).pipe(Effect.forever)
 
 // bigint columns (downloads) fit in a double for any realistic count: read them as numbers
 const pgTypes = {
@@ -41,14 +64,16 @@ const poolOn = (url: Redacted.Redacted) =>
   )
 
 /**
- * The SqlClient every repository uses, on `DATABASE_URL` or the embedded server,
+ * The SqlClient every repository uses, on `DATABASE_URL` or the supervised embedded server,
  * with the schema migrated before anything else runs.
  */
 export const DatabaseLive = Layer.unwrapScoped(Effect.gen(function*() {
   const config = yield* AppConfig
   if (Option.isSome(config.databaseUrl)) return poolOn(config.databaseUrl.value)
   const server = yield* embeddedServer
-  return poolOn(Redacted.make(server.url))
+  return Layer.scopedDiscard(Effect.forkScoped(supervise(server))).pipe(
+    Layer.provideMerge(poolOn(Redacted.make(server.url)))
+  )
 })).pipe(
   Layer.tap((ctx) => Effect.provide(migrate, ctx))
 )
