@@ -81,11 +81,18 @@ export class DatabaseOutages extends Effect.Service<DatabaseOutages>()("Database
     const scope = yield* Effect.scope
     let current: Outage | undefined
 
-    /** Asks the database until it answers, then logs the outage's end. */
+    /**
+     * Asks the database until it answers, then logs the outage's end. The first question waits
+     * too: a pooled connection whose server process has not yet noticed its postmaster's death
+     * could still answer, and end an outage that has only begun.
+     */
     const watchUntilBack = (outage: Outage) =>
       sql`SELECT 1`.pipe(
         Effect.timeout("2 seconds"),
+        // whatever fails, a defect included, asks again: an outage must not outlive its probe
+        Effect.sandbox,
         Effect.retry(Schedule.spaced("500 millis")),
+        Effect.delay("500 millis"),
         Effect.zipRight(Effect.suspend(() => {
           current = undefined
           const seconds = ((Date.now() - outage.since) / 1000).toFixed(1)
