@@ -11,7 +11,7 @@
 import { HttpApi, OpenApi } from "@effect/platform"
 import { Context, JSONSchema, Layer } from "effect"
 import { Api } from "./Api.ts"
-import { apiErrors, BadRequest, InternalError, MethodNotAllowed, PayloadTooLarge } from "./Domain/ApiErrors.ts"
+import { apiErrors, BadRequest, DatabaseUnavailable, InternalError, MethodNotAllowed, PayloadTooLarge } from "./Domain/ApiErrors.ts"
 import { OptionalAuthentication } from "./Domain/Auth.ts"
 import { MusicEvent } from "./Domain/MusicEvents.ts"
 
@@ -249,6 +249,9 @@ const musicEvents = (spec: Json): Json => {
 
 // --- the document -------------------------------------------------------------------------------
 
+/** Operations that answer without the database; every other one is 503 while it is away. */
+const withoutDatabase = new Set(["Health"])
+
 /** The signed upload's query parameters: required, though a missing one answers 403 `invalid_signature`. */
 const signedUploadParameters = new Set(["expires", "signature"])
 const signedUploads = new Set(["UploadArchive", "UploadMediaFile"])
@@ -279,6 +282,10 @@ const precise = (spec: Json): Json => {
       responses["413"] = errorResponse([PayloadTooLarge.identifier])
     }
     responses["500"] = errorResponse([InternalError.identifier])
+    if (!withoutDatabase.has(operation.operationId)) {
+      const others = classesOf(responses["503"]?.content?.["application/json"]?.schema)
+      responses["503"] = errorResponse([...others, DatabaseUnavailable.identifier], { "Retry-After": headerRef("RetryAfter") })
+    }
 
     const extra = successHeaders[operation.operationId]
     for (const [status, response] of Object.entries<Json>(responses)) {

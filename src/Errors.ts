@@ -16,6 +16,7 @@ import {
   BadRequest,
   ClientClosedRequest,
   Conflict,
+  DatabaseUnavailable,
   Forbidden,
   IdempotencyKeyInProgress,
   IdempotencyKeyReused,
@@ -54,6 +55,7 @@ import {
   VersionImmutable,
   VideoTooLong
 } from "./Domain/ApiErrors.ts"
+import { DatabaseOutages, outageOf, retryAfterSeconds } from "./Db/Outages.ts"
 
 /**
  * Which client-facing class answers each domain failure, by its tag. A failure missing here
@@ -131,7 +133,7 @@ const answers = {
   VideoUnreadable: InvalidVideo,
   VideoOverlong: VideoTooLong,
   // operations
-  DatabaseDown: ServiceUnavailable,
+  DatabaseDown: DatabaseUnavailable,
   // API keys
   ApiKeyMissing: NotFound,
   // media storage
@@ -163,7 +165,7 @@ export const answer = <A, E extends { readonly _tag: string; readonly message: s
 /** The wire form of a client-facing error: ErrorResponse. */
 export const wireOf = (error: ApiErrorInstance<string>) => ({ error: infoOf(error).code, message: error.message })
 
-/** An ErrorResponse answer of `error`, with its status and, for RateLimited, `Retry-After`. */
+/** An ErrorResponse answer of `error`, with its status and, for RateLimited and DatabaseUnavailable, `Retry-After`. */
 export const errorResponse = (error: ApiErrorInstance<string>, headers?: Record<string, string>) => {
   const { status } = infoOf(error)
   const retryAfter = (error as { readonly retryAfter?: number }).retryAfter
@@ -212,8 +214,9 @@ export type AllowedMethods = (path: string) => ReadonlyArray<string>
 
 /**
  * Turns a failure of a request into its answer. Client-facing errors answer as themselves; the
- * framework's failures are rewritten; anything else is a defect: logged with its cause, answered
- * 500 without internals.
+ * framework's failures are rewritten; a database that cannot be reached is an outage, answered
+ * 503 with `Retry-After` (Db/Outages.ts); anything else is a defect: logged with its cause,
+ * answered 500 without internals.
  */
 export const respondToCause = (allowedMethods: AllowedMethods) => (cause: Cause.Cause<unknown>) =>
   Effect.gen(function*() {
@@ -228,6 +231,12 @@ export const respondToCause = (allowedMethods: AllowedMethods) => (cause: Cause.
         if (e._tag === "RouteNotFound") return routeNotFound(e.request, allowedMethods)
         if (e._tag === "RequestError") return fromRequestError(e)
       }
+    }
+    const outage = outageOf(cause)
+    if (Option.isSome(outage)) {
+      // an outage is logged once, by DatabaseOutages, not with a stack trace per request
+      yield* Effect.flatMap(DatabaseOutages, (outages) => outages.answered(outage.value))
+      return errorResponse(new DatabaseUnavailable({ message: "The database is unavailable: try again shortly", retryAfter: retryAfterSeconds }))
     }
     const defect = Cause.dieOption(cause)
     if (Option.exists(defect, isUnstorableText)) {

@@ -25,6 +25,7 @@ import { Claims } from "./Claims/Service.ts"
 import { aliasRewriting } from "./Compat/Rewrite.ts"
 import { AppConfig, type AppConfigShape } from "./Config.ts"
 import { DatabaseLive } from "./Db/Database.ts"
+import { DatabaseOutages } from "./Db/Outages.ts"
 import { BadRequest, infoOf, PayloadTooLarge, RequestTimeout, RequestTooLarge } from "./Domain/ApiErrors.ts"
 import { errorResponse, respondToCause, wireOf } from "./Errors.ts"
 import { HostNodesLive, PublicHostNodesLive } from "./HostNodes/Http.ts"
@@ -89,7 +90,7 @@ const runToCompletion = <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.flat
  * The clients' aliases are renamed inside both (Compat/Rewrite.ts), so that a body read for
  * renaming has the same limit and its failures the same answers.
  */
-const ErrorResponses = HttpApiBuilder.middleware(Effect.map(AppConfig, (config) => {
+const ErrorResponses = HttpApiBuilder.middleware(Effect.map(Effect.zip(AppConfig, DatabaseOutages), ([config, outages]) => {
   const renamingAliases = aliasRewriting(config.aliases)
   return (app) =>
     Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) =>
@@ -98,7 +99,7 @@ const ErrorResponses = HttpApiBuilder.middleware(Effect.map(AppConfig, (config) 
         ? Effect.succeed(errorResponse(new PayloadTooLarge({ message: `The request body is larger than ${maxJsonBodyBytes} bytes` })))
         : (readsStreamedBody(request) ? renamingAliases(app) : checkingBodies(renamingAliases(app))).pipe(
           HttpIncomingMessage.withMaxBodySize(Option.some(maxJsonBodyBytes)),
-          Effect.catchAllCause(respondToCause(allowedMethods)),
+          Effect.catchAllCause((cause) => Effect.provideService(respondToCause(allowedMethods)(cause), DatabaseOutages, outages)),
           readsStreamedBody(request) ? identity : runToCompletion
         ))
 }))

@@ -1,16 +1,16 @@
 import { SqlClient } from "@effect/sql"
 import { PgClient } from "@effect/sql-pg"
-import { Data, Effect, Layer, Option, Redacted } from "effect"
+import { Data, Effect, Layer, Option, Redacted, Schedule } from "effect"
 import { types } from "pg"
 import { AppConfig } from "../Config.ts"
-import { startEmbedded } from "./Embedded.ts"
+import { type EmbeddedServer, startEmbedded } from "./Embedded.ts"
 import { migrate } from "./Migrator.ts"
+import { DatabaseOutages, retryAfterSeconds, unreachable } from "./Outages.ts"
 import { span } from "../Tracing.ts"
 
-/** Where the database is: `DATABASE_URL`, or the embedded server kept in `DATA_DIR`. */
-const databaseUrl = Effect.gen(function*() {
+/** The embedded server kept in `DATA_DIR`, stopped when the scope closes. */
+const embeddedServer = Effect.gen(function*() {
   const config = yield* AppConfig
-  if (Option.isSome(config.databaseUrl)) return config.databaseUrl.value
   const server = yield* Effect.acquireRelease(
     Effect.tryPromise({
       try: () => startEmbedded(config.dataDir, (line) => console.error(`[embedded-postgres] ${line}`)),
@@ -19,8 +19,31 @@ const databaseUrl = Effect.gen(function*() {
     (server) => Effect.promise(() => server.stop())
   ).pipe(Effect.orDie)
   yield* Effect.logInfo(`embedded PostgreSQL listening on 127.0.0.1:${server.port} (data in ${config.dataDir})`)
-  return Redacted.make(server.url)
+  return server
 })
+
+/** Restarts after a failed restart wait 0.5 s, doubling up to 10 s. */
+const restartBackoff = Schedule.exponential("500 millis").pipe(Schedule.union(Schedule.spaced("10 seconds")))
+
+/**
+ * Keeps the embedded server running: when its postmaster dies (killed, out of memory), the
+ * outage is reported and the server started again on the same port, so that the pool's
+ * connections come back by themselves. A restart runs to its end even when the service stops
+ * meanwhile, so that the scope's `stop` finds the server it started.
+ */
+const supervise = (server: EmbeddedServer) =>
+  Effect.gen(function*() {
+    const outages = yield* DatabaseOutages
+    const running = Effect.promise(() => server.running())
+    yield* running.pipe(Effect.repeat({ schedule: Schedule.spaced("500 millis"), while: (alive) => alive }))
+    yield* outages.report("the embedded PostgreSQL server exited")
+    yield* Effect.tryPromise(() => server.restart()).pipe(
+      Effect.uninterruptible,
+      Effect.tapError((e) => Effect.logWarning(`restarting the embedded PostgreSQL failed, trying again: ${e.cause}`)),
+      Effect.retry(restartBackoff)
+    )
+    yield* Effect.logWarning(`embedded PostgreSQL restarted on 127.0.0.1:${server.port}`)
+  }).pipe(Effect.forever)
 
 // bigint columns (downloads) fit in a double for any realistic count: read them as numbers
 const pgTypes = {
@@ -28,28 +51,54 @@ const pgTypes = {
     oid === types.builtins.INT8 ? Number : types.getTypeParser(oid, format as "text")) as typeof types.getTypeParser
 }
 
-/** The SqlClient every repository uses, with the schema migrated before anything else runs. */
-export const DatabaseLive = Layer.unwrapScoped(
-  Effect.map(databaseUrl, (url) =>
-    PgClient.layer({
+/** The pool on `url`, with the outage record over it. */
+const poolOn = (url: Redacted.Redacted) =>
+  DatabaseOutages.Default.pipe(
+    Layer.provideMerge(PgClient.layer({
       url,
       maxConnections: 20,
+      // without it a connection to an unreachable host (or a wait for a busy pool) never ends
+      connectTimeout: "10 seconds",
       types: pgTypes
     }))
-).pipe(
+  )
+
+/**
+ * The SqlClient every repository uses, on `DATABASE_URL` or the supervised embedded server,
+ * with the schema migrated before anything else runs.
+ */
+export const DatabaseLive = Layer.unwrapScoped(Effect.gen(function*() {
+  const config = yield* AppConfig
+  if (Option.isSome(config.databaseUrl)) return poolOn(config.databaseUrl.value)
+  const server = yield* embeddedServer
+  return Layer.scopedDiscard(Effect.forkScoped(supervise(server))).pipe(
+    Layer.provideMerge(poolOn(Redacted.make(server.url)))
+  )
+})).pipe(
   Layer.tap((ctx) => Effect.provide(migrate, ctx))
 )
 
-/** The database did not answer a trivial statement in time. */
+/** The database did not answer a trivial statement in time, or is away. */
 export class DatabaseDown extends Data.TaggedError("DatabaseDown")<{}> {
   override get message() {
     return "The database does not answer"
   }
+  get retryAfterSeconds() {
+    return retryAfterSeconds
+  }
 }
 
-/** Succeeds when the database answers `SELECT 1` within 2 seconds (readiness). */
-export const databaseAnswers = Effect.flatMap(SqlClient.SqlClient, (sql) =>
-  sql`SELECT 1`.pipe(
+/**
+ * Succeeds when the database answers `SELECT 1` within 2 seconds (readiness). During an outage it
+ * fails at once: the outage's own probe tells when the database is back.
+ */
+export const databaseAnswers = Effect.gen(function*() {
+  const outages = yield* DatabaseOutages
+  if (yield* outages.isDown) return yield* new DatabaseDown()
+  const sql = yield* SqlClient.SqlClient
+  yield* sql`SELECT 1`.pipe(
     Effect.timeout("2 seconds"),
+    Effect.tapError((e) => Option.match(unreachable(e), { onNone: () => Effect.void, onSome: outages.report })),
     Effect.mapError(() => new DatabaseDown())
-  )).pipe(Effect.asVoid, span("Database.answers"))
+  )
+}).pipe(span("Database.answers"))

@@ -87,6 +87,10 @@ export interface EmbeddedServer {
   /** Connection URL of the server's `registry` database (holds the generated password). */
   readonly url: string
   readonly port: number
+  /** Whether the server's postmaster still runs (it can die under us: a kill, the OOM killer). */
+  readonly running: () => Promise<boolean>
+  /** Starts the server again on the same port and data, so that the pool's URL stays valid. */
+  readonly restart: () => Promise<void>
   readonly stop: () => Promise<void>
 }
 
@@ -146,7 +150,9 @@ export const startEmbedded = async (dir: string, log: (line: string) => void = (
     "-c max_connections=200",
     "-c shared_buffers=128MB"
   ].join(" ")
-  await run(bin.pg_ctl, ["start", "-D", pgdata, "-o", options, "-l", path.join(pgdata, "server.log"), "-w", "-t", "60"], runAs)
+  const start = () =>
+    run(bin.pg_ctl, ["start", "-D", pgdata, "-o", options, "-l", path.join(pgdata, "server.log"), "-w", "-t", "60"], runAs)
+  await start()
 
   const base = `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${port}`
   await ensureDatabase(base, "registry")
@@ -154,6 +160,12 @@ export const startEmbedded = async (dir: string, log: (line: string) => void = (
   return {
     url: `${base}/registry`,
     port,
+    running: async () => {
+      // a postmaster killed with SIGKILL leaves its pid file behind: the pid in it tells
+      const pid = Number((await fs.readFile(path.join(pgdata, "postmaster.pid"), "utf8").catch(() => "")).split("\n")[0])
+      return pid > 0 && isAlive(pid)
+    },
+    restart: start,
     stop: async () => {
       if (stopped) return
       stopped = true

@@ -346,6 +346,15 @@ export class ServiceUnavailable extends ApiError<ServiceUnavailable>()("ServiceU
   description: "A dependency (the database, the repository host) is down: try again later"
 }) {}
 
+export class DatabaseUnavailable extends ApiError<DatabaseUnavailable>()("DatabaseUnavailable", {
+  code: "database_unavailable",
+  status: 503,
+  description: "The database cannot be reached (an outage, a restart of it): try again after `Retry-After` seconds"
+}, {
+  /** Seconds until the client may try again, sent as `Retry-After`. */
+  retryAfter: Schema.optional(Schema.Number)
+}) {}
+
 export class VendorNotConfigured extends ApiError<VendorNotConfigured>()("VendorNotConfigured", {
   code: "vendor_not_configured",
   status: 503,
@@ -398,6 +407,7 @@ export const apiErrors = [
   InternalError,
   UpstreamError,
   ServiceUnavailable,
+  DatabaseUnavailable,
   VendorNotConfigured,
   UpstreamTimeout,
   RequestTimeout

@@ -1,6 +1,6 @@
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
-import { ServiceUnavailable } from "../Domain/ApiErrors.ts"
+import { DatabaseUnavailable } from "../Domain/ApiErrors.ts"
 import { field } from "../Domain/Schemas.ts"
 
 export class SystemApi extends HttpApiGroup.make("system")
@@ -15,7 +15,7 @@ export class SystemApi extends HttpApiGroup.make("system")
         status: field(Schema.Literal("ready"), "Always ready: the service can answer requests"),
         database: field(Schema.Literal("up"), "Always up: the database answers")
       }))
-      .addError(ServiceUnavailable)
+      .addError(DatabaseUnavailable)
       .annotate(OpenApi.Summary, "The database answers")
   )
   .annotate(OpenApi.Title, "Operations")

@@ -163,6 +163,14 @@ describe("the OpenAPI document", () => {
     expect(codesOf(operation("UploadArchive").responses["413"])).toEqual(["payload_too_large"])
     // an operation that takes no input cannot fail to decode it
     expect(operation("Health").responses["400"]).toBeUndefined()
+    // every operation but the liveness probe needs the database, and says what its outage answers
+    for (const { operation } of operations) {
+      if (operation.operationId === "Health") continue
+      expect(codesOf(operation.responses["503"]), operation.operationId).toContain("database_unavailable")
+      expect(operation.responses["503"].headers?.["Retry-After"], operation.operationId).toBeDefined()
+    }
+    expect(operation("Health").responses["503"]).toBeUndefined()
+    expect(codesOf(operation("ClaimMyNode").responses["503"]).sort()).toEqual(["database_unavailable", "service_unavailable"])
   })
 
   it("has enums for statuses and booleans as booleans", () => {

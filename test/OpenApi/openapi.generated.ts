@@ -2423,6 +2423,16 @@ export interface components {
             /** @description What went wrong, for people; wording may change */
             message: string;
         };
+        /** @description The database cannot be reached (an outage, a restart of it): try again after `Retry-After` seconds */
+        DatabaseUnavailable: {
+            /**
+             * @description Stable error code
+             * @enum {string}
+             */
+            error: "database_unavailable";
+            /** @description What went wrong, for people; wording may change */
+            message: string;
+        };
         /** @description The vendor's settings are not set; the message names them */
         VendorNotConfigured: {
             /**
@@ -2556,6 +2566,16 @@ export interface operations {
                     "application/json": components["schemas"]["InternalError"];
                 };
             };
+            /** @description `database_unavailable`: The database cannot be reached (an outage, a restart of it): try again after `Retry-After` seconds */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DatabaseUnavailable"];
+                };
+            };
         };
     };
     SearchNodes: {
@@ -2649,6 +2669,16 @@ export interface operations {
                     "application/json": components["schemas"]["InternalError"];
                 };
             };
+            /** @description `database_unavailable`: The database cannot be reached (an outage, a restart of it): try again after `Retry-After` seconds */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DatabaseUnavailable"];
+                };
+            };
         };
     };
     GetNodeVersion: {
@@ -2718,6 +2748,16 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["InternalError"];
+                };
+            };
+            /** @description `database_unavailable`: The database cannot be reached (an outage, a restart of it): try again after `Retry-After` seconds */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DatabaseUnavailable"];
                 };
             };
         };
@@ -2792,6 +2832,16 @@ export interface operations {
                     "application/json": components["schemas"]["InternalError"];
                 };
             };
+            /** @description `database_unavailable`: The database cannot be reached (an outage, a restart of it): try again after `Retry-After` seconds */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DatabaseUnavailable"];
+                };
+            };
         };
     };
     ListNodeVersions: {
@@ -2864,6 +2914,16 @@ export interface operations {
                     "application/json": components["schemas"]["InternalError"];
                 };
             };
+            /** @description `database_unavailable`: The database cannot be reached (an outage, a restart of it): try again after `Retry-After` seconds */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DatabaseUnavailable"];
+                };
+            };
         };
     };
     InstallNode: {
@@ -2934,6 +2994,16 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["InternalError"];
+                };
+            };
+            /** @description `database_unavailable`: The database cannot be reached (an outage, a restart of it): try again after `Retry-After` seconds */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DatabaseUnavailable"];
                 };
             };
         };
@@ -3025,6 +3095,16 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["InternalError"];
+                };
+            };
+            /** @description `database_unavailable`: The database cannot be reached (an outage, a restart of it): try again after `Retry-After` seconds */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DatabaseUnavailable"];
                 };
             };
         };
@@ -3137,6 +3217,16 @@ export interface operations {
                     "application/json": components["schemas"]["InternalError"];
                 };
             };
+            /** @description `database_unavailable`: The database cannot be reached (an outage, a restart of it): try again after `Retry-After` seconds */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DatabaseUnavailable"];
+                };
+            };
         };
     };
     ListNodesForPublisherV2: {
@@ -3232,6 +3322,16 @@ export interface operations {
                     "application/json": components["schemas"]["InternalError"];
                 };
             };
+            /** @description `database_unavailable`: The database cannot be reached (an outage, a restart of it): try again after `Retry-After` seconds */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DatabaseUnavailable"];
+                };
+            };
         };
     };
     ValidatePublisher: {
@@ -3300,6 +3400,16 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["InternalError"];
+                };
+            };
+            /** @description `database_unavailable`: The database cannot be reached (an outage, a restart of it): try again after `Retry-After` seconds */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DatabaseUnavailable"];
                 };
             };
         };
@@ -3372,6 +3482,16 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["InternalError"];
+                };
+            };
+            /** @description `database_unavailable`: The database cannot be reached (an outage, a restart of it): try again after `Retry-After` seconds */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DatabaseUnavailable"];
                 };
             };
         };
@@ -3463,6 +3583,16 @@ export interface operations {
                     "application/json": components["schemas"]["InternalError"];
                 };
             };
+            /** @description `database_unavailable`: The database cannot be reached (an outage, a restart of it): try again after `Retry-After` seconds */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DatabaseUnavailable"];
+                };
+            };
         };
     };
     GetPublisher: {
@@ -3540,6 +3670,16 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["InternalError"];
+                };
+            };
+            /** @description `database_unavailable`: The database cannot be reached (an outage, a restart of it): try again after `Retry-After` seconds */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DatabaseUnavailable"];
                 };
             };
         };
@@ -3652,6 +3792,16 @@ export interface operations {
                     "application/json": components["schemas"]["InternalError"];
                 };
             };
+            /** @description `database_unavailable`: The database cannot be reached (an outage, a restart of it): try again after `Retry-After` seconds */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DatabaseUnavailable"];
+                };
+            };
         };
     };
     DeletePublisher: {
@@ -3747,6 +3897,16 @@ export interface operations {
                     "application/json": components["schemas"]["InternalError"];
                 };
             };
+            /** @description `database_unavailable`: The database cannot be reached (an outage, a restart of it): try again after `Retry-After` seconds */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DatabaseUnavailable"];
+                };
+            };
         };
     };
     GetPermissionOnPublisher: {
@@ -3824,6 +3984,16 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["InternalError"];
+                };
+            };
+            /** @description `database_unavailable`: The database cannot be reached (an outage, a restart of it): try again after `Retry-After` seconds */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DatabaseUnavailable"];
                 };
             };
         };
@@ -3907,6 +4077,16 @@ export interface operations {
                     "application/json": components["schemas"]["InternalError"];
                 };
             };
+            /** @description `database_unavailable`: The database cannot be reached (an outage, a restart of it): try again after `Retry-After` seconds */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DatabaseUnavailable"];
+                };
+            };
         };
     };
     ListMyPublishers: {
@@ -3963,6 +4143,16 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["InternalError"];
+                };
+            };
+            /** @description `database_unavailable`: The database cannot be reached (an outage, a restart of it): try again after `Retry-After` seconds */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DatabaseUnavailable"];
                 };
             };
         };
@@ -4075,6 +4265,16 @@ export interface operations {
                     "application/json": components["schemas"]["InternalError"];
                 };
             };
+            /** @description `database_unavailable`: The database cannot be reached (an outage, a restart of it): try again after `Retry-After` seconds */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DatabaseUnavailable"];
+                };
+            };
         };
     };
     RemoveMember: {
@@ -4172,6 +4372,16 @@ export interface operations {
                     "application/json": components["schemas"]["InternalError"];
                 };
             };
+            /** @description `database_unavailable`: The database cannot be reached (an outage, a restart of it): try again after `Retry-After` seconds */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DatabaseUnavailable"];
+                };
+            };
         };
     };
     ListTokens: {
@@ -4258,6 +4468,16 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["InternalError"];
+                };
+            };
+            /** @description `database_unavailable`: The database cannot be reached (an outage, a restart of it): try again after `Retry-After` seconds */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DatabaseUnavailable"];
                 };
             };
         };
@@ -4361,6 +4581,16 @@ export interface operations {
                     "application/json": components["schemas"]["InternalError"];
                 };
             };
+            /** @description `database_unavailable`: The database cannot be reached (an outage, a restart of it): try again after `Retry-After` seconds */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DatabaseUnavailable"];
+                };
+            };
         };
     };
     RevokeToken: {
@@ -4447,6 +4677,16 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["InternalError"];
+                };
+            };
+            /** @description `database_unavailable`: The database cannot be reached (an outage, a restart of it): try again after `Retry-After` seconds */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DatabaseUnavailable"];
                 };
             };
         };
@@ -4561,13 +4801,14 @@ export interface operations {
                     "application/json": components["schemas"]["InternalError"];
                 };
             };
-            /** @description `service_unavailable`: A dependency (the database, the repository host) is down: try again later */
+            /** @description `service_unavailable`: A dependency (the database, the repository host) is down: try again later; `database_unavailable`: The database cannot be reached (an outage, a restart of it): try again after `Retry-After` seconds */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ServiceUnavailable"];
+                    "application/json": components["schemas"]["ServiceUnavailable"] | components["schemas"]["DatabaseUnavailable"];
                 };
             };
         };
@@ -4639,6 +4880,16 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["InternalError"];
+                };
+            };
+            /** @description `database_unavailable`: The database cannot be reached (an outage, a restart of it): try again after `Retry-After` seconds */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DatabaseUnavailable"];
                 };
             };
         };
@@ -4753,6 +5004,16 @@ export interface operations {
                     "application/json": components["schemas"]["InternalError"];
                 };
             };
+            /** @description `database_unavailable`: The database cannot be reached (an outage, a restart of it): try again after `Retry-After` seconds */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DatabaseUnavailable"];
+                };
+            };
         };
     };
     GetHostNode: {
@@ -4824,6 +5085,16 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["InternalError"];
+                };
+            };
+            /** @description `database_unavailable`: The database cannot be reached (an outage, a restart of it): try again after `Retry-After` seconds */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DatabaseUnavailable"];
                 };
             };
         };
@@ -4940,6 +5211,16 @@ export interface operations {
                     "application/json": components["schemas"]["InternalError"];
                 };
             };
+            /** @description `database_unavailable`: The database cannot be reached (an outage, a restart of it): try again after `Retry-After` seconds */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DatabaseUnavailable"];
+                };
+            };
         };
     };
     ListAllHostNodes: {
@@ -4997,6 +5278,16 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["InternalError"];
+                };
+            };
+            /** @description `database_unavailable`: The database cannot be reached (an outage, a restart of it): try again after `Retry-After` seconds */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DatabaseUnavailable"];
                 };
             };
         };
@@ -5057,6 +5348,16 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["InternalError"];
+                };
+            };
+            /** @description `database_unavailable`: The database cannot be reached (an outage, a restart of it): try again after `Retry-After` seconds */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DatabaseUnavailable"];
                 };
             };
         };
@@ -5155,6 +5456,16 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["InternalError"];
+                };
+            };
+            /** @description `database_unavailable`: The database cannot be reached (an outage, a restart of it): try again after `Retry-After` seconds */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DatabaseUnavailable"];
                 };
             };
         };
@@ -5267,6 +5578,16 @@ export interface operations {
                     "application/json": components["schemas"]["InternalError"];
                 };
             };
+            /** @description `database_unavailable`: The database cannot be reached (an outage, a restart of it): try again after `Retry-After` seconds */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DatabaseUnavailable"];
+                };
+            };
         };
     };
     ModeratePublisher: {
@@ -5375,6 +5696,16 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["InternalError"];
+                };
+            };
+            /** @description `database_unavailable`: The database cannot be reached (an outage, a restart of it): try again after `Retry-After` seconds */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DatabaseUnavailable"];
                 };
             };
         };
@@ -5489,6 +5820,16 @@ export interface operations {
                     "application/json": components["schemas"]["InternalError"];
                 };
             };
+            /** @description `database_unavailable`: The database cannot be reached (an outage, a restart of it): try again after `Retry-After` seconds */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DatabaseUnavailable"];
+                };
+            };
         };
     };
     UpdateNode: {
@@ -5592,6 +5933,16 @@ export interface operations {
                     "application/json": components["schemas"]["InternalError"];
                 };
             };
+            /** @description `database_unavailable`: The database cannot be reached (an outage, a restart of it): try again after `Retry-After` seconds */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DatabaseUnavailable"];
+                };
+            };
         };
     };
     DeleteNode: {
@@ -5687,6 +6038,16 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["InternalError"];
+                };
+            };
+            /** @description `database_unavailable`: The database cannot be reached (an outage, a restart of it): try again after `Retry-After` seconds */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DatabaseUnavailable"];
                 };
             };
         };
@@ -5794,6 +6155,16 @@ export interface operations {
                     "application/json": components["schemas"]["InternalError"];
                 };
             };
+            /** @description `database_unavailable`: The database cannot be reached (an outage, a restart of it): try again after `Retry-After` seconds */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DatabaseUnavailable"];
+                };
+            };
         };
     };
     DeleteVersion: {
@@ -5891,6 +6262,16 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["InternalError"];
+                };
+            };
+            /** @description `database_unavailable`: The database cannot be reached (an outage, a restart of it): try again after `Retry-After` seconds */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DatabaseUnavailable"];
                 };
             };
         };
@@ -6005,6 +6386,16 @@ export interface operations {
                     "application/json": components["schemas"]["InternalError"];
                 };
             };
+            /** @description `database_unavailable`: The database cannot be reached (an outage, a restart of it): try again after `Retry-After` seconds */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DatabaseUnavailable"];
+                };
+            };
         };
     };
     DownloadArchive: {
@@ -6076,6 +6467,16 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["InternalError"];
+                };
+            };
+            /** @description `database_unavailable`: The database cannot be reached (an outage, a restart of it): try again after `Retry-After` seconds */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DatabaseUnavailable"];
                 };
             };
         };
@@ -6185,6 +6586,16 @@ export interface operations {
                     "application/json": components["schemas"]["InternalError"];
                 };
             };
+            /** @description `database_unavailable`: The database cannot be reached (an outage, a restart of it): try again after `Retry-After` seconds */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DatabaseUnavailable"];
+                };
+            };
         };
     };
     Health: {
@@ -6280,13 +6691,14 @@ export interface operations {
                     "application/json": components["schemas"]["InternalError"];
                 };
             };
-            /** @description `service_unavailable`: A dependency (the database, the repository host) is down: try again later */
+            /** @description `database_unavailable`: The database cannot be reached (an outage, a restart of it): try again after `Retry-After` seconds */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ServiceUnavailable"];
+                    "application/json": components["schemas"]["DatabaseUnavailable"];
                 };
             };
         };
@@ -6409,14 +6821,15 @@ export interface operations {
                     "application/json": components["schemas"]["UpstreamError"];
                 };
             };
-            /** @description `vendor_not_configured`: The vendor's settings are not set; the message names them */
+            /** @description `vendor_not_configured`: The vendor's settings are not set; the message names them; `database_unavailable`: The database cannot be reached (an outage, a restart of it): try again after `Retry-After` seconds */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
                     "x-vendor-mode": components["headers"]["XVendorMode"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["VendorNotConfigured"];
+                    "application/json": components["schemas"]["VendorNotConfigured"] | components["schemas"]["DatabaseUnavailable"];
                 };
             };
             /** @description `upstream_timeout`: A vendor did not answer within VENDOR_TIMEOUT_SECONDS */
@@ -6549,14 +6962,15 @@ export interface operations {
                     "application/json": components["schemas"]["UpstreamError"];
                 };
             };
-            /** @description `vendor_not_configured`: The vendor's settings are not set; the message names them */
+            /** @description `vendor_not_configured`: The vendor's settings are not set; the message names them; `database_unavailable`: The database cannot be reached (an outage, a restart of it): try again after `Retry-After` seconds */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
                     "x-vendor-mode": components["headers"]["XVendorMode"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["VendorNotConfigured"];
+                    "application/json": components["schemas"]["VendorNotConfigured"] | components["schemas"]["DatabaseUnavailable"];
                 };
             };
             /** @description `upstream_timeout`: A vendor did not answer within VENDOR_TIMEOUT_SECONDS */
@@ -6689,14 +7103,15 @@ export interface operations {
                     "application/json": components["schemas"]["UpstreamError"];
                 };
             };
-            /** @description `vendor_not_configured`: The vendor's settings are not set; the message names them */
+            /** @description `vendor_not_configured`: The vendor's settings are not set; the message names them; `database_unavailable`: The database cannot be reached (an outage, a restart of it): try again after `Retry-After` seconds */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
                     "x-vendor-mode": components["headers"]["XVendorMode"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["VendorNotConfigured"];
+                    "application/json": components["schemas"]["VendorNotConfigured"] | components["schemas"]["DatabaseUnavailable"];
                 };
             };
             /** @description `upstream_timeout`: A vendor did not answer within VENDOR_TIMEOUT_SECONDS */
@@ -6829,14 +7244,15 @@ export interface operations {
                     "application/json": components["schemas"]["UpstreamError"];
                 };
             };
-            /** @description `vendor_not_configured`: The vendor's settings are not set; the message names them */
+            /** @description `vendor_not_configured`: The vendor's settings are not set; the message names them; `database_unavailable`: The database cannot be reached (an outage, a restart of it): try again after `Retry-After` seconds */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
                     "x-vendor-mode": components["headers"]["XVendorMode"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["VendorNotConfigured"];
+                    "application/json": components["schemas"]["VendorNotConfigured"] | components["schemas"]["DatabaseUnavailable"];
                 };
             };
             /** @description `upstream_timeout`: A vendor did not answer within VENDOR_TIMEOUT_SECONDS */
@@ -6945,14 +7361,15 @@ export interface operations {
                     "application/json": components["schemas"]["UpstreamError"];
                 };
             };
-            /** @description `vendor_not_configured`: The vendor's settings are not set; the message names them */
+            /** @description `vendor_not_configured`: The vendor's settings are not set; the message names them; `database_unavailable`: The database cannot be reached (an outage, a restart of it): try again after `Retry-After` seconds */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
                     "x-vendor-mode": components["headers"]["XVendorMode"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["VendorNotConfigured"];
+                    "application/json": components["schemas"]["VendorNotConfigured"] | components["schemas"]["DatabaseUnavailable"];
                 };
             };
             /** @description `upstream_timeout`: A vendor did not answer within VENDOR_TIMEOUT_SECONDS */
@@ -7061,14 +7478,15 @@ export interface operations {
                     "application/json": components["schemas"]["UpstreamError"];
                 };
             };
-            /** @description `vendor_not_configured`: The vendor's settings are not set; the message names them */
+            /** @description `vendor_not_configured`: The vendor's settings are not set; the message names them; `database_unavailable`: The database cannot be reached (an outage, a restart of it): try again after `Retry-After` seconds */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
                     "x-vendor-mode": components["headers"]["XVendorMode"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["VendorNotConfigured"];
+                    "application/json": components["schemas"]["VendorNotConfigured"] | components["schemas"]["DatabaseUnavailable"];
                 };
             };
             /** @description `upstream_timeout`: A vendor did not answer within VENDOR_TIMEOUT_SECONDS */
@@ -7144,6 +7562,17 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["InternalError"];
+                };
+            };
+            /** @description `database_unavailable`: The database cannot be reached (an outage, a restart of it): try again after `Retry-After` seconds */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    "x-vendor-mode": components["headers"]["XVendorMode"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DatabaseUnavailable"];
                 };
             };
         };
@@ -7275,13 +7704,14 @@ export interface operations {
                     "application/json": components["schemas"]["UpstreamError"];
                 };
             };
-            /** @description `vendor_not_configured`: The vendor's settings are not set; the message names them */
+            /** @description `vendor_not_configured`: The vendor's settings are not set; the message names them; `database_unavailable`: The database cannot be reached (an outage, a restart of it): try again after `Retry-After` seconds */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["VendorNotConfigured"];
+                    "application/json": components["schemas"]["VendorNotConfigured"] | components["schemas"]["DatabaseUnavailable"];
                 };
             };
             /** @description `upstream_timeout`: A vendor did not answer within VENDOR_TIMEOUT_SECONDS */
@@ -7384,6 +7814,16 @@ export interface operations {
                     "application/json": components["schemas"]["InternalError"];
                 };
             };
+            /** @description `database_unavailable`: The database cannot be reached (an outage, a restart of it): try again after `Retry-After` seconds */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DatabaseUnavailable"];
+                };
+            };
         };
     };
     ListAllNodeVersions: {
@@ -7464,6 +7904,16 @@ export interface operations {
                     "application/json": components["schemas"]["InternalError"];
                 };
             };
+            /** @description `database_unavailable`: The database cannot be reached (an outage, a restart of it): try again after `Retry-After` seconds */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DatabaseUnavailable"];
+                };
+            };
         };
     };
     GetBulkNodeVersions: {
@@ -7525,6 +7975,16 @@ export interface operations {
                     "application/json": components["schemas"]["InternalError"];
                 };
             };
+            /** @description `database_unavailable`: The database cannot be reached (an outage, a restart of it): try again after `Retry-After` seconds */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DatabaseUnavailable"];
+                };
+            };
         };
     };
     ListApiKeys: {
@@ -7581,6 +8041,16 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["InternalError"];
+                };
+            };
+            /** @description `database_unavailable`: The database cannot be reached (an outage, a restart of it): try again after `Retry-After` seconds */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DatabaseUnavailable"];
                 };
             };
         };
@@ -7663,6 +8133,16 @@ export interface operations {
                     "application/json": components["schemas"]["InternalError"];
                 };
             };
+            /** @description `database_unavailable`: The database cannot be reached (an outage, a restart of it): try again after `Retry-After` seconds */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DatabaseUnavailable"];
+                };
+            };
         };
     };
     RevokeApiKey: {
@@ -7738,6 +8218,16 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["InternalError"];
+                };
+            };
+            /** @description `database_unavailable`: The database cannot be reached (an outage, a restart of it): try again after `Retry-After` seconds */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DatabaseUnavailable"];
                 };
             };
         };
@@ -7820,6 +8310,16 @@ export interface operations {
                     "application/json": components["schemas"]["InternalError"];
                 };
             };
+            /** @description `database_unavailable`: The database cannot be reached (an outage, a restart of it): try again after `Retry-After` seconds */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DatabaseUnavailable"];
+                };
+            };
         };
     };
     DownloadMediaFile: {
@@ -7882,6 +8382,16 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["InternalError"];
+                };
+            };
+            /** @description `database_unavailable`: The database cannot be reached (an outage, a restart of it): try again after `Retry-After` seconds */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DatabaseUnavailable"];
                 };
             };
         };
@@ -7978,6 +8488,16 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["InternalError"];
+                };
+            };
+            /** @description `database_unavailable`: The database cannot be reached (an outage, a restart of it): try again after `Retry-After` seconds */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DatabaseUnavailable"];
                 };
             };
         };
