@@ -91,7 +91,7 @@ export class Archives extends Effect.Service<Archives>()("Archives", {
       if (lost.length === 0) return
       const moved = yield* repo.archiveLost(lost, archiveLostReason)
       yield* Effect.forEach(moved, (v) =>
-        Effect.logWarning("archive missing from storage: version returned to Pending for a new upload").pipe(
+        Effect.logWarning(`archive of ${v.node_id} ${v.version} missing from storage: version returned to Pending for a new upload`).pipe(
           Effect.annotateLogs({ nodeId: v.node_id, version: v.version })
         ), { discard: true })
     })
