@@ -64,7 +64,7 @@ export interface AppConfigShape {
      * instance to start, so every instance on that database accepts the others' upload URLs.
      */
     readonly signingSecret: Option.Option<Redacted.Redacted>
-    /** Tests only (docs/crash-tests.md): the step of an upload at which the process SIGKILLs itself. */
+    /** Tests only (docs/design.md, "Crash-consistent archives"): the step of an upload at which the process SIGKILLs itself. */
     readonly faultInjection: Option.Option<StorageFaultStep>
   }
   /** The words the clients in the field use where the interface says `host` (Compat/Aliases.ts); "" turns one off. */
