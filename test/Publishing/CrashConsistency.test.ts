@@ -163,7 +163,8 @@ const archiveLost = (setup: Running, running: Child, dataDir: string, url: strin
 describe("uploads killed at each step", () => {
   // One database and one data folder for all steps, one child per step: the child that a step
   // kills is restarted as the next step's, which first checks every earlier crash (re-uploads
-  // wait for a child without a fault). Seven starts in all, one after another.
+  // wait for a child without a fault). Seven starts in all, one after another; the time limit
+  // allows for a loaded machine (each start takes seconds of CPU).
   it.scopedLive("every restart hands out no dead URL; a version back to Pending takes a new upload; a lost archive is repaired", () =>
     Effect.gen(function*() {
       const { url } = yield* freshDatabase
@@ -191,7 +192,7 @@ describe("uploads killed at each step", () => {
         expect(yield* noDeadUrl(restarted, crash.nodeId, "1.0.0", crash.zip)).toBe(true)
       }
       yield* archiveLost(setup, last, dataDir, url, crashes.find((c) => c.step === "after-commit")!)
-    }), 180_000)
+    }), 420_000)
 })
 
 describe("the start-up repair", () => {
