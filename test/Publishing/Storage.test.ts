@@ -1,14 +1,16 @@
 /**
  * The local archive store and the entry-name check on their own: an atomic, bounded, streamed
  * write whose record sees the complete file before it becomes visible, and places it; reading;
- * which keys hold nothing; and which zip entry names are refused, by property.
+ * which keys hold nothing; the tests-only fault setting; and which zip entry names are refused,
+ * by property.
  */
 import { NodeFileSystem } from "@effect/platform-node"
 import { expect, it } from "@effect/vitest"
-import { Effect, Exit, FastCheck as fc, Option, Stream } from "effect"
+import { ConfigProvider, Effect, Either, Exit, FastCheck as fc, Option, Stream } from "effect"
 import * as fs from "node:fs/promises"
 import * as os from "node:os"
 import * as path from "node:path"
+import { appConfig, storageFaultSteps } from "../../src/Config.ts"
 import { unsafeEntryName } from "../../src/Publishing/Checks.ts"
 import { makeLocalStorage, type StorageFailed } from "../../src/Publishing/Storage.ts"
 
@@ -74,14 +76,31 @@ it.scoped("past the limit, a failed body, a failed record or one that does not p
     expect(Option.getOrThrow(yield* storage.open("b.zip")).bytes).toBe(100)
   }))
 
-it.scoped("missing answers the keys that hold nothing", () =>
+it.effect.prop("missing answers exactly the keys whose content is absent, in the order asked", {
+  keys: fc.uniqueArray(fc.stringMatching(/^[a-z0-9]{1,8}\.zip$/), { maxLength: 12 }),
+  stored: fc.array(fc.boolean(), { minLength: 12, maxLength: 12 })
+}, ({ keys, stored }) =>
   Effect.gen(function*() {
     const dir = yield* tempDir
     const storage = yield* Effect.provide(makeLocalStorage(dir), NodeFileSystem.layer)
-    yield* storage.put("kept.zip", chunks(1, 10), { maxBytes: 100, record: (_, __, place) => place })
-    expect(yield* storage.missing(["kept.zip", "lost.zip", "also-lost.zip"])).toEqual(["lost.zip", "also-lost.zip"])
-    expect(yield* storage.missing([])).toEqual([])
-  }))
+    const place = { maxBytes: 100, record: (_: string, __: number, place: Effect.Effect<void, StorageFailed>) => place }
+    for (const [i, key] of keys.entries()) if (stored[i]) yield* storage.put(key, chunks(1, 1), place)
+    expect(yield* storage.missing(keys)).toEqual(keys.filter((_, i) => !stored[i]))
+  }).pipe(Effect.scoped), { fastCheck: { numRuns: 30 } })
+
+it.prop("FAULT_INJECT_STORAGE: unset is no fault; exactly the five step names are taken", {
+  raw: fc.oneof(fc.constantFrom(...storageFaultSteps), fc.string({ maxLength: 20 }))
+}, ({ raw }) => {
+  const read = (env: Record<string, string>) =>
+    Effect.runSync(Effect.either(Effect.withConfigProvider(appConfig, ConfigProvider.fromMap(new Map(Object.entries(env))))))
+  expect(Option.isNone(Either.getOrThrow(read({})).storage.faultInjection)).toBe(true)
+  const result = read({ FAULT_INJECT_STORAGE: raw })
+  if ((storageFaultSteps as ReadonlyArray<string>).includes(raw)) {
+    expect(Either.getOrThrow(result).storage.faultInjection).toEqual(Option.some(raw))
+  } else {
+    expect(Either.isLeft(result)).toBe(true)
+  }
+})
 
 const segment = fc.stringMatching(/^[A-Za-z0-9_][A-Za-z0-9_. -]{0,12}$/).filter((s) => s !== "." && s !== "..")
 
