@@ -4,9 +4,10 @@
  * under the storage folder, written to a temporary file first and renamed into place, so a
  * reader never sees half an archive and an aborted upload leaves nothing behind.
  *
- * Crash consistency: the caller records the content (a database commit) only after `place` has
- * made it durable under its key (file synced, renamed, folder synced). A crash at any step leaves
- * either no record, or a record whose content is on disk.
+ * Crash consistency: archives are recorded (a database commit) only after `place` has made them
+ * durable under their key (file synced, renamed, folder synced), so a crash at any step leaves
+ * either no record, or a record whose content is on disk. (Media files record first: see
+ * MediaStorage/Service.ts.)
  */
 import { FileSystem } from "@effect/platform"
 import { isPlatformError, type PlatformError } from "@effect/platform/Error"
