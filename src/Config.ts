@@ -64,6 +64,8 @@ export interface AppConfigShape {
      * instance to start, so every instance on that database accepts the others' upload URLs.
      */
     readonly signingSecret: Option.Option<Redacted.Redacted>
+    /** Tests only (docs/design.md, "Crash-consistent archives"): the step of an upload at which the process SIGKILLs itself. */
+    readonly faultInjection: Option.Option<StorageFaultStep>
   }
   /** The words the clients in the field use where the interface says `host` (Compat/Aliases.ts); "" turns one off. */
   readonly aliases: {
@@ -104,6 +106,10 @@ export interface AppConfigShape {
     readonly sweepIntervalMillis: number
   }
 }
+
+/** The steps of an archive upload, in order, at which a crash test may kill the process (Publishing/Storage.ts). */
+export const storageFaultSteps = ["after-temp-write", "after-fsync", "after-rename", "after-dir-fsync", "after-commit"] as const
+export type StorageFaultStep = typeof storageFaultSteps[number]
 
 /** A duration setting in whole milliseconds; at least 10 ms, since 0 would turn a limit off in Node. */
 const seconds = (value: number) => Math.round(Math.max(0.01, value) * 1000)
@@ -206,6 +212,8 @@ export const appConfig: Config.Config<AppConfigShape> = Config.all({
   maxArchiveBytes: Config.integer("MAX_ARCHIVE_BYTES").pipe(Config.withDefault(100 * 1024 * 1024)),
   uploadUrlTtlSeconds: Config.integer("UPLOAD_URL_TTL_SECONDS").pipe(Config.withDefault(3600)),
   storageSigningSecret: optionalRedacted("STORAGE_SIGNING_SECRET"),
+  // read only when set: unset (production) there is no fault and no default to get wrong
+  storageFaultInjection: Config.option(Config.literal(...storageFaultSteps)("FAULT_INJECT_STORAGE")),
   hostNameAlias: aliasWord("HOST_NAME_ALIAS", "comfyui"),
   hostNodeAlias: aliasWord("HOST_NODE_ALIAS", "comfy_node"),
   mediaMaxFileBytes: Config.integer("MEDIA_MAX_FILE_BYTES").pipe(Config.withDefault(100 * 1024 * 1024)),
@@ -260,7 +268,8 @@ export const appConfig: Config.Config<AppConfigShape> = Config.all({
       dir: Option.getOrElse(Option.map(c.storageDir, (d) => path.resolve(d)), () => path.join(c.dataDir, "archives")),
       maxArchiveBytes: Math.max(1, c.maxArchiveBytes),
       uploadUrlTtlSeconds: Math.max(1, c.uploadUrlTtlSeconds),
-      signingSecret: c.storageSigningSecret
+      signingSecret: c.storageSigningSecret,
+      faultInjection: c.storageFaultInjection
     },
     aliases: { hostName: c.hostNameAlias, hostNode: c.hostNodeAlias },
     media: {

@@ -9,7 +9,7 @@ import { AppConfig } from "../Config.ts"
 import { CurrentUser } from "../Domain/Auth.ts"
 import { StorageResource } from "../Domain/MediaFile.ts"
 import { BadSignature, SignatureExpired, UrlSigner } from "../Publishing/Signing.ts"
-import { Storage } from "../Publishing/Storage.ts"
+import { Storage, type StorageFailed } from "../Publishing/Storage.ts"
 import { traced } from "../Tracing.ts"
 import { type LiveFile, MediaFileMissing, MediaFileRepo, MediaQuotaExceeded } from "./Repo.ts"
 
@@ -145,8 +145,10 @@ export class MediaStorage extends Effect.Service<MediaStorage>()("MediaStorage",
           hash.update(chunk)
           return chunk
         })
-        const inspect = (_: string, bytes: number) => files.recordUpload(file, { bytes, sha256: hash.digest("hex") }, maxUserBytes)
-        yield* storage.put(storageKey(file.id), body, { maxBytes: limit, inspect }).pipe(
+        // recorded, then placed: a refused upload (over the quota) keeps the file's old bytes
+        const record = (_: string, bytes: number, place: Effect.Effect<void, StorageFailed>) =>
+          Effect.zipLeft(files.recordUpload(file, { bytes, sha256: hash.digest("hex") }, maxUserBytes), place)
+        yield* storage.put(storageKey(file.id), body, { maxBytes: limit, record }).pipe(
           Effect.catchTags({ BodyTooLarge: () => tooLarge, BodyBroken: () => new MediaUploadBroken() })
         )
       }),

@@ -9,7 +9,7 @@ import { NodeIsBanned, VersionMissing } from "../Domain/Errors.ts"
 import { checkArchive } from "./Checks.ts"
 import { PublishingRepo, VersionLocked } from "./Repo.ts"
 import { BadSignature, UrlSigner } from "./Signing.ts"
-import { Storage } from "./Storage.ts"
+import { Storage, type StorageFailed } from "./Storage.ts"
 import { traced } from "../Tracing.ts"
 
 export class NotAZip extends Data.TaggedError("NotAZip")<{}> {
@@ -51,6 +51,10 @@ export const archiveKey = (versionId: string) => `${versionId}.zip`
 const uncompressedPerArchiveByte = 20
 const maxEntries = 100_000
 
+/** Why a version whose archive a crash lost is Pending again. */
+export const archiveLostReason =
+  "The archive was lost in a crash after the upload was accepted; upload it again to make the version installable"
+
 const zipTypes: ReadonlySet<string> = new Set(["application/zip", "application/x-zip-compressed"])
 
 /** An upload as its request brings it. */
@@ -75,6 +79,25 @@ export class Archives extends Effect.Service<Archives>()("Archives", {
     const { maxArchiveBytes } = (yield* AppConfig).storage
     const limits = { maxUncompressedBytes: maxArchiveBytes * uncompressedPerArchiveByte, maxEntries }
 
+    /**
+     * Installable versions whose archive is not in the store (lost in a crash, by a release that
+     * committed the status before the file) go back to Pending, so that install never hands out a
+     * URL that answers 404 and the publisher can upload again. One query, one look per archive.
+     */
+    const recoverLost = traced("Archives.recoverLost")(function*() {
+      const installable = yield* repo.installableWithArchive()
+      const lostKeys = new Set(yield* storage.missing(installable.map((v) => archiveKey(v.id))))
+      const lost = installable.filter((v) => lostKeys.has(archiveKey(v.id))).map((v) => v.id)
+      if (lost.length === 0) return
+      const moved = yield* repo.archiveLost(lost, archiveLostReason)
+      yield* Effect.forEach(moved, (v) =>
+        Effect.logWarning(`archive of ${v.node_id} ${v.version} missing from storage: version returned to Pending for a new upload`).pipe(
+          Effect.annotateLogs({ nodeId: v.node_id, version: v.version })
+        ), { discard: true })
+    })
+    // before the service serves: no install hands out a lost archive's URL
+    yield* recoverLost()
+
     return {
       /**
        * Stores the archive of a Pending version and records the checks' verdict: the version becomes
@@ -94,11 +117,11 @@ export class Archives extends Effect.Service<Archives>()("Archives", {
         if (state.status !== "NodeVersionStatusPending") return yield* new VersionLocked({ status: state.status })
         if ((upload.declaredBytes ?? 0) > maxArchiveBytes) return yield* new ArchiveTooLarge({ maxBytes: maxArchiveBytes })
 
-        // the verdict is recorded before the archive becomes visible; another upload of this
+        // the archive is durable in its place before its verdict commits; another upload of this
         // version that finished first stays, and this one is dropped
-        const inspect = (file: string, bytes: number) =>
-          Effect.flatMap(checkArchive(file, limits), (verdict) => repo.recordArchive(state.id, bytes, verdict))
-        yield* storage.put(archiveKey(state.id), upload.body, { maxBytes: maxArchiveBytes, inspect }).pipe(
+        const record = (file: string, bytes: number, place: Effect.Effect<void, StorageFailed>) =>
+          Effect.flatMap(checkArchive(file, limits), (verdict) => repo.recordArchive(state.id, bytes, verdict, place))
+        yield* storage.put(archiveKey(state.id), upload.body, { maxBytes: maxArchiveBytes, record }).pipe(
           Effect.catchTags({
             BodyTooLarge: () => new ArchiveTooLarge({ maxBytes: maxArchiveBytes }),
             BodyBroken: () => new UploadBroken()

@@ -8,10 +8,11 @@ import { SqlClient, type Statement } from "@effect/sql"
 import { Data, Effect } from "effect"
 import { CatalogChanges } from "../Catalog/Changes.ts"
 import { NodeIsBanned, NodeMissing, PublisherMissing, TransitionRefused, VersionMissing } from "../Domain/Errors.ts"
-import type { NodeStatus, NodeVersionStatus } from "../Domain/Node.ts"
+import { installableStatus, type NodeStatus, type NodeVersionStatus } from "../Domain/Node.ts"
 import type { HostRange, SemanticVersion } from "../Domain/Semver.ts"
-import { chunks, onForeignKeyViolation } from "../Db/Rows.ts"
+import { chunks, onForeignKeyViolation, orDieOnDatabase } from "../Db/Rows.ts"
 import { ArchiveVerdict } from "./Checks.ts"
+import type { StorageFailed } from "./Storage.ts"
 import { traced } from "../Tracing.ts"
 
 export class NodeIdTaken extends Data.TaggedError("NodeIdTaken")<{ readonly nodeId: string; readonly byAnother: boolean }> {
@@ -343,19 +344,49 @@ export class PublishingRepo extends Effect.Service<PublishingRepo>()("Publishing
         }
       ),
 
-      /** A Pending version got its archive and the checks' verdict; fails when it was no longer Pending. */
-      recordArchive: traced("PublishingRepo.recordArchive")(function*(versionId: string, bytes: number, verdict: ArchiveVerdict) {
-        const [to, reason] = ArchiveVerdict.$match(verdict, {
-          Passed: () => ["NodeVersionStatusActive", null] as const,
-          Failed: ({ reason }) => ["NodeVersionStatusFlagged", `Automated checks failed: ${reason}`] as const
-        })
-        yield* change(Effect.gen(function*() {
-          const rows = yield* sql<{ node_id: string }>`UPDATE node_versions
-            SET archive_bytes = ${bytes}, status = ${to}, status_reason = ${reason}
-            WHERE id = ${versionId}::uuid AND status = 'NodeVersionStatusPending' RETURNING node_id`
-          if (rows.length === 0) return yield* new VersionLocked({ status: "completed" })
-          yield* sql`UPDATE nodes SET updated_at = now() WHERE id = ${rows[0]!.node_id}`
-        }))
+      /**
+       * A Pending version got its archive and the checks' verdict; fails when it was no longer
+       * Pending. `place` (the archive made durable under its key) runs while the version's row is
+       * locked and before the commit: a concurrent upload cannot replace the archive between the
+       * two, and a crash never leaves the status without its archive.
+       */
+      recordArchive: traced("PublishingRepo.recordArchive")(
+        function*(versionId: string, bytes: number, verdict: ArchiveVerdict, place: Effect.Effect<void, StorageFailed>) {
+          const [to, reason] = ArchiveVerdict.$match(verdict, {
+            Passed: () => ["NodeVersionStatusActive", null] as const,
+            Failed: ({ reason }) => ["NodeVersionStatusFlagged", `Automated checks failed: ${reason}`] as const
+          })
+          yield* change(Effect.gen(function*() {
+            const [row] = yield* sql<{ node_id: string }>`SELECT node_id FROM node_versions
+              WHERE id = ${versionId}::uuid AND status = 'NodeVersionStatusPending' FOR UPDATE`
+            if (row === undefined) return yield* new VersionLocked({ status: "completed" })
+            yield* place
+            yield* sql`UPDATE node_versions SET archive_bytes = ${bytes}, status = ${to}, status_reason = ${reason}
+              WHERE id = ${versionId}::uuid`
+            yield* sql`UPDATE nodes SET updated_at = now() WHERE id = ${row.node_id}`
+          }))
+        }
+      ),
+
+      /** Installable versions (those given a download URL): their archives' keys are checked at start-up. */
+      installableWithArchive: traced("PublishingRepo.installableWithArchive")(function*() {
+        return yield* sql<{ id: string; node_id: string; version: string }>`SELECT id::text, node_id, version FROM node_versions
+          WHERE status = ${installableStatus} AND archive_bytes IS NOT NULL`.pipe(orDieOnDatabase)
+      }),
+
+      /**
+       * Installable versions whose archive is lost go back to Pending, without an archive, so that
+       * they are no longer installable and take a new upload. Not a move of the state machine: no
+       * caller may ask for it; only the store's loss decides it. Answers the versions moved.
+       */
+      archiveLost: traced("PublishingRepo.archiveLost")(function*(versionIds: ReadonlyArray<string>, reason: string) {
+        return yield* change(sql<{ node_id: string; version: string }>`
+          WITH lost AS (
+            UPDATE node_versions SET status = 'NodeVersionStatusPending', status_reason = ${reason}, archive_bytes = NULL
+            WHERE id = ANY(${versionIds as Array<string>}::uuid[]) AND status = ${installableStatus} AND archive_bytes IS NOT NULL
+            RETURNING node_id, version
+          ), touched AS (UPDATE nodes SET updated_at = now() WHERE id IN (SELECT node_id FROM lost))
+          SELECT node_id, version FROM lost`)
       }),
 
       /** Changes a version that is not deleted. */

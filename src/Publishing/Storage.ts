@@ -3,13 +3,18 @@
  * S3-compatible store can replace the local one; the local one keeps each archive as one file
  * under the storage folder, written to a temporary file first and renamed into place, so a
  * reader never sees half an archive and an aborted upload leaves nothing behind.
+ *
+ * Crash consistency: archives are recorded (a database commit) only after `place` has made them
+ * durable under their key (file synced, renamed, folder synced), so a crash at any step leaves
+ * either no record, or a record whose content is on disk. (Media files record first: see
+ * MediaStorage/Service.ts.)
  */
 import { FileSystem } from "@effect/platform"
 import { isPlatformError, type PlatformError } from "@effect/platform/Error"
 import { Data, Effect, Option, Stream } from "effect"
 import { randomBytes } from "node:crypto"
 import * as path from "node:path"
-import { AppConfig } from "../Config.ts"
+import { AppConfig, type StorageFaultStep } from "../Config.ts"
 import { span, traced } from "../Tracing.ts"
 
 /** The body went past the byte limit; nothing was stored. */
@@ -35,14 +40,18 @@ export class StorageFailed extends Data.TaggedError("StorageFailed")<{ readonly 
 
 export interface Stored<A> {
   readonly bytes: number
-  /** What `inspect` said of the complete content. */
-  readonly inspection: A
+  /** What `record` answered. */
+  readonly recorded: A
 }
 
 export interface PutOptions<A, E, R> {
   readonly maxBytes: number
-  /** Reads the complete content (`bytes` long) from a local file before it becomes visible under the key. */
-  readonly inspect: (file: string, bytes: number) => Effect.Effect<A, E, R>
+  /**
+   * Records the complete content (`bytes` long, synced in the local file `file`). It runs `place`
+   * to make the content the key's, durably, before its own record commits; content it does not
+   * place is dropped.
+   */
+  readonly record: (file: string, bytes: number, place: Effect.Effect<void, StorageFailed>) => Effect.Effect<A, E, R>
 }
 
 /** An archive as stored: its size and its bytes. */
@@ -63,17 +72,38 @@ const failed = (cause: PlatformError) =>
 /** Where uploads to the store under `dir` are written until complete (swept of crash leftovers: System/Leftovers.ts). */
 export const incomingDirOf = (dir: string) => path.join(dir, ".incoming")
 
+/**
+ * Tests only (FAULT_INJECT_STORAGE): the process dies at once, as in a power cut, when an upload
+ * reaches the step `faultAt` names. Unset, every step passes.
+ */
+const faultInjector = (faultAt: Option.Option<StorageFaultStep>) => (step: StorageFaultStep) =>
+  Option.contains(faultAt, step) ? Effect.sync(() => process.kill(process.pid, "SIGKILL")) : Effect.void
+
 /** Archives on the local disk under `dir`. */
-export const makeLocalStorage = (dir: string) =>
+export const makeLocalStorage = (dir: string, faultAt: Option.Option<StorageFaultStep> = Option.none()) =>
   Effect.gen(function*() {
     const fs = yield* FileSystem.FileSystem
     const tmpDir = incomingDirOf(dir)
     yield* fs.makeDirectory(tmpDir, { recursive: true })
     const fileOf = (key: string) => path.join(dir, safeKey(key))
+    const reached = faultInjector(faultAt)
+
+    /** Syncs the folder `dir`, so that a rename into it survives a power cut. */
+    const syncDir = Effect.scoped(Effect.flatMap(fs.open(dir, { flag: "r" }), (folder) => folder.sync))
+
+    /** Renames the synced temporary file over the key's file and syncs the folder. */
+    const placeAt = (tmp: string, key: string) =>
+      fs.rename(tmp, fileOf(key)).pipe(
+        Effect.zipRight(reached("after-rename")),
+        Effect.zipRight(syncDir),
+        Effect.zipRight(reached("after-dir-fsync")),
+        Effect.catchIf(isPlatformError, failed)
+      )
 
     /**
      * Streams `body` into the store under `key`, refusing it as soon as it passes `maxBytes`. The
      * write is atomic: either the whole content replaces what the key held, or nothing changes.
+     * Its record commits only once the content is durable under the key (see `PutOptions.record`).
      */
     const put = <A, E, R>(key: string, body: Stream.Stream<Uint8Array, unknown>, options: PutOptions<A, E, R>) =>
       Effect.gen(function*() {
@@ -89,10 +119,12 @@ export const makeLocalStorage = (dir: string) =>
             return bytes > options.maxBytes ? new BodyTooLarge({ maxBytes: options.maxBytes }) : file.writeAll(chunk)
           })
         )
+        yield* reached("after-temp-write")
         yield* file.sync
-        const inspection = yield* options.inspect(tmp, bytes)
-        yield* fs.rename(tmp, fileOf(key))
-        return { bytes, inspection } satisfies Stored<A>
+        yield* reached("after-fsync")
+        const recorded = yield* options.record(tmp, bytes, placeAt(tmp, key))
+        yield* reached("after-commit")
+        return { bytes, recorded } satisfies Stored<A>
       }).pipe(
         Effect.scoped,
         Effect.catchIf(isPlatformError, failed)
@@ -111,11 +143,19 @@ export const makeLocalStorage = (dir: string) =>
         Effect.catchTags({ SystemError: failed, BadArgument: failed })
       )
 
+    /** Which of `keys` hold nothing (content a crash lost). One stat each: cheap for thousands. */
+    const missing = (keys: ReadonlyArray<string>) =>
+      Effect.filter(keys, (key) =>
+        fs.exists(fileOf(key)).pipe(Effect.map((exists) => !exists), Effect.catchIf(isPlatformError, failed)), { concurrency: 16 })
+
     return {
       put: (<A, E, R>(key: string, body: Stream.Stream<Uint8Array, unknown>, options: PutOptions<A, E, R>) =>
         put(key, body, options).pipe(span("Storage.put"))),
       open: traced("Storage.open")(function*(key: string) {
         return yield* open(key)
+      }),
+      missing: traced("Storage.missing")(function*(keys: ReadonlyArray<string>) {
+        return yield* missing(keys)
       }),
       /** Deletes the content under `key`; a key that holds nothing is no failure. */
       remove: traced("Storage.remove")(function*(key: string) {
@@ -126,5 +166,5 @@ export const makeLocalStorage = (dir: string) =>
 
 /** The archive store: the local disk under STORAGE_DIR (by default `<DATA_DIR>/archives`). */
 export class Storage extends Effect.Service<Storage>()("Storage", {
-  effect: Effect.flatMap(AppConfig, (config) => makeLocalStorage(config.storage.dir))
+  effect: Effect.flatMap(AppConfig, (config) => makeLocalStorage(config.storage.dir, config.storage.faultInjection))
 }) {}

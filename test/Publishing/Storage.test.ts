@@ -1,16 +1,18 @@
 /**
  * The local archive store and the entry-name check on their own: an atomic, bounded, streamed
- * write whose inspection sees the complete file before it becomes visible; reading; and which zip
- * entry names are refused, by property.
+ * write whose record sees the complete file before it becomes visible, and places it; reading;
+ * which keys hold nothing; the tests-only fault setting; and which zip entry names are refused,
+ * by property.
  */
 import { NodeFileSystem } from "@effect/platform-node"
 import { expect, it } from "@effect/vitest"
-import { Effect, Exit, FastCheck as fc, Option, Stream } from "effect"
+import { ConfigProvider, Effect, Either, Exit, FastCheck as fc, Option, Stream } from "effect"
 import * as fs from "node:fs/promises"
 import * as os from "node:os"
 import * as path from "node:path"
+import { appConfig, storageFaultSteps } from "../../src/Config.ts"
 import { unsafeEntryName } from "../../src/Publishing/Checks.ts"
-import { makeLocalStorage } from "../../src/Publishing/Storage.ts"
+import { makeLocalStorage, type StorageFailed } from "../../src/Publishing/Storage.ts"
 
 const tempDir = Effect.acquireRelease(
   Effect.promise(() => fs.mkdtemp(path.join(os.tmpdir(), "registry-storage-"))),
@@ -26,22 +28,26 @@ const files = (dir: string) =>
 const readAll = <E>(stream: Stream.Stream<Uint8Array, E>) =>
   Effect.map(Stream.runCollect(stream), (c) => Buffer.concat([...c]))
 
-it.scoped("put streams, inspects the complete file, then makes it visible; open reads it back", () =>
+it.scoped("put streams, records the complete file, which is placed under its key only by the record's place", () =>
   Effect.gen(function*() {
     const dir = yield* tempDir
     const storage = yield* Effect.provide(makeLocalStorage(dir), NodeFileSystem.layer)
     let inspected = -1
+    const visible = () => fs.access(path.join(dir, "a.zip")).then(() => true, () => false)
     const stored = yield* storage.put("a.zip", chunks(10, 1000), {
       maxBytes: 10_000,
-      inspect: (file) =>
-        Effect.promise(async () => {
-          inspected = (await fs.stat(file)).size
-          // not visible under its key while it is inspected
-          expect(await fs.access(path.join(dir, "a.zip")).then(() => true, () => false)).toBe(false)
+      record: (file, _, place) =>
+        Effect.gen(function*() {
+          inspected = (yield* Effect.promise(() => fs.stat(file))).size
+          // not visible under its key while it is checked
+          expect(yield* Effect.promise(visible)).toBe(false)
+          yield* place
+          // visible once placed, before the record is done
+          expect(yield* Effect.promise(visible)).toBe(true)
           return "checked"
         })
     })
-    expect(stored).toEqual({ bytes: 10_000, inspection: "checked" })
+    expect(stored).toEqual({ bytes: 10_000, recorded: "checked" })
     expect(inspected).toBe(10_000)
     const opened = Option.getOrThrow(yield* storage.open("a.zip"))
     expect(opened.bytes).toBe(10_000)
@@ -53,21 +59,48 @@ it.scoped("put streams, inspects the complete file, then makes it visible; open 
     expect(Option.isNone(yield* storage.open("b.zip"))).toBe(true)
   }))
 
-it.scoped("past the limit, a failed body or a failed inspection: nothing stored, the old content kept", () =>
+it.scoped("past the limit, a failed body, a failed record or one that does not place: nothing stored, the old content kept", () =>
   Effect.gen(function*() {
     const dir = yield* tempDir
     const storage = yield* Effect.provide(makeLocalStorage(dir), NodeFileSystem.layer)
-    const ok = { maxBytes: 10_000, inspect: () => Effect.void }
+    const ok = { maxBytes: 10_000, record: (_: string, __: number, place: Effect.Effect<void, StorageFailed>) => place }
     yield* storage.put("b.zip", chunks(1, 100), ok)
     const tooLarge = yield* Effect.exit(storage.put("b.zip", chunks(11, 1000), ok))
     expect(Exit.isFailure(tooLarge) && JSON.stringify(tooLarge.cause)).toContain("BodyTooLarge")
     const broken = yield* Effect.exit(storage.put("b.zip", Stream.concat(chunks(2, 1000), Stream.fail(new Error("reset"))), ok))
     expect(Exit.isFailure(broken) && JSON.stringify(broken.cause)).toContain("BodyBroken")
-    const refused = yield* Effect.exit(storage.put("b.zip", chunks(2, 1000), { maxBytes: 10_000, inspect: () => Effect.fail("bad" as const) }))
+    const refused = yield* Effect.exit(storage.put("b.zip", chunks(2, 1000), { maxBytes: 10_000, record: () => Effect.fail("bad" as const) }))
     expect(Exit.isFailure(refused)).toBe(true)
+    yield* storage.put("b.zip", chunks(3, 1000), { maxBytes: 10_000, record: () => Effect.void })
     expect(yield* files(dir)).toEqual(["b.zip"])
     expect(Option.getOrThrow(yield* storage.open("b.zip")).bytes).toBe(100)
   }))
+
+it.effect.prop("missing answers exactly the keys whose content is absent, in the order asked", {
+  keys: fc.uniqueArray(fc.stringMatching(/^[a-z0-9]{1,8}\.zip$/), { maxLength: 12 }),
+  stored: fc.array(fc.boolean(), { minLength: 12, maxLength: 12 })
+}, ({ keys, stored }) =>
+  Effect.gen(function*() {
+    const dir = yield* tempDir
+    const storage = yield* Effect.provide(makeLocalStorage(dir), NodeFileSystem.layer)
+    const place = { maxBytes: 100, record: (_: string, __: number, place: Effect.Effect<void, StorageFailed>) => place }
+    for (const [i, key] of keys.entries()) if (stored[i]) yield* storage.put(key, chunks(1, 1), place)
+    expect(yield* storage.missing(keys)).toEqual(keys.filter((_, i) => !stored[i]))
+  }).pipe(Effect.scoped), { fastCheck: { numRuns: 30 } })
+
+it.prop("FAULT_INJECT_STORAGE: unset is no fault; exactly the five step names are taken", {
+  raw: fc.oneof(fc.constantFrom(...storageFaultSteps), fc.string({ maxLength: 20 }))
+}, ({ raw }) => {
+  const read = (env: Record<string, string>) =>
+    Effect.runSync(Effect.either(Effect.withConfigProvider(appConfig, ConfigProvider.fromMap(new Map(Object.entries(env))))))
+  expect(Option.isNone(Either.getOrThrow(read({})).storage.faultInjection)).toBe(true)
+  const result = read({ FAULT_INJECT_STORAGE: raw })
+  if ((storageFaultSteps as ReadonlyArray<string>).includes(raw)) {
+    expect(Either.getOrThrow(result).storage.faultInjection).toEqual(Option.some(raw))
+  } else {
+    expect(Either.isLeft(result)).toBe(true)
+  }
+})
 
 const segment = fc.stringMatching(/^[A-Za-z0-9_][A-Za-z0-9_. -]{0,12}$/).filter((s) => s !== "." && s !== "..")
 
