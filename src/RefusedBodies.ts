@@ -86,17 +86,17 @@ export const withBody = (request: HttpServerRequest.HttpServerRequest, body: Buf
 }
 
 /** Where a refused connection stands (`lingerAfterAnswer`). */
-export interface Lingering {
+interface Lingering {
   /** The answer is flushed and the sending side of the connection shut. */
-  readonly answered: boolean
+  answered: boolean
   /** The body has arrived whole. */
-  readonly complete: boolean
+  complete: boolean
   /** The drain's bound, of bytes or of time, is reached. */
-  readonly exhausted: boolean
+  exhausted: boolean
 }
 
 /** Whether to close now: never before the answer is out; then as soon as reading on is pointless. */
-export const closesNow = (state: Lingering) => state.answered && (state.complete || state.exhausted)
+const closesNow = (state: Lingering) => state.answered && (state.complete || state.exhausted)
 
 /** A body is announced and has not all arrived yet. */
 const hasUnreadBody = (incoming: http.IncomingMessage) =>
@@ -111,7 +111,7 @@ const hasUnreadBody = (incoming: http.IncomingMessage) =>
  */
 const lingerAfterAnswer = (incoming: http.IncomingMessage, limits: DrainLimits) => {
   const socket = incoming.socket
-  const state = { answered: false, complete: false, exhausted: false }
+  const state: Lingering = { answered: false, complete: false, exhausted: false }
   let drained = 0
   const closeIfDone = () => closesNow(state) && socket.destroy()
   const timer = setTimeout(() => {
