@@ -215,18 +215,18 @@ layer(TestService, { excludeTestServices: true })("a body over its limit, sent w
         body: { file_name: "big.png", content_type: "image/png" }
       })
       targets.push(
-        // comfy-cli's publish (POST with the personal access token in the JSON body): limit 16 MiB
+        // comfy-cli's publish (registry/api.py, publish_node_version: a JSON body): limit 16 MiB
         { name: "publish (JSON)", method: "POST", path: "/publishers/acme/nodes/big/versions", headers: { "content-type": "application/json" } },
-        // the archive PUT to the signed URL (comfy-cli, upload_file_to_signed_url): limit 1 MiB here
+        // the archive PUT to the signed URL (comfy-cli, file_utils.py, upload_file_to_signed_url): limit 1 MiB here
         { name: "archive upload", method: "PUT", path: pathOf(signedUrl), headers: { "content-type": "application/zip" } },
-        // the media file PUT of the host's API nodes (upload_helpers.py, upload_file): limit 1 MiB here
+        // the media file PUT of the host's API nodes (comfy_api_nodes/util/upload_helpers.py, upload_file): limit 1 MiB here
         {
           name: "media upload",
           method: "PUT",
           path: pathOf(expectStatus(file, 200, "create a media file").body.upload_url),
           headers: { "content-type": "image/png" }
         },
-        // the music node's form, URL-encoded (nodes_sonilo.py sends a video URL this way): limit 64 KiB
+        // the music node's form, URL-encoded (comfy_api_nodes/nodes_sonilo.py sends its video URL so): limit 64 KiB
         {
           name: "video form",
           method: "POST",
