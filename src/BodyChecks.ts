@@ -1,15 +1,24 @@
 /**
- * Checks on a request's body before HttpApi reads it, for two inputs its decoder would fail on
- * with a defect (a 500) instead of a refusal:
+ * Checks on a request's body before HttpApi reads it. The body is read here, once, up to the
+ * JSON limit (RefusedBodies.ts: past it the request is answered 413 and left intact for the
+ * drain, where the framework's own limit would destroy the connection before answering). Then
+ * two inputs its decoder would fail on with a defect (a 500) instead of a refusal:
  * - a multipart body on a JSON route: the multipart parser throws when the boundary is missing,
  *   and no JSON route takes multipart anyway (the routes that do read their own bodies);
  * - JSON nested thousands of levels deep: the decoder's error message formats the value given,
  *   recursively, and overflows the stack.
  */
-import { type HttpApp, HttpServerRequest } from "@effect/platform"
-import { Effect, Either } from "effect"
-import { BadRequest, UnsupportedMediaType } from "./Domain/ApiErrors.ts"
+import { type HttpApp, HttpServerError, HttpServerRequest } from "@effect/platform"
+import { NodeHttpServerRequest } from "@effect/platform-node"
+import { Effect } from "effect"
+import { BadRequest, PayloadTooLarge, UnsupportedMediaType } from "./Domain/ApiErrors.ts"
 import { errorResponse } from "./Errors.ts"
+import { BodyOverLimit, readWithin, withBody } from "./RefusedBodies.ts"
+
+/** The largest JSON body read: a bulk host-node record of 5,000 entries fits with room to spare. */
+export const maxJsonBodyBytes = 16 * 1024 * 1024
+
+const tooLarge = () => errorResponse(new PayloadTooLarge({ message: `The request body is larger than ${maxJsonBodyBytes} bytes` }))
 
 /** The deepest nesting of arrays and objects a JSON body may have: real payloads stay under 10. */
 export const maxJsonDepth = 64
@@ -37,21 +46,29 @@ export const nestsDeeperThan = (text: string, max: number): boolean => {
 const contentTypeOf = (request: HttpServerRequest.HttpServerRequest) => (request.headers["content-type"] ?? "").toLowerCase()
 
 /**
- * `app`, unless the request's body is one of the two above: then a 415 or a 400. Use it on the
- * routes that read JSON bodies, under the body size limit (the body read here is the one the
- * decoder reads next: the request caches it).
+ * `app`, given the request's body as read here, unless it is too large (413, a declared length
+ * before a byte is read) or one of the two above: then a 415 or a 400. Use it on the routes that
+ * read JSON (or URL-encoded) bodies.
  */
 export const checkingBodies = <E, R>(app: HttpApp.Default<E, R>): HttpApp.Default<E, R> =>
   Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
+    if (Number(request.headers["content-length"] ?? 0) > maxJsonBodyBytes) return Effect.succeed(tooLarge())
     if (request.method === "GET" || request.method === "HEAD") return app
     const type = contentTypeOf(request)
     if (type.startsWith("multipart/")) {
       return Effect.succeed(errorResponse(new UnsupportedMediaType({ message: `Send this request as application/json, not ${type.split(";")[0]}` })))
     }
-    if (type.startsWith("application/x-www-form-urlencoded")) return app
-    return Effect.flatMap(Effect.either(request.text), (read) =>
-      // an unreadable body is left to the decoder, which reads the same cached failure
-      Either.isRight(read) && nestsDeeperThan(read.right, maxJsonDepth)
-        ? Effect.succeed(errorResponse(new BadRequest({ message: `The JSON body nests deeper than ${maxJsonDepth} levels` })))
-        : app)
+    return readWithin(NodeHttpServerRequest.toIncomingMessage(request), maxJsonBodyBytes).pipe(
+      Effect.matchEffect({
+        onFailure: (e) =>
+          e instanceof BodyOverLimit
+            ? Effect.succeed(tooLarge())
+            // as the framework's decoder would have it: a defect that the error funnel answers
+            : Effect.die(new HttpServerError.RequestError({ request, reason: "Decode", cause: e })),
+        onSuccess: (body) =>
+          !type.startsWith("application/x-www-form-urlencoded") && nestsDeeperThan(body.toString("utf8"), maxJsonDepth)
+            ? Effect.succeed(errorResponse(new BadRequest({ message: `The JSON body nests deeper than ${maxJsonDepth} levels` })))
+            : Effect.provideService(app, HttpServerRequest.HttpServerRequest, withBody(request, body))
+      })
+    )
   })

@@ -84,6 +84,11 @@ export interface AppConfigShape {
     /** How often expired files are swept (their bytes and their rows). */
     readonly sweepIntervalMillis: number
   }
+  /** What is read of a body after an early answer (a 413) before the connection closes (RefusedBodies.ts). */
+  readonly refusedBodies: {
+    readonly drainBytes: number
+    readonly drainMillis: number
+  }
   /** Connection limits of the HTTP server (Server.ts `makeHttpServer`). */
   readonly http: {
     /** Longest a request's line and headers may take to arrive. */
@@ -220,6 +225,8 @@ export const appConfig: Config.Config<AppConfigShape> = Config.all({
   mediaMaxUserBytes: Config.integer("MEDIA_MAX_USER_BYTES").pipe(Config.withDefault(1024 * 1024 * 1024)),
   mediaFileTtlSeconds: Config.integer("MEDIA_FILE_TTL_SECONDS").pipe(Config.withDefault(24 * 60 * 60)),
   mediaSweepIntervalSeconds: Config.number("MEDIA_SWEEP_INTERVAL_SECONDS").pipe(Config.withDefault(300)),
+  refusedBodyDrainBytes: Config.integer("REFUSED_BODY_DRAIN_BYTES").pipe(Config.withDefault(64 * 1024 * 1024)),
+  refusedBodyDrainSeconds: Config.number("REFUSED_BODY_DRAIN_SECONDS").pipe(Config.withDefault(30)),
   headersTimeoutSeconds: Config.number("HTTP_HEADERS_TIMEOUT_SECONDS").pipe(Config.withDefault(10)),
   requestTimeoutSeconds: Config.number("HTTP_REQUEST_TIMEOUT_SECONDS").pipe(Config.withDefault(60)),
   keepAliveTimeoutSeconds: Config.number("HTTP_KEEP_ALIVE_TIMEOUT_SECONDS").pipe(Config.withDefault(5)),
@@ -277,6 +284,10 @@ export const appConfig: Config.Config<AppConfigShape> = Config.all({
       maxUserBytes: Math.max(1, c.mediaMaxUserBytes),
       fileTtlSeconds: Math.max(1, c.mediaFileTtlSeconds),
       sweepIntervalMillis: Math.max(0.01, c.mediaSweepIntervalSeconds) * 1000
+    },
+    refusedBodies: {
+      drainBytes: Math.max(0, c.refusedBodyDrainBytes),
+      drainMillis: seconds(c.refusedBodyDrainSeconds)
     },
     http: {
       headersTimeoutMillis: seconds(c.headersTimeoutSeconds),

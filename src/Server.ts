@@ -17,7 +17,7 @@ import { AuthFailures } from "./Auth/Failures.ts"
 import { AuthenticationLive, KeyOrBearerAuthenticationLive, OptionalAuthenticationLive } from "./Auth/Authentication.ts"
 import { JwtVerifier } from "./Auth/Jwt.ts"
 import { UserRepo } from "./Auth/UserRepo.ts"
-import { checkingBodies } from "./BodyChecks.ts"
+import { checkingBodies, maxJsonBodyBytes } from "./BodyChecks.ts"
 import { CatalogLive, PublisherNodesLive } from "./Catalog/Http.ts"
 import { Catalog } from "./Catalog/Service.ts"
 import { ClaimsLive } from "./Claims/Http.ts"
@@ -26,8 +26,8 @@ import { aliasRewriting } from "./Compat/Rewrite.ts"
 import { AppConfig, type AppConfigShape } from "./Config.ts"
 import { DatabaseLive } from "./Db/Database.ts"
 import { DatabaseOutages } from "./Db/Outages.ts"
-import { BadRequest, infoOf, PayloadTooLarge, RequestTimeout, RequestTooLarge } from "./Domain/ApiErrors.ts"
-import { errorResponse, respondToCause, wireOf } from "./Errors.ts"
+import { BadRequest, infoOf, RequestTimeout, RequestTooLarge } from "./Domain/ApiErrors.ts"
+import { respondToCause, wireOf } from "./Errors.ts"
 import { HostNodesLive, PublicHostNodesLive } from "./HostNodes/Http.ts"
 import { HostNodes } from "./HostNodes/Service.ts"
 import { ImageProxyLive, SimulatedImagesLive, SimulatedModeHeader } from "./Images/Http.ts"
@@ -52,6 +52,7 @@ import { ApiKeyRepo } from "./ApiKeys/Repo.ts"
 import { MediaFilesLive, MediaStorageLive } from "./MediaStorage/Http.ts"
 import { MediaStorage } from "./MediaStorage/Service.ts"
 import { Leftovers } from "./System/Leftovers.ts"
+import { closingAfterEarlyAnswers } from "./RefusedBodies.ts"
 
 /** For each declared route, the methods it answers: a path known under another method is a 405. */
 const routeTable = [
@@ -62,9 +63,6 @@ const routeTable = [
   { method: "GET", path: "/docs" }
 ].map(({ method, path }) => ({ method, pattern: new RegExp(`^${path.replace(/:[^/]+/g, "[^/]+")}/?$`) }))
 const allowedMethods = (path: string) => [...new Set(routeTable.filter((r) => r.pattern.test(path)).map((r) => r.method))]
-
-/** The largest JSON body read: a bulk host-node record of 5,000 entries fits with room to spare. */
-const maxJsonBodyBytes = 16 * 1024 * 1024
 
 /**
  * Routes that read their body as a stream and enforce their own, larger limits: the video upload
@@ -88,20 +86,21 @@ const runToCompletion = <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.flat
  * Framework failures, typed errors and defects all leave as ErrorResponse; bodies are bounded,
  * and JSON routes refuse multipart and overly nested bodies before decoding (BodyChecks.ts).
  * The clients' aliases are renamed inside both (Compat/Rewrite.ts), so that a body read for
- * renaming has the same limit and its failures the same answers.
+ * renaming has the same limit and its failures the same answers. An answer that leaves before
+ * its body has arrived (a 413, a refused upload) closes the connection only after a bounded
+ * drain, so that the client reads it (RefusedBodies.ts).
  */
 const ErrorResponses = HttpApiBuilder.middleware(Effect.map(Effect.zip(AppConfig, DatabaseOutages), ([config, outages]) => {
   const renamingAliases = aliasRewriting(config.aliases)
+  const closingAfterAnswer = closingAfterEarlyAnswers(config.refusedBodies)
   return (app) =>
     Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) =>
-      // a declared length over the limit is answered before reading a byte of it
-      !readsStreamedBody(request) && Number(request.headers["content-length"] ?? 0) > maxJsonBodyBytes
-        ? Effect.succeed(errorResponse(new PayloadTooLarge({ message: `The request body is larger than ${maxJsonBodyBytes} bytes` })))
-        : (readsStreamedBody(request) ? renamingAliases(app) : checkingBodies(renamingAliases(app))).pipe(
-          HttpIncomingMessage.withMaxBodySize(Option.some(maxJsonBodyBytes)),
-          Effect.catchAllCause((cause) => Effect.provideService(respondToCause(allowedMethods)(cause), DatabaseOutages, outages)),
-          readsStreamedBody(request) ? identity : runToCompletion
-        ))
+      (readsStreamedBody(request) ? renamingAliases(app) : checkingBodies(renamingAliases(app))).pipe(
+        HttpIncomingMessage.withMaxBodySize(Option.some(maxJsonBodyBytes)),
+        Effect.catchAllCause((cause) => Effect.provideService(respondToCause(allowedMethods)(cause), DatabaseOutages, outages)),
+        readsStreamedBody(request) ? identity : runToCompletion,
+        closingAfterAnswer
+      ))
 }))
 
 /** `/openapi.json` and `/docs`, of the documented Api (ApiDocument.ts) with this instance's public URL. */

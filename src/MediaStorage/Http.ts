@@ -3,7 +3,7 @@ import { NodeHttpServerRequest, NodeStream } from "@effect/platform-node"
 import { Effect } from "effect"
 import { Api } from "../Api.ts"
 import { answer } from "../Errors.ts"
-import { declaredLength, discardRest, mediaType } from "../Publishing/Http.ts"
+import { declaredLength, mediaType } from "../Publishing/Http.ts"
 import { MediaStorage } from "./Service.ts"
 
 export const MediaStorageLive = HttpApiBuilder.group(Api, "mediaStorage", (handlers) =>
@@ -32,9 +32,10 @@ export const MediaFilesLive = HttpApiBuilder.group(Api, "mediaFiles", (handlers)
           signature: urlParams.signature,
           contentType: request.headers["content-type"] === undefined ? undefined : mediaType(request),
           declaredBytes: declaredLength(request),
-          // read from the socket without destroying it when reading stops early: the answer still has to go out on it
+          // read from the socket without destroying it when reading stops early: the answer still has to
+          // go out on it, and the rest is drained first (RefusedBodies.ts)
           body: NodeStream.fromReadable(() => NodeHttpServerRequest.toIncomingMessage(request), (e) => e, { closeOnDone: false })
-        }).pipe(answer, Effect.ensuring(discardRest(request))))
+        }).pipe(answer))
       .handle("downloadMediaFile", ({ path }) =>
         media.download(path.token).pipe(
           answer,

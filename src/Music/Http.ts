@@ -34,12 +34,10 @@ export const MusicProxyLive = HttpApiBuilder.group(Api, "musicProxy", (handlers)
         })
       }).pipe(
         answer,
-        // the body may be unread (a refused or oversized upload): closing the connection lets
-        // the client see the answer instead of the server draining the rest
+        // an answer before the upload has arrived whole closes the connection after a bounded
+        // drain of the rest (RefusedBodies.ts)
         Effect.catchAllCause((cause) =>
-          Effect.map(answerFailure(cause), (response) =>
-            HttpServerResponse.setHeaders(response, { connection: "close", ...modeHeaders })
-          )
+          Effect.map(answerFailure(cause), (response) => HttpServerResponse.setHeaders(response, modeHeaders))
         )
       ))
   }))

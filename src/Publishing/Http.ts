@@ -7,25 +7,6 @@ import { answer } from "../Errors.ts"
 import { Archives } from "./Archives.ts"
 import { Publishing } from "./Service.ts"
 
-/**
- * After an early answer (413, 403, ...) the rest of an upload is read and dropped, so that the
- * client, still sending, reads the answer: closing at once would reset the connection and lose
- * it. Past this many more bytes the connection is dropped instead.
- */
-const maxDiscardedBytes = 8 * 1024 * 1024
-
-export const discardRest = (request: HttpServerRequest.HttpServerRequest) =>
-  Effect.sync(() => {
-    const incoming = NodeHttpServerRequest.toIncomingMessage(request)
-    if (incoming.complete || incoming.destroyed) return
-    let discarded = 0
-    incoming.on("data", (chunk: Buffer) => {
-      discarded += chunk.length
-      if (discarded > maxDiscardedBytes) incoming.socket.destroy()
-    })
-    incoming.resume()
-  })
-
 /** The media type of the request's Content-Type, lowercase, without parameters. */
 export const mediaType = (request: HttpServerRequest.HttpServerRequest) =>
   (request.headers["content-type"] ?? "").split(";")[0]!.trim().toLowerCase()
@@ -69,9 +50,10 @@ export const ArchivesLive = HttpApiBuilder.group(Api, "archives", (handlers) =>
           signature: urlParams.signature,
           contentType: mediaType(request),
           declaredBytes: declaredLength(request),
-          // read from the socket without destroying it when reading stops early: the answer still has to go out on it
+          // read from the socket without destroying it when reading stops early: the answer still has to
+          // go out on it, and the rest is drained first (RefusedBodies.ts)
           body: NodeStream.fromReadable(() => NodeHttpServerRequest.toIncomingMessage(request), (e) => e, { closeOnDone: false })
-        }).pipe(answer, Effect.ensuring(discardRest(request))))
+        }).pipe(answer))
       .handle("downloadArchive", ({ path }) =>
         archives.download(path.nodeId, path.version).pipe(
           answer,
