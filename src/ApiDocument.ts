@@ -11,7 +11,7 @@
 import { HttpApi, OpenApi } from "@effect/platform"
 import { Context, JSONSchema, Layer } from "effect"
 import { Api } from "./Api.ts"
-import { apiErrors, BadRequest, InternalError, MethodNotAllowed, PayloadTooLarge } from "./Domain/ApiErrors.ts"
+import { apiErrors, BadRequest, InternalError, MethodNotAllowed, PayloadTooLarge, UnsupportedMediaType } from "./Domain/ApiErrors.ts"
 import { OptionalAuthentication } from "./Domain/Auth.ts"
 import { MusicEvent } from "./Domain/MusicEvents.ts"
 
@@ -277,6 +277,10 @@ const precise = (spec: Json): Json => {
     responses["405"] = errorResponse([MethodNotAllowed.identifier], { Allow: headerRef("Allow") })
     if (operation.requestBody !== undefined && responses["413"] === undefined) {
       responses["413"] = errorResponse([PayloadTooLarge.identifier])
+    }
+    // a JSON route refuses a body of another type (BodyChecks.ts) before it decodes anything
+    if (operation.requestBody?.content?.["application/json"] !== undefined && responses["415"] === undefined) {
+      responses["415"] = errorResponse([UnsupportedMediaType.identifier])
     }
     responses["500"] = errorResponse([InternalError.identifier])
 

@@ -3118,6 +3118,15 @@ export interface operations {
                     "application/json": components["schemas"]["PayloadTooLarge"];
                 };
             };
+            /** @description `unsupported_media_type`: The body's Content-Type is not one the endpoint takes */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UnsupportedMediaType"];
+                };
+            };
             /** @description `rate_limited`: Too many failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
             429: {
                 headers: {
@@ -3444,6 +3453,15 @@ export interface operations {
                     "application/json": components["schemas"]["PayloadTooLarge"];
                 };
             };
+            /** @description `unsupported_media_type`: The body's Content-Type is not one the endpoint takes */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UnsupportedMediaType"];
+                };
+            };
             /** @description `rate_limited`: Too many failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
             429: {
                 headers: {
@@ -3631,6 +3649,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["PayloadTooLarge"];
+                };
+            };
+            /** @description `unsupported_media_type`: The body's Content-Type is not one the endpoint takes */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UnsupportedMediaType"];
                 };
             };
             /** @description `rate_limited`: Too many failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
@@ -4056,6 +4083,15 @@ export interface operations {
                     "application/json": components["schemas"]["PayloadTooLarge"];
                 };
             };
+            /** @description `unsupported_media_type`: The body's Content-Type is not one the endpoint takes */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UnsupportedMediaType"];
+                };
+            };
             /** @description `rate_limited`: Too many failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
             429: {
                 headers: {
@@ -4342,6 +4378,15 @@ export interface operations {
                     "application/json": components["schemas"]["PayloadTooLarge"];
                 };
             };
+            /** @description `unsupported_media_type`: The body's Content-Type is not one the endpoint takes */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UnsupportedMediaType"];
+                };
+            };
             /** @description `rate_limited`: Too many failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
             429: {
                 headers: {
@@ -4542,6 +4587,15 @@ export interface operations {
                     "application/json": components["schemas"]["PayloadTooLarge"];
                 };
             };
+            /** @description `unsupported_media_type`: The body's Content-Type is not one the endpoint takes */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UnsupportedMediaType"];
+                };
+            };
             /** @description `rate_limited`: Too many failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
             429: {
                 headers: {
@@ -4734,6 +4788,15 @@ export interface operations {
                     "application/json": components["schemas"]["PayloadTooLarge"];
                 };
             };
+            /** @description `unsupported_media_type`: The body's Content-Type is not one the endpoint takes */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UnsupportedMediaType"];
+                };
+            };
             /** @description `rate_limited`: Too many failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
             429: {
                 headers: {
@@ -4919,6 +4982,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["PayloadTooLarge"];
+                };
+            };
+            /** @description `unsupported_media_type`: The body's Content-Type is not one the endpoint takes */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UnsupportedMediaType"];
                 };
             };
             /** @description `rate_limited`: Too many failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
@@ -5138,6 +5210,15 @@ export interface operations {
                     "application/json": components["schemas"]["PayloadTooLarge"];
                 };
             };
+            /** @description `unsupported_media_type`: The body's Content-Type is not one the endpoint takes */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UnsupportedMediaType"];
+                };
+            };
             /** @description `rate_limited`: Too many failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
             429: {
                 headers: {
@@ -5248,6 +5329,15 @@ export interface operations {
                     "application/json": components["schemas"]["PayloadTooLarge"];
                 };
             };
+            /** @description `unsupported_media_type`: The body's Content-Type is not one the endpoint takes */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UnsupportedMediaType"];
+                };
+            };
             /** @description `rate_limited`: Too many failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
             429: {
                 headers: {
@@ -5356,6 +5446,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["PayloadTooLarge"];
+                };
+            };
+            /** @description `unsupported_media_type`: The body's Content-Type is not one the endpoint takes */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UnsupportedMediaType"];
                 };
             };
             /** @description `rate_limited`: Too many failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
@@ -5470,6 +5569,15 @@ export interface operations {
                     "application/json": components["schemas"]["PayloadTooLarge"];
                 };
             };
+            /** @description `unsupported_media_type`: The body's Content-Type is not one the endpoint takes */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UnsupportedMediaType"];
+                };
+            };
             /** @description `rate_limited`: Too many failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
             429: {
                 headers: {
@@ -5571,6 +5679,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["PayloadTooLarge"];
+                };
+            };
+            /** @description `unsupported_media_type`: The body's Content-Type is not one the endpoint takes */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UnsupportedMediaType"];
                 };
             };
             /** @description `rate_limited`: Too many failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
@@ -5773,6 +5890,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["PayloadTooLarge"];
+                };
+            };
+            /** @description `unsupported_media_type`: The body's Content-Type is not one the endpoint takes */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UnsupportedMediaType"];
                 };
             };
             /** @description `rate_limited`: Too many failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
@@ -5984,6 +6110,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["PayloadTooLarge"];
+                };
+            };
+            /** @description `unsupported_media_type`: The body's Content-Type is not one the endpoint takes */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UnsupportedMediaType"];
                 };
             };
             /** @description `rate_limited`: Too many failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
@@ -6378,6 +6513,16 @@ export interface operations {
                     "application/json": components["schemas"]["PayloadTooLarge"];
                 };
             };
+            /** @description `unsupported_media_type`: The body's Content-Type is not one the endpoint takes */
+            415: {
+                headers: {
+                    "x-vendor-mode": components["headers"]["XVendorMode"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UnsupportedMediaType"];
+                };
+            };
             /** @description `rate_limited`: Too many failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
             429: {
                 headers: {
@@ -6516,6 +6661,16 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["PayloadTooLarge"];
+                };
+            };
+            /** @description `unsupported_media_type`: The body's Content-Type is not one the endpoint takes */
+            415: {
+                headers: {
+                    "x-vendor-mode": components["headers"]["XVendorMode"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UnsupportedMediaType"];
                 };
             };
             /** @description `rate_limited`: Too many failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
@@ -6658,6 +6813,16 @@ export interface operations {
                     "application/json": components["schemas"]["PayloadTooLarge"];
                 };
             };
+            /** @description `unsupported_media_type`: The body's Content-Type is not one the endpoint takes */
+            415: {
+                headers: {
+                    "x-vendor-mode": components["headers"]["XVendorMode"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UnsupportedMediaType"];
+                };
+            };
             /** @description `rate_limited`: Too many failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
             429: {
                 headers: {
@@ -6796,6 +6961,16 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["PayloadTooLarge"];
+                };
+            };
+            /** @description `unsupported_media_type`: The body's Content-Type is not one the endpoint takes */
+            415: {
+                headers: {
+                    "x-vendor-mode": components["headers"]["XVendorMode"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UnsupportedMediaType"];
                 };
             };
             /** @description `rate_limited`: Too many failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
@@ -7516,6 +7691,15 @@ export interface operations {
                     "application/json": components["schemas"]["PayloadTooLarge"];
                 };
             };
+            /** @description `unsupported_media_type`: The body's Content-Type is not one the endpoint takes */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UnsupportedMediaType"];
+                };
+            };
             /** @description `internal_error`: The service failed: the cause is logged, the answer holds no internals */
             500: {
                 headers: {
@@ -7642,6 +7826,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["PayloadTooLarge"];
+                };
+            };
+            /** @description `unsupported_media_type`: The body's Content-Type is not one the endpoint takes */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UnsupportedMediaType"];
                 };
             };
             /** @description `rate_limited`: Too many failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
@@ -7799,6 +7992,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["PayloadTooLarge"];
+                };
+            };
+            /** @description `unsupported_media_type`: The body's Content-Type is not one the endpoint takes */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UnsupportedMediaType"];
                 };
             };
             /** @description `rate_limited`: Too many failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
