@@ -312,6 +312,12 @@ const precise = (spec: Json): Json => {
     listAll.responses["304"] = { description: "Not modified: the page you have is current", headers: pageHeaders }
   }
 
+  // adding someone who is already a member changes their role: the same record, 200 (Publishers/Http.ts)
+  const addMember = spec.paths["/publishers/{publisherId}/members"]?.post
+  if (addMember?.responses["201"] !== undefined) {
+    addMember.responses["200"] = { ...addMember.responses["201"], description: "An existing member's role was changed" }
+  }
+
   const schemas: Json = spec.components.schemas
   for (const name of Object.keys(schemas)) if (errorNames.has(name)) delete schemas[name]
   const referenced = new Set(JSON.stringify(spec.paths).match(/#\/components\/schemas\/\w+/g))

@@ -165,6 +165,8 @@ describe("the OpenAPI document", () => {
     for (const { operation } of operations.filter((o) => o.operation.requestBody?.content["application/json"] !== undefined)) {
       expect(codesOf(operation.responses["415"]), operation.operationId).toEqual(["unsupported_media_type"])
     }
+    // adding an existing member changes their role and answers the record 200, a new one 201
+    expect(Object.keys(operation("AddMember").responses).filter((s) => s < "300").sort()).toEqual(["200", "201"])
     // an operation that takes no input cannot fail to decode it
     expect(operation("Health").responses["400"]).toBeUndefined()
   })

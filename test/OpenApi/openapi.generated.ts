@@ -4010,6 +4010,15 @@ export interface operations {
             };
         };
         responses: {
+            /** @description An existing member's role was changed */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublisherMember"];
+                };
+            };
             /** @description PublisherMember */
             201: {
                 headers: {
