@@ -75,18 +75,20 @@ const queryValues = (ctx: Context, p: Parameter): fc.Arbitrary<ReadonlyArray<str
     : hinted(ctx, p.name, s).map((v) => [asText(v)])
 }
 
-/** A valid JSON body, hinted fields set to their known values half the time. */
-const jsonBody = (ctx: Context, schema: JsonSchema): fc.Arbitrary<unknown> =>
-  fc.tuple(valueOf(ctx.schemas, schema), fc.boolean()).map(([value, useHints]) => {
-    if (!useHints || typeof value !== "object" || value === null || Array.isArray(value)) return value
-    const props = resolve(ctx.schemas, schema).properties ?? {}
+/** A valid JSON body, each hinted field (at the top level) given a known value most of the time. */
+const jsonBody = (ctx: Context, schema: JsonSchema): fc.Arbitrary<unknown> => {
+  const props = resolve(ctx.schemas, schema).properties ?? {}
+  const hinted = Object.keys(props).filter((name) => (ctx.hints[name] ?? []).length > 0)
+  const picks = fc.tuple(...hinted.map((name) => fc.option(fc.constantFrom(...ctx.hints[name]!), { freq: 3, nil: undefined })))
+  return fc.tuple(valueOf(ctx.schemas, schema), picks).map(([value, chosen]) => {
+    if (typeof value !== "object" || value === null || Array.isArray(value)) return value
     const out: Record<string, unknown> = { ...value }
-    for (const name of Object.keys(props)) {
-      const hints = ctx.hints[name]
-      if (hints !== undefined && hints.length > 0) out[name] = hints[0]
-    }
+    hinted.forEach((name, i) => {
+      if (chosen[i] !== undefined) out[name] = chosen[i]
+    })
     return out
   })
+}
 
 const formBody = (ctx: Context, contentType: string): fc.Arbitrary<Body> => {
   const files = ctx.binaries["video/mp4"] ?? [new Uint8Array([0])]
