@@ -280,6 +280,11 @@ const seedCatalogue = (service: Running) =>
       200,
       "storage"
     )
+    // the file is there to download from the start; the PUTs later replace it
+    const uploaded = yield* Effect.promise(() =>
+      service.fetch(storage.upload_url.replace(/^https?:\/\/[^/]+/, ""), { method: "PUT", headers: { "content-type": "application/octet-stream" }, body: "fuzz" })
+    )
+    expect(uploaded.status, "media upload").toBe(204)
     const published = ok(
       yield* send<{ signedUrl: string }>(service, "POST", "/publishers/acme/nodes/fz-node/versions", {
         token: owner,
@@ -323,7 +328,16 @@ const seedCatalogue = (service: Running) =>
       webhook_url: ["https://hooks.example/x"]
     }
     const credentials: Credentials = { tokens: { user: tokens.stranger, owner, siteAdmin: tokens.siteAdmin }, apiKey: key.plaintext_key }
-    return { hints, credentials }
+    const signed = (url: URL, names: ReadonlyArray<string>): Record<string, string> => {
+      const segments = url.pathname.split("/").slice(2).map(decodeURIComponent)
+      const query = Object.fromEntries(url.searchParams)
+      return { ...Object.fromEntries(names.map((name, i) => [name, segments[i]!])), ...query }
+    }
+    const presets = {
+      "/archives/{nodeId}/{version}": signed(archive, ["nodeId", "version"]),
+      "/media/{token}/{fileName}": signed(media, ["token", "fileName"])
+    }
+    return { hints, credentials, presets }
   })
 
 layer(TestLayer, { excludeTestServices: true, timeout: 120_000 })("schema-driven fuzzer", (it) => {
@@ -332,17 +346,19 @@ layer(TestLayer, { excludeTestServices: true, timeout: 120_000 })("schema-driven
       const service = yield* Service
       const doc = (yield* Effect.promise(() => service.fetch("/openapi.json").then((r) => r.json()))) as Document
       const operations = operationsOf(doc)
-      const { hints, credentials } = yield* seedCatalogue(service)
+      const { hints, credentials, presets } = yield* seedCatalogue(service)
       const zip = yield* Effect.promise(() => zipOf({ "__init__.py": "", "pyproject.toml": "[project]\nname = \"fz-node\"\n" }))
       const ctx: Context = {
         schemas: doc.components.schemas,
         hints,
+        presets,
         binaries: { "application/zip": [zip], "video/mp4": [mp4(3)], "application/octet-stream": [new Uint8Array([137, 80, 78, 71])] }
       }
       const check = validators(doc.components.schemas)
 
-      // deletes last, so that the other operations meet the catalogue whole
-      const ordered = [...operations].sort((a, b) => Number(a.method === "DELETE") - Number(b.method === "DELETE"))
+      // reads first, then writes, deletes last: each meets as much of the catalogue as it can
+      const rank = (op: Operation) => ["GET", "POST", "PUT", "DELETE"].indexOf(op.method)
+      const ordered = [...operations].sort((a, b) => rank(a) - rank(b))
       // an operation with two body types shares its hundred between them
       const variants = (op: Operation) => operations.filter((o) => o.method === op.method && o.path === op.path).length
       const jobs = ordered.flatMap((op, i) =>
