@@ -11,7 +11,7 @@
 import { HttpApi, OpenApi } from "@effect/platform"
 import { Context, JSONSchema, Layer } from "effect"
 import { Api } from "./Api.ts"
-import { apiErrors, BadRequest, DatabaseUnavailable, InternalError, MethodNotAllowed, PayloadTooLarge } from "./Domain/ApiErrors.ts"
+import { apiErrors, BadRequest, DatabaseUnavailable, InternalError, MethodNotAllowed, PayloadTooLarge, UnsupportedMediaType } from "./Domain/ApiErrors.ts"
 import { OptionalAuthentication } from "./Domain/Auth.ts"
 import { MusicEvent } from "./Domain/MusicEvents.ts"
 
@@ -281,6 +281,10 @@ const precise = (spec: Json): Json => {
     if (operation.requestBody !== undefined && responses["413"] === undefined) {
       responses["413"] = errorResponse([PayloadTooLarge.identifier])
     }
+    // a JSON route refuses a body of another type (BodyChecks.ts) before it decodes anything
+    if (operation.requestBody?.content?.["application/json"] !== undefined && responses["415"] === undefined) {
+      responses["415"] = errorResponse([UnsupportedMediaType.identifier])
+    }
     responses["500"] = errorResponse([InternalError.identifier])
     if (!withoutDatabase.has(operation.operationId)) {
       const others = classesOf(responses["503"]?.content?.["application/json"]?.schema)
@@ -313,6 +317,12 @@ const precise = (spec: Json): Json => {
       schema: { type: "string" }
     }]
     listAll.responses["304"] = { description: "Not modified: the page you have is current", headers: pageHeaders }
+  }
+
+  // adding someone who is already a member changes their role: the same record, 200 (Publishers/Http.ts)
+  const addMember = spec.paths["/publishers/{publisherId}/members"]?.post
+  if (addMember?.responses["201"] !== undefined) {
+    addMember.responses["200"] = { ...addMember.responses["201"], description: "An existing member's role was changed" }
   }
 
   const schemas: Json = spec.components.schemas

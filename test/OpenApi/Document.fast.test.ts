@@ -161,6 +161,12 @@ describe("the OpenAPI document", () => {
     expect(codesOf(operation("PublishVersion").responses["409"]).sort()).toContain("version_exists")
     expect(codesOf(operation("UpdatePublisher").responses["413"])).toEqual(["payload_too_large"])
     expect(codesOf(operation("UploadArchive").responses["413"])).toEqual(["payload_too_large"])
+    // a JSON route answers a body of another type 415 (BodyChecks.ts), so each declares it
+    for (const { operation } of operations.filter((o) => o.operation.requestBody?.content["application/json"] !== undefined)) {
+      expect(codesOf(operation.responses["415"]), operation.operationId).toEqual(["unsupported_media_type"])
+    }
+    // adding an existing member changes their role and answers the record 200, a new one 201
+    expect(Object.keys(operation("AddMember").responses).filter((s) => s < "300").sort()).toEqual(["200", "201"])
     // an operation that takes no input cannot fail to decode it
     expect(operation("Health").responses["400"]).toBeUndefined()
     // every operation but the liveness probe needs the database, and says what its outage answers
