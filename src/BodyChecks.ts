@@ -3,8 +3,9 @@
  * JSON limit (RefusedBodies.ts: past it the request is answered 413 and left intact for the
  * drain, where the framework's own limit would destroy the connection before answering). Then
  * two inputs its decoder would fail on with a defect (a 500) instead of a refusal:
- * - a multipart body on a JSON route: the multipart parser throws when the boundary is missing,
- *   and no JSON route takes multipart anyway (the routes that do read their own bodies);
+ * - a body of another media type than JSON, URL-encoded or text on a JSON route (415): the
+ *   multipart parser throws when the boundary is missing, and no JSON route takes multipart or
+ *   bytes anyway (the routes that do read their own bodies);
  * - JSON nested thousands of levels deep: the decoder's error message formats the value given,
  *   recursively, and overflows the stack.
  */
@@ -46,6 +47,17 @@ export const nestsDeeperThan = (text: string, max: number): boolean => {
 const contentTypeOf = (request: HttpServerRequest.HttpServerRequest) => (request.headers["content-type"] ?? "").toLowerCase()
 
 /**
+ * Whether a body of this media type is one a JSON route reads: JSON, URL-encoded fields, text (as
+ * some clients label JSON), or no type at all. Anything else is a 415 naming the type, rather
+ * than a decode error about bytes the client never meant as JSON.
+ */
+const readsAsText = (type: string) => {
+  const essence = type.split(";")[0]!.trim()
+  return essence === "" || essence === "application/json" || essence.endsWith("+json") ||
+    essence === "application/x-www-form-urlencoded" || essence.startsWith("text/")
+}
+
+/**
  * `app`, given the request's body as read here, unless it is too large (413, a declared length
  * before a byte is read) or one of the two above: then a 415 or a 400. Use it on the routes that
  * read JSON (or URL-encoded) bodies.
@@ -55,7 +67,7 @@ export const checkingBodies = <E, R>(app: HttpApp.Default<E, R>): HttpApp.Defaul
     if (Number(request.headers["content-length"] ?? 0) > maxJsonBodyBytes) return Effect.succeed(tooLarge())
     if (request.method === "GET" || request.method === "HEAD") return app
     const type = contentTypeOf(request)
-    if (type.startsWith("multipart/")) {
+    if (!readsAsText(type)) {
       return Effect.succeed(errorResponse(new UnsupportedMediaType({ message: `Send this request as application/json, not ${type.split(";")[0]}` })))
     }
     return readWithin(NodeHttpServerRequest.toIncomingMessage(request), maxJsonBodyBytes).pipe(

@@ -699,6 +699,25 @@ layer(Service.layer((c) => ({ ...c, vendorMode: "simulated" })), { excludeTestSe
       }
     }))
 
+  it.effect("a body of another media type (XML, bytes, zip) on a JSON endpoint is 415 at once, JSON types are read", () =>
+    Effect.gen(function*() {
+      const service = yield* Service
+      const token = yield* Effect.promise(() => service.token({ sub: "multipart-user" }))
+      for (const [method, path] of jsonEndpoints) {
+        for (const contentType of ["application/xml", "application/octet-stream", "application/zip", "image/png"]) {
+          const request = `${method} ${path} (${contentType})`
+          const answer = yield* sendText(service, method, path, { token, raw: "<a/>", headers: { "content-type": contentType } })
+          expect(answer.status, describe(answer, request)).toBe(415)
+          expectErrorBody(parseJson(answer.text, request), "unsupported_media_type")
+        }
+        // JSON under a structured-syntax type or a text type is read as JSON: never a 415
+        for (const contentType of ["application/merge-patch+json", "text/plain; charset=utf-8"]) {
+          const answer = yield* sendText(service, method, path, { token, raw: "{}", headers: { "content-type": contentType } })
+          expect(answer.status, `${method} ${path} (${contentType})`).not.toBe(415)
+        }
+      }
+    }))
+
   it.effect("multipart/form-data without a boundary on the music endpoint (multipart is its type) is 400", () =>
     Effect.gen(function*() {
       const service = yield* Service
