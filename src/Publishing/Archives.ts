@@ -70,6 +70,13 @@ export interface Upload {
   readonly body: Stream.Stream<Uint8Array, unknown>
 }
 
+/**
+ * Whether so many archives are missing that the store, not a crash, is at fault: a crash loses
+ * only the uploads in flight, so two or more lost, half of all or more, means a wrong folder, and
+ * sending them all back to Pending would undo a catalogue's releases for a typo.
+ */
+export const looksMisplaced = (lost: number, installable: number) => lost > 1 && lost * 2 >= installable
+
 export class Archives extends Effect.Service<Archives>()("Archives", {
   effect: Effect.gen(function*() {
     const nodes = yield* NodeRepo
@@ -89,6 +96,13 @@ export class Archives extends Effect.Service<Archives>()("Archives", {
       const lostKeys = new Set(yield* storage.missing(installable.map((v) => archiveKey(v.id))))
       const lost = installable.filter((v) => lostKeys.has(archiveKey(v.id))).map((v) => v.id)
       if (lost.length === 0) return
+      if (looksMisplaced(lost.length, installable.length)) {
+        return yield* Effect.logError(
+          `${lost.length} of ${installable.length} installable archives are missing from storage: that is a wrong or ` +
+            "unmounted storage folder (STORAGE_DIR), not a crash, which loses at most the uploads in flight. " +
+            "No version was changed; install answers 404 for them until the folder is right."
+        )
+      }
       const moved = yield* repo.archiveLost(lost, archiveLostReason)
       yield* Effect.forEach(moved, (v) =>
         Effect.logWarning(`archive of ${v.node_id} ${v.version} missing from storage: version returned to Pending for a new upload`).pipe(

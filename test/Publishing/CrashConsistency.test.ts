@@ -10,14 +10,14 @@
  * store go back to Pending with a reason, and nothing else moves.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { Effect } from "effect"
+import { Effect, FastCheck as fc } from "effect"
 import { type ChildProcess, spawn } from "node:child_process"
 import * as fs from "node:fs/promises"
 import * as os from "node:os"
 import * as path from "node:path"
 import { type StorageFaultStep, storageFaultSteps } from "../../src/Config.ts"
 import { freePort } from "../../src/Db/Embedded.ts"
-import { archiveKey, archiveLostReason } from "../../src/Publishing/Archives.ts"
+import { archiveKey, archiveLostReason, looksMisplaced } from "../../src/Publishing/Archives.ts"
 import { decodeVersion } from "../support/Catalogue.ts"
 import { queryOne } from "../support/Db.ts"
 import { expectError, expectStatus, get } from "../support/Http.ts"
@@ -225,5 +225,22 @@ describe("the start-up repair", () => {
       expect(yield* noDeadUrl(second, "lost", "1.0.0", zip)).toBe(false)
       expectStatus(yield* upload(second, lost.signedUrl, zip), 200, "upload again")
       expect(yield* noDeadUrl(second, "lost", "1.0.0", zip)).toBe(true)
+
+      // an instance started on an empty storage folder finds every archive missing: a wrong
+      // folder, not a crash, and it changes nothing
+      yield* Effect.forEach(["more-a", "more-b"], (id) => uploaded(id, zip), { discard: true })
+      const elsewhere = yield* startService(url)
+      for (const nodeId of ["kept", "lost", "more-a", "more-b"]) {
+        expect((yield* versionStatus(elsewhere, nodeId, "1.0.0")).status, nodeId).toBe("NodeVersionStatusActive")
+      }
     }))
+
+  it.prop("a folder is misplaced when two or more archives are lost and they are half of all or more", [
+    fc.integer({ min: 0, max: 10_000 }),
+    fc.integer({ min: 0, max: 10_000 })
+  ], ([a, b]) => {
+    const [lost, installable] = a <= b ? [a, b] : [b, a]
+    // one lost archive is always a crash's; otherwise the share decides
+    expect(looksMisplaced(lost, installable)).toBe(lost >= 2 && lost >= installable / 2)
+  })
 })
