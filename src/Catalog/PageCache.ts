@@ -129,21 +129,31 @@ export class PageCache extends Effect.Service<PageCache>()("PageCache", {
       return cache.invalidateAll
     }).pipe(span("PageCache.invalidate"))
 
+    // a lost listener is logged when it is lost and when it is back, not at every failed attempt
+    // in between (an outage of the database would repeat it every few seconds)
+    let lost = false
     yield* notices.stream.pipe(
       Stream.runForEach(() =>
         Effect.zipRight(
           // the first element says LISTEN is in place: what changed before it is not in the cache
-          Effect.sync(() => void (listening = true)),
+          Effect.suspend(() => {
+            listening = true
+            if (!lost) return Effect.void
+            lost = false
+            return Effect.logInfo("catalogue change listener: listening again; list cache on")
+          }),
           invalidate
         )
       ),
       Effect.tapError((e) =>
         Effect.zipRight(
-          Effect.sync(() => void (listening = false)),
-          Effect.zipRight(
-            invalidate,
-            Effect.logWarning(`catalogue change listener: ${e.reason}; list cache off until it reconnects`)
-          )
+          invalidate,
+          Effect.suspend(() => {
+            listening = false
+            if (lost) return Effect.logDebug(`catalogue change listener: still reconnecting (${e.reason})`)
+            lost = true
+            return Effect.logWarning(`catalogue change listener: ${e.reason}; list cache off until it reconnects`)
+          })
         )
       ),
       Effect.retry(Schedule.exponential("100 millis").pipe(Schedule.union(Schedule.spaced("5 seconds")))),
