@@ -15,8 +15,9 @@ export class CatalogChanges extends Effect.Service<CatalogChanges>()("CatalogCha
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const cache = yield* PageCache
-    // with a payload: some listeners (PgClient.listen) drop notifications without one
-    const notify = sql`SELECT pg_notify(${catalogueChannel}, 'changed')`
+    // with a payload (some listeners, PgClient.listen, drop notifications without one): this
+    // instance's, so that its own listener knows it has dropped its pages already
+    const notify = sql`SELECT pg_notify(${catalogueChannel}, ${cache.sender})`
     /** Whether the node `n` of publisher `p` appears in public listings. */
     const listed = sql.literal("(n.status = 'NodeStatusActive' AND p.status = 'PublisherStatusActive')")
 

@@ -14,7 +14,7 @@
  */
 import { PgClient } from "@effect/sql-pg"
 import { Cache, Data, Effect, Equal, Hash, Option, Redacted, Schedule, Stream } from "effect"
-import { createHash } from "node:crypto"
+import { createHash, randomUUID } from "node:crypto"
 import pg from "pg"
 import { AppConfig } from "../Config.ts"
 import { type NodeQuery, NodePages } from "./NodePages.ts"
@@ -75,18 +75,18 @@ class PageKey implements Equal.Equal {
 export class ListenerLost extends Data.TaggedError("ListenerLost")<{ readonly reason: string }> {}
 
 /**
- * The notifications of `catalogueChannel` on a connection of its own: one element once LISTEN is
- * in place, then one per notification; fails when the connection fails or closes.
+ * The notifications of `catalogueChannel` on a connection of its own: `undefined` once LISTEN is
+ * in place, then each notification's payload; fails when the connection fails or closes.
  */
 const notifications = (url: Redacted.Redacted) =>
-  Stream.asyncScoped<void, ListenerLost>((emit) =>
+  Stream.asyncScoped<string | undefined, ListenerLost>((emit) =>
     Effect.acquireRelease(
       Effect.sync(() => {
         const conn = new pg.Client({ connectionString: Redacted.value(url), application_name: "registry-listener", keepAlive: true })
         const lost = (reason: string) => void emit.fail(new ListenerLost({ reason }))
         conn.on("error", (e) => lost(e.message))
         conn.on("end", () => lost("the connection closed"))
-        conn.on("notification", () => void emit.single(undefined))
+        conn.on("notification", (message) => void emit.single(message.payload ?? ""))
         conn.connect()
           .then(() => conn.query(`LISTEN ${catalogueChannel}`))
           .then(() => void emit.single(undefined), (e: Error) => lost(e.message))
@@ -104,7 +104,12 @@ const notifications = (url: Redacted.Redacted) =>
 /** Catalogue changes as this instance hears of them (one element when listening starts, then one per change). */
 export class CatalogueNotices extends Effect.Service<CatalogueNotices>()("CatalogueNotices", {
   effect: Effect.map(PgClient.PgClient, (client) => ({
-    stream: notifications(Option.getOrThrow(Option.fromNullable(client.config.url)))
+    stream: notifications(Option.getOrThrow(Option.fromNullable(client.config.url))),
+    /**
+     * The payload this instance's changes carry: it drops its own pages after each commit, so
+     * the echo of its own notification would only drop the pages computed since, for nothing.
+     */
+    sender: randomUUID() as string
   }))
 }) {}
 
@@ -133,6 +138,8 @@ export class PageCache extends Effect.Service<PageCache>()("PageCache", {
     // in between (an outage of the database would repeat it every few seconds)
     let lost = false
     yield* notices.stream.pipe(
+      // this instance's own changes dropped its pages after their commit already
+      Stream.filter((payload) => payload !== notices.sender),
       Stream.runForEach(() =>
         Effect.zipRight(
           // the first element says LISTEN is in place: what changed before it is not in the cache
@@ -174,7 +181,7 @@ export class PageCache extends Effect.Service<PageCache>()("PageCache", {
       return ServedPage.Miss({ page: yield* cache.get(key) })
     })
 
-    return { get, invalidate }
+    return { get, invalidate, sender: notices.sender }
   }),
   dependencies: [NodePages.Default, CatalogueNotices.Default]
 }) {}

@@ -4,26 +4,28 @@
  * misses of one page share one query, and nothing is cached while the listener is down.
  */
 import { expect, it } from "@effect/vitest"
-import { Deferred, Effect, Fiber, FiberId, Layer, Stream, TestClock } from "effect"
+import { Deferred, Effect, Fiber, FiberId, Layer, Schedule, Stream, TestClock } from "effect"
 import { NodePages, type NodeQuery } from "../../src/Catalog/NodePages.ts"
 import { CatalogueNotices, ListenerLost, PageCache, ServedPage } from "../../src/Catalog/PageCache.ts"
 import { stub, testConfig } from "../support/Stub.ts"
 
 const ttlMillis = 60_000
+/** The payload this instance's own changes carry. */
+const ownSender = "this-instance"
 const query: NodeQuery = { page: 1, limit: 10, sort: [] }
 
 /** A listener that is up: its first element, then silence. */
 const listening = Stream.concat(Stream.make(undefined), Stream.never)
 
 /** The cache over pages numbered by how many times they were computed. */
-const cacheOver = (notices: Stream.Stream<void, ListenerLost>, listPage?: (q: NodeQuery) => Effect.Effect<{ nodes: string; total: number }>) => {
+const cacheOver = (notices: Stream.Stream<string | undefined, ListenerLost>, listPage?: (q: NodeQuery) => Effect.Effect<{ nodes: string; total: number }>) => {
   let computed = 0
   const layer = PageCache.DefaultWithoutDependencies.pipe(
     Layer.provide([
       stub(NodePages, {
         listPage: listPage ?? (() => Effect.sync(() => ({ nodes: `{"n":${++computed}}`, total: computed })))
       }),
-      stub(CatalogueNotices, { stream: notices }),
+      stub(CatalogueNotices, { stream: notices, sender: ownSender }),
       testConfig((c) => ({ ...c, listCacheTtlMillis: ttlMillis }))
     ])
   )
@@ -99,6 +101,27 @@ it.effect("while the listener is down nothing is cached", () => {
     const cache = yield* PageCache
     yield* TestClock.adjust(0)
     expect((yield* cache.get(query, false))._tag).toBe("Miss")
+    expect((yield* cache.get(query, false))._tag).toBe("Miss")
+    expect(computed()).toBe(2)
+  }).pipe(Effect.provide(layer))
+})
+
+it.effect("another instance's notification drops the pages; the echo of this instance's own does not", () => {
+  const { computed, layer } = cacheOver(
+    // listening, then this instance's echo, then another instance's change, a moment apart each
+    Stream.concat(
+      Stream.fromIterable([undefined, ownSender, "another-instance"]).pipe(Stream.schedule(Schedule.spaced("1 second"))),
+      Stream.never
+    )
+  )
+  return Effect.gen(function*() {
+    const cache = yield* PageCache
+    expect(cache.sender).toBe(ownSender)
+    yield* TestClock.adjust("1 second")
+    expect((yield* cache.get(query, false))._tag).toBe("Miss")
+    yield* TestClock.adjust("1 second")
+    expect((yield* cache.get(query, false))._tag).toBe("Hit")
+    yield* TestClock.adjust("1 second")
     expect((yield* cache.get(query, false))._tag).toBe("Miss")
     expect(computed()).toBe(2)
   }).pipe(Effect.provide(layer))
