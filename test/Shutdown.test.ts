@@ -7,20 +7,17 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 import { Effect, Exit, Scope } from "effect"
-import { type ChildProcess, spawn } from "node:child_process"
+import { type ChildProcess } from "node:child_process"
 import { readFileSync } from "node:fs"
 import * as fs from "node:fs/promises"
 import * as net from "node:net"
 import * as os from "node:os"
 import * as path from "node:path"
-import { fileURLToPath } from "node:url"
-import { freePort } from "../src/Db/Embedded.ts"
 import { FakeMusicVendor } from "./support/FakeMusicVendor.ts"
 import { atFakeVendor, generatePath } from "./support/Music.ts"
+import { spawnService } from "./support/Process.ts"
 import { closedAfterPromise, slowRequestPromise } from "./support/RawHttp.ts"
 import { serviceOnFreshDatabase } from "./support/Service.ts"
-
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..")
 
 /** What a stop may take beyond the grace: stopping PostgreSQL, on a busy machine. */
 const margin = 6_000
@@ -71,38 +68,18 @@ afterAll(async () => {
   await fs.rm(dataDir, { recursive: true, force: true })
 })
 
-/** Runs `command` on the embedded database with a grace of `graceSeconds`; ready when /ready answers 200. */
+/** Runs `command` on the embedded database with a grace of `graceSeconds`, in its own process group. */
 const start = async (command: ReadonlyArray<string>, graceSeconds: number): Promise<Started> => {
-  const port = await freePort()
-  const env: NodeJS.ProcessEnv = {
-    ...process.env,
-    DATA_DIR: dataDir,
-    PORT: String(port),
-    HOST: "127.0.0.1",
-    LOG_LEVEL: "warn",
-    SHUTDOWN_GRACE_SECONDS: String(graceSeconds)
-  }
-  delete env.DATABASE_URL
-  // its own process group, as a terminal's job or a container's processes are
-  const child = spawn(command[0]!, command.slice(1), { cwd: root, env, detached: true, stdio: ["ignore", "pipe", "pipe"] })
-  let output = ""
-  child.stdout!.on("data", (d) => (output += d))
-  child.stderr!.on("data", (d) => (output += d))
-  const deadline = Date.now() + 60_000
-  while (Date.now() < deadline) {
-    if (child.exitCode !== null) throw new Error(`the service exited (${child.exitCode}): ${output}`)
-    const ready = await fetch(`http://127.0.0.1:${port}/ready`, { signal: AbortSignal.timeout(2000) }).then((r) => r.status, () => 0)
-    if (ready === 200) {
-      const servicePid = Number(await fs.readFile(path.join(dataDir, "pg.owner"), "utf8"))
-      const postmaster = await fs.readFile(path.join(dataDir, "pg", "postmaster.pid"), "utf8")
-      const started = { child, port, output: () => output, servicePid, postgresPid: Number(postmaster.split("\n")[0]) }
-      everyStarted.push(started)
-      return started
-    }
-    await sleep(100)
-  }
-  process.kill(-child.pid!, "SIGKILL")
-  throw new Error(`the service did not become ready: ${output}`)
+  const service = await spawnService({
+    command,
+    detached: true,
+    env: { DATA_DIR: dataDir, DATABASE_URL: undefined, SHUTDOWN_GRACE_SECONDS: String(graceSeconds) }
+  })
+  const servicePid = Number(await fs.readFile(path.join(dataDir, "pg.owner"), "utf8"))
+  const postmaster = await fs.readFile(path.join(dataDir, "pg", "postmaster.pid"), "utf8")
+  const started = { ...service, servicePid, postgresPid: Number(postmaster.split("\n")[0]) }
+  everyStarted.push(started)
+  return started
 }
 
 const node = [process.execPath, "--import", "tsx", "src/main.ts"]

@@ -8,48 +8,26 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import * as jose from "jose"
-import { type ChildProcess, execFile, spawn } from "node:child_process"
+import { execFile } from "node:child_process"
 import * as fs from "node:fs/promises"
 import * as os from "node:os"
 import * as path from "node:path"
 import { promisify } from "node:util"
 import pg from "pg"
 import { freePort } from "../../src/Db/Embedded.ts"
+import { type ServiceProcess, spawnService } from "../support/Process.ts"
 
 const execFileAsync = promisify(execFile)
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 const jwtSecret = "outage-test-secret-0123456789-0123456789"
 
-interface Service {
-  readonly child: ChildProcess
-  readonly base: string
-  readonly output: () => string
-}
-
-/** The service in a process of its own (as `npm start` runs it), ready when /ready answers 200. */
-const startService = async (env: NodeJS.ProcessEnv): Promise<Service> => {
-  const port = await freePort()
-  const all: NodeJS.ProcessEnv = { ...process.env, PORT: String(port), HOST: "127.0.0.1", LOG_LEVEL: "warn", AUTH_JWT_SECRET: jwtSecret, ...env }
-  // no DATABASE_URL: the embedded server
-  if (env.DATABASE_URL === undefined) delete all.DATABASE_URL
-  const child = spawn(process.execPath, ["--import", "tsx", "src/main.ts"], { env: all, stdio: ["ignore", "pipe", "pipe"] })
-  let output = ""
-  child.stdout!.on("data", (d) => (output += d))
-  child.stderr!.on("data", (d) => (output += d))
-  const base = `http://127.0.0.1:${port}`
-  const deadline = Date.now() + 90_000
-  while (Date.now() < deadline) {
-    if (child.exitCode !== null) throw new Error(`the service exited (${child.exitCode}): ${output}`)
-    if ((await statusOf(`${base}/ready`)) === 200) return { child, base, output: () => output }
-    await sleep(100)
-  }
-  child.kill("SIGKILL")
-  throw new Error(`the service did not become ready: ${output}`)
-}
+/** The service in a process of its own (as `npm start` runs it); no DATABASE_URL: the embedded server. */
+const startService = (env: Readonly<Record<string, string>>) =>
+  spawnService({ env: { DATABASE_URL: undefined, AUTH_JWT_SECRET: jwtSecret, ...env } })
 
 const statusOf = (url: string) => fetch(url, { signal: AbortSignal.timeout(3000) }).then((r) => r.status, () => 0)
 
-const stopService = async (service: Service) => {
+const stopService = async (service: ServiceProcess) => {
   if (service.child.exitCode !== null) return
   const exited = new Promise((resolve) => service.child.once("exit", resolve))
   service.child.kill("SIGTERM")
@@ -142,22 +120,22 @@ const recovery = async (base: string, ready: ReturnType<typeof watchReady>, from
  * Runs the load, breaks the database with `outage` (which resolves when it has done its part),
  * waits for the service to recover, and checks everything the issue asks of an outage.
  */
-const survivesOutage = async (service: Service, outage: () => Promise<void>) => {
+const survivesOutage = async (service: ServiceProcess, outage: () => Promise<void>) => {
   const token = await new jose.SignJWT({ name: "Writer" }).setProtectedHeader({ alg: "HS256", typ: "JWT" }).setSubject("writer")
     .setIssuedAt().setExpirationTime("1h").sign(new TextEncoder().encode(jwtSecret))
-  const created = await fetch(`${service.base}/publishers`, {
+  const created = await fetch(`${service.baseUrl}/publishers`, {
     method: "POST",
     headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
     body: JSON.stringify({ id: "acme", name: "Acme" })
   })
   expect(created.status).toBe(201)
 
-  const traffic = load(service.base, token)
-  const ready = watchReady(service.base)
+  const traffic = load(service.baseUrl, token)
+  const ready = watchReady(service.baseUrl)
   await sleep(1000)
   const brokenAt = Date.now()
   await outage()
-  const tookMillis = await recovery(service.base, ready, brokenAt, 30_000)
+  const tookMillis = await recovery(service.baseUrl, ready, brokenAt, 30_000)
   await sleep(1000)
   await traffic.stop()
   await ready.stop()
@@ -185,12 +163,12 @@ const survivesOutage = async (service: Service, outage: () => Promise<void>) => 
   expect(traffic.acknowledged.length).toBeGreaterThan(0)
   const missing: Array<string> = []
   for (const id of traffic.acknowledged) {
-    if ((await statusOf(`${service.base}/publishers/${id}`)) !== 200) missing.push(id)
+    if ((await statusOf(`${service.baseUrl}/publishers/${id}`)) !== 200) missing.push(id)
   }
   expect(missing).toEqual([])
 
   // the list cache's LISTEN connection is back: pages are cached again
-  const cached = async () => (await fetch(`${service.base}/nodes?limit=2`)).headers.get("x-cache")
+  const cached = async () => (await fetch(`${service.baseUrl}/nodes?limit=2`)).headers.get("x-cache")
   let cache = ""
   for (let i = 0; i < 50 && cache !== "hit"; i++) {
     await cached()

@@ -1,32 +1,15 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
-import { type ChildProcess, spawn } from "node:child_process"
+import { type ChildProcess } from "node:child_process"
 import * as fs from "node:fs/promises"
 import * as os from "node:os"
 import * as path from "node:path"
-import { freePort } from "../../src/Db/Embedded.ts"
 import { query } from "../support/Db.ts"
+import { spawnService } from "../support/Process.ts"
 import { freshDatabase, startService } from "../support/Service.ts"
 
-/** `npm start`'s command on the embedded database in `dataDir`, ready when /ready answers 200. */
-const startProcess = async (dataDir: string) => {
-  const port = await freePort()
-  const env: NodeJS.ProcessEnv = { ...process.env, DATA_DIR: dataDir, PORT: String(port), HOST: "127.0.0.1", LOG_LEVEL: "warn" }
-  delete env.DATABASE_URL
-  const child = spawn(process.execPath, ["--import", "tsx", "src/main.ts"], { env, stdio: ["ignore", "pipe", "pipe"] })
-  let output = ""
-  child.stdout!.on("data", (d) => (output += d))
-  child.stderr!.on("data", (d) => (output += d))
-  const deadline = Date.now() + 60_000
-  while (Date.now() < deadline) {
-    if (child.exitCode !== null) throw new Error(`the service exited (${child.exitCode}): ${output}`)
-    const ready = await fetch(`http://127.0.0.1:${port}/ready`, { signal: AbortSignal.timeout(2000) }).then((r) => r.status, () => 0)
-    if (ready === 200) return { child, port, output: () => output }
-    await new Promise((r) => setTimeout(r, 100))
-  }
-  child.kill("SIGKILL")
-  throw new Error(`the service did not become ready: ${output}`)
-}
+/** `npm start`'s command on the embedded database in `dataDir`. */
+const startProcess = (dataDir: string) => spawnService({ env: { DATA_DIR: dataDir, DATABASE_URL: undefined } })
 
 const exited = (child: ChildProcess) => new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)))
 

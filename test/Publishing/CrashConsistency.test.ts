@@ -11,16 +11,16 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, FastCheck as fc } from "effect"
-import { type ChildProcess, spawn } from "node:child_process"
+import { type ChildProcess } from "node:child_process"
 import * as fs from "node:fs/promises"
 import * as os from "node:os"
 import * as path from "node:path"
 import { type StorageFaultStep, storageFaultSteps } from "../../src/Config.ts"
-import { freePort } from "../../src/Db/Embedded.ts"
 import { archiveKey, archiveLostReason, looksMisplaced } from "../../src/Publishing/Archives.ts"
 import { decodeVersion } from "../support/Catalogue.ts"
 import { queryOne } from "../support/Db.ts"
 import { expectError, expectStatus, get } from "../support/Http.ts"
+import { type ServiceProcess, spawnService } from "../support/Process.ts"
 import { freshDatabase, type Running, startService } from "../support/Service.ts"
 import { rawZip, zipOf } from "../support/Zip.ts"
 import { download, install, makePublisher, pathOf, published, upload } from "./Flow.ts"
@@ -30,12 +30,6 @@ const tempDir = Effect.acquireRelease(
   (dir) => Effect.promise(() => fs.rm(dir, { recursive: true, force: true }))
 )
 
-interface Child {
-  readonly process: ChildProcess
-  readonly baseUrl: string
-  readonly output: () => string
-}
-
 const exited = (child: ChildProcess) =>
   child.exitCode !== null || child.signalCode !== null
     ? Promise.resolve(child.signalCode)
@@ -44,36 +38,18 @@ const exited = (child: ChildProcess) =>
 /** The service as `npm start` runs it, on `dataDir` and `databaseUrl`; killed when the scope closes. */
 const startChild = (dataDir: string, databaseUrl: string, fault?: StorageFaultStep) =>
   Effect.acquireRelease(
-    Effect.promise(async (): Promise<Child> => {
-      const port = await freePort()
-      const env: NodeJS.ProcessEnv = { ...process.env, DATA_DIR: dataDir, DATABASE_URL: databaseUrl, PORT: String(port), HOST: "127.0.0.1", LOG_LEVEL: "warn" }
-      delete env.STORAGE_DIR
-      delete env.FAULT_INJECT_STORAGE
-      if (fault !== undefined) env.FAULT_INJECT_STORAGE = fault
-      const child = spawn(process.execPath, ["--import", "tsx", "src/main.ts"], { env, stdio: ["ignore", "pipe", "pipe"] })
-      let output = ""
-      child.stdout!.on("data", (d) => (output += d))
-      child.stderr!.on("data", (d) => (output += d))
-      const baseUrl = `http://127.0.0.1:${port}`
-      const deadline = Date.now() + 60_000
-      while (Date.now() < deadline) {
-        if (child.exitCode !== null) throw new Error(`the service exited (${child.exitCode}): ${output}`)
-        const ready = await fetch(`${baseUrl}/ready`, { signal: AbortSignal.timeout(2000) }).then((r) => r.status, () => 0)
-        if (ready === 200) return { process: child, baseUrl, output: () => output }
-        await new Promise((r) => setTimeout(r, 50))
-      }
-      child.kill("SIGKILL")
-      throw new Error(`the service did not become ready: ${output}`)
-    }),
-    (child) =>
+    Effect.promise(() =>
+      spawnService({ env: { DATA_DIR: dataDir, DATABASE_URL: databaseUrl, STORAGE_DIR: undefined, FAULT_INJECT_STORAGE: fault } })
+    ),
+    (service) =>
       Effect.promise(async () => {
-        child.process.kill("SIGKILL")
-        await exited(child.process)
+        service.child.kill("SIGKILL")
+        await exited(service.child)
       })
   )
 
 /** The in-process instance's helpers, sent to the child. */
-const onChild = (setup: Running, child: Child): Running => ({
+const onChild = (setup: Running, child: ServiceProcess): Running => ({
   ...setup,
   baseUrl: child.baseUrl,
   fetch: (pathAndQuery, init) => fetch(child.baseUrl + pathAndQuery, init)
@@ -108,7 +84,7 @@ const noDeadUrl = (service: Running, nodeId: string, version: string, zip: Buffe
   })
 
 /** Uploads `zip` to `signedUrl` on a child that kills itself meanwhile; answers its signal. */
-const uploadUntilKilled = (child: Child, signedUrl: string, zip: Buffer) =>
+const uploadUntilKilled = (child: ServiceProcess, signedUrl: string, zip: Buffer) =>
   Effect.promise(async () => {
     const answered = await fetch(child.baseUrl + pathOf(signedUrl), {
       method: "PUT",
@@ -116,7 +92,7 @@ const uploadUntilKilled = (child: Child, signedUrl: string, zip: Buffer) =>
       headers: { "content-type": "application/zip" }
     }).then((r) => r.status, () => undefined)
     expect(answered, "no answer from a killed upload").toBeUndefined()
-    return await exited(child.process)
+    return await exited(child.child)
   })
 
 /** An upload killed at `step`: the version and the zip it was to get. */
@@ -141,11 +117,11 @@ const expectRecovered = (service: Running, crash: Crash) =>
  * Active version without its archive. Killed and restarted, the service puts it back to Pending
  * with one WARN, and it takes a new upload.
  */
-const archiveLost = (setup: Running, running: Child, dataDir: string, url: string, crash: Crash) =>
+const archiveLost = (setup: Running, running: ServiceProcess, dataDir: string, url: string, crash: Crash) =>
   Effect.gen(function*() {
     const { id } = yield* versionStatus(setup, crash.nodeId, "1.0.0")
-    running.process.kill("SIGKILL")
-    yield* Effect.promise(() => exited(running.process))
+    running.child.kill("SIGKILL")
+    yield* Effect.promise(() => exited(running.child))
     yield* Effect.promise(() => fs.rm(path.join(dataDir, "archives", archiveKey(id))))
     const child = yield* startChild(dataDir, url)
     const restarted = onChild(setup, child)

@@ -1,0 +1,59 @@
+/**
+ * The service in a process of its own, as `npm start` runs it (`node --import tsx src/main.ts`),
+ * for the tests of what only a process shows: start-up on existing data, signals, crashes and
+ * outages. Ready when `/ready` answers 200.
+ */
+import { type ChildProcess, spawn } from "node:child_process"
+import * as path from "node:path"
+import { fileURLToPath } from "node:url"
+import { freePort } from "../../src/Db/Embedded.ts"
+
+/** The repository: the command's relative paths (`src/main.ts`, npm's package.json) are from here. */
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..")
+
+export interface ServiceProcess {
+  readonly child: ChildProcess
+  readonly port: number
+  readonly baseUrl: string
+  /** Everything it wrote to stdout and stderr so far. */
+  readonly output: () => string
+}
+
+export interface SpawnOptions {
+  /** Over this process's environment; an `undefined` value removes the variable. */
+  readonly env?: Readonly<Record<string, string | undefined>>
+  /** The command; the service itself when not given. */
+  readonly command?: ReadonlyArray<string>
+  /** In a process group of its own, as a terminal's job or a container's processes are. */
+  readonly detached?: boolean
+  readonly readyWithinMillis?: number
+}
+
+export const serviceCommand = [process.execPath, "--import", "tsx", "src/main.ts"] as const
+
+const statusOf = (url: string) => fetch(url, { signal: AbortSignal.timeout(2000) }).then((r) => r.status, () => 0)
+
+/** Starts the service on a free port of loopback, logging at warn; kills it if it never gets ready. */
+export const spawnService = async (options: SpawnOptions = {}): Promise<ServiceProcess> => {
+  const port = await freePort()
+  const env: NodeJS.ProcessEnv = { ...process.env, PORT: String(port), HOST: "127.0.0.1", LOG_LEVEL: "warn" }
+  for (const [name, value] of Object.entries(options.env ?? {})) {
+    if (value === undefined) delete env[name]
+    else env[name] = value
+  }
+  const [file, ...args] = options.command ?? serviceCommand
+  const child = spawn(file!, args, { cwd: root, env, detached: options.detached ?? false, stdio: ["ignore", "pipe", "pipe"] })
+  let output = ""
+  child.stdout!.on("data", (d) => (output += d))
+  child.stderr!.on("data", (d) => (output += d))
+  const baseUrl = `http://127.0.0.1:${port}`
+  const deadline = Date.now() + (options.readyWithinMillis ?? 90_000)
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null) throw new Error(`the service exited (${child.exitCode}): ${output}`)
+    if ((await statusOf(`${baseUrl}/ready`)) === 200) return { child, port, baseUrl, output: () => output }
+    await new Promise((resolve) => setTimeout(resolve, 50))
+  }
+  if (options.detached === true) process.kill(-child.pid!, "SIGKILL")
+  else child.kill("SIGKILL")
+  throw new Error(`the service did not become ready: ${output}`)
+}
