@@ -9,8 +9,7 @@ import { randomBytes } from "node:crypto"
 import * as fs from "node:fs/promises"
 import * as os from "node:os"
 import * as path from "node:path"
-import { onInstance } from "./support/Client.ts"
-import { expectStatus, send } from "./support/Http.ts"
+import { mediaUploadTarget, piecesOf, putHead } from "./support/MediaUpload.ts"
 import { slowRequestPromise } from "./support/RawHttp.ts"
 import { type ConfigOverrides, serviceOnFreshDatabase } from "./support/Service.ts"
 
@@ -72,18 +71,12 @@ it.live("the periodic sweep removes an old leftover and keeps a live upload's fi
     const service = yield* serviceOnFreshDatabase(inFolder(dataDir, { maxAgeMillis, sweepIntervalMillis: 100 }))
     const incoming = path.join(dataDir, "archives", ".incoming")
 
-    const jwt = yield* Effect.promise(() => service.token({ sub: "uploader" }))
-    const created = yield* send<{ upload_url: string }>(service, "POST", "/customers/storage", {
-      token: jwt,
-      body: { file_name: "slow.bin", content_type: "application/octet-stream" }
-    })
-    const target = new URL(onInstance(service, expectStatus(created, 200, "POST /customers/storage").body.upload_url))
+    const target = yield* mediaUploadTarget(service, "uploader", "slow.bin")
     // 12 pieces, 250 ms apart: the upload lasts twice the age limit, its file written all along
     const bytes = randomBytes(12 * 256)
-    const pieces = Array.from({ length: 12 }, (_, i) => bytes.subarray(i * 256, (i + 1) * 256))
-    const head = `PUT ${target.pathname}${target.search} HTTP/1.1\r\nHost: 127.0.0.1\r\n` +
-      `Content-Type: application/octet-stream\r\nContent-Length: ${bytes.length}\r\nConnection: close\r\n\r\n`
-    const upload = yield* Effect.fork(Effect.promise(() => slowRequestPromise(service.baseUrl, head, pieces, 250)))
+    const upload = yield* Effect.fork(
+      Effect.promise(() => slowRequestPromise(service.baseUrl, putHead(target, bytes.length), piecesOf(bytes, 12), 250))
+    )
 
     // a crash's leftover appears meanwhile (as a second instance's would in a shared store)
     const leftover = path.join(incoming, "0c4d.zip.8899aabbccddeeff")

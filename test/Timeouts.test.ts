@@ -7,9 +7,9 @@
 import { expect, layer } from "@effect/vitest"
 import { Effect, Option, Redacted } from "effect"
 import { randomBytes } from "node:crypto"
-import { onInstance } from "./support/Client.ts"
-import { expectErrorBody, expectStatus, send } from "./support/Http.ts"
+import { expectErrorBody, send } from "./support/Http.ts"
 import { freshStart, paths, skinBody, withFakeVendor } from "./support/ImageProxy.ts"
+import { mediaUploadTarget, piecesOf, putHead } from "./support/MediaUpload.ts"
 import { closedAfterPromise, slowRequestPromise } from "./support/RawHttp.ts"
 import { type Running, Service } from "./support/Service.ts"
 
@@ -117,19 +117,11 @@ layer(TestService, { excludeTestServices: true })("connection limits", (it) => {
   it.effect("a slow streamed upload that keeps moving outlives the request limit (PUT /media/…)", () =>
     Effect.gen(function*() {
       const service = yield* Service
-      const jwt = yield* Effect.promise(() => service.token({ sub: "slow-uploader" }))
-      const created = yield* send<{ upload_url: string }>(service, "POST", "/customers/storage", {
-        token: jwt,
-        body: { file_name: "slow.bin", content_type: "application/octet-stream" }
-      })
-      const target = new URL(onInstance(service, expectStatus(created, 200, "POST /customers/storage").body.upload_url))
+      const target = yield* mediaUploadTarget(service, "slow-uploader", "slow.bin")
       // 20 pieces, 300 ms apart: 6 s in all, past the request limit, never a second silent
       const bytes = randomBytes(20 * 512)
-      const pieces = Array.from({ length: 20 }, (_, i) => bytes.subarray(i * 512, (i + 1) * 512))
-      const head = `PUT ${target.pathname}${target.search} HTTP/1.1\r\nHost: 127.0.0.1\r\n` +
-        `Content-Type: application/octet-stream\r\nContent-Length: ${bytes.length}\r\nConnection: close\r\n\r\n`
       const started = Date.now()
-      const answer = yield* Effect.promise(() => slowRequestPromise(service.baseUrl, head, pieces, 300))
+      const answer = yield* Effect.promise(() => slowRequestPromise(service.baseUrl, putHead(target, bytes.length), piecesOf(bytes, 20), 300))
       expect(answer.status).toBe(204)
       expect(Date.now() - started).toBeGreaterThan(limits.requestTimeoutMillis)
       const stored = yield* Effect.promise(async () => Buffer.from(await (await service.fetch(target.pathname)).arrayBuffer()))
@@ -139,12 +131,7 @@ layer(TestService, { excludeTestServices: true })("connection limits", (it) => {
   it.effect("a streamed upload that stops moving is cut after the upload idle limit", () =>
     Effect.gen(function*() {
       const service = yield* Service
-      const jwt = yield* Effect.promise(() => service.token({ sub: "stalled-uploader" }))
-      const created = yield* send<{ upload_url: string }>(service, "POST", "/customers/storage", {
-        token: jwt,
-        body: { file_name: "stalled.bin", content_type: "application/octet-stream" }
-      })
-      const target = new URL(onInstance(service, expectStatus(created, 200, "POST /customers/storage").body.upload_url))
+      const target = yield* mediaUploadTarget(service, "stalled-uploader", "stalled.bin")
       const millis = yield* closedAfter(service, (socket) => {
         socket.write(`PUT ${target.pathname}${target.search} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 1000\r\n\r\n`)
         socket.write("x".repeat(100))
