@@ -210,7 +210,7 @@ const limitArrival = (limits: HttpLimits, request: http.IncomingMessage, respons
  * malformed or late requests (oversized headers or URL, bytes HTTP does not allow, headers past
  * their limit) are answered as ErrorResponse too, before they ever reach the application.
  */
-export const makeHttpServer = (limits: HttpLimits) => () => {
+const makeHttpServer = (limits: HttpLimits) => {
   const server = http.createServer({
     headersTimeout: limits.headersTimeoutMillis,
     requestTimeout: 0,
@@ -287,7 +287,7 @@ const boundedClose = (server: http.Server, graceMillis: number) => {
  */
 export const HttpServerLive = Layer.unwrapEffect(
   Effect.map(AppConfig, (config) => {
-    const server = makeHttpServer(config.http)()
+    const server = makeHttpServer(config.http)
     const close = boundedClose(server, config.shutdownGraceMillis)
     return NodeHttpServer.layer(() => server, { port: config.port, host: config.host }).pipe(
       Layer.map((context) => {
