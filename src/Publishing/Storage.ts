@@ -143,10 +143,18 @@ export const makeLocalStorage = (dir: string, faultAt: Option.Option<StorageFaul
         Effect.catchTags({ SystemError: failed, BadArgument: failed })
       )
 
-    /** Which of `keys` hold nothing (content a crash lost). One stat each: cheap for thousands. */
+    /**
+     * Which of `keys` hold nothing (content a crash lost). The store is one folder: it is listed
+     * once, rather than a stat per key (asked at start-up for every installable archive).
+     */
     const missing = (keys: ReadonlyArray<string>) =>
-      Effect.filter(keys, (key) =>
-        fs.exists(fileOf(key)).pipe(Effect.map((exists) => !exists), Effect.catchIf(isPlatformError, failed)), { concurrency: 16 })
+      fs.readDirectory(dir).pipe(
+        Effect.catchIf(isPlatformError, failed),
+        Effect.map((names) => {
+          const present = new Set(names)
+          return keys.filter((key) => !present.has(safeKey(key)))
+        })
+      )
 
     return {
       put: (<A, E, R>(key: string, body: Stream.Stream<Uint8Array, unknown>, options: PutOptions<A, E, R>) =>
