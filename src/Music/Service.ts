@@ -6,6 +6,7 @@ import { Chunk, Data, Effect, Option, Stream } from "effect"
 import { parseFile } from "music-metadata"
 import { AppConfig } from "../Config.ts"
 import { maxVideoSeconds, type MusicRequest, type VideoFile } from "../Domain/Media.ts"
+import { movieDuration } from "./MovieHeader.ts"
 import { relayEvents, type StreamBroken, withKeepAlive } from "./Events.ts"
 import { MusicVendor, type VendorStreamError } from "./Vendor.ts"
 import { traced } from "../Tracing.ts"
@@ -22,19 +23,19 @@ export class VideoOverlong extends Data.TaggedError("VideoOverlong")<{ readonly 
   }
 }
 
+const positive = (seconds: number | undefined) =>
+  seconds !== undefined && Number.isFinite(seconds) && seconds > 0 ? Option.some(seconds) : Option.none()
+
 /**
- * The video's duration in seconds, from its container: the format's duration, else its longest
- * track's (music-metadata gives a format duration for audio tracks only). `None` when the file
- * is not a container music-metadata reads, or names no duration.
+ * The video's duration in seconds, from its container: the format's duration as music-metadata
+ * reads it, else the ISO movie header's (a silent MP4 has no format duration there). `None` when
+ * the file is neither, or names no duration.
  */
 export const videoDuration = (file: string): Effect.Effect<Option.Option<number>> =>
   Effect.tryPromise(() => parseFile(file, { duration: true, skipCovers: true })).pipe(
-    Effect.map((metadata) => {
-      const tracks = metadata.format.trackInfo.map((t) => t.duration ?? 0)
-      const duration = metadata.format.duration ?? Math.max(0, ...tracks)
-      return Number.isFinite(duration) && duration > 0 ? Option.some(duration) : Option.none()
-    }),
-    Effect.orElseSucceed(() => Option.none<number>())
+    Effect.map(({ format }) => positive(format.duration)),
+    Effect.orElseSucceed(() => Option.none<number>()),
+    Effect.flatMap((duration) => Option.isSome(duration) ? Effect.succeed(duration) : movieDuration(file))
   )
 
 /** An uploaded video must be readable and at most `maxVideoSeconds` long. */
