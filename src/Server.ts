@@ -12,6 +12,7 @@ import type * as stream from "node:stream"
 import { AdminLive } from "./Admin/Http.ts"
 import { Moderation } from "./Admin/Service.ts"
 import { Api } from "./Api.ts"
+import { allowedMethods } from "./Routes.ts"
 import { documentedApiLayer } from "./ApiDocument.ts"
 import { AuthFailures } from "./Auth/Failures.ts"
 import { AuthenticationLive, KeyOrBearerAuthenticationLive, OptionalAuthenticationLive } from "./Auth/Authentication.ts"
@@ -53,16 +54,6 @@ import { MediaFilesLive, MediaStorageLive } from "./MediaStorage/Http.ts"
 import { MediaStorage } from "./MediaStorage/Service.ts"
 import { Leftovers } from "./System/Leftovers.ts"
 import { closingAfterEarlyAnswers } from "./RefusedBodies.ts"
-
-/** For each declared route, the methods it answers: a path known under another method is a 405. */
-const routeTable = [
-  ...Object.values(Api.groups).flatMap((group) =>
-    Object.values(group.endpoints).map((endpoint) => ({ method: endpoint.method, path: endpoint.path }))
-  ),
-  { method: "GET", path: "/openapi.json" },
-  { method: "GET", path: "/docs" }
-].map(({ method, path }) => ({ method, pattern: new RegExp(`^${path.replace(/:[^/]+/g, "[^/]+")}/?$`) }))
-const allowedMethods = (path: string) => [...new Set(routeTable.filter((r) => r.pattern.test(path)).map((r) => r.method))]
 
 /**
  * Routes that read their body as a stream and enforce their own, larger limits: the video upload
