@@ -39,6 +39,10 @@ const hs256Secret = (config: AppConfigShape) =>
     return Buffer.from((yield* fs.readFileString(file)).trim(), "base64url")
   })
 
+/** The HS256 secret as a key that verifies. */
+const hmacKey = (secret: Uint8Array) =>
+  Effect.promise(() => crypto.subtle.importKey("raw", secret, { name: "HMAC", hash: "SHA-256" }, false, ["verify"]))
+
 /** Why a token is refused, in a sentence. */
 export class TokenRefused extends Data.TaggedError("TokenRefused")<{ readonly reason: string }> {
   override get message() {
@@ -50,19 +54,23 @@ export class JwtVerifier extends Effect.Service<JwtVerifier>()("JwtVerifier", {
   effect: Effect.gen(function*() {
     const config = yield* AppConfig
     const { issuer, audience, adminClaim } = config.auth
-    const secret = Option.isNone(config.auth.jwksUrl) ? yield* hs256Secret(config) : new Uint8Array()
     const options: jose.JWTVerifyOptions = {
       requiredClaims: ["exp", "sub"],
       ...(Option.isSome(issuer) ? { issuer: issuer.value } : {}),
       ...(Option.isSome(audience) ? { audience: audience.value } : {}),
       clockTolerance: 5
     }
-    const verifyJwt: (token: string) => Promise<jose.JWTVerifyResult> = Option.match(config.auth.jwksUrl, {
+    const verifyJwt: (token: string) => Promise<jose.JWTVerifyResult> = yield* Option.match(config.auth.jwksUrl, {
       onSome: (url) => {
         const jwks = jose.createRemoteJWKSet(new URL(url))
-        return (token) => jose.jwtVerify(token, jwks, { ...options, algorithms: asymmetric })
+        return Effect.succeed((token: string) => jose.jwtVerify(token, jwks, { ...options, algorithms: asymmetric }))
       },
-      onNone: () => (token) => jose.jwtVerify(token, secret, { ...options, algorithms: ["HS256"] })
+      // imported once: given the secret's bytes, jose would import them again at every verification
+      onNone: () =>
+        Effect.map(
+          Effect.flatMap(hs256Secret(config), hmacKey),
+          (key) => (token: string) => jose.jwtVerify(token, key, { ...options, algorithms: ["HS256"] })
+        )
     })
 
     /** The token's claims, or why it is refused. */
