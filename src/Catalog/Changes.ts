@@ -30,6 +30,20 @@ export class CatalogChanges extends Effect.Service<CatalogChanges>()("CatalogCha
       )
 
     /**
+     * `change` for a write that is one UPDATE or DELETE statement (without RETURNING): the write
+     * and its notification as a single statement, which commits on its own. One round trip
+     * instead of a transaction's four (BEGIN, the write, the notification, COMMIT); the
+     * notification is sent only when a row changed.
+     */
+    const changeOne = (write: Statement.Statement<unknown>) =>
+      sql`WITH changed AS (${write} RETURNING 1)
+          SELECT pg_notify(${catalogueChannel}, ${cache.sender}) WHERE EXISTS (SELECT 1 FROM changed)`.pipe(
+        Effect.ensuring(cache.invalidate),
+        orDieOnDatabase,
+        span("CatalogChanges.change")
+      )
+
+    /**
      * Recomputes whether the nodes `where` selects (alias `n`) appear in public listings, writing
      * only the rows whose answer changes.
      */
@@ -48,7 +62,7 @@ export class CatalogChanges extends Effect.Service<CatalogChanges>()("CatalogCha
         refreshListed(sql`n.publisher_id = ANY(${ids as Array<string>})`)
       )
 
-    return { change, refreshListed, touchPublishers }
+    return { change, changeOne, refreshListed, touchPublishers }
   }),
   dependencies: [PageCache.Default]
 }) {}

@@ -86,7 +86,7 @@ const isUniqueViolation = (e: { readonly cause?: unknown }) => (e.cause as { cod
 export class PublisherRepo extends Effect.Service<PublisherRepo>()("PublisherRepo", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
-    const { change, touchPublishers } = yield* CatalogChanges
+    const { change, changeOne, touchPublishers } = yield* CatalogChanges
 
     const findStatus = SqlSchema.findOne({
       Request: Schema.String,
@@ -278,7 +278,7 @@ export class PublisherRepo extends Effect.Service<PublisherRepo>()("PublisherRep
       update: traced("PublisherRepo.update")(function*(publisherId: string, patch: PublisherPatch) {
         const columns = Object.fromEntries(Object.entries(patch).filter(([, v]) => v !== undefined))
         if (Object.keys(columns).length === 0) return
-        yield* change(sql`UPDATE publishers SET ${sql.update(columns)}, updated_at = now() WHERE id = ${publisherId}`)
+        yield* changeOne(sql`UPDATE publishers SET ${sql.update(columns)}, updated_at = now() WHERE id = ${publisherId}`)
       }),
 
       /**
