@@ -55,6 +55,7 @@ import { MediaStorage } from "./MediaStorage/Service.ts"
 import { Leftovers } from "./System/Leftovers.ts"
 import { closingAfterEarlyAnswers } from "./RefusedBodies.ts"
 import { MetricsLive, requestMetrics } from "./Observability/MetricsEndpoint.ts"
+import { namingServerSpans } from "./Observability/Otel.ts"
 
 /**
  * Routes that read their body as a stream and enforce their own, larger limits: the video upload
@@ -155,6 +156,7 @@ export const AppLive = HttpApiBuilder.serve(requestMetrics).pipe(
   Layer.provide([Docs, ErrorResponses, SimulatedModeHeader]),
   Layer.provide(MetricsLive),
   Layer.provide(ApiLive),
+  namingServerSpans,
   HttpServer.withLogAddress
 )
 
