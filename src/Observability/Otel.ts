@@ -9,7 +9,7 @@
  * exporter pauses for a minute after a failed export, and the failure is logged once until an
  * export succeeds again.
  */
-import { HttpClient, HttpMiddleware } from "@effect/platform"
+import { Headers, HttpClient, HttpMiddleware } from "@effect/platform"
 import { NodeHttpClient } from "@effect/platform-node"
 import * as OtlpSerialization from "@effect/opentelemetry/OtlpSerialization"
 import * as OtlpTracer from "@effect/opentelemetry/OtlpTracer"
@@ -41,8 +41,15 @@ const exporterClient = (url: string) =>
     })
   ).pipe(Layer.provide(NodeHttpClient.layerUndici))
 
+/**
+ * Spans record request headers with the secret ones redacted (authorization, cookies,
+ * x-api-key); the image vendor's key travels in a header whose name is a setting, redacted too.
+ */
+const redactingHeader = (name: string) =>
+  Layer.scopedDiscard(Effect.locallyScopedWith(Headers.currentRedactedNames, (names) => [...names, name.toLowerCase()]))
+
 /** The OTLP tracer of the configuration, or none when no endpoint is set. */
-export const TracingLive = Layer.unwrapEffect(Effect.map(AppConfig, ({ tracing }) =>
+export const TracingLive = Layer.unwrapEffect(Effect.map(AppConfig, ({ imageVendor, tracing }) =>
   Option.match(tracing.tracesUrl, {
     onNone: () => Layer.empty,
     onSome: (url) =>
@@ -51,7 +58,10 @@ export const TracingLive = Layer.unwrapEffect(Effect.map(AppConfig, ({ tracing }
         resource: { serviceName: tracing.serviceName },
         headers: Redacted.value(tracing.headers),
         exportInterval: tracing.exportIntervalMillis
-      }).pipe(Layer.provide([exporterClient(url), OtlpSerialization.layerJson]))
+      }).pipe(
+        Layer.provide([exporterClient(url), OtlpSerialization.layerJson]),
+        Layer.merge(redactingHeader(imageVendor.apiKeyHeader))
+      )
   })
 ))
 

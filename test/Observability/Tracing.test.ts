@@ -12,7 +12,7 @@ import * as http from "node:http"
 import type { AddressInfo } from "node:net"
 import { freePort } from "../../src/Db/Embedded.ts"
 import { eventually } from "../support/Eventually.ts"
-import { expectStatus, getText } from "../support/Http.ts"
+import { expectStatus, getText, send } from "../support/Http.ts"
 import { closeServer } from "../support/Loopback.ts"
 import { type ConfigOverrides, Service } from "../support/Service.ts"
 
@@ -39,7 +39,7 @@ interface Export {
   }
 }
 
-/** A loopback OTLP/HTTP collector that keeps every export it receives. */
+/** A loopback OTLP/HTTP collector that keeps every export it receives, and answers `200 {}` to anything. */
 class Collector extends Context.Tag("test/Collector")<Collector, { readonly url: string; readonly exports: Array<Export> }>() {
   static readonly layer = Layer.scoped(
     Collector,
@@ -50,7 +50,7 @@ class Collector extends Context.Tag("test/Collector")<Collector, { readonly url:
           let text = ""
           req.on("data", (chunk) => (text += chunk))
           req.on("end", () => {
-            exports.push({ path: req.url ?? "", headers: req.headers, body: JSON.parse(text) })
+            if (req.url === "/v1/traces") exports.push({ path: req.url, headers: req.headers, body: JSON.parse(text) })
             res.writeHead(200, { "content-type": "application/json" }).end("{}")
           })
         })
@@ -62,8 +62,13 @@ class Collector extends Context.Tag("test/Collector")<Collector, { readonly url:
   )
 }
 
+/** The image vendor's key, in a header of the deployment's choosing: it must not reach the collector. */
+const vendorKey = "imgv-key-never-exported-8c2f"
+
 const exportingTo = (endpoint: string): ConfigOverrides => (c) => ({
   ...c,
+  vendorMode: "live",
+  imageVendor: { baseUrl: Option.some(endpoint), apiKey: Option.some(Redacted.make(vendorKey)), apiKeyHeader: "X-Vendor-Key" },
   tracing: {
     tracesUrl: Option.some(`${endpoint}/v1/traces`),
     serviceName: "registry-under-test",
@@ -131,6 +136,27 @@ layer(withCollector, { excludeTestServices: true })("traces exported to an OTLP 
       expect(first.body.resourceSpans[0]!.resource.attributes).toContainEqual({ key: "service.name", value: { stringValue: "registry-under-test" } })
       // the exporter's own requests are not traced: no span ever names the collector
       expect(spans.filter((s) => JSON.stringify(s.attributes).includes("/v1/traces"))).toEqual([])
+    }))
+
+  it.effect("a vendor call is a client span under its request, its key header redacted", () =>
+    Effect.gen(function*() {
+      const service = yield* Service
+      const collector = yield* Collector
+      const token = yield* Effect.promise(() => service.token({ sub: "ann" }))
+      // the collector plays the vendor here: it answers 200 {} to anything, which is no task
+      const answer = yield* send(service, "POST", "/proxy/imagevendor/v1/ai/image-style-transfer", {
+        token,
+        body: { image: "https://example.com/a.png", reference_image: "https://example.com/b.png" }
+      })
+      expect(answer.status).toBe(502)
+      const isVendorCall = (s: OtlpSpan) => s.kind === CLIENT && attribute(s, "url.path")?.stringValue === "/v1/ai/image-style-transfer"
+      const { value: spans } = yield* eventually(Effect.sync(() => spansOf(collector.exports)), (spans) => spans.some(isVendorCall), 10_000)
+      const call = spans.find(isVendorCall)!
+      expect(call.name).toBe("http.client POST")
+      expect(attribute(call, "http.request.header.x-vendor-key")?.stringValue).toBe("<redacted>")
+      const request = spans.find((s) => s.spanId === call.parentSpanId)
+      expect(request?.name).toBe("ImageVendor.start")
+      expect(JSON.stringify(collector.exports.map((e) => e.body))).not.toContain(vendorKey)
     }))
 })
 
