@@ -102,6 +102,25 @@ export interface AppConfigShape {
     /** Longest a streamed upload (archives, media, music video) may stay silent; it has no overall limit. */
     readonly uploadIdleTimeoutMillis: number
   }
+  /** Prometheus metrics at `/metrics` (README, "Metrics"). */
+  readonly metrics: {
+    /** A port of its own that serves only `/metrics`; `None`: `/metrics` is on the main port when `token` is set. */
+    readonly port: Option.Option<number>
+    /** Where that port listens. */
+    readonly host: string
+    /** The bearer token `/metrics` asks for (on its own port too, when set). */
+    readonly token: Option.Option<Redacted.Redacted>
+  }
+  /** OpenTelemetry traces exported over OTLP/HTTP JSON (README, "Tracing"). */
+  readonly tracing: {
+    /** Where spans are posted; `None`: no export. */
+    readonly tracesUrl: Option.Option<string>
+    readonly serviceName: string
+    /** Headers of every export (a collector's credentials, say). */
+    readonly headers: Redacted.Redacted<Readonly<Record<string, string>>>
+    /** How long ended spans wait before they are sent, as a batch. */
+    readonly exportIntervalMillis: number
+  }
   /** On SIGTERM or SIGINT, longest the requests in flight may take to finish before their connections are cut. */
   readonly shutdownGraceMillis: number
   /** Temporary files a crash left behind: partial archive and media uploads, spooled videos. */
@@ -173,6 +192,30 @@ const aliasWord = (name: string, fallback: string) =>
 
 const VendorModeConfig = Config.literal("live", "simulated")("VENDOR_MODE").pipe(Config.withDefault("live" as const))
 
+/**
+ * `OTEL_EXPORTER_OTLP_HEADERS`: `name=value` pairs separated by commas, values percent-encoded
+ * (the OpenTelemetry specification's form).
+ */
+const otlpHeaders = optionalRedacted("OTEL_EXPORTER_OTLP_HEADERS").pipe(
+  Config.mapOrFail((raw) => {
+    const headers: Record<string, string> = {}
+    for (const pair of Option.match(raw, { onNone: () => "", onSome: Redacted.value }).split(",")) {
+      if (pair.trim() === "") continue
+      const at = pair.indexOf("=")
+      const name = pair.slice(0, at).trim().toLowerCase()
+      if (at < 1 || !/^[a-z0-9!#$%&'*+.^_`|~-]+$/.test(name)) {
+        return Either.left(ConfigError.InvalidData([], "OTEL_EXPORTER_OTLP_HEADERS must be name=value pairs separated by commas"))
+      }
+      try {
+        headers[name] = decodeURIComponent(pair.slice(at + 1).trim())
+      } catch {
+        return Either.left(ConfigError.InvalidData([], `OTEL_EXPORTER_OTLP_HEADERS: the value of ${name} is not percent-encoded`))
+      }
+    }
+    return Either.right(Redacted.make(headers as Readonly<Record<string, string>>))
+  })
+)
+
 const csv = (name: string) =>
   Config.string(name).pipe(
     Config.withDefault(""),
@@ -234,7 +277,16 @@ export const appConfig: Config.Config<AppConfigShape> = Config.all({
   uploadIdleTimeoutSeconds: Config.number("UPLOAD_IDLE_TIMEOUT_SECONDS").pipe(Config.withDefault(60)),
   shutdownGraceSeconds: Config.number("SHUTDOWN_GRACE_SECONDS").pipe(Config.withDefault(25)),
   tempFileMaxAgeSeconds: Config.number("TEMP_FILE_MAX_AGE_SECONDS").pipe(Config.withDefault(3600)),
-  tempSweepIntervalSeconds: Config.number("TEMP_SWEEP_INTERVAL_SECONDS").pipe(Config.withDefault(600))
+  tempSweepIntervalSeconds: Config.number("TEMP_SWEEP_INTERVAL_SECONDS").pipe(Config.withDefault(600)),
+  metricsPort: Config.option(Config.port("METRICS_PORT")),
+  metricsHost: optionalString("METRICS_HOST"),
+  metricsToken: optionalRedacted("METRICS_TOKEN"),
+  otlpEndpoint: optionalHttpUrl("OTEL_EXPORTER_OTLP_ENDPOINT"),
+  otlpTracesEndpoint: optionalHttpUrl("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"),
+  otlpHeaders,
+  otelServiceName: optionalString("OTEL_SERVICE_NAME"),
+  // the OpenTelemetry batch span processor's variable, in milliseconds
+  otelExportDelayMillis: Config.integer("OTEL_BSP_SCHEDULE_DELAY").pipe(Config.withDefault(5000))
 }).pipe(
   Config.map((c) => ({
     port: c.port,
@@ -297,6 +349,18 @@ export const appConfig: Config.Config<AppConfigShape> = Config.all({
       uploadIdleTimeoutMillis: seconds(c.uploadIdleTimeoutSeconds)
     },
     shutdownGraceMillis: seconds(c.shutdownGraceSeconds),
+    metrics: {
+      port: c.metricsPort,
+      host: Option.getOrElse(c.metricsHost, () => c.host),
+      token: c.metricsToken
+    },
+    tracing: {
+      // the signal-specific variable is the whole URL; the general one is a base (OTLP exporter specification)
+      tracesUrl: Option.orElse(c.otlpTracesEndpoint, () => Option.map(c.otlpEndpoint, (base) => `${base}/v1/traces`)),
+      serviceName: Option.getOrElse(c.otelServiceName, () => "node-registry"),
+      headers: c.otlpHeaders,
+      exportIntervalMillis: Math.max(10, c.otelExportDelayMillis)
+    },
     leftovers: {
       maxAgeMillis: seconds(c.tempFileMaxAgeSeconds),
       sweepIntervalMillis: seconds(c.tempSweepIntervalSeconds)

@@ -54,6 +54,8 @@ import { MediaFilesLive, MediaStorageLive } from "./MediaStorage/Http.ts"
 import { MediaStorage } from "./MediaStorage/Service.ts"
 import { Leftovers } from "./System/Leftovers.ts"
 import { closingAfterEarlyAnswers } from "./RefusedBodies.ts"
+import { MetricsLive, requestMetrics } from "./Observability/MetricsEndpoint.ts"
+import { namingServerSpans } from "./Observability/Otel.ts"
 
 /**
  * Routes that read their body as a stream and enforce their own, larger limits: the video upload
@@ -150,9 +152,11 @@ const ApiLive = HttpApiBuilder.api(Api).pipe(
  * before the server: a server listens as soon as it is built, and a request arriving before the
  * application is attached would wait for nothing.
  */
-export const AppLive = HttpApiBuilder.serve().pipe(
+export const AppLive = HttpApiBuilder.serve(requestMetrics).pipe(
   Layer.provide([Docs, ErrorResponses, SimulatedModeHeader]),
+  Layer.provide(MetricsLive),
   Layer.provide(ApiLive),
+  namingServerSpans,
   HttpServer.withLogAddress
 )
 

@@ -2,6 +2,7 @@
 import { NodeRuntime } from "@effect/platform-node"
 import { Effect, Layer, Logger } from "effect"
 import { AppConfig } from "./Config.ts"
+import { TracingLive } from "./Observability/Otel.ts"
 import { AppLive, HttpServerLive, ServicesLive } from "./Server.ts"
 
 const LoggingLive = Layer.unwrapEffect(
@@ -12,6 +13,7 @@ const LoggingLive = Layer.unwrapEffect(
 const MainLive = AppLive.pipe(
   Layer.provide(HttpServerLive),
   Layer.provide(ServicesLive),
+  Layer.provide(TracingLive),
   Layer.provide(LoggingLive),
   Layer.provide(AppConfig.Default)
 )

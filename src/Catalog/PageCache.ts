@@ -19,6 +19,7 @@ import pg from "pg"
 import { AppConfig } from "../Config.ts"
 import { type NodeQuery, NodePages } from "./NodePages.ts"
 import { span, traced } from "../Tracing.ts"
+import { recordListCache } from "../Observability/Metrics.ts"
 
 /** The channel every catalogue write notifies. */
 export const catalogueChannel = "catalogue_changed"
@@ -113,6 +114,9 @@ export class CatalogueNotices extends Effect.Service<CatalogueNotices>()("Catalo
   }))
 }) {}
 
+/** How a served page counts in the list cache's metrics. */
+const cacheResults = { Hit: "hit", Miss: "miss", Bypass: "bypass" } as const
+
 export class PageCache extends Effect.Service<PageCache>()("PageCache", {
   scoped: Effect.gen(function*() {
     const { listCacheTtlMillis } = yield* AppConfig
@@ -181,7 +185,11 @@ export class PageCache extends Effect.Service<PageCache>()("PageCache", {
       return ServedPage.Miss({ page: yield* cache.get(key) })
     })
 
-    return { get, invalidate, sender: notices.sender }
+    return {
+      get: (query: NodeQuery, bypass: boolean) => Effect.tap(get(query, bypass), (served) => recordListCache(cacheResults[served._tag])),
+      invalidate,
+      sender: notices.sender
+    }
   }),
   dependencies: [NodePages.Default, CatalogueNotices.Default]
 }) {}

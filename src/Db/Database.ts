@@ -1,12 +1,14 @@
 import { SqlClient } from "@effect/sql"
+import { SqlError } from "@effect/sql/SqlError"
 import { PgClient } from "@effect/sql-pg"
 import { Data, Effect, Layer, Option, Redacted, Schedule } from "effect"
-import { types } from "pg"
+import pg from "pg"
 import { AppConfig } from "../Config.ts"
 import { type EmbeddedServer, startEmbedded } from "./Embedded.ts"
 import { migrate } from "./Migrator.ts"
 import { DatabaseOutages, retryAfterSeconds, unreachable } from "./Outages.ts"
 import { span } from "../Tracing.ts"
+import { observePool } from "../Observability/Metrics.ts"
 
 /** The embedded server kept in `DATA_DIR`, stopped when the scope closes. */
 const embeddedServer = Effect.gen(function*() {
@@ -48,20 +50,48 @@ const supervise = (server: EmbeddedServer) =>
 // bigint columns (downloads) fit in a double for any realistic count: read them as numbers
 const pgTypes = {
   getTypeParser: ((oid: number, format?: "text" | "binary") =>
-    oid === types.builtins.INT8 ? Number : types.getTypeParser(oid, format as "text")) as typeof types.getTypeParser
+    oid === pg.types.builtins.INT8 ? Number : pg.types.getTypeParser(oid, format as "text")) as typeof pg.types.getTypeParser
 }
+
+/** Longest a connection may take (without it a connection to an unreachable host, or a wait for a busy pool, never ends). */
+const connectTimeoutMillis = 10_000
+
+/**
+ * The pg pool on `url`, reachable (a first `SELECT 1` answered), ended with the scope. It is built
+ * here rather than by `PgClient.layer`, which keeps its pool to itself: the metrics read its
+ * connection counts (Observability/Metrics.ts).
+ */
+const pgPool = (url: Redacted.Redacted) =>
+  Effect.acquireRelease(
+    Effect.sync(() => {
+      const pool = new pg.Pool({
+        connectionString: Redacted.value(url),
+        max: 20,
+        connectionTimeoutMillis: connectTimeoutMillis,
+        types: pgTypes,
+        application_name: "@effect/sql-pg"
+      })
+      // an idle connection that fails is dropped by the pool; unheard, the event would end the process
+      pool.on("error", () => {})
+      return pool
+    }),
+    (pool) => Effect.promise(() => pool.end()).pipe(Effect.interruptible, Effect.timeoutOption(1000))
+  ).pipe(
+    Effect.tap((pool) =>
+      Effect.tryPromise({
+        try: () => pool.query("SELECT 1"),
+        catch: (cause) => new SqlError({ cause, message: "PgClient: Failed to connect" })
+      }).pipe(Effect.timeoutFail({
+        duration: connectTimeoutMillis,
+        onTimeout: () => new SqlError({ cause: new Error("Connection timed out"), message: "PgClient: Connection timed out" })
+      }))
+    ),
+    Effect.tap(observePool)
+  )
 
 /** The pool on `url`, with the outage record over it. */
 const poolOn = (url: Redacted.Redacted) =>
-  DatabaseOutages.Default.pipe(
-    Layer.provideMerge(PgClient.layer({
-      url,
-      maxConnections: 20,
-      // without it a connection to an unreachable host (or a wait for a busy pool) never ends
-      connectTimeout: "10 seconds",
-      types: pgTypes
-    }))
-  )
+  DatabaseOutages.Default.pipe(Layer.provideMerge(PgClient.layerFromPool({ acquire: pgPool(url) })))
 
 /**
  * The SqlClient every repository uses, on `DATABASE_URL` or the supervised embedded server,

@@ -14,6 +14,7 @@ import { AppConfig } from "../Config.ts"
 import { type ImageOperation, type ImageTaskKind, MediaTaskStatus } from "../Domain/Media.ts"
 import { fromTransportError, fromVendorStatus, VendorFailed, VendorTimedOut, VendorUnconfigured } from "../Vendors/Failure.ts"
 import { traced } from "../Tracing.ts"
+import { measuredVendor } from "../Observability/Metrics.ts"
 
 /** Where an operation starts, under the vendor's base URL (the proxy's path without `/proxy/imagevendor`). */
 const startPath = (operation: ImageOperation) => `/v1/ai/${operation}`
@@ -74,7 +75,7 @@ const makeLive = Effect.gen(function*() {
   const config = yield* AppConfig
   const { apiKey, apiKeyHeader, baseUrl } = config.imageVendor
   const timeoutMillis = config.vendorTimeoutMillis
-  const http = yield* HttpClient.HttpClient
+  const http = (yield* HttpClient.HttpClient).pipe(measuredVendor("imagevendor"))
   const missing = [
     ...(Option.isNone(baseUrl) ? ["IMAGEVENDOR_BASE_URL"] : []),
     ...(Option.isNone(apiKey) ? ["IMAGEVENDOR_API_KEY"] : [])

@@ -11,6 +11,7 @@ import { StorageResource } from "../Domain/MediaFile.ts"
 import { BadSignature, SignatureExpired, UrlSigner } from "../Publishing/Signing.ts"
 import { Storage, type StorageFailed } from "../Publishing/Storage.ts"
 import { traced } from "../Tracing.ts"
+import { recordUpload } from "../Observability/Metrics.ts"
 import { type LiveFile, MediaFileMissing, MediaFileRepo, MediaQuotaExceeded } from "./Repo.ts"
 
 export class MediaUrlExpired extends Data.TaggedError("MediaUrlExpired")<{}> {
@@ -149,7 +150,8 @@ export class MediaStorage extends Effect.Service<MediaStorage>()("MediaStorage",
         const record = (_: string, bytes: number, place: Effect.Effect<void, StorageFailed>) =>
           Effect.zipLeft(files.recordUpload(file, { bytes, sha256: hash.digest("hex") }, maxUserBytes), place)
         yield* storage.put(storageKey(file.id), body, { maxBytes: limit, record }).pipe(
-          Effect.catchTags({ BodyTooLarge: () => tooLarge, BodyBroken: () => new MediaUploadBroken() })
+          Effect.catchTags({ BodyTooLarge: () => tooLarge, BodyBroken: () => new MediaUploadBroken() }),
+          Effect.tap((stored) => recordUpload("media", stored.bytes))
         )
       }),
 

@@ -12,6 +12,7 @@ import * as path from "node:path"
 import { PassThrough, Transform } from "node:stream"
 import { pipeline } from "node:stream/promises"
 import { MusicForm, type MusicRequest, MusicUrlForm, type VideoFile } from "../Domain/Media.ts"
+import { recordUpload } from "../Observability/Metrics.ts"
 
 /** The form broke a rule; `message` says which, naming the field. */
 export class FormInvalid extends Data.TaggedError("FormInvalid")<{ readonly reason: string }> {
@@ -195,7 +196,10 @@ const readMultipart = (request: HttpServerRequest.HttpServerRequest, options: Up
         }
         if (hasFile) return Effect.fail(bad("The form carries more than one video file"))
         hasFile = true
-        return Effect.flatMap(spool(part, options), (file) => setField(collected, part.key, file))
+        return spool(part, options).pipe(
+          Effect.tap((file) => recordUpload("music_video", file.size)),
+          Effect.flatMap((file) => setField(collected, part.key, file))
+        )
       }),
       Effect.raceFirst(truncated)
     )

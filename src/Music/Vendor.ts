@@ -15,6 +15,7 @@ import * as fs from "node:fs"
 import { AppConfig } from "../Config.ts"
 import type { MusicRequest } from "../Domain/Media.ts"
 import { span } from "../Tracing.ts"
+import { measuredVendor } from "../Observability/Metrics.ts"
 import { simulatedAnswer } from "./Simulated.ts"
 import {
   fromTransportError,
@@ -94,7 +95,7 @@ const formBody = ({ request }: GenerateRequest, boundary: string, onProgress: Ef
 
 const makeLive: Effect.Effect<MusicVendorShape, never, AppConfig | HttpClient.HttpClient> = Effect.gen(function*() {
   const config = yield* AppConfig
-  const client = yield* HttpClient.HttpClient
+  const client = (yield* HttpClient.HttpClient).pipe(measuredVendor("musicvendor"))
   const { baseUrl, apiKey } = config.musicVendor
   const timeoutMillis = config.vendorTimeoutMillis
   const missing = [

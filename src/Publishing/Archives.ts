@@ -11,6 +11,7 @@ import { PublishingRepo, VersionLocked } from "./Repo.ts"
 import { BadSignature, UrlSigner } from "./Signing.ts"
 import { Storage, type StorageFailed } from "./Storage.ts"
 import { traced } from "../Tracing.ts"
+import { recordUpload } from "../Observability/Metrics.ts"
 
 export class NotAZip extends Data.TaggedError("NotAZip")<{}> {
   override get message() {
@@ -139,7 +140,8 @@ export class Archives extends Effect.Service<Archives>()("Archives", {
           Effect.catchTags({
             BodyTooLarge: () => new ArchiveTooLarge({ maxBytes: maxArchiveBytes }),
             BodyBroken: () => new UploadBroken()
-          })
+          }),
+          Effect.tap((stored) => recordUpload("archive", stored.bytes))
         )
         return yield* Effect.flatMap(nodes.versionById(state.id), Effect.orDie)
       }),

@@ -12,6 +12,7 @@ import { Clock, Data, Effect, Option, type Redacted, Schema } from "effect"
 import { AppConfig } from "../Config.ts"
 import { retryAfterSeconds } from "../Vendors/RetryAfter.ts"
 import { traced } from "../Tracing.ts"
+import { measuredVendor } from "../Observability/Metrics.ts"
 
 /** The host refused the token (401): it is unknown, expired or revoked. */
 export class RepohostInvalidToken extends Data.TaggedError("RepohostInvalidToken")<{}> {
@@ -95,6 +96,7 @@ export class Repohost extends Effect.Service<Repohost>()("Repohost", {
   effect: Effect.gen(function*() {
     const { apiUrl, timeoutMillis } = (yield* AppConfig).repohost
     const client = (yield* HttpClient.HttpClient).pipe(
+      measuredVendor("repohost"),
       HttpClient.mapRequest((request) =>
         request.pipe(
           HttpClientRequest.prependUrl(apiUrl),

@@ -14,6 +14,7 @@ import { inject } from "vitest"
 import { Seeder } from "../../scripts/lib/Seeder.ts"
 import { mintToken } from "../../src/Auth/Jwt.ts"
 import { AppConfig, type AppConfigShape } from "../../src/Config.ts"
+import { TracingLive } from "../../src/Observability/Otel.ts"
 import { AppLive, HttpServerLive, ServicesLive } from "../../src/Server.ts"
 
 export const testJwtSecret = "test-secret-for-the-registry-suite-0123456789"
@@ -80,6 +81,8 @@ export const startService = (databaseUrl: string, overrides: ConfigOverrides = (
       // on the configuration's port (0: a free one) and host, with its connection limits
       Layer.provideMerge(HttpServerLive),
       Layer.provideMerge(Layer.provideMerge(Seeder.Default, ServicesLive)),
+      // traces leave only when the configuration names a collector, as in main.ts
+      Layer.provide(TracingLive),
       Layer.provideMerge(configLayer),
       Layer.provide(Logger.minimumLogLevel(process.env.TEST_LOG_LEVEL === "debug" ? LogLevel.Debug : LogLevel.Warning))
     )

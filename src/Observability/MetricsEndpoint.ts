@@ -1,0 +1,92 @@
+/**
+ * Where `/metrics` is served, and the per-request metrics (README, "Metrics"):
+ * - `METRICS_PORT` set: on a server of its own (`METRICS_HOST`, else `HOST`) that serves nothing
+ *   else, asking for `METRICS_TOKEN` when that is set too;
+ * - else `METRICS_TOKEN` set: on the main port, to `Authorization: Bearer <METRICS_TOKEN>` only;
+ * - neither: nowhere (`/metrics` is an unknown path, 404).
+ * It is not part of the Api: the public document and the typed client do not list it.
+ */
+import { HttpApiBuilder, HttpMiddleware, HttpRouter, HttpServer, HttpServerError, HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import { NodeHttpServer } from "@effect/platform-node"
+import { Effect, Layer, Option, Redacted } from "effect"
+import { createHash, timingSafeEqual } from "node:crypto"
+import * as http from "node:http"
+import { performance } from "node:perf_hooks"
+import { AppConfig } from "../Config.ts"
+import { NotFound, Unauthorized } from "../Domain/ApiErrors.ts"
+import { errorResponse } from "../Errors.ts"
+import { routeOf } from "../Routes.ts"
+import { exposition, processMetrics, recordRequest } from "./Metrics.ts"
+import { contentType } from "./Prometheus.ts"
+
+export const metricsPath = "/metrics"
+
+/** The route label of a request: its declared pattern, `/metrics`, or `unmatched`. */
+export const routeLabel = (method: string, url: string) => {
+  const path = url.split("?", 1)[0]!
+  return routeOf(method, path) ?? (path === metricsPath ? metricsPath : "unmatched")
+}
+
+/**
+ * Counts each answered request under its route pattern, method and status, and names the route
+ * on the request's server span (`http.route`, as OpenTelemetry's conventions call it).
+ */
+export const requestMetrics = HttpMiddleware.make((app) =>
+  Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
+    const start = performance.now()
+    const route = routeLabel(request.method, request.url)
+    return Effect.zipRight(
+      Effect.annotateCurrentSpan("http.route", route),
+      Effect.onExit(app, (exit) =>
+        recordRequest(route, request.method, HttpServerError.exitResponse(exit).status, (performance.now() - start) / 1000))
+    )
+  })
+)
+
+const digest = (text: string) => createHash("sha256").update(text).digest()
+
+/** Whether the request carries `Bearer <token>`, compared in constant time. */
+const bearerMatches = (request: HttpServerRequest.HttpServerRequest, token: Redacted.Redacted) => {
+  const match = /^bearer\s+(\S+)\s*$/i.exec(request.headers["authorization"] ?? "")
+  // digests of equal length, so that neither the token's content nor its length shows in the timing
+  return match !== null && timingSafeEqual(digest(match[1]!), digest(Redacted.value(token)))
+}
+
+const unauthorized = errorResponse(
+  new Unauthorized({ message: "Metrics need Authorization: Bearer <METRICS_TOKEN>" }),
+  { "www-authenticate": "Bearer" }
+)
+
+/** The answer to a scrape: the exposition, when the request carries the token that is set. */
+const scrape = (token: Option.Option<Redacted.Redacted>) =>
+  Effect.map(processMetrics, (processFamilies) =>
+    Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) =>
+      Option.isSome(token) && !bearerMatches(request, token.value)
+        ? Effect.succeed(unauthorized)
+        : Effect.map(exposition(processFamilies), (text) => HttpServerResponse.text(text, { contentType }))))
+
+/** `/metrics` on the main port, beside the Api's routes. */
+const onMainPort = (token: Redacted.Redacted) =>
+  HttpApiBuilder.Router.use((router) => Effect.flatMap(scrape(Option.some(token)), (answer) => router.get(metricsPath, answer)))
+
+const notFound = errorResponse(new NotFound({ message: "This port serves GET /metrics only" }))
+
+/** A server of its own that serves `/metrics` and nothing else; scrapes are not traced. */
+const onOwnPort = (port: number, host: string, token: Option.Option<Redacted.Redacted>) =>
+  Layer.unwrapScoped(Effect.map(scrape(token), (answer) =>
+    HttpRouter.empty.pipe(
+      HttpRouter.get(metricsPath, answer),
+      HttpRouter.all("*", Effect.succeed(notFound)),
+      HttpServer.serve(),
+      HttpMiddleware.withTracerDisabledWhen(() => true),
+      Layer.provide(NodeHttpServer.layer(() => http.createServer(), { port, host }))
+    )))
+
+/** `/metrics` where the configuration puts it, or nowhere. */
+export const MetricsLive = Layer.unwrapEffect(Effect.map(AppConfig, ({ metrics }) =>
+  Option.isSome(metrics.port)
+    ? onOwnPort(metrics.port.value, metrics.host, metrics.token)
+    : Option.isSome(metrics.token)
+    ? onMainPort(metrics.token.value)
+    : Layer.empty
+))

@@ -1,0 +1,89 @@
+/**
+ * The Prometheus text exposition format (version 0.0.4): metric families as `/metrics` serves
+ * them, and Effect's metric registry read into families. The service defines counters, gauges
+ * and histograms only; other kinds of Effect metric are not rendered.
+ */
+import { type MetricPair, MetricState, Option } from "effect"
+
+/** One line of a family: `<name><suffix>{<labels>} <value>`. */
+export interface Sample {
+  /** Appended to the family's name: `_bucket`, `_sum`, `_count` of a histogram. */
+  readonly suffix?: string
+  readonly labels: ReadonlyArray<readonly [name: string, value: string]>
+  readonly value: number
+}
+
+export interface Family {
+  readonly name: string
+  readonly help: string
+  readonly type: "counter" | "gauge" | "histogram"
+  readonly samples: ReadonlyArray<Sample>
+}
+
+/** The content type of what `render` writes. */
+export const contentType = "text/plain; version=0.0.4; charset=utf-8"
+
+/** Metric and label names may hold letters, digits and underscores (and colons, metrics only), and no leading digit. */
+export const metricName = (raw: string) => raw.replace(/[^a-zA-Z0-9_:]/g, "_").replace(/^(?=[0-9])/, "_")
+const labelName = (raw: string) => raw.replace(/[^a-zA-Z0-9_]/g, "_").replace(/^(?=[0-9])/, "_")
+
+const escapeHelp = (text: string) => text.replace(/\\/g, "\\\\").replace(/\n/g, "\\n")
+export const escapeLabelValue = (text: string) => text.replace(/\\/g, "\\\\").replace(/"/g, "\\\"").replace(/\n/g, "\\n")
+
+/** A sample value as Prometheus reads it: `+Inf`, `-Inf` and `NaN` spelled its way. */
+export const formatValue = (value: number) =>
+  Number.isNaN(value) ? "NaN" : value === Infinity ? "+Inf" : value === -Infinity ? "-Inf" : String(value)
+
+const renderLabels = (labels: Sample["labels"]) =>
+  labels.length === 0
+    ? ""
+    : `{${labels.map(([name, value]) => `${labelName(name)}="${escapeLabelValue(value)}"`).join(",")}}`
+
+/** The families as one exposition, each with its HELP and TYPE lines, ending with a newline. */
+export const render = (families: ReadonlyArray<Family>): string =>
+  families.map((family) => {
+    const name = metricName(family.name)
+    const lines = [`# HELP ${name} ${escapeHelp(family.help)}`, `# TYPE ${name} ${family.type}`]
+    for (const sample of family.samples) {
+      lines.push(`${name}${sample.suffix ?? ""}${renderLabels(sample.labels)} ${formatValue(sample.value)}`)
+    }
+    return lines.join("\n") + "\n"
+  }).join("")
+
+/** A counter's name ends in `_total`, as Prometheus expects. */
+const counterName = (name: string) => name.endsWith("_total") ? name : `${name}_total`
+
+const histogramSamples = (labels: Sample["labels"], state: MetricState.MetricState.Histogram): Array<Sample> => [
+  // Effect keeps the buckets cumulative, the last one at +Inf, as the format wants them
+  ...state.buckets.map(([le, count]): Sample => ({ suffix: "_bucket", labels: [...labels, ["le", formatValue(le)]], value: count })),
+  { suffix: "_sum", labels, value: state.sum },
+  { suffix: "_count", labels, value: state.count }
+]
+
+/** One metric of the registry (a name under one set of tags) as a family of its own, or `undefined` for a kind not rendered. */
+const familyOf = ({ metricKey, metricState }: MetricPair.MetricPair.Untyped): Family | undefined => {
+  const labels = metricKey.tags.map((tag) => [tag.key, tag.value] as const)
+  const help = Option.getOrElse(metricKey.description, () => metricKey.name)
+  if (MetricState.isCounterState(metricState)) {
+    return { name: counterName(metricKey.name), help, type: "counter", samples: [{ labels, value: Number(metricState.count) }] }
+  }
+  if (MetricState.isGaugeState(metricState)) {
+    return { name: metricKey.name, help, type: "gauge", samples: [{ labels, value: Number(metricState.value) }] }
+  }
+  if (MetricState.isHistogramState(metricState)) {
+    return { name: metricKey.name, help, type: "histogram", samples: histogramSamples(labels, metricState) }
+  }
+  return undefined
+}
+
+/** The registry's metrics as families, one per name (its series, one per set of tags, together), sorted by name. */
+export const familiesOf = (pairs: ReadonlyArray<MetricPair.MetricPair.Untyped>): Array<Family> => {
+  const byName = new Map<string, Family>()
+  for (const pair of pairs) {
+    const family = familyOf(pair)
+    if (family === undefined) continue
+    const known = byName.get(family.name)
+    byName.set(family.name, known === undefined ? family : { ...known, samples: [...known.samples, ...family.samples] })
+  }
+  return [...byName.values()].sort((a, b) => a.name.localeCompare(b.name))
+}
