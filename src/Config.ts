@@ -1,5 +1,6 @@
 import { Config, ConfigError, Effect, Either, Layer, LogLevel, Option, Redacted } from "effect"
 import * as path from "node:path"
+import { type CorsOrigins, parseCorsOrigins } from "./Web/Origins.ts"
 
 /** Every setting of the service, read once from the environment (see the README's table). */
 export interface AppConfigShape {
@@ -110,6 +111,8 @@ export interface AppConfigShape {
     readonly maxAgeMillis: number
     readonly sweepIntervalMillis: number
   }
+  /** Web origins whose pages may call the API from a browser (Web/Cors.ts); an empty set sends no CORS headers. */
+  readonly corsOrigins: CorsOrigins
 }
 
 /** The steps of an archive upload, in order, at which a crash test may kill the process (Publishing/Storage.ts). */
@@ -234,7 +237,11 @@ export const appConfig: Config.Config<AppConfigShape> = Config.all({
   uploadIdleTimeoutSeconds: Config.number("UPLOAD_IDLE_TIMEOUT_SECONDS").pipe(Config.withDefault(60)),
   shutdownGraceSeconds: Config.number("SHUTDOWN_GRACE_SECONDS").pipe(Config.withDefault(25)),
   tempFileMaxAgeSeconds: Config.number("TEMP_FILE_MAX_AGE_SECONDS").pipe(Config.withDefault(3600)),
-  tempSweepIntervalSeconds: Config.number("TEMP_SWEEP_INTERVAL_SECONDS").pipe(Config.withDefault(600))
+  tempSweepIntervalSeconds: Config.number("TEMP_SWEEP_INTERVAL_SECONDS").pipe(Config.withDefault(600)),
+  corsOrigins: Config.string("CORS_ORIGINS").pipe(
+    Config.withDefault(""),
+    Config.mapOrFail((raw) => Either.mapLeft(parseCorsOrigins(raw), (message) => ConfigError.InvalidData([], message)))
+  )
 }).pipe(
   Config.map((c) => ({
     port: c.port,
@@ -300,7 +307,8 @@ export const appConfig: Config.Config<AppConfigShape> = Config.all({
     leftovers: {
       maxAgeMillis: seconds(c.tempFileMaxAgeSeconds),
       sweepIntervalMillis: seconds(c.tempSweepIntervalSeconds)
-    }
+    },
+    corsOrigins: c.corsOrigins
   }))
 )
 

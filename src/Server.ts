@@ -54,6 +54,7 @@ import { MediaFilesLive, MediaStorageLive } from "./MediaStorage/Http.ts"
 import { MediaStorage } from "./MediaStorage/Service.ts"
 import { Leftovers } from "./System/Leftovers.ts"
 import { closingAfterEarlyAnswers } from "./RefusedBodies.ts"
+import { Cors } from "./Web/Cors.ts"
 
 /**
  * Routes that read their body as a stream and enforce their own, larger limits: the video upload
@@ -151,6 +152,8 @@ const ApiLive = HttpApiBuilder.api(Api).pipe(
  * application is attached would wait for nothing.
  */
 export const AppLive = HttpApiBuilder.serve().pipe(
+  // built after (so wrapping) the list below: their headers reach the answers that list produces
+  Layer.provide([Cors]),
   Layer.provide([Docs, ErrorResponses, SimulatedModeHeader]),
   Layer.provide(ApiLive),
   HttpServer.withLogAddress
