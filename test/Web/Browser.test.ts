@@ -1,7 +1,9 @@
 /**
  * A real browser against the service (headless Chromium, Debian's package at /usr/bin/chromium):
  * - a page served from another origin (a second loopback server) calls the API with `fetch`, a
- *   bearer token and a JSON body, as a web front-end of the registry does: the browser preflights
+ *   bearer token and a JSON body, as the registry's web front-end does (registry-web: axios on
+ *   `NEXT_PUBLIC_BACKEND_URL`, src/api/mutator/axios-instance.ts, with `Authorization: Bearer`
+ *   from an interceptor in pages/_app.tsx and no credentials mode): the browser preflights
  *   the request, sends it, and lets the page read the answer and its exposed ETag; the same page
  *   served from an origin CORS_ORIGINS does not list is refused by the browser and nothing is
  *   written;

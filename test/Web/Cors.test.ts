@@ -5,7 +5,9 @@
  *
  * What is sent is what a browser sends: `Origin` on every cross-origin request, and on a
  * preflight `Access-Control-Request-Method` and `-Headers` (a `fetch` with a bearer token and a
- * JSON body, as a web front-end of the registry makes it).
+ * JSON body, as a web front-end of the registry makes it: registry-web's axios instance calls
+ * `NEXT_PUBLIC_BACKEND_URL`, another origin (src/api/mutator/axios-instance.ts), and an
+ * interceptor adds `Authorization: Bearer <token>` without credentials mode (pages/_app.tsx)).
  */
 import { expect, layer } from "@effect/vitest"
 import { Effect, FastCheck as fc } from "effect"
@@ -13,7 +15,9 @@ import { Api } from "../../src/Api.ts"
 import { allowedMethods } from "../../src/Routes.ts"
 import { allowedRequestHeaders, exposedHeaders, preflightMaxAgeSeconds } from "../../src/Web/Cors.ts"
 import { expectError, expectStatus, send, sendText } from "../support/Http.ts"
+import { fileForm, postForm } from "../support/Music.ts"
 import { type Running, Service } from "../support/Service.ts"
+import { mp4 } from "../support/Video.ts"
 
 const app = "https://app.example"
 const other = "https://evil.example"
@@ -45,7 +49,7 @@ const expectNoCors = (headers: Headers) => {
   for (const name of headers.keys()) expect(name).not.toMatch(/^access-control-/)
 }
 
-layer(Service.layer((c) => ({ ...c, corsOrigins: new Set([app, "http://localhost:5173"]) })), { excludeTestServices: true })(
+layer(Service.layer((c) => ({ ...c, vendorMode: "simulated", corsOrigins: new Set([app, "http://localhost:5173"]) })), { excludeTestServices: true })(
   "CORS with a list of origins",
   (it) => {
     it.effect("a preflight from an allowed origin is 204 with the path's methods, the headers a page sends, and a max age", () =>
@@ -118,6 +122,17 @@ layer(Service.layer((c) => ({ ...c, corsOrigins: new Set([app, "http://localhost
           expectNoCors(answer.headers)
           expect(listOf(answer.headers.get("vary"))).toContain("Origin")
         }
+      }))
+
+    it.effect("the streamed NDJSON answer of the music proxy carries CORS, as its headers leave before its events", () =>
+      Effect.gen(function*() {
+        const service = yield* Service
+        const token = yield* Effect.promise(() => service.token({ sub: "cors-listener" }))
+        const answer = yield* postForm(service, token, fileForm(mp4(1)), { origin: app })
+        expect(answer.status).toBe(200)
+        expect(answer.headers.get("content-type")).toMatch(/^application\/x-ndjson/)
+        expectAllowed(answer.headers, app)
+        expect(answer.lines.length).toBeGreaterThan(0)
       }))
 
     it.effect("error answers carry CORS too: 400, 401, 404, 405, 413 and a refused body", () =>
