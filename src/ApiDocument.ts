@@ -169,7 +169,7 @@ const headerRef = (name: string) => ({ $ref: `#/components/headers/${name}` })
 
 const headers: Json = {
   ETag: {
-    description: "Validator of the page: send it back in If-None-Match to get 304 while the page is unchanged",
+    description: "Validator of the answer: send it back in If-None-Match to get 304 while it is unchanged",
     schema: { type: "string" }
   },
   CacheControl: { description: "`no-cache`: revalidate before reuse", schema: { type: "string" } },
@@ -197,6 +197,7 @@ const pageHeaders = { ETag: headerRef("ETag"), "Cache-Control": headerRef("Cache
 /** Headers of the successful answers, by operation id. */
 const successHeaders: Record<string, Json> = {
   ListAllNodes: pageHeaders,
+  GetNode: { ETag: headerRef("ETag"), "Cache-Control": headerRef("CacheControl") },
   DownloadArchive: { "Content-Disposition": headerRef("ContentDisposition"), "Content-Length": headerRef("ContentLength") },
   DownloadMediaFile: { "Content-Disposition": headerRef("MediaDisposition"), "X-Content-Type-Options": headerRef("NoSniff") },
   GenerateMusic: { "Cache-Control": headerRef("CacheControl"), "x-vendor-mode": headerRef("XVendorMode") }
@@ -306,17 +307,21 @@ const precise = (spec: Json): Json => {
     if (stream !== undefined) stream.schema = musicEvents(spec)
   }
 
-  // GET /nodes honours If-None-Match
-  const listAll = spec.paths["/nodes"]?.get
-  if (listAll !== undefined) {
-    listAll.parameters = [...(listAll.parameters ?? []), {
+  // GET /nodes and GET /nodes/{nodeId} honour If-None-Match (Catalog/Http.ts, Web/Validators.ts)
+  for (const path of ["/nodes", "/nodes/{nodeId}"]) {
+    const get = spec.paths[path]?.get
+    if (get === undefined) continue
+    get.parameters = [...(get.parameters ?? []), {
       name: "If-None-Match",
       in: "header",
       required: false,
-      description: "ETag of a page you have: 304 while it is unchanged",
+      description: "ETag of an answer you have: 304 while it is unchanged",
       schema: { type: "string" }
     }]
-    listAll.responses["304"] = { description: "Not modified: the page you have is current", headers: pageHeaders }
+    get.responses["304"] = {
+      description: "Not modified: the answer you have is current",
+      headers: successHeaders[get.operationId] ?? pageHeaders
+    }
   }
 
   // adding someone who is already a member changes their role: the same record, 200 (Publishers/Http.ts)

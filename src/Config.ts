@@ -1,5 +1,6 @@
 import { Config, ConfigError, Effect, Either, Layer, LogLevel, Option, Redacted } from "effect"
 import * as path from "node:path"
+import { type CorsOrigins, parseCorsOrigins } from "./Web/Origins.ts"
 
 /** Every setting of the service, read once from the environment (see the README's table). */
 export interface AppConfigShape {
@@ -129,6 +130,8 @@ export interface AppConfigShape {
     readonly maxAgeMillis: number
     readonly sweepIntervalMillis: number
   }
+  /** Web origins whose pages may call the API from a browser (Web/Cors.ts); an empty set sends no CORS headers. */
+  readonly corsOrigins: CorsOrigins
 }
 
 /** The steps of an archive upload, in order, at which a crash test may kill the process (Publishing/Storage.ts). */
@@ -286,7 +289,11 @@ export const appConfig: Config.Config<AppConfigShape> = Config.all({
   otlpHeaders,
   otelServiceName: optionalString("OTEL_SERVICE_NAME"),
   // the OpenTelemetry batch span processor's variable, in milliseconds
-  otelExportDelayMillis: Config.integer("OTEL_BSP_SCHEDULE_DELAY").pipe(Config.withDefault(5000))
+  otelExportDelayMillis: Config.integer("OTEL_BSP_SCHEDULE_DELAY").pipe(Config.withDefault(5000)),
+  corsOrigins: Config.string("CORS_ORIGINS").pipe(
+    Config.withDefault(""),
+    Config.mapOrFail((raw) => Either.mapLeft(parseCorsOrigins(raw), (message) => ConfigError.InvalidData([], message)))
+  )
 }).pipe(
   Config.map((c) => ({
     port: c.port,
@@ -364,7 +371,8 @@ export const appConfig: Config.Config<AppConfigShape> = Config.all({
     leftovers: {
       maxAgeMillis: seconds(c.tempFileMaxAgeSeconds),
       sweepIntervalMillis: seconds(c.tempSweepIntervalSeconds)
-    }
+    },
+    corsOrigins: c.corsOrigins
   }))
 )
 

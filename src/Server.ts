@@ -56,6 +56,9 @@ import { Leftovers } from "./System/Leftovers.ts"
 import { closingAfterEarlyAnswers } from "./RefusedBodies.ts"
 import { MetricsLive, requestMetrics } from "./Observability/MetricsEndpoint.ts"
 import { namingServerSpans } from "./Observability/Otel.ts"
+import { Cors } from "./Web/Cors.ts"
+import { DocsContentSecurityPolicy, noSniff } from "./Web/SecurityHeaders.ts"
+import { Validators } from "./Web/Validators.ts"
 
 /**
  * Routes that read their body as a stream and enforce their own, larger limits: the video upload
@@ -153,6 +156,9 @@ const ApiLive = HttpApiBuilder.api(Api).pipe(
  * application is attached would wait for nothing.
  */
 export const AppLive = HttpApiBuilder.serve(requestMetrics).pipe(
+  // built after (so wrapping) the list below: their headers reach every answer it gives.
+  // Compression goes above this line: Validators and the /docs policy read the body as rendered
+  Layer.provide([Cors, Validators, DocsContentSecurityPolicy]),
   Layer.provide([Docs, ErrorResponses, SimulatedModeHeader]),
   Layer.provide(MetricsLive),
   Layer.provide(ApiLive),
@@ -176,7 +182,7 @@ const answerOnSocket = (socket: stream.Duplex, error: RequestTimeout | RequestTo
   const body = JSON.stringify(wireOf(error))
   socket.end(
     `HTTP/1.1 ${status} ${reason}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\n` +
-      `connection: close\r\n\r\n${body}`
+      `${noSniff.name}: ${noSniff.value}\r\nconnection: close\r\n\r\n${body}`
   )
 }
 
@@ -217,6 +223,8 @@ const makeHttpServer = (limits: HttpLimits) => {
   const inFlight = new WeakMap<object, http.IncomingMessage>()
   server.on("request", (request: http.IncomingMessage, response: http.ServerResponse) => {
     inFlight.set(request.socket, request)
+    // every answer, whatever writes it (the platform merges its own headers with this one)
+    response.setHeader(noSniff.name, noSniff.value)
     response.once("close", () => inFlight.get(request.socket) === request && inFlight.delete(request.socket))
     limitArrival(limits, request, response)
   })

@@ -184,7 +184,7 @@ export class CatalogApi extends HttpApiGroup.make("catalog")
       .addError(NotFound)
       .addError(NodeBanned)
       .annotate(OpenApi.Summary, "Get a node with its latest version")
-      .annotate(OpenApi.Description, "A deleted node is 404, a banned one (or one of a banned publisher) 403 node_banned.")
+      .annotate(OpenApi.Description, "A deleted node is 404, a banned one (or one of a banned publisher) 403 node_banned. Answers carry an ETag; If-None-Match is honoured with 304.")
   )
   .add(
     HttpApiEndpoint.get("listNodeVersions", "/nodes/:nodeId/versions")

@@ -69,7 +69,7 @@ export interface paths {
         };
         /**
          * Get a node with its latest version
-         * @description A deleted node is 404, a banned one (or one of a banned publisher) 403 node_banned.
+         * @description A deleted node is 404, a banned one (or one of a banned publisher) 403 node_banned. Answers carry an ETag; If-None-Match is honoured with 304.
          */
         get: operations["GetNode"];
         put?: never;
@@ -2458,7 +2458,7 @@ export interface components {
     parameters: never;
     requestBodies: never;
     headers: {
-        /** @description Validator of the page: send it back in If-None-Match to get 304 while the page is unchanged */
+        /** @description Validator of the answer: send it back in If-None-Match to get 304 while it is unchanged */
         ETag: string;
         /** @description `no-cache`: revalidate before reuse */
         CacheControl: string;
@@ -2508,7 +2508,7 @@ export interface operations {
                 form_factor?: string;
             };
             header?: {
-                /** @description ETag of a page you have: 304 while it is unchanged */
+                /** @description ETag of an answer you have: 304 while it is unchanged */
                 "If-None-Match"?: string;
             };
             path?: never;
@@ -2528,7 +2528,7 @@ export interface operations {
                     "application/json": components["schemas"]["NodeList"];
                 };
             };
-            /** @description Not modified: the page you have is current */
+            /** @description Not modified: the answer you have is current */
             304: {
                 headers: {
                     ETag: components["headers"]["ETag"];
@@ -2768,7 +2768,10 @@ export interface operations {
                 /** @description Include the node's translations (true or false) */
                 include_translations?: boolean;
             };
-            header?: never;
+            header?: {
+                /** @description ETag of an answer you have: 304 while it is unchanged */
+                "If-None-Match"?: string;
+            };
             path: {
                 /** @description Identifier of the node */
                 nodeId: string;
@@ -2780,11 +2783,22 @@ export interface operations {
             /** @description Node */
             200: {
                 headers: {
+                    ETag: components["headers"]["ETag"];
+                    "Cache-Control": components["headers"]["CacheControl"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Node"];
                 };
+            };
+            /** @description Not modified: the answer you have is current */
+            304: {
+                headers: {
+                    ETag: components["headers"]["ETag"];
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description `bad_request`: The request is malformed, or a parameter or field has a bad value; the message names it */
             400: {
