@@ -151,10 +151,27 @@ interface Session {
   readonly stderr: string
 }
 
+/** Resolves once no process of the group is left; SIGKILL after `graceMillis`. */
+const groupGone = async (pgid: number, graceMillis: number) => {
+  const alive = () => {
+    try {
+      process.kill(-pgid, 0)
+      return true
+    } catch {
+      return false
+    }
+  }
+  const deadline = Date.now() + graceMillis
+  while (alive()) {
+    if (Date.now() > deadline) process.kill(-pgid, "SIGKILL")
+    await new Promise((resolve) => setTimeout(resolve, 100))
+  }
+}
+
 /**
  * Runs the script in its own process group; when bash is done (or the time is up), the group is
- * sent SIGTERM, as Ctrl-C would stop the service it started, and its output is complete once
- * every member has closed it.
+ * sent SIGTERM, as Ctrl-C would stop the service it started. Resolves once every member of the
+ * group is gone (the service writes to its log, not to these pipes).
  */
 const runSession = (script: string, cwd: string, env: NodeJS.ProcessEnv, timeoutMillis: number) =>
   new Promise<Session>((resolve, reject) => {
@@ -184,7 +201,7 @@ const runSession = (script: string, cwd: string, env: NodeJS.ProcessEnv, timeout
     child.on("close", () => {
       clearTimeout(timer)
       clearTimeout(stragglers)
-      resolve({ code, stdout, stderr })
+      groupGone(child.pid!, 30_000).then(() => resolve({ code, stdout, stderr }), reject)
     })
   })
 
