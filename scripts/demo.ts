@@ -1,8 +1,10 @@
 /**
- * `npm run demo`: the service as a newcomer can try it offline. Media vendors are simulated
- * (VENDOR_MODE=simulated), data lives apart from ./data (DATA_DIR, default ./data-demo), the
- * first start seeds a modest catalogue (later starts reuse it), and a development token is
- * printed with a few requests to try. Ctrl-C stops the service and its database.
+ * `npm run demo`: the service as a newcomer can try it offline. Media vendors and the repository
+ * host are simulated (VENDOR_MODE=simulated, REPOHOST_MODE=simulated: the seeded unclaimed nodes
+ * can be claimed), data lives apart from ./data (DATA_DIR, default ./data-demo), the first start
+ * seeds a modest catalogue (later starts reuse it), and a development token is printed with a
+ * few requests to try, and the token command for this data folder. Ctrl-C stops the service and
+ * its database.
  */
 import { HttpServer } from "@effect/platform"
 import { NodeRuntime } from "@effect/platform-node"
@@ -11,16 +13,19 @@ import { Console, Context, Effect, Layer, Logger, Option } from "effect"
 import * as path from "node:path"
 import { mintToken } from "../src/Auth/Jwt.ts"
 import { AppConfig } from "../src/Config.ts"
+import { unclaimedPublisherId } from "../src/Domain/Publisher.ts"
 import { AppLive, HttpServerLive, ServicesLive } from "../src/Server.ts"
 import { seedNodes, seedPublishers } from "./lib/Catalogue.ts"
 import { Seeder } from "./lib/Seeder.ts"
 
 // read when the configuration is, which is after this: imports only declare
 process.env.VENDOR_MODE = "simulated"
+process.env.REPOHOST_MODE = "simulated"
 process.env.DATA_DIR ||= "./data-demo"
 
 const catalogue = { nodes: 300, versionsPerNode: 5, seed: 1 }
 const demoUser = { sub: "demo", email: "demo@example.com", name: "Demo User", admin: true }
+const demoPublisher = "demo-tools"
 
 /** Seeds the catalogue unless the database already holds nodes; answers how many it holds. */
 const seedIfEmpty = Effect.gen(function*() {
@@ -36,10 +41,49 @@ const seedIfEmpty = Effect.gen(function*() {
   return { nodes: batch.nodes.length, seeded: true }
 })
 
-const banner = (base: string, dataDir: string, nodes: { nodes: number; seeded: boolean }, token: string) =>
+/** An unclaimed node to try claiming, if one is left. */
+const unclaimedNode = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  const rows = yield* sql<{ id: string }>`SELECT id FROM nodes
+    WHERE publisher_id = ${unclaimedPublisherId} AND status = 'NodeStatusActive' ORDER BY id LIMIT 1`.pipe(Effect.orDie)
+  return Option.fromNullable(rows[0]?.id)
+})
+
+/** A word for the shell: as it is when it needs no quoting. */
+const shellWord = (word: string) => /^[\w./-]+$/.test(word) ? word : `'${word.replaceAll("'", `'\\''`)}'`
+
+/**
+ * DATA_DIR as the token command must be given it: npm runs scripts in the project folder, so a
+ * folder below the current one is written relative to it, as `./data-demo`.
+ */
+const dataDirWord = (dataDir: string) => {
+  const relative = path.relative(process.cwd(), dataDir)
+  return shellWord(relative === "" || relative.startsWith("..") || path.isAbsolute(relative) ? dataDir : `./${relative}`)
+}
+
+const claimLines = (base: string, nodeId: Option.Option<string>) =>
+  Option.match(nodeId, {
+    onNone: () => [],
+    onSome: (id) => [
+      "",
+      `Claim an unclaimed node for a publisher of yours (the simulated repository host accepts any VCS_TOKEN):`,
+      `  curl -X POST ${base}/publishers -H "Authorization: Bearer $TOKEN" -H 'content-type: application/json' ` +
+      `-d '{"id": "${demoPublisher}", "name": "Demo tools"}'`,
+      `  curl -X POST ${base}/publishers/${demoPublisher}/nodes/${id}/claim-my-node -H "Authorization: Bearer $TOKEN" ` +
+      `-H 'content-type: application/json' -d '{"VCS_TOKEN": "any"}'`
+    ]
+  })
+
+const banner = (
+  base: string,
+  dataDir: string,
+  nodes: { nodes: number; seeded: boolean },
+  token: string,
+  unclaimed: Option.Option<string>
+) =>
   [
     "",
-    `Demo registry on ${base} (simulated media vendors; data in ${dataDir})`,
+    `Demo registry on ${base} (simulated media vendors and repository host; data in ${dataDir})`,
     `  API reference: ${base}/docs`,
     `  Catalogue: ${nodes.nodes} nodes${nodes.seeded ? ", seeded just now" : ""}`,
     `  Development token of '${demoUser.sub}', a site admin, valid 30 days:`,
@@ -51,6 +95,10 @@ const banner = (base: string, dataDir: string, nodes: { nodes: number; seeded: b
     `  curl '${base}/nodes/search?search=image'`,
     `  curl -X POST ${base}/proxy/imagevendor/v1/ai/skin-enhancer/creative -H "Authorization: Bearer $TOKEN" ` +
     `-H 'content-type: application/json' -d '{"image":"https://example.com/face.jpg"}'`,
+    ...claimLines(base, unclaimed),
+    "",
+    "Tokens of other users, signed with this demo's key:",
+    `  DATA_DIR=${dataDirWord(dataDir)} npm run -s token -- --sub alice --email alice@example.com`,
     ""
   ].join("\n")
 
@@ -64,10 +112,11 @@ const demo = Effect.gen(function*() {
   // the services (database up and migrated) first, then the catalogue, then the server listens
   const services = yield* Layer.build(Layer.provideMerge(Seeder.Default, ServicesLive))
   const nodes = yield* Effect.provide(seedIfEmpty, services)
+  const unclaimed = yield* Effect.provide(unclaimedNode, services)
   const token = yield* Effect.provide(mintToken(config, demoUser, "30d"), services)
   const app = yield* Layer.build(AppLive.pipe(Layer.provideMerge(HttpServerLive), Layer.provide(Layer.succeedContext(services))))
   const address = Context.get(app, HttpServer.HttpServer).address as HttpServer.TcpAddress
-  yield* Console.log(banner(`http://localhost:${address.port}`, path.resolve(config.dataDir), nodes, token))
+  yield* Console.log(banner(`http://localhost:${address.port}`, config.dataDir, nodes, token, unclaimed))
   return yield* Effect.never
 })
 

@@ -34,6 +34,11 @@ export interface AppConfigShape {
     /** The host name in repository URLs that this API answers for (a node elsewhere cannot be claimed). */
     readonly webHost: string
   }
+  /**
+   * `simulated` asks a built-in offline repository host instead of the configured one: it answers
+   * for the repositories of its own reserved example host only (src/Repohost/Client.ts).
+   */
+  readonly repohostMode: "live" | "simulated"
   /** `simulated` serves built-in offline vendors instead of the configured ones. */
   readonly vendorMode: "live" | "simulated"
   /** The image vendor: `/proxy/imagevendor/<rest>` goes to `<baseUrl>/<rest>`. */
@@ -194,6 +199,7 @@ const aliasWord = (name: string, fallback: string) =>
   )
 
 const VendorModeConfig = Config.literal("live", "simulated")("VENDOR_MODE").pipe(Config.withDefault("live" as const))
+const RepohostModeConfig = Config.literal("live", "simulated")("REPOHOST_MODE").pipe(Config.withDefault("live" as const))
 
 /**
  * `OTEL_EXPORTER_OTLP_HEADERS`: `name=value` pairs separated by commas, values percent-encoded
@@ -252,6 +258,7 @@ export const appConfig: Config.Config<AppConfigShape> = Config.all({
     })
   ),
   repohostWebHost: optionalString("REPOHOST_WEB_HOST"),
+  repohostMode: RepohostModeConfig,
   vendorMode: VendorModeConfig,
   imageVendorBaseUrl: optionalHttpUrl("IMAGEVENDOR_BASE_URL"),
   imageVendorApiKey: optionalRedacted("IMAGEVENDOR_API_KEY"),
@@ -321,6 +328,7 @@ export const appConfig: Config.Config<AppConfigShape> = Config.all({
       webHost: Option.getOrElse(c.repohostWebHost, () => new URL(c.repohostApiUrl).hostname.replace(/^api\./, ""))
         .toLowerCase()
     },
+    repohostMode: c.repohostMode,
     vendorMode: c.vendorMode,
     imageVendor: {
       baseUrl: c.imageVendorBaseUrl,

@@ -1,7 +1,9 @@
 /**
  * `npm run demo` as a newcomer runs it: the script as a child process with its own data folder
- * (embedded PostgreSQL), a seeded catalogue, a printed token that the service accepts, a clean
- * stop on SIGTERM, and a second start that reuses the catalogue.
+ * (embedded PostgreSQL), a seeded catalogue, a printed token that the service accepts, printed
+ * commands that work as copied into a shell (a token of another user, a claim of an unclaimed
+ * node through the simulated repository host), a clean stop on SIGTERM, and a second start that
+ * reuses the catalogue.
  */
 import { describe, expect, it } from "@effect/vitest"
 import { type ChildProcess, spawn } from "node:child_process"
@@ -65,6 +67,33 @@ const stopDemo = (demo: Demo) =>
     demo.child.kill("SIGTERM")
   })
 
+/** The settings a newcomer's shell does not have: a printed command must carry what it needs. */
+const demoSettings = ["DATA_DIR", "DATABASE_URL", "AUTH_JWT_SECRET", "AUTH_JWKS_URL", "AUTH_ISSUER", "AUTH_AUDIENCE", "VENDOR_MODE", "REPOHOST_MODE"]
+
+/** Runs a printed command line as pasted into bash in the project, with TOKEN exported; its stdout. */
+const pasted = (line: string, token: string) =>
+  new Promise<string>((resolve, reject) => {
+    const env: Record<string, string | undefined> = { ...process.env, TOKEN: token }
+    for (const name of demoSettings) delete env[name]
+    const child = spawn("bash", ["-c", `set -o pipefail; ${line}`], { cwd: root, env, stdio: ["ignore", "pipe", "pipe"] })
+    let out = ""
+    let err = ""
+    child.stdout.on("data", (chunk: Buffer) => (out += chunk.toString()))
+    child.stderr.on("data", (chunk: Buffer) => (err += chunk.toString()))
+    child.on("error", reject)
+    child.on("exit", (code) => code === 0 ? resolve(out) : reject(new Error(`${line}\nexited with ${code}:\n${out}\n${err}`)))
+  })
+
+/** The indented command lines printed under the banner line that starts with `heading`. */
+const printedUnder = (stdout: string, heading: string) => {
+  const lines = stdout.split("\n")
+  const start = lines.findIndex((line) => line.startsWith(heading))
+  expect(start, `no "${heading}" in:\n${stdout}`).toBeGreaterThanOrEqual(0)
+  const block = lines.slice(start + 1)
+  const end = block.findIndex((line) => !line.startsWith("  "))
+  return block.slice(0, end === -1 ? undefined : end).map((line) => line.trim())
+}
+
 const getJson = async (url: string, token?: string) => {
   const response = await fetch(url, token === undefined ? {} : { headers: { authorization: `Bearer ${token}` } })
   return { status: response.status, body: await response.json() as unknown }
@@ -74,6 +103,7 @@ describe("npm run demo", () => {
   it("seeds on first start, prints a working token, stops on SIGTERM, and reuses its catalogue", async () => {
     const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), "registry-demo-"))
     try {
+      let claimedId = ""
       const first = await startDemo(dataDir)
       try {
         expect(first.stdout()).toContain("Catalogue: 300 nodes, seeded just now")
@@ -93,6 +123,21 @@ describe("npm run demo", () => {
         const mine = await getJson(`${first.base}/users/publishers`, first.token)
         expect(mine).toEqual({ status: 200, body: [] })
         expect((await getJson(`${first.base}/users/publishers`)).status).toBe(401)
+
+        // the token command it prints signs with the demo's key (its DATA_DIR), not ./data's
+        const [tokenCommand] = printedUnder(first.stdout(), "Tokens of other users")
+        expect(tokenCommand).toMatch(/^DATA_DIR=\S+ npm run -s token -- --sub alice /)
+        const alice = (await pasted(`${tokenCommand} | tail -n 1`, first.token)).trim()
+        expect(await getJson(`${first.base}/users/publishers`, alice)).toEqual({ status: 200, body: [] })
+
+        // the claim it prints: a publisher, then a seeded unclaimed node claimed for it
+        const [createPublisher, claimNode] = printedUnder(first.stdout(), "Claim an unclaimed node")
+        expect(JSON.parse(await pasted(createPublisher!, first.token))).toMatchObject({ id: "demo-tools" })
+        const claimed = JSON.parse(await pasted(claimNode!, first.token)) as { node: { id: string } }
+        expect(claimed).toMatchObject({ node: { publisher: { id: "demo-tools" } } })
+        claimedId = claimed.node.id
+        const node = await getJson(`${first.base}/nodes/${claimedId}`)
+        expect(node.body).toMatchObject({ publisher: { id: "demo-tools" } })
       } finally {
         expect(await stopDemo(first)).toBe(0)
       }
@@ -103,6 +148,8 @@ describe("npm run demo", () => {
       try {
         expect(second.stdout()).toMatch(/Catalogue: 300 nodes\n/)
         expect((await getJson(`${second.base}/users/publishers`, second.token)).status).toBe(200)
+        // the node claimed is offered no more
+        expect(printedUnder(second.stdout(), "Claim an unclaimed node")[1]).not.toContain(`/nodes/${claimedId}/`)
       } finally {
         expect(await stopDemo(second)).toBe(0)
       }

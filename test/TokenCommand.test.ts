@@ -86,6 +86,8 @@ layer(Service.layer(), { excludeTestServices: true })("npm run token", (it) => {
       ], { concurrency: 3 })
 
       const admin = tokenOf(adminRun)
+      // it says which key it signed with, since another data folder's key gets a 401
+      expect(adminRun.stderr).toContain("signed with AUTH_JWT_SECRET")
       const claims = jose.decodeJwt(admin)
       expect(claims).toMatchObject({ sub: "dev", email: "d@example.com", admin: true })
       expect(claims.exp).toBeGreaterThan(Date.now() / 1000)
@@ -109,8 +111,10 @@ layer(Service.layer(), { excludeTestServices: true })("npm run token", (it) => {
   it.scoped("without AUTH_JWT_SECRET it generates DATA_DIR/jwt-secret, and a service on that DATA_DIR accepts its tokens", () =>
     Effect.gen(function*() {
       const dataDir = yield* tempDir
-      const first = tokenOf(yield* runTokenCommand(["--sub", "dev", "--email", "d@example.com", "--admin"], { DATA_DIR: dataDir }))
+      const firstRun = yield* runTokenCommand(["--sub", "dev", "--email", "d@example.com", "--admin"], { DATA_DIR: dataDir })
+      const first = tokenOf(firstRun)
       const secretFile = path.join(dataDir, "jwt-secret")
+      expect(firstRun.stderr).toContain(`signed with ${secretFile}`)
       const stat = yield* Effect.promise(() => fs.stat(secretFile))
       expect(stat.isFile()).toBe(true)
       // a secret, so readable by its owner only

@@ -7,6 +7,7 @@
  */
 import type { NodeStatus, NodeVersionStatus } from "../../src/Domain/Node.ts"
 import { unclaimedPublisherId } from "../../src/Domain/Publisher.ts"
+import { simulatedWebHost } from "../../src/Repohost/Client.ts"
 import type { NodeInput, PublisherInput, VersionInput } from "./Seeder.ts"
 
 export interface SeedOptions {
@@ -267,7 +268,8 @@ const seedNode = (options: SeedOptions, publishers: ReadonlyArray<PublisherInput
     icon: rng.chance(0.3) ? `https://cdn.example.com/icons/${id}.png` : undefined,
     banner_url: rng.chance(0.1) ? `https://cdn.example.com/banners/${id}.jpg` : undefined,
     category: rng.chance(0.2) ? rng.pick(categories) : undefined,
-    repository: `https://repohost.example.com/${publisher}/${id}`,
+    // the simulated repository host's, so that the unclaimed ones can be claimed offline
+    repository: `https://${simulatedWebHost}/${publisher}/${id}`,
     repohost_stars: stars,
     downloads,
     rating: rng.chance(0.7) ? Math.round((2.5 + 2.5 * Math.sqrt(rng.float())) * 10) / 10 : undefined,

@@ -10,7 +10,6 @@
 import { Data, Effect, Option, type Redacted } from "effect"
 import { Policy } from "../Auth/Policy.ts"
 import { NodeRepo } from "../Catalog/Repo.ts"
-import { AppConfig } from "../Config.ts"
 import { NodeMissing } from "../Domain/Errors.ts"
 import { managerRoles, unclaimedPublisherId } from "../Domain/Publisher.ts"
 import { parseRepositoryUrl, Repohost } from "../Repohost/Client.ts"
@@ -40,7 +39,6 @@ export class Claims extends Effect.Service<Claims>()("Claims", {
     const claims = yield* ClaimRepo
     const repohost = yield* Repohost
     const policy = yield* Policy
-    const { webHost } = (yield* AppConfig).repohost
 
     return {
       claim: traced("Claims.claim")(function*(publisherId: string, nodeId: string, vcsToken: Redacted.Redacted) {
@@ -55,9 +53,9 @@ export class Claims extends Effect.Service<Claims>()("Claims", {
           })
         }
         const { host, owner, repo } = repository.value
-        if (host !== webHost) {
+        if (host !== repohost.webHost) {
           return yield* new RepositoryUnrecognised({
-            reason: `Node '${nodeId}' lives on ${host}, not on ${webHost}, the repository host this registry asks`
+            reason: `Node '${nodeId}' lives on ${host}, not on ${repohost.webHost}, the repository host this registry asks`
           })
         }
         const login = yield* repohost.login(vcsToken)

@@ -5,6 +5,10 @@
  *
  * The VCS token travels as `Redacted` and only ever leaves in the Authorization header: it is
  * never logged, and nothing logged here carries the request.
+ *
+ * With `REPOHOST_MODE=simulated` (a server setting, never a request's) a built-in host answers
+ * instead, for the repositories of `simulatedWebHost` only: a reserved example domain that no
+ * real repository lives on, so the simulation can never hand over a real repository's node.
  */
 import { HttpClient, HttpClientRequest, HttpClientResponse } from "@effect/platform"
 import { NodeHttpClient } from "@effect/platform-node"
@@ -13,6 +17,12 @@ import { AppConfig } from "../Config.ts"
 import { retryAfterSeconds } from "../Vendors/RetryAfter.ts"
 import { traced } from "../Tracing.ts"
 import { measuredVendor } from "../Observability/Metrics.ts"
+
+/** The host the simulated repository host answers for; seeded catalogues name it (RFC 2606 reserves it). */
+export const simulatedWebHost = "repohost.example.com"
+
+/** The user every VCS token belongs to on the simulated host. */
+export const simulatedLogin = "simulated-user"
 
 /** The host refused the token (401): it is unknown, expired or revoked. */
 export class RepohostInvalidToken extends Data.TaggedError("RepohostInvalidToken")<{}> {
@@ -91,10 +101,36 @@ const isRateLimit = (response: HttpClientResponse.HttpClientResponse) =>
   (response.status === 403 &&
     (response.headers["x-ratelimit-remaining"]?.trim() === "0" || response.headers["retry-after"] !== undefined))
 
-/** The repository host's REST API (`REPOHOST_API_URL`), over Node's HTTP stack (undici). */
+/**
+ * The offline host: it knows every token, as the user `simulatedLogin`, who administers every
+ * repository on `simulatedWebHost` and none elsewhere.
+ */
+const makeSimulated = Effect.gen(function*() {
+  yield* Effect.logWarning(
+    `WARNING: REPOHOST_MODE=simulated — node claims ask a built-in SIMULATED repository host: any VCS_TOKEN ` +
+      `administers every repository on ${simulatedWebHost}; nodes on other hosts cannot be claimed`
+  )
+  return {
+    webHost: simulatedWebHost,
+    login: traced("Repohost.login")(function*(_token: Redacted.Redacted) {
+      return simulatedLogin
+    }),
+    administers: traced("Repohost.administers")(function*(_token: Redacted.Redacted, { host }: RepositoryRef) {
+      return host === simulatedWebHost
+    })
+  }
+})
+
+/**
+ * The repository host's REST API (`REPOHOST_API_URL`), over Node's HTTP stack (undici), or the
+ * simulated host when the operator sets `REPOHOST_MODE=simulated`. `webHost` is the host name of
+ * the repository URLs it answers for.
+ */
 export class Repohost extends Effect.Service<Repohost>()("Repohost", {
   effect: Effect.gen(function*() {
-    const { apiUrl, timeoutMillis } = (yield* AppConfig).repohost
+    const config = yield* AppConfig
+    if (config.repohostMode === "simulated") return yield* makeSimulated
+    const { apiUrl, timeoutMillis, webHost } = config.repohost
     const client = (yield* HttpClient.HttpClient).pipe(
       measuredVendor("repohost"),
       HttpClient.mapRequest((request) =>
@@ -149,6 +185,7 @@ export class Repohost extends Effect.Service<Repohost>()("Repohost", {
       )
 
     return {
+      webHost,
       /** The login of the token's user (`GET /user`). */
       login: traced("Repohost.login")(function*(token: Redacted.Redacted) {
         // a 403 on /user is a token without the right to say who it is: as good as refused
