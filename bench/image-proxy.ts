@@ -10,7 +10,7 @@
  * under load). Prints a Markdown table; `benchImageProxy` answers it for bench/run.ts.
  */
 import autocannon from "autocannon"
-import { type ChildProcess, spawn } from "node:child_process"
+import { type ChildProcess, execFileSync, spawn } from "node:child_process"
 import * as fs from "node:fs/promises"
 import * as http from "node:http"
 import * as os from "node:os"
@@ -111,7 +111,7 @@ export const benchImageProxy = async (options: { readonly quick: boolean }): Pro
     cleanups.push(() => fake.close())
 
     const port = await freePort()
-    const child = spawn(process.execPath, ["--import", "tsx", "src/main.ts"], {
+    const child = spawn(process.execPath, ["dist/main.js"], {
       cwd: root,
       env: {
         ...process.env,
@@ -211,6 +211,8 @@ export const benchImageProxy = async (options: { readonly quick: boolean }): Pro
 
 if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
   const { values } = parseArgs({ options: { quick: { type: "boolean", default: false } } })
+  // alone, it builds the compiled service it measures, as bench/run.ts does
+  execFileSync(process.execPath, ["scripts/build.mjs", "--if-stale"], { cwd: root, stdio: "inherit" })
   benchImageProxy({ quick: values.quick }).then(
     (table) => console.log(table),
     (e: unknown) => {

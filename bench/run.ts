@@ -2,11 +2,13 @@
  * `npm run bench [-- --quick]`: the catalogue's read side under load, beside a baseline.
  *
  * One run, one throw-away embedded PostgreSQL that every process shares through DATABASE_URL:
- * seed 10,000 nodes x 10 versions (scripts/seed.ts), start the service (src/main.ts) and the
+ * seed 10,000 nodes x 10 versions (scripts/seed.ts), start the compiled service (dist/main.js,
+ * built first when stale, as `npm start` does) and the
  * baseline (bench/baseline.ts: node:http + pg running the service's own SQL), check that both
  * give the same answers, then measure each scenario with autocannon on both, one at a time.
  * Finally reseed 100,000 nodes and measure the first page again. Then the media proxy, each part
- * beside its own direct baseline (bench/image-proxy.ts, bench/music-proxy.ts). Results are printed
+ * beside its own direct baseline (bench/image-proxy.ts, bench/music-proxy.ts), and the start-up
+ * time on existing data, compiled and under tsx (bench/startup.ts). Results are printed
  * and written to bench/results/ as Markdown and JSON. Beside the reads, one write: `PUT
  * /publishers/{id}` on a publisher of 1,000 nodes while a GET load runs.
  *
@@ -26,6 +28,7 @@ import pg from "pg"
 import { type EmbeddedServer, freePort, startEmbedded } from "../src/Db/Embedded.ts"
 import { benchImageProxy } from "./image-proxy.ts"
 import { benchMusicProxy } from "./music-proxy.ts"
+import { benchStartup } from "./startup.ts"
 import { makeStatementRecorder, type StatementRecorder } from "./statements.ts"
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..")
@@ -87,9 +90,13 @@ const prefixLines = (prefix: string, write: (line: string) => void) => {
   }
 }
 
-/** `node --import tsx <script>` from the repository's root, its output prefixed with its name. */
-const spawnTs = (name: string, script: string, args: ReadonlyArray<string>, env: Record<string, string>) => {
-  const child = spawn(process.execPath, ["--max-old-space-size=4096", "--import", "tsx", script, ...args], {
+/**
+ * `node <script>` from the repository's root (`--import tsx` for a .ts one), its output prefixed
+ * with its name.
+ */
+const spawnScript = (name: string, script: string, args: ReadonlyArray<string>, env: Record<string, string>) => {
+  const loader = script.endsWith(".ts") ? ["--import", "tsx"] : []
+  const child = spawn(process.execPath, ["--max-old-space-size=4096", ...loader, script, ...args], {
     cwd: root,
     env: { ...process.env, ...env },
     stdio: ["ignore", "pipe", "pipe"]
@@ -149,7 +156,7 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 /** Starts a server and waits until its /ready answers 200. */
 const startServer = async (name: string, script: string, env: Record<string, string>) => {
   const port = await freePort()
-  const { child } = spawnTs(name, script, [], { ...env, PORT: String(port) })
+  const { child } = spawnScript(name, script, [], { ...env, PORT: String(port) })
   const base = `http://127.0.0.1:${port}`
   const deadline = Date.now() + 120_000
   while (Date.now() < deadline) {
@@ -164,7 +171,7 @@ const startServer = async (name: string, script: string, env: Record<string, str
 const seed = async (nodes: number, databaseUrl: string) => {
   log(`seeding ${nodes} nodes x ${settings.versions} versions`)
   const started = performance.now()
-  const { child, output } = spawnTs("seed", "scripts/seed.ts", [
+  const { child, output } = spawnScript("seed", "scripts/seed.ts", [
     "--nodes", String(nodes), "--versions", String(settings.versions), "--reset"
   ], { DATABASE_URL: databaseUrl })
   const code = await exited(child)
@@ -606,6 +613,8 @@ const setUpWriter = async (base: string, client: pg.Client, jwtSecret: string): 
 
 const main = async () => {
   const date = new Date().toISOString()
+  // the compiled service is measured, as `npm start` runs it
+  execFileSync(process.execPath, ["scripts/build.mjs", "--if-stale"], { cwd: root, stdio: "inherit" })
   const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), "registry-bench-"))
   // run as root, PostgreSQL runs as its own user, which must be able to pass through this folder
   await fs.chmod(dataDir, 0o711)
@@ -636,7 +645,7 @@ const main = async () => {
     AUTH_JWT_SECRET: jwtSecret
   }
   const [service, baseline] = await Promise.all([
-    startServer("service", "src/main.ts", env),
+    startServer("service", "dist/main.js", env),
     startServer("baseline", "bench/baseline.ts", { DATABASE_URL: databaseUrl })
   ])
   log(`service on ${service.base}, baseline on ${baseline.base}`)
@@ -716,6 +725,10 @@ const main = async () => {
   if (selected("music proxy")) {
     log("media proxy: video to music")
     media.push(await benchMusicProxy({ quick }))
+  }
+  if (selected("start-up")) {
+    log("start-up on an existing data folder, compiled and under tsx")
+    media.push(await benchStartup({ runs: quick ? 2 : 5 }))
   }
 
   const report: Report = {

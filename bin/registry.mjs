@@ -1,6 +1,10 @@
 #!/usr/bin/env node
-// The registry CLI as an installed command: TypeScript runs through tsx, registered here.
-import { register } from "tsx/esm/api"
+// The registry CLI as an installed command: the compiled CLI in dist/ (npm run build).
+import { existsSync } from "node:fs"
 
-register()
-await import(new URL("../src/Cli/main.ts", import.meta.url).href)
+const main = new URL("../dist/Cli/main.js", import.meta.url)
+if (!existsSync(main)) {
+  console.error("error: the CLI is not built: run `npm run build` in the registry's folder")
+  process.exit(1)
+}
+await import(main.href)

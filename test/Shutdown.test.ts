@@ -15,7 +15,7 @@ import * as os from "node:os"
 import * as path from "node:path"
 import { FakeMusicVendor } from "./support/FakeMusicVendor.ts"
 import { atFakeVendor, generatePath } from "./support/Music.ts"
-import { spawnService } from "./support/Process.ts"
+import { serviceCommand, spawnService } from "./support/Process.ts"
 import { closedAfterPromise, slowRequestPromise } from "./support/RawHttp.ts"
 import { serviceOnFreshDatabase } from "./support/Service.ts"
 
@@ -82,7 +82,7 @@ const start = async (command: ReadonlyArray<string>, graceSeconds: number): Prom
   return started
 }
 
-const node = [process.execPath, "--import", "tsx", "src/main.ts"]
+const node = serviceCommand
 const npmStart = ["npm", "start", "--silent"]
 
 /** The exit code (or the signal that ended it) of `child`, and the milliseconds since `from`. */

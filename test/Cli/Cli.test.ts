@@ -19,7 +19,8 @@ import { tcpForwarder } from "../support/Forwarder.ts"
 import { type Running, Service, serviceOnFreshDatabase } from "../support/Service.ts"
 
 const repoRoot = path.resolve(import.meta.dirname, "../..")
-const mainTs = path.join(repoRoot, "src/Cli/main.ts")
+/** Compiled by the test run's global set-up (test/support/globalSetup.ts). */
+const mainJs = path.join(repoRoot, "dist/Cli/main.js")
 const launcher = path.join(repoRoot, "bin/registry.mjs")
 
 /** Largest archive the test instance takes: entries may uncompress to 20 times this before they are flagged. */
@@ -51,11 +52,11 @@ const state = { scratch: "", config: "", pat: "", tokenId: "", node: "" }
 afterAll(() => (state.scratch === "" ? undefined : fs.rm(state.scratch, { recursive: true, force: true })))
 
 /** Runs the CLI with `args`, its config file in the scratch directory and no REGISTRY_* from outside. */
-const cli = (args: ReadonlyArray<string>, env: Readonly<Record<string, string>> = {}, via: "tsx" | "bin" = "tsx") =>
+const cli = (args: ReadonlyArray<string>, env: Readonly<Record<string, string>> = {}, via: "node" | "bin" = "node") =>
   Effect.promise(() =>
     new Promise<Ran>((resolve, reject) => {
       const inherited = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith("REGISTRY_")))
-      const command = via === "tsx" ? [process.execPath, "--import", "tsx", mainTs] : [launcher]
+      const command = via === "node" ? [process.execPath, mainJs] : [launcher]
       const child = spawn(command[0]!, [...command.slice(1), ...args], {
         cwd: repoRoot,
         env: { ...inherited, REGISTRY_CONFIG: state.config, ...env },

@@ -1,6 +1,6 @@
 /**
  * Crash consistency of archive uploads (issue 12, finding 1). The service runs as a child process
- * (`node --import tsx src/main.ts`, as `npm start`) on its own DATA_DIR and a fresh database;
+ * (`node dist/main.js`, as `npm start`) on its own DATA_DIR and a fresh database;
  * FAULT_INJECT_STORAGE makes it SIGKILL itself at one step of an upload. Restarted on the same
  * data, it must never hand out a download URL that answers 404, and a version that came back
  * Pending must take a new upload. An in-process instance on the same database sets up the

@@ -1,6 +1,6 @@
 /**
- * The service in a process of its own, as `npm start` runs it (`node --import tsx src/main.ts`),
- * for the tests of what only a process shows: start-up on existing data, signals, crashes and
+ * The service in a process of its own, as `npm start` runs it (`node dist/main.js`, compiled once
+ * per test run by globalSetup.ts), for the tests of what only a process shows: start-up on existing data, signals, crashes and
  * outages. Ready when `/ready` answers 200.
  */
 import { type ChildProcess, spawn } from "node:child_process"
@@ -8,7 +8,7 @@ import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 import { freePort } from "../../src/Db/Embedded.ts"
 
-/** The repository: the command's relative paths (`src/main.ts`, npm's package.json) are from here. */
+/** The repository: the command's relative paths (`dist/main.js`, npm's package.json) are from here. */
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..")
 
 export interface ServiceProcess {
@@ -29,7 +29,7 @@ export interface SpawnOptions {
   readonly readyWithinMillis?: number
 }
 
-export const serviceCommand = [process.execPath, "--import", "tsx", "src/main.ts"] as const
+export const serviceCommand = [process.execPath, "dist/main.js"] as const
 
 const statusOf = (url: string) => fetch(url, { signal: AbortSignal.timeout(2000) }).then((r) => r.status, () => 0)
 

@@ -1,7 +1,10 @@
 /**
  * One PostgreSQL server for the whole run: the one DATABASE_URL names, else an embedded one in a
  * temporary folder. Each test file then creates its own database on it (see Service.ts).
+ * The compiled service in dist/, which the tests that spawn processes run, is built first when
+ * it is missing or older than src/.
  */
+import { execFileSync } from "node:child_process"
 import * as fs from "node:fs/promises"
 import * as os from "node:os"
 import * as path from "node:path"
@@ -15,7 +18,10 @@ declare module "vitest" {
   }
 }
 
+const root = path.resolve(import.meta.dirname, "../..")
+
 export default async function setup(project: TestProject) {
+  execFileSync(process.execPath, ["scripts/build.mjs", "--if-stale"], { cwd: root, stdio: "inherit" })
   const external = process.env.DATABASE_URL
   if (external) {
     project.provide("adminDatabaseUrl", external)

@@ -1,0 +1,71 @@
+#!/usr/bin/env node
+/**
+ * Compiles src/ to dist/ (`npm run build`), or with `--if-stale` only when dist/ is missing or
+ * older than what it is built from (`npm start`, the test and bench set-ups). Plain JavaScript:
+ * it runs before anything is compiled, on every start, so it must cost milliseconds.
+ *
+ * dist/.built is written after a successful build, dated when the build began: a source saved
+ * during a build still counts as newer.
+ */
+import { spawnSync } from "node:child_process"
+import * as fs from "node:fs"
+import { createRequire } from "node:module"
+import * as path from "node:path"
+import { fileURLToPath } from "node:url"
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..")
+const dist = path.join(root, "dist")
+const stamp = path.join(dist, ".built")
+/** What dist/ is compiled from; migrations/ is read from the repository at run time, not copied. */
+const inputs = ["src", "package.json", "tsconfig.json", "tsconfig.build.json"]
+
+const newestMillis = (file) => {
+  const stat = fs.statSync(path.join(root, file))
+  if (!stat.isDirectory()) return stat.mtimeMs
+  return fs.readdirSync(path.join(root, file), { recursive: true })
+    .reduce((newest, entry) => Math.max(newest, fs.statSync(path.join(root, file, entry)).mtimeMs), stat.mtimeMs)
+}
+
+const builtMillis = () => {
+  try {
+    return fs.statSync(stamp).mtimeMs
+  } catch {
+    return -1
+  }
+}
+
+const isStale = () => {
+  const built = builtMillis()
+  return built < 0 || inputs.some((input) => newestMillis(input) > built)
+}
+
+/** The compiler, when the development dependencies are installed (not after `npm ci --omit=dev`). */
+const compiler = () => {
+  try {
+    return createRequire(path.join(root, "package.json")).resolve("typescript/bin/tsc")
+  } catch {
+    return undefined
+  }
+}
+
+const build = () => {
+  const tsc = compiler()
+  if (tsc === undefined) {
+    if (fs.existsSync(path.join(dist, "main.js"))) {
+      console.error("build: dist/ is older than src/ but TypeScript is not installed (npm ci --omit=dev?); running dist/ as it is")
+      return 0
+    }
+    console.error("build: dist/ is missing and TypeScript is not installed: run `npm ci` then `npm run build`")
+    return 1
+  }
+  const began = new Date()
+  fs.rmSync(dist, { recursive: true, force: true })
+  const run = spawnSync(process.execPath, [tsc, "-p", "tsconfig.build.json"], { cwd: root, stdio: "inherit" })
+  if (run.status !== 0) return run.status ?? 1
+  fs.writeFileSync(stamp, "")
+  fs.utimesSync(stamp, began, began)
+  return 0
+}
+
+const ifStale = process.argv.includes("--if-stale")
+process.exitCode = !ifStale || isStale() ? build() : 0
