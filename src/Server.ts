@@ -54,6 +54,7 @@ import { MediaFilesLive, MediaStorageLive } from "./MediaStorage/Http.ts"
 import { MediaStorage } from "./MediaStorage/Service.ts"
 import { Leftovers } from "./System/Leftovers.ts"
 import { closingAfterEarlyAnswers } from "./RefusedBodies.ts"
+import { Compression } from "./Web/Compression.ts"
 
 /**
  * Routes that read their body as a stream and enforce their own, larger limits: the video upload
@@ -152,6 +153,7 @@ const ApiLive = HttpApiBuilder.api(Api).pipe(
  */
 export const AppLive = HttpApiBuilder.serve().pipe(
   Layer.provide([Docs, ErrorResponses, SimulatedModeHeader]),
+  Layer.provide(Compression),
   Layer.provide(ApiLive),
   HttpServer.withLogAddress
 )
