@@ -5,8 +5,7 @@
  * stored compressed forms without compressing anything.
  */
 import { expect, layer } from "@effect/vitest"
-import { Effect, Metric } from "effect"
-import fc from "fast-check"
+import { Effect, FastCheck as fc, Metric } from "effect"
 import * as http from "node:http"
 import * as zlib from "node:zlib"
 import { compressions, negotiate } from "../../src/Web/Compression.ts"
