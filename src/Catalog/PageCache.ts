@@ -5,11 +5,13 @@
  * notification could be missed.
  *
  * The pages live in an `effect/Cache`, which also makes concurrent misses of one page share one
- * query. A cached page is stored with its br and gzip forms, compressed once when it is filled, so
- * that a hit compresses nothing (Web/Compression.ts); the pages' bytes, all three forms counted,
- * are bounded too, the oldest filled dropped first. Its keys carry the generation (how many invalidations this process has seen): a page
+ * query. Its keys carry the generation (how many invalidations this process has seen): a page
  * whose query started before a change and finished after it is stored under the old generation,
  * where no request will look again.
+ *
+ * A cached page is stored with its br and gzip forms, compressed once when it is filled, so that
+ * a hit compresses nothing (Web/Compression.ts). The pages' bytes, all three forms counted, are
+ * bounded beside their number, the earliest filled dropped first.
  *
  * LISTEN runs on a connection of its own rather than through `PgClient.listen`: that one ignores
  * its connection's errors and end, so a lost LISTEN would go unnoticed and pages would stay stale.
@@ -153,7 +155,7 @@ export class PageCache extends Effect.Service<PageCache>()("PageCache", {
         filled.set(name, { key, bytes: bytesOf(page) })
         const dropped: Array<PageKey> = []
         for (const [oldest, entry] of filled) {
-          if (storedBytes <= maxBytes || oldest === name) break
+          if ((storedBytes <= maxBytes && filled.size <= capacity) || oldest === name) break
           filled.delete(oldest)
           storedBytes -= entry.bytes
           dropped.push(entry.key)

@@ -184,6 +184,17 @@ layer(Service.layer((c) => ({ ...c, vendorMode: "simulated" })), { excludeTestSe
       expect(head.headers["vary"]).toMatch(/accept-encoding/i)
     }))
 
+  it.effect("HEAD on the GET routes answers as GET would, without a body", () =>
+    Effect.gen(function*() {
+      const service = yield* Service
+      for (const path of ["/nodes?limit=5", "/nodes/node-01", "/nodes/no-such-node", "/nodes/node-01/versions", "/publishers", "/openapi.json", "/docs", "/ready"]) {
+        const [get, head] = [yield* raw(service, path), yield* raw(service, path, {}, "HEAD")]
+        expect(head.status, path).toBe(get.status)
+        expect(head.bytes.length, path).toBe(0)
+        expect(head.headers["content-type"], path).toBe(get.headers["content-type"])
+      }
+    }))
+
   it.effect("the music proxy's NDJSON stream is never compressed (it leaves event by event)", () =>
     Effect.gen(function*() {
       const service = yield* Service
