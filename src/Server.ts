@@ -59,6 +59,7 @@ import { namingServerSpans } from "./Observability/Otel.ts"
 import { Cors } from "./Web/Cors.ts"
 import { DocsContentSecurityPolicy, noSniff } from "./Web/SecurityHeaders.ts"
 import { Validators } from "./Web/Validators.ts"
+import { Compression } from "./Web/Compression.ts"
 
 /**
  * Routes that read their body as a stream and enforce their own, larger limits: the video upload
@@ -156,8 +157,10 @@ const ApiLive = HttpApiBuilder.api(Api).pipe(
  * application is attached would wait for nothing.
  */
 export const AppLive = HttpApiBuilder.serve(requestMetrics).pipe(
-  // built after (so wrapping) the list below: their headers reach every answer it gives.
-  // Compression goes above this line: Validators and the /docs policy read the body as rendered
+  // each line is built after, so wraps, the lines below it. Compression wraps the validators
+  // and the /docs policy, which read the body as rendered
+  Layer.provide(Compression),
+  // their headers reach every answer the lines below give
   Layer.provide([Cors, Validators, DocsContentSecurityPolicy]),
   Layer.provide([Docs, ErrorResponses, SimulatedModeHeader]),
   Layer.provide(MetricsLive),

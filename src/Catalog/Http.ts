@@ -9,6 +9,7 @@ import { defaultLimit, defaultPage, defaultStatuses, type ListNodesParams, type 
 import type { NodeQuery, SearchQuery } from "./NodePages.ts"
 import { type RenderedPage, ServedPage } from "./PageCache.ts"
 import { Catalog } from "./Service.ts"
+import { negotiate, varyOnEncoding, withEncoding } from "../Web/Compression.ts"
 
 /** The parameters' defaults, where the contract leaves them out (see Api.ts). */
 const pageOf = (p: { readonly page?: number | undefined; readonly limit?: number | undefined }) => ({
@@ -55,16 +56,25 @@ const notModified = (request: HttpServerRequest.HttpServerRequest, etag: string)
 
 const json = (page: RenderedPage) => HttpServerResponse.uint8Array(page.body, { contentType: "application/json" })
 
-/** A listing page with its validators; 304 when the client has it. */
+/**
+ * A listing page with its validators; 304 when the client has it. A stored page is sent in the
+ * coding the request accepts from its stored forms (PageCache.ts), so that a hit compresses
+ * nothing; a page computed for this request alone is left to the compression middleware.
+ */
 const respond = (request: HttpServerRequest.HttpServerRequest, served: ServedPage) => {
+  const { encoded, etag } = served.page
+  const coding = encoded === undefined ? "identity" : negotiate(request.headers["accept-encoding"])
   const headers = {
-    etag: served.page.etag,
+    etag,
     "cache-control": "no-cache",
     "x-cache": ServedPage.$match(served, { Hit: () => "hit", Miss: () => "miss", Bypass: () => "bypass" })
   }
-  return notModified(request, served.page.etag)
-    ? HttpServerResponse.empty({ status: 304, headers })
-    : HttpServerResponse.setHeaders(json(served.page), headers)
+  if (notModified(request, etag)) {
+    // the ETag of the representation the client would have been sent
+    return varyOnEncoding(HttpServerResponse.empty({ status: 304, headers: { ...headers, etag: coding === "identity" ? etag : `W/${etag}` } }))
+  }
+  const page = varyOnEncoding(HttpServerResponse.setHeaders(json(served.page), headers))
+  return encoded === undefined || coding === "identity" ? page : withEncoding(page, coding, encoded[coding])
 }
 
 const listRequests = Metric.counter("nodes_list_requests", { description: "GET /nodes requests by form factor" })

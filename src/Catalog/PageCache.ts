@@ -9,6 +9,10 @@
  * whose query started before a change and finished after it is stored under the old generation,
  * where no request will look again.
  *
+ * A cached page is stored with its br and gzip forms, compressed once when it is filled, so that
+ * a hit compresses nothing (Web/Compression.ts). The pages' bytes, all three forms counted, are
+ * bounded beside their number, the earliest filled dropped first.
+ *
  * LISTEN runs on a connection of its own rather than through `PgClient.listen`: that one ignores
  * its connection's errors and end, so a lost LISTEN would go unnoticed and pages would stay stale.
  */
@@ -20,14 +24,16 @@ import { AppConfig } from "../Config.ts"
 import { type NodeQuery, NodePages } from "./NodePages.ts"
 import { span, traced } from "../Tracing.ts"
 import { recordListCache } from "../Observability/Metrics.ts"
+import { encodeForms, type EncodedForms, minCompressedBytes } from "../Web/Compression.ts"
 
 /** The channel every catalogue write notifies. */
 export const catalogueChannel = "catalogue_changed"
 
-/** A page as sent: its JSON bytes and their ETag. */
+/** A page as sent: its JSON bytes and their ETag, and its compressed forms when it is cached. */
 export interface RenderedPage {
   readonly body: Uint8Array
   readonly etag: string
+  readonly encoded?: EncodedForms
 }
 
 /** How a page was served. */
@@ -43,6 +49,12 @@ export const ServedPage = Data.taggedEnum<ServedPage>()
 
 /** The most pages kept; the least recently used go first. */
 const capacity = 2000
+
+/** The most bytes of pages kept (JSON, br and gzip together): 500-node pages fill it at about 500. */
+const maxBytes = 128 * 1024 * 1024
+
+const bytesOf = (page: RenderedPage) =>
+  page.body.byteLength + (page.encoded === undefined ? 0 : page.encoded.br.byteLength + page.encoded.gzip.byteLength)
 
 const encoder = new TextEncoder()
 
@@ -126,15 +138,45 @@ export class PageCache extends Effect.Service<PageCache>()("PageCache", {
     let listening = false
 
     const compute = (query: NodeQuery) => Effect.map(pages.listPage(query), ({ nodes, total }) => renderPage(query, nodes, total))
-    const cache = yield* Cache.make({
+    /** A page to store: with its compressed forms, computed once here rather than at each hit. */
+    const encoded = (page: RenderedPage) =>
+      page.body.byteLength < minCompressedBytes
+        ? Effect.succeed(page)
+        : Effect.map(encodeForms(page.body), (forms): RenderedPage => ({ ...page, encoded: forms }))
+
+    // the bytes of each key's page, in the order they were filled: a key the cache itself dropped
+    // (its capacity, its TTL) stays counted until it is refilled or dropped here, erring on the
+    // side of dropping early
+    const filled = new Map<string, { readonly key: PageKey; readonly bytes: number }>()
+    let storedBytes = 0
+    const account = (key: PageKey, page: RenderedPage) =>
+      Effect.suspend(() => {
+        // a page of a generation already dropped is never looked up again
+        if (key.generation !== generation) return Effect.void
+        const name = `${key.generation}|${key.id}`
+        storedBytes += bytesOf(page) - (filled.get(name)?.bytes ?? 0)
+        filled.delete(name)
+        filled.set(name, { key, bytes: bytesOf(page) })
+        const dropped: Array<PageKey> = []
+        for (const [oldest, entry] of filled) {
+          if ((storedBytes <= maxBytes && filled.size <= capacity) || oldest === name) break
+          filled.delete(oldest)
+          storedBytes -= entry.bytes
+          dropped.push(entry.key)
+        }
+        return Effect.forEach(dropped, (k) => cache.invalidate(k), { discard: true })
+      })
+    const cache: Cache.Cache<PageKey, RenderedPage> = yield* Cache.make({
       capacity,
       timeToLive: listCacheTtlMillis,
-      lookup: (key: PageKey) => compute(key.query)
+      lookup: (key: PageKey) => Effect.tap(Effect.flatMap(compute(key.query), encoded), (page) => account(key, page))
     })
 
     /** Drops every page; writers call it after their commit, so that their own reads see the change. */
     const invalidate = Effect.suspend(() => {
       generation++
+      filled.clear()
+      storedBytes = 0
       return cache.invalidateAll
     }).pipe(span("PageCache.invalidate"))
 
@@ -176,8 +218,11 @@ export class PageCache extends Effect.Service<PageCache>()("PageCache", {
       const key = new PageKey(generation, canonical(query), query)
       if (bypass) {
         const page = yield* compute(query)
-        if (listening) yield* cache.set(key, page)
-        return ServedPage.Bypass({ page })
+        if (!listening) return ServedPage.Bypass({ page })
+        const stored = yield* encoded(page)
+        yield* cache.set(key, stored)
+        yield* account(key, stored)
+        return ServedPage.Bypass({ page: stored })
       }
       if (!listening || listCacheTtlMillis === 0) return ServedPage.Miss({ page: yield* compute(query) })
       const cached = yield* cache.getOptionComplete(key)

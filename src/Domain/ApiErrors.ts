@@ -293,6 +293,12 @@ export class PayloadTooLarge extends ApiError<PayloadTooLarge>()("PayloadTooLarg
   description: "The body is over its limit (16 MiB of JSON, the archive size, 1024 MiB of video, 64 KiB of URL-encoded form)"
 }) {}
 
+export class RangeNotSatisfiable extends ApiError<RangeNotSatisfiable>()("RangeNotSatisfiable", {
+  code: "range_not_satisfiable",
+  status: 416,
+  description: "The archive's Range starts past its end (Content-Range names its size)"
+}) {}
+
 export class UnsupportedMediaType extends ApiError<UnsupportedMediaType>()("UnsupportedMediaType", {
   code: "unsupported_media_type",
   status: 415,
@@ -401,6 +407,7 @@ export const apiErrors = [
   IdempotencyKeyInProgress,
   PayloadTooLarge,
   UnsupportedMediaType,
+  RangeNotSatisfiable,
   RateLimited,
   RequestTooLarge,
   ClientClosedRequest,

@@ -16,6 +16,7 @@ import {
   NodeDeleted,
   NodeExists,
   NotFound,
+  RangeNotSatisfiable,
   PayloadTooLarge,
   PublisherBanned,
   RateLimited,
@@ -245,8 +246,16 @@ export class ArchivesApi extends HttpApiGroup.make("archives")
       .addError(BadRequest)
       .addError(NodeBanned)
       .addError(NotFound)
+      .addError(RangeNotSatisfiable)
       .addError(InternalError)
       .annotate(OpenApi.Summary, "Download a version's archive (installable versions only)")
+      .annotate(
+        OpenApi.Description,
+        "An archive never changes once its version is installable: Cache-Control: public, max-age=31536000, immutable, " +
+          "a strong ETag and Last-Modified. If-None-Match answers 304. One byte range (Range: bytes=a-b, a- or -n) " +
+          "answers 206 with Content-Range, under If-Range when given; several ranges answer the whole archive; a range " +
+          "past the end answers 416 with Content-Range: bytes */size. HEAD answers the headers alone."
+      )
   )
   .annotate(OpenApi.Title, "Publishing")
 {}

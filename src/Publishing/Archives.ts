@@ -146,7 +146,11 @@ export class Archives extends Effect.Service<Archives>()("Archives", {
         return yield* Effect.flatMap(nodes.versionById(state.id), Effect.orDie)
       }),
 
-      /** The archive of an installable version, with its size. */
+      /**
+       * The archive of an installable version, with its size and a strong ETag: the version's id
+       * and the time its content was written (an archive a crash lost is uploaded again under the
+       * same id, and is then another content).
+       */
       download: traced("Archives.download")(function*(nodeId: string, version: string) {
         const found = yield* nodes.namedVersion(nodeId, version)
         if (Option.isNone(found) || Option.isNone(found.value.version)) return yield* new VersionMissing({ nodeId, version })
@@ -159,7 +163,7 @@ export class Archives extends Effect.Service<Archives>()("Archives", {
         }
         const archive = yield* storage.open(archiveKey(state.id))
         if (Option.isNone(archive)) return yield* new ArchiveNotStored({ nodeId, version })
-        return archive.value
+        return { ...archive.value, etag: `"${state.id}.${archive.value.modified.getTime().toString(36)}"` }
       })
     }
   }),

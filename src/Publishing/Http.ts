@@ -3,8 +3,11 @@ import { NodeHttpServerRequest, NodeStream } from "@effect/platform-node"
 import { Effect } from "effect"
 import { Api } from "../Api.ts"
 import { AuthFailures } from "../Auth/Failures.ts"
-import { answer } from "../Errors.ts"
+import { RangeNotSatisfiable } from "../Domain/ApiErrors.ts"
+import { answer, errorResponse } from "../Errors.ts"
+import { byteRange, ifRangeHolds, noneMatchHolds, RangeAnswer } from "../Web/ByteRanges.ts"
 import { Archives } from "./Archives.ts"
+import type { Opened } from "./Storage.ts"
 import { Publishing } from "./Service.ts"
 
 /** The media type of the request's Content-Type, lowercase, without parameters. */
@@ -54,14 +57,48 @@ export const ArchivesLive = HttpApiBuilder.group(Api, "archives", (handlers) =>
           // go out on it, and the rest is drained first (RefusedBodies.ts)
           body: NodeStream.fromReadable(() => NodeHttpServerRequest.toIncomingMessage(request), (e) => e, { closeOnDone: false })
         }).pipe(answer))
-      .handle("downloadArchive", ({ path }) =>
+      .handle("downloadArchive", ({ path, request }) =>
         archives.download(path.nodeId, path.version).pipe(
           answer,
-          Effect.map((archive) =>
-            HttpServerResponse.stream(archive.stream, {
-              contentType: "application/zip",
-              contentLength: archive.bytes,
-              headers: { "content-disposition": `attachment; filename="${path.nodeId}-${path.version}.zip"` }
-            })
-          )
+          Effect.map((archive) => downloadAnswer(request, archive, `${path.nodeId}-${path.version}.zip`))
         ))))
+
+/** An Active version's archive never changes: caches may keep it for good. */
+const immutable = "public, max-age=31536000, immutable"
+
+/**
+ * A download of `archive` as the request's validators and Range ask: 304 when the client has it,
+ * one range as 206, a range past the end as 416, else the whole archive. The bytes stream from
+ * the store; a HEAD gets the same headers and none of them (the platform sends no body). Downloads
+ * are counted by install (`GET /nodes/{id}/install`), never here, so neither a HEAD nor the parts
+ * of a resumed download count twice.
+ */
+const downloadAnswer = (
+  request: HttpServerRequest.HttpServerRequest,
+  archive: Opened & { readonly etag: string },
+  fileName: string
+): HttpServerResponse.HttpServerResponse => {
+  const lastModified = archive.modified.toUTCString()
+  const validators = { etag: archive.etag, "last-modified": lastModified, "cache-control": immutable, "accept-ranges": "bytes" }
+  if (noneMatchHolds(request.headers["if-none-match"], archive.etag)) return HttpServerResponse.empty({ status: 304, headers: validators })
+  const range = ifRangeHolds(request.headers["if-range"], archive.etag, lastModified)
+    ? byteRange(request.headers["range"], archive.bytes)
+    : RangeAnswer.Whole()
+  const headers = { ...validators, "content-disposition": `attachment; filename="${fileName}"` }
+  switch (range._tag) {
+    case "Whole":
+      return HttpServerResponse.stream(archive.stream, { contentType: "application/zip", contentLength: archive.bytes, headers })
+    case "Partial":
+      return HttpServerResponse.stream(archive.slice(range.start, range.end - range.start + 1), {
+        status: 206,
+        contentType: "application/zip",
+        contentLength: range.end - range.start + 1,
+        headers: { ...headers, "content-range": `bytes ${range.start}-${range.end}/${archive.bytes}` }
+      })
+    case "Unsatisfiable":
+      return errorResponse(
+        new RangeNotSatisfiable({ message: `The range is outside the archive's ${archive.bytes} bytes` }),
+        { "content-range": `bytes */${archive.bytes}`, "accept-ranges": "bytes" }
+      )
+  }
+}

@@ -54,10 +54,14 @@ export interface PutOptions<A, E, R> {
   readonly record: (file: string, bytes: number, place: Effect.Effect<void, StorageFailed>) => Effect.Effect<A, E, R>
 }
 
-/** An archive as stored: its size and its bytes. */
+/** An archive as stored: its size, when it was written, and its bytes. */
 export interface Opened {
   readonly bytes: number
+  /** When the content was written (a replaced content has a new time). */
+  readonly modified: Date
   readonly stream: Stream.Stream<Uint8Array, StorageFailed>
+  /** `length` bytes from `offset`, read from the store as they are sent. */
+  readonly slice: (offset: number, length: number) => Stream.Stream<Uint8Array, StorageFailed>
 }
 
 /** Keys are made by the service (`<version id>.zip`); anything else is a bug, not a path. */
@@ -133,12 +137,16 @@ export const makeLocalStorage = (dir: string, faultAt: Option.Option<StorageFaul
     /** The content under `key` with its size; `None` when the key holds nothing. */
     const open = (key: string) =>
       fs.stat(fileOf(key)).pipe(
-        Effect.map((info): Option.Option<Opened> =>
-          Option.some({
+        Effect.map((info): Option.Option<Opened> => {
+          const read = (options?: FileSystem.StreamOptions) =>
+            fs.stream(fileOf(key), options).pipe(Stream.catchAll((cause) => Stream.fromEffect(failed(cause))))
+          return Option.some({
             bytes: Number(info.size),
-            stream: fs.stream(fileOf(key)).pipe(Stream.catchAll((cause) => Stream.fromEffect(failed(cause))))
+            modified: Option.getOrElse(info.mtime, () => new Date(0)),
+            stream: read(),
+            slice: (offset, length) => read({ offset, bytesToRead: length })
           })
-        ),
+        }),
         Effect.catchIf((e) => e._tag === "SystemError" && e.reason === "NotFound", () => Effect.succeed(Option.none<Opened>())),
         Effect.catchTags({ SystemError: failed, BadArgument: failed })
       )

@@ -5,6 +5,7 @@
  */
 import { expect, it } from "@effect/vitest"
 import { Deferred, Effect, Fiber, FiberId, Layer, Schedule, Stream, TestClock } from "effect"
+import * as zlib from "node:zlib"
 import { NodePages, type NodeQuery } from "../../src/Catalog/NodePages.ts"
 import { CatalogueNotices, ListenerLost, PageCache, ServedPage } from "../../src/Catalog/PageCache.ts"
 import { stub, testConfig } from "../support/Stub.ts"
@@ -124,5 +125,24 @@ it.effect("another instance's notification drops the pages; the echo of this ins
     yield* TestClock.adjust("1 second")
     expect((yield* cache.get(query, false))._tag).toBe("Miss")
     expect(computed()).toBe(2)
+  }).pipe(Effect.provide(layer))
+})
+
+it.effect("a cached page keeps its br and gzip forms; the pages' bytes are bounded, the earliest filled dropped first", () => {
+  // pages of 40 MiB each (repetitive, so cheap to compress): the fourth passes the 128 MiB bound
+  const big = `{"d":"${"x".repeat(40 * 1024 * 1024)}"}`
+  const { layer } = cacheOver(listening, () => Effect.succeed({ nodes: big, total: 1 }))
+  const nth = (page: number): NodeQuery => ({ ...query, page })
+  return Effect.gen(function*() {
+    const cache = yield* PageCache
+    yield* TestClock.adjust(0)
+    const first = (yield* cache.get(nth(1), false)).page
+    expect(first.encoded).toBeDefined()
+    expect(zlib.gunzipSync(first.encoded!.gzip).equals(first.body)).toBe(true)
+    expect(zlib.brotliDecompressSync(first.encoded!.br).equals(first.body)).toBe(true)
+    for (const page of [2, 3, 4]) expect((yield* cache.get(nth(page), false))._tag).toBe("Miss")
+    expect((yield* cache.get(nth(4), false))._tag).toBe("Hit")
+    expect((yield* cache.get(nth(2), false))._tag).toBe("Hit")
+    expect((yield* cache.get(nth(1), false))._tag).toBe("Miss")
   }).pipe(Effect.provide(layer))
 })

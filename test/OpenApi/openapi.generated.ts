@@ -589,7 +589,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Download a version's archive (installable versions only) */
+        /**
+         * Download a version's archive (installable versions only)
+         * @description An archive never changes once its version is installable: Cache-Control: public, max-age=31536000, immutable, a strong ETag and Last-Modified. If-None-Match answers 304. One byte range (Range: bytes=a-b, a- or -n) answers 206 with Content-Range, under If-Range when given; several ranges answer the whole archive; a range past the end answers 416 with Content-Range: bytes *\/size. HEAD answers the headers alone.
+         */
         get: operations["DownloadArchive"];
         /**
          * Upload a version's zip archive to its signed URL
@@ -2380,6 +2383,16 @@ export interface components {
              * @enum {string}
              */
             error: "unsupported_media_type";
+            /** @description What went wrong, for people; wording may change */
+            message: string;
+        };
+        /** @description The archive's Range starts past its end (Content-Range names its size) */
+        RangeNotSatisfiable: {
+            /**
+             * @description Stable error code
+             * @enum {string}
+             */
+            error: "range_not_satisfiable";
             /** @description What went wrong, for people; wording may change */
             message: string;
         };
@@ -6616,6 +6629,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["MethodNotAllowed"];
+                };
+            };
+            /** @description `range_not_satisfiable`: The archive's Range starts past its end (Content-Range names its size) */
+            416: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RangeNotSatisfiable"];
                 };
             };
             /** @description `internal_error`: The service failed: the cause is logged, the answer holds no internals */

@@ -135,10 +135,10 @@ layer(TestLayers, { excludeTestServices: true })("in Chromium", (it) => {
         const conflict = yield* callFrom(page, service.baseUrl, token, "POST", "/publishers", { id: "from-browser", name: "Again" })
         expect(conflict.status).toBe(409)
         expect(conflict.body).toMatchObject({ error: expect.any(String), message: expect.any(String) })
-        // and an exposed header: an ETag
+        // and an exposed header: an ETag (weak: Chromium takes the document compressed)
         const docs = yield* callFrom(page, service.baseUrl, token, "GET", "/openapi.json")
         expect(docs.status).toBe(200)
-        expect(docs.etag).toMatch(/^"[A-Za-z0-9_-]+"$/)
+        expect(docs.etag).toMatch(/^W\/"[A-Za-z0-9_-]+"$/)
         expect(seen.messages.filter((line) => /CORS|blocked/i.test(line))).toEqual([])
       }),
     60_000
