@@ -54,6 +54,7 @@ import { MediaFilesLive, MediaStorageLive } from "./MediaStorage/Http.ts"
 import { MediaStorage } from "./MediaStorage/Service.ts"
 import { Leftovers } from "./System/Leftovers.ts"
 import { closingAfterEarlyAnswers } from "./RefusedBodies.ts"
+import { observingRequests } from "./Observability/AccessLog.ts"
 
 /**
  * Routes that read their body as a stream and enforce their own, larger limits: the video upload
@@ -150,7 +151,7 @@ const ApiLive = HttpApiBuilder.api(Api).pipe(
  * before the server: a server listens as soon as it is built, and a request arriving before the
  * application is attached would wait for nothing.
  */
-export const AppLive = HttpApiBuilder.serve().pipe(
+export const AppLive = HttpApiBuilder.serve(observingRequests).pipe(
   Layer.provide([Docs, ErrorResponses, SimulatedModeHeader]),
   Layer.provide(ApiLive),
   HttpServer.withLogAddress
