@@ -4,13 +4,16 @@
  * access-log line, written once the answer has been handed to the connection or the client has
  * gone away.
  */
-import { HttpApp, HttpBody, HttpServerError, HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import { HttpApp, HttpBody, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { NodeHttpServerRequest } from "@effect/platform-node"
-import { Cause, Context, Effect, Exit, HashSet, Stream } from "effect"
+import { Context, Effect, Runtime, Stream } from "effect"
 import { AppConfig } from "../Config.ts"
 import { routeOf } from "../Routes.ts"
 import { type CallerSlot, RequestCaller } from "./Caller.ts"
 import { requestIdHeader, requestIdOf } from "./RequestId.ts"
+
+/** The annotation that carries the request id on every log line of the request. */
+const requestIdKey = "request_id"
 
 /** Body bytes of the answer: its length when fixed, counted as they are handed over when streamed. */
 interface Sent {
@@ -42,21 +45,12 @@ const leaving = (response: HttpServerResponse.HttpServerResponse, id: string, he
   }
 }
 
-const abortedByClient = (exit: Exit.Exit<unknown, unknown>) =>
-  Exit.isFailure(exit) && HashSet.has(Cause.interruptors(exit.cause), HttpServerError.clientAbortFiberId)
-
 /**
  * The access-log line's fields. `path` has no query: signed URLs carry their signature there.
  * A client that went away before the status line was sent gets 499 (nginx's "client closed
  * request"); one that left during the body keeps the status it was sent, with `aborted`.
  */
-const accessFields = (
-  request: HttpServerRequest.HttpServerRequest,
-  exit: Exit.Exit<unknown, unknown>,
-  millis: number,
-  sent: Sent,
-  caller: CallerSlot
-) => {
+const accessFields = (request: HttpServerRequest.HttpServerRequest, millis: number, sent: Sent, caller: CallerSlot, aborted: boolean) => {
   const response = NodeHttpServerRequest.toServerResponse(request)
   const query = request.url.indexOf("?")
   const path = query === -1 ? request.url : request.url.slice(0, query)
@@ -70,11 +64,16 @@ const accessFields = (
   }
   if (caller.userId !== undefined) fields.user_id = caller.userId
   if (caller.tokenId !== undefined) fields.token_id = caller.tokenId
-  if (abortedByClient(exit)) fields.aborted = true
+  if (aborted) fields.aborted = true
   return fields
 }
 
-/** The middleware of `HttpApiBuilder.serve`: it wraps every request, error answers included. */
+/**
+ * The middleware of `HttpApiBuilder.serve`: it wraps every request, error answers included. The
+ * access line is written when the answer has been handed over, or as soon as the connection
+ * closes before that: a request whose client left may go on running (Server.ts,
+ * `runToCompletion`), or wait for a body that will never come.
+ */
 export const observingRequests = (app: HttpApp.Default): HttpApp.Default<never, AppConfig> =>
   Effect.withFiberRuntime((fiber) => {
     const started = performance.now()
@@ -86,9 +85,34 @@ export const observingRequests = (app: HttpApp.Default): HttpApp.Default<never, 
     const headOnly = request.method === "HEAD"
     const handled = HttpApp.withPreResponseHandler(app, (_, response) => Effect.succeed(leaving(response, id, headOnly, sent)))
       .pipe(Effect.provideService(RequestCaller, caller))
-    const logged = accessLog
-      ? Effect.onExit(handled, (exit) =>
-        Effect.annotateLogs(Effect.logInfo("http"), accessFields(request, exit, performance.now() - started, sent, caller)))
-      : handled
-    return Effect.annotateLogs(logged, "request_id", id)
+    if (!accessLog) return Effect.annotateLogs(handled, requestIdKey, id)
+    let written = false
+    const accessLine = (aborted: boolean) => {
+      written = true
+      const fields = accessFields(request, performance.now() - started, sent, caller, aborted)
+      return Effect.annotateLogs(Effect.logInfo("http"), fields)
+    }
+    const response = NodeHttpServerRequest.toServerResponse(request)
+    response.once("close", () => {
+      if (written || response.writableEnded) return
+      const runtime = Runtime.make({ context: fiber.currentContext, fiberRefs: fiber.getFiberRefs(), runtimeFlags: Runtime.defaultRuntimeFlags })
+      Runtime.runFork(runtime)(Effect.annotateLogs(accessLine(true), requestIdKey, id))
+    })
+    return Effect.annotateLogs(Effect.ensuring(handled, Effect.suspend(() => written ? Effect.void : accessLine(false))), requestIdKey, id)
   })
+
+export type RefusedRequestLog = (status: number, bytes: number, requestId: string) => void
+
+/**
+ * The access line of a request that Node's parser refused (Server.ts, `clientError`): it never
+ * reaches the application, and has no method or route; `route` says so.
+ */
+export const refusedRequestLog: Effect.Effect<RefusedRequestLog, never, AppConfig> = Effect.map(
+  Effect.zip(AppConfig, Effect.runtime<never>()),
+  ([config, runtime]) => {
+    if (!config.accessLog) return () => {}
+    const run = Runtime.runFork(runtime)
+    return (status, bytes, requestId) =>
+      void run(Effect.annotateLogs(Effect.logInfo("http"), { [requestIdKey]: requestId, route: "unparsed", status, bytes }))
+  }
+)

@@ -9,7 +9,7 @@ import { Console, Effect, FastCheck as fc, Layer, LogLevel, Option, Redacted } f
 import { type LogFormat, loggingLayer } from "../../src/Observability/Logging.ts"
 import { seedActors, tokensFor } from "../support/Actors.ts"
 import { expectStatus, fetchText, send } from "../support/Http.ts"
-import { rawRequestPromise } from "../support/RawHttp.ts"
+import { closedAfterPromise, rawRequestPromise } from "../support/RawHttp.ts"
 import { type ConfigOverrides, type Running, Service } from "../support/Service.ts"
 
 const uuidV4 = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/
@@ -68,7 +68,7 @@ const accessLines = (entries: ReadonlyArray<Record<string, unknown>>, requestId:
 /** The one access line of the request that got `requestId`, once it is written. */
 const accessLineOf = (entries: () => ReadonlyArray<Record<string, unknown>>, requestId: string) =>
   Effect.promise(async () => {
-    for (let i = 0; i < 100 && accessLines(entries(), requestId).length === 0; i++) await new Promise((r) => setTimeout(r, 20))
+    for (let i = 0; i < 400 && accessLines(entries(), requestId).length === 0; i++) await new Promise((r) => setTimeout(r, 20))
     const found = accessLines(entries(), requestId)
     expect(found, `access lines of ${requestId}`).toHaveLength(1)
     return found[0]!
@@ -199,6 +199,40 @@ layer(Service.layer(unreachableVendor, json.logging), { excludeTestServices: tru
       yield* accessLineOf(jsonEntries, requestId)
       const own = jsonEntries().filter((e) => e.request_id === requestId && e.message !== "http")
       expect(own.map((e) => e.level), "the proxy's warning about the vendor").toContain("WARN")
+    }))
+
+  it.effect("a request Node's parser refuses is answered with a request id and logged as 'unparsed'", () =>
+    Effect.gen(function*() {
+      const service = yield* Service
+      const answer = yield* Effect.promise(() => rawRequestPromise(service.baseUrl, "GET /nodes HTTP/1.1\r\nhost: x\r\nno colon here\r\n\r\n"))
+      expect(answer.status).toBe(400)
+      const requestId = answer.headers["x-request-id"]!
+      expect(requestId).toMatch(uuidV4)
+      expect(yield* accessLineOf(jsonEntries, requestId)).toMatchObject({ route: "unparsed", status: 400, bytes: Buffer.byteLength(answer.body) })
+    }))
+
+  it.effect("a client that goes away before its answer is logged 499, aborted", () =>
+    Effect.gen(function*() {
+      const service = yield* Service
+      const refusals = () => jsonEntries().filter((e) => e.route === "unparsed").length
+      const refusedBefore = refusals()
+      // a body announced and never sent: the handler waits for it until the client leaves
+      yield* Effect.promise(() =>
+        closedAfterPromise(service.baseUrl, (socket) => {
+          socket.write(
+            "POST /bulk/nodes/versions HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ncontent-length: 100\r\n" +
+              "x-request-id: client-went-away\r\n\r\n{"
+          )
+          setTimeout(() => socket.destroy(), 300)
+        })
+      )
+      expect(yield* accessLineOf(jsonEntries, "client-went-away")).toMatchObject({
+        route: "/bulk/nodes/versions",
+        status: 499,
+        bytes: 0,
+        aborted: true
+      })
+      expect(refusals(), "a client leaving is no refused request").toBe(refusedBefore)
     }))
 
   it.effect.prop(
