@@ -2,7 +2,7 @@
  * The service's log output: Effect's own loggers, one entry a line on stdout (a process manager
  * collects stdout; errors go there too, so that the lines of one request stay in order).
  */
-import { Layer, Logger, type LogLevel } from "effect"
+import { Effect, FiberRef, HashSet, Layer, Logger, type LogLevel } from "effect"
 
 export const logFormats = ["json", "logfmt", "pretty"] as const
 export type LogFormat = typeof logFormats[number]
@@ -18,6 +18,14 @@ const loggers: Record<LogFormat, Logger.Logger<unknown, void>> = {
   pretty: Logger.prettyLoggerDefault
 }
 
-/** Replaces Effect's default logger by the one of `format`, at `level` and above. */
+/**
+ * The logger of `format` in place of Effect's default one, at `level` and above. `runMain` has
+ * already swapped the default for its pretty logger (platform Runtime.ts, `addPrettyLogger`):
+ * both go, or every entry would be written twice.
+ */
 export const loggingLayer = (format: LogFormat, level: LogLevel.LogLevel): Layer.Layer<never> =>
-  Layer.merge(Logger.replace(Logger.defaultLogger, loggers[format]), Logger.minimumLogLevel(level))
+  Layer.merge(
+    Layer.scopedDiscard(Effect.locallyScopedWith(FiberRef.currentLoggers, (current) =>
+      current.pipe(HashSet.remove(Logger.defaultLogger), HashSet.remove(Logger.prettyLoggerDefault), HashSet.add(loggers[format])))),
+    Logger.minimumLogLevel(level)
+  )
