@@ -1,6 +1,7 @@
 import { Config, ConfigError, Effect, Either, Layer, LogLevel, Option, Redacted } from "effect"
 import * as path from "node:path"
 import { type CorsOrigins, parseCorsOrigins } from "./Web/Origins.ts"
+import { type LogFormat, logFormats } from "./Observability/Logging.ts"
 
 /** Every setting of the service, read once from the environment (see the README's table). */
 export interface AppConfigShape {
@@ -10,6 +11,10 @@ export interface AppConfigShape {
   readonly databaseUrl: Option.Option<Redacted.Redacted>
   readonly publicBaseUrl: string
   readonly logLevel: LogLevel.LogLevel
+  /** How log lines are written on stdout (Observability/Logging.ts). */
+  readonly logFormat: LogFormat
+  /** One INFO line per request (Observability/AccessLog.ts). */
+  readonly accessLog: boolean
   readonly auth: {
     readonly jwtSecret: Option.Option<Redacted.Redacted>
     readonly jwksUrl: Option.Option<string>
@@ -166,6 +171,11 @@ const LogLevelConfig = Config.string("LOG_LEVEL").pipe(
   })
 )
 
+/** Pretty for a person at a terminal; logfmt, one line per entry, for whatever collects the output. */
+const defaultLogFormat: LogFormat = process.stdout.isTTY === true ? "pretty" : "logfmt"
+
+const LogFormatConfig = Config.literal(...logFormats)("LOG_FORMAT").pipe(Config.withDefault(defaultLogFormat))
+
 const optionalString = (name: string) =>
   Config.option(Config.string(name)).pipe(Config.map(Option.filter((s) => s.trim() !== "")))
 
@@ -238,6 +248,8 @@ export const appConfig: Config.Config<AppConfigShape> = Config.all({
   databaseUrl: optionalRedacted("DATABASE_URL"),
   publicBaseUrl: optionalString("PUBLIC_BASE_URL"),
   logLevel: LogLevelConfig,
+  logFormat: LogFormatConfig,
+  accessLog: Config.boolean("ACCESS_LOG").pipe(Config.withDefault(true)),
   jwtSecret: optionalRedacted("AUTH_JWT_SECRET"),
   jwksUrl: optionalString("AUTH_JWKS_URL"),
   issuer: optionalString("AUTH_ISSUER"),
@@ -309,6 +321,8 @@ export const appConfig: Config.Config<AppConfigShape> = Config.all({
     databaseUrl: c.databaseUrl,
     publicBaseUrl: Option.getOrElse(c.publicBaseUrl, () => `http://localhost:${c.port}`).replace(/\/+$/, ""),
     logLevel: c.logLevel,
+    logFormat: c.logFormat,
+    accessLog: c.accessLog,
     auth: {
       jwtSecret: c.jwtSecret,
       jwksUrl: c.jwksUrl,

@@ -5,7 +5,7 @@
  */
 import { HttpApiBuilder, HttpApiScalar, HttpIncomingMessage, HttpServer, HttpServerRequest } from "@effect/platform"
 import { NodeFileSystem, NodeHttpServer } from "@effect/platform-node"
-import { Context, Effect, Fiber, identity, Layer, Option } from "effect"
+import { Context, Effect, Fiber, flow, identity, Layer, Option } from "effect"
 import * as http from "node:http"
 import type * as net from "node:net"
 import type * as stream from "node:stream"
@@ -60,6 +60,8 @@ import { Cors } from "./Web/Cors.ts"
 import { DocsContentSecurityPolicy, noSniff } from "./Web/SecurityHeaders.ts"
 import { Validators } from "./Web/Validators.ts"
 import { Compression } from "./Web/Compression.ts"
+import { observingRequests, refusedRequestLog, type RefusedRequestLog } from "./Observability/AccessLog.ts"
+import { requestIdHeader, requestIdOf } from "./Observability/RequestId.ts"
 
 /**
  * Routes that read their body as a stream and enforce their own, larger limits: the video upload
@@ -154,9 +156,10 @@ const ApiLive = HttpApiBuilder.api(Api).pipe(
 /**
  * Serves the API on the provided HttpServer with the provided services. Build the services
  * before the server: a server listens as soon as it is built, and a request arriving before the
- * application is attached would wait for nothing.
+ * application is attached would wait for nothing. The access log is the outermost middleware: it
+ * sees every answer, and the request id it sets annotates the metrics' work too.
  */
-export const AppLive = HttpApiBuilder.serve(requestMetrics).pipe(
+export const AppLive = HttpApiBuilder.serve(flow(requestMetrics, observingRequests)).pipe(
   // each line is built after, so wraps, the lines below it. Compression wraps the validators
   // and the /docs policy, which read the body as rendered
   Layer.provide(Compression),
@@ -177,19 +180,39 @@ type HttpLimits = AppConfigShape["http"]
 /**
  * Answers `error` on the bare socket and ends it: for requests refused before (or instead of)
  * the application, as Node itself does. A socket the client keeps open is then closed by the idle
- * limit.
+ * limit. Answers the body bytes written (0: the socket was gone).
  */
-const answerOnSocket = (socket: stream.Duplex, error: RequestTimeout | RequestTooLarge | BadRequest, reason: string) => {
-  if (!socket.writable) return socket.destroy()
+const answerOnSocket = (socket: stream.Duplex, error: Refusal, reason: string, requestId?: string): number => {
+  if (!socket.writable) {
+    socket.destroy()
+    return 0
+  }
   const { status } = infoOf(error)
   const body = JSON.stringify(wireOf(error))
+  const bytes = Buffer.byteLength(body)
+  const idLine = requestId === undefined ? "" : `${requestIdHeader}: ${requestId}\r\n`
   socket.end(
-    `HTTP/1.1 ${status} ${reason}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\n` +
-      `${noSniff.name}: ${noSniff.value}\r\nconnection: close\r\n\r\n${body}`
+    `HTTP/1.1 ${status} ${reason}\r\ncontent-type: application/json\r\ncontent-length: ${bytes}\r\n` +
+      `${idLine}${noSniff.name}: ${noSniff.value}\r\nconnection: close\r\n\r\n${body}`
   )
+  return bytes
 }
 
+type Refusal = RequestTimeout | RequestTooLarge | BadRequest
+
 const requestTimedOut = () => new RequestTimeout({ message: "The request did not arrive in time" })
+
+/** What Node's parser refused: a late or oversized head, or bytes that are not HTTP. */
+const refusalOf = (err: NodeJS.ErrnoException): [Refusal, string] => {
+  if (err.code === "ERR_HTTP_REQUEST_TIMEOUT") return [requestTimedOut(), "Request Timeout"]
+  if (err.code === "HPE_HEADER_OVERFLOW") {
+    return [new RequestTooLarge({ message: "The request line or headers are too large" }), "Request Header Fields Too Large"]
+  }
+  return [new BadRequest({ message: "The request is not valid HTTP" }), "Bad Request"]
+}
+
+/** The connection was reset, or ended in the middle of a request. */
+const clientLeft = (err: NodeJS.ErrnoException) => err.code === "ECONNRESET" || err.code === "HPE_INVALID_EOF_STATE"
 
 /**
  * Bounds how long a request may take to arrive. Streamed uploads have no overall limit, only
@@ -214,7 +237,7 @@ const limitArrival = (limits: HttpLimits, request: http.IncomingMessage, respons
  * malformed or late requests (oversized headers or URL, bytes HTTP does not allow, headers past
  * their limit) are answered as ErrorResponse too, before they ever reach the application.
  */
-const makeHttpServer = (limits: HttpLimits) => {
+const makeHttpServer = (limits: HttpLimits, logRefused: RefusedRequestLog) => {
   const server = http.createServer({
     headersTimeout: limits.headersTimeoutMillis,
     requestTimeout: 0,
@@ -237,11 +260,11 @@ const makeHttpServer = (limits: HttpLimits) => {
     socket.destroy()
   })
   server.on("clientError", (err: NodeJS.ErrnoException, socket: stream.Duplex) => {
-    if (err.code === "ERR_HTTP_REQUEST_TIMEOUT") return answerOnSocket(socket, requestTimedOut(), "Request Timeout")
-    if (err.code === "HPE_HEADER_OVERFLOW") {
-      return answerOnSocket(socket, new RequestTooLarge({ message: "The request line or headers are too large" }), "Request Header Fields Too Large")
-    }
-    answerOnSocket(socket, new BadRequest({ message: "The request is not valid HTTP" }), "Bad Request")
+    const [error, reason] = refusalOf(err)
+    const requestId = requestIdOf(undefined)
+    const bytes = answerOnSocket(socket, error, reason, requestId)
+    // a client that leaves (its request, if one had arrived, has its own access line) is not refused
+    if (bytes > 0 && !clientLeft(err)) logRefused(infoOf(error).status, bytes, requestId)
   })
   return server
 }
@@ -292,8 +315,8 @@ const boundedClose = (server: http.Server, graceMillis: number) => {
  * request arriving on an open connection after that would wait for nothing.
  */
 export const HttpServerLive = Layer.unwrapEffect(
-  Effect.map(AppConfig, (config) => {
-    const server = makeHttpServer(config.http)
+  Effect.map(Effect.zip(AppConfig, refusedRequestLog), ([config, logRefused]) => {
+    const server = makeHttpServer(config.http, logRefused)
     const close = boundedClose(server, config.shutdownGraceMillis)
     return NodeHttpServer.layer(() => server, { port: config.port, host: config.host }).pipe(
       Layer.map((context) => {

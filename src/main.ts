@@ -1,12 +1,13 @@
 /** The edge: read the configuration, compose every Layer once, serve until interrupted. */
 import { NodeRuntime } from "@effect/platform-node"
-import { Effect, Layer, Logger } from "effect"
+import { Effect, Layer } from "effect"
 import { AppConfig } from "./Config.ts"
 import { TracingLive } from "./Observability/Otel.ts"
+import { loggingLayer } from "./Observability/Logging.ts"
 import { AppLive, HttpServerLive, ServicesLive } from "./Server.ts"
 
 const LoggingLive = Layer.unwrapEffect(
-  Effect.map(AppConfig, (config) => Logger.minimumLogLevel(config.logLevel))
+  Effect.map(AppConfig, (config) => loggingLayer(config.logFormat, config.logLevel))
 )
 
 // the database is up and migrated before the server listens

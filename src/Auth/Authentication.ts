@@ -8,6 +8,7 @@ import { AppConfig } from "../Config.ts"
 import { RateLimited, Unauthorized } from "../Domain/ApiErrors.ts"
 import { ApiKeyRepo } from "../ApiKeys/Repo.ts"
 import { apiKeyHeader, Authentication, KeyOrBearerAuthentication, OptionalAuthentication, type User } from "../Domain/Auth.ts"
+import { noteUser } from "../Observability/Caller.ts"
 import { AuthFailures, type TooManyFailures } from "./Failures.ts"
 import { JwtVerifier } from "./Jwt.ts"
 import { UserRepo } from "./UserRepo.ts"
@@ -40,6 +41,7 @@ const makeAuthenticate = Effect.gen(function*() {
           : Effect.fail(new Unauthorized({ message: "The Authorization header must be 'Bearer <token>'" }))
       ))
       yield* users.recordSeen(claims)
+      yield* noteUser(claims.sub)
       return Option.some<User>({
         id: claims.sub,
         email: claims.email,
@@ -74,7 +76,7 @@ const makeAuthenticateKey = Effect.gen(function*() {
     guard(Effect.flatMap(keys.verify(key), Option.match({
       onNone: () => new Unauthorized({ message: `The ${apiKeyHeader} header is not a valid API key` }),
       // a key carries no claims: only the admin setting can make its user a site admin
-      onSome: (owner) => Effect.succeed<User>({ ...owner, isSiteAdmin: adminSubjects.has(owner.id) })
+      onSome: (owner) => Effect.as(noteUser(owner.id), { ...owner, isSiteAdmin: adminSubjects.has(owner.id) })
     })))
 })
 

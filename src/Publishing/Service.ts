@@ -20,6 +20,7 @@ import { nodeVersionStatusMoves, statesReaching } from "../Domain/Transitions.ts
 import type { SemanticVersion } from "../Domain/Semver.ts"
 import { PublisherRepo } from "../Publishers/Repo.ts"
 import { TokenRepo } from "../Tokens/Repo.ts"
+import { noteToken } from "../Observability/Caller.ts"
 import { type NewVersion, type NodePatch, PublishingRepo, type VersionPatch } from "./Repo.ts"
 import { UrlSigner } from "./Signing.ts"
 import { traced } from "../Tracing.ts"
@@ -106,9 +107,9 @@ export class Publishing extends Effect.Service<Publishing>()("Publishing", {
         if (token !== undefined) {
           const status = yield* publishers.status(publisherId)
           if (Option.isNone(status)) return yield* new PublisherMissing({ publisherId })
-          if (Option.isNone(yield* tokens.verify(publisherId, Redacted.make(token)))) {
-            return yield* new TokenRejected({ publisherId })
-          }
+          const tokenId = yield* tokens.verify(publisherId, Redacted.make(token))
+          if (Option.isNone(tokenId)) return yield* new TokenRejected({ publisherId })
+          yield* noteToken(tokenId.value)
           return status.value
         }
         const viewer = yield* Viewer

@@ -56,8 +56,14 @@ export interface Running {
 
 export type ConfigOverrides = (config: AppConfigShape) => AppConfigShape
 
-/** Starts one instance of the service on `databaseUrl`; it stops when the scope closes. */
-export const startService = (databaseUrl: string, overrides: ConfigOverrides = (c) => c) =>
+/** Effect's default logger, at warn unless TEST_LOG_LEVEL=debug. */
+const testLogging = Logger.minimumLogLevel(process.env.TEST_LOG_LEVEL === "debug" ? LogLevel.Debug : LogLevel.Warning)
+
+/**
+ * Starts one instance of the service on `databaseUrl`; it stops when the scope closes. `logging`
+ * replaces the loggers of the instance (the log tests capture its lines).
+ */
+export const startService = (databaseUrl: string, overrides: ConfigOverrides = (c) => c, logging: Layer.Layer<never> = testLogging) =>
   Effect.gen(function*() {
     const dataDir = yield* Effect.acquireRelease(
       Effect.promise(() => fs.mkdtemp(path.join(os.tmpdir(), "registry-data-"))),
@@ -84,7 +90,7 @@ export const startService = (databaseUrl: string, overrides: ConfigOverrides = (
       // traces leave only when the configuration names a collector, as in main.ts
       Layer.provide(TracingLive),
       Layer.provideMerge(configLayer),
-      Layer.provide(Logger.minimumLogLevel(process.env.TEST_LOG_LEVEL === "debug" ? LogLevel.Debug : LogLevel.Warning))
+      Layer.provide(logging)
     )
     const context = yield* Layer.build(layer)
     const server = Context.get(context, HttpServer.HttpServer)
@@ -102,15 +108,16 @@ export const startService = (databaseUrl: string, overrides: ConfigOverrides = (
   })
 
 /** The usual test subject: one instance on a fresh database. */
-export const serviceOnFreshDatabase = (overrides?: ConfigOverrides) =>
-  Effect.flatMap(freshDatabase, ({ url }) => startService(url, overrides))
+export const serviceOnFreshDatabase = (overrides?: ConfigOverrides, logging?: Layer.Layer<never>) =>
+  Effect.flatMap(freshDatabase, ({ url }) => startService(url, overrides, logging))
 
 /**
  * Use with the top-level `layer` of @effect/vitest and real clocks:
  * `layer(Service.layer(), { excludeTestServices: true })("...", (it) => { ... })`
  */
 export class Service extends Context.Tag("test/Service")<Service, Running>() {
-  static readonly layer = (overrides?: ConfigOverrides) => Layer.scoped(Service, serviceOnFreshDatabase(overrides))
+  static readonly layer = (overrides?: ConfigOverrides, logging?: Layer.Layer<never>) =>
+    Layer.scoped(Service, serviceOnFreshDatabase(overrides, logging))
 }
 
 

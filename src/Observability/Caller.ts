@@ -1,0 +1,28 @@
+/**
+ * Who made a request, as far as its handling learnt it, for the request's access-log line. The
+ * authentication code notes the caller where it verifies a credential; the access log reads it
+ * once the answer is out. A mutable slot rather than a FiberRef: a request's handling may run on
+ * a forked fiber (Server.ts, `runToCompletion`), whose FiberRefs would not come back on abort.
+ */
+import { Context, Effect } from "effect"
+
+export interface CallerSlot {
+  /** The user's id (a token's `sub`, an API key's owner). */
+  userId: string | undefined
+  /** A publisher's personal access token (its id, never its value): the caller is that publisher's CLI. */
+  tokenId: string | undefined
+}
+
+export class RequestCaller extends Context.Tag("RequestCaller")<RequestCaller, CallerSlot>() {}
+
+const noted = (note: (slot: CallerSlot) => void) =>
+  Effect.contextWith((context: Context.Context<never>) => {
+    const slot = Context.getOption(context, RequestCaller)
+    if (slot._tag === "Some") note(slot.value)
+  })
+
+/** Records the request's user; nothing outside a request. */
+export const noteUser = (userId: string) => noted((slot) => (slot.userId = userId))
+
+/** Records the personal access token a request authenticated with. */
+export const noteToken = (tokenId: string) => noted((slot) => (slot.tokenId = tokenId))
