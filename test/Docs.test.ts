@@ -6,20 +6,18 @@
  */
 import { expect, layer } from "@effect/vitest"
 import { Effect, Option, type Schema } from "effect"
-import * as fs from "node:fs"
 import { chromium } from "playwright-core"
 import { Api } from "../src/Api.ts"
 import { ListNodesParams } from "../src/Catalog/Api.ts"
 import { listNodesParams } from "./support/Catalogue.ts"
 import { getText, parseJson } from "./support/Http.ts"
+import { chromiumArgs, chromiumFound, chromiumPath, chromiumSkipReason } from "./support/Chromium.ts"
 import { type Running, Service } from "./support/Service.ts"
 
 type Json = Record<string, any>
 
-const chromiumPath = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium"
-const chromiumFound = fs.existsSync(chromiumPath)
 const inCi = Boolean(process.env.CI)
-const browserSkipReason = `no Chromium at ${chromiumPath}: install it (apt-get install chromium) or set CHROMIUM_PATH`
+const browserSkipReason = chromiumSkipReason
 if (!chromiumFound) {
   console.warn(inCi ? `CI: ${browserSkipReason} - the browser test fails` : `skipping the /docs browser test: ${browserSkipReason}`)
 }
@@ -195,15 +193,7 @@ layer(Service.layer(), { excludeTestServices: true })("documentation", (it) => {
           Effect.promise(() =>
             chromium.launch({
               executablePath: chromiumPath,
-              args: [
-                "--no-sandbox",
-                "--disable-gpu",
-                "--disable-quic",
-                "--no-first-run",
-                "--disable-background-networking",
-                "--disable-component-update",
-                "--disable-sync"
-              ]
+              args: [...chromiumArgs]
             })
           ),
           (b) => Effect.promise(() => b.close())

@@ -8,33 +8,15 @@
 import { expect, layer } from "@effect/vitest"
 import { Effect, FastCheck as fc } from "effect"
 import { randomBytes } from "node:crypto"
-import * as http from "node:http"
 import { Node } from "../../src/Domain/Node.ts"
 import { decodeExact } from "../support/Catalogue.ts"
 import { decodeError, expectErrorBody, expectStatus, get } from "../support/Http.ts"
-import { type Running, Service } from "../support/Service.ts"
+import { requestAsSent } from "../support/RawHttp.ts"
+import { Service } from "../support/Service.ts"
 import { zipOf } from "../support/Zip.ts"
 import { installed, makePublisher, pathOf, published, upload } from "./Flow.ts"
 
-interface RawAnswer {
-  readonly status: number
-  readonly headers: http.IncomingHttpHeaders
-  readonly bytes: Buffer
-}
-
-const raw = (service: Running, path: string, headers: Record<string, string> = {}, method = "GET") =>
-  Effect.promise(() =>
-    new Promise<RawAnswer>((resolve, reject) => {
-      const request = http.request(`${service.baseUrl}${path}`, { method, headers }, (response) => {
-        const chunks: Array<Buffer> = []
-        response.on("data", (chunk: Buffer) => chunks.push(chunk))
-        response.on("end", () => resolve({ status: response.statusCode ?? 0, headers: response.headers, bytes: Buffer.concat(chunks) }))
-        response.on("error", reject)
-      })
-      request.on("error", reject)
-      request.end()
-    })
-  )
+const raw = requestAsSent
 
 /** What a single range `spec` of `size` bytes must answer (RFC 9110, 14.1.2), written apart from the service. */
 const expected = (spec: { readonly first?: number | undefined; readonly last?: number | undefined }, size: number) => {

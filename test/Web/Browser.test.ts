@@ -18,11 +18,10 @@ import * as os from "node:os"
 import * as path from "node:path"
 import { chromium, type Page } from "playwright-core"
 import { closeServer } from "../support/Loopback.ts"
+import { chromiumArgs, chromiumFound, chromiumPath, chromiumSkipReason } from "../support/Chromium.ts"
 import { Service } from "../support/Service.ts"
 
-const chromiumPath = "/usr/bin/chromium"
-const chromiumFound = fs.existsSync(chromiumPath)
-const skipReason = `no Chromium at ${chromiumPath} (Debian's chromium package; .ci/run installs it): browser tests skipped`
+const skipReason = `${chromiumSkipReason}: browser tests skipped`
 if (!chromiumFound) console.warn(skipReason)
 
 /** The front-end's page: it calls the API the way a web client does, bearer token and JSON body. */
@@ -75,16 +74,7 @@ const launch = Effect.acquireRelease(
     const context = await chromium.launchPersistentContext(userDataDir, {
       executablePath: chromiumPath,
       headless: true,
-      args: [
-        "--headless",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-quic",
-        "--no-first-run",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync"
-      ]
+      args: [...chromiumArgs]
     })
     return { context, userDataDir }
   }),
@@ -117,7 +107,7 @@ const watch = (page: Page) => {
 const openPage = Effect.flatMap(launch, ({ context }) => Effect.promise(() => context.newPage()))
 
 layer(TestLayers, { excludeTestServices: true })("in Chromium", (it) => {
-  it.scoped.skipIf(!chromiumFound)(
+  it.scoped.skipIf(!chromiumFound && process.env.CI === undefined)(
     chromiumFound ? "a page on an allowed origin creates a publisher with fetch and a bearer token, and reads an exposed ETag" : skipReason,
     () =>
       Effect.gen(function*() {
@@ -144,7 +134,7 @@ layer(TestLayers, { excludeTestServices: true })("in Chromium", (it) => {
     60_000
   )
 
-  it.scoped.skipIf(!chromiumFound)(
+  it.scoped.skipIf(!chromiumFound && process.env.CI === undefined)(
     chromiumFound ? "the same page on an origin CORS_ORIGINS does not list is refused by the browser, and nothing is written" : skipReason,
     () =>
       Effect.gen(function*() {
@@ -168,7 +158,7 @@ layer(TestLayers, { excludeTestServices: true })("in Chromium", (it) => {
     60_000
   )
 
-  it.scoped.skipIf(!chromiumFound)(
+  it.scoped.skipIf(!chromiumFound && process.env.CI === undefined)(
     chromiumFound ? "/docs renders under its content security policy: nothing in the console, nothing refused but an eval probe" : skipReason,
     () =>
       Effect.gen(function*() {

@@ -6,36 +6,16 @@
  */
 import { expect, layer } from "@effect/vitest"
 import { Effect, FastCheck as fc, Metric } from "effect"
-import * as http from "node:http"
 import * as zlib from "node:zlib"
 import { compressions, negotiate } from "../../src/Web/Compression.ts"
 import { expectNdjson, fileForm, postForm } from "../support/Music.ts"
-import { type Running, Service } from "../support/Service.ts"
+import { type AnswerAsSent, requestAsSent } from "../support/RawHttp.ts"
+import { Service } from "../support/Service.ts"
 import { mp4 } from "../support/Video.ts"
 
-interface RawAnswer {
-  readonly status: number
-  readonly headers: http.IncomingHttpHeaders
-  /** The bytes as sent, not decoded. */
-  readonly bytes: Buffer
-}
+const raw = requestAsSent
 
-/** A request whose answer is read as sent: `fetch` would decode it and send its own Accept-Encoding. */
-const raw = (service: Running, path: string, headers: Record<string, string> = {}, method = "GET") =>
-  Effect.promise(() =>
-    new Promise<RawAnswer>((resolve, reject) => {
-      const request = http.request(`${service.baseUrl}${path}`, { method, headers }, (response) => {
-        const chunks: Array<Buffer> = []
-        response.on("data", (chunk: Buffer) => chunks.push(chunk))
-        response.on("end", () => resolve({ status: response.statusCode ?? 0, headers: response.headers, bytes: Buffer.concat(chunks) }))
-        response.on("error", reject)
-      })
-      request.on("error", reject)
-      request.end()
-    })
-  )
-
-const decoded = (answer: RawAnswer) => {
+const decoded = (answer: AnswerAsSent) => {
   switch (answer.headers["content-encoding"]) {
     case undefined:
       return answer.bytes

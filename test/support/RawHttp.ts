@@ -4,6 +4,7 @@
  * `Http.ts` (`parseJson`, `expectErrorBody`).
  */
 import { Effect } from "effect"
+import * as http from "node:http"
 import * as net from "node:net"
 
 export interface RawResponse {
@@ -144,3 +145,28 @@ export const rawGet = (baseUrl: string, target: Buffer | string, headerLines: Re
   )
 }
 
+
+/** An answer as it was sent: its body's bytes not decoded. */
+export interface AnswerAsSent {
+  readonly status: number
+  readonly headers: http.IncomingHttpHeaders
+  readonly bytes: Buffer
+}
+
+/**
+ * One request whose answer is read as sent (Content-Encoding, ranges): `fetch` would decode the
+ * body and send its own Accept-Encoding.
+ */
+export const requestAsSent = (service: { readonly baseUrl: string }, path: string, headers: Record<string, string> = {}, method = "GET") =>
+  Effect.promise(() =>
+    new Promise<AnswerAsSent>((resolve, reject) => {
+      const request = http.request(`${service.baseUrl}${path}`, { method, headers }, (response) => {
+        const chunks: Array<Buffer> = []
+        response.on("data", (chunk: Buffer) => chunks.push(chunk))
+        response.on("end", () => resolve({ status: response.statusCode ?? 0, headers: response.headers, bytes: Buffer.concat(chunks) }))
+        response.on("error", reject)
+      })
+      request.on("error", reject)
+      request.end()
+    })
+  )
