@@ -29,6 +29,7 @@ import pg from "pg"
 import { type EmbeddedServer, freePort, startEmbedded } from "../src/Db/Embedded.ts"
 import { benchImageProxy } from "./image-proxy.ts"
 import { benchMusicProxy } from "./music-proxy.ts"
+import { type LoadResult, paced } from "./paced.ts"
 import { benchStartup } from "./startup.ts"
 import { makeStatementRecorder, type StatementRecorder } from "./statements.ts"
 
@@ -246,14 +247,13 @@ interface Measurement {
   readonly loadAverage: readonly [before: number, after: number]
 }
 
-/** Paths are requested in turn (one path is the common case), as fast as answered unless `overallRate` is given. */
-const load = (base: string, paths: ReadonlyArray<string>, seconds: number, overallRate?: number): autocannon.Instance => {
+/** Paths are requested in turn (one path is the common case), as fast as answered. */
+const load = (base: string, paths: ReadonlyArray<string>, seconds: number): autocannon.Instance => {
   let next = 0
   return autocannon({
     url: base + paths[0],
     connections: settings.connections,
     duration: seconds,
-    ...(overallRate === undefined ? {} : { overallRate }),
     requests: [{ setupRequest: (request) => ({ ...request, path: paths[next++ % paths.length]! }) }]
   })
 }
@@ -266,24 +266,31 @@ interface Writer {
 
 /**
  * `PUT /publishers/{id}` with a new description each time (every write changes the row), while
- * the GET load runs on `readPaths` beside it; the writes are what is measured.
+ * the GET load runs on `readPaths` beside it; the writes are what is measured. Both loads are
+ * paced (paced.ts): evenly spaced, as a steady load is.
  */
 const publisherUpdates = (base: string, writer: Writer, readPaths: ReadonlyArray<string>) => (seconds: number) => {
-  let n = 0
-  const reads = load(base, readPaths, seconds, settings.readRateBesideWrites)
-  const writes = autocannon({
-    url: `${base}/publishers/${writer.publisherId}`,
+  const reads = paced({
+    base,
+    rate: settings.readRateBesideWrites,
+    connections: settings.connections,
+    seconds,
+    request: (i) => ({ method: "GET", path: readPaths[i % readPaths.length]! })
+  })
+  const writes = paced({
+    base,
+    rate: settings.writeRate,
     connections: settings.writeConnections,
-    overallRate: settings.writeRate,
-    duration: seconds,
-    requests: [{
+    seconds,
+    request: (i) => ({
       method: "PUT",
+      path: `/publishers/${writer.publisherId}`,
       headers: { authorization: `Bearer ${writer.token}`, "content-type": "application/json" },
-      setupRequest: (request) => ({ ...request, body: JSON.stringify({ description: `edited ${n++}` }) })
-    }]
+      body: JSON.stringify({ description: `edited ${i} at ${Date.now()}` })
+    })
   })
   return Promise.all([writes, reads]).then(([w, r]) => {
-    log(`  beside it, GET ${readPaths[0]}: ${round(r.requests.average, 1)} req/s, p99 ${r.latency.p99} ms`)
+    log(`  beside it, GET ${readPaths[0]}: ${round(r.requests.average, 1)} req/s, p50 ${r.latency.p50} ms, p99 ${r.latency.p99} ms`)
     return w
   })
 }
@@ -326,7 +333,7 @@ const measure = async (
   target: Target,
   db: Database,
   paths: ReadonlyArray<string>,
-  run: (seconds: number) => PromiseLike<autocannon.Result> = (seconds) => load(target.base, paths, seconds)
+  run: (seconds: number) => PromiseLike<LoadResult> = (seconds) => load(target.base, paths, seconds)
 ): Promise<Measurement> => {
   log(`${scenario} / ${server}: ${paths[0]}${paths.length > 1 ? ` (+${paths.length - 1} more)` : ""}`)
   await untilDatabaseQuiet(db.client)
