@@ -17,7 +17,7 @@
  * its connection's errors and end, so a lost LISTEN would go unnoticed and pages would stay stale.
  */
 import { PgClient } from "@effect/sql-pg"
-import { Cache, Data, Effect, Equal, Hash, Option, Redacted, Schedule, Stream } from "effect"
+import { Cache, Data, Effect, Equal, Hash, Option, Redacted, Schedule, Stream, type Tracer } from "effect"
 import { createHash, randomUUID } from "node:crypto"
 import pg from "pg"
 import { AppConfig } from "../Config.ts"
@@ -73,9 +73,18 @@ const canonical = (q: NodeQuery) =>
     q.updatedAfter?.getTime(), q.nodeIds && [...q.nodeIds].sort(), q.hostVersionKey
   ])
 
-/** A page's key: the query (compared by its canonical form) under one generation. */
+/**
+ * A page's key: the query (compared by its canonical form) under one generation. It also carries
+ * the span of the request that asked (not compared): the cache runs a lookup in the context it
+ * was made in, where no request's span is, and the fill's SQL would start traces of its own.
+ */
 class PageKey implements Equal.Equal {
-  constructor(readonly generation: number, readonly id: string, readonly query: NodeQuery) {}
+  constructor(
+    readonly generation: number,
+    readonly id: string,
+    readonly query: NodeQuery,
+    readonly asker: Option.Option<Tracer.AnySpan>
+  ) {}
   [Equal.symbol](that: Equal.Equal): boolean {
     return that instanceof PageKey && that.generation === this.generation && that.id === this.id
   }
@@ -169,7 +178,10 @@ export class PageCache extends Effect.Service<PageCache>()("PageCache", {
     const cache: Cache.Cache<PageKey, RenderedPage> = yield* Cache.make({
       capacity,
       timeToLive: listCacheTtlMillis,
-      lookup: (key: PageKey) => Effect.tap(Effect.flatMap(compute(key.query), encoded), (page) => account(key, page))
+      lookup: (key: PageKey) => {
+        const fill = Effect.tap(Effect.flatMap(compute(key.query), encoded), (page) => account(key, page))
+        return Option.isSome(key.asker) ? Effect.withParentSpan(fill, key.asker.value) : fill
+      }
     })
 
     /** Drops every page; writers call it after their commit, so that their own reads see the change. */
@@ -215,7 +227,7 @@ export class PageCache extends Effect.Service<PageCache>()("PageCache", {
 
     /** The page of `query`: from the cache when it is on, computed when `bypass` or on a miss. */
     const get = traced("PageCache.get")(function*(query: NodeQuery, bypass: boolean) {
-      const key = new PageKey(generation, canonical(query), query)
+      const key = new PageKey(generation, canonical(query), query, yield* Effect.option(Effect.currentSpan))
       if (bypass) {
         const page = yield* compute(query)
         if (!listening) return ServedPage.Bypass({ page })

@@ -11,7 +11,7 @@ import { Context, Effect, Layer, Option, Redacted } from "effect"
 import * as http from "node:http"
 import type { AddressInfo } from "node:net"
 import { freePort } from "../../src/Db/Embedded.ts"
-import { eventually } from "../support/Eventually.ts"
+import { cacheOf, eventually } from "../support/Eventually.ts"
 import { expectStatus, getText, send } from "../support/Http.ts"
 import { closeServer } from "../support/Loopback.ts"
 import { type ConfigOverrides, Service } from "../support/Service.ts"
@@ -93,6 +93,9 @@ layer(withCollector, { excludeTestServices: true })("traces exported to an OTLP 
     Effect.gen(function*() {
       const service = yield* Service
       const collector = yield* Collector
+      // the list cache is on (its listener is up), so the miss below is filled through the cache,
+      // whose lookups run outside the asking request's context
+      expect(yield* cacheOf(service, "/nodes?limit=1")).toBe("hit")
       const answer = yield* getText(service, "/nodes?limit=3&sort=downloads;desc")
       expectStatus(answer, 200, "GET /nodes")
       expect(answer.headers.get("x-cache")).toBe("miss")
