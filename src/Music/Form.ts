@@ -98,9 +98,13 @@ const spool = (part: Multipart.File, options: UploadOptions) =>
       }
     })
     const sink = fs.createWriteStream(path, { highWaterMark: 1024 * 1024 })
-    // the disk's failures (a full or unwritable folder) are the service's, not the client's
+    // the disk's failures (a full or unwritable folder) are the service's, not the client's. The
+    // file also errors with whatever broke the pipeline (Node 24 destroys every stream of it with
+    // the cause: the limit, a broken form); only a failed system call is the disk's
     let diskFailure: Option.Option<unknown> = Option.none()
-    sink.once("error", (e) => void (diskFailure = Option.some(e)))
+    sink.once("error", (e: NodeJS.ErrnoException) => {
+      if (e.syscall !== undefined) diskFailure = Option.some(e)
+    })
     // Node's own pipeline: a gigabyte moves through it at disk speed, chunk by chunk
     yield* Effect.tryPromise({
       try: (signal) => pipeline(NodeMultipart.fileToReadable(part), counter, sink, { signal }),
