@@ -9,6 +9,7 @@ import { defaultLimit, defaultPage, defaultStatuses, type ListNodesParams, type 
 import type { NodeQuery, SearchQuery } from "./NodePages.ts"
 import { type RenderedPage, ServedPage } from "./PageCache.ts"
 import { Catalog } from "./Service.ts"
+import { noneMatchHolds } from "../Web/Validators.ts"
 import { negotiate, varyOnEncoding, withEncoding } from "../Web/Compression.ts"
 
 /** The parameters' defaults, where the contract leaves them out (see Api.ts). */
@@ -44,16 +45,6 @@ const toSearch = (p: SearchNodesParams): SearchQuery => ({
   supportedAccelerator: p.supported_accelerator
 })
 
-/** If-None-Match holds the page's ETag (weak comparison, lists and `*` included). */
-const notModified = (request: HttpServerRequest.HttpServerRequest, etag: string) => {
-  const header = request.headers["if-none-match"]
-  if (header === undefined) return false
-  return header.split(",").some((tag) => {
-    const t = tag.trim()
-    return t === "*" || t.replace(/^W\//, "") === etag
-  })
-}
-
 const json = (page: RenderedPage) => HttpServerResponse.uint8Array(page.body, { contentType: "application/json" })
 
 /**
@@ -69,7 +60,7 @@ const respond = (request: HttpServerRequest.HttpServerRequest, served: ServedPag
     "cache-control": "no-cache",
     "x-cache": ServedPage.$match(served, { Hit: () => "hit", Miss: () => "miss", Bypass: () => "bypass" })
   }
-  if (notModified(request, etag)) {
+  if (noneMatchHolds(request.headers["if-none-match"], etag)) {
     // the ETag of the representation the client would have been sent
     return varyOnEncoding(HttpServerResponse.empty({ status: 304, headers: { ...headers, etag: coding === "identity" ? etag : `W/${etag}` } }))
   }

@@ -57,10 +57,3 @@ export const ifRangeHolds = (header: string | undefined, etag: string, lastModif
   return Number.isFinite(date) && date === Date.parse(lastModified)
 }
 
-/** Whether `If-None-Match` names `etag` (weak comparison; `*` names any). */
-export const noneMatchHolds = (header: string | undefined, etag: string) =>
-  header !== undefined &&
-  header.split(",").some((tag) => {
-    const t = tag.trim()
-    return t === "*" || t.replace(/^W\//, "") === etag.replace(/^W\//, "")
-  })
