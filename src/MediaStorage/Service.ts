@@ -9,7 +9,8 @@ import { AppConfig } from "../Config.ts"
 import { CurrentUser } from "../Domain/Auth.ts"
 import { StorageResource } from "../Domain/MediaFile.ts"
 import { BadSignature, SignatureExpired, UrlSigner } from "../Publishing/Signing.ts"
-import { Storage, type StorageFailed } from "../Publishing/Storage.ts"
+import { Storage } from "../Publishing/Store.ts"
+import type { StorageFailed } from "../Publishing/Storage.ts"
 import { traced } from "../Tracing.ts"
 import { recordUpload } from "../Observability/Metrics.ts"
 import { type LiveFile, MediaFileMissing, MediaFileRepo, MediaQuotaExceeded } from "./Repo.ts"
@@ -147,7 +148,7 @@ export class MediaStorage extends Effect.Service<MediaStorage>()("MediaStorage",
           return chunk
         })
         // recorded, then placed: a refused upload (over the quota) keeps the file's old bytes
-        const record = (_: string, bytes: number, place: Effect.Effect<void, StorageFailed>) =>
+        const record = (_: unknown, bytes: number, place: Effect.Effect<void, StorageFailed>) =>
           Effect.zipLeft(files.recordUpload(file, { bytes, sha256: hash.digest("hex") }, maxUserBytes), place)
         yield* storage.put(storageKey(file.id), body, { maxBytes: limit, record }).pipe(
           Effect.catchTags({ BodyTooLarge: () => tooLarge, BodyBroken: () => new MediaUploadBroken() }),

@@ -6,10 +6,11 @@ import { Data, Effect, Option, type Stream } from "effect"
 import { NodeRepo, requireVisible } from "../Catalog/Repo.ts"
 import { AppConfig } from "../Config.ts"
 import { NodeIsBanned, VersionMissing } from "../Domain/Errors.ts"
-import { checkArchive } from "./Checks.ts"
+import { checkArchive, type ZipSource } from "./Checks.ts"
 import { PublishingRepo, VersionLocked } from "./Repo.ts"
 import { BadSignature, UrlSigner } from "./Signing.ts"
-import { Storage, type StorageFailed } from "./Storage.ts"
+import { Storage } from "./Store.ts"
+import type { StorageFailed } from "./Storage.ts"
 import { traced } from "../Tracing.ts"
 import { recordUpload } from "../Observability/Metrics.ts"
 
@@ -134,8 +135,8 @@ export class Archives extends Effect.Service<Archives>()("Archives", {
 
         // the archive is durable in its place before its verdict commits; another upload of this
         // version that finished first stays, and this one is dropped
-        const record = (file: string, bytes: number, place: Effect.Effect<void, StorageFailed>) =>
-          Effect.flatMap(checkArchive(file, limits), (verdict) => repo.recordArchive(state.id, bytes, verdict, place))
+        const record = (content: ZipSource, bytes: number, place: Effect.Effect<void, StorageFailed>) =>
+          Effect.flatMap(checkArchive(content, limits), (verdict) => repo.recordArchive(state.id, bytes, verdict, place))
         yield* storage.put(archiveKey(state.id), upload.body, { maxBytes: maxArchiveBytes, record }).pipe(
           Effect.catchTags({
             BodyTooLarge: () => new ArchiveTooLarge({ maxBytes: maxArchiveBytes }),
