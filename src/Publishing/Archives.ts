@@ -10,7 +10,7 @@ import { checkArchive, type ZipSource } from "./Checks.ts"
 import { PublishingRepo, VersionLocked } from "./Repo.ts"
 import { BadSignature, UrlSigner } from "./Signing.ts"
 import { Storage } from "./Store.ts"
-import type { StorageFailed } from "./Storage.ts"
+import type { Opened, StorageFailed } from "./Storage.ts"
 import { traced } from "../Tracing.ts"
 import { recordUpload } from "../Observability/Metrics.ts"
 
@@ -45,6 +45,13 @@ export class ArchiveNotStored extends Data.TaggedError("ArchiveNotStored")<{ rea
     return `The archive of '${this.nodeId}' ${this.version} is not in storage`
   }
 }
+
+/** How an archive is downloaded: from the service (`Here`), or from where the store serves it (`Elsewhere`). */
+export type Download = Data.TaggedEnum<{
+  Here: Opened & { readonly etag: string }
+  Elsewhere: { readonly url: string }
+}>
+export const Download = Data.taggedEnum<Download>()
 
 /** An archive is stored under its version's id: never reused, and safe as a file name. */
 export const archiveKey = (versionId: string) => `${versionId}.zip`
@@ -148,11 +155,11 @@ export class Archives extends Effect.Service<Archives>()("Archives", {
       }),
 
       /**
-       * The archive of an installable version, with its size and a strong ETag: the version's id
-       * and the time its content was written (an archive a crash lost is uploaded again under the
-       * same id, and is then another content).
+       * The archive of an installable version: where the store serves it, or its content, with its
+       * size and a strong ETag: the version's id and the time its content was written (an archive
+       * a crash lost is uploaded again under the same id, and is then another content).
        */
-      download: traced("Archives.download")(function*(nodeId: string, version: string) {
+      download: traced("Archives.download")(function*(nodeId: string, version: string, method: "GET" | "HEAD") {
         const found = yield* nodes.namedVersion(nodeId, version)
         if (Option.isNone(found) || Option.isNone(found.value.version)) return yield* new VersionMissing({ nodeId, version })
         const { node, version: { value: state } } = found.value
@@ -162,9 +169,12 @@ export class Archives extends Effect.Service<Archives>()("Archives", {
         if (node.status === "NodeStatusDeleted" || state.status !== "NodeVersionStatusActive" || !state.hasArchive) {
           return yield* new NotDownloadable({ nodeId, version })
         }
+        // a bucket serves its objects itself: the client is sent there, and the service streams nothing
+        const elsewhere = yield* storage.downloadUrl(archiveKey(state.id), `${nodeId}-${version}.zip`, method)
+        if (Option.isSome(elsewhere)) return Download.Elsewhere({ url: elsewhere.value })
         const archive = yield* storage.open(archiveKey(state.id))
         if (Option.isNone(archive)) return yield* new ArchiveNotStored({ nodeId, version })
-        return { ...archive.value, etag: `"${state.id}.${archive.value.modified.getTime().toString(36)}"` }
+        return Download.Here({ ...archive.value, etag: `"${state.id}.${archive.value.modified.getTime().toString(36)}"` })
       })
     }
   }),

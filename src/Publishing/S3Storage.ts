@@ -22,6 +22,7 @@ import {
   S3ServiceException,
   UploadPartCommand
 } from "@aws-sdk/client-s3"
+import { getSignedUrl } from "@aws-sdk/s3-request-presigner"
 import { Effect, Option, Redacted, Stream } from "effect"
 import { randomBytes } from "node:crypto"
 import { PassThrough, Readable } from "node:stream"
@@ -35,6 +36,12 @@ export const incomingPrefix = ".incoming/"
 
 /** Every part but the last: S3 wants at least 5 MiB; more parts in flight buy no speed on one stream. */
 export const defaultPartBytes = 8 * 1024 * 1024
+
+/**
+ * How long a presigned download URL lives: long enough for a client that follows the redirect at
+ * once and resumes a broken download, short enough that a handed-out URL is not a permanent link.
+ */
+export const downloadUrlTtlSeconds = 15 * 60
 
 /** The client for `settings`: credentials from the SDK's default chain unless fixed. */
 export const makeS3Client = (settings: S3Settings) =>
@@ -65,8 +72,16 @@ const rangeStream = (client: S3Client, bucket: string, key: string, start: numbe
   return out
 }
 
-/** Archives in `bucket` through `client`; `partBytes` is the multipart part size (tests make it small). */
-export const makeS3Storage = (client: S3Client, bucket: string, partBytes = defaultPartBytes): Effect.Effect<StorageShape> =>
+/**
+ * Archives in `bucket` through `client`; downloads go to `publicBaseUrl` when set (a CDN in front
+ * of the bucket), else to presigned URLs. `partBytes` is the multipart part size (tests make it small).
+ */
+export const makeS3Storage = (
+  client: S3Client,
+  bucket: string,
+  publicBaseUrl: Option.Option<string> = Option.none(),
+  partBytes = defaultPartBytes
+): Effect.Effect<StorageShape> =>
   Effect.gen(function*() {
     const send = <T>(what: string, run: () => Promise<T>) =>
       Effect.tryPromise({ try: run, catch: (cause) => cause }).pipe(
@@ -199,6 +214,18 @@ export const makeS3Storage = (client: S3Client, bucket: string, partBytes = defa
       /** Deletes the content under `key`; a key that holds nothing is no failure. */
       remove: traced("Storage.remove")(function*(key: string) {
         yield* remove(safeKey(key))
+      }),
+      /**
+       * Where clients fetch `key` from the bucket (or its CDN) directly, saved as `fileName`. A
+       * presigned URL is signed for one method: a HEAD gets a URL of its own.
+       */
+      downloadUrl: traced("Storage.downloadUrl")(function*(key: string, fileName: string, method: "GET" | "HEAD") {
+        if (Option.isSome(publicBaseUrl)) return Option.some(`${publicBaseUrl.value}/${safeKey(key)}`)
+        const target = { Bucket: bucket, Key: safeKey(key) }
+        const command = method === "HEAD"
+          ? new HeadObjectCommand(target)
+          : new GetObjectCommand({ ...target, ResponseContentDisposition: `attachment; filename="${fileName}"` })
+        return Option.some(yield* send("presign", () => getSignedUrl(client, command, { expiresIn: downloadUrlTtlSeconds })))
       })
     }
   })

@@ -178,7 +178,13 @@ export const makeLocalStorage = (dir: string, faultAt: Option.Option<StorageFaul
       /** Deletes the content under `key`; a key that holds nothing is no failure. */
       remove: traced("Storage.remove")(function*(key: string) {
         yield* fs.remove(fileOf(key), { force: true }).pipe(Effect.catchIf(isPlatformError, failed))
-      })
+      }),
+      /**
+       * Where clients fetch (`GET`) or look at (`HEAD`) `key` themselves, bypassing the service:
+       * nowhere, the disk is the service's.
+       */
+      downloadUrl: (_key: string, _fileName: string, _method: "GET" | "HEAD"): Effect.Effect<Option.Option<string>, StorageFailed> =>
+        Effect.succeed(Option.none())
     }
   })
 

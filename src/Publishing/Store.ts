@@ -16,7 +16,7 @@ export class Storage extends Effect.Service<Storage>()("Storage", {
         Effect.sync(() => makeS3Client(backend)),
         (client) => Effect.sync(() => client.destroy())
       )
-      return yield* makeS3Storage(client, backend.bucket)
+      return yield* makeS3Storage(client, backend.bucket, backend.publicBaseUrl)
     }
     // the local disk under STORAGE_DIR (by default `<DATA_DIR>/archives`)
     return yield* makeLocalStorage(storage.dir, storage.faultInjection)

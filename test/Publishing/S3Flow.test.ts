@@ -1,14 +1,17 @@
 /**
  * Publishing with STORAGE=s3 over real HTTP, real PostgreSQL and a real S3-compatible server
  * (s3rver on loopback): two instances share the database and the bucket, and no disk. Publish on
- * one, upload through the other, install and download (whole, by range, HEAD) from the first; an
+ * one, upload through the other, install from the first and download (whole, by range, HEAD)
+ * from the bucket the first redirects to, or from the public base when one is set; an
  * upload refused mid-stream leaves nothing in the bucket; an archive lost from the bucket sends its version
  * back to Pending when an instance starts, as a crash's loss on the local disk does.
  */
-import { DeleteObjectCommand, ListObjectsV2Command } from "@aws-sdk/client-s3"
+import { DeleteObjectCommand, GetObjectCommand, HeadObjectCommand, ListObjectsV2Command } from "@aws-sdk/client-s3"
+import { getSignedUrl } from "@aws-sdk/s3-request-presigner"
 import { expect, it } from "@effect/vitest"
-import { Effect } from "effect"
+import { Effect, Option } from "effect"
 import { archiveKey, archiveLostReason } from "../../src/Publishing/Archives.ts"
+import { downloadUrlTtlSeconds } from "../../src/Publishing/S3Storage.ts"
 import { queryOne } from "../support/Db.ts"
 import { expectError, expectStatus } from "../support/Http.ts"
 import { type ObjectStore, startObjectStore } from "../support/ObjectStore.ts"
@@ -41,6 +44,23 @@ const bucketKeys = (store: ObjectStore) =>
     ((await store.client.send(new ListObjectsV2Command({ Bucket: store.bucket }))).Contents ?? []).map((o) => o.Key!).sort()
   )
 
+/**
+ * s3rver does not verify signatures, so the test does: the URL is exactly the one the SDK signs
+ * for `method` on `key` with the bucket's credentials at the URL's own time, so it is bound to the
+ * method, the key and the file name, and a URL for another method would not match.
+ */
+const expectSignedFor = (store: ObjectStore, location: string, method: "GET" | "HEAD", key: string, fileName: string) =>
+  Effect.promise(async () => {
+    const query = new URL(location).searchParams
+    const stamp = query.get("X-Amz-Date")!.replace(/^(\d{4})(\d{2})(\d{2})T(\d{2})(\d{2})(\d{2})Z$/, "$1-$2-$3T$4:$5:$6Z")
+    const target = { Bucket: store.bucket, Key: key }
+    const command = method === "HEAD"
+      ? new HeadObjectCommand(target)
+      : new GetObjectCommand({ ...target, ResponseContentDisposition: `attachment; filename="${fileName}"` })
+    expect(query.get("X-Amz-Expires")).toBe(String(downloadUrlTtlSeconds))
+    expect(await getSignedUrl(store.client, command, { expiresIn: downloadUrlTtlSeconds, signingDate: new Date(stamp) })).toBe(location)
+  })
+
 const versionRow = (service: Running, nodeId: string, version: string) =>
   Effect.map(
     queryOne<{ id: string; status: string; status_reason: string | null }>(
@@ -68,9 +88,20 @@ it.scoped("two instances on one database and one bucket: publish on one, upload 
     expect(yield* bucketKeys(store)).toEqual([archiveKey(row.id)])
 
     const version = yield* installed(a, "image-tools", "1.0.0")
+    // the service sends the client to the bucket, with a URL signed for the request's method
+    for (const method of ["GET", "HEAD"] as const) {
+      const redirect = yield* Effect.promise(() => a.fetch(pathOf(version.downloadUrl!), { method, redirect: "manual" }))
+      expect(redirect.status).toBe(302)
+      expect(redirect.headers.get("cache-control")).toBe("no-store")
+      const location = redirect.headers.get("location")!
+      expect(location.startsWith(`${store.endpoint}/${store.bucket}/${archiveKey(row.id)}?`)).toBe(true)
+      yield* expectSignedFor(store, location, method, archiveKey(row.id), "image-tools-1.0.0.zip")
+    }
+    // followed, as the clients' HTTP libraries do
     const whole = yield* download(a, version.downloadUrl!)
     expect(whole.status).toBe(200)
     expect(whole.bytes).toEqual(archive)
+    expect(whole.headers.get("content-disposition")).toBe('attachment; filename="image-tools-1.0.0.zip"')
     const ranged = yield* Effect.promise(() => a.fetch(pathOf(version.downloadUrl!), { headers: { range: "bytes=10-29" } }))
     expect(ranged.status).toBe(206)
     expect(Buffer.from(yield* Effect.promise(() => ranged.arrayBuffer()))).toEqual(archive.subarray(10, 30))
@@ -88,6 +119,25 @@ it.scoped("two instances on one database and one bucket: publish on one, upload 
     const flagged = yield* versionRow(a, "image-tools", "1.1.0")
     expect(flagged.status).toBe("NodeVersionStatusFlagged")
     expect(yield* bucketKeys(store)).toEqual([archiveKey(row.id), archiveKey(flagged.id)].sort())
+  }))
+
+it.scoped("with ARCHIVE_PUBLIC_BASE_URL, a download is sent to the public base (a CDN) instead of a presigned URL", () =>
+  Effect.gen(function*() {
+    const store = yield* startObjectStore()
+    const { url } = yield* freshDatabase
+    const cdn = "https://cdn.example.org/archives"
+    const a = yield* startService(url, (c) => ({
+      ...c,
+      storage: { ...c.storage, backend: { _tag: "s3", ...store.settings, publicBaseUrl: Option.some(cdn) } }
+    }))
+    const acme = yield* makePublisher(a, "acme")
+    const first = yield* published(a, acme, "image-tools", "1.0.0")
+    expectStatus(yield* upload(a, first.signedUrl, yield* Effect.promise(() => zipOf({ "a/__init__.py": "\n" }))), 200, "upload")
+    const { id } = yield* versionRow(a, "image-tools", "1.0.0")
+    const version = yield* installed(a, "image-tools", "1.0.0")
+    const redirect = yield* Effect.promise(() => a.fetch(pathOf(version.downloadUrl!), { redirect: "manual" }))
+    expect(redirect.status).toBe(302)
+    expect(redirect.headers.get("location")).toBe(`${cdn}/${archiveKey(id)}`)
   }))
 
 it.scoped("an archive lost from the bucket sends its version back to Pending when an instance starts", () =>

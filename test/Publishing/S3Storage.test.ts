@@ -80,7 +80,7 @@ const placeOnly = { maxBytes: 100_000, record: (_: ZipSource, __: number, place:
 it.scoped("put streams in parts, the record reads the upload by ranges, and only its place makes it the key's", () =>
   Effect.gen(function*() {
     const store = yield* startObjectStore()
-    const storage = yield* makeS3Storage(store.client, store.bucket, partBytes)
+    const storage = yield* makeS3Storage(store.client, store.bucket, Option.none(), partBytes)
     const body = chunks(10, 1000)
     const expected = yield* readAll(body)
     const stored = yield* storage.put("a.zip", body, {
@@ -121,7 +121,7 @@ it.scoped("a refused, broken or unrecorded upload leaves no object and no multip
   Effect.gen(function*() {
     const store = yield* startObjectStore()
     const sent = recordCommands(store.client)
-    const storage = yield* makeS3Storage(store.client, store.bucket, partBytes)
+    const storage = yield* makeS3Storage(store.client, store.bucket, Option.none(), partBytes)
     yield* storage.put("b.zip", chunks(1, 100), placeOnly)
     const unchanged = Effect.gen(function*() {
       expect(yield* keys(store)).toEqual(["b.zip"])
@@ -152,7 +152,7 @@ it.scoped("a refused, broken or unrecorded upload leaves no object and no multip
 it.scoped("the zip checks read an archive in the bucket by ranges: a good one passes, a bad one fails with its reason", () =>
   Effect.gen(function*() {
     const store = yield* startObjectStore()
-    const storage = yield* makeS3Storage(store.client, store.bucket, partBytes)
+    const storage = yield* makeS3Storage(store.client, store.bucket, Option.none(), partBytes)
     const limits = { maxUncompressedBytes: 1_000_000, maxEntries: 1000 }
     const verdictOf = (zip: Buffer) =>
       Effect.map(
@@ -177,7 +177,7 @@ it.scoped.prop(
   ([names, stored]) =>
     Effect.gen(function*() {
       const store = yield* startObjectStore()
-      const storage = yield* makeS3Storage(store.client, store.bucket, partBytes)
+      const storage = yield* makeS3Storage(store.client, store.bucket, Option.none(), partBytes)
       for (const [i, key] of names.entries()) if (stored[i]) yield* storage.put(key, chunks(1, 1), placeOnly)
       // an upload a crash left behind is no key's content
       yield* Effect.promise(() =>
@@ -196,7 +196,7 @@ it.scoped("a client with an unknown access key is refused: s3rver checks the key
       forcePathStyle: true,
       credentials: { accessKeyId: "NOBODY", secretAccessKey: "x" }
     })
-    const storage = yield* makeS3Storage(stranger, store.bucket, partBytes)
+    const storage = yield* makeS3Storage(stranger, store.bucket, Option.none(), partBytes)
     const exit = yield* Effect.exit(storage.put("a.zip", chunks(1, 10), placeOnly))
     stranger.destroy()
     expect(exit).toEqual(Exit.fail(expect.objectContaining({ _tag: "StorageFailed", cause: expect.objectContaining({ name: "InvalidAccessKeyId" }) })))
