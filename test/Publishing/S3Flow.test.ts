@@ -71,7 +71,7 @@ const versionRow = (service: Running, nodeId: string, version: string) =>
     (row) => row ?? expect.fail(`no version ${nodeId}@${version}`)
   )
 
-it.scoped("two instances on one database and one bucket: publish on one, upload through the other, download from the first", () =>
+it.scopedLive("two instances on one database and one bucket: publish on one, upload through the other, download from the first", () =>
   Effect.gen(function*() {
     const store = yield* startObjectStore()
     const { url } = yield* freshDatabase
@@ -121,7 +121,7 @@ it.scoped("two instances on one database and one bucket: publish on one, upload 
     expect(yield* bucketKeys(store)).toEqual([archiveKey(row.id), archiveKey(flagged.id)].sort())
   }))
 
-it.scoped("with ARCHIVE_PUBLIC_BASE_URL, a download is sent to the public base (a CDN) instead of a presigned URL", () =>
+it.scopedLive("with ARCHIVE_PUBLIC_BASE_URL, a download is sent to the public base (a CDN) instead of a presigned URL", () =>
   Effect.gen(function*() {
     const store = yield* startObjectStore()
     const { url } = yield* freshDatabase
@@ -140,7 +140,7 @@ it.scoped("with ARCHIVE_PUBLIC_BASE_URL, a download is sent to the public base (
     expect(redirect.headers.get("location")).toBe(`${cdn}/${archiveKey(id)}`)
   }))
 
-it.scoped("an archive lost from the bucket sends its version back to Pending when an instance starts", () =>
+it.scopedLive("an archive lost from the bucket sends its version back to Pending when an instance starts", () =>
   Effect.gen(function*() {
     const store = yield* startObjectStore()
     const { url } = yield* freshDatabase

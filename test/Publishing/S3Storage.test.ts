@@ -77,7 +77,7 @@ const partBytes = 4096
 
 const placeOnly = { maxBytes: 100_000, record: (_: ZipSource, __: number, place: Effect.Effect<void, StorageFailed>) => place }
 
-it.scoped("put streams in parts, the record reads the upload by ranges, and only its place makes it the key's", () =>
+it.scopedLive("put streams in parts, the record reads the upload by ranges, and only its place makes it the key's", () =>
   Effect.gen(function*() {
     const store = yield* startObjectStore()
     const storage = yield* makeS3Storage(store.client, store.bucket, Option.none(), partBytes)
@@ -117,7 +117,7 @@ it.scoped("put streams in parts, the record reads the upload by ranges, and only
     expect(yield* keys(store)).toEqual([])
   }))
 
-it.scoped("a refused, broken or unrecorded upload leaves no object and no multipart upload, and the key keeps its content", () =>
+it.scopedLive("a refused, broken or unrecorded upload leaves no object and no multipart upload, and the key keeps its content", () =>
   Effect.gen(function*() {
     const store = yield* startObjectStore()
     const sent = recordCommands(store.client)
@@ -149,7 +149,7 @@ it.scoped("a refused, broken or unrecorded upload leaves no object and no multip
     expect(Option.getOrThrow(yield* storage.open("c.zip")).bytes).toBe(0)
   }))
 
-it.scoped("the zip checks read an archive in the bucket by ranges: a good one passes, a bad one fails with its reason", () =>
+it.scopedLive("the zip checks read an archive in the bucket by ranges: a good one passes, a bad one fails with its reason", () =>
   Effect.gen(function*() {
     const store = yield* startObjectStore()
     const storage = yield* makeS3Storage(store.client, store.bucket, Option.none(), partBytes)
@@ -187,7 +187,7 @@ it.scoped.prop(
   { fastCheck: { numRuns: 5 } }
 )
 
-it.scoped("a client with an unknown access key is refused: s3rver checks the key, not the signature", () =>
+it.scopedLive("a client with an unknown access key is refused: s3rver checks the key, not the signature", () =>
   Effect.gen(function*() {
     const store = yield* startObjectStore()
     const stranger = new S3Client({
