@@ -92,7 +92,10 @@ export class Archives extends Effect.Service<Archives>()("Archives", {
     const repo = yield* PublishingRepo
     const signer = yield* UrlSigner
     const storage = yield* Storage
-    const { maxArchiveBytes } = (yield* AppConfig).storage
+    const { maxArchiveBytes, backend } = (yield* AppConfig).storage
+    const wrongStore = backend._tag === "s3"
+      ? "a wrong bucket or endpoint (S3_BUCKET, S3_ENDPOINT)"
+      : "a wrong or unmounted storage folder (STORAGE_DIR)"
     const limits = { maxUncompressedBytes: maxArchiveBytes * uncompressedPerArchiveByte, maxEntries }
 
     /**
@@ -107,9 +110,9 @@ export class Archives extends Effect.Service<Archives>()("Archives", {
       if (lost.length === 0) return
       if (looksMisplaced(lost.length, installable.length)) {
         return yield* Effect.logError(
-          `${lost.length} of ${installable.length} installable archives are missing from storage: that is a wrong or ` +
-            "unmounted storage folder (STORAGE_DIR), not a crash, which loses at most the uploads in flight. " +
-            "No version was changed; install answers 404 for them until the folder is right."
+          `${lost.length} of ${installable.length} installable archives are missing from storage: that is ${wrongStore}, ` +
+            "not a crash, which loses at most the uploads in flight. " +
+            "No version was changed; install answers 404 for them until the store is right."
         )
       }
       const moved = yield* repo.archiveLost(lost, archiveLostReason)

@@ -140,7 +140,7 @@ it.scopedLive("with ARCHIVE_PUBLIC_BASE_URL, a download is sent to the public ba
     expect(redirect.headers.get("location")).toBe(`${cdn}/${archiveKey(id)}`)
   }))
 
-it.scopedLive("an archive lost from the bucket sends its version back to Pending when an instance starts", () =>
+it.scopedLive("an archive lost from the bucket goes back to Pending when an instance starts; all of them lost is a wrong bucket", () =>
   Effect.gen(function*() {
     const store = yield* startObjectStore()
     const { url } = yield* freshDatabase
@@ -158,4 +158,12 @@ it.scopedLive("an archive lost from the bucket sends its version back to Pending
     expect(yield* versionRow(c, "lost", "1.0.0")).toMatchObject({ status: "NodeVersionStatusPending", status_reason: archiveLostReason })
     expectError(yield* install(c, "lost", "1.0.0"), 404, "no_installable_version")
     expect((yield* versionRow(c, "kept", "1.0.0")).status).toBe("NodeVersionStatusActive")
+
+    // every archive missing is a wrong bucket, not a crash: nothing moves
+    for (const node of ["kept", "other"]) {
+      const { id } = yield* versionRow(c, node, "1.0.0")
+      yield* Effect.promise(() => store.client.send(new DeleteObjectCommand({ Bucket: store.bucket, Key: archiveKey(id) })))
+    }
+    const d = yield* onBucket(store)(url)
+    for (const node of ["kept", "other"]) expect((yield* versionRow(d, node, "1.0.0")).status).toBe("NodeVersionStatusActive")
   }))
