@@ -1,8 +1,9 @@
 /**
  * Media storage under STORAGE=s3 (s3rver on loopback), as `comfy_api_nodes/util/upload_helpers.py`
  * uses it: POST /customers/storage, a PUT of the bytes with their Content-Type, a plain GET of
- * `download_url`. The bytes live in the bucket, not on the instance's disk; an upload over the
- * limit leaves no object; the sweep deletes an expired file's object with its row.
+ * `download_url`, which answers 302 to a presigned URL of the bucket serving the file's type and
+ * name. The bytes live in the bucket, not on the instance's disk; an upload over the limit leaves
+ * no object; the sweep deletes an expired file's object with its row.
  */
 import { ListObjectsV2Command } from "@aws-sdk/client-s3"
 import { expect, it } from "@effect/vitest"
@@ -55,11 +56,26 @@ it.scopedLive("media files go to the bucket: upload, download, a refused upload 
     // nothing on the instance's disk
     expect(yield* Effect.promise(() => fs.readdir(service.config.storage.dir).catch(() => []))).toEqual([])
 
+    // the service sends the vendor to the bucket, presigned, with the type and name to serve
+    const redirect = yield* Effect.promise(() => fetch(onInstance(service, file.download_url), { redirect: "manual" }))
+    expect(redirect.status).toBe(302)
+    expect(redirect.headers.get("cache-control")).toBe("no-store")
+    expect(redirect.headers.get("location")!.startsWith(`${store.endpoint}/${store.bucket}/media-${id}?`)).toBe(true)
     const got = yield* Effect.promise(async () => {
       const response = await fetch(onInstance(service, file.download_url))
-      return { status: response.status, type: response.headers.get("content-type"), bytes: Buffer.from(await response.arrayBuffer()) }
+      return {
+        status: response.status,
+        type: response.headers.get("content-type"),
+        disposition: response.headers.get("content-disposition"),
+        bytes: Buffer.from(await response.arrayBuffer())
+      }
     })
-    expect(got).toEqual({ status: 200, type: "image/png", bytes: png })
+    expect(got).toEqual({
+      status: 200,
+      type: "image/png",
+      disposition: `inline; filename="uploaded_image.png"; filename*=UTF-8''uploaded_image.png`,
+      bytes: png
+    })
 
     const tooLarge = yield* createFile(service, jwt, "too_large.png")
     expect(yield* put(service, tooLarge.upload_url, randomBytes(maxFileBytes + 1))).toBe(413)

@@ -173,7 +173,10 @@ export class Archives extends Effect.Service<Archives>()("Archives", {
           return yield* new NotDownloadable({ nodeId, version })
         }
         // a bucket serves its objects itself: the client is sent there, and the service streams nothing
-        const elsewhere = yield* storage.downloadUrl(archiveKey(state.id), `${nodeId}-${version}.zip`, method)
+        const elsewhere = yield* storage.downloadUrl(archiveKey(state.id), method, {
+          contentDisposition: `attachment; filename="${nodeId}-${version}.zip"`,
+          public: true
+        })
         if (Option.isSome(elsewhere)) return Download.Elsewhere({ url: elsewhere.value })
         const archive = yield* storage.open(archiveKey(state.id))
         if (Option.isNone(archive)) return yield* new ArchiveNotStored({ nodeId, version })

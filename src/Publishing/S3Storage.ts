@@ -29,7 +29,7 @@ import { PassThrough, Readable } from "node:stream"
 import type { S3Settings } from "../Config.ts"
 import { span, traced } from "../Tracing.ts"
 import type { RangedContent } from "./Checks.ts"
-import { BodyBroken, BodyTooLarge, failed, type Opened, type PutOptions, safeKey, type StorageFailed, type StorageShape, type Stored } from "./Storage.ts"
+import { BodyBroken, BodyTooLarge, failed, type Opened, type PutOptions, safeKey, type Served, type StorageFailed, type StorageShape, type Stored } from "./Storage.ts"
 
 /** Where uploads are written until placed; a lifecycle rule on this prefix expires a crash's leftovers. */
 export const incomingPrefix = ".incoming/"
@@ -216,15 +216,19 @@ export const makeS3Storage = (
         yield* remove(safeKey(key))
       }),
       /**
-       * Where clients fetch `key` from the bucket (or its CDN) directly, saved as `fileName`. A
-       * presigned URL is signed for one method: a HEAD gets a URL of its own.
+       * Where clients fetch `key` from the bucket (or, for public content, its CDN) directly,
+       * served as `served` says. A presigned URL is signed for one method: a HEAD gets a URL of its own.
        */
-      downloadUrl: traced("Storage.downloadUrl")(function*(key: string, fileName: string, method: "GET" | "HEAD") {
-        if (Option.isSome(publicBaseUrl)) return Option.some(`${publicBaseUrl.value}/${safeKey(key)}`)
+      downloadUrl: traced("Storage.downloadUrl")(function*(key: string, method: "GET" | "HEAD", served: Served) {
+        if (served.public && Option.isSome(publicBaseUrl)) return Option.some(`${publicBaseUrl.value}/${safeKey(key)}`)
         const target = { Bucket: bucket, Key: safeKey(key) }
         const command = method === "HEAD"
           ? new HeadObjectCommand(target)
-          : new GetObjectCommand({ ...target, ResponseContentDisposition: `attachment; filename="${fileName}"` })
+          : new GetObjectCommand({
+            ...target,
+            ResponseContentDisposition: served.contentDisposition,
+            ...(served.contentType === undefined ? {} : { ResponseContentType: served.contentType })
+          })
         return Option.some(yield* send("presign", () => getSignedUrl(client, command, { expiresIn: downloadUrlTtlSeconds })))
       })
     }

@@ -55,6 +55,15 @@ export interface PutOptions<A, E, R> {
   readonly record: (content: ZipSource, bytes: number, place: Effect.Effect<void, StorageFailed>) => Effect.Effect<A, E, R>
 }
 
+/** How content fetched from the store directly is to be served. */
+export interface Served {
+  readonly contentDisposition: string
+  /** The media type to answer with; absent: the store's own. */
+  readonly contentType?: string
+  /** Whether a public base (ARCHIVE_PUBLIC_BASE_URL) may serve it; private files are presigned only. */
+  readonly public: boolean
+}
+
 /** An archive as stored: its size, when it was written, and its bytes. */
 export interface Opened {
   readonly bytes: number
@@ -183,7 +192,7 @@ export const makeLocalStorage = (dir: string, faultAt: Option.Option<StorageFaul
        * Where clients fetch (`GET`) or look at (`HEAD`) `key` themselves, bypassing the service:
        * nowhere, the disk is the service's.
        */
-      downloadUrl: (_key: string, _fileName: string, _method: "GET" | "HEAD"): Effect.Effect<Option.Option<string>, StorageFailed> =>
+      downloadUrl: (_key: string, _method: "GET" | "HEAD", _served: Served): Effect.Effect<Option.Option<string>, StorageFailed> =>
         Effect.succeed(Option.none())
     }
   })

@@ -925,7 +925,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Download a media file, with the content type it was declared with */
+        /**
+         * Download a media file, with the content type it was declared with
+         * @description When the files are in an object store (STORAGE=s3) the answer is 302 Found, Cache-Control: no-store, to the store itself: a URL presigned for the request's method that lives 15 minutes and answers with the same content type and disposition.
+         */
         get: operations["DownloadMediaFile"];
         /**
          * Upload a media file's bytes to its signed URL
