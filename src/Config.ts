@@ -66,7 +66,9 @@ export interface AppConfigShape {
   readonly streamKeepAliveMillis: number
   /** Node archives: size limit, how long a signed upload URL lives, the key that signs it. */
   readonly storage: {
-    /** Where archives live; instances that serve one catalogue must share it. */
+    /** Where archives and media files live: the local folder `dir`, or a bucket shared by every instance. */
+    readonly backend: StorageBackend
+    /** Where archives live under `local`; instances that serve one catalogue must share it. */
     readonly dir: string
     readonly maxArchiveBytes: number
     readonly uploadUrlTtlSeconds: number
@@ -143,6 +145,27 @@ export interface AppConfigShape {
   /** Web origins whose pages may call the API from a browser (Web/Cors.ts); an empty set sends no CORS headers. */
   readonly corsOrigins: CorsOrigins
 }
+
+/** An S3-compatible bucket (STORAGE=s3). */
+export interface S3Settings {
+  /** `None`: the provider's own endpoint for `region`. */
+  readonly endpoint: Option.Option<string>
+  readonly bucket: string
+  readonly region: string
+  /** Buckets addressed as `<endpoint>/<bucket>/<key>` rather than `<bucket>.<endpoint>/<key>` (most non-AWS stores). */
+  readonly forcePathStyle: boolean
+  /**
+   * Tests and tools only: fixed credentials. `None` (always, from the environment): the SDK's
+   * default chain, i.e. the standard AWS variables, shared files, or the instance's role.
+   */
+  readonly credentials: Option.Option<{ readonly accessKeyId: string; readonly secretAccessKey: Redacted.Redacted }>
+  /** A public base (a CDN's) that downloads are sent to instead of presigned URLs. */
+  readonly publicBaseUrl: Option.Option<string>
+}
+
+export type StorageBackend =
+  | { readonly _tag: "local" }
+  | ({ readonly _tag: "s3" } & S3Settings)
 
 /** The steps of an archive upload, in order, at which a crash test may kill the process (Publishing/Storage.ts). */
 export const storageFaultSteps = ["after-temp-write", "after-fsync", "after-rename", "after-dir-fsync", "after-commit"] as const
@@ -241,6 +264,23 @@ const csv = (name: string) =>
     Config.map((s) => new Set(s.split(",").map((x) => x.trim()).filter((x) => x !== "")))
   )
 
+/** STORAGE and, under `s3`, its settings: a bucket is required, the rest has defaults. */
+const StorageBackendConfig: Config.Config<StorageBackend> = Config.all({
+  kind: Config.literal("local", "s3")("STORAGE").pipe(Config.withDefault("local" as const)),
+  endpoint: optionalHttpUrl("S3_ENDPOINT"),
+  bucket: optionalString("S3_BUCKET"),
+  // the SDK's own variable as a fallback: the one a machine set up for AWS already has
+  region: Config.orElse(Config.string("S3_REGION"), () => Config.string("AWS_REGION")).pipe(Config.withDefault("us-east-1")),
+  forcePathStyle: Config.boolean("S3_FORCE_PATH_STYLE").pipe(Config.withDefault(false)),
+  publicBaseUrl: optionalHttpUrl("ARCHIVE_PUBLIC_BASE_URL")
+}).pipe(
+  Config.mapOrFail(({ kind, bucket, ...s3 }): Either.Either<StorageBackend, ConfigError.ConfigError> => {
+    if (kind === "local") return Either.right({ _tag: "local" })
+    if (Option.isNone(bucket)) return Either.left(ConfigError.InvalidData([], "STORAGE=s3 needs S3_BUCKET, the bucket's name"))
+    return Either.right({ _tag: "s3", ...s3, bucket: bucket.value.trim(), credentials: Option.none() })
+  })
+)
+
 export const appConfig: Config.Config<AppConfigShape> = Config.all({
   port: Config.port("PORT").pipe(Config.withDefault(8080)),
   host: Config.string("HOST").pipe(Config.withDefault("0.0.0.0")),
@@ -278,6 +318,7 @@ export const appConfig: Config.Config<AppConfigShape> = Config.all({
   musicVendorBaseUrl: optionalHttpUrl("MUSICVENDOR_BASE_URL"),
   musicVendorApiKey: optionalRedacted("MUSICVENDOR_API_KEY"),
   vendorTimeoutSeconds: Config.number("VENDOR_TIMEOUT_SECONDS").pipe(Config.withDefault(60)),
+  storageBackend: StorageBackendConfig,
   storageDir: optionalString("STORAGE_DIR"),
   maxArchiveBytes: Config.integer("MAX_ARCHIVE_BYTES").pipe(Config.withDefault(100 * 1024 * 1024)),
   uploadUrlTtlSeconds: Config.integer("UPLOAD_URL_TTL_SECONDS").pipe(Config.withDefault(3600)),
@@ -353,6 +394,7 @@ export const appConfig: Config.Config<AppConfigShape> = Config.all({
     vendorTimeoutMillis: Math.max(1, c.vendorTimeoutSeconds) * 1000,
     streamKeepAliveMillis: 30_000,
     storage: {
+      backend: c.storageBackend,
       dir: Option.getOrElse(Option.map(c.storageDir, (d) => path.resolve(d)), () => path.join(c.dataDir, "archives")),
       maxArchiveBytes: Math.max(1, c.maxArchiveBytes),
       uploadUrlTtlSeconds: Math.max(1, c.uploadUrlTtlSeconds),

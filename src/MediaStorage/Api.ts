@@ -72,6 +72,12 @@ export class MediaFilesApi extends HttpApiGroup.make("mediaFiles")
       .addError(NotFound)
       .addError(InternalError)
       .annotate(OpenApi.Summary, "Download a media file, with the content type it was declared with")
+      .annotate(
+        OpenApi.Description,
+        "When the files are in an object store (STORAGE=s3) the answer is 302 Found, Cache-Control: no-store, to the " +
+          "store itself: a URL presigned for the request's method that lives 15 minutes and answers with the same " +
+          "content type and disposition."
+      )
   )
   .annotate(OpenApi.Title, "Media storage")
 {}

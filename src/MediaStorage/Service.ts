@@ -9,7 +9,8 @@ import { AppConfig } from "../Config.ts"
 import { CurrentUser } from "../Domain/Auth.ts"
 import { StorageResource } from "../Domain/MediaFile.ts"
 import { BadSignature, SignatureExpired, UrlSigner } from "../Publishing/Signing.ts"
-import { Storage, type StorageFailed } from "../Publishing/Storage.ts"
+import { Storage } from "../Publishing/Store.ts"
+import type { StorageFailed } from "../Publishing/Storage.ts"
 import { traced } from "../Tracing.ts"
 import { recordUpload } from "../Observability/Metrics.ts"
 import { type LiveFile, MediaFileMissing, MediaFileRepo, MediaQuotaExceeded } from "./Repo.ts"
@@ -52,6 +53,19 @@ export interface MediaUpload {
 
 /** Where a file's bytes are kept in the store (beside archives, whose keys are `<uuid>.zip`). */
 const storageKey = (fileId: string) => `media-${fileId}`
+
+/**
+ * Types a browser shows without running anything: they are served inline. Every other type
+ * (HTML, SVG, XML, scripts, ...) is an attachment, so that nobody's upload runs on this origin.
+ */
+const inlineType = /^(image\/(png|jpeg|gif|webp|avif|bmp)|audio\/[a-z0-9.+-]+|video\/[a-z0-9.+-]+)$/
+
+/** `inline` or `attachment`, with the name in ASCII and in full (RFC 6266). */
+const contentDisposition = (contentType: string, fileName: string) => {
+  const ascii = fileName.replace(/[^A-Za-z0-9._ -]/g, "_")
+  const kind = inlineType.test(contentType) ? "inline" : "attachment"
+  return `${kind}; filename="${ascii}"; filename*=UTF-8''${encodeURIComponent(fileName)}`
+}
 
 /** What a media upload URL is signed for: distinct from every archive URL's scope. */
 const uploadScope = (token: string) => `PUT media\n${token}`
@@ -147,7 +161,7 @@ export class MediaStorage extends Effect.Service<MediaStorage>()("MediaStorage",
           return chunk
         })
         // recorded, then placed: a refused upload (over the quota) keeps the file's old bytes
-        const record = (_: string, bytes: number, place: Effect.Effect<void, StorageFailed>) =>
+        const record = (_: unknown, bytes: number, place: Effect.Effect<void, StorageFailed>) =>
           Effect.zipLeft(files.recordUpload(file, { bytes, sha256: hash.digest("hex") }, maxUserBytes), place)
         yield* storage.put(storageKey(file.id), body, { maxBytes: limit, record }).pipe(
           Effect.catchTags({ BodyTooLarge: () => tooLarge, BodyBroken: () => new MediaUploadBroken() }),
@@ -155,14 +169,21 @@ export class MediaStorage extends Effect.Service<MediaStorage>()("MediaStorage",
         )
       }),
 
-      /** A live, uploaded file's bytes with what to serve them as. */
-      download: traced("MediaStorage.download")(function*(token: string) {
+      /**
+       * A live, uploaded file: where the store serves it (`GET` or `HEAD`), or its bytes, with
+       * what to serve them as.
+       */
+      download: traced("MediaStorage.download")(function*(token: string, method: "GET" | "HEAD") {
         const found = yield* files.live(token)
         if (Option.isNone(found) || found.value.size_bytes === null) return yield* new MediaFileMissing()
         const file = found.value
+        const served = { contentType: file.content_type, contentDisposition: contentDisposition(file.content_type, file.file_name) }
+        // a bucket serves the file itself, presigned: a public base never, the file is its owner's
+        const elsewhere = yield* storage.downloadUrl(storageKey(file.id), method, { ...served, public: false })
+        if (Option.isSome(elsewhere)) return { _tag: "Elsewhere", url: elsewhere.value } as const
         const opened = yield* storage.open(storageKey(file.id))
         if (Option.isNone(opened)) return yield* new MediaFileMissing()
-        return { contentType: file.content_type, fileName: file.file_name, ...opened.value }
+        return { _tag: "Here", ...served, ...opened.value } as const
       }),
 
       sweep

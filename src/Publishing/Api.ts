@@ -254,7 +254,10 @@ export class ArchivesApi extends HttpApiGroup.make("archives")
         "An archive never changes once its version is installable: Cache-Control: public, max-age=31536000, immutable, " +
           "a strong ETag and Last-Modified. If-None-Match answers 304. One byte range (Range: bytes=a-b, a- or -n) " +
           "answers 206 with Content-Range, under If-Range when given; several ranges answer the whole archive; a range " +
-          "past the end answers 416 with Content-Range: bytes */size. HEAD answers the headers alone."
+          "past the end answers 416 with Content-Range: bytes */size. HEAD answers the headers alone. " +
+          "When the archives are in an object store (STORAGE=s3) the answer is 302 Found, Cache-Control: no-store, to the " +
+          "store itself, which answers as above: a URL presigned for the request's method (GET or HEAD) that lives 15 " +
+          "minutes, or the archive under ARCHIVE_PUBLIC_BASE_URL when that is set."
       )
   )
   .annotate(OpenApi.Title, "Publishing")

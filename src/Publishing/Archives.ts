@@ -6,10 +6,11 @@ import { Data, Effect, Option, type Stream } from "effect"
 import { NodeRepo, requireVisible } from "../Catalog/Repo.ts"
 import { AppConfig } from "../Config.ts"
 import { NodeIsBanned, VersionMissing } from "../Domain/Errors.ts"
-import { checkArchive } from "./Checks.ts"
+import { checkArchive, type ZipSource } from "./Checks.ts"
 import { PublishingRepo, VersionLocked } from "./Repo.ts"
 import { BadSignature, UrlSigner } from "./Signing.ts"
-import { Storage, type StorageFailed } from "./Storage.ts"
+import { Storage } from "./Store.ts"
+import type { Opened, StorageFailed } from "./Storage.ts"
 import { traced } from "../Tracing.ts"
 import { recordUpload } from "../Observability/Metrics.ts"
 
@@ -44,6 +45,13 @@ export class ArchiveNotStored extends Data.TaggedError("ArchiveNotStored")<{ rea
     return `The archive of '${this.nodeId}' ${this.version} is not in storage`
   }
 }
+
+/** How an archive is downloaded: from the service (`Here`), or from where the store serves it (`Elsewhere`). */
+export type Download = Data.TaggedEnum<{
+  Here: Opened & { readonly etag: string }
+  Elsewhere: { readonly url: string }
+}>
+export const Download = Data.taggedEnum<Download>()
 
 /** An archive is stored under its version's id: never reused, and safe as a file name. */
 export const archiveKey = (versionId: string) => `${versionId}.zip`
@@ -84,7 +92,10 @@ export class Archives extends Effect.Service<Archives>()("Archives", {
     const repo = yield* PublishingRepo
     const signer = yield* UrlSigner
     const storage = yield* Storage
-    const { maxArchiveBytes } = (yield* AppConfig).storage
+    const { maxArchiveBytes, backend } = (yield* AppConfig).storage
+    const wrongStore = backend._tag === "s3"
+      ? "a wrong bucket or endpoint (S3_BUCKET, S3_ENDPOINT)"
+      : "a wrong or unmounted storage folder (STORAGE_DIR)"
     const limits = { maxUncompressedBytes: maxArchiveBytes * uncompressedPerArchiveByte, maxEntries }
 
     /**
@@ -99,9 +110,9 @@ export class Archives extends Effect.Service<Archives>()("Archives", {
       if (lost.length === 0) return
       if (looksMisplaced(lost.length, installable.length)) {
         return yield* Effect.logError(
-          `${lost.length} of ${installable.length} installable archives are missing from storage: that is a wrong or ` +
-            "unmounted storage folder (STORAGE_DIR), not a crash, which loses at most the uploads in flight. " +
-            "No version was changed; install answers 404 for them until the folder is right."
+          `${lost.length} of ${installable.length} installable archives are missing from storage: that is ${wrongStore}, ` +
+            "not a crash, which loses at most the uploads in flight. " +
+            "No version was changed; install answers 404 for them until the store is right."
         )
       }
       const moved = yield* repo.archiveLost(lost, archiveLostReason)
@@ -134,8 +145,8 @@ export class Archives extends Effect.Service<Archives>()("Archives", {
 
         // the archive is durable in its place before its verdict commits; another upload of this
         // version that finished first stays, and this one is dropped
-        const record = (file: string, bytes: number, place: Effect.Effect<void, StorageFailed>) =>
-          Effect.flatMap(checkArchive(file, limits), (verdict) => repo.recordArchive(state.id, bytes, verdict, place))
+        const record = (content: ZipSource, bytes: number, place: Effect.Effect<void, StorageFailed>) =>
+          Effect.flatMap(checkArchive(content, limits), (verdict) => repo.recordArchive(state.id, bytes, verdict, place))
         yield* storage.put(archiveKey(state.id), upload.body, { maxBytes: maxArchiveBytes, record }).pipe(
           Effect.catchTags({
             BodyTooLarge: () => new ArchiveTooLarge({ maxBytes: maxArchiveBytes }),
@@ -147,11 +158,11 @@ export class Archives extends Effect.Service<Archives>()("Archives", {
       }),
 
       /**
-       * The archive of an installable version, with its size and a strong ETag: the version's id
-       * and the time its content was written (an archive a crash lost is uploaded again under the
-       * same id, and is then another content).
+       * The archive of an installable version: where the store serves it, or its content, with its
+       * size and a strong ETag: the version's id and the time its content was written (an archive
+       * a crash lost is uploaded again under the same id, and is then another content).
        */
-      download: traced("Archives.download")(function*(nodeId: string, version: string) {
+      download: traced("Archives.download")(function*(nodeId: string, version: string, method: "GET" | "HEAD") {
         const found = yield* nodes.namedVersion(nodeId, version)
         if (Option.isNone(found) || Option.isNone(found.value.version)) return yield* new VersionMissing({ nodeId, version })
         const { node, version: { value: state } } = found.value
@@ -161,9 +172,15 @@ export class Archives extends Effect.Service<Archives>()("Archives", {
         if (node.status === "NodeStatusDeleted" || state.status !== "NodeVersionStatusActive" || !state.hasArchive) {
           return yield* new NotDownloadable({ nodeId, version })
         }
+        // a bucket serves its objects itself: the client is sent there, and the service streams nothing
+        const elsewhere = yield* storage.downloadUrl(archiveKey(state.id), method, {
+          contentDisposition: `attachment; filename="${nodeId}-${version}.zip"`,
+          public: true
+        })
+        if (Option.isSome(elsewhere)) return Download.Elsewhere({ url: elsewhere.value })
         const archive = yield* storage.open(archiveKey(state.id))
         if (Option.isNone(archive)) return yield* new ArchiveNotStored({ nodeId, version })
-        return { ...archive.value, etag: `"${state.id}.${archive.value.modified.getTime().toString(36)}"` }
+        return Download.Here({ ...archive.value, etag: `"${state.id}.${archive.value.modified.getTime().toString(36)}"` })
       })
     }
   }),

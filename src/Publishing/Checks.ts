@@ -1,11 +1,41 @@
 /**
- * The automated checks of an uploaded archive, run on the complete file before it is stored: a
+ * The automated checks of an uploaded archive, run on the complete upload before its verdict commits: a
  * readable zip, every entry a plain relative path (no absolute path, no `..` segment, no drive
  * letter, no backslash, no NUL), at least one file, and a bounded total of the sizes its entries
  * declare once uncompressed (a zip bomb fails here without a byte being inflated).
  */
 import { Data, Effect } from "effect"
+import type { Readable } from "node:stream"
 import yauzl from "yauzl"
+
+/**
+ * Stored content read by ranges (an object store's ranged GETs): the checks read only the end
+ * record and the central directory, never the whole archive.
+ */
+export interface RangedContent {
+  readonly bytes: number
+  /** The bytes from `start` up to `end` (exclusive). */
+  readonly range: (start: number, end: number) => Readable
+}
+
+/** A complete upload to check: a local file's path, or content read by ranges. */
+export type ZipSource = string | RangedContent
+
+class RangeReader extends yauzl.RandomAccessReader {
+  constructor(private readonly content: RangedContent) {
+    super()
+  }
+  override _readStreamForRange(start: number, end: number) {
+    return this.content.range(start, end)
+  }
+}
+
+type Opened = (err: Error | null, zipfile?: yauzl.ZipFile) => void
+
+const openZip = (source: ZipSource, options: yauzl.Options, callback: Opened) =>
+  typeof source === "string"
+    ? yauzl.open(source, options, callback)
+    : yauzl.fromRandomAccessReader(new RangeReader(source), source.bytes, options, callback)
 
 export interface CheckLimits {
   /** The most bytes all entries may declare once uncompressed. */
@@ -31,8 +61,8 @@ export const unsafeEntryName = (name: string): string | undefined => {
   return undefined
 }
 
-/** Checks the zip file at `file`; never fails: a bad archive is a result, not an error. */
-export const checkArchive = (file: string, limits: CheckLimits): Effect.Effect<ArchiveVerdict> =>
+/** Checks the zip at `source`; never fails: a bad archive is a result, not an error. */
+export const checkArchive = (source: ZipSource, limits: CheckLimits): Effect.Effect<ArchiveVerdict> =>
   Effect.async<ArchiveVerdict>((resume) => {
     let settled = false
     let zip: yauzl.ZipFile | undefined
@@ -43,7 +73,7 @@ export const checkArchive = (file: string, limits: CheckLimits): Effect.Effect<A
       resume(Effect.succeed(result))
     }
     // names stay bytes: yauzl's own decoding refuses unsafe names with errors we want to word ourselves
-    yauzl.open(file, { lazyEntries: true, decodeStrings: false, autoClose: false, validateEntrySizes: true }, (err, zipfile) => {
+    openZip(source, { lazyEntries: true, decodeStrings: false, autoClose: false, validateEntrySizes: true }, (err, zipfile) => {
       if (err || !zipfile) return done(ArchiveVerdict.Failed({ reason: `not a readable zip archive: ${err?.message ?? "unknown error"}` }))
       zip = zipfile
       let files = 0

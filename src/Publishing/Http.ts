@@ -59,9 +59,14 @@ export const ArchivesLive = HttpApiBuilder.group(Api, "archives", (handlers) =>
           body: NodeStream.fromReadable(() => NodeHttpServerRequest.toIncomingMessage(request), (e) => e, { closeOnDone: false })
         }).pipe(answer))
       .handle("downloadArchive", ({ path, request }) =>
-        archives.download(path.nodeId, path.version).pipe(
+        archives.download(path.nodeId, path.version, request.method === "HEAD" ? "HEAD" : "GET").pipe(
           answer,
-          Effect.map((archive) => downloadAnswer(request, archive, `${path.nodeId}-${path.version}.zip`))
+          Effect.map((download) =>
+            download._tag === "Here"
+              ? downloadAnswer(request, download, `${path.nodeId}-${path.version}.zip`)
+              // the URL is presigned for a while only: no cache may keep the redirect
+              : HttpServerResponse.redirect(download.url, { status: 302, headers: { "cache-control": "no-store" } })
+          )
         ))))
 
 /** An Active version's archive never changes: caches may keep it for good. */

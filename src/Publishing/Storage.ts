@@ -14,7 +14,8 @@ import { isPlatformError, type PlatformError } from "@effect/platform/Error"
 import { Data, Effect, Option, Stream } from "effect"
 import { randomBytes } from "node:crypto"
 import * as path from "node:path"
-import { AppConfig, type StorageFaultStep } from "../Config.ts"
+import type { StorageFaultStep } from "../Config.ts"
+import type { ZipSource } from "./Checks.ts"
 import { span, traced } from "../Tracing.ts"
 
 /** The body went past the byte limit; nothing was stored. */
@@ -31,8 +32,8 @@ export class BodyBroken extends Data.TaggedError("BodyBroken")<{ readonly cause:
   }
 }
 
-/** The store itself failed (a full disk, a permission): the service's fault, logged where it happened. */
-export class StorageFailed extends Data.TaggedError("StorageFailed")<{ readonly cause: PlatformError }> {
+/** The store itself failed (a full disk, a permission, an unreachable bucket): the service's fault, logged where it happened. */
+export class StorageFailed extends Data.TaggedError("StorageFailed")<{ readonly cause: unknown }> {
   override get message() {
     return "The archive store failed"
   }
@@ -47,11 +48,20 @@ export interface Stored<A> {
 export interface PutOptions<A, E, R> {
   readonly maxBytes: number
   /**
-   * Records the complete content (`bytes` long, synced in the local file `file`). It runs `place`
-   * to make the content the key's, durably, before its own record commits; content it does not
-   * place is dropped.
+   * Records the complete content (`bytes` long, durable in the store under a temporary name and
+   * readable as `content`). It runs `place` to make the content the key's, durably, before its
+   * own record commits; content it does not place is dropped.
    */
-  readonly record: (file: string, bytes: number, place: Effect.Effect<void, StorageFailed>) => Effect.Effect<A, E, R>
+  readonly record: (content: ZipSource, bytes: number, place: Effect.Effect<void, StorageFailed>) => Effect.Effect<A, E, R>
+}
+
+/** How content fetched from the store directly is to be served. */
+export interface Served {
+  readonly contentDisposition: string
+  /** The media type to answer with; absent: the store's own. */
+  readonly contentType?: string
+  /** Whether a public base (ARCHIVE_PUBLIC_BASE_URL) may serve it; private files are presigned only. */
+  readonly public: boolean
 }
 
 /** An archive as stored: its size, when it was written, and its bytes. */
@@ -65,12 +75,13 @@ export interface Opened {
 }
 
 /** Keys are made by the service (`<version id>.zip`); anything else is a bug, not a path. */
-const safeKey = (key: string) => {
+export const safeKey = (key: string) => {
   if (!/^[A-Za-z0-9][A-Za-z0-9._-]*$/.test(key)) throw new Error(`not a storage key: ${JSON.stringify(key)}`)
   return key
 }
 
-const failed = (cause: PlatformError) =>
+/** Logs a failure of the store where it happened and answers it as `StorageFailed`. */
+export const failed = (cause: unknown) =>
   Effect.zipRight(Effect.logError("archive store failed", cause), Effect.fail(new StorageFailed({ cause })))
 
 /** Where uploads to the store under `dir` are written until complete (swept of crash leftovers: System/Leftovers.ts). */
@@ -176,11 +187,15 @@ export const makeLocalStorage = (dir: string, faultAt: Option.Option<StorageFaul
       /** Deletes the content under `key`; a key that holds nothing is no failure. */
       remove: traced("Storage.remove")(function*(key: string) {
         yield* fs.remove(fileOf(key), { force: true }).pipe(Effect.catchIf(isPlatformError, failed))
-      })
+      }),
+      /**
+       * Where clients fetch (`GET`) or look at (`HEAD`) `key` themselves, bypassing the service:
+       * nowhere, the disk is the service's.
+       */
+      downloadUrl: (_key: string, _method: "GET" | "HEAD", _served: Served): Effect.Effect<Option.Option<string>, StorageFailed> =>
+        Effect.succeed(Option.none())
     }
   })
 
-/** The archive store: the local disk under STORAGE_DIR (by default `<DATA_DIR>/archives`). */
-export class Storage extends Effect.Service<Storage>()("Storage", {
-  effect: Effect.flatMap(AppConfig, (config) => makeLocalStorage(config.storage.dir, config.storage.faultInjection))
-}) {}
+/** What every store offers (the local one is the model; Publishing/S3Storage.ts the other). */
+export type StorageShape = Effect.Effect.Success<ReturnType<typeof makeLocalStorage>>

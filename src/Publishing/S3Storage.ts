@@ -1,0 +1,235 @@
+/**
+ * Archives and media files in an S3-compatible bucket (STORAGE=s3), shared by every instance.
+ *
+ * An upload streams into a multipart upload under a temporary key (`.incoming/<key>.<random>`),
+ * one part in memory at a time. Once complete, its record reads it there by ranged GETs (the zip
+ * checks) and runs `place`: a server-side copy to the final key, inside the record's transaction,
+ * before its status commits. So, as on the local disk, a crash leaves either no record, or a
+ * record whose content is under its key. Whatever happens to an upload, its multipart upload is
+ * aborted or its temporary object deleted; a crash between the two leaves a temporary object
+ * that the bucket's lifecycle rule on `.incoming/` expires.
+ */
+import {
+  AbortMultipartUploadCommand,
+  CompleteMultipartUploadCommand,
+  CopyObjectCommand,
+  CreateMultipartUploadCommand,
+  DeleteObjectCommand,
+  GetObjectCommand,
+  HeadObjectCommand,
+  ListObjectsV2Command,
+  S3Client,
+  S3ServiceException,
+  UploadPartCommand
+} from "@aws-sdk/client-s3"
+import { getSignedUrl } from "@aws-sdk/s3-request-presigner"
+import { Effect, Option, Redacted, Stream } from "effect"
+import { randomBytes } from "node:crypto"
+import { PassThrough, Readable } from "node:stream"
+import type { S3Settings } from "../Config.ts"
+import { span, traced } from "../Tracing.ts"
+import type { RangedContent } from "./Checks.ts"
+import { BodyBroken, BodyTooLarge, failed, type Opened, type PutOptions, safeKey, type Served, type StorageFailed, type StorageShape, type Stored } from "./Storage.ts"
+
+/** Where uploads are written until placed; a lifecycle rule on this prefix expires a crash's leftovers. */
+export const incomingPrefix = ".incoming/"
+
+/** Every part but the last: S3 wants at least 5 MiB; more parts in flight buy no speed on one stream. */
+export const defaultPartBytes = 8 * 1024 * 1024
+
+/**
+ * How long a presigned download URL lives: long enough for a client that follows the redirect at
+ * once and resumes a broken download, short enough that a handed-out URL is not a permanent link.
+ */
+export const downloadUrlTtlSeconds = 15 * 60
+
+/** The client for `settings`: credentials from the SDK's default chain unless fixed. */
+export const makeS3Client = (settings: S3Settings) =>
+  new S3Client({
+    region: settings.region,
+    forcePathStyle: settings.forcePathStyle,
+    ...Option.match(settings.endpoint, { onNone: () => ({}), onSome: (endpoint) => ({ endpoint }) }),
+    ...Option.match(settings.credentials, {
+      onNone: () => ({}),
+      onSome: (c) => ({ credentials: { accessKeyId: c.accessKeyId, secretAccessKey: Redacted.value(c.secretAccessKey) } })
+    }),
+    // checksums only where S3 requires them: the parts are not re-read to hash them, and
+    // S3-compatible stores do not all know the newer checksum headers
+    requestChecksumCalculation: "WHEN_REQUIRED",
+    responseChecksumValidation: "WHEN_REQUIRED"
+  })
+
+const isNotFound = (e: unknown) =>
+  e instanceof S3ServiceException && (e.name === "NotFound" || e.name === "NoSuchKey" || e.$metadata.httpStatusCode === 404)
+
+/** A byte range of `key` as a Node stream (yauzl's reader wants a stream at once; the GET follows). */
+const rangeStream = (client: S3Client, bucket: string, key: string, start: number, end: number): Readable => {
+  const out = new PassThrough()
+  if (end <= start) return out.end() as PassThrough
+  client.send(new GetObjectCommand({ Bucket: bucket, Key: key, Range: `bytes=${start}-${end - 1}` }))
+    .then((answer) => (answer.Body as Readable).on("error", (e) => out.destroy(e)).pipe(out))
+    .catch((e: unknown) => out.destroy(e instanceof Error ? e : new Error(String(e))))
+  return out
+}
+
+/**
+ * Archives in `bucket` through `client`; downloads go to `publicBaseUrl` when set (a CDN in front
+ * of the bucket), else to presigned URLs. `partBytes` is the multipart part size (tests make it small).
+ */
+export const makeS3Storage = (
+  client: S3Client,
+  bucket: string,
+  publicBaseUrl: Option.Option<string> = Option.none(),
+  partBytes = defaultPartBytes
+): Effect.Effect<StorageShape> =>
+  Effect.gen(function*() {
+    const send = <T>(what: string, run: () => Promise<T>) =>
+      Effect.tryPromise({ try: run, catch: (cause) => cause }).pipe(
+        Effect.catchAll(failed),
+        Effect.withSpan(`S3.${what}`)
+      )
+
+    /** Streams `body` into a new multipart upload under `tmp`; answers its size once complete. */
+    const upload = (tmp: string, body: Stream.Stream<Uint8Array, unknown>, maxBytes: number) =>
+      Effect.acquireUseRelease(
+        send("createMultipartUpload", () => client.send(new CreateMultipartUploadCommand({ Bucket: bucket, Key: tmp }))),
+        ({ UploadId }) =>
+          Effect.gen(function*() {
+            const parts: Array<{ ETag: string | undefined; PartNumber: number }> = []
+            const sendPart = (chunks: ReadonlyArray<Uint8Array>) => {
+              const PartNumber = parts.length + 1
+              return Effect.map(
+                send("uploadPart", () =>
+                  client.send(new UploadPartCommand({ Bucket: bucket, Key: tmp, UploadId, PartNumber, Body: Buffer.concat(chunks) }))),
+                ({ ETag }) => void parts.push({ ETag, PartNumber })
+              )
+            }
+            let bytes = 0
+            let pending: Array<Uint8Array> = []
+            let pendingBytes = 0
+            yield* body.pipe(
+              Stream.mapError((cause) => new BodyBroken({ cause })),
+              Stream.runForEach((chunk): Effect.Effect<void, BodyTooLarge | StorageFailed> => {
+                bytes += chunk.byteLength
+                if (bytes > maxBytes) return new BodyTooLarge({ maxBytes })
+                pending.push(chunk)
+                pendingBytes += chunk.byteLength
+                if (pendingBytes < partBytes) return Effect.void
+                const full = pending
+                pending = []
+                pendingBytes = 0
+                return sendPart(full)
+              })
+            )
+            // the last part may be short, or empty when the body is (a multipart upload needs one part)
+            if (pendingBytes > 0 || parts.length === 0) yield* sendPart(pending)
+            yield* send("completeMultipartUpload", () =>
+              client.send(new CompleteMultipartUploadCommand({ Bucket: bucket, Key: tmp, UploadId, MultipartUpload: { Parts: parts } })))
+            return bytes
+          }),
+        // after completion the upload is gone and the abort answers NoSuchUpload: ignored
+        ({ UploadId }, exit) =>
+          exit._tag === "Success"
+            ? Effect.void
+            : Effect.ignore(send("abortMultipartUpload", () => client.send(new AbortMultipartUploadCommand({ Bucket: bucket, Key: tmp, UploadId }))))
+      )
+
+    const remove = (key: string) => send("deleteObject", () => client.send(new DeleteObjectCommand({ Bucket: bucket, Key: key })))
+
+    /** Makes the content under `tmp` the key's: a server-side copy (at most 5 GiB, far above the archive limit). */
+    const placeAt = (tmp: string, key: string) =>
+      send("copyObject", () => client.send(new CopyObjectCommand({ Bucket: bucket, Key: key, CopySource: `${bucket}/${tmp}` })))
+        .pipe(Effect.asVoid)
+
+    /**
+     * Streams `body` into the bucket, refusing it as soon as it passes `maxBytes`, and lets its
+     * record read it and place it (see `PutOptions.record`). Either the whole content replaces
+     * what the key held, or nothing changes; the temporary object never outlives the call.
+     */
+    const put = <A, E, R>(key: string, body: Stream.Stream<Uint8Array, unknown>, options: PutOptions<A, E, R>) =>
+      Effect.gen(function*() {
+        const tmp = `${incomingPrefix}${safeKey(key)}.${randomBytes(8).toString("hex")}`
+        const bytes = yield* upload(tmp, body, options.maxBytes)
+        const content: RangedContent = { bytes, range: (start, end) => rangeStream(client, bucket, tmp, start, end) }
+        const recorded = yield* options.record(content, bytes, placeAt(tmp, key)).pipe(
+          Effect.ensuring(Effect.ignore(remove(tmp)))
+        )
+        return { bytes, recorded } satisfies Stored<A>
+      }) as Effect.Effect<Stored<A>, BodyTooLarge | BodyBroken | StorageFailed | E, R>
+
+    /** A readable web stream of `key` (whole, or `range`) as an Effect stream. */
+    const read = (key: string, range?: string) =>
+      Stream.unwrap(
+        Effect.map(
+          send("getObject", () => client.send(new GetObjectCommand({ Bucket: bucket, Key: key, Range: range }))),
+          (answer) =>
+            Stream.fromReadableStream({
+              evaluate: () => answer.Body!.transformToWebStream(),
+              onError: (cause) => cause
+            }).pipe(Stream.catchAll((cause) => Stream.fromEffect(failed(cause))))
+        )
+      )
+
+    /** The content under `key` with its size; `None` when the key holds nothing. */
+    const open = (key: string) =>
+      Effect.tryPromise({
+        try: () => client.send(new HeadObjectCommand({ Bucket: bucket, Key: safeKey(key) })),
+        catch: (cause) => cause
+      }).pipe(
+        Effect.map((head): Option.Option<Opened> =>
+          Option.some({
+            bytes: head.ContentLength ?? 0,
+            modified: head.LastModified ?? new Date(0),
+            stream: read(key),
+            slice: (offset, length) => length <= 0 ? Stream.empty : read(key, `bytes=${offset}-${offset + length - 1}`)
+          })
+        ),
+        Effect.catchIf(isNotFound, () => Effect.succeed(Option.none<Opened>())),
+        Effect.catchAll(failed)
+      )
+
+    /** Which of `keys` hold nothing: the bucket's top level is listed once, page by page. */
+    const missing = (keys: ReadonlyArray<string>) =>
+      Effect.gen(function*() {
+        const present = new Set<string>()
+        let token: string | undefined
+        do {
+          const page = yield* send("listObjectsV2", () =>
+            client.send(new ListObjectsV2Command({ Bucket: bucket, Delimiter: "/", ContinuationToken: token })))
+          for (const object of page.Contents ?? []) if (object.Key !== undefined) present.add(object.Key)
+          token = page.IsTruncated === true ? page.NextContinuationToken : undefined
+        } while (token !== undefined)
+        return keys.filter((key) => !present.has(safeKey(key)))
+      })
+
+    return {
+      put: (<A, E, R>(key: string, body: Stream.Stream<Uint8Array, unknown>, options: PutOptions<A, E, R>) =>
+        put(key, body, options).pipe(span("Storage.put"))),
+      open: traced("Storage.open")(function*(key: string) {
+        return yield* open(key)
+      }),
+      missing: traced("Storage.missing")(function*(keys: ReadonlyArray<string>) {
+        return yield* missing(keys)
+      }),
+      /** Deletes the content under `key`; a key that holds nothing is no failure. */
+      remove: traced("Storage.remove")(function*(key: string) {
+        yield* remove(safeKey(key))
+      }),
+      /**
+       * Where clients fetch `key` from the bucket (or, for public content, its CDN) directly,
+       * served as `served` says. A presigned URL is signed for one method: a HEAD gets a URL of its own.
+       */
+      downloadUrl: traced("Storage.downloadUrl")(function*(key: string, method: "GET" | "HEAD", served: Served) {
+        if (served.public && Option.isSome(publicBaseUrl)) return Option.some(`${publicBaseUrl.value}/${safeKey(key)}`)
+        const target = { Bucket: bucket, Key: safeKey(key) }
+        const command = method === "HEAD"
+          ? new HeadObjectCommand(target)
+          : new GetObjectCommand({
+            ...target,
+            ResponseContentDisposition: served.contentDisposition,
+            ...(served.contentType === undefined ? {} : { ResponseContentType: served.contentType })
+          })
+        return Option.some(yield* send("presign", () => getSignedUrl(client, command, { expiresIn: downloadUrlTtlSeconds })))
+      })
+    }
+  })

@@ -1,0 +1,24 @@
+/**
+ * The store the service keeps archives and media files in: the local disk (STORAGE=local, one
+ * machine) or an S3-compatible bucket that every instance shares (STORAGE=s3).
+ */
+import { Effect } from "effect"
+import { AppConfig } from "../Config.ts"
+import { makeS3Client, makeS3Storage } from "./S3Storage.ts"
+import { makeLocalStorage } from "./Storage.ts"
+
+export class Storage extends Effect.Service<Storage>()("Storage", {
+  scoped: Effect.gen(function*() {
+    const { storage } = yield* AppConfig
+    const backend = storage.backend
+    if (backend._tag === "s3") {
+      const client = yield* Effect.acquireRelease(
+        Effect.sync(() => makeS3Client(backend)),
+        (client) => Effect.sync(() => client.destroy())
+      )
+      return yield* makeS3Storage(client, backend.bucket, backend.publicBaseUrl)
+    }
+    // the local disk under STORAGE_DIR (by default `<DATA_DIR>/archives`)
+    return yield* makeLocalStorage(storage.dir, storage.faultInjection)
+  })
+}) {}

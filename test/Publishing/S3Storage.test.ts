@@ -1,0 +1,257 @@
+/**
+ * The S3 archive store against a real S3-compatible server (s3rver on loopback, see
+ * test/support/ObjectStore.ts): a streamed multipart upload under a temporary key, read by
+ * ranges while its record runs, placed under its key only by the record's `place`; no object and
+ * no multipart upload left by a refused, broken or unrecorded upload; reading whole and by
+ * ranges; which keys hold nothing; and the STORAGE settings, by property.
+ */
+import { ListObjectsV2Command, PutObjectCommand, S3Client } from "@aws-sdk/client-s3"
+import { expect, it } from "@effect/vitest"
+import { ConfigProvider, Effect, Either, Exit, FastCheck as fc, Option, Stream } from "effect"
+import * as fs from "node:fs/promises"
+import type { Readable } from "node:stream"
+import { appConfig } from "../../src/Config.ts"
+import { checkArchive, type ZipSource } from "../../src/Publishing/Checks.ts"
+import { incomingPrefix, makeS3Storage } from "../../src/Publishing/S3Storage.ts"
+import type { StorageFailed } from "../../src/Publishing/Storage.ts"
+import { type ObjectStore, startObjectStore } from "../support/ObjectStore.ts"
+import { rawZip, zipOf } from "../support/Zip.ts"
+
+const chunks = (n: number, size: number) => Stream.fromIterable(Array.from({ length: n }, (_, i) => new Uint8Array(size).fill(i)))
+
+const readAll = <E>(stream: Stream.Stream<Uint8Array, E>) => Effect.map(Stream.runCollect(stream), (c) => Buffer.concat([...c]))
+
+const nodeBytes = (readable: Readable) =>
+  Effect.promise(async () => {
+    const parts: Array<Buffer> = []
+    for await (const part of readable) parts.push(part as Buffer)
+    return Buffer.concat(parts)
+  })
+
+/** Every key in the bucket, temporary ones included. */
+const keys = (store: ObjectStore) =>
+  Effect.promise(async () => {
+    const page = await store.client.send(new ListObjectsV2Command({ Bucket: store.bucket }))
+    return (page.Contents ?? []).map((o) => o.Key!).sort()
+  })
+
+/** Parts s3rver keeps on disk for multipart uploads not yet completed. */
+const partsOnDisk = (store: ObjectStore) =>
+  Effect.promise(async () => (await fs.readdir(store.directory, { recursive: true })).filter((f) => /_uploads\/./.test(f)))
+
+/**
+ * The commands `client` sends, with their answers. s3rver implements no AbortMultipartUpload (it
+ * answers 405 and keeps the parts): the tests check that the abort is sent, for the right upload.
+ */
+const recordCommands = (client: S3Client) => {
+  const sent: Array<{ readonly command: string; readonly input: Record<string, unknown>; readonly output?: Record<string, unknown> }> = []
+  client.middlewareStack.add(
+    (next, context) => async (args) => {
+      const entry = { command: context.commandName ?? "", input: args.input as Record<string, unknown> }
+      try {
+        const answer = await next(args)
+        sent.push({ ...entry, output: answer.output as unknown as Record<string, unknown> })
+        return answer
+      } catch (e) {
+        sent.push(entry)
+        throw e
+      }
+    },
+    { step: "initialize", name: "recordCommands" }
+  )
+  return sent
+}
+
+/** Every multipart upload begun is completed, or aborted. */
+const everyUploadFinished = (sent: ReturnType<typeof recordCommands>) => {
+  const begun = sent.filter((c) => c.command === "CreateMultipartUploadCommand").map((c) => c.output?.UploadId)
+  const finished = sent
+    .filter((c) => c.command === "CompleteMultipartUploadCommand" || c.command === "AbortMultipartUploadCommand")
+    .map((c) => c.input.UploadId)
+  expect(begun.length).toBeGreaterThan(0)
+  expect([...finished].sort()).toEqual([...begun].sort())
+}
+
+/** Small parts: several of them for a few kilobytes (s3rver has no 5 MiB minimum). */
+const partBytes = 4096
+
+const placeOnly = { maxBytes: 100_000, record: (_: ZipSource, __: number, place: Effect.Effect<void, StorageFailed>) => place }
+
+it.scopedLive("put streams in parts, the record reads the upload by ranges, and only its place makes it the key's", () =>
+  Effect.gen(function*() {
+    const store = yield* startObjectStore()
+    const storage = yield* makeS3Storage(store.client, store.bucket, Option.none(), partBytes)
+    const body = chunks(10, 1000)
+    const expected = yield* readAll(body)
+    const stored = yield* storage.put("a.zip", body, {
+      maxBytes: 10_000,
+      record: (content, bytes, place) =>
+        Effect.gen(function*() {
+          expect(typeof content).toBe("object")
+          if (typeof content === "string") return "not ranged"
+          expect(content.bytes).toBe(bytes)
+          expect(yield* nodeBytes(content.range(0, bytes))).toEqual(expected)
+          expect(yield* nodeBytes(content.range(2500, 4600))).toEqual(expected.subarray(2500, 4600))
+          expect(yield* nodeBytes(content.range(7, 7))).toEqual(Buffer.alloc(0))
+          // not under its key while it is checked
+          expect(Option.isNone(yield* storage.open("a.zip"))).toBe(true)
+          yield* place
+          expect(Option.isSome(yield* storage.open("a.zip"))).toBe(true)
+          return "checked"
+        })
+    })
+    expect(stored).toEqual({ bytes: 10_000, recorded: "checked" })
+    // the temporary object is gone, and so is every part
+    expect(yield* keys(store)).toEqual(["a.zip"])
+    expect(yield* partsOnDisk(store)).toEqual([])
+
+    const opened = Option.getOrThrow(yield* storage.open("a.zip"))
+    expect(opened.bytes).toBe(10_000)
+    expect(Date.now() - opened.modified.getTime()).toBeLessThan(60_000)
+    expect(yield* readAll(opened.stream)).toEqual(expected)
+    expect(yield* readAll(opened.slice(999, 1002))).toEqual(expected.subarray(999, 2001))
+    expect(yield* readAll(opened.slice(10, 0))).toEqual(Buffer.alloc(0))
+    expect(Option.isNone(yield* storage.open("b.zip"))).toBe(true)
+    yield* storage.remove("a.zip")
+    yield* storage.remove("a.zip")
+    expect(yield* keys(store)).toEqual([])
+  }))
+
+it.scopedLive("a refused, broken or unrecorded upload leaves no object and no multipart upload, and the key keeps its content", () =>
+  Effect.gen(function*() {
+    const store = yield* startObjectStore()
+    const sent = recordCommands(store.client)
+    const storage = yield* makeS3Storage(store.client, store.bucket, Option.none(), partBytes)
+    yield* storage.put("b.zip", chunks(1, 100), placeOnly)
+    const unchanged = Effect.gen(function*() {
+      expect(yield* keys(store)).toEqual(["b.zip"])
+      everyUploadFinished(sent)
+      expect(Option.getOrThrow(yield* storage.open("b.zip")).bytes).toBe(100)
+    })
+
+    // past the limit after two parts were sent
+    const tooLarge = yield* Effect.exit(storage.put("b.zip", chunks(11, 10_000), placeOnly))
+    expect(sent.filter((c) => c.command === "UploadPartCommand").length).toBeGreaterThan(2)
+    expect(tooLarge).toEqual(Exit.fail(expect.objectContaining({ _tag: "BodyTooLarge" })))
+    yield* unchanged
+    const broken = yield* Effect.exit(storage.put("b.zip", Stream.concat(chunks(3, 3000), Stream.fail(new Error("reset"))), placeOnly))
+    expect(broken).toEqual(Exit.fail(expect.objectContaining({ _tag: "BodyBroken" })))
+    yield* unchanged
+    const refused = yield* Effect.exit(storage.put("b.zip", chunks(3, 3000), { maxBytes: 100_000, record: () => Effect.fail("bad" as const) }))
+    expect(refused).toEqual(Exit.fail("bad"))
+    yield* unchanged
+    // a record that commits without placing drops the content
+    yield* storage.put("b.zip", chunks(3, 3000), { maxBytes: 100_000, record: () => Effect.void })
+    yield* unchanged
+    // an empty body is one empty part
+    const empty = yield* storage.put("c.zip", Stream.empty, placeOnly)
+    expect(empty.bytes).toBe(0)
+    expect(Option.getOrThrow(yield* storage.open("c.zip")).bytes).toBe(0)
+  }))
+
+it.scopedLive("the zip checks read an archive in the bucket by ranges: a good one passes, a bad one fails with its reason", () =>
+  Effect.gen(function*() {
+    const store = yield* startObjectStore()
+    const storage = yield* makeS3Storage(store.client, store.bucket, Option.none(), partBytes)
+    const limits = { maxUncompressedBytes: 1_000_000, maxEntries: 1000 }
+    const verdictOf = (zip: Buffer) =>
+      Effect.map(
+        storage.put("z.zip", Stream.make(new Uint8Array(zip)), { maxBytes: 1_000_000, record: (content) => checkArchive(content, limits) }),
+        (stored) => stored.recorded
+      )
+    // large enough for the central directory to span parts
+    const files = Object.fromEntries(Array.from({ length: 200 }, (_, i) => [`pkg/file-${i}.py`, `print(${i})\n`.repeat(20)]))
+    expect(yield* verdictOf(yield* Effect.promise(() => zipOf(files)))).toEqual(
+      expect.objectContaining({ _tag: "Passed", files: 200 })
+    )
+    expect(yield* verdictOf(rawZip([{ name: "../evil", content: "x" }]))).toEqual(
+      expect.objectContaining({ _tag: "Failed", reason: "entry '../evil' has a '..' segment" })
+    )
+    expect(yield* verdictOf(Buffer.from("not a zip at all"))).toEqual(expect.objectContaining({ _tag: "Failed" }))
+    expect(yield* keys(store)).toEqual([])
+  }))
+
+it.scoped.prop(
+  "missing answers exactly the keys that hold nothing, temporary objects aside",
+  [fc.uniqueArray(fc.stringMatching(/^[a-z0-9]{1,12}\.zip$/), { maxLength: 8 }), fc.array(fc.boolean(), { minLength: 8, maxLength: 8 })],
+  ([names, stored]) =>
+    Effect.gen(function*() {
+      const store = yield* startObjectStore()
+      const storage = yield* makeS3Storage(store.client, store.bucket, Option.none(), partBytes)
+      for (const [i, key] of names.entries()) if (stored[i]) yield* storage.put(key, chunks(1, 1), placeOnly)
+      // an upload a crash left behind is no key's content
+      yield* Effect.promise(() =>
+        store.client.send(new PutObjectCommand({ Bucket: store.bucket, Key: `${incomingPrefix}${names[0] ?? "x.zip"}.0`, Body: "x" })))
+      expect(yield* storage.missing(names)).toEqual(names.filter((_, i) => !stored[i]))
+    }),
+  { fastCheck: { numRuns: 5 } }
+)
+
+it.scopedLive("a client with an unknown access key is refused: s3rver checks the key, not the signature", () =>
+  Effect.gen(function*() {
+    const store = yield* startObjectStore()
+    const stranger = new S3Client({
+      endpoint: store.endpoint,
+      region: "us-east-1",
+      forcePathStyle: true,
+      credentials: { accessKeyId: "NOBODY", secretAccessKey: "x" }
+    })
+    const storage = yield* makeS3Storage(stranger, store.bucket, Option.none(), partBytes)
+    const exit = yield* Effect.exit(storage.put("a.zip", chunks(1, 10), placeOnly))
+    stranger.destroy()
+    expect(exit).toEqual(Exit.fail(expect.objectContaining({ _tag: "StorageFailed", cause: expect.objectContaining({ name: "InvalidAccessKeyId" }) })))
+  }))
+
+const read = (env: Record<string, string>) =>
+  Effect.runSync(Effect.either(Effect.withConfigProvider(appConfig, ConfigProvider.fromMap(new Map(Object.entries(env))))))
+
+it("STORAGE is local by default; s3 needs a bucket and takes its settings", () => {
+  expect(Either.getOrThrow(read({})).storage.backend).toEqual({ _tag: "local" })
+  const missing = read({ STORAGE: "s3" })
+  expect(Either.isLeft(missing) && String(missing.left)).toContain("S3_BUCKET")
+  expect(Either.getOrThrow(read({ STORAGE: "s3", S3_BUCKET: "archives" })).storage.backend).toEqual({
+    _tag: "s3",
+    bucket: "archives",
+    region: "us-east-1",
+    endpoint: Option.none(),
+    forcePathStyle: false,
+    credentials: Option.none(),
+    publicBaseUrl: Option.none()
+  })
+  expect(
+    Either.getOrThrow(read({
+      STORAGE: "s3",
+      S3_BUCKET: "archives",
+      S3_REGION: "eu-west-3",
+      S3_ENDPOINT: "http://127.0.0.1:9000/",
+      S3_FORCE_PATH_STYLE: "true",
+      ARCHIVE_PUBLIC_BASE_URL: "https://cdn.example.org/archives/"
+    })).storage.backend
+  ).toEqual({
+    _tag: "s3",
+    bucket: "archives",
+    region: "eu-west-3",
+    endpoint: Option.some("http://127.0.0.1:9000"),
+    forcePathStyle: true,
+    credentials: Option.none(),
+    publicBaseUrl: Option.some("https://cdn.example.org/archives")
+  })
+  expect(Either.getOrThrow(read({ STORAGE: "s3", S3_BUCKET: "a", AWS_REGION: "ap-south-1" })).storage.backend).toEqual(
+    expect.objectContaining({ region: "ap-south-1" })
+  )
+})
+
+it.prop(
+  "a STORAGE value other than local or s3, and an S3_ENDPOINT that is not an http(s) URL, are refused",
+  [fc.string({ maxLength: 12 }), fc.string({ maxLength: 30 })],
+  ([kind, endpoint]) => {
+    const backend = read({ STORAGE: kind })
+    // s3 alone is refused too: it needs a bucket
+    expect(Either.isRight(backend)).toBe(kind === "local")
+    const url = read({ STORAGE: "s3", S3_BUCKET: "b", S3_ENDPOINT: endpoint })
+    const valid = endpoint.trim() === "" ||
+      (URL.canParse(endpoint.trim()) && /^https?:$/.test(new URL(endpoint.trim()).protocol))
+    expect(Either.isRight(url)).toBe(valid)
+  }
+)
+
