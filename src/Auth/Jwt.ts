@@ -43,6 +43,36 @@ const hs256Secret = (config: AppConfigShape) =>
 const hmacKey = (secret: Uint8Array) =>
   Effect.promise(() => crypto.subtle.importKey("raw", secret, { name: "HMAC", hash: "SHA-256" }, false, ["verify"]))
 
+/** Tokens verified lately, by their whole text: at most this many. */
+export const verifiedCapacity = 10_000
+/** How long a verification is reused at most: a key dropped from the JWKS stops working within it. */
+export const reuseMillis = 5 * 60_000
+
+/**
+ * The claims of tokens that verified, reused until the token's `exp` (or `reuseMillis`): a client
+ * sends the same bearer token with every request, and a WebCrypto HMAC verification costs about
+ * half a millisecond of CPU, more than the rest of a cached read. The key is the token's whole
+ * text, signature included, so only the very token that verified finds its entry; refusals are
+ * never kept. Past its time an entry is verified again, and an expired token is refused then.
+ */
+export const verifiedTokens = (now: () => number = Date.now) => {
+  const entries = new Map<string, { readonly claims: Claims; readonly until: number }>()
+  return {
+    get: (token: string): Claims | undefined => {
+      const entry = entries.get(token)
+      if (entry === undefined) return undefined
+      if (now() < entry.until) return entry.claims
+      entries.delete(token)
+      return undefined
+    },
+    set: (token: string, claims: Claims, expiresAt: number) => {
+      // the oldest entry first (a Map keeps insertion order)
+      if (entries.size >= verifiedCapacity) entries.delete(entries.keys().next().value!)
+      entries.set(token, { claims, until: Math.min(expiresAt, now() + reuseMillis) })
+    }
+  }
+}
+
 /** Why a token is refused, in a sentence. */
 export class TokenRefused extends Data.TaggedError("TokenRefused")<{ readonly reason: string }> {
   override get message() {
@@ -73,8 +103,12 @@ export class JwtVerifier extends Effect.Service<JwtVerifier>()("JwtVerifier", {
         )
     })
 
+    const verified = verifiedTokens()
+
     /** The token's claims, or why it is refused. */
     const verify = traced("JwtVerifier.verify")(function*(token: string) {
+      const known = verified.get(token)
+      if (known !== undefined) return known
       const { payload } = yield* Effect.tryPromise({
         try: () => verifyJwt(token),
         catch: (e) =>
@@ -90,12 +124,15 @@ export class JwtVerifier extends Effect.Service<JwtVerifier>()("JwtVerifier", {
       if (typeof payload.sub !== "string" || payload.sub.trim() === "" || !storable(payload.sub) || payload.sub.length > 255) {
         return yield* new TokenRefused({ reason: "The token's sub claim is not accepted" })
       }
-      return {
+      const claims: Claims = {
         sub: payload.sub,
         email: typeof payload.email === "string" && storable(payload.email) ? payload.email : undefined,
         name: typeof payload.name === "string" && storable(payload.name) ? payload.name : undefined,
         admin: payload[adminClaim] === true
-      } satisfies Claims
+      }
+      // jwtVerify requires exp
+      verified.set(token, claims, payload.exp! * 1000)
+      return claims
     })
 
     return { verify }
