@@ -4,7 +4,7 @@
  * pools, the process). Labels take a bounded set of values: route patterns, never URLs.
  */
 import { HttpClient, type HttpClientError, type HttpClientResponse } from "@effect/platform"
-import { Cause, Effect, type Exit, Metric, MetricBoundaries, MetricLabel, type Scope } from "effect"
+import { Cause, Effect, type Exit, Metric, MetricBoundaries, MetricKey, MetricLabel, type Scope } from "effect"
 import * as fs from "node:fs"
 import { monitorEventLoopDelay, performance } from "node:perf_hooks"
 import type pg from "pg"
@@ -13,23 +13,42 @@ import { type Family, familiesOf, render } from "./Prometheus.ts"
 /** Seconds, from 5 ms to a minute: an answer from the cache to a vendor's slowest. */
 const latencyBuckets = MetricBoundaries.fromIterable([0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60])
 
-const requests = Metric.counter("http_requests_total", {
-  description: "HTTP requests answered, by route pattern, method and status"
-})
-const requestDuration = Metric.histogram(
-  "http_request_duration_seconds",
-  latencyBuckets,
-  "Time from a request's arrival to its answer's headers, by route pattern, method and status"
+/**
+ * A counter and a histogram of one label set, counted and timed together. Each label set's pair
+ * is made once and kept: a metric tagged at each update (`Metric.taggedWithLabels`) is looked up
+ * in Effect's registry anew every time, its key hashed, which showed in every request's CPU
+ * profile. The label values come from bounded sets (route patterns, methods, statuses, vendors,
+ * outcomes), so the pairs kept are few.
+ */
+const countedAndTimed = (counter: MetricKey.MetricKey.Counter<number>, histogram: MetricKey.MetricKey.Histogram) => {
+  const pairs = new Map<string, readonly [Metric.Metric.Counter<number>, Metric.Metric.Histogram<number>]>()
+  return (labels: Record<string, string>, seconds: number) => {
+    const id = Object.values(labels).join("\u0000")
+    let pair = pairs.get(id)
+    if (pair === undefined) {
+      const tags = Object.entries(labels).map(([key, value]) => MetricLabel.make(key, value))
+      pair = [
+        Metric.fromMetricKey(MetricKey.taggedWithLabels(counter, tags)),
+        Metric.fromMetricKey(MetricKey.taggedWithLabels(histogram, tags))
+      ]
+      pairs.set(id, pair)
+    }
+    return Effect.zipRight(Metric.increment(pair[0]), Metric.update(pair[1], seconds))
+  }
+}
+
+const requests = countedAndTimed(
+  MetricKey.counter("http_requests_total", { description: "HTTP requests answered, by route pattern, method and status" }),
+  MetricKey.histogram(
+    "http_request_duration_seconds",
+    latencyBuckets,
+    "Time from a request's arrival to its answer's headers, by route pattern, method and status"
+  )
 )
 
 /** Counts an answered request and its latency under its route pattern ("unmatched" for none). */
-export const recordRequest = (route: string, method: string, status: number, seconds: number) => {
-  const labels = [MetricLabel.make("route", route), MetricLabel.make("method", method), MetricLabel.make("status", String(status))]
-  return Effect.zipRight(
-    Metric.increment(Metric.taggedWithLabels(requests, labels)),
-    Metric.update(Metric.taggedWithLabels(requestDuration, labels), seconds)
-  )
-}
+export const recordRequest = (route: string, method: string, status: number, seconds: number) =>
+  requests({ route, method, status: String(status) }, seconds)
 
 const listCache = Metric.counter("list_cache_requests_total", {
   description: "Pages of GET /nodes asked of the list cache, by result: hit, miss, or bypass (latest=true)"
@@ -38,13 +57,15 @@ const listCache = Metric.counter("list_cache_requests_total", {
 /** Counts a page served from the list cache (`hit`), computed for it (`miss`) or past it (`bypass`). */
 export const recordListCache = (result: "hit" | "miss" | "bypass") => Metric.increment(Metric.tagged(listCache, "result", result))
 
-const vendorCalls = Metric.counter("vendor_calls_total", {
-  description: "Calls to vendors by outcome: success (2xx), http_error (any other status), network_error, timeout (cut before an answer)"
-})
-const vendorDuration = Metric.histogram(
-  "vendor_call_duration_seconds",
-  latencyBuckets,
-  "Time from a vendor call's start to the vendor's answer headers, by vendor and outcome"
+const vendorCalls = countedAndTimed(
+  MetricKey.counter("vendor_calls_total", {
+    description: "Calls to vendors by outcome: success (2xx), http_error (any other status), network_error, timeout (cut before an answer)"
+  }),
+  MetricKey.histogram(
+    "vendor_call_duration_seconds",
+    latencyBuckets,
+    "Time from a vendor call's start to the vendor's answer headers, by vendor and outcome"
+  )
 )
 
 type VendorOutcome = "success" | "http_error" | "network_error" | "timeout"
@@ -65,13 +86,7 @@ export const measuredVendor = (vendor: "imagevendor" | "musicvendor" | "repohost
   HttpClient.transform<HttpClientError.HttpClientError, never, HttpClientError.HttpClientError, never>((call) =>
     Effect.suspend(() => {
       const start = performance.now()
-      return Effect.onExit(call, (exit) => {
-        const labels = [MetricLabel.make("vendor", vendor), MetricLabel.make("outcome", outcomeOf(exit))]
-        return Effect.zipRight(
-          Metric.increment(Metric.taggedWithLabels(vendorCalls, labels)),
-          Metric.update(Metric.taggedWithLabels(vendorDuration, labels), (performance.now() - start) / 1000)
-        )
-      })
+      return Effect.onExit(call, (exit) => vendorCalls({ vendor, outcome: outcomeOf(exit) }, (performance.now() - start) / 1000))
     })
   )
 
