@@ -6,7 +6,7 @@
  */
 import { HttpApp, HttpBody, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { NodeHttpServerRequest } from "@effect/platform-node"
-import { Context, Effect, Runtime, Stream } from "effect"
+import { Context, Effect, FiberRef, LogLevel, Runtime, Stream } from "effect"
 import { AppConfig } from "../Config.ts"
 import { routeOf } from "../Routes.ts"
 import { type CallerSlot, RequestCaller } from "./Caller.ts"
@@ -85,7 +85,10 @@ export const observingRequests = (app: HttpApp.Default): HttpApp.Default<never, 
     const headOnly = request.method === "HEAD"
     const handled = HttpApp.withPreResponseHandler(app, (_, response) => Effect.succeed(leaving(response, id, headOnly, sent)))
       .pipe(Effect.provideService(RequestCaller, caller))
-    if (!accessLog) return Effect.annotateLogs(handled, requestIdKey, id)
+    // LOG_LEVEL=warn drops the line: not built then, as when ACCESS_LOG=false
+    if (!accessLog || LogLevel.lessThan(LogLevel.Info, fiber.getFiberRef(FiberRef.currentMinimumLogLevel))) {
+      return Effect.annotateLogs(handled, requestIdKey, id)
+    }
     let written = false
     const accessLine = (aborted: boolean) => {
       written = true
