@@ -11,6 +11,7 @@ import { type RenderedPage, ServedPage } from "./PageCache.ts"
 import { Catalog } from "./Service.ts"
 import { noneMatchHolds } from "../Web/Validators.ts"
 import { negotiate, varyOnEncoding, withEncoding } from "../Web/Compression.ts"
+import { labelledCounter } from "../Observability/Metrics.ts"
 
 /** The parameters' defaults, where the contract leaves them out (see Api.ts). */
 const pageOf = (p: { readonly page?: number | undefined; readonly limit?: number | undefined }) => ({
@@ -68,11 +69,11 @@ const respond = (request: HttpServerRequest.HttpServerRequest, served: ServedPag
   return encoded === undefined || coding === "identity" ? page : withEncoding(page, coding, encoded[coding])
 }
 
-const listRequests = Metric.counter("nodes_list_requests", { description: "GET /nodes requests by form factor" })
+const listRequests = labelledCounter("nodes_list_requests", "GET /nodes requests by form factor")
 const knownFormFactors = new Set(["desktop-win", "desktop-mac", "git-windows", "git-mac", "git-linux", "other"])
 const countRequest = (formFactor: string | undefined) => {
   const ff = formFactor?.toLowerCase() ?? "unknown"
-  return Metric.increment(Metric.tagged(listRequests, "form_factor", knownFormFactors.has(ff) ? ff : "unknown"))
+  return Metric.increment(listRequests({ form_factor: knownFormFactors.has(ff) ? ff : "unknown" }))
 }
 
 export const CatalogLive = HttpApiBuilder.group(Api, "catalog", (handlers) =>

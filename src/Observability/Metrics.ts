@@ -4,7 +4,7 @@
  * pools, the process). Labels take a bounded set of values: route patterns, never URLs.
  */
 import { HttpClient, type HttpClientError, type HttpClientResponse } from "@effect/platform"
-import { Cause, Effect, type Exit, Metric, MetricBoundaries, MetricKey, MetricLabel, type Scope } from "effect"
+import { Cause, Effect, type Exit, Metric, MetricBoundaries, MetricKey, type MetricKeyType, MetricLabel, type Scope } from "effect"
 import * as fs from "node:fs"
 import { monitorEventLoopDelay, performance } from "node:perf_hooks"
 import type pg from "pg"
@@ -14,26 +14,36 @@ import { type Family, familiesOf, render } from "./Prometheus.ts"
 const latencyBuckets = MetricBoundaries.fromIterable([0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60])
 
 /**
- * A counter and a histogram of one label set, counted and timed together. Each label set's pair
- * is made once and kept: a metric tagged at each update (`Metric.taggedWithLabels`) is looked up
- * in Effect's registry anew every time, its key hashed, which showed in every request's CPU
- * profile. The label values come from bounded sets (route patterns, methods, statuses, vendors,
- * outcomes), so the pairs kept are few.
+ * The metrics `make` gives for one label set, made once per label set and kept. A metric tagged
+ * at each update (`Metric.tagged`, `Metric.taggedWithLabels`) builds a new label array each time,
+ * so Effect's hook cache (a WeakMap keyed by that array) always misses and its registry hashes
+ * the whole key again: several times per request, which showed in every request's CPU profile.
+ * Label values come from bounded sets (route patterns, methods, statuses, results, vendors,
+ * outcomes, kinds), so few are kept.
  */
-const countedAndTimed = (counter: MetricKey.MetricKey.Counter<number>, histogram: MetricKey.MetricKey.Histogram) => {
-  const pairs = new Map<string, readonly [Metric.Metric.Counter<number>, Metric.Metric.Histogram<number>]>()
-  return (labels: Record<string, string>, seconds: number) => {
+const labelled = <M>(make: (tags: ReadonlyArray<MetricLabel.MetricLabel>) => M) => {
+  const made = new Map<string, M>()
+  return (labels: Record<string, string>): M => {
     const id = Object.values(labels).join("\u0000")
-    let pair = pairs.get(id)
-    if (pair === undefined) {
-      const tags = Object.entries(labels).map(([key, value]) => MetricLabel.make(key, value))
-      pair = [
-        Metric.fromMetricKey(MetricKey.taggedWithLabels(counter, tags)),
-        Metric.fromMetricKey(MetricKey.taggedWithLabels(histogram, tags))
-      ]
-      pairs.set(id, pair)
+    let metrics = made.get(id)
+    if (metrics === undefined) {
+      metrics = make(Object.entries(labels).map(([key, value]) => MetricLabel.make(key, value)))
+      made.set(id, metrics)
     }
-    return Effect.zipRight(Metric.increment(pair[0]), Metric.update(pair[1], seconds))
+    return metrics
+  }
+}
+
+/** The metric of `key` under `tags`. */
+const taggedMetric = <Type extends MetricKeyType.MetricKeyType<any, any>>(key: MetricKey.MetricKey<Type>) =>
+  (tags: ReadonlyArray<MetricLabel.MetricLabel>) => Metric.fromMetricKey(MetricKey.taggedWithLabels(key, tags))
+
+/** A counter and a histogram of the same labels: one more, taking `seconds`. */
+const countedAndTimed = (counter: MetricKey.MetricKey.Counter<number>, histogram: MetricKey.MetricKey.Histogram) => {
+  const pairs = labelled((tags) => [taggedMetric(counter)(tags), taggedMetric(histogram)(tags)] as const)
+  return (labels: Record<string, string>, seconds: number) => {
+    const [count, time] = pairs(labels)
+    return Effect.zipRight(Metric.increment(count), Metric.update(time, seconds))
   }
 }
 
@@ -50,12 +60,17 @@ const requests = countedAndTimed(
 export const recordRequest = (route: string, method: string, status: number, seconds: number) =>
   requests({ route, method, status: String(status) }, seconds)
 
-const listCache = Metric.counter("list_cache_requests_total", {
-  description: "Pages of GET /nodes asked of the list cache, by result: hit, miss, or bypass (latest=true)"
-})
+/** A counter by labels. */
+export const labelledCounter = (name: string, description: string) =>
+  labelled(taggedMetric(MetricKey.counter(name, { description })))
+
+const listCache = labelledCounter(
+  "list_cache_requests_total",
+  "Pages of GET /nodes asked of the list cache, by result: hit, miss, or bypass (latest=true)"
+)
 
 /** Counts a page served from the list cache (`hit`), computed for it (`miss`) or past it (`bypass`). */
-export const recordListCache = (result: "hit" | "miss" | "bypass") => Metric.increment(Metric.tagged(listCache, "result", result))
+export const recordListCache = (result: "hit" | "miss" | "bypass") => Metric.increment(listCache({ result }))
 
 const vendorCalls = countedAndTimed(
   MetricKey.counter("vendor_calls_total", {
@@ -90,13 +105,14 @@ export const measuredVendor = (vendor: "imagevendor" | "musicvendor" | "repohost
     })
   )
 
-const uploaded = Metric.counter("uploaded_bytes_total", {
-  description: "Bytes of uploads accepted and stored, by kind: archive, media (API nodes' files), music_video"
-})
+const uploaded = labelledCounter(
+  "uploaded_bytes_total",
+  "Bytes of uploads accepted and stored, by kind: archive, media (API nodes' files), music_video"
+)
 
 /** Counts the bytes of an upload that was stored. */
 export const recordUpload = (kind: "archive" | "media" | "music_video", bytes: number) =>
-  Metric.incrementBy(Metric.tagged(uploaded, "kind", kind), bytes)
+  Metric.incrementBy(uploaded({ kind }), bytes)
 
 // --- read when scraped -----------------------------------------------------------------------
 
