@@ -17,6 +17,7 @@ import {
   DeleteObjectCommand,
   GetObjectCommand,
   HeadObjectCommand,
+  ListMultipartUploadsCommand,
   ListObjectsV2Command,
   S3Client,
   S3ServiceException,
@@ -233,3 +234,64 @@ export const makeS3Storage = (
       })
     }
   })
+
+// --- crash leftovers (System/Leftovers.ts) ---------------------------------------------------------
+
+/** One call to the bucket outside a store: its failure is the store's, logged once. */
+const sweepCall = <T>(what: string, run: () => Promise<T>) =>
+  Effect.tryPromise({ try: run, catch: (cause) => cause }).pipe(Effect.withSpan(`S3.${what}`))
+
+/** A store that lacks the call (s3rver, some S3-compatible stores) answers 501 NotImplemented. */
+const isNotImplemented = (e: unknown) =>
+  e instanceof S3ServiceException && (e.name === "NotImplemented" || e.$metadata.httpStatusCode === 501)
+
+/**
+ * Deletes the temporary objects under `.incoming/` last written before `before`: a crash between
+ * the upload's completion and its `put`'s cleanup leaves one. A live upload's object lives for its
+ * checks and copy only, seconds after its LastModified. Answers how many went.
+ */
+export const sweepIncomingObjects = (client: S3Client, bucket: string, before: Date) =>
+  Effect.gen(function*() {
+    let removed = 0
+    let token: string | undefined
+    do {
+      const page = yield* sweepCall("listObjectsV2", () =>
+        client.send(new ListObjectsV2Command({ Bucket: bucket, Prefix: incomingPrefix, ContinuationToken: token })))
+      const stale = (page.Contents ?? []).filter((o) => o.Key !== undefined && o.LastModified !== undefined && o.LastModified < before)
+      yield* Effect.forEach(stale, (o) => sweepCall("deleteObject", () => client.send(new DeleteObjectCommand({ Bucket: bucket, Key: o.Key }))), {
+        concurrency: 8,
+        discard: true
+      })
+      removed += stale.length
+      token = page.IsTruncated === true ? page.NextContinuationToken : undefined
+    } while (token !== undefined)
+    return removed
+  }).pipe(Effect.catchAll(failed))
+
+/**
+ * Aborts the multipart uploads under `.incoming/` initiated before `before`: a crashed upload's
+ * parts are kept (and billed) until then. The limit is the local sweep's: a live upload is far
+ * shorter, since one that stalls is cut by the upload idle timeout. A store that cannot list
+ * them is left to its own expiry (or a lifecycle rule): nothing to abort. Answers how many went.
+ */
+export const abortStaleUploads = (client: S3Client, bucket: string, before: Date) =>
+  Effect.gen(function*() {
+    let aborted = 0
+    let markers: { KeyMarker?: string; UploadIdMarker?: string } = {}
+    for (;;) {
+      const page = yield* sweepCall("listMultipartUploads", () =>
+        client.send(new ListMultipartUploadsCommand({ Bucket: bucket, Prefix: incomingPrefix, ...markers })))
+      const stale = (page.Uploads ?? []).filter((u) => u.Key !== undefined && u.Initiated !== undefined && u.Initiated < before)
+      yield* Effect.forEach(
+        stale,
+        (u) => sweepCall("abortMultipartUpload", () => client.send(new AbortMultipartUploadCommand({ Bucket: bucket, Key: u.Key, UploadId: u.UploadId }))),
+        { concurrency: 8, discard: true }
+      )
+      aborted += stale.length
+      if (page.IsTruncated !== true) return aborted
+      markers = { ...(page.NextKeyMarker === undefined ? {} : { KeyMarker: page.NextKeyMarker }), ...(page.NextUploadIdMarker === undefined ? {} : { UploadIdMarker: page.NextUploadIdMarker }) }
+    }
+  }).pipe(
+    Effect.catchIf(isNotImplemented, () => Effect.succeed(0)),
+    Effect.catchAll(failed)
+  )
