@@ -13,7 +13,6 @@
 import { expect, layer } from "@effect/vitest"
 import { Context, Effect, FastCheck as fc, Layer } from "effect"
 import semver from "semver"
-import { eventually } from "./support/Eventually.ts"
 import { type Answer, expectStatus, send } from "./support/Http.ts"
 import { startObjectStore } from "./support/ObjectStore.ts"
 import { freshDatabase, type Running, startService } from "./support/Service.ts"
@@ -22,6 +21,9 @@ import { decodePublished, makePublisher, type Publisher, upload } from "./Publis
 
 /** How long a write may take to reach every instance's reads: the notify delay, with room for a busy CI. */
 const boundMillis = 2_000
+
+/** Between two reads of one check: every check polls at once, and the polls must not be most of the load. */
+const pollMillis = 50
 
 interface Instances {
   readonly all: ReadonlyArray<Running>
@@ -67,10 +69,15 @@ const afterWrite = <R>(label: string, write: (target: Running) => Effect.Effect<
     const checks = instances.all.flatMap((service, index) => reads.map((read) => ({ service, index, read })))
     yield* Effect.forEach(checks, ({ index, read, service }) =>
       Effect.gen(function*() {
-        const seen = yield* eventually(send<any>(service, "GET", read.path, { token: read.token }), read.holds, boundMillis)
+        const get = send<any>(service, "GET", read.path, { token: read.token })
+        let answer = yield* get
+        while (!read.holds(answer) && Date.now() - acknowledged < boundMillis) {
+          yield* Effect.sleep(pollMillis)
+          answer = yield* get
+        }
         const where = `${label}: GET ${read.path} on instance ${index}`
         const millis = Date.now() - acknowledged
-        if (!read.holds(seen.value)) expect.fail(`${where} still answers ${seen.value.status} ${seen.value.text} after ${millis} ms`)
+        if (!read.holds(answer)) expect.fail(`${where} still answers ${answer.status} ${answer.text} after ${millis} ms`)
         if (millis > instances.worst.millis) Object.assign(instances.worst, { millis, read: where })
       }), { concurrency: "unbounded", discard: true })
   })
