@@ -138,57 +138,76 @@ it.live("under STORAGE=s3, stale temporary objects of the bucket are gone once t
   }).pipe(Effect.scoped), 30_000)
 
 /**
- * A client of `store` whose ListMultipartUploads answers `pages` in turn and whose
- * AbortMultipartUpload is recorded and answered: s3rver implements neither (it answers 501 and
- * 405), so the calls are checked as the client sends them.
+ * A client of `store` whose ListMultipartUploads answers `uploads` in turn, whose ListParts
+ * answers an upload's pages of `parts` in turn, and whose AbortMultipartUpload is recorded and
+ * answered: s3rver implements none of them (it answers 501 or 405), so the calls are checked as
+ * the client sends them.
  */
-const withUploads = (store: ObjectStore, pages: ReadonlyArray<Record<string, unknown>>) => {
+const withUploads = (
+  store: ObjectStore,
+  uploads: ReadonlyArray<Record<string, unknown>>,
+  parts: Readonly<Record<string, ReadonlyArray<Record<string, unknown>>>>
+) => {
   const client: S3Client = makeS3Client(store.settings)
-  const listed: Array<Record<string, unknown>> = []
-  const aborted: Array<Record<string, unknown>> = []
+  const sent: Array<{ readonly command: string; readonly input: Record<string, unknown> }> = []
+  const answer = (output: Record<string, unknown> | undefined) => ({ output: { $metadata: {}, ...output }, response: {} })
   client.middlewareStack.add(
     (next, context) => async (args) => {
       const input = args.input as Record<string, unknown>
-      if (context.commandName === "ListMultipartUploadsCommand") {
-        listed.push(input)
-        return { output: { $metadata: {}, ...pages[listed.length - 1] }, response: {} }
-      }
-      if (context.commandName === "AbortMultipartUploadCommand") {
-        aborted.push(input)
-        return { output: { $metadata: {} }, response: {} }
-      }
+      const command = context.commandName ?? ""
+      const asked = sent.filter((c) => c.command === command)
+      sent.push({ command, input })
+      if (command === "ListMultipartUploadsCommand") return answer(uploads[asked.length])
+      if (command === "ListPartsCommand") return answer(parts[input.UploadId as string]?.[asked.filter((c) => c.input.UploadId === input.UploadId).length])
+      if (command === "AbortMultipartUploadCommand") return answer({})
       return next(args)
     },
     { step: "initialize", name: "fakeMultipartUploads" }
   )
-  return { client, listed, aborted }
+  const inputs = (command: string) => sent.filter((c) => c.command === command).map((c) => c.input)
+  return { client, inputs }
 }
 
-it.scopedLive("the bucket sweep aborts the multipart uploads under .incoming/ begun before the limit, page by page", () =>
+it.scopedLive("the bucket sweep aborts the multipart uploads under .incoming/ untouched since the limit, page by page", () =>
   Effect.gen(function*() {
     const store = yield* startObjectStore()
     const before = new Date("2026-01-01T12:00:00Z")
     const earlier = new Date("2026-01-01T10:00:00Z")
     const later = new Date("2026-01-01T12:30:00Z")
-    const { aborted, client, listed } = withUploads(store, [
+    const upload = (name: string, UploadId: string, Initiated: Date) => ({ Key: `${incomingPrefix}${name}`, UploadId, Initiated })
+    const { client, inputs } = withUploads(
+      store,
+      [
+        // a crashed upload without parts; a recent one
+        { IsTruncated: true, NextKeyMarker: `${incomingPrefix}b`, NextUploadIdMarker: "u2", Uploads: [upload("a", "u1", earlier), upload("b", "u2", later)] },
+        // a slow one still receiving parts; a crashed one with two pages of old parts
+        { IsTruncated: false, Uploads: [upload("c", "u3", earlier), upload("d", "u4", earlier)] }
+      ],
       {
-        IsTruncated: true,
-        NextKeyMarker: `${incomingPrefix}b`,
-        NextUploadIdMarker: "u2",
-        Uploads: [{ Key: `${incomingPrefix}a`, UploadId: "u1", Initiated: earlier }, { Key: `${incomingPrefix}b`, UploadId: "u2", Initiated: later }]
-      },
-      { IsTruncated: false, Uploads: [{ Key: `${incomingPrefix}c`, UploadId: "u3", Initiated: earlier }] }
-    ])
+        u3: [{ IsTruncated: false, Parts: [{ PartNumber: 1, LastModified: earlier }, { PartNumber: 2, LastModified: later }] }],
+        u4: [
+          { IsTruncated: true, NextPartNumberMarker: "1", Parts: [{ PartNumber: 1, LastModified: earlier }] },
+          { IsTruncated: false, Parts: [{ PartNumber: 2, LastModified: earlier }] }
+        ]
+      }
+    )
     yield* Effect.addFinalizer(() => Effect.sync(() => client.destroy()))
 
     expect(yield* abortStaleUploads(client, store.bucket, before)).toBe(2)
-    expect(listed).toEqual([
+    expect(inputs("ListMultipartUploadsCommand")).toEqual([
       { Bucket: store.bucket, Prefix: incomingPrefix },
       { Bucket: store.bucket, Prefix: incomingPrefix, KeyMarker: `${incomingPrefix}b`, UploadIdMarker: "u2" }
     ])
-    expect(aborted).toEqual([
+    // the recent upload's parts are not even asked for
+    expect(inputs("ListPartsCommand").map((i) => [i.UploadId, i.PartNumberMarker])).toEqual([
+      ["u1", undefined],
+      ["u3", undefined],
+      ["u4", undefined],
+      ["u4", "1"]
+    ])
+    expect(inputs("AbortMultipartUploadCommand")).toEqual([
       { Bucket: store.bucket, Key: `${incomingPrefix}a`, UploadId: "u1" },
-      { Bucket: store.bucket, Key: `${incomingPrefix}c`, UploadId: "u3" }
+      { Bucket: store.bucket, Key: `${incomingPrefix}d`, UploadId: "u4" }
     ])
   }))
 

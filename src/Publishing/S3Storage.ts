@@ -19,6 +19,7 @@ import {
   HeadObjectCommand,
   ListMultipartUploadsCommand,
   ListObjectsV2Command,
+  ListPartsCommand,
   S3Client,
   S3ServiceException,
   UploadPartCommand
@@ -268,11 +269,26 @@ export const sweepIncomingObjects = (client: S3Client, bucket: string, before: D
     return removed
   }).pipe(Effect.catchAll(failed))
 
+/** When an upload last received a part (`undefined`: none yet), its parts listed page by page. */
+const lastPartAt = (client: S3Client, bucket: string, key: string, uploadId: string) =>
+  Effect.gen(function*() {
+    let latest: Date | undefined
+    let marker: string | undefined
+    do {
+      const page = yield* sweepCall("listParts", () =>
+        client.send(new ListPartsCommand({ Bucket: bucket, Key: key, UploadId: uploadId, PartNumberMarker: marker })))
+      for (const part of page.Parts ?? []) if (part.LastModified !== undefined && (latest === undefined || part.LastModified > latest)) latest = part.LastModified
+      marker = page.IsTruncated === true ? page.NextPartNumberMarker : undefined
+    } while (marker !== undefined)
+    return latest
+  })
+
 /**
- * Aborts the multipart uploads under `.incoming/` initiated before `before`: a crashed upload's
- * parts are kept (and billed) until then. The limit is the local sweep's: a live upload is far
- * shorter, since one that stalls is cut by the upload idle timeout. A store that cannot list
- * them is left to its own expiry (or a lifecycle rule): nothing to abort. Answers how many went.
+ * Aborts the multipart uploads under `.incoming/` untouched since `before`: initiated before it,
+ * with no part received since (as the local sweep goes by a file's last change, so that a slow
+ * upload that keeps moving is kept, however long it lasts). A crashed upload's parts are kept,
+ * and billed, until aborted. A store that cannot list the uploads is left to its own expiry (or
+ * a lifecycle rule): nothing to abort. Answers how many went.
  */
 export const abortStaleUploads = (client: S3Client, bucket: string, before: Date) =>
   Effect.gen(function*() {
@@ -281,15 +297,19 @@ export const abortStaleUploads = (client: S3Client, bucket: string, before: Date
     for (;;) {
       const page = yield* sweepCall("listMultipartUploads", () =>
         client.send(new ListMultipartUploadsCommand({ Bucket: bucket, Prefix: incomingPrefix, ...markers })))
-      const stale = (page.Uploads ?? []).filter((u) => u.Key !== undefined && u.Initiated !== undefined && u.Initiated < before)
-      yield* Effect.forEach(
-        stale,
-        (u) => sweepCall("abortMultipartUpload", () => client.send(new AbortMultipartUploadCommand({ Bucket: bucket, Key: u.Key, UploadId: u.UploadId }))),
-        { concurrency: 8, discard: true }
-      )
-      aborted += stale.length
+      const old = (page.Uploads ?? []).filter((u) => u.Key !== undefined && u.UploadId !== undefined && u.Initiated !== undefined && u.Initiated < before)
+      yield* Effect.forEach(old, (u) =>
+        Effect.gen(function*() {
+          const moved = yield* lastPartAt(client, bucket, u.Key!, u.UploadId!)
+          if (moved !== undefined && moved >= before) return
+          yield* sweepCall("abortMultipartUpload", () => client.send(new AbortMultipartUploadCommand({ Bucket: bucket, Key: u.Key, UploadId: u.UploadId })))
+          aborted += 1
+        }), { concurrency: 8, discard: true })
       if (page.IsTruncated !== true) return aborted
-      markers = { ...(page.NextKeyMarker === undefined ? {} : { KeyMarker: page.NextKeyMarker }), ...(page.NextUploadIdMarker === undefined ? {} : { UploadIdMarker: page.NextUploadIdMarker }) }
+      markers = {
+        ...(page.NextKeyMarker === undefined ? {} : { KeyMarker: page.NextKeyMarker }),
+        ...(page.NextUploadIdMarker === undefined ? {} : { UploadIdMarker: page.NextUploadIdMarker })
+      }
     }
   }).pipe(
     Effect.catchIf(isNotImplemented, () => Effect.succeed(0)),

@@ -10,8 +10,8 @@
  * - It enforces neither the 5 MiB minimum of a multipart part nor a bucket policy: the tests use
  *   small parts to exercise several parts cheaply, and production keeps `defaultPartBytes`.
  * - It has no lifecycle rules: what a crash leaves under `.incoming/` is checked by listing.
- * - It implements neither ListMultipartUploads (501) nor AbortMultipartUpload (405): the tests
- *   check those calls as the client sends them, with a middleware.
+ * - It implements neither ListMultipartUploads (501), ListParts nor AbortMultipartUpload (405):
+ *   the tests check those calls as the client sends them, with a middleware.
  */
 import { Effect, Option, Redacted } from "effect"
 import { S3Client } from "@aws-sdk/client-s3"
