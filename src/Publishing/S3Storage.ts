@@ -17,7 +17,9 @@ import {
   DeleteObjectCommand,
   GetObjectCommand,
   HeadObjectCommand,
+  ListMultipartUploadsCommand,
   ListObjectsV2Command,
+  ListPartsCommand,
   S3Client,
   S3ServiceException,
   UploadPartCommand
@@ -233,3 +235,83 @@ export const makeS3Storage = (
       })
     }
   })
+
+// --- crash leftovers (System/Leftovers.ts) ---------------------------------------------------------
+
+/** One call to the bucket outside a store: its failure is the store's, logged once. */
+const sweepCall = <T>(what: string, run: () => Promise<T>) =>
+  Effect.tryPromise({ try: run, catch: (cause) => cause }).pipe(Effect.withSpan(`S3.${what}`))
+
+/** A store that lacks the call (s3rver, some S3-compatible stores) answers 501 NotImplemented. */
+const isNotImplemented = (e: unknown) =>
+  e instanceof S3ServiceException && (e.name === "NotImplemented" || e.$metadata.httpStatusCode === 501)
+
+/**
+ * Deletes the temporary objects under `.incoming/` last written before `before`: a crash between
+ * the upload's completion and its `put`'s cleanup leaves one. A live upload's object lives for its
+ * checks and copy only, seconds after its LastModified. Answers how many went.
+ */
+export const sweepIncomingObjects = (client: S3Client, bucket: string, before: Date) =>
+  Effect.gen(function*() {
+    let removed = 0
+    let token: string | undefined
+    do {
+      const page = yield* sweepCall("listObjectsV2", () =>
+        client.send(new ListObjectsV2Command({ Bucket: bucket, Prefix: incomingPrefix, ContinuationToken: token })))
+      const stale = (page.Contents ?? []).filter((o) => o.Key !== undefined && o.LastModified !== undefined && o.LastModified < before)
+      yield* Effect.forEach(stale, (o) => sweepCall("deleteObject", () => client.send(new DeleteObjectCommand({ Bucket: bucket, Key: o.Key }))), {
+        concurrency: 8,
+        discard: true
+      })
+      removed += stale.length
+      token = page.IsTruncated === true ? page.NextContinuationToken : undefined
+    } while (token !== undefined)
+    return removed
+  }).pipe(Effect.catchAll(failed))
+
+/** When an upload last received a part (`undefined`: none yet), its parts listed page by page. */
+const lastPartAt = (client: S3Client, bucket: string, key: string, uploadId: string) =>
+  Effect.gen(function*() {
+    let latest: Date | undefined
+    let marker: string | undefined
+    do {
+      const page = yield* sweepCall("listParts", () =>
+        client.send(new ListPartsCommand({ Bucket: bucket, Key: key, UploadId: uploadId, PartNumberMarker: marker })))
+      for (const part of page.Parts ?? []) if (part.LastModified !== undefined && (latest === undefined || part.LastModified > latest)) latest = part.LastModified
+      marker = page.IsTruncated === true ? page.NextPartNumberMarker : undefined
+    } while (marker !== undefined)
+    return latest
+  })
+
+/**
+ * Aborts the multipart uploads under `.incoming/` untouched since `before`: initiated before it,
+ * with no part received since (as the local sweep goes by a file's last change, so that a slow
+ * upload that keeps moving is kept, however long it lasts). A crashed upload's parts are kept,
+ * and billed, until aborted. A store that cannot list the uploads is left to its own expiry (or
+ * a lifecycle rule): nothing to abort. Answers how many went.
+ */
+export const abortStaleUploads = (client: S3Client, bucket: string, before: Date) =>
+  Effect.gen(function*() {
+    let aborted = 0
+    let markers: { KeyMarker?: string; UploadIdMarker?: string } = {}
+    for (;;) {
+      const page = yield* sweepCall("listMultipartUploads", () =>
+        client.send(new ListMultipartUploadsCommand({ Bucket: bucket, Prefix: incomingPrefix, ...markers })))
+      const old = (page.Uploads ?? []).filter((u) => u.Key !== undefined && u.UploadId !== undefined && u.Initiated !== undefined && u.Initiated < before)
+      yield* Effect.forEach(old, (u) =>
+        Effect.gen(function*() {
+          const moved = yield* lastPartAt(client, bucket, u.Key!, u.UploadId!)
+          if (moved !== undefined && moved >= before) return
+          yield* sweepCall("abortMultipartUpload", () => client.send(new AbortMultipartUploadCommand({ Bucket: bucket, Key: u.Key, UploadId: u.UploadId })))
+          aborted += 1
+        }), { concurrency: 8, discard: true })
+      if (page.IsTruncated !== true) return aborted
+      markers = {
+        ...(page.NextKeyMarker === undefined ? {} : { KeyMarker: page.NextKeyMarker }),
+        ...(page.NextUploadIdMarker === undefined ? {} : { UploadIdMarker: page.NextUploadIdMarker })
+      }
+    }
+  }).pipe(
+    Effect.catchIf(isNotImplemented, () => Effect.succeed(0)),
+    Effect.catchAll(failed)
+  )

@@ -7,6 +7,10 @@
  * entry untouched for `TEMP_FILE_MAX_AGE_SECONDS` goes. A live upload writes as it goes (its
  * mtime moves) and one that stalls is cut by the upload idle timeout, which removes its file;
  * an hour of silence is far past both.
+ *
+ * Under STORAGE=s3 the uploads' leftovers are in the bucket instead: temporary objects under
+ * `.incoming/` and unfinished multipart uploads, swept by the same age and schedule (a bucket
+ * lifecycle rule may do it too: README, "Running several instances").
  */
 import { FileSystem } from "@effect/platform"
 import type { PlatformError } from "@effect/platform/Error"
@@ -14,6 +18,7 @@ import { Effect, Option, Schedule } from "effect"
 import * as path from "node:path"
 import { AppConfig } from "../Config.ts"
 import { spoolDirOf } from "../Music/Form.ts"
+import { abortStaleUploads, makeS3Client, sweepIncomingObjects } from "../Publishing/S3Storage.ts"
 import { incomingDirOf } from "../Publishing/Storage.ts"
 import { traced } from "../Tracing.ts"
 
@@ -24,7 +29,15 @@ export class Leftovers extends Effect.Service<Leftovers>()("Leftovers", {
     const fs = yield* FileSystem.FileSystem
     const config = yield* AppConfig
     const { maxAgeMillis, sweepIntervalMillis } = config.leftovers
-    const folders = [incomingDirOf(config.storage.dir), spoolDirOf(config.dataDir)]
+    const backend = config.storage.backend
+    // under s3 the uploads go to the bucket: only the spools are on this disk
+    const folders = backend._tag === "s3" ? [spoolDirOf(config.dataDir)] : [incomingDirOf(config.storage.dir), spoolDirOf(config.dataDir)]
+    const bucket = backend._tag === "s3"
+      ? Option.some({
+        name: backend.bucket,
+        client: yield* Effect.acquireRelease(Effect.sync(() => makeS3Client(backend)), (client) => Effect.sync(() => client.destroy()))
+      })
+      : Option.none()
 
     /** When anything under `target` last changed: a spool is a folder whose file is written, not the folder. */
     const lastChange = (target: string): Effect.Effect<number, PlatformError> =>
@@ -54,11 +67,21 @@ export class Leftovers extends Effect.Service<Leftovers>()("Leftovers", {
         Effect.catchIf(isNotFound, () => Effect.succeed(0))
       )
 
-    /** Removes every stale entry of both folders; answers how many went. */
+    /** Stale temporary objects and multipart uploads in the bucket, when there is one. */
+    const sweepBucket = (now: number) =>
+      Option.match(bucket, {
+        onNone: () => Effect.succeed(0),
+        onSome: ({ client, name }) => {
+          const before = new Date(now - maxAgeMillis)
+          return Effect.zipWith(sweepIncomingObjects(client, name, before), abortStaleUploads(client, name, before), (a, b) => a + b)
+        }
+      })
+
+    /** Removes every stale entry of the folders and the bucket; answers how many went. */
     const sweep = traced("Leftovers.sweep")(function*() {
       const now = Date.now()
       const removed = yield* Effect.forEach(folders, (folder) => sweepFolder(folder, now))
-      const total = removed.reduce((a, b) => a + b, 0)
+      const total = removed.reduce((a, b) => a + b, 0) + (yield* sweepBucket(now))
       if (total > 0) yield* Effect.logInfo(`removed ${total} temporary file(s) left by an earlier run`)
       return total
     })

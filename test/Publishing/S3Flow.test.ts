@@ -2,8 +2,9 @@
  * Publishing with STORAGE=s3 over real HTTP, real PostgreSQL and a real S3-compatible server
  * (s3rver on loopback): two instances share the database and the bucket, and no disk. Publish on
  * one, upload through the other, install from the first and download (whole, by range, HEAD)
- * from the bucket the first redirects to, or from the public base when one is set; an
- * upload refused mid-stream leaves nothing in the bucket; an archive lost from the bucket sends its version
+ * from the bucket the first redirects to, or from the public base when one is set; delete a
+ * version or the node on one and see it gone on the other; an upload refused mid-stream leaves
+ * nothing in the bucket; an archive lost from the bucket sends its version
  * back to Pending when an instance starts, as a crash's loss on the local disk does.
  */
 import { DeleteObjectCommand, GetObjectCommand, HeadObjectCommand, ListObjectsV2Command } from "@aws-sdk/client-s3"
@@ -13,7 +14,8 @@ import { Effect, Option } from "effect"
 import { archiveKey, archiveLostReason } from "../../src/Publishing/Archives.ts"
 import { downloadUrlTtlSeconds } from "../../src/Publishing/S3Storage.ts"
 import { queryOne } from "../support/Db.ts"
-import { expectError, expectStatus } from "../support/Http.ts"
+import { eventually } from "../support/Eventually.ts"
+import { expectError, expectStatus, send } from "../support/Http.ts"
 import { type ObjectStore, startObjectStore } from "../support/ObjectStore.ts"
 import { freshDatabase, type Running, startService } from "../support/Service.ts"
 import { rawZip, zipOf } from "../support/Zip.ts"
@@ -119,6 +121,54 @@ it.scopedLive("two instances on one database and one bucket: publish on one, upl
     const flagged = yield* versionRow(a, "image-tools", "1.1.0")
     expect(flagged.status).toBe("NodeVersionStatusFlagged")
     expect(yield* bucketKeys(store)).toEqual([archiveKey(row.id), archiveKey(flagged.id)].sort())
+  }))
+
+it.scopedLive("two instances: a version or node deleted on one is gone on the other; its archive stays in the bucket, as on disk", () =>
+  Effect.gen(function*() {
+    const store = yield* startObjectStore()
+    const { url } = yield* freshDatabase
+    const a = yield* onBucket(store)(url)
+    const b = yield* onBucket(store)(url)
+    const acme = yield* makePublisher(a, "acme")
+    const zip = yield* Effect.promise(() => zipOf({ "image_tools/__init__.py": "NODES = {}\n" }))
+    for (const version of ["1.0.0", "1.1.0"]) {
+      const created = yield* published(a, acme, "image-tools", version)
+      expectStatus(yield* upload(b, created.signedUrl, zip), 200, `upload ${version}`)
+    }
+    const older = yield* versionRow(a, "image-tools", "1.0.0")
+    const newer = yield* versionRow(a, "image-tools", "1.1.0")
+    const keys = [archiveKey(older.id), archiveKey(newer.id)].sort()
+    const archiveStatus = (service: Running, version: string) =>
+      Effect.promise(async () => (await service.fetch(`/archives/image-tools/${version}`, { method: "HEAD", redirect: "manual" })).status)
+    // both instances have served the newer version, so a stale cache would show
+    for (const service of [a, b]) expect((yield* installed(service, "image-tools")).version).toBe("1.1.0")
+
+    // a version deleted through b: refused and unserved on a, the latest falls back to the older one
+    expectStatus(yield* send(b, "DELETE", "/publishers/acme/nodes/image-tools/versions/1.1.0", { token: acme.ownerJwt }), 204, "delete 1.1.0")
+    for (const service of [a, b]) {
+      expectError(yield* install(service, "image-tools", "1.1.0"), 404, "no_installable_version")
+      expect(yield* archiveStatus(service, "1.1.0")).toBe(404)
+      expectError(yield* send(service, "GET", "/nodes/image-tools/versions/1.1.0"), 404)
+      const latest = yield* eventually(install(service, "image-tools"), (answer) => answer.status === 200 && (answer.body as { version: string }).version === "1.0.0")
+      expect((latest.value.body as { version: string }).version).toBe("1.0.0")
+      expect(yield* archiveStatus(service, "1.0.0")).toBe(302)
+    }
+    // the delete is soft (an admin may restore it), so its archive stays in the bucket as on the local disk
+    expect(yield* bucketKeys(store)).toEqual(keys)
+
+    // the node deleted through a: gone from b's reads, lists and downloads
+    expectStatus(yield* send(a, "DELETE", "/publishers/acme/nodes/image-tools", { token: acme.ownerJwt }), 204, "delete the node")
+    for (const service of [a, b]) {
+      expectError(yield* send(service, "GET", "/nodes/image-tools"), 404)
+      expectError(yield* install(service, "image-tools", "1.0.0"), 404)
+      expect(yield* archiveStatus(service, "1.0.0")).toBe(404)
+      const listed = yield* eventually(
+        send<{ nodes: ReadonlyArray<{ id: string }> }>(service, "GET", "/nodes"),
+        (answer) => answer.body.nodes.length === 0
+      )
+      expect(listed.value.body.nodes).toEqual([])
+    }
+    expect(yield* bucketKeys(store)).toEqual(keys)
   }))
 
 it.scopedLive("with ARCHIVE_PUBLIC_BASE_URL, a download is sent to the public base (a CDN) instead of a presigned URL", () =>

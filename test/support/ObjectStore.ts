@@ -4,11 +4,14 @@
  *
  * What s3rver does not check, and how the tests make up for it:
  * - It does not verify SigV4 signatures (it only looks up the access key, `S3RVER`, and checks a
- *   presigned URL's expiry). The service signs with the AWS SDK's own signer, so the tests do not
- *   re-verify signatures; a wrong access key is refused (InvalidAccessKeyId), which a test checks.
+ *   presigned URL's expiry). The flow test re-signs each presigned URL with the SDK and expects
+ *   the same URL (S3Flow.test.ts, `expectSignedFor`); a wrong access key is refused
+ *   (InvalidAccessKeyId), which a test checks.
  * - It enforces neither the 5 MiB minimum of a multipart part nor a bucket policy: the tests use
  *   small parts to exercise several parts cheaply, and production keeps `defaultPartBytes`.
  * - It has no lifecycle rules: what a crash leaves under `.incoming/` is checked by listing.
+ * - It implements neither ListMultipartUploads (501), ListParts nor AbortMultipartUpload (405):
+ *   the tests check those calls as the client sends them, with a middleware.
  */
 import { Effect, Option, Redacted } from "effect"
 import { S3Client } from "@aws-sdk/client-s3"
