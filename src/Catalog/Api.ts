@@ -216,7 +216,13 @@ export class CatalogApi extends HttpApiGroup.make("catalog")
       .addError(NodeBanned)
       .addError(NoInstallableVersion)
       .annotate(OpenApi.Summary, "Install a node: the version to install, with its downloadUrl; counts one download per client address, node and version an hour")
-      .annotate(OpenApi.Description, "Installable versions are active ones with an archive (deprecated ones too). None: 404.")
+      .annotate(
+        OpenApi.Description,
+        "Installable versions are active ones with an archive (deprecated ones too). None: 404. " +
+          "When archives are kept in a bucket (STORAGE=s3), downloadUrl is the bucket's own: a URL presigned for GET that " +
+          "lives 15 minutes, or under the public base (ARCHIVE_PUBLIC_BASE_URL) when one is set, so the download does not " +
+          "pass through the service. Listings name the public base, or else the service's /archives URL, which redirects there."
+      )
   )
   .annotate(OpenApi.Title, "Catalogue")
 {}

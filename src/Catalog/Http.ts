@@ -1,5 +1,5 @@
 import { HttpApiBuilder, type HttpServerRequest, HttpServerResponse } from "@effect/platform"
-import { Effect, Metric } from "effect"
+import { Effect, Metric, Option } from "effect"
 import { Api } from "../Api.ts"
 import { clientAddress } from "../Auth/Failures.ts"
 import { AppConfig } from "../Config.ts"
@@ -9,6 +9,8 @@ import { defaultLimit, defaultPage, defaultStatuses, type ListNodesParams, type 
 import type { NodeQuery, SearchQuery } from "./NodePages.ts"
 import { type RenderedPage, ServedPage } from "./PageCache.ts"
 import { Catalog } from "./Service.ts"
+import { Archives } from "../Publishing/Archives.ts"
+import type { NodeVersion } from "../Domain/Node.ts"
 import { noneMatchHolds } from "../Web/Validators.ts"
 import { negotiate, varyOnEncoding, withEncoding } from "../Web/Compression.ts"
 import { labelledCounter } from "../Observability/Metrics.ts"
@@ -79,7 +81,22 @@ const countRequest = (formFactor: string | undefined) => {
 export const CatalogLive = HttpApiBuilder.group(Api, "catalog", (handlers) =>
   Effect.gen(function*() {
     const catalog = yield* Catalog
+    const archives = yield* Archives
     const { trustProxy } = yield* AppConfig
+    /**
+     * The version to install, its `downloadUrl` the store's own when archives are in a bucket, so
+     * that the download goes straight there (a listing keeps the service's URL, which redirects:
+     * a presigned URL lives minutes, and a listing may be kept longer). Should presigning fail,
+     * the service's URL still works.
+     */
+    const fromItsStore = (version: NodeVersion) =>
+      version.downloadUrl === undefined
+        ? Effect.succeed(version)
+        : archives.directUrl(version.node_id, version.version, version.id).pipe(
+          Effect.map(Option.match({ onNone: () => version, onSome: (downloadUrl) => ({ ...version, downloadUrl }) })),
+          Effect.catchAll((failure) =>
+            Effect.as(Effect.logWarning("presigning an install's download URL failed; the service's URL is given", failure.cause), version))
+        )
     return handlers
       .handle("listAllNodes", ({ request, urlParams }) =>
         countRequest(urlParams.form_factor).pipe(
@@ -92,7 +109,7 @@ export const CatalogLive = HttpApiBuilder.group(Api, "catalog", (handlers) =>
         answer(catalog.getNode(path.nodeId, { translations: urlParams.include_translations ?? true })))
       .handle("listNodeVersions", ({ path, urlParams }) => answer(catalog.listVersions(path.nodeId, urlParams.statuses ?? defaultStatuses)))
       .handle("installNode", ({ path, request, urlParams }) =>
-        answer(catalog.install(path.nodeId, urlParams.version, clientAddress(request, trustProxy))))
+        answer(Effect.flatMap(catalog.install(path.nodeId, urlParams.version, clientAddress(request, trustProxy)), fromItsStore)))
   }))
 
 export const PublisherNodesLive = HttpApiBuilder.group(Api, "publisherNodes", (handlers) =>

@@ -10,26 +10,40 @@ import { installableStatus, Node, NodeStatus, NodeVersion, Translations } from "
 import { Publisher, PublisherStatus } from "../Domain/Publisher.ts"
 import { Strings } from "../Domain/Schemas.ts"
 import { DbTime, nullable, rowsOf } from "../Db/Rows.ts"
+import { archiveKeySuffix } from "../Publishing/Keys.ts"
 
 /** An SQL string literal of a configured (trusted) text. */
 const sqlString = (s: string) => `'${s.replace(/'/g, "''")}'`
 
 /**
- * Where download URLs of archives start; tools that replay the read statements without a
- * configuration render none.
+ * Where download URLs of archives point: the service's `/archives/{node}/{version}`, which serves
+ * the archive or sends the client to its store; or, when archives are in a bucket behind a public
+ * base (`ARCHIVE_PUBLIC_BASE_URL`, a CDN), the object there, so that every listing names the
+ * CDN. Tools that replay the read statements without a configuration render none.
  */
+export type ArchiveUrls =
+  | { readonly _tag: "Service"; readonly prefix: string }
+  | { readonly _tag: "Public"; readonly prefix: string }
+
 export const archiveBase = Effect.map(
   Effect.serviceOption(AppConfig),
-  Option.map((c) => `${c.publicBaseUrl}/archives/`)
+  Option.map((c): ArchiveUrls => {
+    const backend = c.storage.backend
+    return backend._tag === "s3" && Option.isSome(backend.publicBaseUrl)
+      ? { _tag: "Public", prefix: `${backend.publicBaseUrl.value}/` }
+      : { _tag: "Service", prefix: `${c.publicBaseUrl}/archives/` }
+  })
 )
 
 /** The absolute download URL of version `v` when it is installable with an archive, else NULL (a SQL expression). */
-const downloadUrl = (v: string, base: Option.Option<string>) =>
+const downloadUrl = (v: string, base: Option.Option<ArchiveUrls>) =>
   Option.match(base, {
     onNone: () => "NULL",
-    onSome: (prefix) =>
+    onSome: (urls) =>
       `CASE WHEN ${v}.archive_bytes IS NOT NULL AND ${v}.status = ${sqlString(installableStatus)}
-       THEN ${sqlString(prefix)} || ${v}.node_id || '/' || ${v}.version END`
+       THEN ${sqlString(urls.prefix)} || ${
+        urls._tag === "Public" ? `${v}.id || ${sqlString(archiveKeySuffix)}` : `${v}.node_id || '/' || ${v}.version`
+      } END`
   })
 
 /**
@@ -37,7 +51,7 @@ const downloadUrl = (v: string, base: Option.Option<string>) =>
  * the one rendering of a version. The fast path embeds it in its pages, whose `json_strip_nulls`
  * drops the NULLs; typed reads take it through `versionRecord`.
  */
-export const versionObject = (v: string, base: Option.Option<string>) =>
+export const versionObject = (v: string, base: Option.Option<ArchiveUrls>) =>
   `json_build_object(
     'changelog', ${v}.changelog, 'host_node_extract_status', ${v}.host_node_extract_status,
     'createdAt', iso_time(${v}.created_at), 'dependencies', ${v}.dependencies,
@@ -53,7 +67,7 @@ export const versionObject = (v: string, base: Option.Option<string>) =>
  * per column, and decoding the encoded form is a third of the cost of decoding a row of columns
  * (docs/design.md, "Layers", Records).
  */
-export const versionRecord = (v: string, base: Option.Option<string>) => `json_strip_nulls(${versionObject(v, base)})`
+export const versionRecord = (v: string, base: Option.Option<ArchiveUrls>) => `json_strip_nulls(${versionObject(v, base)})`
 
 /** The name shown for the row `r`: its own, else its id (clients index `name` directly; a SQL expression). */
 export const displayName = (r: string) => `coalesce(${r}.name, ${r}.id)`
@@ -82,7 +96,7 @@ export const PublisherRow = rowsOf({
  * version's row (NULL when it has none). The publisher travels as `to_jsonb` of its own columns,
  * the version as its record.
  */
-export const nodeColumns = (n: string, p: string, latest: string, base: Option.Option<string>) =>
+export const nodeColumns = (n: string, p: string, latest: string, base: Option.Option<ArchiveUrls>) =>
   `${n}.id, ${displayName(n)} AS name, ${nodeDescription(n)} AS description, ${n}.author, ${n}.license, ${n}.icon, ${n}.banner_url, ${n}.category,
    ${n}.repository, ${n}.repohost_stars, ${n}.downloads, ${n}.rating, ${n}.search_ranking, ${n}.status,
    ${n}.status_detail, ${n}.supported_os, ${n}.supported_accelerators, ${n}.supported_host_version,

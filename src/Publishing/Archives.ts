@@ -13,6 +13,7 @@ import { Storage } from "./Store.ts"
 import type { Opened, StorageFailed } from "./Storage.ts"
 import { traced } from "../Tracing.ts"
 import { recordUpload } from "../Observability/Metrics.ts"
+import { archiveKey } from "./Keys.ts"
 
 export class NotAZip extends Data.TaggedError("NotAZip")<{}> {
   override get message() {
@@ -53,8 +54,13 @@ export type Download = Data.TaggedEnum<{
 }>
 export const Download = Data.taggedEnum<Download>()
 
-/** An archive is stored under its version's id: never reused, and safe as a file name. */
-export const archiveKey = (versionId: string) => `${versionId}.zip`
+export { archiveKey }
+
+/** How a store serves an archive: as a download named after the node and version, to anyone. */
+const archiveServed = (nodeId: string, version: string) => ({
+  contentDisposition: `attachment; filename="${nodeId}-${version}.zip"`,
+  public: true
+})
 
 /** An archive's entries may declare at most this many times the size limit once uncompressed (zip bombs). */
 const uncompressedPerArchiveByte = 20
@@ -126,6 +132,14 @@ export class Archives extends Effect.Service<Archives>()("Archives", {
 
     return {
       /**
+       * Where a client fetches an installable version's archive straight from its store, when the
+       * store serves it (a bucket): a URL presigned for GET, or the public base's. `None` for the
+       * local disk, whose archives the service serves itself.
+       */
+      directUrl: (nodeId: string, version: string, versionId: string) =>
+        storage.downloadUrl(archiveKey(versionId), "GET", archiveServed(nodeId, version)),
+
+      /**
        * Stores the archive of a Pending version and records the checks' verdict: the version becomes
        * Active, or Flagged with the reason. Answers the version as it then is.
        */
@@ -173,10 +187,7 @@ export class Archives extends Effect.Service<Archives>()("Archives", {
           return yield* new NotDownloadable({ nodeId, version })
         }
         // a bucket serves its objects itself: the client is sent there, and the service streams nothing
-        const elsewhere = yield* storage.downloadUrl(archiveKey(state.id), method, {
-          contentDisposition: `attachment; filename="${nodeId}-${version}.zip"`,
-          public: true
-        })
+        const elsewhere = yield* storage.downloadUrl(archiveKey(state.id), method, archiveServed(nodeId, version))
         if (Option.isSome(elsewhere)) return Download.Elsewhere({ url: elsewhere.value })
         const archive = yield* storage.open(archiveKey(state.id))
         if (Option.isNone(archive)) return yield* new ArchiveNotStored({ nodeId, version })

@@ -106,7 +106,7 @@ export interface paths {
         };
         /**
          * Install a node: the version to install, with its downloadUrl; counts one download per client address, node and version an hour
-         * @description Installable versions are active ones with an archive (deprecated ones too). None: 404.
+         * @description Installable versions are active ones with an archive (deprecated ones too). None: 404. When archives are kept in a bucket (STORAGE=s3), downloadUrl is the bucket's own: a URL presigned for GET that lives 15 minutes, or under the public base (ARCHIVE_PUBLIC_BASE_URL) when one is set, so the download does not pass through the service. Listings name the public base, or else the service's /archives URL, which redirects there.
          */
         get: operations["InstallNode"];
         put?: never;

@@ -13,6 +13,7 @@ import { expect, it } from "@effect/vitest"
 import { Effect, Option } from "effect"
 import { archiveKey, archiveLostReason } from "../../src/Publishing/Archives.ts"
 import { downloadUrlTtlSeconds } from "../../src/Publishing/S3Storage.ts"
+import { decodeVersion } from "../support/Catalogue.ts"
 import { queryOne } from "../support/Db.ts"
 import { eventually } from "../support/Eventually.ts"
 import { expectError, expectStatus, send } from "../support/Http.ts"
@@ -63,6 +64,13 @@ const expectSignedFor = (store: ObjectStore, location: string, method: "GET" | "
     expect(await getSignedUrl(store.client, command, { expiresIn: downloadUrlTtlSeconds, signingDate: new Date(stamp) })).toBe(location)
   })
 
+/** The version as `GET /nodes/{id}/versions/{version}` lists it. */
+const listedVersion = (service: Running, nodeId: string, version: string) =>
+  Effect.map(send(service, "GET", `/nodes/${nodeId}/versions/${version}`), (answer) => {
+    expectStatus(answer, 200, `the version ${nodeId}@${version}`)
+    return decodeVersion(answer.body)
+  })
+
 const versionRow = (service: Running, nodeId: string, version: string) =>
   Effect.map(
     queryOne<{ id: string; status: string; status_reason: string | null }>(
@@ -89,8 +97,18 @@ it.scopedLive("two instances on one database and one bucket: publish on one, upl
     // the archive is in the bucket under its key, and nothing else is
     expect(yield* bucketKeys(store)).toEqual([archiveKey(row.id)])
 
-    const version = yield* installed(a, "image-tools", "1.0.0")
-    // the service sends the client to the bucket, with a URL signed for the request's method
+    // install names the bucket itself, with a URL signed for GET: the download skips the service
+    const installing = yield* installed(a, "image-tools", "1.0.0")
+    yield* expectSignedFor(store, installing.downloadUrl!, "GET", archiveKey(row.id), "image-tools-1.0.0.zip")
+    const straight = yield* Effect.promise(() => fetch(installing.downloadUrl!))
+    expect(straight.status).toBe(200)
+    expect(Buffer.from(yield* Effect.promise(() => straight.arrayBuffer()))).toEqual(archive)
+    expect(straight.headers.get("content-disposition")).toBe('attachment; filename="image-tools-1.0.0.zip"')
+
+    // a listing keeps the service's URL, which lives as long as the listing: the service sends
+    // the client to the bucket, with a URL signed for the request's method
+    const version = yield* listedVersion(a, "image-tools", "1.0.0")
+    expect(new URL(version.downloadUrl!).pathname).toBe("/archives/image-tools/1.0.0")
     for (const method of ["GET", "HEAD"] as const) {
       const redirect = yield* Effect.promise(() => a.fetch(pathOf(version.downloadUrl!), { method, redirect: "manual" }))
       expect(redirect.status).toBe(302)
@@ -171,7 +189,7 @@ it.scopedLive("two instances: a version or node deleted on one is gone on the ot
     expect(yield* bucketKeys(store)).toEqual(keys)
   }))
 
-it.scopedLive("with ARCHIVE_PUBLIC_BASE_URL, a download is sent to the public base (a CDN) instead of a presigned URL", () =>
+it.scopedLive("with ARCHIVE_PUBLIC_BASE_URL, install, the listings and the service's archive URL all lead to the public base (a CDN)", () =>
   Effect.gen(function*() {
     const store = yield* startObjectStore()
     const { url } = yield* freshDatabase
@@ -184,8 +202,10 @@ it.scopedLive("with ARCHIVE_PUBLIC_BASE_URL, a download is sent to the public ba
     const first = yield* published(a, acme, "image-tools", "1.0.0")
     expectStatus(yield* upload(a, first.signedUrl, yield* Effect.promise(() => zipOf({ "a/__init__.py": "\n" }))), 200, "upload")
     const { id } = yield* versionRow(a, "image-tools", "1.0.0")
-    const version = yield* installed(a, "image-tools", "1.0.0")
-    const redirect = yield* Effect.promise(() => a.fetch(pathOf(version.downloadUrl!), { redirect: "manual" }))
+    // install and the listings name the CDN; the service's own URL sends the client there too
+    expect((yield* installed(a, "image-tools", "1.0.0")).downloadUrl).toBe(`${cdn}/${archiveKey(id)}`)
+    expect((yield* listedVersion(a, "image-tools", "1.0.0")).downloadUrl).toBe(`${cdn}/${archiveKey(id)}`)
+    const redirect = yield* Effect.promise(() => a.fetch("/archives/image-tools/1.0.0", { redirect: "manual" }))
     expect(redirect.status).toBe(302)
     expect(redirect.headers.get("location")).toBe(`${cdn}/${archiveKey(id)}`)
   }))
