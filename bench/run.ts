@@ -29,6 +29,7 @@ import pg from "pg"
 import { type EmbeddedServer, freePort, startEmbedded } from "../src/Db/Embedded.ts"
 import { benchImageProxy } from "./image-proxy.ts"
 import { benchMusicProxy } from "./music-proxy.ts"
+import { benchObjectStorage } from "./object-storage.ts"
 import { type LoadResult, paced } from "./paced.ts"
 import { benchStartup } from "./startup.ts"
 import { makeStatementRecorder, type StatementRecorder } from "./statements.ts"
@@ -785,6 +786,10 @@ const main = async () => {
   if (selected("start-up")) {
     log("start-up on an existing data folder, compiled and under tsx")
     media.push(await benchStartup({ runs: quick ? 2 : 5 }))
+  }
+  if (selected("object storage")) {
+    log("object storage: a 100 MiB archive through the service under STORAGE=s3, beside the raw SDK")
+    media.push(await benchObjectStorage({ quick }))
   }
 
   const report: Report = {

@@ -2,12 +2,13 @@
  * Archives and media files in an S3-compatible bucket (STORAGE=s3), shared by every instance.
  *
  * An upload streams into a multipart upload under a temporary key (`.incoming/<key>.<random>`),
- * one part in memory at a time. Once complete, its record reads it there by ranged GETs (the zip
- * checks) and runs `place`: a server-side copy to the final key, inside the record's transaction,
- * before its status commits. So, as on the local disk, a crash leaves either no record, or a
- * record whose content is under its key. Whatever happens to an upload, its multipart upload is
- * aborted or its temporary object deleted; a crash between the two leaves a temporary object
- * that the bucket's lifecycle rule on `.incoming/` expires.
+ * one part filled while the one before it is sent. Once complete, its record reads it there by
+ * ranged GETs (the zip checks) and runs `place`: a server-side copy to the final key, inside the
+ * record's transaction, before its status commits. So, as on the local disk, a crash leaves
+ * either no record, or a record whose content is under its key. Whatever happens to an upload,
+ * its multipart upload is aborted or its temporary object deleted; what a crash leaves between
+ * the two (a temporary object, an unfinished multipart upload) is swept (System/Leftovers.ts),
+ * and a lifecycle rule on `.incoming/` can back the sweep up (README).
  */
 import {
   AbortMultipartUploadCommand,
@@ -25,7 +26,7 @@ import {
   UploadPartCommand
 } from "@aws-sdk/client-s3"
 import { getSignedUrl } from "@aws-sdk/s3-request-presigner"
-import { Effect, Option, Redacted, Stream } from "effect"
+import { Effect, Fiber, Option, Redacted, Stream } from "effect"
 import { randomBytes } from "node:crypto"
 import { PassThrough, Readable } from "node:stream"
 import type { S3Settings } from "../Config.ts"
@@ -36,8 +37,14 @@ import { BodyBroken, BodyTooLarge, failed, type Opened, type PutOptions, safeKey
 /** Where uploads are written until placed; a lifecycle rule on this prefix expires a crash's leftovers. */
 export const incomingPrefix = ".incoming/"
 
-/** Every part but the last: S3 wants at least 5 MiB; more parts in flight buy no speed on one stream. */
+/** Every part but the last: S3 wants at least 5 MiB. */
 export const defaultPartBytes = 8 * 1024 * 1024
+
+/**
+ * Part buffers an upload holds: one filled from the body while the one before it is sent (one
+ * send at a time). Its memory is these buffers.
+ */
+export const partsInFlight = 2
 
 /**
  * How long a presigned download URL lives: long enough for a client that follows the redirect at
@@ -74,6 +81,33 @@ const rangeStream = (client: S3Client, bucket: string, key: string, start: numbe
   return out
 }
 
+/** The most bytes a small ranged read of an upload fetches: what it asked and what follows. */
+export const readAheadBytes = 1024 * 1024
+
+/**
+ * `key` (of `bytes` bytes) by ranges, for the zip checks: they walk the central directory in
+ * reads of a few dozen bytes, which as one GET each took 2 s for 100 entries on loopback. A read
+ * of at most `readAheadBytes` is served from the one block held, or fetches the block that starts
+ * where it does; a larger read is a GET of its own.
+ */
+const readingAhead = (client: S3Client, bucket: string, key: string, bytes: number): RangedContent["range"] => {
+  let block: { readonly start: number; readonly end: number; readonly data: Promise<Buffer> } | undefined
+  return (start, end) => {
+    if (end <= start || end - start > readAheadBytes) return rangeStream(client, bucket, key, start, end)
+    if (block === undefined || start < block.start || end > block.end) {
+      const fetched = { start, end: Math.min(bytes, start + readAheadBytes) }
+      const data = rangeStream(client, bucket, key, fetched.start, fetched.end).toArray().then((parts: Array<Buffer>) => Buffer.concat(parts))
+      // a failed block is fetched again by the next read
+      data.catch(() => (block = block?.data === data ? undefined : block))
+      block = { ...fetched, data }
+    }
+    const { start: from, data } = block
+    const out = new PassThrough()
+    data.then((held) => out.end(held.subarray(start - from, end - from)), (e: unknown) => out.destroy(e instanceof Error ? e : new Error(String(e))))
+    return out
+  }
+}
+
 /**
  * Archives in `bucket` through `client`; downloads go to `publicBaseUrl` when set (a CDN in front
  * of the bucket), else to presigned URLs. `partBytes` is the multipart part size (tests make it small).
@@ -85,11 +119,76 @@ export const makeS3Storage = (
   partBytes = defaultPartBytes
 ): Effect.Effect<StorageShape> =>
   Effect.gen(function*() {
-    const send = <T>(what: string, run: () => Promise<T>) =>
+    const send = <T>(what: string, run: (signal: AbortSignal) => Promise<T>) =>
       Effect.tryPromise({ try: run, catch: (cause) => cause }).pipe(
         Effect.catchAll(failed),
         Effect.withSpan(`S3.${what}`)
       )
+
+    /**
+     * The parts of the multipart upload `UploadId`, cut from a body as it arrives: one part is
+     * filled while the one before it is sent, so reading waits for a send only when both are
+     * full. Its `partsInFlight` buffers serve the whole upload (no buffer the size of a part is
+     * made per part); a buffer is written again only after its send has ended.
+     */
+    const partWriter = (tmp: string, UploadId: string | undefined) => {
+      const etags: Array<string | undefined> = []
+      const buffers: Array<Buffer | undefined> = Array.from({ length: partsInFlight })
+      let current = 0
+      let filled = 0
+      let sending: Fiber.RuntimeFiber<void, StorageFailed> | undefined
+
+      /** Waits for the part being sent, failing as it did. */
+      const settle = Effect.suspend(() => {
+        const fiber = sending
+        sending = undefined
+        return fiber === undefined ? Effect.void : Fiber.join(fiber)
+      })
+
+      /** Sends the filled part (after the one before it) and fills the other buffer meanwhile. */
+      const sendFilled = Effect.gen(function*() {
+        yield* settle
+        const PartNumber = etags.push(undefined)
+        const Body = (buffers[current] ?? Buffer.alloc(0)).subarray(0, filled)
+        // a daemon: the stream that runs this would interrupt a child when it ends; `stop` ends it on failure
+        sending = yield* Effect.forkDaemon(
+          Effect.map(
+            // the signal ends the request when the upload stops: no part lands after the abort
+            send("uploadPart", (signal) =>
+              client.send(new UploadPartCommand({ Bucket: bucket, Key: tmp, UploadId, PartNumber, Body }), { abortSignal: signal })),
+            ({ ETag }) => void (etags[PartNumber - 1] = ETag)
+          )
+        )
+        current = (current + 1) % partsInFlight
+        filled = 0
+      })
+
+      /** Copies `chunk` into the part being filled, sending each part that fills up. */
+      const write = (chunk: Uint8Array): Effect.Effect<void, StorageFailed> =>
+        Effect.gen(function*() {
+          let at = 0
+          while (at < chunk.byteLength) {
+            const buffer = buffers[current] ??= Buffer.allocUnsafeSlow(partBytes)
+            const copied = Math.min(partBytes - filled, chunk.byteLength - at)
+            buffer.set(chunk.subarray(at, at + copied), filled)
+            filled += copied
+            at += copied
+            if (filled === partBytes) yield* sendFilled
+          }
+        })
+
+      /** Sends the last part (an empty one when the body was empty: an upload needs one) and waits for every part. */
+      const finish = Effect.gen(function*() {
+        if (filled > 0 || etags.length === 0) yield* sendFilled
+        yield* settle
+        return etags.map((ETag, i) => ({ ETag, PartNumber: i + 1 }))
+      })
+
+      /** Ends the part being sent, if any (its request is aborted): the upload failed. */
+      const stop = Effect.suspend(() => (sending === undefined ? Effect.void : Fiber.interrupt(sending)))
+
+      return { write, finish, stop }
+    }
 
     /** Streams `body` into a new multipart upload under `tmp`; answers its size once complete. */
     const upload = (tmp: string, body: Stream.Stream<Uint8Array, unknown>, maxBytes: number) =>
@@ -97,34 +196,18 @@ export const makeS3Storage = (
         send("createMultipartUpload", () => client.send(new CreateMultipartUploadCommand({ Bucket: bucket, Key: tmp }))),
         ({ UploadId }) =>
           Effect.gen(function*() {
-            const parts: Array<{ ETag: string | undefined; PartNumber: number }> = []
-            const sendPart = (chunks: ReadonlyArray<Uint8Array>) => {
-              const PartNumber = parts.length + 1
-              return Effect.map(
-                send("uploadPart", () =>
-                  client.send(new UploadPartCommand({ Bucket: bucket, Key: tmp, UploadId, PartNumber, Body: Buffer.concat(chunks) }))),
-                ({ ETag }) => void parts.push({ ETag, PartNumber })
-              )
-            }
+            const writer = partWriter(tmp, UploadId)
             let bytes = 0
-            let pending: Array<Uint8Array> = []
-            let pendingBytes = 0
-            yield* body.pipe(
+            const parts = yield* body.pipe(
               Stream.mapError((cause) => new BodyBroken({ cause })),
               Stream.runForEach((chunk): Effect.Effect<void, BodyTooLarge | StorageFailed> => {
                 bytes += chunk.byteLength
-                if (bytes > maxBytes) return new BodyTooLarge({ maxBytes })
-                pending.push(chunk)
-                pendingBytes += chunk.byteLength
-                if (pendingBytes < partBytes) return Effect.void
-                const full = pending
-                pending = []
-                pendingBytes = 0
-                return sendPart(full)
-              })
+                return bytes > maxBytes ? new BodyTooLarge({ maxBytes }) : writer.write(chunk)
+              }),
+              Effect.zipRight(writer.finish),
+              // a part still being sent when the upload fails is ended before the release aborts the upload
+              Effect.onError(() => writer.stop)
             )
-            // the last part may be short, or empty when the body is (a multipart upload needs one part)
-            if (pendingBytes > 0 || parts.length === 0) yield* sendPart(pending)
             yield* send("completeMultipartUpload", () =>
               client.send(new CompleteMultipartUploadCommand({ Bucket: bucket, Key: tmp, UploadId, MultipartUpload: { Parts: parts } })))
             return bytes
@@ -152,7 +235,7 @@ export const makeS3Storage = (
       Effect.gen(function*() {
         const tmp = `${incomingPrefix}${safeKey(key)}.${randomBytes(8).toString("hex")}`
         const bytes = yield* upload(tmp, body, options.maxBytes)
-        const content: RangedContent = { bytes, range: (start, end) => rangeStream(client, bucket, tmp, start, end) }
+        const content: RangedContent = { bytes, range: readingAhead(client, bucket, tmp, bytes) }
         const recorded = yield* options.record(content, bytes, placeAt(tmp, key)).pipe(
           Effect.ensuring(Effect.ignore(remove(tmp)))
         )

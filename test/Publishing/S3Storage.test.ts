@@ -12,7 +12,7 @@ import * as fs from "node:fs/promises"
 import type { Readable } from "node:stream"
 import { appConfig } from "../../src/Config.ts"
 import { checkArchive, type ZipSource } from "../../src/Publishing/Checks.ts"
-import { incomingPrefix, makeS3Storage } from "../../src/Publishing/S3Storage.ts"
+import { incomingPrefix, makeS3Client, makeS3Storage } from "../../src/Publishing/S3Storage.ts"
 import type { StorageFailed } from "../../src/Publishing/Storage.ts"
 import { type ObjectStore, startObjectStore } from "../support/ObjectStore.ts"
 import { rawZip, zipOf } from "../support/Zip.ts"
@@ -149,10 +149,112 @@ it.scopedLive("a refused, broken or unrecorded upload leaves no object and no mu
     expect(Option.getOrThrow(yield* storage.open("c.zip")).bytes).toBe(0)
   }))
 
+interface PartRules {
+  /** This UploadPart fails at once. */
+  readonly failPart?: number
+  /** This UploadPart stays open until its request is aborted (10 s at most). */
+  readonly holdPart?: number
+}
+
+/**
+ * Puts itself between `client` and the network, applying `rules` to UploadPart requests, and
+ * notes how many UploadPart requests were still open whenever an AbortMultipartUpload started
+ * (none may be: a part landing after the abort would outlive the upload) and how many held parts
+ * were aborted.
+ */
+const watchParts = (client: S3Client, rules: PartRules) => {
+  type Request = { readonly method: string; readonly query?: Record<string, unknown> }
+  const handler = client.config.requestHandler as unknown as {
+    handle: (request: Request, options?: { abortSignal?: AbortSignal }) => Promise<unknown>
+  }
+  const handle = handler.handle.bind(handler)
+  const seen = { openPartsAtAbort: [] as Array<number>, heldAndAborted: 0 }
+  let open = 0
+  handler.handle = async (request, options) => {
+    if (request.method === "DELETE" && request.query?.uploadId !== undefined) seen.openPartsAtAbort.push(open)
+    const part = Number(request.query?.partNumber)
+    if (Number.isNaN(part)) return handle(request, options)
+    open++
+    try {
+      if (part === rules.failPart) throw new Error(`part ${part} refused`)
+      if (part === rules.holdPart) {
+        const aborted = options?.abortSignal?.aborted === true || await new Promise<boolean>((resolve) => {
+          const timer = setTimeout(() => resolve(false), 10_000)
+          options?.abortSignal?.addEventListener("abort", () => {
+            clearTimeout(timer)
+            resolve(true)
+          }, { once: true })
+        })
+        if (aborted) {
+          seen.heldAndAborted++
+          throw new Error(`part ${part} aborted`)
+        }
+      }
+      return await handle(request, options)
+    } finally {
+      open--
+    }
+  }
+  return seen
+}
+
+/** A store on a client of its own, whose commands are recorded and whose parts follow `rules`. */
+const watchedStorage = (store: ObjectStore, rules: PartRules) =>
+  Effect.gen(function*() {
+    const client = yield* Effect.acquireRelease(Effect.sync(() => makeS3Client(store.settings)), (c) => Effect.sync(() => c.destroy()))
+    const sent = recordCommands(client)
+    const seen = watchParts(client, rules)
+    return { storage: yield* makeS3Storage(client, store.bucket, Option.none(), partBytes), sent, seen }
+  })
+
+/** `n` chunks of `size` bytes, each made only when read; `read()` tells how many were. */
+const countedChunks = (n: number, size: number) => {
+  let read = 0
+  const stream = Stream.fromAsyncIterable(
+    (async function*() {
+      for (let i = 0; i < n; i++) {
+        read++
+        yield new Uint8Array(size).fill(i)
+      }
+    })(),
+    (e) => e
+  )
+  return { stream, read: () => read }
+}
+
+it.scopedLive("a part failing while the next is filled, or the body failing while a part is sent: the send ends first, nothing is left", () =>
+  Effect.gen(function*() {
+    const store = yield* startObjectStore()
+    const original = yield* makeS3Storage(store.client, store.bucket, Option.none(), partBytes)
+    yield* original.put("b.zip", chunks(1, 100), placeOnly)
+
+    // part 2 fails while part 3 is filled: the upload stops at the next part, long before the body's end
+    const failing = yield* watchedStorage(store, { failPart: 2 })
+    const body = countedChunks(30, 3000)
+    const failed = yield* Effect.exit(failing.storage.put("b.zip", body.stream, placeOnly))
+    expect(failed).toEqual(Exit.fail(expect.objectContaining({ _tag: "StorageFailed" })))
+    expect(body.read()).toBeLessThan(10)
+    expect(failing.seen.openPartsAtAbort).toEqual([0])
+    everyUploadFinished(failing.sent)
+    expect(yield* keys(store)).toEqual(["b.zip"])
+
+    // the body breaks while part 2 is being sent: that send is aborted before the upload is
+    const holding = yield* watchedStorage(store, { holdPart: 2 })
+    const breaking = Stream.concat(chunks(3, 3000), Stream.fromEffect(Effect.zipRight(Effect.sleep("300 millis"), Effect.fail(new Error("reset")))))
+    const broken = yield* Effect.exit(holding.storage.put("b.zip", breaking, placeOnly))
+    expect(broken).toEqual(Exit.fail(expect.objectContaining({ _tag: "BodyBroken" })))
+    expect(holding.seen.heldAndAborted).toBe(1)
+    expect(holding.seen.openPartsAtAbort).toEqual([0])
+    everyUploadFinished(holding.sent)
+    expect(yield* keys(store)).toEqual(["b.zip"])
+    expect(Option.getOrThrow(yield* original.open("b.zip")).bytes).toBe(100)
+  }))
+
 it.scopedLive("the zip checks read an archive in the bucket by ranges: a good one passes, a bad one fails with its reason", () =>
   Effect.gen(function*() {
     const store = yield* startObjectStore()
     const storage = yield* makeS3Storage(store.client, store.bucket, Option.none(), partBytes)
+    const sent = recordCommands(store.client)
     const limits = { maxUncompressedBytes: 1_000_000, maxEntries: 1000 }
     const verdictOf = (zip: Buffer) =>
       Effect.map(
@@ -164,6 +266,8 @@ it.scopedLive("the zip checks read an archive in the bucket by ranges: a good on
     expect(yield* verdictOf(yield* Effect.promise(() => zipOf(files)))).toEqual(
       expect.objectContaining({ _tag: "Passed", files: 200 })
     )
+    // the directory's 200 entries are read from blocks read ahead, not by a GET each
+    expect(sent.filter((c) => c.command === "GetObjectCommand").length).toBeLessThanOrEqual(2)
     expect(yield* verdictOf(rawZip([{ name: "../evil", content: "x" }]))).toEqual(
       expect.objectContaining({ _tag: "Failed", reason: "entry '../evil' has a '..' segment" })
     )

@@ -1,0 +1,25 @@
+/**
+ * `node --import tsx bench/s3rver.ts <bucket>`: s3rver on a free loopback port with one empty
+ * bucket, its objects in a temporary folder, in a process of its own, so that its CPU is neither
+ * the service's nor the benchmark's. Prints one JSON line `{"endpoint": ..., "directory": ...}`
+ * on stdout once it listens; on SIGTERM or SIGINT it stops and removes the folder.
+ */
+import * as fs from "node:fs/promises"
+import * as os from "node:os"
+import * as path from "node:path"
+import S3rver from "s3rver"
+
+const bucket = process.argv[2] ?? "bench"
+const directory = await fs.mkdtemp(path.join(os.tmpdir(), "bench-s3rver-"))
+const server = new S3rver({ address: "127.0.0.1", port: 0, silent: true, directory, configureBuckets: [{ name: bucket }] })
+const { port } = await server.run()
+
+const stop = async () => {
+  await server.close()
+  await fs.rm(directory, { recursive: true, force: true })
+  process.exit(0)
+}
+process.once("SIGTERM", () => void stop())
+process.once("SIGINT", () => void stop())
+
+console.log(JSON.stringify({ endpoint: `http://127.0.0.1:${port}`, directory }))
