@@ -346,7 +346,7 @@ layer(ServiceBehindForwarder, { excludeTestServices: true, timeout: 120_000 })("
           })
         })
       )
-      // the exit codes of failures, as a process ends with them
+      // the exit code of a failure, as the process ends with it
       const refused = fails(yield* cli(["search", "image"], { REGISTRY_URL: `http://127.0.0.1:${closed}` }, "node"), 7, "network_error")
       expect(refused).toContain("ECONNREFUSED")
       fails(yield* cli(["frobnicate"]), 2, "usage")
