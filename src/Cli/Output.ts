@@ -3,13 +3,27 @@
  * on stderr only notes, the upload's progress and the one line of a failure.
  */
 import { Options } from "@effect/cli"
-import { Effect, Schema } from "effect"
+import { Context, Effect, Schema } from "effect"
+
+/** A stream the CLI writes text to. */
+export interface Sink {
+  readonly write: (text: string) => unknown
+  readonly isTTY?: boolean
+}
+
+/**
+ * Where a run writes: the process's stdout and stderr, unless the CLI runs inside another process
+ * (the tests call `run` of Commands.ts in theirs and collect what it writes).
+ */
+export class Streams extends Context.Reference<Streams>()("cli/Streams", {
+  defaultValue: (): { readonly stdout: Sink; readonly stderr: Sink } => ({ stdout: process.stdout, stderr: process.stderr })
+}) {}
 
 /** A line on stdout. */
-export const print = (line: string) => Effect.sync(() => void process.stdout.write(line + "\n"))
+export const print = (line: string) => Effect.flatMap(Streams, ({ stdout }) => Effect.sync(() => void stdout.write(line + "\n")))
 
 /** A line on stderr. */
-export const note = (line: string) => Effect.sync(() => void process.stderr.write(line + "\n"))
+export const note = (line: string) => Effect.flatMap(Streams, ({ stderr }) => Effect.sync(() => void stderr.write(line + "\n")))
 
 /**
  * A value as the service sent it: encoded back through the schema it was decoded with (dates as
@@ -83,7 +97,10 @@ export interface Progress {
  * Progress on stderr: a bar redrawn in place when stderr is a terminal (at most once per percent),
  * otherwise a single line once the transfer is complete, so logs stay readable.
  */
-export const progress = (label: string, isTerminal: boolean = process.stderr.isTTY === true): Progress => {
+export const progress = (label: string) => Effect.map(Streams, ({ stderr }) => progressOn(label, stderr))
+
+const progressOn = (label: string, stderr: Sink): Progress => {
+  const isTerminal = stderr.isTTY === true
   let last = -1
   let latest = { sent: 0, total: 0 }
   return {
@@ -93,13 +110,13 @@ export const progress = (label: string, isTerminal: boolean = process.stderr.isT
       const percent = total <= 0 ? 100 : Math.floor((sent / total) * 100)
       if (percent === last) return
       last = percent
-      process.stderr.write(`\r${progressLine(label, sent, total)}`)
+      stderr.write(`\r${progressLine(label, sent, total)}`)
     },
     done: Effect.sync(() => {
       if (isTerminal) {
-        if (last >= 0) process.stderr.write("\n")
+        if (last >= 0) stderr.write("\n")
       } else {
-        process.stderr.write(`${label}: ${bytes(latest.sent)} sent\n`)
+        stderr.write(`${label}: ${bytes(latest.sent)} sent\n`)
       }
     })
   }

@@ -86,7 +86,7 @@ export const publish = Command.make(
       yield* note(`publishing ${label}: ${files.length} files, ${bytes(size)}`)
 
       const published = yield* call("publish", registry.publish(manifest.publisherId, manifest.nodeId, manifest.request))
-      const bar = progress("uploading")
+      const bar = yield* progress("uploading")
       yield* registry.uploadArchive(published.signedUrl, archive, { onProgress: bar.onProgress }).pipe(
         Effect.ensuring(bar.done)
       )

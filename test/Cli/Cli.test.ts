@@ -1,20 +1,29 @@
 /**
- * The real CLI, spawned as a child process against the real service: login, publishers, tokens,
- * publishing a git repository through upload to Active (and a flagged one), installing it,
- * the read commands with and without `--json`, and the one-line failures with their exit codes.
+ * The CLI against the real service: login, publishers, tokens, publishing a git repository through
+ * upload to Active (and a flagged one), installing it, the read commands with and without `--json`,
+ * and the one-line failures with their exit codes.
+ *
+ * Most runs call the CLI's own entry (`run` of src/Cli/Commands.ts, what main.ts runs) in this
+ * process, with its environment and output streams given to it. A few are the CLI as users run it,
+ * a child process of the compiled dist/ or of the installed launcher: a login, a publish, a failure
+ * that ends the process with its exit code, and the launcher's search and help. Each start of a
+ * process loads Effect, about two seconds of CPU, which every run used to pay.
  *
  * The service hands out absolute URLs (signed upload URLs, download URLs) under its
  * PUBLIC_BASE_URL. A test instance listens on a port chosen when it starts, so it is reached
  * through a TCP forwarder whose port is known first and given as its PUBLIC_BASE_URL.
  */
+import { NodeContext, NodeHttpClient } from "@effect/platform-node"
 import { expect, layer } from "@effect/vitest"
-import { Effect, Layer } from "effect"
+import { ConfigProvider, Effect, Layer } from "effect"
 import { execFileSync, spawn } from "node:child_process"
 import * as fs from "node:fs/promises"
 import * as net from "node:net"
 import * as os from "node:os"
 import * as path from "node:path"
 import { afterAll } from "vitest"
+import { run } from "../../src/Cli/Commands.ts"
+import { Streams } from "../../src/Cli/Output.ts"
 import { tcpForwarder } from "../support/Forwarder.ts"
 import { type Running, Service, serviceOnFreshDatabase } from "../support/Service.ts"
 
@@ -37,7 +46,7 @@ const ServiceBehindForwarder = Layer.scoped(
   })
 )
 
-/** Each run starts a Node process that loads Effect: seconds each on a busy machine. */
+/** Each process started loads Effect: seconds each on a busy machine. */
 const slow = 300_000
 
 interface Ran {
@@ -51,8 +60,26 @@ const state = { scratch: "", config: "", pat: "", tokenId: "", node: "" }
 
 afterAll(() => (state.scratch === "" ? undefined : fs.rm(state.scratch, { recursive: true, force: true })))
 
-/** Runs the CLI with `args`, its config file in the scratch directory and no REGISTRY_* from outside. */
-const cli = (args: ReadonlyArray<string>, env: Readonly<Record<string, string>> = {}, via: "node" | "bin" = "node") =>
+/**
+ * The CLI's entry in this process, as main.ts runs it: its environment only REGISTRY_CONFIG and
+ * `env`, its stdout and stderr collected (neither a terminal, as in a child process with pipes).
+ */
+const inProcess = (args: ReadonlyArray<string>, env: Readonly<Record<string, string>>) =>
+  Effect.suspend(() => {
+    let stdout = ""
+    let stderr = ""
+    const streams = { stdout: { write: (s: string) => (stdout += s) }, stderr: { write: (s: string) => (stderr += s) } }
+    const environment = ConfigProvider.fromMap(new Map(Object.entries({ REGISTRY_CONFIG: state.config, ...env })))
+    return run([process.execPath, mainJs, ...args]).pipe(
+      Effect.provideService(Streams, streams),
+      Effect.withConfigProvider(environment),
+      Effect.provide(Layer.merge(NodeContext.layer, NodeHttpClient.layer)),
+      Effect.map((code): Ran => ({ code, stdout, stderr }))
+    )
+  })
+
+/** The CLI in a child process: the compiled dist/Cli/main.js, or the launcher bin/registry.mjs as installed. */
+const spawned = (args: ReadonlyArray<string>, env: Readonly<Record<string, string>>, via: "node" | "bin") =>
   Effect.promise(() =>
     new Promise<Ran>((resolve, reject) => {
       const inherited = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith("REGISTRY_")))
@@ -70,6 +97,10 @@ const cli = (args: ReadonlyArray<string>, env: Readonly<Record<string, string>> 
       child.on("close", (code) => resolve({ code, stdout, stderr }))
     })
   )
+
+/** Runs the CLI with `args`, its config file in the scratch directory and no REGISTRY_* from outside. */
+const cli = (args: ReadonlyArray<string>, env: Readonly<Record<string, string>> = {}, via: "in-process" | "node" | "bin" = "in-process") =>
+  via === "in-process" ? inProcess(args, env) : spawned(args, env, via)
 
 /** A run that must succeed: its stdout. */
 const ok = (ran: Ran, what: string) => {
@@ -153,7 +184,8 @@ layer(ServiceBehindForwarder, { excludeTestServices: true, timeout: 120_000 })("
       state.scratch = yield* Effect.promise(() => fs.mkdtemp(path.join(os.tmpdir(), "registry-cli-")))
       state.config = path.join(state.scratch, "conf", "registry", "config.json")
       const jwt = yield* Effect.promise(() => service.token({ sub: "alice", email: "alice@example.com", name: "Alice" }))
-      const out = ok(yield* cli(["login", "--url", service.baseUrl, "--token", jwt]), "login")
+      // as users run it: the file and directory modes are those a real process sets
+      const out = ok(yield* cli(["login", "--url", service.baseUrl, "--token", jwt], {}, "node"), "login")
       expect(out).toContain(`Logged in to ${service.baseUrl}`)
       const stat = yield* Effect.promise(() => fs.stat(state.config))
       expect(stat.mode & 0o777).toBe(0o600)
@@ -211,7 +243,8 @@ layer(ServiceBehindForwarder, { excludeTestServices: true, timeout: 120_000 })("
         ".registryignore": "# tests stay home\ntests/\n",
         ".gitignore": "models/\n"
       }, { "models/config.json": "{\"size\": 1}\n", "models/weights.bin": "not included", "notes.txt": "untracked" })
-      const ran = yield* cli(["publish", state.node, "--changelog", "First release"], { REGISTRY_PAT: state.pat })
+      // as users run it, its stderr a pipe
+      const ran = yield* cli(["publish", state.node, "--changelog", "First release"], { REGISTRY_PAT: state.pat }, "node")
       expect(ok(ran, "publish")).toBe("Active\n")
       expect(ran.stderr).toMatch(/^publishing acme\/image-tools@1\.0\.0: 7 files, [\d.]+ \w+$/m)
       // stderr is not a terminal here: one line once the upload is done, no bar
@@ -313,7 +346,8 @@ layer(ServiceBehindForwarder, { excludeTestServices: true, timeout: 120_000 })("
           })
         })
       )
-      const refused = fails(yield* cli(["search", "image"], { REGISTRY_URL: `http://127.0.0.1:${closed}` }), 7, "network_error")
+      // the exit code of a failure, as the process ends with it
+      const refused = fails(yield* cli(["search", "image"], { REGISTRY_URL: `http://127.0.0.1:${closed}` }, "node"), 7, "network_error")
       expect(refused).toContain("ECONNREFUSED")
       fails(yield* cli(["frobnicate"]), 2, "usage")
       fails(yield* cli(["search"]), 2, "usage")
