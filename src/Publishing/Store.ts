@@ -4,7 +4,6 @@
  */
 import { Effect } from "effect"
 import { AppConfig } from "../Config.ts"
-import { makeS3Client, makeS3Storage } from "./S3Storage.ts"
 import { makeLocalStorage } from "./Storage.ts"
 
 export class Storage extends Effect.Service<Storage>()("Storage", {
@@ -12,6 +11,8 @@ export class Storage extends Effect.Service<Storage>()("Storage", {
     const { storage } = yield* AppConfig
     const backend = storage.backend
     if (backend._tag === "s3") {
+      // the SDK is loaded only where a bucket is used: importing it costs every start 0.3 s
+      const { makeS3Client, makeS3Storage } = yield* Effect.promise(() => import("./S3Storage.ts"))
       const client = yield* Effect.acquireRelease(
         Effect.sync(() => makeS3Client(backend)),
         (client) => Effect.sync(() => client.destroy())

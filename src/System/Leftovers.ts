@@ -18,7 +18,6 @@ import { Effect, Option, Schedule } from "effect"
 import * as path from "node:path"
 import { AppConfig } from "../Config.ts"
 import { spoolDirOf } from "../Music/Form.ts"
-import { abortStaleUploads, makeS3Client, sweepIncomingObjects } from "../Publishing/S3Storage.ts"
 import { incomingDirOf } from "../Publishing/Storage.ts"
 import { traced } from "../Tracing.ts"
 
@@ -32,12 +31,15 @@ export class Leftovers extends Effect.Service<Leftovers>()("Leftovers", {
     const backend = config.storage.backend
     // under s3 the uploads go to the bucket: only the spools are on this disk
     const folders = backend._tag === "s3" ? [spoolDirOf(config.dataDir)] : [incomingDirOf(config.storage.dir), spoolDirOf(config.dataDir)]
-    const bucket = backend._tag === "s3"
-      ? Option.some({
-        name: backend.bucket,
-        client: yield* Effect.acquireRelease(Effect.sync(() => makeS3Client(backend)), (client) => Effect.sync(() => client.destroy()))
+    /** Under s3: removes the bucket's stale temporary objects and multipart uploads; answers how many went. */
+    const sweepBucket = backend._tag === "s3"
+      ? yield* Effect.gen(function*() {
+        const s3 = yield* Effect.promise(() => import("../Publishing/S3Storage.ts"))
+        const client = yield* Effect.acquireRelease(Effect.sync(() => s3.makeS3Client(backend)), (c) => Effect.sync(() => c.destroy()))
+        return (before: Date) =>
+          Effect.zipWith(s3.sweepIncomingObjects(client, backend.bucket, before), s3.abortStaleUploads(client, backend.bucket, before), (a, b) => a + b)
       })
-      : Option.none()
+      : () => Effect.succeed(0)
 
     /** When anything under `target` last changed: a spool is a folder whose file is written, not the folder. */
     const lastChange = (target: string): Effect.Effect<number, PlatformError> =>
@@ -67,21 +69,11 @@ export class Leftovers extends Effect.Service<Leftovers>()("Leftovers", {
         Effect.catchIf(isNotFound, () => Effect.succeed(0))
       )
 
-    /** Stale temporary objects and multipart uploads in the bucket, when there is one. */
-    const sweepBucket = (now: number) =>
-      Option.match(bucket, {
-        onNone: () => Effect.succeed(0),
-        onSome: ({ client, name }) => {
-          const before = new Date(now - maxAgeMillis)
-          return Effect.zipWith(sweepIncomingObjects(client, name, before), abortStaleUploads(client, name, before), (a, b) => a + b)
-        }
-      })
-
     /** Removes every stale entry of the folders and the bucket; answers how many went. */
     const sweep = traced("Leftovers.sweep")(function*() {
       const now = Date.now()
       const removed = yield* Effect.forEach(folders, (folder) => sweepFolder(folder, now))
-      const total = removed.reduce((a, b) => a + b, 0) + (yield* sweepBucket(now))
+      const total = removed.reduce((a, b) => a + b, 0) + (yield* sweepBucket(new Date(now - maxAgeMillis)))
       if (total > 0) yield* Effect.logInfo(`removed ${total} temporary file(s) left by an earlier run`)
       return total
     })
