@@ -99,7 +99,9 @@ const prefixLines = (prefix: string, write: (line: string) => void) => {
  */
 const spawnScript = (name: string, script: string, args: ReadonlyArray<string>, env: Record<string, string>) => {
   const loader = script.endsWith(".ts") ? ["--import", "tsx"] : []
-  const child = spawn(process.execPath, ["--max-old-space-size=4096", ...loader, script, ...args], {
+  // BENCH_PROFILE_DIR: a V8 CPU profile of the service, written there when it exits
+  const profile = name === "service" && process.env.BENCH_PROFILE_DIR ? ["--cpu-prof", `--cpu-prof-dir=${process.env.BENCH_PROFILE_DIR}`] : []
+  const child = spawn(process.execPath, ["--max-old-space-size=4096", ...profile, ...loader, script, ...args], {
     cwd: root,
     env: { ...process.env, ...env },
     stdio: ["ignore", "pipe", "pipe"]
