@@ -52,8 +52,8 @@ const json = (page: RenderedPage) => HttpServerResponse.uint8Array(page.body, { 
 
 /**
  * A listing page with its validators; 304 when the client has it. A stored page is sent in the
- * coding the request accepts from its stored forms (PageCache.ts), so that a hit compresses
- * nothing; a page computed for this request alone is left to the compression middleware.
+ * coding the request accepts from its kept forms (PageCache.ts), so that only the first hit in a
+ * coding compresses; a page computed for this request alone is left to the compression middleware.
  */
 const respond = (request: HttpServerRequest.HttpServerRequest, served: ServedPage) => {
   const { encoded, etag } = served.page
@@ -65,10 +65,14 @@ const respond = (request: HttpServerRequest.HttpServerRequest, served: ServedPag
   }
   if (noneMatchHolds(request.headers["if-none-match"], etag)) {
     // the ETag of the representation the client would have been sent
-    return varyOnEncoding(HttpServerResponse.empty({ status: 304, headers: { ...headers, etag: coding === "identity" ? etag : `W/${etag}` } }))
+    return Effect.succeed(
+      varyOnEncoding(HttpServerResponse.empty({ status: 304, headers: { ...headers, etag: coding === "identity" ? etag : `W/${etag}` } }))
+    )
   }
   const page = varyOnEncoding(HttpServerResponse.setHeaders(json(served.page), headers))
-  return encoded === undefined || coding === "identity" ? page : withEncoding(page, coding, encoded[coding])
+  return encoded === undefined || coding === "identity"
+    ? Effect.succeed(page)
+    : Effect.map(encoded[coding], (body) => withEncoding(page, coding, body))
 }
 
 const listRequests = labelledCounter("nodes_list_requests", "GET /nodes requests by form factor")
@@ -101,7 +105,7 @@ export const CatalogLive = HttpApiBuilder.group(Api, "catalog", (handlers) =>
       .handle("listAllNodes", ({ request, urlParams }) =>
         countRequest(urlParams.form_factor).pipe(
           Effect.zipRight(catalog.listNodes(toQuery(urlParams), urlParams.latest ?? false)),
-          Effect.map((served) => respond(request, served))
+          Effect.flatMap((served) => respond(request, served))
         ))
       .handle("searchNodes", ({ urlParams }) => catalog.search(toSearch(urlParams)).pipe(answer, Effect.map(json)))
       .handle("getNodeVersion", ({ path }) => answer(catalog.getVersion(path.nodeId, path.versionId)))

@@ -9,9 +9,10 @@
  * whose query started before a change and finished after it is stored under the old generation,
  * where no request will look again.
  *
- * A cached page is stored with its br and gzip forms, compressed once when it is filled, so that
- * a hit compresses nothing (Web/Compression.ts). The pages' bytes, all three forms counted, are
- * bounded beside their number, the earliest filled dropped first.
+ * A cached page keeps its br and gzip forms, each compressed when an answer first asks for it,
+ * so that later hits compress nothing and a form nobody asks for costs nothing
+ * (Web/Compression.ts). The pages' bytes, their forms counted as they are made, are bounded
+ * beside their number, the earliest filled dropped first.
  *
  * LISTEN runs on a connection of its own rather than through `PgClient.listen`: that one ignores
  * its connection's errors and end, so a lost LISTEN would go unnoticed and pages would stay stale.
@@ -29,7 +30,7 @@ import { encodeForms, type EncodedForms, minCompressedBytes } from "../Web/Compr
 /** The channel every catalogue write notifies. */
 export const catalogueChannel = "catalogue_changed"
 
-/** A page as sent: its JSON bytes and their ETag, and its compressed forms when it is cached. */
+/** A page as sent: its JSON bytes and their ETag, and its compressed forms (made on demand) when it is cached. */
 export interface RenderedPage {
   readonly body: Uint8Array
   readonly etag: string
@@ -52,9 +53,6 @@ const capacity = 2000
 
 /** The most bytes of pages kept (JSON, br and gzip together): 500-node pages fill it at about 500. */
 const maxBytes = 128 * 1024 * 1024
-
-const bytesOf = (page: RenderedPage) =>
-  page.body.byteLength + (page.encoded === undefined ? 0 : page.encoded.br.byteLength + page.encoded.gzip.byteLength)
 
 const encoder = new TextEncoder()
 
@@ -147,39 +145,55 @@ export class PageCache extends Effect.Service<PageCache>()("PageCache", {
     let listening = false
 
     const compute = (query: NodeQuery) => Effect.map(pages.listPage(query), ({ nodes, total }) => renderPage(query, nodes, total))
-    /** A page to store: with its compressed forms, computed once here rather than at each hit. */
-    const encoded = (page: RenderedPage) =>
-      page.body.byteLength < minCompressedBytes
-        ? Effect.succeed(page)
-        : Effect.map(encodeForms(page.body), (forms): RenderedPage => ({ ...page, encoded: forms }))
 
     // the bytes of each key's page, in the order they were filled: a key the cache itself dropped
     // (its capacity, its TTL) stays counted until it is refilled or dropped here, erring on the
     // side of dropping early
     const filled = new Map<string, { readonly key: PageKey; readonly bytes: number }>()
     let storedBytes = 0
+    const nameOf = (key: PageKey) => `${key.generation}|${key.id}`
+    /** Drops the earliest filled pages until the bounds hold again, never `kept`'s. */
+    const dropOverflow = (kept: string) => {
+      const dropped: Array<PageKey> = []
+      for (const [oldest, entry] of filled) {
+        if ((storedBytes <= maxBytes && filled.size <= capacity) || oldest === kept) break
+        filled.delete(oldest)
+        storedBytes -= entry.bytes
+        dropped.push(entry.key)
+      }
+      return Effect.forEach(dropped, (k) => cache.invalidate(k), { discard: true })
+    }
+    /** Counts a page just stored under `key`, as the newest. */
     const account = (key: PageKey, page: RenderedPage) =>
       Effect.suspend(() => {
         // a page of a generation already dropped is never looked up again
         if (key.generation !== generation) return Effect.void
-        const name = `${key.generation}|${key.id}`
-        storedBytes += bytesOf(page) - (filled.get(name)?.bytes ?? 0)
+        const name = nameOf(key)
+        storedBytes += page.body.byteLength - (filled.get(name)?.bytes ?? 0)
         filled.delete(name)
-        filled.set(name, { key, bytes: bytesOf(page) })
-        const dropped: Array<PageKey> = []
-        for (const [oldest, entry] of filled) {
-          if ((storedBytes <= maxBytes && filled.size <= capacity) || oldest === name) break
-          filled.delete(oldest)
-          storedBytes -= entry.bytes
-          dropped.push(entry.key)
-        }
-        return Effect.forEach(dropped, (k) => cache.invalidate(k), { discard: true })
+        filled.set(name, { key, bytes: page.body.byteLength })
+        return dropOverflow(name)
       })
+    /** Counts a compressed form made for `key`'s page, while that page is kept. */
+    const grow = (key: PageKey, bytes: number) =>
+      Effect.suspend(() => {
+        const name = nameOf(key)
+        const entry = filled.get(name)
+        if (key.generation !== generation || entry === undefined) return Effect.void
+        storedBytes += bytes
+        filled.set(name, { key, bytes: entry.bytes + bytes })
+        return dropOverflow(name)
+      })
+    /** A page to store under `key`: with its compressed forms, each made when first asked for. */
+    const encoded = (key: PageKey, page: RenderedPage) =>
+      page.body.byteLength < minCompressedBytes
+        ? Effect.succeed(page)
+        : Effect.map(encodeForms(page.body, (bytes) => grow(key, bytes)), (forms): RenderedPage => ({ ...page, encoded: forms }))
     const cache: Cache.Cache<PageKey, RenderedPage> = yield* Cache.make({
       capacity,
       timeToLive: listCacheTtlMillis,
       lookup: (key: PageKey) => {
-        const fill = Effect.tap(Effect.flatMap(compute(key.query), encoded), (page) => account(key, page))
+        const fill = Effect.tap(Effect.flatMap(compute(key.query), (page) => encoded(key, page)), (page) => account(key, page))
         return Option.isSome(key.asker) ? Effect.withParentSpan(fill, key.asker.value) : fill
       }
     })
@@ -231,7 +245,7 @@ export class PageCache extends Effect.Service<PageCache>()("PageCache", {
       if (bypass) {
         const page = yield* compute(query)
         if (!listening) return ServedPage.Bypass({ page })
-        const stored = yield* encoded(page)
+        const stored = yield* encoded(key, page)
         yield* cache.set(key, stored)
         yield* account(key, stored)
         return ServedPage.Bypass({ page: stored })

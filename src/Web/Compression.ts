@@ -92,14 +92,21 @@ export const compress = (coding: Exclude<Coding, "identity">, body: Uint8Array, 
       )
   )
 
-/** A body in both codings, for answers stored compressed. */
+/**
+ * A stored body's br and gzip forms: each is compressed the first time an answer asks for it
+ * (concurrent askers share that one compression), then kept. A form nobody asks for (many
+ * package managers send no Accept-Encoding, few ask for br) costs nothing.
+ */
 export interface EncodedForms {
-  readonly br: Uint8Array
-  readonly gzip: Uint8Array
+  readonly br: Effect.Effect<Uint8Array>
+  readonly gzip: Effect.Effect<Uint8Array>
 }
 
-export const encodeForms = (body: Uint8Array) =>
-  Effect.all({ br: compress("br", body), gzip: compress("gzip", body) }, { concurrency: 2 })
+/** The forms of `body`, made on demand; `made` hears each form's size when it is made. */
+export const encodeForms = (body: Uint8Array, made: (bytes: number) => Effect.Effect<void>): Effect.Effect<EncodedForms> => {
+  const form = (coding: "br" | "gzip") => Effect.cached(Effect.tap(compress(coding, body), (bytes) => made(bytes.byteLength)))
+  return Effect.all({ br: form("br"), gzip: form("gzip") })
+}
 
 /** `vary` with Accept-Encoding added, once. */
 const withAcceptEncoding = (vary: string | undefined) =>

@@ -9,6 +9,7 @@ import * as zlib from "node:zlib"
 import { NodePages, type NodeQuery } from "../../src/Catalog/NodePages.ts"
 import { CatalogueNotices, ListenerLost, PageCache, ServedPage } from "../../src/Catalog/PageCache.ts"
 import { stub, testConfig } from "../support/Stub.ts"
+import { compressionsSoFar } from "../support/Compressions.ts"
 
 const ttlMillis = 60_000
 /** The payload this instance's own changes carry. */
@@ -128,7 +129,7 @@ it.effect("another instance's notification drops the pages; the echo of this ins
   }).pipe(Effect.provide(layer))
 })
 
-it.effect("a cached page keeps its br and gzip forms; the pages' bytes are bounded, the earliest filled dropped first", () => {
+it.effect("a cached page makes its br and gzip forms when first asked, then keeps them; the pages' bytes are bounded, the earliest filled dropped first", () => {
   // pages of 40 MiB each (repetitive, so cheap to compress): the fourth passes the 128 MiB bound
   const big = `{"d":"${"x".repeat(40 * 1024 * 1024)}"}`
   const { layer } = cacheOver(listening, () => Effect.succeed({ nodes: big, total: 1 }))
@@ -136,10 +137,15 @@ it.effect("a cached page keeps its br and gzip forms; the pages' bytes are bound
   return Effect.gen(function*() {
     const cache = yield* PageCache
     yield* TestClock.adjust(0)
+    const made = yield* compressionsSoFar
     const first = (yield* cache.get(nth(1), false)).page
     expect(first.encoded).toBeDefined()
-    expect(zlib.gunzipSync(first.encoded!.gzip).equals(first.body)).toBe(true)
-    expect(zlib.brotliDecompressSync(first.encoded!.br).equals(first.body)).toBe(true)
+    // the fill compresses nothing; each form is made once, when first asked for
+    expect((yield* compressionsSoFar) - made).toBe(0)
+    expect(zlib.gunzipSync(yield* first.encoded!.gzip).equals(first.body)).toBe(true)
+    expect(zlib.brotliDecompressSync(yield* first.encoded!.br).equals(first.body)).toBe(true)
+    yield* first.encoded!.br
+    expect((yield* compressionsSoFar) - made).toBe(2)
     for (const page of [2, 3, 4]) expect((yield* cache.get(nth(page), false))._tag).toBe("Miss")
     expect((yield* cache.get(nth(4), false))._tag).toBe("Hit")
     expect((yield* cache.get(nth(2), false))._tag).toBe("Hit")
