@@ -10,16 +10,15 @@
  * under load). Prints a Markdown table; `benchImageProxy` answers it for bench/run.ts.
  */
 import autocannon from "autocannon"
-import { type ChildProcess, execFileSync, spawn } from "node:child_process"
+import { type ChildProcess, spawn } from "node:child_process"
 import * as fs from "node:fs/promises"
 import * as http from "node:http"
 import * as os from "node:os"
 import * as path from "node:path"
-import { fileURLToPath } from "node:url"
-import { parseArgs } from "node:util"
 import * as jose from "jose"
 import { freePort, startEmbedded } from "../src/Db/Embedded.ts"
 import { startFakeImageVendor } from "../test/support/FakeImageVendor.ts"
+import { root, runAlone } from "./standalone.ts"
 
 // autocannon sends request bodies too (bench/autocannon.d.ts declares what the catalogue bench uses)
 declare module "autocannon" {
@@ -30,7 +29,6 @@ declare module "autocannon" {
   }
 }
 
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..")
 const log = (line: string) => console.error(`[bench:image] ${line}`)
 const round = (n: number, digits = 2) => Math.round(n * 10 ** digits) / 10 ** digits
 
@@ -209,15 +207,4 @@ export const benchImageProxy = async (options: { readonly quick: boolean }): Pro
   }
 }
 
-if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
-  const { values } = parseArgs({ options: { quick: { type: "boolean", default: false } } })
-  // alone, it builds the compiled service it measures, as bench/run.ts does
-  execFileSync(process.execPath, ["scripts/build.mjs", "--if-stale"], { cwd: root, stdio: "inherit" })
-  benchImageProxy({ quick: values.quick }).then(
-    (table) => console.log(table),
-    (e: unknown) => {
-      console.error(e)
-      process.exitCode = 1
-    }
-  )
-}
+runAlone(import.meta.url, benchImageProxy)

@@ -15,20 +15,18 @@
  *
  * Also exported as `benchMusicProxy({ quick })`, which returns the Markdown table.
  */
-import { type ChildProcess, execFileSync, spawn } from "node:child_process"
+import { type ChildProcess, spawn } from "node:child_process"
 import { randomBytes } from "node:crypto"
 import * as fs from "node:fs/promises"
 import * as http from "node:http"
 import type { AddressInfo } from "node:net"
 import * as os from "node:os"
 import * as path from "node:path"
-import { fileURLToPath } from "node:url"
-import { parseArgs } from "node:util"
 import * as jose from "jose"
 import { freePort } from "../src/Db/Embedded.ts"
 import { mp4Head } from "../test/support/Video.ts"
+import { root, runAlone } from "./standalone.ts"
 
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..")
 const MiB = 1024 * 1024
 const log = (line: string) => console.error(`[music-bench] ${line}`)
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
@@ -294,15 +292,4 @@ export const benchMusicProxy = async (options: { quick: boolean }): Promise<stri
   }
 }
 
-if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
-  const { values } = parseArgs({ options: { quick: { type: "boolean", default: false } } })
-  // alone, it builds the compiled service it measures, as bench/run.ts does
-  execFileSync(process.execPath, ["scripts/build.mjs", "--if-stale"], { cwd: root, stdio: "inherit" })
-  benchMusicProxy({ quick: values.quick }).then(
-    (table) => console.log(`\n${table}\n`),
-    (e: unknown) => {
-      console.error(e)
-      process.exit(1)
-    }
-  )
-}
+runAlone(import.meta.url, benchMusicProxy)

@@ -43,15 +43,13 @@ import * as http from "node:http"
 import * as os from "node:os"
 import * as path from "node:path"
 import type { Readable } from "node:stream"
-import { fileURLToPath } from "node:url"
-import { parseArgs } from "node:util"
 import { crc32 } from "node:zlib"
 import { Option, Redacted } from "effect"
 import * as jose from "jose"
 import { freePort } from "../src/Db/Embedded.ts"
 import { defaultPartBytes, makeS3Client, partsInFlight } from "../src/Publishing/S3Storage.ts"
+import { root, runAlone } from "./standalone.ts"
 
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..")
 const MiB = 1024 * 1024
 const log = (line: string) => console.error(`[s3-bench] ${line}`)
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
@@ -505,15 +503,4 @@ export const benchObjectStorage = async (options: { readonly quick: boolean }): 
   }
 }
 
-if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
-  const { values } = parseArgs({ options: { quick: { type: "boolean", default: false } } })
-  // alone, it builds the compiled service it measures, as bench/run.ts does
-  execFileSync(process.execPath, ["scripts/build.mjs", "--if-stale"], { cwd: root, stdio: "inherit" })
-  benchObjectStorage({ quick: values.quick }).then(
-    (table) => console.log(`\n${table}\n`),
-    (e: unknown) => {
-      console.error(e)
-      process.exit(1)
-    }
-  )
-}
+runAlone(import.meta.url, benchObjectStorage)
