@@ -145,7 +145,9 @@ const startService = async (endpoint: string, dataDir: string, jwtSecret: string
   const port = await freePort()
   // the embedded database in DATA_DIR, whatever DATABASE_URL this shell has
   const { DATABASE_URL: _, ...inherited } = process.env
-  const child = spawn(process.execPath, ["dist/main.js"], {
+  // BENCH_PROFILE_DIR: a V8 CPU profile of the service, as in bench/run.ts
+  const profile = process.env.BENCH_PROFILE_DIR ? ["--cpu-prof", `--cpu-prof-dir=${process.env.BENCH_PROFILE_DIR}`] : []
+  const child = spawn(process.execPath, [...profile, "dist/main.js"], {
     cwd: root,
     env: {
       ...inherited,
