@@ -15,7 +15,7 @@
  *
  * Also exported as `benchMusicProxy({ quick })`, which returns the Markdown table.
  */
-import { type ChildProcess, spawn } from "node:child_process"
+import { spawn } from "node:child_process"
 import { randomBytes } from "node:crypto"
 import * as fs from "node:fs/promises"
 import * as http from "node:http"
@@ -25,6 +25,7 @@ import * as path from "node:path"
 import * as jose from "jose"
 import { freePort } from "../src/Db/Embedded.ts"
 import { mp4Head } from "../test/support/Video.ts"
+import { stop } from "./processes.ts"
 import { root, runAlone } from "./standalone.ts"
 
 const MiB = 1024 * 1024
@@ -123,17 +124,6 @@ const startService = async (env: Record<string, string>) => {
   child.kill("SIGTERM")
   throw new Error("the service did not become ready within 120 s")
 }
-
-const stop = (child: ChildProcess) =>
-  new Promise<void>((resolve) => {
-    if (child.exitCode !== null || child.signalCode !== null) return resolve()
-    const timer = setTimeout(() => child.kill("SIGKILL"), 15_000)
-    child.once("exit", () => {
-      clearTimeout(timer)
-      resolve()
-    })
-    child.kill("SIGTERM")
-  })
 
 /** VmRSS and VmHWM of a process, in bytes. */
 const memoryOf = async (pid: number) => {

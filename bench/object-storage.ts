@@ -48,6 +48,7 @@ import { Option, Redacted } from "effect"
 import * as jose from "jose"
 import { freePort } from "../src/Db/Embedded.ts"
 import { defaultPartBytes, makeS3Client, partsInFlight } from "../src/Publishing/S3Storage.ts"
+import { stop } from "./processes.ts"
 import { root, runAlone } from "./standalone.ts"
 
 const MiB = 1024 * 1024
@@ -114,17 +115,6 @@ const storedZip = (total: number, count: number): Buffer => {
 // --- child processes ---------------------------------------------------------------------------
 
 const children = new Set<ChildProcess>()
-
-const stop = (child: ChildProcess) =>
-  new Promise<void>((resolve) => {
-    if (child.exitCode !== null || child.signalCode !== null) return resolve()
-    const timer = setTimeout(() => child.kill("SIGKILL"), 15_000)
-    child.once("exit", () => {
-      clearTimeout(timer)
-      resolve()
-    })
-    child.kill("SIGTERM")
-  })
 
 /** s3rver in a child process; its endpoint once it listens. */
 const startS3rver = () =>
