@@ -9,7 +9,7 @@
  * (`/docs`, `/openapi.json`) are compressed once, at the highest levels, on their first request.
  */
 import { HttpApiBuilder, HttpBody, HttpServerRequest, HttpServerResponse } from "@effect/platform"
-import { Effect, Metric } from "effect"
+import { Deferred, Effect, Metric } from "effect"
 import { promisify } from "node:util"
 import * as zlib from "node:zlib"
 
@@ -102,11 +102,23 @@ export interface EncodedForms {
   readonly gzip: Effect.Effect<Uint8Array>
 }
 
-/** The forms of `body`, made on demand; `made` hears each form's size when it is made. */
-export const encodeForms = (body: Uint8Array, made: (bytes: number) => Effect.Effect<void>): Effect.Effect<EncodedForms> => {
-  const form = (coding: "br" | "gzip") => Effect.cached(Effect.tap(compress(coding, body), (bytes) => made(bytes.byteLength)))
-  return Effect.all({ br: form("br"), gzip: form("gzip") })
-}
+/**
+ * The forms of `body`, made on demand; `made` hears each form's size when it is made. A form is
+ * compressed on a fiber of its own, which the askers await: an asker that goes away stops only
+ * its own wait. (`Effect.cached` would keep the first asker's interruption as the result.)
+ */
+export const encodeForms = (body: Uint8Array, made: (bytes: number) => Effect.Effect<void>): Effect.Effect<EncodedForms> =>
+  Effect.map(Effect.all([Deferred.make<Uint8Array>(), Deferred.make<Uint8Array>()]), ([br, gzip]) => {
+    const begun = new Set<Deferred.Deferred<Uint8Array>>()
+    const form = (coding: "br" | "gzip", result: Deferred.Deferred<Uint8Array>) =>
+      Effect.suspend(() => {
+        if (begun.has(result)) return Deferred.await(result)
+        begun.add(result)
+        const compressing = Deferred.complete(result, Effect.tap(compress(coding, body), (bytes) => made(bytes.byteLength)))
+        return Effect.zipRight(Effect.forkDaemon(compressing), Deferred.await(result))
+      })
+    return { br: form("br", br), gzip: form("gzip", gzip) }
+  })
 
 /** `vary` with Accept-Encoding added, once. */
 const withAcceptEncoding = (vary: string | undefined) =>

@@ -10,6 +10,7 @@ import { NodePages, type NodeQuery } from "../../src/Catalog/NodePages.ts"
 import { CatalogueNotices, ListenerLost, PageCache, ServedPage } from "../../src/Catalog/PageCache.ts"
 import { stub, testConfig } from "../support/Stub.ts"
 import { compressionsSoFar } from "../support/Compressions.ts"
+import { encodeForms } from "../../src/Web/Compression.ts"
 
 const ttlMillis = 60_000
 /** The payload this instance's own changes carry. */
@@ -152,3 +153,14 @@ it.effect("a cached page makes its br and gzip forms when first asked, then keep
     expect((yield* cache.get(nth(1), false))._tag).toBe("Miss")
   }).pipe(Effect.provide(layer))
 })
+
+it.effect("a form whose first asker is interrupted mid-compression is still made for the next one", () =>
+  Effect.gen(function*() {
+    // large enough to be compressed on the thread pool, so the first asker waits there
+    const body = new Uint8Array(256 * 1024).fill(97)
+    const forms = yield* encodeForms(body, () => Effect.void)
+    const first = yield* Effect.fork(forms.br)
+    for (let i = 0; i < 5; i++) yield* Effect.yieldNow()
+    yield* Fiber.interrupt(first)
+    expect(zlib.brotliDecompressSync(yield* forms.br).equals(Buffer.from(body))).toBe(true)
+  }))
