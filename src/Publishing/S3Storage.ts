@@ -325,9 +325,11 @@ export const makeS3Storage = (
 const sweepCall = <T>(what: string, run: () => Promise<T>) =>
   Effect.tryPromise({ try: run, catch: (cause) => cause }).pipe(Effect.withSpan(`S3.${what}`))
 
-/** A store that lacks the call (s3rver, some S3-compatible stores) answers 501 NotImplemented. */
-const isNotImplemented = (e: unknown) =>
-  e instanceof S3ServiceException && (e.name === "NotImplemented" || e.$metadata.httpStatusCode === 501)
+/**
+ * The store does not offer the call: s3rver and some S3-compatible stores answer HTTP 501 to
+ * ListMultipartUploads. Such a store keeps no unfinished uploads to sweep.
+ */
+const isUnsupportedCall = (e: unknown) => e instanceof S3ServiceException && e.$metadata.httpStatusCode === 501
 
 /**
  * Deletes the temporary objects under `.incoming/` last written before `before`: a crash between
@@ -395,6 +397,6 @@ export const abortStaleUploads = (client: S3Client, bucket: string, before: Date
       }
     }
   }).pipe(
-    Effect.catchIf(isNotImplemented, () => Effect.succeed(0)),
+    Effect.catchIf(isUnsupportedCall, () => Effect.succeed(0)),
     Effect.catchAll(failed)
   )
