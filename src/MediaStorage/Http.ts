@@ -5,6 +5,7 @@ import { Api } from "../Api.ts"
 import { answer } from "../Errors.ts"
 import { declaredLength, mediaType } from "../Publishing/Http.ts"
 import { MediaStorage } from "./Service.ts"
+import { downloadMethod, redirectToStore } from "../Web/StoreRedirects.ts"
 
 export const MediaStorageLive = HttpApiBuilder.group(Api, "mediaStorage", (handlers) =>
   Effect.map(MediaStorage, (media) => handlers.handle("createStorageResource", ({ payload }) => answer(media.create(payload)))))
@@ -24,12 +25,11 @@ export const MediaFilesLive = HttpApiBuilder.group(Api, "mediaFiles", (handlers)
           body: NodeStream.fromReadable(() => NodeHttpServerRequest.toIncomingMessage(request), (e) => e, { closeOnDone: false })
         }).pipe(answer))
       .handle("downloadMediaFile", ({ path, request }) =>
-        media.download(path.token, request.method === "HEAD" ? "HEAD" : "GET").pipe(
+        media.download(path.token, downloadMethod(request)).pipe(
           answer,
           Effect.map((file) =>
             file._tag === "Elsewhere"
-              // the URL is presigned for a while only: no cache may keep the redirect
-              ? HttpServerResponse.redirect(file.url, { status: 302, headers: { "cache-control": "no-store" } })
+              ? redirectToStore(file.url)
               : HttpServerResponse.stream(file.stream, {
                 contentType: file.contentType,
                 contentLength: file.bytes,

@@ -10,6 +10,7 @@ import { noneMatchHolds } from "../Web/Validators.ts"
 import { Archives } from "./Archives.ts"
 import type { Opened } from "./Storage.ts"
 import { Publishing } from "./Service.ts"
+import { downloadMethod, redirectToStore } from "../Web/StoreRedirects.ts"
 
 /** The media type of the request's Content-Type, lowercase, without parameters. */
 export const mediaType = (request: HttpServerRequest.HttpServerRequest) =>
@@ -59,13 +60,12 @@ export const ArchivesLive = HttpApiBuilder.group(Api, "archives", (handlers) =>
           body: NodeStream.fromReadable(() => NodeHttpServerRequest.toIncomingMessage(request), (e) => e, { closeOnDone: false })
         }).pipe(answer))
       .handle("downloadArchive", ({ path, request }) =>
-        archives.download(path.nodeId, path.version, request.method === "HEAD" ? "HEAD" : "GET").pipe(
+        archives.download(path.nodeId, path.version, downloadMethod(request)).pipe(
           answer,
           Effect.map((download) =>
             download._tag === "Here"
               ? downloadAnswer(request, download, `${path.nodeId}-${path.version}.zip`)
-              // the URL is presigned for a while only: no cache may keep the redirect
-              : HttpServerResponse.redirect(download.url, { status: 302, headers: { "cache-control": "no-store" } })
+              : redirectToStore(download.url)
           )
         ))))
 
