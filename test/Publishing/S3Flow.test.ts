@@ -28,6 +28,15 @@ const maxArchiveBytes = 64 * 1024
 const onBucket = (store: ObjectStore) => (databaseUrl: string) =>
   startService(databaseUrl, (c) => ({ ...c, storage: { ...c.storage, maxArchiveBytes, backend: { _tag: "s3", ...store.settings } } }))
 
+/** An object store, a fresh database, two instances on both, and publisher `acme` made through the first. */
+const twoInstancesOnOneBucket = Effect.gen(function*() {
+  const store = yield* startObjectStore()
+  const { url } = yield* freshDatabase
+  const a = yield* onBucket(store)(url)
+  const b = yield* onBucket(store)(url)
+  return { store, a, b, acme: yield* makePublisher(a, "acme") }
+})
+
 /** `PUT` a body of `bytes` bytes with no declared length (chunked), so it is refused mid-stream. */
 const uploadChunked = (service: Running, signedUrl: string, bytes: number) =>
   Effect.promise(async () => {
@@ -83,11 +92,7 @@ const versionRow = (service: Running, nodeId: string, version: string) =>
 
 it.scopedLive("two instances on one database and one bucket: publish on one, upload through the other, download from the first", () =>
   Effect.gen(function*() {
-    const store = yield* startObjectStore()
-    const { url } = yield* freshDatabase
-    const a = yield* onBucket(store)(url)
-    const b = yield* onBucket(store)(url)
-    const acme = yield* makePublisher(a, "acme")
+    const { store, a, b, acme } = yield* twoInstancesOnOneBucket
 
     const first = yield* published(a, acme, "image-tools", "1.0.0")
     const archive = yield* Effect.promise(() => zipOf({ "image_tools/__init__.py": "NODES = {}\n", "README.md": "# Image tools\n" }))
@@ -143,11 +148,7 @@ it.scopedLive("two instances on one database and one bucket: publish on one, upl
 
 it.scopedLive("two instances: a version or node deleted on one is gone on the other; its archive stays in the bucket, as on disk", () =>
   Effect.gen(function*() {
-    const store = yield* startObjectStore()
-    const { url } = yield* freshDatabase
-    const a = yield* onBucket(store)(url)
-    const b = yield* onBucket(store)(url)
-    const acme = yield* makePublisher(a, "acme")
+    const { store, a, b, acme } = yield* twoInstancesOnOneBucket
     const zip = yield* Effect.promise(() => zipOf({ "image_tools/__init__.py": "NODES = {}\n" }))
     for (const version of ["1.0.0", "1.1.0"]) {
       const created = yield* published(a, acme, "image-tools", version)
