@@ -43,13 +43,13 @@ import * as http from "node:http"
 import * as os from "node:os"
 import * as path from "node:path"
 import type { Readable } from "node:stream"
-import { crc32 } from "node:zlib"
 import { Option, Redacted } from "effect"
 import * as jose from "jose"
 import { freePort } from "../src/Db/Embedded.ts"
 import { defaultPartBytes, makeS3Client, partsInFlight } from "../src/Publishing/S3Storage.ts"
 import { stop } from "./processes.ts"
 import { root, runAlone } from "./standalone.ts"
+import { rawZip } from "../test/support/Zip.ts"
 
 const MiB = 1024 * 1024
 const log = (line: string) => console.error(`[s3-bench] ${line}`)
@@ -69,45 +69,15 @@ const credentials = { accessKeyId: "S3RVER", secretAccessKey: "S3RVER" }
  * that the service's checks pass (structure, plain names, sizes) and nothing in between compresses.
  */
 const storedZip = (total: number, count: number): Buffer => {
-  const names = Array.from({ length: count }, (_, i) => Buffer.from(`bench_nodes/blob-${String(i).padStart(4, "0")}.bin`))
-  const overhead = names.reduce((sum, name) => sum + 30 + 46 + 2 * name.length, 0) + 22
+  const names = Array.from({ length: count }, (_, i) => `bench_nodes/blob-${String(i).padStart(4, "0")}.bin`)
+  // each entry's local and central headers hold its name; the end record is 22 bytes
+  const overhead = names.reduce((sum, name) => sum + 30 + 46 + 2 * Buffer.byteLength(name), 0) + 22
   const dataBytes = total - overhead
   const random = randomBytes(dataBytes)
-  const locals: Array<Buffer> = []
-  const centrals: Array<Buffer> = []
-  let offset = 0
-  for (const [i, name] of names.entries()) {
-    const start = Math.floor((dataBytes * i) / count)
-    const data = random.subarray(start, Math.floor((dataBytes * (i + 1)) / count))
-    const crc = crc32(data)
-    const local = Buffer.alloc(30)
-    local.writeUInt32LE(0x04034b50, 0)
-    local.writeUInt16LE(20, 4)
-    local.writeUInt32LE(crc, 14)
-    local.writeUInt32LE(data.length, 18)
-    local.writeUInt32LE(data.length, 22)
-    local.writeUInt16LE(name.length, 26)
-    locals.push(local, name, data)
-    const central = Buffer.alloc(46)
-    central.writeUInt32LE(0x02014b50, 0)
-    central.writeUInt16LE(20, 4)
-    central.writeUInt16LE(20, 6)
-    central.writeUInt32LE(crc, 16)
-    central.writeUInt32LE(data.length, 20)
-    central.writeUInt32LE(data.length, 24)
-    central.writeUInt16LE(name.length, 28)
-    central.writeUInt32LE(offset, 42)
-    centrals.push(central, name)
-    offset += 30 + name.length + data.length
-  }
-  const directory = Buffer.concat(centrals)
-  const end = Buffer.alloc(22)
-  end.writeUInt32LE(0x06054b50, 0)
-  end.writeUInt16LE(count, 8)
-  end.writeUInt16LE(count, 10)
-  end.writeUInt32LE(directory.length, 12)
-  end.writeUInt32LE(offset, 16)
-  const zip = Buffer.concat([...locals, directory, end])
+  const zip = rawZip(names.map((name, i) => ({
+    name,
+    content: random.subarray(Math.floor((dataBytes * i) / count), Math.floor((dataBytes * (i + 1)) / count))
+  })))
   if (zip.length !== total) throw new Error(`the zip has ${zip.length} bytes, not ${total}`)
   return zip
 }
