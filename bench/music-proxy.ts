@@ -27,6 +27,7 @@ import { freePort } from "../src/Db/Embedded.ts"
 import { mp4Head } from "../test/support/Video.ts"
 import { stop } from "./processes.ts"
 import { root, runAlone } from "./standalone.ts"
+import { serviceNodeOptions } from "../test/support/Process.ts"
 
 const MiB = 1024 * 1024
 const log = (line: string) => console.error(`[music-bench] ${line}`)
@@ -109,7 +110,7 @@ const startSink = () =>
 
 const startService = async (env: Record<string, string>) => {
   const port = await freePort()
-  const child = spawn(process.execPath, ["dist/main.js"], {
+  const child = spawn(process.execPath, [...serviceNodeOptions, "dist/main.js"], {
     cwd: root,
     env: { ...process.env, ...env, PORT: String(port), HOST: "127.0.0.1", LOG_LEVEL: "warn" },
     stdio: ["ignore", "inherit", "inherit"]

@@ -50,6 +50,7 @@ import { defaultPartBytes, makeS3Client, partsInFlight } from "../src/Publishing
 import { stop } from "./processes.ts"
 import { root, runAlone } from "./standalone.ts"
 import { rawZip } from "../test/support/Zip.ts"
+import { serviceNodeOptions } from "../test/support/Process.ts"
 
 const MiB = 1024 * 1024
 const log = (line: string) => console.error(`[s3-bench] ${line}`)
@@ -107,7 +108,7 @@ const startService = async (endpoint: string, dataDir: string, jwtSecret: string
   const { DATABASE_URL: _, ...inherited } = process.env
   // BENCH_PROFILE_DIR: a V8 CPU profile of the service, as in bench/run.ts
   const profile = process.env.BENCH_PROFILE_DIR ? ["--cpu-prof", `--cpu-prof-dir=${process.env.BENCH_PROFILE_DIR}`] : []
-  const child = spawn(process.execPath, [...profile, "dist/main.js"], {
+  const child = spawn(process.execPath, [...profile, ...serviceNodeOptions, "dist/main.js"], {
     cwd: root,
     env: {
       ...inherited,

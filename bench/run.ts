@@ -33,6 +33,7 @@ import { benchObjectStorage } from "./object-storage.ts"
 import { type LoadResult, paced } from "./paced.ts"
 import { benchStartup } from "./startup.ts"
 import { makeStatementRecorder, type StatementRecorder } from "./statements.ts"
+import { serviceNodeOptions } from "../test/support/Process.ts"
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..")
 
@@ -106,7 +107,8 @@ const spawnScript = (name: string, script: string, args: ReadonlyArray<string>, 
   const loader = script.endsWith(".ts") ? ["--import", "tsx"] : []
   // BENCH_PROFILE_DIR: a V8 CPU profile of the service, written there when it exits
   const profile = name === "service" && process.env.BENCH_PROFILE_DIR ? ["--cpu-prof", `--cpu-prof-dir=${process.env.BENCH_PROFILE_DIR}`] : []
-  const child = spawn(process.execPath, ["--max-old-space-size=4096", ...profile, ...loader, script, ...args], {
+  const node = name === "service" ? serviceNodeOptions : []
+  const child = spawn(process.execPath, ["--max-old-space-size=4096", ...node, ...profile, ...loader, script, ...args], {
     cwd: root,
     env: { ...process.env, ...env },
     stdio: ["ignore", "pipe", "pipe"]

@@ -16,12 +16,13 @@ import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 import { parseArgs } from "node:util"
 import { freePort } from "../src/Db/Embedded.ts"
+import { serviceNodeOptions } from "../test/support/Process.ts"
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..")
 const log = (line: string) => console.error(`[startup] ${line}`)
 
 const commands = {
-  compiled: ["dist/main.js"],
+  compiled: [...serviceNodeOptions, "dist/main.js"],
   tsx: ["--import", "tsx", "src/main.ts"]
 } as const
 type Way = keyof typeof commands

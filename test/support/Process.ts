@@ -4,6 +4,7 @@
  * outages. Ready when `/ready` answers 200.
  */
 import { type ChildProcess, spawn } from "node:child_process"
+import { readFileSync } from "node:fs"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 import { freePort } from "../../src/Db/Embedded.ts"
@@ -29,7 +30,18 @@ export interface SpawnOptions {
   readonly readyWithinMillis?: number
 }
 
-export const serviceCommand = [process.execPath, "dist/main.js"] as const
+/**
+ * The options node runs the service with under `npm start`, read from package.json's `start`
+ * (`... && exec node <options> dist/main.js`), so that tests and benchmarks run what it runs.
+ */
+export const serviceNodeOptions: ReadonlyArray<string> = (() => {
+  const start = (JSON.parse(readFileSync(path.join(root, "package.json"), "utf8")) as { scripts: { start: string } }).scripts.start
+  const command = /exec node((?: --\S+)*) dist\/main\.js$/.exec(start)
+  if (command === null) throw new Error(`package.json's start does not end in "exec node [options] dist/main.js": ${start}`)
+  return command[1]!.split(" ").filter((option) => option !== "")
+})()
+
+export const serviceCommand = [process.execPath, ...serviceNodeOptions, "dist/main.js"] as const
 
 const statusOf = (url: string) => fetch(url, { signal: AbortSignal.timeout(2000) }).then((r) => r.status, () => 0)
 
