@@ -26,7 +26,7 @@ import {
   UploadPartCommand
 } from "@aws-sdk/client-s3"
 import { getSignedUrl } from "@aws-sdk/s3-request-presigner"
-import { Effect, Fiber, Option, Redacted, Stream } from "effect"
+import { Chunk, Effect, Fiber, Option, Redacted, Stream } from "effect"
 import { randomBytes } from "node:crypto"
 import { PassThrough, Readable } from "node:stream"
 import type { S3Settings } from "../Config.ts"
@@ -41,10 +41,24 @@ export const incomingPrefix = ".incoming/"
 export const defaultPartBytes = 8 * 1024 * 1024
 
 /**
- * Part buffers an upload holds: one filled from the body while the one before it is sent (one
- * send at a time). Its memory is these buffers.
+ * Parts an upload sends at once. Its memory is one part buffer more than this: the one filled from
+ * the body while the others are sent.
  */
 export const partsInFlight = 2
+
+/**
+ * A scavenge (a collection of the young generation only, a millisecond or two) when node runs with
+ * `--expose-gc`, as `npm start` does; nothing otherwise. An upload asks for one per part. Its body
+ * arrives as a new 64 KiB buffer per socket read, dead once copied into a part, but V8 frees a
+ * buffer's memory only when it collects the buffer, and the small objects an upload allocates fill
+ * the young generation too slowly for that to happen often. Meanwhile the dead buffers' memory
+ * counted against the heap's limit, which V8 met with full collections of the whole heap (70 MB):
+ * 4 to 6 per 100 MiB, half of the service's CPU per upload (docs/design.md, "Upload and download,
+ * measured").
+ */
+const collectYoungGarbage: () => void = typeof globalThis.gc === "function"
+  ? () => globalThis.gc!({ type: "minor" })
+  : () => {}
 
 /**
  * How long a presigned download URL lives: long enough for a client that follows the redirect at
@@ -126,66 +140,114 @@ export const makeS3Storage = (
       )
 
     /**
+     * One part's `UploadPart`. Interrupted, it aborts the request and ends only once the request
+     * has (`send` would end at once): the multipart upload's abort that follows finds no part
+     * still being sent.
+     */
+    const sendPart = (command: UploadPartCommand) =>
+      Effect.async<string | undefined, unknown>((resume) => {
+        const controller = new AbortController()
+        const sent = client.send(command, { abortSignal: controller.signal }).then(
+          ({ ETag }) => resume(Effect.succeed(ETag)),
+          (cause: unknown) => resume(Effect.fail(cause))
+        )
+        return Effect.promise(() => {
+          controller.abort()
+          return sent
+        })
+      }).pipe(
+        Effect.catchAll(failed),
+        Effect.withSpan("S3.uploadPart")
+      )
+
+    /**
+     * Part buffers no upload is using, kept for the next one (as many as one upload uses): a new
+     * set per upload would be memory only a full collection frees, 24 MiB each time.
+     */
+    const idleBuffers: Array<Buffer> = []
+
+    /**
      * The parts of the multipart upload `UploadId`, cut from a body as it arrives: one part is
-     * filled while the one before it is sent, so reading waits for a send only when both are
-     * full. Its `partsInFlight` buffers serve the whole upload (no buffer the size of a part is
-     * made per part); a buffer is written again only after its send has ended.
+     * filled while up to `partsInFlight` before it are sent, so reading waits for a send only
+     * when every buffer is full. Its `partsInFlight + 1` buffers serve the whole upload, and
+     * then the next (`idleBuffers`); a buffer is filled again only after its own send has ended.
      */
     const partWriter = (tmp: string, UploadId: string | undefined) => {
       const etags: Array<string | undefined> = []
-      const buffers: Array<Buffer | undefined> = Array.from({ length: partsInFlight })
+      const buffers: Array<Buffer | undefined> = Array.from({ length: partsInFlight + 1 })
+      /** The send of each buffer's last part, until joined. */
+      const sends: Array<Fiber.RuntimeFiber<void, StorageFailed> | undefined> = Array.from({ length: partsInFlight + 1 })
       let current = 0
       let filled = 0
-      let sending: Fiber.RuntimeFiber<void, StorageFailed> | undefined
 
-      /** Waits for the part being sent, failing as it did. */
-      const settle = Effect.suspend(() => {
-        const fiber = sending
-        sending = undefined
-        return fiber === undefined ? Effect.void : Fiber.join(fiber)
-      })
+      /** Waits for the send of buffer `i`'s last part, failing as it did. */
+      const settle = (i: number) =>
+        Effect.suspend(() => {
+          const fiber = sends[i]
+          sends[i] = undefined
+          return fiber === undefined ? Effect.void : Fiber.join(fiber)
+        })
 
-      /** Sends the filled part (after the one before it) and fills the other buffer meanwhile. */
+      /**
+       * Sends the filled part and moves to the next buffer: the one whose send is the oldest, so
+       * waiting for that send to end keeps at most `partsInFlight` sends going.
+       */
       const sendFilled = Effect.gen(function*() {
-        yield* settle
+        collectYoungGarbage()
+        const next = (current + 1) % buffers.length
+        yield* settle(next)
         const PartNumber = etags.push(undefined)
         const Body = (buffers[current] ?? Buffer.alloc(0)).subarray(0, filled)
         // a daemon: the stream that runs this would interrupt a child when it ends; `stop` ends it on failure
-        sending = yield* Effect.forkDaemon(
+        sends[current] = yield* Effect.forkDaemon(
           Effect.map(
-            // the signal ends the request when the upload stops: no part lands after the abort
-            send("uploadPart", (signal) =>
-              client.send(new UploadPartCommand({ Bucket: bucket, Key: tmp, UploadId, PartNumber, Body }), { abortSignal: signal })),
-            ({ ETag }) => void (etags[PartNumber - 1] = ETag)
+            sendPart(new UploadPartCommand({ Bucket: bucket, Key: tmp, UploadId, PartNumber, Body })),
+            (ETag) => void (etags[PartNumber - 1] = ETag)
           )
         )
-        current = (current + 1) % partsInFlight
+        current = next
         filled = 0
       })
 
-      /** Copies `chunk` into the part being filled, sending each part that fills up. */
-      const write = (chunk: Uint8Array): Effect.Effect<void, StorageFailed> =>
-        Effect.gen(function*() {
-          let at = 0
-          while (at < chunk.byteLength) {
-            const buffer = buffers[current] ??= Buffer.allocUnsafeSlow(partBytes)
-            const copied = Math.min(partBytes - filled, chunk.byteLength - at)
-            buffer.set(chunk.subarray(at, at + copied), filled)
-            filled += copied
-            at += copied
-            if (filled === partBytes) yield* sendFilled
+      /**
+       * Copies `chunks` into the part being filled, sending each part that fills up. Synchronous
+       * but for the sends: a body arrives in thousands of chunks.
+       */
+      const write = (chunks: Chunk.Chunk<Uint8Array>): Effect.Effect<void, StorageFailed> => {
+        const pending = Chunk.toReadonlyArray(chunks)
+        let i = 0
+        let at = 0
+        const copy = (): Effect.Effect<void, StorageFailed> => {
+          for (; i < pending.length; i++, at = 0) {
+            const chunk = pending[i]!
+            while (at < chunk.byteLength) {
+              const buffer = buffers[current] ??= idleBuffers.pop() ?? Buffer.allocUnsafeSlow(partBytes)
+              const copied = Math.min(partBytes - filled, chunk.byteLength - at)
+              buffer.set(chunk.subarray(at, at + copied), filled)
+              filled += copied
+              at += copied
+              if (filled === partBytes) return Effect.zipRight(sendFilled, Effect.suspend(copy))
+            }
           }
-        })
+          return Effect.void
+        }
+        return Effect.suspend(copy)
+      }
 
-      /** Sends the last part (an empty one when the body was empty: an upload needs one) and waits for every part. */
+      /**
+       * Sends the last part (an empty one when the body was empty: an upload needs one), waits for
+       * every part and leaves the buffers to the next upload. (A failed upload's buffers are not
+       * kept: an aborted send may not be done with its buffer.)
+       */
       const finish = Effect.gen(function*() {
         if (filled > 0 || etags.length === 0) yield* sendFilled
-        yield* settle
+        for (let i = 0; i < sends.length; i++) yield* settle(i)
+        for (const buffer of buffers) if (buffer !== undefined && idleBuffers.length < buffers.length) idleBuffers.push(buffer)
         return etags.map((ETag, i) => ({ ETag, PartNumber: i + 1 }))
       })
 
-      /** Ends the part being sent, if any (its request is aborted): the upload failed. */
-      const stop = Effect.suspend(() => (sending === undefined ? Effect.void : Fiber.interrupt(sending)))
+      /** Ends the parts being sent, if any (their requests are aborted): the upload failed. */
+      const stop = Effect.suspend(() => Effect.forEach(sends, (fiber) => (fiber === undefined ? Effect.void : Fiber.interrupt(fiber)), { discard: true }))
 
       return { write, finish, stop }
     }
@@ -200,9 +262,9 @@ export const makeS3Storage = (
             let bytes = 0
             const parts = yield* body.pipe(
               Stream.mapError((cause) => new BodyBroken({ cause })),
-              Stream.runForEach((chunk): Effect.Effect<void, BodyTooLarge | StorageFailed> => {
-                bytes += chunk.byteLength
-                return bytes > maxBytes ? new BodyTooLarge({ maxBytes }) : writer.write(chunk)
+              Stream.runForEachChunk((chunks): Effect.Effect<void, BodyTooLarge | StorageFailed> => {
+                bytes += Chunk.reduce(chunks, 0, (sum, chunk) => sum + chunk.byteLength)
+                return bytes > maxBytes ? new BodyTooLarge({ maxBytes }) : writer.write(chunks)
               }),
               Effect.zipRight(writer.finish),
               // a part still being sent when the upload fails is ended before the release aborts the upload

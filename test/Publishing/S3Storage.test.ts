@@ -12,12 +12,14 @@ import * as fs from "node:fs/promises"
 import type { Readable } from "node:stream"
 import { appConfig } from "../../src/Config.ts"
 import { checkArchive, type ZipSource } from "../../src/Publishing/Checks.ts"
-import { incomingPrefix, makeS3Client, makeS3Storage } from "../../src/Publishing/S3Storage.ts"
+import { incomingPrefix, makeS3Client, makeS3Storage, partsInFlight } from "../../src/Publishing/S3Storage.ts"
 import type { StorageFailed } from "../../src/Publishing/Storage.ts"
 import { type ObjectStore, startObjectStore } from "../support/ObjectStore.ts"
 import { rawZip, zipOf } from "../support/Zip.ts"
 
-const chunks = (n: number, size: number) => Stream.fromIterable(Array.from({ length: n }, (_, i) => new Uint8Array(size).fill(i)))
+/** `n` chunks of `size` bytes, one per pull, as a socket's reads come. */
+const chunks = (n: number, size: number) =>
+  Stream.fromIterable(Array.from({ length: n }, (_, i) => new Uint8Array(size).fill(i))).pipe(Stream.rechunk(1))
 
 const readAll = <E>(stream: Stream.Stream<Uint8Array, E>) => Effect.map(Stream.runCollect(stream), (c) => Buffer.concat([...c]))
 
@@ -154,13 +156,15 @@ interface PartRules {
   readonly failPart?: number
   /** This UploadPart stays open until its request is aborted (10 s at most). */
   readonly holdPart?: number
+  /** Every UploadPart waits this long before it is sent. */
+  readonly slowPartsMillis?: number
 }
 
 /**
  * Puts itself between `client` and the network, applying `rules` to UploadPart requests, and
  * notes how many UploadPart requests were still open whenever an AbortMultipartUpload started
- * (none may be: a part landing after the abort would outlive the upload) and how many held parts
- * were aborted.
+ * (none may be: a part landing after the abort would outlive the upload), how many held parts
+ * were aborted, and the most UploadPart requests open at once.
  */
 const watchParts = (client: S3Client, rules: PartRules) => {
   type Request = { readonly method: string; readonly query?: Record<string, unknown> }
@@ -168,14 +172,15 @@ const watchParts = (client: S3Client, rules: PartRules) => {
     handle: (request: Request, options?: { abortSignal?: AbortSignal }) => Promise<unknown>
   }
   const handle = handler.handle.bind(handler)
-  const seen = { openPartsAtAbort: [] as Array<number>, heldAndAborted: 0 }
+  const seen = { openPartsAtAbort: [] as Array<number>, heldAndAborted: 0, mostOpenParts: 0 }
   let open = 0
   handler.handle = async (request, options) => {
     if (request.method === "DELETE" && request.query?.uploadId !== undefined) seen.openPartsAtAbort.push(open)
     const part = Number(request.query?.partNumber)
     if (Number.isNaN(part)) return handle(request, options)
-    open++
+    seen.mostOpenParts = Math.max(seen.mostOpenParts, ++open)
     try {
+      if (rules.slowPartsMillis !== undefined) await new Promise((resolve) => setTimeout(resolve, rules.slowPartsMillis))
       if (part === rules.failPart) throw new Error(`part ${part} refused`)
       if (part === rules.holdPart) {
         const aborted = options?.abortSignal?.aborted === true || await new Promise<boolean>((resolve) => {
@@ -221,6 +226,18 @@ const countedChunks = (n: number, size: number) => {
   )
   return { stream, read: () => read }
 }
+
+it.scopedLive("an upload keeps partsInFlight parts in flight while its body streams, and never more", () =>
+  Effect.gen(function*() {
+    const store = yield* startObjectStore()
+    const slow = yield* watchedStorage(store, { slowPartsMillis: 100 })
+    const body = chunks(30, 1000)
+    const stored = yield* slow.storage.put("c.zip", body, placeOnly)
+    expect(stored.bytes).toBe(30_000)
+    expect(slow.seen.mostOpenParts).toBe(partsInFlight)
+    const opened = Option.getOrThrow(yield* slow.storage.open("c.zip"))
+    expect(yield* readAll(opened.stream)).toEqual(yield* readAll(body))
+  }))
 
 it.scopedLive("a part failing while the next is filled, or the body failing while a part is sent: the send ends first, nothing is left", () =>
   Effect.gen(function*() {
