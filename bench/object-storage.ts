@@ -384,17 +384,20 @@ const round = async (
 
 const section = (warmUp: Round, rounds: ReadonlyArray<Round>, quick: boolean) => {
   const of = (f: (r: Round) => number) => median(rounds.map(f))
-  const worst = (f: (r: Round) => Growth) => Math.max(...rounds.map((r) => Math.max(f(r).sampledMiB, Number.isNaN(f(r).hwmMiB) ? 0 : f(r).hwmMiB)))
+  // memory the first upload keeps (the part buffers the next one reuses) counts too: every round's worst
+  const everyRound = [warmUp, ...rounds]
+  const worst = (f: (r: Round) => Growth) => Math.max(...everyRound.map((r) => Math.max(f(r).sampledMiB, Number.isNaN(f(r).hwmMiB) ? 0 : f(r).hwmMiB)))
   const upload = of((r) => r.serviceUpload)
   const download = of((r) => r.serviceDownload)
-  const ratioRow = (what: string, service: number, raw: number) => {
+  const ratioRow = (what: string, service: number, raw: number, target = true) => {
     const ratio = service / raw
-    return `| ${what} | ${fmt(service)} MiB/s | ${fmt(raw)} MiB/s | ${fmt(ratio, 2)} | >= ${targets.vsRawSdk}: ${ratio >= targets.vsRawSdk ? "met" : "**missed**"} |`
+    const verdict = target ? `>= ${targets.vsRawSdk}: ${ratio >= targets.vsRawSdk ? "met" : "**missed**"}` : "reference (below)"
+    return `| ${what} | ${fmt(service)} MiB/s | ${fmt(raw)} MiB/s | ${fmt(ratio, 2)} | ${verdict} |`
   }
   const rssRow = (what: string, f: (r: Round) => Growth) => {
     const w = worst(f)
-    return `| service peak RSS growth, ${what} (VmRSS sampled / VmHWM, worst round) | ` +
-      `${fmt(Math.max(...rounds.map((r) => f(r).sampledMiB)), 1)} / ${fmt(Math.max(...rounds.map((r) => f(r).hwmMiB)), 1)} MiB | – | – | ` +
+    return `| service peak RSS growth, ${what} (VmRSS sampled / VmHWM, worst round, the warm-up's included) | ` +
+      `${fmt(Math.max(...everyRound.map((r) => f(r).sampledMiB)), 1)} / ${fmt(Math.max(...everyRound.map((r) => f(r).hwmMiB)), 1)} MiB | – | – | ` +
       `<= ${targets.rssGrowthMiB} MiB: ${w <= targets.rssGrowthMiB ? "met" : "**missed**"} |`
   }
   return [
@@ -407,11 +410,16 @@ const section = (warmUp: Round, rounds: ReadonlyArray<Round>, quick: boolean) =>
     "",
     "| measurement | service | raw SDK | ratio | target |",
     "|---|---:|---:|---:|---|",
-    ratioRow("upload (PUT to the signed URL, until the 200) vs one `PutObject`", upload, of((r) => r.rawPut)),
-    ratioRow("upload vs a multipart upload of the same parts", upload, of((r) => r.rawMultipart)),
+    ratioRow("upload (PUT to the signed URL, until the 200) vs a multipart upload of the same parts", upload, of((r) => r.rawMultipart)),
+    ratioRow("upload vs one `PutObject`", upload, of((r) => r.rawPut), false),
     ratioRow("download (302, then the bucket's GET) vs `GetObject`", download, of((r) => r.rawGet)),
     rssRow("upload", (r) => r.uploadRss),
     rssRow("download", (r) => r.downloadRss),
+    "",
+    "The upload is a multipart upload, streamed in parts, so the raw SDK's multipart upload of the same parts is " +
+    "what it is measured against. One `PutObject` of the whole archive (held in memory) is a reference: on s3rver, " +
+    "`CompleteMultipartUpload` writes the whole object again, so the raw multipart upload itself reaches " +
+    `${fmt(of((r) => r.rawMultipart) / of((r) => r.rawPut), 2)}x of it.`,
     "",
     "CPU seconds of each process during the transfer (medians; they do not depend on how busy the machine is):",
     "",
@@ -425,7 +433,8 @@ const section = (warmUp: Round, rounds: ReadonlyArray<Round>, quick: boolean) =>
     `${fmt(of((r) => r.rawCopy))} MiB/s, so the copy alone takes ${fmt((archiveBytes / MiB / of((r) => r.rawCopy)) * 1000)} ms ` +
     `of the upload's ${fmt((archiveBytes / MiB / upload) * 1000)} ms. ` +
     `The warm-up round, the first upload after start-up: ${fmt(warmUp.serviceUpload)} MiB/s, RSS growth ` +
-    `${fmt(warmUp.uploadRss.sampledMiB, 1)} MiB sampled / ${fmt(warmUp.uploadRss.hwmMiB, 1)} MiB VmHWM (not in the medians).`
+    `${fmt(warmUp.uploadRss.sampledMiB, 1)} MiB sampled / ${fmt(warmUp.uploadRss.hwmMiB, 1)} MiB VmHWM (not in the medians; ` +
+    "its part buffers stay for the uploads after it)."
   ].join("\n")
 }
 
