@@ -118,12 +118,24 @@ export const ListNodesParams = Schema.Struct({
 })
 export type ListNodesParams = typeof ListNodesParams.Type
 
-const searchMeaning = "What to look for (websearch syntax: words, \"phrases\", or, -word); the last word also matches as a prefix"
+const searchMeaning =
+  "What to look for (websearch syntax: words, \"phrases\", or, -word; at least one letter or digit); the last word also matches as a prefix"
+
+/**
+ * Full text to look for. Text with no letter or digit in it (operators, quotes and punctuation
+ * only: `-`, a run of hyphens, `"""`) has nothing to look for, and is a 400 naming `search`
+ * rather than an empty page (issue 12 asks its 33-hyphen reproduction to be answered 4xx); a
+ * blank one is no criterion.
+ */
+const SearchText = Text(200).pipe(
+  Schema.filter((s) => s.trim() === "" || /[\p{L}\p{N}]/u.test(s), { message: () => "must contain a letter or digit to look for" })
+)
 
 // Each criterion narrows the result (they combine with AND); a blank one is no criterion, and
 // none at all lists every listed node in GET /nodes's order.
 export const SearchNodesParams = Schema.Struct({
-  search: Schema.optional(Text(200).annotations({ description: searchMeaning })),
+  // a filter's own description does not reach the document; its `jsonSchema` does
+  search: Schema.optional(SearchText.annotations({ description: searchMeaning, jsonSchema: { description: searchMeaning } })),
   host_node_search: Schema.optional(Text(200).annotations({
     description: "Nodes providing a host-node whose name contains this (case-insensitive); exact names first, then prefixes"
   })),

@@ -13,6 +13,9 @@ import { clientFor } from "../support/Client.ts"
 import { expectBadRequest, expectError, expectStatus, get, getText, send } from "../support/Http.ts"
 import { type Running, Service } from "../support/Service.ts"
 
+/** A search text that is not blank yet has no letter or digit: nothing to look for, a 400. */
+const nothingToLookFor = (text: string) => text.trim() !== "" && !/[\p{L}\p{N}]/u.test(text)
+
 /** The ids `GET /nodes/search` answers on its first page of 500, through the typed client. */
 const found = (
   service: Running,
@@ -311,7 +314,7 @@ layer(Service.layer(), { excludeTestServices: true })("GET /nodes/search", (it) 
     }))
 
   it.effect.prop(
-    "the criteria's validation: text within its length and without NUL is 200, else 400 naming the parameter",
+    "the criteria's validation: text within its length and without NUL (and for search, with a letter or digit) is 200, else 400 naming the parameter",
     {
       param: fc.constantFrom("search", "host_node_search", "repository_url_search"),
       value: fc.oneof(
@@ -325,7 +328,7 @@ layer(Service.layer(), { excludeTestServices: true })("GET /nodes/search", (it) 
         const service = yield* Service
         const answer = yield* getText(service, `/nodes/search${queryString({ [param]: value })}`)
         const max = param === "repository_url_search" ? 2000 : 200
-        if (value.includes("\u0000") || value.length > max) {
+        if (value.includes("\u0000") || value.length > max || (param === "search" && nothingToLookFor(value))) {
           expectBadRequest({ ...answer, body: JSON.parse(answer.text) }, param)
         } else {
           expectStatus(answer, 200, `${param} ${JSON.stringify(value)}`)
@@ -354,7 +357,7 @@ layer(Service.layer(), { excludeTestServices: true })("GET /nodes/search", (it) 
   )
 
   it.effect.prop(
-    "any search text is answered 200 with a node list, never 5xx",
+    "any search text with a letter or digit is answered 200 with a node list, any other a 400 naming search, never 5xx",
     {
       search: fc.oneof(
         fc.string({ unit: fc.constantFrom(..."&|!():*'\\\"<->-_. aZ9é"), minLength: 1, maxLength: 40 }),
@@ -365,7 +368,7 @@ layer(Service.layer(), { excludeTestServices: true })("GET /nodes/search", (it) 
       Effect.gen(function*() {
         const service = yield* Service
         const answer = yield* getText(service, `/nodes/search${queryString({ search })}`)
-        if (search.includes("\u0000") || search.length > 200) {
+        if (search.includes("\u0000") || search.length > 200 || nothingToLookFor(search)) {
           expectBadRequest({ ...answer, body: JSON.parse(answer.text) }, "search")
         } else {
           expectStatus(answer, 200, `search ${JSON.stringify(search)}`)

@@ -2597,7 +2597,7 @@ export interface operations {
     SearchNodes: {
         parameters: {
             query?: {
-                /** @description What to look for (websearch syntax: words, "phrases", or, -word); the last word also matches as a prefix */
+                /** @description What to look for (websearch syntax: words, "phrases", or, -word; at least one letter or digit); the last word also matches as a prefix */
                 search?: string;
                 /** @description Nodes providing a host-node whose name contains this (case-insensitive); exact names first, then prefixes */
                 host_node_search?: string;
