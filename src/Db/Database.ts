@@ -33,7 +33,7 @@ const restartBackoff = Schedule.exponential("500 millis").pipe(Schedule.union(Sc
  * connections come back by themselves. A restart runs to its end even when the service stops
  * meanwhile, so that the scope's `stop` finds the server it started.
  */
-const supervise = (server: EmbeddedServer) =>
+export const supervise = (server: EmbeddedServer) =>
   Effect.gen(function*() {
     const outages = yield* DatabaseOutages
     const running = Effect.promise(() => server.running())

@@ -1,9 +1,9 @@
 /**
  * The database going away under load (issue 12, finding 3): requests are answered
  * `503 database_unavailable` with `Retry-After`, never 500; the outage is logged once with a
- * summary at its end; `/ready` is 503 meanwhile; the service recovers by itself, and every write it
- * acknowledged is still there. Each case runs the service as `npm start` does, in a process of its
- * own whose log is read.
+ * summary at its end; `/ready` is 503 meanwhile while `/health` stays 200; the service recovers by
+ * itself, and every write it acknowledged is still there. Each case runs the service as
+ * `npm start` does, in a process of its own whose log is read.
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
@@ -89,13 +89,13 @@ const load = (base: string, token: string) => {
   }
 }
 
-/** `/ready` polled until `stop`: the statuses it went through, repeats folded. */
-const watchReady = (base: string) => {
+/** `path` (`/ready` unless told) polled until `stop`: the statuses it went through, repeats folded. */
+const watchStatus = (base: string, path = "/ready") => {
   const seen: Array<number> = []
   let running = true
   const done = (async () => {
     while (running) {
-      const status = await statusOf(`${base}/ready`)
+      const status = await statusOf(`${base}${path}`)
       if (seen.at(-1) !== status) seen.push(status)
       await sleep(100)
     }
@@ -107,7 +107,7 @@ const watchReady = (base: string) => {
  * Waits until `/ready` has gone 503 and back to 200, and a catalogue read is answered 200 again;
  * answers how long that took.
  */
-const recovery = async (base: string, ready: ReturnType<typeof watchReady>, from: number, limitMillis: number) => {
+const recovery = async (base: string, ready: ReturnType<typeof watchStatus>, from: number, limitMillis: number) => {
   while (Date.now() - from < limitMillis) {
     const back = ready.seen.includes(503) && ready.seen.at(-1) === 200
     if (back && (await statusOf(`${base}/nodes?limit=1`)) === 200) return Date.now() - from
@@ -131,7 +131,8 @@ const survivesOutage = async (service: ServiceProcess, outage: () => Promise<voi
   expect(created.status).toBe(201)
 
   const traffic = load(service.baseUrl, token)
-  const ready = watchReady(service.baseUrl)
+  const ready = watchStatus(service.baseUrl)
+  const alive = watchStatus(service.baseUrl, "/health")
   await sleep(1000)
   const brokenAt = Date.now()
   await outage()
@@ -139,6 +140,7 @@ const survivesOutage = async (service: ServiceProcess, outage: () => Promise<voi
   await sleep(1000)
   await traffic.stop()
   await ready.stop()
+  await alive.stop()
 
   // no restart of the service: the same process serves throughout
   expect(service.child.exitCode).toBeNull()
@@ -158,6 +160,8 @@ const survivesOutage = async (service: ServiceProcess, outage: () => Promise<voi
   const readiness = `/ready went ${ready.seen.join(" -> ")}; the log:\n${service.output()}`
   expect(ready.seen, readiness).toContain(503)
   expect(ready.seen.at(-1), readiness).toBe(200)
+  // the liveness check stays 200 throughout: the process is alive, only the database is not
+  expect(alive.seen, `/health went ${alive.seen.join(" -> ")}`).toEqual([200])
 
   // every acknowledged write survived
   expect(traffic.acknowledged.length).toBeGreaterThan(0)
