@@ -420,6 +420,16 @@ layer(jwksDeployment, { excludeTestServices: true })("JWKS with issuer and audie
       expect((yield* bearer(service, multi)).status).toBe(200)
     }))
 
+  it.effect("an RS256 token whose sub is empty or blank is 401, as under HS256 (issue 12, finding 10)", () =>
+    Effect.gen(function*() {
+      const service = yield* Service
+      const jwks = yield* JwksServer
+      for (const sub of ["", " ", "\t\n"]) {
+        const token = yield* Effect.promise(() => jwks.sign({ sub, iss: issuer, aud: audience }))
+        expectUnauthorized(yield* bearer(service, token))
+      }
+    }))
+
   it.effect("a wrong or missing issuer is 401", () =>
     Effect.gen(function*() {
       const service = yield* Service

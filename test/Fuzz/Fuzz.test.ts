@@ -384,10 +384,12 @@ layer(TestLayer, { excludeTestServices: true, timeout: 120_000 })("schema-driven
       // reads first, then writes, deletes last: each meets as much of the catalogue as it can
       const rank = (op: Operation) => ["GET", "POST", "PUT", "DELETE"].indexOf(op.method)
       const ordered = [...operations].sort((a, b) => rank(a) - rank(b))
-      // an operation with two body types shares its hundred between them
+      // an operation with two body types shares its hundred between them; a fifth more are made,
+      // since fetch refuses to send a few mutated requests (a header it will not carry)
       const variants = (op: Operation) => operations.filter((o) => o.method === op.method && o.path === op.path).length
       const jobs = ordered.flatMap((op, i) =>
-        fc.sample(requestOf(ctx, op), { seed: seed + i, numRuns: Math.ceil(requestsPerOperation / variants(op)) }).map((req) => ({ op, req }))
+        fc.sample(requestOf(ctx, op), { seed: seed + i, numRuns: Math.ceil((requestsPerOperation * 1.2) / variants(op)) })
+          .map((req) => ({ op, req }))
       )
       const errorsBefore = logged.filter(isErrorLine).length
       const outcomes = yield* Effect.forEach(
@@ -399,12 +401,18 @@ layer(TestLayer, { excludeTestServices: true, timeout: 120_000 })("schema-driven
 
       const problems = outcomes.flatMap((o) => (o.problem === undefined ? [] : [o.problem]))
       const sent = outcomes.filter((o) => o.status > 0).length
+      const sentTo = new Map<string, number>()
+      outcomes.forEach((o, i) => {
+        const { op } = jobs[i]!
+        if (o.status > 0) sentTo.set(`${op.method} ${op.path}`, (sentTo.get(`${op.method} ${op.path}`) ?? 0) + 1)
+      })
       expect(problems.slice(0, 40), `${problems.length} problems in ${sent} requests`).toEqual([])
       expect(errorLines.slice(0, 10), "ERROR lines logged while fuzzing").toEqual([])
-      // nearly every request went out, so each operation had its hundred
-      const distinct = new Set(operations.map((op) => `${op.method} ${op.path}`)).size
-      expect(sent).toBeGreaterThanOrEqual(distinct * requestsPerOperation * 0.95)
-      expect(distinct).toBeGreaterThanOrEqual(50)
+      // every operation had its hundred requests answered
+      const distinct = new Set(operations.map((op) => `${op.method} ${op.path}`))
+      const short = [...distinct].filter((op) => (sentTo.get(op) ?? 0) < requestsPerOperation)
+      expect(short.map((op) => `${op}: ${sentTo.get(op) ?? 0}`), "operations answered fewer than their hundred").toEqual([])
+      expect(distinct.size).toBeGreaterThanOrEqual(50)
     }), { timeout: 300_000 })
 })
 
