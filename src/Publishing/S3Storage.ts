@@ -377,6 +377,10 @@ export const makeS3Storage = (
             ...(served.contentType === undefined ? {} : { ResponseContentType: served.contentType })
           })
         return Option.some(yield* send("presign", () => getSignedUrl(client, command, { expiresIn: downloadUrlTtlSeconds })))
+      }),
+      /** Removes the temporary objects and multipart uploads crashed uploads left before `before` (System/Leftovers.ts). */
+      sweepStale: traced("Storage.sweepStale")(function*(before: Date) {
+        return (yield* sweepIncomingObjects(client, bucket, before)) + (yield* abortStaleUploads(client, bucket, before))
       })
     }
   })

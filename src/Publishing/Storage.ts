@@ -193,7 +193,13 @@ export const makeLocalStorage = (dir: string, faultAt: Option.Option<StorageFaul
        * nowhere, the disk is the service's.
        */
       downloadUrl: (_key: string, _method: "GET" | "HEAD", _served: Served): Effect.Effect<Option.Option<string>, StorageFailed> =>
-        Effect.succeed(Option.none())
+        Effect.succeed(Option.none()),
+      /**
+       * Removes what crashed uploads left in the store itself before `before`, answering how many
+       * went: nothing here, since the temporary folder is on this disk and System/Leftovers.ts
+       * sweeps it with the spools.
+       */
+      sweepStale: (_before: Date): Effect.Effect<number, StorageFailed> => Effect.succeed(0)
     }
   })
 

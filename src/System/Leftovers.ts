@@ -9,8 +9,9 @@
  * an hour of silence is far past both.
  *
  * Under STORAGE=s3 the uploads' leftovers are in the bucket instead: temporary objects under
- * `.incoming/` and unfinished multipart uploads, swept by the same age and schedule (a bucket
- * lifecycle rule may do it too: README, "Running several instances").
+ * `.incoming/` and unfinished multipart uploads, which the store sweeps with its own client
+ * (`sweepStale`) on the same age and schedule (a bucket lifecycle rule may do it too: README,
+ * "Running several instances").
  */
 import { FileSystem } from "@effect/platform"
 import type { PlatformError } from "@effect/platform/Error"
@@ -19,6 +20,7 @@ import * as path from "node:path"
 import { AppConfig } from "../Config.ts"
 import { spoolDirOf } from "../Music/Form.ts"
 import { incomingDirOf } from "../Publishing/Storage.ts"
+import { Storage } from "../Publishing/Store.ts"
 import { traced } from "../Tracing.ts"
 
 const isNotFound = (e: PlatformError) => e._tag === "SystemError" && e.reason === "NotFound"
@@ -28,19 +30,9 @@ export class Leftovers extends Effect.Service<Leftovers>()("Leftovers", {
     const fs = yield* FileSystem.FileSystem
     const config = yield* AppConfig
     const { maxAgeMillis, sweepIntervalMillis } = config.leftovers
-    const backend = config.storage.backend
-    // under s3 the uploads go to the bucket: only the spools are on this disk
-    const folders = backend._tag === "s3" ? [spoolDirOf(config.dataDir)] : [incomingDirOf(config.storage.dir), spoolDirOf(config.dataDir)]
-    /** Under s3: removes the bucket's stale temporary objects and multipart uploads; answers how many went. */
-    const sweepBucket = backend._tag === "s3"
-      ? yield* Effect.gen(function*() {
-        const s3 = yield* Effect.promise(() => import("../Publishing/S3Storage.ts"))
-        const client = yield* Effect.acquireRelease(Effect.sync(() => s3.makeS3Client(backend)), (c) => Effect.sync(() => c.destroy()))
-        return (before: Date) =>
-          Effect.zipWith(s3.sweepIncomingObjects(client, backend.bucket, before), s3.abortStaleUploads(client, backend.bucket, before), (a, b) => a + b)
-      })
-      : () => Effect.succeed(0)
-
+    const storage = yield* Storage
+    // under s3 the uploads go to the bucket, which the store sweeps: only the spools are on this disk
+    const folders = config.storage.backend._tag === "s3" ? [spoolDirOf(config.dataDir)] : [incomingDirOf(config.storage.dir), spoolDirOf(config.dataDir)]
     /** When anything under `target` last changed: a spool is a folder whose file is written, not the folder. */
     const lastChange = (target: string): Effect.Effect<number, PlatformError> =>
       Effect.flatMap(fs.stat(target), (info) => {
@@ -73,7 +65,7 @@ export class Leftovers extends Effect.Service<Leftovers>()("Leftovers", {
     const sweep = traced("Leftovers.sweep")(function*() {
       const now = Date.now()
       const removed = yield* Effect.forEach(folders, (folder) => sweepFolder(folder, now))
-      const total = removed.reduce((a, b) => a + b, 0) + (yield* sweepBucket(new Date(now - maxAgeMillis)))
+      const total = removed.reduce((a, b) => a + b, 0) + (yield* storage.sweepStale(new Date(now - maxAgeMillis)))
       if (total > 0) yield* Effect.logInfo(`removed ${total} temporary file(s) left by an earlier run`)
       return total
     })
@@ -83,5 +75,6 @@ export class Leftovers extends Effect.Service<Leftovers>()("Leftovers", {
     yield* logged
     yield* logged.pipe(Effect.repeat(Schedule.spaced(sweepIntervalMillis)), Effect.delay(sweepIntervalMillis), Effect.forkScoped)
     return { sweep }
-  })
+  }),
+  dependencies: [Storage.Default]
 }) {}
