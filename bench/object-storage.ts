@@ -36,7 +36,7 @@ import {
   type S3Client,
   UploadPartCommand
 } from "@aws-sdk/client-s3"
-import { type ChildProcess, execFileSync, spawn } from "node:child_process"
+import { type ChildProcess, spawn } from "node:child_process"
 import { randomBytes } from "node:crypto"
 import * as fs from "node:fs/promises"
 import * as http from "node:http"
@@ -51,6 +51,7 @@ import { stop } from "./processes.ts"
 import { root, runAlone } from "./standalone.ts"
 import { rawZip } from "../test/support/Zip.ts"
 import { serviceNodeOptions } from "../test/support/Process.ts"
+import { cpuSeconds, type Growth, watchingRss } from "./proc.ts"
 
 const MiB = 1024 * 1024
 const log = (line: string) => console.error(`[s3-bench] ${line}`)
@@ -139,30 +140,14 @@ const startService = async (endpoint: string, dataDir: string, jwtSecret: string
 
 // --- memory --------------------------------------------------------------------------------------
 
-/** VmRSS and VmHWM of a process, in bytes. */
-const memoryOf = async (pid: number) => {
-  const status = await fs.readFile(`/proc/${pid}/status`, "utf8")
-  const kb = (name: string) => Number(new RegExp(`^${name}:\\s+(\\d+) kB`, "m").exec(status)?.[1] ?? 0) * 1024
-  return { rss: kb("VmRSS"), hwm: kb("VmHWM") }
-}
-
-const clockTicks = Number(execFileSync("getconf", ["CLK_TCK"]).toString().trim()) || 100
-
-/** User + system CPU seconds of a process so far. */
-const cpuOf = async (pid: number) => {
-  const stat = await fs.readFile(`/proc/${pid}/stat`, "utf8")
-  const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ").map(Number)
-  return (f[11]! + f[12]!) / clockTicks
-}
-
 /** CPU seconds each process spent while `work` ran: unlike throughput, they do not depend on how busy the machine is. */
 const cpuDuring = async <A>(pids: Processes, work: () => Promise<A>): Promise<[A, Cpu]> => {
-  const before = [await cpuOf(pids.service), await cpuOf(pids.s3rver), process.cpuUsage()] as const
+  const before = [await cpuSeconds(pids.service), await cpuSeconds(pids.s3rver), process.cpuUsage()] as const
   const result = await work()
   const client = process.cpuUsage(before[2])
   return [result, {
-    service: (await cpuOf(pids.service)) - before[0],
-    s3rver: (await cpuOf(pids.s3rver)) - before[1],
+    service: (await cpuSeconds(pids.service)) - before[0],
+    s3rver: (await cpuSeconds(pids.s3rver)) - before[1],
     client: (client.user + client.system) / 1e6
   }]
 }
@@ -176,29 +161,6 @@ interface Cpu {
   readonly service: number
   readonly s3rver: number
   readonly client: number
-}
-
-interface Growth {
-  /** The highest sampled VmRSS minus VmRSS before, MiB. */
-  readonly sampledMiB: number
-  /** VmHWM after minus VmRSS before, MiB; NaN when the peak could not be reset. */
-  readonly hwmMiB: number
-}
-
-/** Runs `work` while watching the service's RSS: the highest sample, and VmHWM reset just before. */
-const watchingRss = async <A>(pid: number, work: () => Promise<A>): Promise<[A, Growth]> => {
-  const reset = await fs.writeFile(`/proc/${pid}/clear_refs`, "5").then(() => true, () => false)
-  const before = await memoryOf(pid)
-  let peak = before.rss
-  const sampler = setInterval(() => void memoryOf(pid).then((m) => (peak = Math.max(peak, m.rss)), () => {}), 10)
-  try {
-    const result = await work()
-    const after = await memoryOf(pid)
-    peak = Math.max(peak, after.rss)
-    return [result, { sampledMiB: (peak - before.rss) / MiB, hwmMiB: reset ? (after.hwm - before.rss) / MiB : Number.NaN }]
-  } finally {
-    clearInterval(sampler)
-  }
 }
 
 // --- transfers -----------------------------------------------------------------------------------

@@ -34,6 +34,7 @@ import { type LoadResult, paced } from "./paced.ts"
 import { benchStartup } from "./startup.ts"
 import { makeStatementRecorder, type StatementRecorder } from "./statements.ts"
 import { serviceNodeOptions } from "../test/support/Process.ts"
+import { cpuSeconds, procCpu } from "./proc.ts"
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..")
 
@@ -194,34 +195,8 @@ const seed = async (nodes: number, databaseUrl: string) => {
 }
 
 // ---------------------------------------------------------------------------------------------
-// CPU accounting (Linux /proc): CPU time per request does not depend on how busy the machine is,
-// unlike requests per second, so it tells the service's own overhead apart from contention.
-
-const clockTicks = (() => {
-  try {
-    return Number(execFileSync("getconf", ["CLK_TCK"]).toString().trim()) || 100
-  } catch {
-    return 100
-  }
-})()
-
-interface ProcCpu {
-  readonly ppid: number
-  /** user + system CPU seconds of the process itself */
-  readonly own: number
-  /** ... and of its children that have exited */
-  readonly children: number
-}
-
-const procCpu = async (pid: number): Promise<ProcCpu | undefined> => {
-  const stat = await fs.readFile(`/proc/${pid}/stat`, "utf8").catch(() => undefined)
-  if (stat === undefined) return undefined
-  // the fields after "(comm)": state, ppid, ..., utime (12th), stime, cutime, cstime
-  const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ").map(Number)
-  return { ppid: f[1]!, own: (f[11]! + f[12]!) / clockTicks, children: (f[13]! + f[14]!) / clockTicks }
-}
-
-const cpuSeconds = async (pid: number) => (await procCpu(pid))?.own ?? Number.NaN
+// CPU accounting (Linux /proc, bench/proc.ts): CPU time per request does not depend on how busy the
+// machine is, unlike requests per second, so it tells the service's own overhead apart from contention.
 
 /**
  * CPU seconds of PostgreSQL: the postmaster, its live children (the backends serving both

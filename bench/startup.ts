@@ -17,6 +17,7 @@ import { fileURLToPath } from "node:url"
 import { parseArgs } from "node:util"
 import { freePort } from "../src/Db/Embedded.ts"
 import { serviceNodeOptions } from "../test/support/Process.ts"
+import { cpuSeconds } from "./proc.ts"
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..")
 const log = (line: string) => console.error(`[startup] ${line}`)
@@ -37,13 +38,6 @@ interface Start {
   readonly cpuSeconds: number
 }
 
-const clockTicks = Number(execFileSync("getconf", ["CLK_TCK"]).toString().trim()) || 100
-
-const cpuSecondsOf = async (pid: number) => {
-  const stat = await fs.readFile(`/proc/${pid}/stat`, "utf8")
-  const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ").map(Number)
-  return (f[11]! + f[12]!) / clockTicks
-}
 
 const exited = (child: ChildProcess) =>
   new Promise<void>((resolve) => {
@@ -77,7 +71,7 @@ const startOnce = async (way: Way, dataDir: string): Promise<Start> => {
     while (Date.now() < deadline) {
       if (child.exitCode !== null) throw new Error(`the service exited (${child.exitCode}): ${output}`)
       const ok = await fetch(`http://127.0.0.1:${port}/ready`, { signal: AbortSignal.timeout(2000) }).then((r) => r.ok, () => false)
-      if (ok) return { way, ...moments, readyMs: performance.now() - began, cpuSeconds: await cpuSecondsOf(child.pid!) }
+      if (ok) return { way, ...moments, readyMs: performance.now() - began, cpuSeconds: await cpuSeconds(child.pid!) }
       await new Promise((resolve) => setTimeout(resolve, 20))
     }
     throw new Error(`the service did not become ready within 120 s: ${output}`)
