@@ -133,7 +133,7 @@ it.live("under STORAGE=s3, stale temporary objects of the bucket are gone once t
     yield* serviceOnFreshDatabase(onBucket)
 
     expect(yield* bucketKeys(store)).toEqual([recent, archive].sort())
-    // the spools are still on this disk
+    // the spools, still on this disk, are swept there
     expect(yield* exists(path.dirname(spooledVideo))).toBe(false)
   }).pipe(Effect.scoped), 30_000)
 

@@ -13,6 +13,7 @@
 import { expect, layer } from "@effect/vitest"
 import { Context, Effect, FastCheck as fc, Layer } from "effect"
 import semver from "semver"
+import { eventually } from "./support/Eventually.ts"
 import { type Answer, expectStatus, send } from "./support/Http.ts"
 import { startObjectStore } from "./support/ObjectStore.ts"
 import { freshDatabase, type Running, startService } from "./support/Service.ts"
@@ -70,11 +71,8 @@ const afterWrite = <R>(label: string, write: (target: Running) => Effect.Effect<
     yield* Effect.forEach(checks, ({ index, read, service }) =>
       Effect.gen(function*() {
         const get = send<any>(service, "GET", read.path, { token: read.token })
-        let answer = yield* get
-        while (!read.holds(answer) && Date.now() - acknowledged < boundMillis) {
-          yield* Effect.sleep(pollMillis)
-          answer = yield* get
-        }
+        // within the bound counted from the write's acknowledgement, not from this check's start
+        const { value: answer } = yield* eventually(get, read.holds, boundMillis - (Date.now() - acknowledged), pollMillis)
         const where = `${label}: GET ${read.path} on instance ${index}`
         const millis = Date.now() - acknowledged
         if (!read.holds(answer)) expect.fail(`${where} still answers ${answer.status} ${answer.text} after ${millis} ms`)

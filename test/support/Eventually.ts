@@ -8,13 +8,16 @@ import { Effect } from "effect"
 import { sendText } from "./Http.ts"
 import type { Running } from "./Service.ts"
 
-/** Reads until `holds`, for at most `withinMillis`; answers the last value read and the time it took. */
-export const eventually = <A, E, R>(read: Effect.Effect<A, E, R>, holds: (a: A) => boolean, withinMillis = 1000) =>
+/**
+ * Reads until `holds`, for at most `withinMillis`, every `everyMillis`; answers the last value read
+ * and the time it took.
+ */
+export const eventually = <A, E, R>(read: Effect.Effect<A, E, R>, holds: (a: A) => boolean, withinMillis = 1000, everyMillis = 10) =>
   Effect.gen(function*() {
     const started = Date.now()
     let value = yield* read
     while (!holds(value) && Date.now() - started < withinMillis) {
-      yield* Effect.sleep("10 millis")
+      yield* Effect.sleep(everyMillis)
       value = yield* read
     }
     return { value, millis: Date.now() - started }
