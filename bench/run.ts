@@ -783,7 +783,7 @@ const main = async () => {
   }
   if (selected("start-up")) {
     log("start-up on an existing data folder, compiled and under tsx")
-    media.push(await benchStartup({ runs: quick ? 2 : 5 }))
+    media.push(await benchStartup({ quick }))
   }
   if (selected("object storage")) {
     log("object storage: a 100 MiB archive through the service under STORAGE=s3, beside the raw SDK")

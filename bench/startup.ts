@@ -9,17 +9,15 @@
  * `/ready`. The node process's CPU seconds at `/ready` (from /proc) do not depend on how busy the
  * machine is, unlike the wall times.
  */
-import { type ChildProcess, execFileSync, spawn } from "node:child_process"
+import { type ChildProcess, spawn } from "node:child_process"
 import * as fs from "node:fs/promises"
 import * as os from "node:os"
 import * as path from "node:path"
-import { fileURLToPath } from "node:url"
-import { parseArgs } from "node:util"
 import { freePort } from "../src/Db/Embedded.ts"
 import { serviceNodeOptions } from "../test/support/Process.ts"
 import { cpuSeconds } from "./proc.ts"
+import { root, runAlone } from "./standalone.ts"
 
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..")
 const log = (line: string) => console.error(`[startup] ${line}`)
 
 const commands = {
@@ -114,8 +112,9 @@ const section = (starts: ReadonlyArray<Start>, runs: number) => {
   ].join("\n")
 }
 
-/** The Markdown section of the report; dist/ must be built (bench/run.ts builds it first). */
-export const benchStartup = async (options: { readonly runs: number }): Promise<string> => {
+/** The Markdown section of the report: five starts of each way, two with `quick`; dist/ must be built (bench/run.ts builds it first). */
+export const benchStartup = async (options: { readonly quick: boolean }): Promise<string> => {
+  const runs = options.quick ? 2 : 5
   const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), "startup-bench-"))
   // run as root, PostgreSQL runs as its own user, which must be able to pass through this folder
   await fs.chmod(dataDir, 0o711)
@@ -123,7 +122,7 @@ export const benchStartup = async (options: { readonly runs: number }): Promise<
     log(`a first start initialises the data folder ${dataDir}`)
     await startOnce("compiled", dataDir)
     const starts: Array<Start> = []
-    for (let i = 0; i < options.runs; i++) {
+    for (let i = 0; i < runs; i++) {
       for (const way of ["compiled", "tsx"] as const) {
         const start = await startOnce(way, dataDir)
         log(`${way}: ready in ${seconds(start.readyMs)} s (PostgreSQL up ${seconds(start.postgresMs)} s, ` +
@@ -131,14 +130,10 @@ export const benchStartup = async (options: { readonly runs: number }): Promise<
         starts.push(start)
       }
     }
-    return section(starts, options.runs)
+    return section(starts, runs)
   } finally {
     await fs.rm(dataDir, { recursive: true, force: true })
   }
 }
 
-if (process.argv[1] === fileURLToPath(import.meta.url)) {
-  const { values } = parseArgs({ options: { runs: { type: "string", default: "5" } } })
-  execFileSync(process.execPath, ["scripts/build.mjs", "--if-stale"], { cwd: root, stdio: "inherit" })
-  console.log(await benchStartup({ runs: Number(values.runs) }))
-}
+runAlone(import.meta.url, benchStartup)
