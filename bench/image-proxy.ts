@@ -19,7 +19,7 @@ import * as jose from "jose"
 import { freePort, startEmbedded } from "../src/Db/Embedded.ts"
 import { startFakeImageVendor } from "../test/support/FakeImageVendor.ts"
 import { root, runAlone } from "./standalone.ts"
-import { serviceNodeOptions } from "../test/support/Process.ts"
+import { benchedServiceOptions } from "./processes.ts"
 
 // autocannon sends request bodies too (bench/autocannon.d.ts declares what the catalogue bench uses)
 declare module "autocannon" {
@@ -110,7 +110,7 @@ export const benchImageProxy = async (options: { readonly quick: boolean }): Pro
     cleanups.push(() => fake.close())
 
     const port = await freePort()
-    const child = spawn(process.execPath, [...serviceNodeOptions, "dist/main.js"], {
+    const child = spawn(process.execPath, [...benchedServiceOptions, "dist/main.js"], {
       cwd: root,
       env: {
         ...process.env,

@@ -25,9 +25,8 @@ import * as path from "node:path"
 import * as jose from "jose"
 import { freePort } from "../src/Db/Embedded.ts"
 import { mp4Head } from "../test/support/Video.ts"
-import { stop } from "./processes.ts"
+import { benchedServiceOptions, stop } from "./processes.ts"
 import { root, runAlone } from "./standalone.ts"
-import { serviceNodeOptions } from "../test/support/Process.ts"
 import { watchingRss } from "./proc.ts"
 
 const MiB = 1024 * 1024
@@ -111,7 +110,7 @@ const startSink = () =>
 
 const startService = async (env: Record<string, string>) => {
   const port = await freePort()
-  const child = spawn(process.execPath, [...serviceNodeOptions, "dist/main.js"], {
+  const child = spawn(process.execPath, [...benchedServiceOptions, "dist/main.js"], {
     cwd: root,
     env: { ...process.env, ...env, PORT: String(port), HOST: "127.0.0.1", LOG_LEVEL: "warn" },
     stdio: ["ignore", "inherit", "inherit"]

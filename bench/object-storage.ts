@@ -47,10 +47,9 @@ import { Option, Redacted } from "effect"
 import * as jose from "jose"
 import { freePort } from "../src/Db/Embedded.ts"
 import { defaultPartBytes, makeS3Client, partsInFlight } from "../src/Publishing/S3Storage.ts"
-import { stop } from "./processes.ts"
+import { benchedServiceOptions, stop } from "./processes.ts"
 import { root, runAlone } from "./standalone.ts"
 import { rawZip } from "../test/support/Zip.ts"
-import { serviceNodeOptions } from "../test/support/Process.ts"
 import { cpuSeconds, type Growth, watchingRss } from "./proc.ts"
 
 const MiB = 1024 * 1024
@@ -107,9 +106,7 @@ const startService = async (endpoint: string, dataDir: string, jwtSecret: string
   const port = await freePort()
   // the embedded database in DATA_DIR, whatever DATABASE_URL this shell has
   const { DATABASE_URL: _, ...inherited } = process.env
-  // BENCH_PROFILE_DIR: a V8 CPU profile of the service, as in bench/run.ts
-  const profile = process.env.BENCH_PROFILE_DIR ? ["--cpu-prof", `--cpu-prof-dir=${process.env.BENCH_PROFILE_DIR}`] : []
-  const child = spawn(process.execPath, [...profile, ...serviceNodeOptions, "dist/main.js"], {
+  const child = spawn(process.execPath, [...benchedServiceOptions, "dist/main.js"], {
     cwd: root,
     env: {
       ...inherited,

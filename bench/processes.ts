@@ -1,5 +1,15 @@
 /** The bench's child processes (services, s3rver). */
 import type { ChildProcess } from "node:child_process"
+import { serviceNodeOptions } from "../test/support/Process.ts"
+
+/**
+ * The node options of a benchmarked service: `npm start`'s, and with BENCH_PROFILE_DIR set a V8
+ * CPU profile of it, written there when it exits (bench/README.md says why it needs an idle machine).
+ */
+export const benchedServiceOptions: ReadonlyArray<string> = [
+  ...serviceNodeOptions,
+  ...(process.env.BENCH_PROFILE_DIR ? ["--cpu-prof", `--cpu-prof-dir=${process.env.BENCH_PROFILE_DIR}`] : [])
+]
 
 /** Stops `child`: SIGTERM, then SIGKILL if it has not exited 15 s later; resolves once it has. */
 export const stop = (child: ChildProcess) =>

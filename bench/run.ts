@@ -33,8 +33,8 @@ import { benchObjectStorage } from "./object-storage.ts"
 import { type LoadResult, paced } from "./paced.ts"
 import { benchStartup } from "./startup.ts"
 import { makeStatementRecorder, type StatementRecorder } from "./statements.ts"
-import { serviceNodeOptions } from "../test/support/Process.ts"
 import { cpuSeconds, procCpu } from "./proc.ts"
+import { benchedServiceOptions } from "./processes.ts"
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..")
 
@@ -106,10 +106,8 @@ const prefixLines = (prefix: string, write: (line: string) => void) => {
  */
 const spawnScript = (name: string, script: string, args: ReadonlyArray<string>, env: Record<string, string>) => {
   const loader = script.endsWith(".ts") ? ["--import", "tsx"] : []
-  // BENCH_PROFILE_DIR: a V8 CPU profile of the service, written there when it exits
-  const profile = name === "service" && process.env.BENCH_PROFILE_DIR ? ["--cpu-prof", `--cpu-prof-dir=${process.env.BENCH_PROFILE_DIR}`] : []
-  const node = name === "service" ? serviceNodeOptions : []
-  const child = spawn(process.execPath, ["--max-old-space-size=4096", ...node, ...profile, ...loader, script, ...args], {
+  const node = name === "service" ? benchedServiceOptions : []
+  const child = spawn(process.execPath, ["--max-old-space-size=4096", ...node, ...loader, script, ...args], {
     cwd: root,
     env: { ...process.env, ...env },
     stdio: ["ignore", "pipe", "pipe"]
