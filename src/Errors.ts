@@ -55,6 +55,7 @@ import {
   VersionImmutable,
   VideoTooLong
 } from "./Domain/ApiErrors.ts"
+import { conflictRetryAfterSeconds, persistedConflict } from "./Db/Conflicts.ts"
 import { DatabaseOutages, outageOf, retryAfterSeconds } from "./Db/Outages.ts"
 
 /**
@@ -215,8 +216,9 @@ export type AllowedMethods = (path: string) => ReadonlyArray<string>
 /**
  * Turns a failure of a request into its answer. Client-facing errors answer as themselves; the
  * framework's failures are rewritten; a database that cannot be reached is an outage, answered
- * 503 with `Retry-After` (Db/Outages.ts); anything else is a defect: logged with its cause,
- * answered 500 without internals.
+ * 503 with `Retry-After` (Db/Outages.ts), and so is a transaction that kept losing to concurrent
+ * ones through all its retries (Db/Conflicts.ts); anything else is a defect: logged with its
+ * cause, answered 500 without internals.
  */
 export const respondToCause = (allowedMethods: AllowedMethods) => (cause: Cause.Cause<unknown>) =>
   Effect.gen(function*() {
@@ -237,6 +239,13 @@ export const respondToCause = (allowedMethods: AllowedMethods) => (cause: Cause.
       // an outage is logged once, by DatabaseOutages, not with a stack trace per request
       yield* Effect.flatMap(DatabaseOutages, (outages) => outages.answered(outage.value))
       return errorResponse(new DatabaseUnavailable({ message: "The database is unavailable: try again shortly", retryAfter: retryAfterSeconds }))
+    }
+    if (persistedConflict(Cause.defects(cause))) {
+      // the load's doing, not a bug: no stack trace, but an operator should see it happen
+      yield* Effect.logWarning("a write kept conflicting with concurrent ones through its retries: answered 503")
+      return errorResponse(
+        new DatabaseUnavailable({ message: "The database is busy with conflicting changes: try again shortly", retryAfter: conflictRetryAfterSeconds })
+      )
     }
     const defect = Cause.dieOption(cause)
     if (Option.exists(defect, isUnstorableText)) {

@@ -7,7 +7,9 @@
  */
 import { SqlClient, type Statement } from "@effect/sql"
 import { Effect } from "effect"
+import { LockRace, retryConflicts } from "../Db/Conflicts.ts"
 import { orDieOnDatabase } from "../Db/Rows.ts"
+import type { NodeStatus } from "../Domain/Node.ts"
 import { catalogueChannel, PageCache } from "./PageCache.ts"
 import { span } from "../Tracing.ts"
 
@@ -21,9 +23,13 @@ export class CatalogChanges extends Effect.Service<CatalogChanges>()("CatalogCha
     /** Whether the node `n` of publisher `p` appears in public listings. */
     const listed = sql.literal("(n.status = 'NodeStatusActive' AND p.status = 'PublisherStatusActive')")
 
-    /** Runs `effect` as one transaction that notifies every instance. A database failure is a defect. */
+    /**
+     * Runs `effect` as one transaction that notifies every instance; one that lost to a concurrent
+     * transaction runs again (`effect` must hold nothing but the transaction's work). A database
+     * failure is a defect.
+     */
     const change = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
-      sql.withTransaction(Effect.zipLeft(effect, notify)).pipe(
+      retryConflicts(sql.withTransaction(Effect.zipLeft(effect, notify))).pipe(
         Effect.ensuring(cache.invalidate),
         orDieOnDatabase,
         span("CatalogChanges.change")
@@ -36,8 +42,8 @@ export class CatalogChanges extends Effect.Service<CatalogChanges>()("CatalogCha
      * notification is sent only when a row changed.
      */
     const changeOne = (write: Statement.Statement<unknown>) =>
-      sql`WITH changed AS (${write} RETURNING 1)
-          SELECT pg_notify(${catalogueChannel}, ${cache.sender}) WHERE EXISTS (SELECT 1 FROM changed)`.pipe(
+      retryConflicts(sql`WITH changed AS (${write} RETURNING 1)
+          SELECT pg_notify(${catalogueChannel}, ${cache.sender}) WHERE EXISTS (SELECT 1 FROM changed)`).pipe(
         Effect.ensuring(cache.invalidate),
         orDieOnDatabase,
         span("CatalogChanges.change")
@@ -62,7 +68,32 @@ export class CatalogChanges extends Effect.Service<CatalogChanges>()("CatalogCha
         refreshListed(sql`n.publisher_id = ANY(${ids as Array<string>})`)
       )
 
-    return { change, changeOne, refreshListed, touchPublishers }
+    /** Locks the publishers FOR SHARE, by id: the first locks of a write that creates or moves nodes. */
+    const lockPublishers = (ids: ReadonlyArray<string>) =>
+      Effect.asVoid(sql`SELECT 1 FROM publishers WHERE id = ANY(${[...ids]}) ORDER BY id FOR SHARE`)
+
+    /**
+     * Locks nodes for a write, in the lock order: their publishers FOR SHARE, then the nodes FOR
+     * NO KEY UPDATE (which, unlike FOR UPDATE, lets versions and reviews be added to them), each
+     * kind by id. Answers the nodes found. A node moved to another publisher between the two (a
+     * claim) makes the transaction run again (LockRace).
+     */
+    const lockNodes = (ids: ReadonlyArray<string>) =>
+      Effect.gen(function*() {
+        const publishers = yield* sql<{ id: string }>`SELECT id FROM publishers
+          WHERE id IN (SELECT publisher_id FROM nodes WHERE id = ANY(${[...ids]})) ORDER BY id FOR SHARE`
+        const nodes = yield* sql<{ id: string; publisher_id: string; status: NodeStatus }>`
+          SELECT id, publisher_id, status FROM nodes WHERE id = ANY(${[...ids]}) ORDER BY id FOR NO KEY UPDATE`
+        const locked = new Set(publishers.map((p) => p.id))
+        const moved = nodes.find((n) => !locked.has(n.publisher_id))
+        if (moved !== undefined) return yield* new LockRace({ what: `The publisher of node '${moved.id}'` })
+        return nodes
+      })
+
+    /** `lockNodes` of one node: its publisher and status, none when there is no such node. */
+    const lockNode = (id: string) => Effect.map(lockNodes([id]), (nodes) => nodes[0])
+
+    return { change, changeOne, refreshListed, touchPublishers, lockPublishers, lockNodes, lockNode }
   }),
   dependencies: [PageCache.Default]
 }) {}

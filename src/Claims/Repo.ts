@@ -16,7 +16,7 @@ export class AlreadyClaimed extends Data.TaggedError("AlreadyClaimed")<{ readonl
 export class ClaimRepo extends Effect.Service<ClaimRepo>()("ClaimRepo", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
-    const { change, refreshListed } = yield* CatalogChanges
+    const { change, lockPublishers, refreshListed } = yield* CatalogChanges
     return {
       /**
        * Moves an unclaimed node to the publisher. The check and the move are one statement, so of
@@ -24,6 +24,8 @@ export class ClaimRepo extends Effect.Service<ClaimRepo>()("ClaimRepo", {
        */
       claim: traced("ClaimRepo.claim")(function*(nodeId: string, publisherId: string) {
         yield* change(Effect.gen(function*() {
+          // the lock order: both publishers (the node leaves one for the other), then the node
+          yield* lockPublishers([unclaimedPublisherId, publisherId])
           const rows = yield* sql`UPDATE nodes SET publisher_id = ${publisherId}, updated_at = now()
             WHERE id = ${nodeId} AND publisher_id = ${unclaimedPublisherId} RETURNING id`.pipe(
             // the publisher was deleted after the claim's checks (migration 0009's trigger)

@@ -355,7 +355,7 @@ export class ServiceUnavailable extends ApiError<ServiceUnavailable>()("ServiceU
 export class DatabaseUnavailable extends ApiError<DatabaseUnavailable>()("DatabaseUnavailable", {
   code: "database_unavailable",
   status: 503,
-  description: "The database cannot be reached (an outage, a restart of it): try again after `Retry-After` seconds"
+  description: "The database cannot be reached (an outage, a restart of it), or a write kept conflicting with concurrent ones: try again after `Retry-After` seconds"
 }, {
   /** Seconds until the client may try again, sent as `Retry-After`. */
   retryAfter: Schema.optional(Schema.Number)

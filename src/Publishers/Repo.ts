@@ -9,6 +9,7 @@ import { CatalogChanges } from "../Catalog/Changes.ts"
 import { publisherColumns, PublisherRow } from "../Catalog/Records.ts"
 import { PublisherMissing, TransitionRefused } from "../Domain/Errors.ts"
 import { Publisher, PublisherMember, PublisherRole, PublisherStatus, PublisherUser } from "../Domain/Publisher.ts"
+import { retryConflicts } from "../Db/Conflicts.ts"
 import { nullable, orDieOnDatabase, rowsOf } from "../Db/Rows.ts"
 import { traced } from "../Tracing.ts"
 
@@ -227,7 +228,7 @@ export class PublisherRepo extends Effect.Service<PublisherRepo>()("PublisherRep
 
       /** Adds a member or changes a member's role; the last owner cannot stop being one. */
       setMember: traced("PublisherRepo.setMember")(function*(publisherId: string, userId: string, role: PublisherRole) {
-        return yield* sql.withTransaction(Effect.gen(function*() {
+        return yield* retryConflicts(sql.withTransaction(Effect.gen(function*() {
           const known = yield* sql`SELECT 1 FROM users WHERE id = ${userId}`
           if (known.length === 0) return yield* new UnknownUser({ userId })
           yield* lockPublisher(publisherId)
@@ -238,18 +239,18 @@ export class PublisherRepo extends Effect.Service<PublisherRepo>()("PublisherRep
           yield* sql`INSERT INTO publisher_members (publisher_id, user_id, role) VALUES (${publisherId}, ${userId}, ${role})
             ON CONFLICT (publisher_id, user_id) DO UPDATE SET role = excluded.role`
           return Option.isSome(current) ? MemberChange.Updated() : MemberChange.Added()
-        })).pipe(orDieOnDatabase)
+        }))).pipe(orDieOnDatabase)
       }),
 
       /** Removes a member; the last owner stays. */
       removeMember: traced("PublisherRepo.removeMember")(function*(publisherId: string, userId: string) {
-        yield* sql.withTransaction(Effect.gen(function*() {
+        yield* retryConflicts(sql.withTransaction(Effect.gen(function*() {
           yield* lockPublisher(publisherId)
           const current = yield* roleOf(publisherId, userId)
           if (Option.isNone(current)) return yield* new NotAMember({ publisherId, userId })
           if (current.value === "owner" && (yield* otherOwners(publisherId, userId)) === 0) return yield* new LastOwnerStays()
           yield* sql`DELETE FROM publisher_members WHERE publisher_id = ${publisherId} AND user_id = ${userId}`
-        })).pipe(orDieOnDatabase)
+        }))).pipe(orDieOnDatabase)
       }),
 
       /**

@@ -165,7 +165,7 @@ const list = (a: ReadonlyArray<string> | undefined): Array<string> => (a ? [...a
 export class PublishingRepo extends Effect.Service<PublishingRepo>()("PublishingRepo", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
-    const { change, refreshListed } = yield* CatalogChanges
+    const { change, lockNode, lockNodes, lockPublishers, refreshListed } = yield* CatalogChanges
     const thisNode = (nodeId: string) => sql`n.id = ${nodeId}`
 
     /** The key intervals of a version's host range, as the catalogue's host_version filter reads them. */
@@ -207,13 +207,6 @@ export class PublishingRepo extends Effect.Service<PublishingRepo>()("Publishing
         return ids.map((r) => r.id)
       })
 
-    /** The node's status and publisher, its row locked until the transaction ends. */
-    const lockNode = (nodeId: string) =>
-      Effect.map(
-        sql<{ publisher_id: string; status: NodeStatus }>`SELECT publisher_id, status FROM nodes WHERE id = ${nodeId} FOR UPDATE`,
-        (rows) => rows[0]
-      )
-
     /** Replaces a version's compatibility columns, and its key intervals when its host range is set. */
     const setCompatibility = (versionId: string, compatibility: VersionCompatibility) =>
       Effect.gen(function*() {
@@ -226,11 +219,13 @@ export class PublishingRepo extends Effect.Service<PublishingRepo>()("Publishing
 
     /**
      * Moves a version's status and sets its compatibility, within the caller's transaction. The
-     * version's row is locked first and the move checked in its statement, so a concurrent move
-     * wins or loses whole, and a refused move leaves the compatibility unchanged too.
+     * version's row is locked (after its node, in the lock order) and the move checked in its
+     * statement, so a concurrent move wins or loses whole, and a refused move leaves the
+     * compatibility unchanged too.
      */
     const reviseVersion = (nodeId: string, version: string, move: VersionMove | undefined, compatibility: VersionCompatibility) =>
       Effect.gen(function*() {
+        yield* lockNode(nodeId)
         const [row] = yield* sql<{ id: string; status: NodeVersionStatus }>`
           SELECT id::text, status FROM node_versions WHERE node_id = ${nodeId} AND version = ${version} FOR UPDATE`
         const compatible = Object.keys(compatibilityColumns(compatibility)).length > 0
@@ -256,12 +251,16 @@ export class PublishingRepo extends Effect.Service<PublishingRepo>()("Publishing
     return {
       /** Stores versions (publishing stores one; seeding many). */
       insertVersions: traced("PublishingRepo.insertVersions")(function*(versions: ReadonlyArray<NewVersion>) {
-        yield* change(Effect.forEach(chunks(versions), insertVersionRows, { discard: true }))
+        yield* change(Effect.zipRight(
+          lockNodes([...new Set(versions.map((v) => v.node_id))]),
+          Effect.forEach(chunks(versions), insertVersionRows, { discard: true })
+        ))
       }),
 
       /** Creates a node of the publisher; fails when the id is taken. */
       createNode: traced("PublishingRepo.createNode")(function*(publisherId: string, nodeId: string, node: NodePatch) {
         yield* change(Effect.gen(function*() {
+          yield* lockPublishers([publisherId])
           const now = new Date()
           const rows = yield* sql`INSERT INTO nodes ${
             sql.insert({ ...nodeDefaults, ...nodeColumns(node), id: nodeId, publisher_id: publisherId, created_at: now, updated_at: now })
@@ -282,6 +281,7 @@ export class PublishingRepo extends Effect.Service<PublishingRepo>()("Publishing
           const columns = nodeColumns(patch)
           const where = sql`id = ${nodeId} AND status = ANY(${from as Array<string>})`
           yield* change(Effect.gen(function*() {
+            yield* lockNode(nodeId)
             const rows = yield* (Object.keys(columns).length > 0
               ? sql`UPDATE nodes SET ${sql.update(columns)}, updated_at = now() WHERE ${where} RETURNING id`
               : sql`UPDATE nodes SET updated_at = now() WHERE ${where} RETURNING id`).pipe(
@@ -301,13 +301,14 @@ export class PublishingRepo extends Effect.Service<PublishingRepo>()("Publishing
       publish: traced("PublishingRepo.publish")(
         function*(publisherId: string, nodeId: string, node: NodePatch, version: Omit<NewVersion, "node_id" | "status">) {
           return yield* change(Effect.gen(function*() {
+            yield* lockPublishers([publisherId])
             const now = new Date()
             const created = yield* sql`INSERT INTO nodes ${
               sql.insert({ ...nodeDefaults, ...nodeColumns(node), publisher_id: publisherId, id: nodeId, created_at: now, updated_at: now })
             } ON CONFLICT (id) DO NOTHING RETURNING id`.pipe(
               onForeignKeyViolation(() => new PublisherMissing({ publisherId }))
             )
-            // the row lock serialises publishes of one node (and its checks) across instances
+            // the node's lock serialises publishes of one node (and their checks) across instances
             const current = yield* lockNode(nodeId)
             if (current === undefined) return yield* Effect.dieMessage(`node '${nodeId}' vanished while publishing`)
             if (current.publisher_id !== publisherId) return yield* new NodeIdTaken({ nodeId, byAnother: true })
@@ -356,11 +357,16 @@ export class PublishingRepo extends Effect.Service<PublishingRepo>()("Publishing
             Passed: () => ["NodeVersionStatusActive", null] as const,
             Failed: ({ reason }) => ["NodeVersionStatusFlagged", `Automated checks failed: ${reason}`] as const
           })
+          // a transaction that lost to a concurrent one runs again: the archive is placed once
+          let placed = false
+          const placeOnce = Effect.suspend(() => placed ? Effect.void : Effect.tap(place, () => void (placed = true)))
           yield* change(Effect.gen(function*() {
+            const [owner] = yield* sql<{ node_id: string }>`SELECT node_id FROM node_versions WHERE id = ${versionId}::uuid`
+            if (owner !== undefined) yield* lockNode(owner.node_id)
             const [row] = yield* sql<{ node_id: string }>`SELECT node_id FROM node_versions
               WHERE id = ${versionId}::uuid AND status = 'NodeVersionStatusPending' FOR UPDATE`
             if (row === undefined) return yield* new VersionLocked({ status: "completed" })
-            yield* place
+            yield* placeOnce
             yield* sql`UPDATE node_versions SET archive_bytes = ${bytes}, status = ${to}, status_reason = ${reason}
               WHERE id = ${versionId}::uuid`
             yield* sql`UPDATE nodes SET updated_at = now() WHERE id = ${row.node_id}`
@@ -380,13 +386,18 @@ export class PublishingRepo extends Effect.Service<PublishingRepo>()("Publishing
        * caller may ask for it; only the store's loss decides it. Answers the versions moved.
        */
       archiveLost: traced("PublishingRepo.archiveLost")(function*(versionIds: ReadonlyArray<string>, reason: string) {
-        return yield* change(sql<{ node_id: string; version: string }>`
+        return yield* change(Effect.gen(function*() {
+          const owners = yield* sql<{ node_id: string }>`SELECT DISTINCT node_id FROM node_versions
+            WHERE id = ANY(${versionIds as Array<string>}::uuid[])`
+          yield* lockNodes(owners.map((o) => o.node_id))
+          return yield* sql<{ node_id: string; version: string }>`
           WITH lost AS (
             UPDATE node_versions SET status = 'NodeVersionStatusPending', status_reason = ${reason}, archive_bytes = NULL
             WHERE id = ANY(${versionIds as Array<string>}::uuid[]) AND status = ${installableStatus} AND archive_bytes IS NOT NULL
             RETURNING node_id, version
           ), touched AS (UPDATE nodes SET updated_at = now() WHERE id IN (SELECT node_id FROM lost))
-          SELECT node_id, version FROM lost`)
+          SELECT node_id, version FROM lost`
+        }))
       }),
 
       /** Changes a version that is not deleted. */
@@ -394,6 +405,7 @@ export class PublishingRepo extends Effect.Service<PublishingRepo>()("Publishing
         const columns = Object.fromEntries(Object.entries(patch).filter(([, v]) => v !== undefined))
         const target: Statement.Fragment = sql`node_id = ${nodeId} AND version = ${version} AND status <> 'NodeVersionStatusDeleted'`
         yield* change(Effect.gen(function*() {
+          yield* lockNode(nodeId)
           const rows = yield* (Object.keys(columns).length > 0
             ? sql`UPDATE node_versions SET ${sql.update(columns)} WHERE ${target} RETURNING id`
             : sql`SELECT id FROM node_versions WHERE ${target}`)

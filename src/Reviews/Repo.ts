@@ -39,7 +39,7 @@ export class ReviewRepo extends Effect.Service<ReviewRepo>()("ReviewRepo", {
       execute: (nodeId) =>
         sql`SELECT n.status, p.status AS "publisherStatus"
             FROM nodes n JOIN publishers p ON p.id = n.publisher_id
-            WHERE n.id = ${nodeId} FOR UPDATE OF n`
+            WHERE n.id = ${nodeId} FOR NO KEY UPDATE OF n`
     })
 
     return {
