@@ -138,7 +138,9 @@ export class Publishing extends Effect.Service<Publishing>()("Publishing", {
         // the status is part of the statement: a ban arriving meanwhile is not overwritten
         yield* repo.updateNode(nodeId, ["NodeStatusActive"], publisherFields(node)).pipe(
           Effect.catchTags({
-            TransitionRefused: () => new NodeIsBanned({ nodeId }),
+            // banned or deleted since the checks above: answered as if the checks had seen it
+            TransitionRefused: (e) =>
+              e.from === "NodeStatusDeleted" ? new NotPublishersNode({ publisherId, nodeId }) : new NodeIsBanned({ nodeId }),
             NodeMissing: () => new NotPublishersNode({ publisherId, nodeId }),
             // the publisher was deleted after the checks above
             NodesPublisherDeleted: () => new PublisherMissing({ publisherId })
@@ -152,7 +154,9 @@ export class Publishing extends Effect.Service<Publishing>()("Publishing", {
         yield* ownNode(publisherId, nodeId)
         yield* repo.updateNode(nodeId, ["NodeStatusActive"], { status: "NodeStatusDeleted" }).pipe(
           Effect.catchTags({
-            TransitionRefused: () => new NodeBannedForOwner({ nodeId }),
+            // a concurrent delete came first: the node is gone, as a delete after it would find
+            TransitionRefused: (e) =>
+              e.from === "NodeStatusDeleted" ? new NotPublishersNode({ publisherId, nodeId }) : new NodeBannedForOwner({ nodeId }),
             NodeMissing: () => new NotPublishersNode({ publisherId, nodeId }),
             NodesPublisherDeleted: () => new PublisherMissing({ publisherId })
           })
@@ -174,8 +178,14 @@ export class Publishing extends Effect.Service<Publishing>()("Publishing", {
         yield* managers(publisherId)
         const version = yield* ownVersion(publisherId, nodeId, versionOrId)
         const deleted = "NodeVersionStatusDeleted"
-        yield* repo.moveVersion(nodeId, version.version, statesReaching(nodeVersionStatusMoves, deleted), deleted, undefined).pipe(
-          Effect.catchTag("VersionMissing", () => new VersionMissing({ nodeId, version: versionOrId }))
+        // from any state but Deleted itself: a concurrent delete that came first leaves nothing to delete
+        const from = statesReaching(nodeVersionStatusMoves, deleted).filter((s) => s !== deleted)
+        yield* repo.moveVersion(nodeId, version.version, from, deleted, undefined).pipe(
+          Effect.catchTag("VersionMissing", () => new VersionMissing({ nodeId, version: versionOrId })),
+          Effect.catchIf(
+            (e) => e._tag === "TransitionRefused" && e.from === deleted,
+            () => new VersionMissing({ nodeId, version: versionOrId })
+          )
         )
       }),
 
