@@ -28,6 +28,7 @@ import { isDeepStrictEqual, parseArgs } from "node:util"
 import pg from "pg"
 import { type EmbeddedServer, freePort, startEmbedded } from "../src/Db/Embedded.ts"
 import { benchImageProxy } from "./image-proxy.ts"
+import { benchModeration, moderationScenario } from "./moderation.ts"
 import { benchMusicProxy } from "./music-proxy.ts"
 import { benchObjectStorage } from "./object-storage.ts"
 import { type LoadResult, paced } from "./paced.ts"
@@ -765,6 +766,11 @@ const main = async () => {
 
   // the media proxy, each part with its own service process and fake vendor, the registry's idle
   const media: Array<string> = []
+  if (selected(moderationScenario)) {
+    log("concurrent moderation: publisher and node changes released together")
+    const moderation = await benchModeration(service.base, client, jwtSecret)
+    media.push(moderation.section)
+  }
   if (selected("image proxy")) {
     log("media proxy: images")
     media.push(await benchImageProxy({ quick }))
