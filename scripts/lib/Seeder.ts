@@ -65,7 +65,7 @@ const parsed = (v: VersionInput) => {
 export class Seeder extends Effect.Service<Seeder>()("Seeder", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
-    const { change, refreshListed, touchPublishers } = yield* CatalogChanges
+    const { change, lockNode, refreshListed, touchPublishers } = yield* CatalogChanges
     const publishing = yield* PublishingRepo
     const thisNode = (nodeId: string) => sql`n.id = ${nodeId}`
 
@@ -103,6 +103,7 @@ export class Seeder extends Effect.Service<Seeder>()("Seeder", {
       /** Changes a node's columns, whatever its status. */
       updateNode: (nodeId: string, patch: NodeInput | Partial<NodeInput>) =>
         change(Effect.gen(function*() {
+          yield* lockNode(nodeId)
           const columns = nodeColumns(patch)
           yield* Object.keys(columns).length > 0
             ? sql`UPDATE nodes SET ${sql.update(columns)}, updated_at = now() WHERE id = ${nodeId}`
@@ -112,7 +113,7 @@ export class Seeder extends Effect.Service<Seeder>()("Seeder", {
 
       setVersionStatus: (nodeId: string, version: string, status: NodeVersionStatus) =>
         change(Effect.zipRight(
-          sql`UPDATE node_versions SET status = ${status} WHERE node_id = ${nodeId} AND version = ${version}`,
+          Effect.zipRight(lockNode(nodeId), sql`UPDATE node_versions SET status = ${status} WHERE node_id = ${nodeId} AND version = ${version}`),
           sql`UPDATE nodes SET updated_at = now() WHERE id = ${nodeId}`
         )),
 

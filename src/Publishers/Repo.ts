@@ -87,7 +87,7 @@ const isUniqueViolation = (e: { readonly cause?: unknown }) => (e.cause as { cod
 export class PublisherRepo extends Effect.Service<PublisherRepo>()("PublisherRepo", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
-    const { change, changeOne, touchPublishers } = yield* CatalogChanges
+    const { change, changeOne, refreshListed } = yield* CatalogChanges
 
     const findStatus = SqlSchema.findOne({
       Request: Schema.String,
@@ -291,12 +291,13 @@ export class PublisherRepo extends Effect.Service<PublisherRepo>()("PublisherRep
           return yield* change(Effect.gen(function*() {
             const [row] = yield* sql<{ status: PublisherStatus; moved: boolean }>`
               WITH current AS (SELECT status FROM publishers WHERE id = ${publisherId} AND deleted_at IS NULL FOR UPDATE),
-              moved AS (UPDATE publishers p SET status = ${to} FROM current
+              moved AS (UPDATE publishers p SET status = ${to}, updated_at = now() FROM current
                         WHERE p.id = ${publisherId} AND current.status <> ${to}
                           AND current.status = ANY(${from as Array<string>}) RETURNING p.id)
               SELECT current.status, EXISTS (SELECT 1 FROM moved) AS moved FROM current`
             if (row === undefined) return yield* new PublisherMissing({ publisherId })
-            if (row.moved) yield* touchPublishers([publisherId])
+            // its own updated_at moved with it (CatalogChanges.touchPublishers): now its nodes' listing
+            if (row.moved) yield* refreshListed(sql`n.publisher_id = ${publisherId}`)
             else if (row.status !== to) return yield* new TransitionRefused({ record: "A publisher", from: row.status, to })
           }))
         }
