@@ -3,14 +3,13 @@
  * URLs, PUTs its bytes to the signed one, and anyone holding the other reads them until the file
  * expires. Bytes live in the archives' store; a periodic sweep deletes expired files.
  */
-import { createHash } from "node:crypto"
 import { Data, Effect, Option, Schedule, Stream } from "effect"
 import { AppConfig } from "../Config.ts"
 import { CurrentUser } from "../Domain/Auth.ts"
 import { StorageResource } from "../Domain/MediaFile.ts"
 import { BadSignature, SignatureExpired, UrlSigner } from "../Publishing/Signing.ts"
 import { Storage } from "../Publishing/Store.ts"
-import type { StorageFailed } from "../Publishing/Storage.ts"
+import type { StorageFailed, Written } from "../Publishing/Storage.ts"
 import { traced } from "../Tracing.ts"
 import { recordUpload } from "../Observability/Metrics.ts"
 import { type LiveFile, MediaFileMissing, MediaFileRepo, MediaQuotaExceeded } from "./Repo.ts"
@@ -155,15 +154,10 @@ export class MediaStorage extends Effect.Service<MediaStorage>()("MediaStorage",
         // a declared length over the limit is refused before a byte is read
         if ((upload.declaredBytes ?? 0) > limit) return yield* tooLarge
 
-        const hash = createHash("sha256")
-        const body = Stream.map(upload.body, (chunk) => {
-          hash.update(chunk)
-          return chunk
-        })
         // recorded, then placed: a refused upload (over the quota) keeps the file's old bytes
-        const record = (_: unknown, bytes: number, place: Effect.Effect<void, StorageFailed>) =>
-          Effect.zipLeft(files.recordUpload(file, { bytes, sha256: hash.digest("hex") }, maxUserBytes), place)
-        yield* storage.put(storageKey(file.id), body, { maxBytes: limit, record }).pipe(
+        const record = (_: unknown, { bytes, sha256 }: Written, place: Effect.Effect<void, StorageFailed>) =>
+          Effect.zipLeft(files.recordUpload(file, { bytes, sha256: sha256.toString("hex") }, maxUserBytes), place)
+        yield* storage.put(storageKey(file.id), upload.body, { maxBytes: limit, record }).pipe(
           Effect.catchTags({ BodyTooLarge: () => tooLarge, BodyBroken: () => new MediaUploadBroken() }),
           Effect.tap((stored) => recordUpload("media", stored.bytes))
         )

@@ -10,7 +10,7 @@ import { checkArchive, type ZipSource } from "./Checks.ts"
 import { PublishingRepo, VersionLocked } from "./Repo.ts"
 import { BadSignature, UrlSigner } from "./Signing.ts"
 import { Storage } from "./Store.ts"
-import type { Opened, StorageFailed } from "./Storage.ts"
+import type { Opened, StorageFailed, Written } from "./Storage.ts"
 import { traced } from "../Tracing.ts"
 import { recordUpload } from "../Observability/Metrics.ts"
 import { archiveKey } from "./Keys.ts"
@@ -159,7 +159,7 @@ export class Archives extends Effect.Service<Archives>()("Archives", {
 
         // the archive is durable in its place before its verdict commits; another upload of this
         // version that finished first stays, and this one is dropped
-        const record = (content: ZipSource, bytes: number, place: Effect.Effect<void, StorageFailed>) =>
+        const record = (content: ZipSource, { bytes }: Written, place: Effect.Effect<void, StorageFailed>) =>
           Effect.flatMap(checkArchive(content, limits), (verdict) => repo.recordArchive(state.id, bytes, verdict, place))
         yield* storage.put(archiveKey(state.id), upload.body, { maxBytes: maxArchiveBytes, record }).pipe(
           Effect.catchTags({

@@ -27,12 +27,12 @@ import {
 } from "@aws-sdk/client-s3"
 import { getSignedUrl } from "@aws-sdk/s3-request-presigner"
 import { Chunk, Effect, Fiber, Option, Redacted, Stream } from "effect"
-import { randomBytes } from "node:crypto"
+import { createHash, randomBytes } from "node:crypto"
 import { PassThrough, Readable } from "node:stream"
 import type { S3Settings } from "../Config.ts"
 import { span, traced } from "../Tracing.ts"
 import type { RangedContent } from "./Checks.ts"
-import { BodyBroken, BodyTooLarge, failed, type Opened, type PutOptions, safeKey, type Served, type StorageFailed, type StorageShape, type Stored } from "./Storage.ts"
+import { BodyBroken, BodyTooLarge, failed, type Opened, type PutOptions, safeKey, type Served, type StorageFailed, type StorageShape, type Stored, type Written } from "./Storage.ts"
 
 /** Where uploads are written until placed; a lifecycle rule on this prefix expires a crash's leftovers. */
 export const incomingPrefix = ".incoming/"
@@ -252,7 +252,7 @@ export const makeS3Storage = (
       return { write, finish, stop }
     }
 
-    /** Streams `body` into a new multipart upload under `tmp`; answers its size once complete. */
+    /** Streams `body` into a new multipart upload under `tmp`; answers its size and digest once complete. */
     const upload = (tmp: string, body: Stream.Stream<Uint8Array, unknown>, maxBytes: number) =>
       Effect.acquireUseRelease(
         send("createMultipartUpload", () => client.send(new CreateMultipartUploadCommand({ Bucket: bucket, Key: tmp }))),
@@ -260,10 +260,14 @@ export const makeS3Storage = (
           Effect.gen(function*() {
             const writer = partWriter(tmp, UploadId)
             let bytes = 0
+            const hash = createHash("sha256")
             const parts = yield* body.pipe(
               Stream.mapError((cause) => new BodyBroken({ cause })),
               Stream.runForEachChunk((chunks): Effect.Effect<void, BodyTooLarge | StorageFailed> => {
-                bytes += Chunk.reduce(chunks, 0, (sum, chunk) => sum + chunk.byteLength)
+                for (const chunk of chunks) {
+                  bytes += chunk.byteLength
+                  hash.update(chunk)
+                }
                 return bytes > maxBytes ? new BodyTooLarge({ maxBytes }) : writer.write(chunks)
               }),
               Effect.zipRight(writer.finish),
@@ -272,7 +276,7 @@ export const makeS3Storage = (
             )
             yield* send("completeMultipartUpload", () =>
               client.send(new CompleteMultipartUploadCommand({ Bucket: bucket, Key: tmp, UploadId, MultipartUpload: { Parts: parts } })))
-            return bytes
+            return { bytes, sha256: hash.digest() } satisfies Written
           }),
         // after completion the upload is gone and the abort answers NoSuchUpload: ignored
         ({ UploadId }, exit) =>
@@ -296,9 +300,10 @@ export const makeS3Storage = (
     const put = <A, E, R>(key: string, body: Stream.Stream<Uint8Array, unknown>, options: PutOptions<A, E, R>) =>
       Effect.gen(function*() {
         const tmp = `${incomingPrefix}${safeKey(key)}.${randomBytes(8).toString("hex")}`
-        const bytes = yield* upload(tmp, body, options.maxBytes)
+        const written = yield* upload(tmp, body, options.maxBytes)
+        const { bytes } = written
         const content: RangedContent = { bytes, range: readingAhead(client, bucket, tmp, bytes) }
-        const recorded = yield* options.record(content, bytes, placeAt(tmp, key)).pipe(
+        const recorded = yield* options.record(content, written, placeAt(tmp, key)).pipe(
           Effect.ensuring(Effect.ignore(remove(tmp)))
         )
         return { bytes, recorded } satisfies Stored<A>

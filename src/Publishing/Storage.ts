@@ -12,7 +12,7 @@
 import { FileSystem } from "@effect/platform"
 import { isPlatformError, type PlatformError } from "@effect/platform/Error"
 import { Data, Effect, Option, Stream } from "effect"
-import { randomBytes } from "node:crypto"
+import { createHash, randomBytes } from "node:crypto"
 import * as path from "node:path"
 import type { StorageFaultStep } from "../Config.ts"
 import type { ZipSource } from "./Checks.ts"
@@ -39,6 +39,12 @@ export class StorageFailed extends Data.TaggedError("StorageFailed")<{ readonly 
   }
 }
 
+/** What an upload wrote: its size, and its SHA-256 (computed as it streamed, in the same pass). */
+export interface Written {
+  readonly bytes: number
+  readonly sha256: Buffer
+}
+
 export interface Stored<A> {
   readonly bytes: number
   /** What `record` answered. */
@@ -48,11 +54,11 @@ export interface Stored<A> {
 export interface PutOptions<A, E, R> {
   readonly maxBytes: number
   /**
-   * Records the complete content (`bytes` long, durable in the store under a temporary name and
+   * Records the complete content (`written`, durable in the store under a temporary name and
    * readable as `content`). It runs `place` to make the content the key's, durably, before its
    * own record commits; content it does not place is dropped.
    */
-  readonly record: (content: ZipSource, bytes: number, place: Effect.Effect<void, StorageFailed>) => Effect.Effect<A, E, R>
+  readonly record: (content: ZipSource, written: Written, place: Effect.Effect<void, StorageFailed>) => Effect.Effect<A, E, R>
 }
 
 /** How content fetched from the store directly is to be served. */
@@ -127,17 +133,20 @@ export const makeLocalStorage = (dir: string, faultAt: Option.Option<StorageFaul
         yield* Effect.addFinalizer(() => Effect.ignore(fs.remove(tmp, { force: true })))
         const file = yield* fs.open(tmp, { flag: "wx" })
         let bytes = 0
+        const hash = createHash("sha256")
         yield* body.pipe(
           Stream.mapError((cause) => new BodyBroken({ cause })),
           Stream.runForEach((chunk): Effect.Effect<void, PlatformError | BodyTooLarge> => {
             bytes += chunk.byteLength
-            return bytes > options.maxBytes ? new BodyTooLarge({ maxBytes: options.maxBytes }) : file.writeAll(chunk)
+            if (bytes > options.maxBytes) return new BodyTooLarge({ maxBytes: options.maxBytes })
+            hash.update(chunk)
+            return file.writeAll(chunk)
           })
         )
         yield* reached("after-temp-write")
         yield* file.sync
         yield* reached("after-fsync")
-        const recorded = yield* options.record(tmp, bytes, placeAt(tmp, key))
+        const recorded = yield* options.record(tmp, { bytes, sha256: hash.digest() }, placeAt(tmp, key))
         yield* reached("after-commit")
         return { bytes, recorded } satisfies Stored<A>
       }).pipe(

@@ -8,12 +8,13 @@
 import { ListObjectsV2Command, PutObjectCommand, S3Client } from "@aws-sdk/client-s3"
 import { expect, it } from "@effect/vitest"
 import { ConfigProvider, Effect, Either, Exit, FastCheck as fc, Option, Stream } from "effect"
+import { createHash } from "node:crypto"
 import * as fs from "node:fs/promises"
 import type { Readable } from "node:stream"
 import { appConfig } from "../../src/Config.ts"
 import { checkArchive, type ZipSource } from "../../src/Publishing/Checks.ts"
 import { incomingPrefix, makeS3Client, makeS3Storage, partsInFlight } from "../../src/Publishing/S3Storage.ts"
-import type { StorageFailed } from "../../src/Publishing/Storage.ts"
+import type { StorageFailed, Written } from "../../src/Publishing/Storage.ts"
 import { type ObjectStore, startObjectStore } from "../support/ObjectStore.ts"
 import { rawZip, zipOf } from "../support/Zip.ts"
 
@@ -77,7 +78,7 @@ const everyUploadFinished = (sent: ReturnType<typeof recordCommands>) => {
 /** Small parts: several of them for a few kilobytes (s3rver has no 5 MiB minimum). */
 const partBytes = 4096
 
-const placeOnly = { maxBytes: 100_000, record: (_: ZipSource, __: number, place: Effect.Effect<void, StorageFailed>) => place }
+const placeOnly = { maxBytes: 100_000, record: (_: ZipSource, __: Written, place: Effect.Effect<void, StorageFailed>) => place }
 
 it.scopedLive("put streams in parts, the record reads the upload by ranges, and only its place makes it the key's", () =>
   Effect.gen(function*() {
@@ -87,11 +88,13 @@ it.scopedLive("put streams in parts, the record reads the upload by ranges, and 
     const expected = yield* readAll(body)
     const stored = yield* storage.put("a.zip", body, {
       maxBytes: 10_000,
-      record: (content, bytes, place) =>
+      record: (content, { bytes, sha256 }, place) =>
         Effect.gen(function*() {
           expect(typeof content).toBe("object")
           if (typeof content === "string") return "not ranged"
           expect(content.bytes).toBe(bytes)
+          // hashed as it streamed into its parts
+          expect(sha256).toEqual(createHash("sha256").update(expected).digest())
           expect(yield* nodeBytes(content.range(0, bytes))).toEqual(expected)
           expect(yield* nodeBytes(content.range(2500, 4600))).toEqual(expected.subarray(2500, 4600))
           expect(yield* nodeBytes(content.range(7, 7))).toEqual(Buffer.alloc(0))

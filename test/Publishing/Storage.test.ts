@@ -7,12 +7,13 @@
 import { NodeFileSystem } from "@effect/platform-node"
 import { expect, it } from "@effect/vitest"
 import { ConfigProvider, Effect, Either, Exit, FastCheck as fc, Option, Stream } from "effect"
+import { createHash } from "node:crypto"
 import * as fs from "node:fs/promises"
 import * as os from "node:os"
 import * as path from "node:path"
 import { appConfig, storageFaultSteps } from "../../src/Config.ts"
 import { unsafeEntryName } from "../../src/Publishing/Checks.ts"
-import { makeLocalStorage, type StorageFailed } from "../../src/Publishing/Storage.ts"
+import { makeLocalStorage, type StorageFailed, type Written } from "../../src/Publishing/Storage.ts"
 
 const tempDir = Effect.acquireRelease(
   Effect.promise(() => fs.mkdtemp(path.join(os.tmpdir(), "registry-storage-"))),
@@ -25,6 +26,8 @@ const files = (dir: string) =>
   Effect.promise(async () => [...await fs.readdir(dir), ...(await fs.readdir(path.join(dir, ".incoming"))).map((f) => `.incoming/${f}`)]
     .filter((f) => f !== ".incoming").sort())
 
+const sha256Of = (bytes: Uint8Array) => createHash("sha256").update(bytes).digest("hex")
+
 const readAll = <E>(stream: Stream.Stream<Uint8Array, E>) =>
   Effect.map(Stream.runCollect(stream), (c) => Buffer.concat([...c]))
 
@@ -36,10 +39,12 @@ it.scoped("put streams, records the complete file, which is placed under its key
     const visible = () => fs.access(path.join(dir, "a.zip")).then(() => true, () => false)
     const stored = yield* storage.put("a.zip", chunks(10, 1000), {
       maxBytes: 10_000,
-      record: (file, _, place) =>
+      record: (file, written, place) =>
         Effect.gen(function*() {
-          // the local store hands the path of its synced temporary file
+          // the local store hands the path of its synced temporary file, and the digest of its bytes
           inspected = (yield* Effect.promise(() => fs.stat(file as string))).size
+          expect(written.bytes).toBe(10_000)
+          expect(written.sha256.toString("hex")).toBe(sha256Of(yield* Effect.promise(() => fs.readFile(file as string))))
           // not visible under its key while it is checked
           expect(yield* Effect.promise(visible)).toBe(false)
           yield* place
@@ -64,7 +69,7 @@ it.scoped("past the limit, a failed body, a failed record or one that does not p
   Effect.gen(function*() {
     const dir = yield* tempDir
     const storage = yield* Effect.provide(makeLocalStorage(dir), NodeFileSystem.layer)
-    const ok = { maxBytes: 10_000, record: (_: unknown, __: number, place: Effect.Effect<void, StorageFailed>) => place }
+    const ok = { maxBytes: 10_000, record: (_: unknown, __: Written, place: Effect.Effect<void, StorageFailed>) => place }
     yield* storage.put("b.zip", chunks(1, 100), ok)
     const tooLarge = yield* Effect.exit(storage.put("b.zip", chunks(11, 1000), ok))
     expect(Exit.isFailure(tooLarge) && JSON.stringify(tooLarge.cause)).toContain("BodyTooLarge")
@@ -84,7 +89,7 @@ it.effect.prop("missing answers exactly the keys whose content is absent, in the
   Effect.gen(function*() {
     const dir = yield* tempDir
     const storage = yield* Effect.provide(makeLocalStorage(dir), NodeFileSystem.layer)
-    const place = { maxBytes: 100, record: (_: unknown, __: number, place: Effect.Effect<void, StorageFailed>) => place }
+    const place = { maxBytes: 100, record: (_: unknown, __: Written, place: Effect.Effect<void, StorageFailed>) => place }
     for (const [i, key] of keys.entries()) if (stored[i]) yield* storage.put(key, chunks(1, 1), place)
     expect(yield* storage.missing(keys)).toEqual(keys.filter((_, i) => !stored[i]))
   }).pipe(Effect.scoped), { fastCheck: { numRuns: 30 } })
