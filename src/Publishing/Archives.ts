@@ -2,10 +2,12 @@
  * Archives: the zip of a version, uploaded to its signed URL while the version is Pending, checked
  * before its status commits, and served for download once the version is installable.
  */
-import { Data, Effect, Option, type Stream } from "effect"
+import { Data, Effect, Option, Stream } from "effect"
+import { createHash } from "node:crypto"
 import { NodeRepo, requireVisible } from "../Catalog/Repo.ts"
 import { AppConfig } from "../Config.ts"
 import { NodeIsBanned, VersionMissing } from "../Domain/Errors.ts"
+import type { NodeVersionStatus } from "../Domain/Node.ts"
 import { checkArchive, type ZipSource } from "./Checks.ts"
 import { PublishingRepo, VersionLocked } from "./Repo.ts"
 import { BadSignature, UrlSigner } from "./Signing.ts"
@@ -130,6 +132,37 @@ export class Archives extends Effect.Service<Archives>()("Archives", {
     // before the service serves: no install hands out a lost archive's URL
     yield* recoverLost()
 
+    /** The version as it is now (it exists: its absence is a defect). */
+    const versionNow = (versionId: string) => Effect.flatMap(nodes.versionById(versionId), Effect.orDie)
+
+    /**
+     * An upload to a version that left Pending: a retry of the upload that gave it its archive
+     * (the same bytes, its answer lost) is answered as done, with the version as it is now; other
+     * bytes are refused as before. The body is read only while it may still be those bytes (never
+     * past their length), hashed as it streams, and not stored.
+     */
+    const replayOrLocked = (versionId: string, status: NodeVersionStatus, upload: Upload) =>
+      Effect.gen(function*() {
+        const locked = new VersionLocked({ status })
+        const stored = yield* repo.storedArchive(versionId)
+        if (Option.isNone(stored)) return yield* locked
+        const { bytes: storedBytes, sha256: storedSha256 } = stored.value
+        if (upload.declaredBytes !== undefined && upload.declaredBytes !== storedBytes) return yield* locked
+        const hash = createHash("sha256")
+        let bytes = 0
+        yield* upload.body.pipe(
+          Stream.mapError(() => new UploadBroken()),
+          Stream.runForEach((chunk): Effect.Effect<void, VersionLocked> => {
+            bytes += chunk.byteLength
+            if (bytes > storedBytes) return locked
+            hash.update(chunk)
+            return Effect.void
+          })
+        )
+        if (bytes !== storedBytes || !hash.digest().equals(storedSha256)) return yield* locked
+        return { version: yield* versionNow(versionId), replayed: true }
+      })
+
     return {
       /**
        * Where a client fetches an installable version's archive straight from its store, when the
@@ -141,7 +174,8 @@ export class Archives extends Effect.Service<Archives>()("Archives", {
 
       /**
        * Stores the archive of a Pending version and records the checks' verdict: the version becomes
-       * Active, or Flagged with the reason. Answers the version as it then is.
+       * Active, or Flagged with the reason. Answers the version as it then is, and whether the
+       * upload was a replay: the version held these very bytes already, and nothing was written.
        */
       upload: traced("Archives.upload")(function*(upload: Upload) {
         const { nodeId, version } = upload
@@ -154,21 +188,21 @@ export class Archives extends Effect.Service<Archives>()("Archives", {
         if (!zipTypes.has(upload.contentType)) return yield* new NotAZip()
         // the version may take an upload: its node visible to clients, the version still Pending
         yield* requireVisible(nodeId, node)
-        if (state.status !== "NodeVersionStatusPending") return yield* new VersionLocked({ status: state.status })
+        if (state.status !== "NodeVersionStatusPending") return yield* replayOrLocked(state.id, state.status, upload)
         if ((upload.declaredBytes ?? 0) > maxArchiveBytes) return yield* new ArchiveTooLarge({ maxBytes: maxArchiveBytes })
 
         // the archive is durable in its place before its verdict commits; another upload of this
         // version that finished first stays, and this one is dropped
-        const record = (content: ZipSource, { bytes }: Written, place: Effect.Effect<void, StorageFailed>) =>
-          Effect.flatMap(checkArchive(content, limits), (verdict) => repo.recordArchive(state.id, bytes, verdict, place))
-        yield* storage.put(archiveKey(state.id), upload.body, { maxBytes: maxArchiveBytes, record }).pipe(
+        const record = (content: ZipSource, written: Written, place: Effect.Effect<void, StorageFailed>) =>
+          Effect.flatMap(checkArchive(content, limits), (verdict) => repo.recordArchive(state.id, written, verdict, place))
+        const { recorded } = yield* storage.put(archiveKey(state.id), upload.body, { maxBytes: maxArchiveBytes, record }).pipe(
           Effect.catchTags({
             BodyTooLarge: () => new ArchiveTooLarge({ maxBytes: maxArchiveBytes }),
             BodyBroken: () => new UploadBroken()
           }),
           Effect.tap((stored) => recordUpload("archive", stored.bytes))
         )
-        return yield* Effect.flatMap(nodes.versionById(state.id), Effect.orDie)
+        return { version: yield* versionNow(state.id), replayed: recorded.replayed }
       }),
 
       /**

@@ -1,4 +1,4 @@
-import { HttpApiBuilder, type HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import { HttpApiBuilder, HttpApp, type HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { NodeHttpServerRequest, NodeStream } from "@effect/platform-node"
 import { Effect } from "effect"
 import { Api } from "../Api.ts"
@@ -21,6 +21,21 @@ export const declaredLength = (request: HttpServerRequest.HttpServerRequest) => 
   return Number.isFinite(length) ? length : undefined
 }
 
+/**
+ * The header that tells a replay from a first success: a retried write whose work was done before
+ * (its first answer lost) answers as the first did, with `Idempotent-Replayed: true` besides.
+ */
+export const replayedHeader = "idempotent-replayed"
+
+/** `value` as the answer, marked as a replay when it is one. */
+const answerMarked = <A>(replayed: boolean, value: A) =>
+  replayed
+    ? Effect.as(
+      HttpApp.appendPreResponseHandler((_request, response) => Effect.succeed(HttpServerResponse.setHeader(response, replayedHeader, "true"))),
+      value
+    )
+    : Effect.succeed(value)
+
 export const PublishingLive = HttpApiBuilder.group(Api, "publishing", (handlers) =>
   Effect.map(Publishing, (publishing) =>
     handlers
@@ -40,7 +55,7 @@ export const PublishLive = HttpApiBuilder.group(Api, "publish", (handlers) =>
       const publish = publishing.publish(path.publisherId, path.nodeId, payload)
       return answer(
         payload.personal_access_token === undefined ? publish : failures.guard(publish, (e) => e._tag === "TokenRejected")
-      )
+      ).pipe(Effect.flatMap(({ published, replayed }) => answerMarked(replayed, published)))
     })
   }))
 
@@ -58,7 +73,7 @@ export const ArchivesLive = HttpApiBuilder.group(Api, "archives", (handlers) =>
           // read from the socket without destroying it when reading stops early: the answer still has to
           // go out on it, and the rest is drained first (RefusedBodies.ts)
           body: NodeStream.fromReadable(() => NodeHttpServerRequest.toIncomingMessage(request), (e) => e, { closeOnDone: false })
-        }).pipe(answer))
+        }).pipe(answer, Effect.flatMap(({ replayed, version }) => answerMarked(replayed, version))))
       .handle("downloadArchive", ({ path, request }) =>
         archives.download(path.nodeId, path.version, downloadMethod(request)).pipe(
           answer,

@@ -5,14 +5,14 @@
  * row lock), so concurrent requests from any instance cannot slip between a check and its write.
  */
 import { SqlClient, type Statement } from "@effect/sql"
-import { Data, Effect } from "effect"
+import { Data, Effect, Option } from "effect"
 import { CatalogChanges } from "../Catalog/Changes.ts"
 import { NodeIsBanned, NodeMissing, PublisherMissing, TransitionRefused, VersionMissing } from "../Domain/Errors.ts"
 import { installableStatus, type NodeStatus, type NodeVersionStatus } from "../Domain/Node.ts"
 import type { HostRange, SemanticVersion } from "../Domain/Semver.ts"
 import { chunks, onForeignKeyViolation, orDieOnDatabase } from "../Db/Rows.ts"
 import { ArchiveVerdict } from "./Checks.ts"
-import type { StorageFailed } from "./Storage.ts"
+import type { StorageFailed, Written } from "./Storage.ts"
 import { traced } from "../Tracing.ts"
 
 export class NodeIdTaken extends Data.TaggedError("NodeIdTaken")<{ readonly nodeId: string; readonly byAnother: boolean }> {
@@ -88,6 +88,8 @@ export interface NewVersion {
   readonly supported_host_frontend_version?: { readonly text: string } | undefined
   readonly tags?: ReadonlyArray<string> | undefined
   readonly created_at?: Date | undefined
+  /** SHA-256 of the publish request's manifest (Manifest.ts): a retry of the publish matches it. */
+  readonly manifest_sha256?: Uint8Array | undefined
 }
 
 /** The fields of a version its publisher may change after publishing. */
@@ -197,7 +199,8 @@ export class PublishingRepo extends Effect.Service<PublishingRepo>()("Publishing
             supported_host_frontend_version: v.supported_host_frontend_version?.text ?? null,
             admits_any_host: v.supported_host_version?.intervals === undefined,
             tags: list(v.tags),
-            created_at: v.created_at ?? new Date()
+            created_at: v.created_at ?? new Date(),
+            manifest_sha256: v.manifest_sha256 ?? null
           })))
         } RETURNING id::text`
         const ranges = versions.flatMap((v, i) => hostRangeRows(ids[i]!.id, v.supported_host_version))
@@ -296,7 +299,9 @@ export class PublishingRepo extends Effect.Service<PublishingRepo>()("Publishing
       /**
        * Creates the node for the publisher or updates it from `node` (its publisher unchanged), and
        * adds the version as Pending: one transaction, the node's row locked, so concurrent publishes
-       * of one version (from any instance) add it once. Answers the version's id.
+       * of one version (from any instance) add it once. Answers the version's id, and whether the
+       * call was a replay: the version existed with the same manifest (and is not deleted), and
+       * nothing was written.
        */
       publish: traced("PublishingRepo.publish")(
         function*(publisherId: string, nodeId: string, node: NodePatch, version: Omit<NewVersion, "node_id" | "status">) {
@@ -314,8 +319,14 @@ export class PublishingRepo extends Effect.Service<PublishingRepo>()("Publishing
             if (current.publisher_id !== publisherId) return yield* new NodeIdTaken({ nodeId, byAnother: true })
             if (current.status === "NodeStatusDeleted") return yield* new NodeIsDeleted({ nodeId })
             if (current.status === "NodeStatusBanned") return yield* new NodeIsBanned({ nodeId })
-            const taken = yield* sql`SELECT 1 FROM node_versions WHERE node_id = ${nodeId} AND version = ${version.version.text}`
-            if (taken.length > 0) return yield* new VersionTaken({ nodeId, version: version.version.text })
+            // a retry of the publish that stored this version (its answer lost) finds its own manifest;
+            // a version stored before manifests were kept (NULL) or deleted is never a replay
+            const [taken] = yield* sql<{ id: string; replay: boolean }>`SELECT id::text,
+                coalesce(manifest_sha256 = ${version.manifest_sha256 ?? null}, false)
+                  AND status <> 'NodeVersionStatusDeleted' AS replay
+              FROM node_versions WHERE node_id = ${nodeId} AND version = ${version.version.text}`
+            if (taken?.replay === true) return { versionId: taken.id, replayed: true }
+            if (taken !== undefined) return yield* new VersionTaken({ nodeId, version: version.version.text })
             if (created.length > 0) {
               yield* refreshListed(thisNode(nodeId))
             } else {
@@ -323,7 +334,7 @@ export class PublishingRepo extends Effect.Service<PublishingRepo>()("Publishing
               if (Object.keys(columns).length > 0) yield* sql`UPDATE nodes SET ${sql.update(columns)} WHERE id = ${nodeId}`
             }
             const [versionId] = yield* insertVersionRows([{ ...version, node_id: nodeId, status: "NodeVersionStatusPending" }])
-            return versionId!
+            return { versionId: versionId!, replayed: false }
           }))
         }
       ),
@@ -347,12 +358,13 @@ export class PublishingRepo extends Effect.Service<PublishingRepo>()("Publishing
 
       /**
        * A Pending version got its archive and the checks' verdict; fails when it was no longer
-       * Pending. `place` (the archive made durable under its key) runs while the version's row is
-       * locked and before the commit: a concurrent upload cannot replace the archive between the
-       * two, and a crash never leaves the status without its archive.
+       * Pending, unless it holds these very bytes (another upload of them completed first: a
+       * replay, nothing written). `place` (the archive made durable under its key) runs while the
+       * version's row is locked and before the commit: a concurrent upload cannot replace the
+       * archive between the two, and a crash never leaves the status without its archive.
        */
       recordArchive: traced("PublishingRepo.recordArchive")(
-        function*(versionId: string, bytes: number, verdict: ArchiveVerdict, place: Effect.Effect<void, StorageFailed>) {
+        function*(versionId: string, written: Written, verdict: ArchiveVerdict, place: Effect.Effect<void, StorageFailed>) {
           const [to, reason] = ArchiveVerdict.$match(verdict, {
             Passed: () => ["NodeVersionStatusActive", null] as const,
             Failed: ({ reason }) => ["NodeVersionStatusFlagged", `Automated checks failed: ${reason}`] as const
@@ -360,19 +372,36 @@ export class PublishingRepo extends Effect.Service<PublishingRepo>()("Publishing
           // a transaction that lost to a concurrent one runs again: the archive is placed once
           let placed = false
           const placeOnce = Effect.suspend(() => placed ? Effect.void : Effect.tap(place, () => void (placed = true)))
-          yield* change(Effect.gen(function*() {
+          return yield* change(Effect.gen(function*() {
             const [owner] = yield* sql<{ node_id: string }>`SELECT node_id FROM node_versions WHERE id = ${versionId}::uuid`
             if (owner !== undefined) yield* lockNode(owner.node_id)
             const [row] = yield* sql<{ node_id: string }>`SELECT node_id FROM node_versions
               WHERE id = ${versionId}::uuid AND status = 'NodeVersionStatusPending' FOR UPDATE`
-            if (row === undefined) return yield* new VersionLocked({ status: "completed" })
+            if (row === undefined) {
+              const same = yield* sql`SELECT 1 FROM node_versions WHERE id = ${versionId}::uuid
+                AND archive_sha256 = ${written.sha256} AND archive_bytes = ${written.bytes} AND status <> 'NodeVersionStatusDeleted'`
+              if (same.length > 0) return { replayed: true }
+              return yield* new VersionLocked({ status: "completed" })
+            }
             yield* placeOnce
-            yield* sql`UPDATE node_versions SET archive_bytes = ${bytes}, status = ${to}, status_reason = ${reason}
-              WHERE id = ${versionId}::uuid`
+            yield* sql`UPDATE node_versions SET archive_bytes = ${written.bytes}, archive_sha256 = ${written.sha256},
+              status = ${to}, status_reason = ${reason} WHERE id = ${versionId}::uuid`
             yield* sql`UPDATE nodes SET updated_at = now() WHERE id = ${row.node_id}`
+            return { replayed: false }
           }))
         }
       ),
+
+      /**
+       * The size and SHA-256 of the archive a version holds, for a retried upload to compare; none
+       * when it holds none, was stored before digests were kept, or is deleted (never a replay).
+       */
+      storedArchive: traced("PublishingRepo.storedArchive")(function*(versionId: string) {
+        const [row] = yield* sql<{ archive_bytes: number; archive_sha256: Buffer }>`SELECT archive_bytes, archive_sha256
+          FROM node_versions WHERE id = ${versionId}::uuid AND archive_sha256 IS NOT NULL AND archive_bytes IS NOT NULL
+            AND status <> 'NodeVersionStatusDeleted'`.pipe(orDieOnDatabase)
+        return Option.fromNullable(row).pipe(Option.map((r): Written => ({ bytes: r.archive_bytes, sha256: r.archive_sha256 })))
+      }),
 
       /** Installable versions (those given a download URL): their archives' keys are checked at start-up. */
       installableWithArchive: traced("PublishingRepo.installableWithArchive")(function*() {
@@ -392,7 +421,7 @@ export class PublishingRepo extends Effect.Service<PublishingRepo>()("Publishing
           yield* lockNodes(owners.map((o) => o.node_id))
           return yield* sql<{ node_id: string; version: string }>`
           WITH lost AS (
-            UPDATE node_versions SET status = 'NodeVersionStatusPending', status_reason = ${reason}, archive_bytes = NULL
+            UPDATE node_versions SET status = 'NodeVersionStatusPending', status_reason = ${reason}, archive_bytes = NULL, archive_sha256 = NULL
             WHERE id = ANY(${versionIds as Array<string>}::uuid[]) AND status = ${installableStatus} AND archive_bytes IS NOT NULL
             RETURNING node_id, version
           ), touched AS (UPDATE nodes SET updated_at = now() WHERE id IN (SELECT node_id FROM lost))

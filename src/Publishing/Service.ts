@@ -17,11 +17,11 @@ import {
   VersionMissing
 } from "../Domain/Errors.ts"
 import { nodeVersionStatusMoves, statesReaching } from "../Domain/Transitions.ts"
-import type { SemanticVersion } from "../Domain/Semver.ts"
 import { PublisherRepo } from "../Publishers/Repo.ts"
 import { TokenRepo } from "../Tokens/Repo.ts"
 import { noteToken } from "../Observability/Caller.ts"
-import { type NewVersion, type NodePatch, PublishingRepo, type VersionPatch } from "./Repo.ts"
+import { manifestDigest, type VersionManifest } from "./Manifest.ts"
+import { type NodePatch, PublishingRepo, type VersionPatch } from "./Repo.ts"
 import { UrlSigner } from "./Signing.ts"
 import { traced } from "../Tracing.ts"
 
@@ -55,7 +55,7 @@ export interface NodeInput extends NodePatch {
 export interface PublishInput {
   readonly personal_access_token?: string | undefined
   readonly node?: NodeInput | undefined
-  readonly node_version: Omit<NewVersion, "node_id" | "status" | "version"> & { readonly version: SemanticVersion }
+  readonly node_version: VersionManifest
 }
 
 /** A node as its publisher sent it, as a patch: `id` names the node, it is not a field to set. */
@@ -189,15 +189,21 @@ export class Publishing extends Effect.Service<Publishing>()("Publishing", {
         )
       }),
 
-      /** Creates the node (or updates it from `node`) and the version as Pending; answers where to upload. */
+      /**
+       * Creates the node (or updates it from `node`) and the version as Pending; answers where to
+       * upload. A retry of a publish that stored the version (the same manifest) answers the
+       * version as it is and a fresh URL, `replayed`.
+       */
       publish: traced("Publishing.publish")(function*(publisherId: string, nodeId: string, input: PublishInput) {
         const status = yield* authorizePublish(publisherId, input.personal_access_token)
         yield* mustMatch("node.id", input.node?.id, nodeId)
         if (status === "PublisherStatusBanned") return yield* new PublisherIsBanned({ publisherId })
         const version = input.node_version
-        const versionId = yield* repo.publish(publisherId, nodeId, publisherFields(input.node ?? {}), version)
+        const node = publisherFields(input.node ?? {})
+        const manifest_sha256 = manifestDigest(node, version)
+        const { replayed, versionId } = yield* repo.publish(publisherId, nodeId, node, { ...version, manifest_sha256 })
         const signedUrl = yield* signer.uploadUrl({ nodeId, version: version.version.text, versionId })
-        return { signedUrl, node_version: yield* currentVersion(versionId) }
+        return { replayed, published: { signedUrl, node_version: yield* currentVersion(versionId) } }
       })
     }
   }),

@@ -44,9 +44,9 @@ const tempFile = (name: string, bytes: Uint8Array) =>
   )
 
 /** Publishes `nodeId`@`version` with the token; the version, and where to upload it on this instance. */
-const publish = (service: Running, nodeId: string, version: string) =>
+const publish = (service: Running, nodeId: string, version: string, changelog = `release ${version}`) =>
   Effect.map(
-    cli.publish("acme", nodeId, { node: { name: nodeId }, node_version: { version, changelog: `release ${version}` } }),
+    cli.publish("acme", nodeId, { node: { name: nodeId }, node_version: { version, changelog } }),
     (published) => ({ ...published, signedUrl: onInstance(service, published.signedUrl) })
   )
 
@@ -75,19 +75,21 @@ layer(serviceWithFakeVendor(), { excludeTestServices: true })("typed client", (i
       expect(errorCode(refused)).toBe("unauthorized")
     }))
 
-  it.effect("a publish with the personal access token; a repeated one is caught as VersionExists", () =>
+  it.effect("a publish with the personal access token; the same again is a replay, another one is caught as VersionExists", () =>
     Effect.gen(function*() {
       const service = yield* Service
       const first = yield* publish(service, "image-tools", "1.0.0")
       expect(first.node_version).toMatchObject({ node_id: "image-tools", version: "1.0.0", status: "NodeVersionStatusPending" })
       expect(first.signedUrl).toMatch(/\/archives\/image-tools\/1\.0\.0\?expires=\d+&signature=/)
+      // a retry (its answer lost) gets the same version
+      expect((yield* publish(service, "image-tools", "1.0.0")).node_version).toEqual(first.node_version)
 
-      const again = yield* publish(service, "image-tools", "1.0.0").pipe(
+      const again = yield* publish(service, "image-tools", "1.0.0", "another release").pipe(
         Effect.as("published twice"),
         Effect.catchTag("VersionExists", (e) => Effect.succeed(`caught: ${errorCode(e)}`))
       )
       expect(again).toBe("caught: version_exists")
-      const error = yield* Effect.flip(publish(service, "image-tools", "1.0.0"))
+      const error = yield* Effect.flip(publish(service, "image-tools", "1.0.0", "another release"))
       expect(error).toBeInstanceOf(VersionExists)
       expect(error.message).toContain("1.0.0")
       // a wrong token is its own class

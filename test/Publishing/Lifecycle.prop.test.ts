@@ -3,7 +3,8 @@
  * upload), owner delete, admin moderation and install. After every step `latest_version` (of the
  * node and in the listing) is the model's highest active semver, `downloads` the number of
  * versions installed (one client: each counts once an hour); a number once published is refused
- * forever. And 50 concurrent installs of one node from one address add exactly one download.
+ * forever to another manifest, while the same publish or upload repeated is a replay unless the
+ * version is deleted. And 50 concurrent installs of one node from one address add exactly one download.
  */
 import { expect, layer } from "@effect/vitest"
 import { Effect, FastCheck as fc } from "effect"
@@ -45,6 +46,8 @@ const step: fc.Arbitrary<Step> = fc.oneof(
 interface ModelVersion {
   status: NodeVersionStatus
   hasArchive: boolean
+  /** Which archive it holds, once uploaded. */
+  archive?: "good" | "bad"
 }
 
 const installable = (v: ModelVersion | undefined) => v !== undefined && v.status === "NodeVersionStatusActive" && v.hasArchive
@@ -86,17 +89,30 @@ layer(Service.layer(), { excludeTestServices: true })("publishing lifecycle agai
           switch (s.kind) {
             case "publish": {
               const answer = yield* publish(service, acme.id, nodeId, s.version, { pat: acme.pat })
-              if (model.has(s.version)) {
+              const existing = model.get(s.version)
+              if (existing?.status === "NodeVersionStatusDeleted") {
                 expectError(answer, 409, "version_exists")
                 break
               }
-              const { signedUrl } = decodePublished(expectStatus(answer, 201, what).body)
-              model.set(s.version, { status: "NodeVersionStatusPending", hasArchive: false })
+              // every publish here has the same manifest: one of an existing version is a replay
+              expect(answer.headers.get("idempotent-replayed"), what).toBe(existing === undefined ? null : "true")
+              const { signedUrl, node_version } = decodePublished(expectStatus(answer, 201, what).body)
+              const current = existing ?? { status: "NodeVersionStatusPending", hasArchive: false }
+              model.set(s.version, current)
+              expect(node_version.status, what).toBe(current.status)
               if (s.upload === "none") break
-              const uploaded = expectStatus(yield* upload(service, signedUrl, s.upload === "good" ? goodZip : badZip), 200, what)
-              const status = s.upload === "good" ? "NodeVersionStatusActive" : "NodeVersionStatusFlagged"
-              expect(decodeVersion(uploaded.body).status, what).toBe(status)
-              model.set(s.version, { status, hasArchive: true })
+              const uploaded = yield* upload(service, signedUrl, s.upload === "good" ? goodZip : badZip)
+              if (current.status === "NodeVersionStatusPending") {
+                const status = s.upload === "good" ? "NodeVersionStatusActive" : "NodeVersionStatusFlagged"
+                expect(decodeVersion(expectStatus(uploaded, 200, what).body).status, what).toBe(status)
+                expect(uploaded.headers.get("idempotent-replayed"), what).toBeNull()
+                model.set(s.version, { status, hasArchive: true, archive: s.upload })
+              } else if (current.archive === s.upload) {
+                expect(decodeVersion(expectStatus(uploaded, 200, what).body).status, what).toBe(current.status)
+                expect(uploaded.headers.get("idempotent-replayed"), what).toBe("true")
+              } else {
+                expectError(uploaded as Answer, 409, "version_immutable")
+              }
               break
             }
             case "delete": {
@@ -154,9 +170,10 @@ layer(Service.layer(), { excludeTestServices: true })("publishing lifecycle agai
           const listed = decodeNodeList(expectStatus(yield* get(service, `/nodes?node_id=${nodeId}`), 200, what).body)
           expect(listed.nodes[0]?.latest_version?.version, what).toBe(highestActive())
         }
-        // every number published stays taken, whatever became of it
+        // every number published stays taken to another manifest, whatever became of it
         for (const version of model.keys()) {
-          expectError(yield* publish(service, acme.id, nodeId, version, { pat: acme.pat }), 409, "version_exists")
+          const other = { pat: acme.pat, versionFields: { changelog: "another release" } }
+          expectError(yield* publish(service, acme.id, nodeId, version, other), 409, "version_exists")
         }
       }),
     { timeout: 300_000, fastCheck: { numRuns: 15 } }

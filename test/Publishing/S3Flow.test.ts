@@ -4,7 +4,8 @@
  * one, upload through the other, install from the first and download (whole, by range, HEAD)
  * from the bucket the first redirects to, or from the public base when one is set; delete a
  * version or the node on one and see it gone on the other; an upload refused mid-stream leaves
- * nothing in the bucket; an archive lost from the bucket sends its version
+ * nothing in the bucket; the same bytes uploaded again, or at once through both, are replays; an
+ * archive lost from the bucket sends its version
  * back to Pending when an instance starts, as a crash's loss on the local disk does.
  */
 import { DeleteObjectCommand, GetObjectCommand, HeadObjectCommand, ListObjectsV2Command } from "@aws-sdk/client-s3"
@@ -101,6 +102,12 @@ it.scopedLive("two instances on one database and one bucket: publish on one, upl
     expect(row.status).toBe("NodeVersionStatusActive")
     // the archive is in the bucket under its key, and nothing else is
     expect(yield* bucketKeys(store)).toEqual([archiveKey(row.id)])
+    // its digest was taken as it streamed into the bucket: the same bytes again, through the other
+    // instance, are a replay; other bytes are refused; the bucket is unchanged
+    const again = expectStatus(yield* upload(a, first.signedUrl, archive), 200, "the same bytes through a")
+    expect(again.headers.get("idempotent-replayed")).toBe("true")
+    expectError(yield* upload(a, first.signedUrl, rawZip([{ name: "other.py", content: "x" }])), 409, "version_immutable")
+    expect(yield* bucketKeys(store)).toEqual([archiveKey(row.id)])
 
     // install names the bucket itself, with a URL signed for GET: the download skips the service
     const installing = yield* installed(a, "image-tools", "1.0.0")
@@ -144,6 +151,15 @@ it.scopedLive("two instances on one database and one bucket: publish on one, upl
     const flagged = yield* versionRow(a, "image-tools", "1.1.0")
     expect(flagged.status).toBe("NodeVersionStatusFlagged")
     expect(yield* bucketKeys(store)).toEqual([archiveKey(row.id), archiveKey(flagged.id)].sort())
+
+    // uploads of one version at once through both instances: one records it, the others find
+    // their own bytes recorded (replays), and none leaves an object behind
+    const third = yield* published(a, acme, "image-tools", "1.2.0")
+    const raced = yield* Effect.all([a, b, a, b].map((service) => upload(service, third.signedUrl, archive)), { concurrency: "unbounded" })
+    expect(raced.map((answer) => answer.status)).toEqual([200, 200, 200, 200])
+    expect(raced.filter((answer) => answer.headers.get("idempotent-replayed") === null)).toHaveLength(1)
+    const thirdRow = yield* versionRow(a, "image-tools", "1.2.0")
+    expect(yield* bucketKeys(store)).toEqual([archiveKey(row.id), archiveKey(flagged.id), archiveKey(thirdRow.id)].sort())
   }))
 
 it.scopedLive("two instances: a version or node deleted on one is gone on the other; its archive stays in the bucket, as on disk", () =>

@@ -101,9 +101,10 @@ layer(TestService, { excludeTestServices: true })("signed uploads", (it) => {
       }
       expect(yield* storedFiles(service)).toEqual([])
       expect(yield* versionRow(service, "signed", "1.0.0")).toMatchObject({ status: "NodeVersionStatusPending", archive_bytes: null })
-      // the genuine URL still works, once
+      // the genuine URL still works, once (the same bytes again are a replay: Retries.test.ts)
       expectStatus(yield* upload(service, signedUrl, zip), 200, "genuine upload")
-      expectError((yield* upload(service, signedUrl, zip)) as Answer, 409, "version_immutable")
+      const other = yield* Effect.promise(() => zipOf({ "pkg/__init__.py": "print('another')\n" }))
+      expectError((yield* upload(service, signedUrl, other)) as Answer, 409, "version_immutable")
     }))
 
   it.effect("a half-sent upload leaves no archive and the version Pending; a full one then succeeds", () =>
