@@ -222,13 +222,13 @@ export class NodeDeleted extends ApiError<NodeDeleted>()("NodeDeleted", {
 export class VersionExists extends ApiError<VersionExists>()("VersionExists", {
   code: "version_exists",
   status: 409,
-  description: "The node has, or had, this version: version numbers are never reused"
+  description: "The node has, or had, this version, with other content: version numbers are never reused"
 }) {}
 
 export class VersionImmutable extends ApiError<VersionImmutable>()("VersionImmutable", {
   code: "version_immutable",
   status: 409,
-  description: "The version has left Pending: its archive can no longer be replaced"
+  description: "The version has left Pending: its archive can no longer be replaced by other bytes"
 }) {}
 
 export class ArchiveMissing extends ApiError<ArchiveMissing>()("ArchiveMissing", {

@@ -198,8 +198,12 @@ export class PublishApi extends HttpApiGroup.make("publish")
       .annotate(
         OpenApi.Description,
         "Creates the node (or updates it from `node`) and the version as NodeVersionStatusPending; PUT the zip to `signedUrl`. " +
+          "Safe to retry: the same request again (the same `node` and `node_version`; the token may differ) for a version that " +
+          "exists and is not deleted changes nothing and answers 201 with that version as it is now and a fresh `signedUrl`, " +
+          "marked with the header Idempotent-Replayed: true. " +
           "Errors: 401 invalid_token (wrong or revoked personal access token), 403 publisher_banned / node_banned, " +
-          "409 version_exists (numbers are never reused), 409 node_exists (another publisher's id), 409 node_deleted."
+          "409 version_exists (the number exists with other content, or was deleted: numbers are never reused), " +
+          "409 node_exists (another publisher's id), 409 node_deleted."
       )
   )
   .middleware(OptionalAuthentication)
@@ -232,7 +236,10 @@ export class ArchivesApi extends HttpApiGroup.make("archives")
         OpenApi.Description,
         "The body is the zip (Content-Type: application/zip), streamed to storage. The checks run when it is complete: " +
           "the version becomes NodeVersionStatusActive, or NodeVersionStatusFlagged with status_reason. " +
-          "403 invalid_signature / url_expired, 409 version_immutable once the version left Pending, 413 beyond the size limit."
+          "Safe to retry: the same bytes again, whatever the version's status since (unless deleted), change nothing and " +
+          "answer 200 with the version as it is now, marked with the header Idempotent-Replayed: true. " +
+          "403 invalid_signature / url_expired, 409 version_immutable once the version left Pending (other bytes), " +
+          "413 beyond the size limit."
       )
       // the body is read as a stream by the handler, not declared as a payload (which would buffer it)
       .annotate(OpenApi.Override, {

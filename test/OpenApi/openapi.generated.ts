@@ -573,7 +573,7 @@ export interface paths {
         put?: never;
         /**
          * Publish a node version
-         * @description Creates the node (or updates it from `node`) and the version as NodeVersionStatusPending; PUT the zip to `signedUrl`. Errors: 401 invalid_token (wrong or revoked personal access token), 403 publisher_banned / node_banned, 409 version_exists (numbers are never reused), 409 node_exists (another publisher's id), 409 node_deleted.
+         * @description Creates the node (or updates it from `node`) and the version as NodeVersionStatusPending; PUT the zip to `signedUrl`. Safe to retry: the same request again (the same `node` and `node_version`; the token may differ) for a version that exists and is not deleted changes nothing and answers 201 with that version as it is now and a fresh `signedUrl`, marked with the header Idempotent-Replayed: true. Errors: 401 invalid_token (wrong or revoked personal access token), 403 publisher_banned / node_banned, 409 version_exists (the number exists with other content, or was deleted: numbers are never reused), 409 node_exists (another publisher's id), 409 node_deleted.
          */
         post: operations["PublishVersion"];
         delete?: never;
@@ -596,7 +596,7 @@ export interface paths {
         get: operations["DownloadArchive"];
         /**
          * Upload a version's zip archive to its signed URL
-         * @description The body is the zip (Content-Type: application/zip), streamed to storage. The checks run when it is complete: the version becomes NodeVersionStatusActive, or NodeVersionStatusFlagged with status_reason. 403 invalid_signature / url_expired, 409 version_immutable once the version left Pending, 413 beyond the size limit.
+         * @description The body is the zip (Content-Type: application/zip), streamed to storage. The checks run when it is complete: the version becomes NodeVersionStatusActive, or NodeVersionStatusFlagged with status_reason. Safe to retry: the same bytes again, whatever the version's status since (unless deleted), change nothing and answer 200 with the version as it is now, marked with the header Idempotent-Replayed: true. 403 invalid_signature / url_expired, 409 version_immutable once the version left Pending (other bytes), 413 beyond the size limit.
          */
         put: operations["UploadArchive"];
         post?: never;
@@ -2259,7 +2259,7 @@ export interface components {
             /** @description What went wrong, for people; wording may change */
             message: string;
         };
-        /** @description The node has, or had, this version: version numbers are never reused */
+        /** @description The node has, or had, this version, with other content: version numbers are never reused */
         VersionExists: {
             /**
              * @description Stable error code
@@ -2269,7 +2269,7 @@ export interface components {
             /** @description What went wrong, for people; wording may change */
             message: string;
         };
-        /** @description The version has left Pending: its archive can no longer be replaced */
+        /** @description The version has left Pending: its archive can no longer be replaced by other bytes */
         VersionImmutable: {
             /**
              * @description Stable error code
@@ -6514,7 +6514,7 @@ export interface operations {
                     "application/json": components["schemas"]["MethodNotAllowed"];
                 };
             };
-            /** @description `node_exists`: The node id is taken (by this or another publisher); `node_deleted`: The node is deleted: ids of deleted nodes are not reused; `version_exists`: The node has, or had, this version: version numbers are never reused */
+            /** @description `node_exists`: The node id is taken (by this or another publisher); `node_deleted`: The node is deleted: ids of deleted nodes are not reused; `version_exists`: The node has, or had, this version, with other content: version numbers are never reused */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -6733,7 +6733,7 @@ export interface operations {
                     "application/json": components["schemas"]["MethodNotAllowed"];
                 };
             };
-            /** @description `version_immutable`: The version has left Pending: its archive can no longer be replaced */
+            /** @description `version_immutable`: The version has left Pending: its archive can no longer be replaced by other bytes */
             409: {
                 headers: {
                     [name: string]: unknown;
