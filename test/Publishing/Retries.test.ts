@@ -95,6 +95,19 @@ layer(Service.layer(), { excludeTestServices: true })("safe retries", (it) => {
       expect(yield* versionRows(service, "again")).toHaveLength(2)
     }))
 
+  it.effect("the same publish sent several times at once: all 201, one stores the version, the others are replays", () =>
+    Effect.gen(function*() {
+      const service = yield* Service
+      const answers = yield* Effect.all(
+        Array.from({ length: 6 }, () => publish(service, acme.id, "at-once", "1.0.0", { pat: acme.pat })),
+        { concurrency: "unbounded" }
+      )
+      expect(answers.map((answer) => answer.status)).toEqual(Array(6).fill(201))
+      expect(answers.filter((answer) => replayed(answer) === null)).toHaveLength(1)
+      expect(new Set(answers.map((answer) => decodePublished(answer.body).node_version.id)).size).toBe(1)
+      expect(yield* versionRows(service, "at-once")).toHaveLength(1)
+    }))
+
   it.effect("another body for an existing number is 409 version_exists, and changes nothing", () =>
     Effect.gen(function*() {
       const service = yield* Service
