@@ -1,12 +1,18 @@
 /**
- * The failure windows of src/Auth/Failures.ts against random sequences of attempts from a few
- * addresses: no address is refused unless it failed `limit` times in the last window, none gets
- * more than `limit` failures verified in a window, a refusal's Retry-After ends within the window
- * and an attempt after it is admitted, successes are given back, and the table stays bounded.
+ * The failure windows of src/Auth/Failures.ts against random sequences of failures from a few
+ * addresses: no failure is answered 429 unless its address failed `limit` times in the last
+ * window, at most `limit` per window keep their refusal, a 429's Retry-After ends within the
+ * window and holds until then, and the table stays bounded. Then the guard on stub requests and
+ * the TestClock: a credential that verifies always proceeds, however the address failed before,
+ * and of concurrent wrong guesses all in verification at once, only the limit's worth get their
+ * refusal.
  */
+import { HttpServerRequest } from "@effect/platform"
 import { describe, expect, it } from "@effect/vitest"
+import { Data, Deferred, Effect, Either, Fiber, Layer, TestClock } from "effect"
 import * as fc from "effect/FastCheck"
-import { makeFailureWindows, TooManyFailures } from "../src/Auth/Failures.ts"
+import { AuthFailures, makeFailureWindows, TooManyFailures } from "../src/Auth/Failures.ts"
+import { testConfig } from "./support/Stub.ts"
 
 const limit = 3
 const windowMillis = 1_000
@@ -15,63 +21,141 @@ interface Step {
   readonly address: string
   /** Milliseconds since the previous step. */
   readonly advance: number
-  readonly outcome: "fail" | "succeed"
 }
 
 const step: fc.Arbitrary<Step> = fc.record({
   address: fc.constantFrom("a", "b", "c"),
-  advance: fc.oneof(fc.constant(0), fc.integer({ min: 0, max: 1_500 })),
-  outcome: fc.constantFrom("fail", "fail", "succeed")
+  advance: fc.oneof(fc.constant(0), fc.integer({ min: 0, max: 1_500 }))
 })
 
 describe("failure windows", () => {
-  it.prop("refuse only after `limit` failures in the last window, and never verify more than `limit` in one", [fc.array(step, { maxLength: 80 })], ([steps]) => {
+  it.prop("answer 429 only past `limit` failures in the last window, and hold it exactly until its Retry-After", [
+    fc.array(step, { maxLength: 80 })
+  ], ([steps]) => {
     const windows = makeFailureWindows({ limit, windowMillis, maxAddresses: 100 })
-    const failures = new Map<string, Array<number>>()
+    const failures = new Map<string, Array<{ readonly at: number; readonly refused: boolean }>>()
     const refusedUntil = new Map<string, number>()
     let now = 0
     for (const s of steps) {
       now += s.advance
-      const mine = failures.get(s.address) ?? []
-      const recent = mine.filter((t) => now - t < windowMillis)
-      const admitted = windows.admit(s.address, now)
+      const earlier = failures.get(s.address) ?? []
+      const recent = earlier.filter((f) => now - f.at < windowMillis)
+      const answer = windows.fail(s.address, now)
+      failures.set(s.address, [...earlier, { at: now, refused: answer !== undefined }])
       const until = refusedUntil.get(s.address)
-      if (admitted instanceof TooManyFailures) {
-        // once a refusal's Retry-After has passed, the address is admitted
-        if (until !== undefined && now >= until) expect.fail(`refused at ${now}, after the Retry-After of ${until}`)
+      if (answer instanceof TooManyFailures) {
+        // once a 429's Retry-After has passed, a failure keeps its own refusal again
+        if (until !== undefined && now >= until) expect.fail(`429 at ${now}, after the Retry-After of ${until}`)
         expect(recent.length).toBeGreaterThanOrEqual(limit)
-        expect(admitted.retryAfterSeconds).toBeGreaterThan(0)
-        expect(admitted.retryAfterSeconds).toBeLessThanOrEqual(windowMillis / 1000)
-        refusedUntil.set(s.address, now + admitted.retryAfterSeconds * 1000)
-        continue
+        expect(answer.retryAfterSeconds).toBeGreaterThan(0)
+        expect(answer.retryAfterSeconds).toBeLessThanOrEqual(windowMillis / 1000)
+        refusedUntil.set(s.address, now + answer.retryAfterSeconds * 1000)
+      } else if (until !== undefined && now < until) {
+        expect.fail(`a failure kept its refusal at ${now}, 429 until ${until}`)
       }
-      // a refusal holds until its Retry-After
-      if (until !== undefined && now < until) expect.fail(`admitted at ${now}, refused until ${until}`)
-      if (s.outcome === "succeed") admitted.giveBack()
-      else failures.set(s.address, [...mine, now])
     }
-    // the failures admitted within any window's span: at most `limit` per fixed window, so at most
-    // twice that in a span straddling two
     for (const times of failures.values()) {
-      for (const t of times) expect(times.filter((u) => u >= t && u - t < windowMillis).length).toBeLessThanOrEqual(2 * limit)
+      // an address's first `limit` failures always keep their refusal
+      expect(times.slice(0, limit).some((f) => f.refused)).toBe(false)
+      // at most `limit` per fixed window keep it, so at most twice that in a span straddling two
+      for (const { at } of times) {
+        expect(times.filter((f) => !f.refused && f.at >= at && f.at - at < windowMillis).length).toBeLessThanOrEqual(2 * limit)
+      }
     }
   })
 
-  it.prop("a burst at one instant verifies exactly the limit's worth", [fc.integer({ min: 0, max: 20 })], ([n]) => {
+  it.prop("a burst at one instant keeps exactly the limit's worth of refusals", [fc.integer({ min: 0, max: 20 })], ([n]) => {
     const windows = makeFailureWindows({ limit, windowMillis, maxAddresses: 100 })
-    const answers = Array.from({ length: n }, () => windows.admit("a", 0))
-    expect(answers.filter((a) => !(a instanceof TooManyFailures)).length).toBe(Math.min(n, limit))
+    const answers = Array.from({ length: n }, () => windows.fail("a", 0))
+    expect(answers.filter((a) => a === undefined).length).toBe(Math.min(n, limit))
+    expect(answers.slice(limit).every((a) => a instanceof TooManyFailures && a.retryAfterSeconds === windowMillis / 1000)).toBe(true)
   })
 
   it.prop("remembers at most `maxAddresses`, forgetting the least recently failing first", [fc.array(fc.integer({ min: 0, max: 50 }), { maxLength: 200 })], ([addresses]) => {
     const windows = makeFailureWindows({ limit, windowMillis, maxAddresses: 10 })
-    for (const a of addresses) windows.admit(`10.0.0.${a}`, 0)
+    for (const a of addresses) windows.fail(`10.0.0.${a}`, 0)
     expect(windows.size()).toBeLessThanOrEqual(10)
     // the last one to fail is still counted
     const last = addresses.at(-1)
     if (last !== undefined) {
-      for (let i = 0; i < limit; i++) windows.admit(`10.0.0.${last}`, 0)
-      expect(windows.admit(`10.0.0.${last}`, 0)).toBeInstanceOf(TooManyFailures)
+      for (let i = 0; i < limit; i++) windows.fail(`10.0.0.${last}`, 0)
+      expect(windows.fail(`10.0.0.${last}`, 0)).toBeInstanceOf(TooManyFailures)
     }
   })
+})
+
+/** What a credential check refuses with (a 401 in the service). */
+class Refused extends Data.TaggedError("Refused") {}
+/** Any other failure of an authenticated request (the database down, a conflict). */
+class Broken extends Data.TaggedError("Broken") {}
+
+const guardLimit = 20
+const guardWindowMillis = 60_000
+
+/** The guard as the service builds it, with the address taken from X-Forwarded-For. */
+const guardLayer = AuthFailures.Default.pipe(
+  Layer.provide(testConfig((c) => ({
+    ...c,
+    trustProxy: true,
+    auth: { ...c.auth, failureLimit: guardLimit, failureWindowMillis: guardWindowMillis }
+  })))
+)
+
+const from = (address: string) =>
+  Effect.provideService(
+    HttpServerRequest.HttpServerRequest,
+    HttpServerRequest.fromWeb(new Request("http://registry.test/", { headers: { "x-forwarded-for": address } }))
+  )
+
+const attempt = <A, E>(address: string, check: Effect.Effect<A, E>) =>
+  Effect.flatMap(AuthFailures, (failures) => failures.guard(check, (e) => e instanceof Refused)).pipe(from(address), Effect.either)
+
+describe("the guard", () => {
+  it.effect("past the limit a credential that verifies proceeds, a failed one is 429 with the rest of the window", () =>
+    Effect.gen(function*() {
+      for (let i = 0; i < guardLimit; i++) {
+        expect(yield* attempt("10.1.0.1", new Refused())).toEqual(Either.left(new Refused()))
+      }
+      yield* TestClock.adjust("20 seconds")
+      const flooded = yield* attempt("10.1.0.1", new Refused())
+      expect(flooded).toEqual(Either.left(new TooManyFailures({ retryAfterSeconds: 40 })))
+      // the valid credential from the same address, again and again: never refused, never counted
+      for (let i = 0; i < 3; i++) expect(yield* attempt("10.1.0.1", Effect.succeed("alice"))).toEqual(Either.right("alice"))
+      // a failure that is not a refusal is the request's own, passed on and not counted
+      expect(yield* attempt("10.1.0.1", new Broken())).toEqual(Either.left(new Broken()))
+      // another address is not held back
+      expect(yield* attempt("10.1.0.2", new Refused())).toEqual(Either.left(new Refused()))
+      // once the window ends, a failure keeps its own refusal again
+      yield* TestClock.adjust("40 seconds")
+      expect(yield* attempt("10.1.0.1", new Refused())).toEqual(Either.left(new Refused()))
+    }).pipe(Effect.provide(guardLayer)))
+
+  it.effect("successes neither count nor reset the count", () =>
+    Effect.gen(function*() {
+      for (let i = 0; i < guardLimit - 1; i++) yield* attempt("10.2.0.1", new Refused())
+      for (let i = 0; i < 3 * guardLimit; i++) yield* attempt("10.2.0.1", Effect.succeed(i))
+      expect(yield* attempt("10.2.0.1", new Refused())).toEqual(Either.left(new Refused()))
+      expect(yield* attempt("10.2.0.1", new Refused())).toEqual(Either.left(new TooManyFailures({ retryAfterSeconds: 60 })))
+    }).pipe(Effect.provide(guardLayer)))
+
+  it.effect.prop(
+    "of concurrent attempts all in verification at once, every success proceeds and only the limit's worth of failures keep their refusal",
+    [fc.array(fc.boolean(), { minLength: 0, maxLength: 1_000 })],
+    ([verifies]) =>
+      Effect.gen(function*() {
+        // every check waits for the gate: none has failed when the last one starts
+        const gate = yield* Deferred.make<void>()
+        const fibers = yield* Effect.forEach(verifies, (ok, i) =>
+          Effect.fork(attempt("10.3.0.1", Effect.zipRight(Deferred.await(gate), ok ? Effect.succeed(i) : Effect.fail(new Refused())))))
+        yield* Deferred.succeed(gate, undefined)
+        const answers = yield* Effect.forEach(fibers, Fiber.join)
+        const failed = verifies.filter((ok) => !ok).length
+        answers.forEach((answer, i) => {
+          if (verifies[i]) expect(answer).toEqual(Either.right(i))
+        })
+        expect(answers.filter((a) => Either.isLeft(a) && a.left instanceof Refused).length).toBe(Math.min(failed, guardLimit))
+        expect(answers.filter((a) => Either.isLeft(a) && a.left instanceof TooManyFailures).length).toBe(Math.max(0, failed - guardLimit))
+      }).pipe(Effect.provide(guardLayer)),
+    { fastCheck: { numRuns: 30 } }
+  )
 })

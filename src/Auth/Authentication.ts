@@ -15,7 +15,10 @@ import { UserRepo } from "./UserRepo.ts"
 
 const rateLimited = (e: TooManyFailures) => new RateLimited({ message: e.message, retryAfter: e.retryAfterSeconds })
 
-/** Runs a credential's check under the address's failure limit: each 401 counts, past the limit 429. */
+/**
+ * Runs a credential's check, always: one that verifies proceeds whatever its address did before.
+ * Each 401 counts against the address, and past the limit a 401 is answered 429.
+ */
 const makeGuard = Effect.map(AuthFailures, (failures) =>
   <A, R>(check: Effect.Effect<A, Unauthorized, R>) =>
     failures.guard(check, (e) => e instanceof Unauthorized).pipe(

@@ -1,7 +1,9 @@
 /**
  * Failed authentications per client address (bearer JWTs, API keys, personal access tokens):
- * past `AUTH_FAILURE_LIMIT` in a window of `AUTH_FAILURE_WINDOW_SECONDS`, an address is refused
- * before any verification work until its window ends. The count is this instance's, in memory.
+ * every attempt is verified, and one that verifies always proceeds, so a stranger sharing the
+ * address (a NAT, an office proxy) cannot lock its other users out. Failures are counted; past
+ * `AUTH_FAILURE_LIMIT` in a window of `AUTH_FAILURE_WINDOW_SECONDS`, a failed attempt is answered
+ * 429 with the rest of the window instead of its refusal. The count is this instance's, in memory.
  */
 import { HttpServerRequest } from "@effect/platform"
 import { NodeHttpServerRequest } from "@effect/platform-node"
@@ -28,46 +30,32 @@ export const clientAddress = (request: HttpServerRequest.HttpServerRequest, trus
 
 interface Window {
   readonly started: number
-  /** Attempts admitted in this window that have not succeeded (failed or still running). */
-  attempts: number
-}
-
-/** An admitted attempt: give it back when it succeeds. */
-export interface Admission {
-  readonly giveBack: () => void
+  failures: number
 }
 
 /**
- * The count of attempts per address in fixed windows (opened by an address's first attempt).
- * An attempt is counted when admitted, so that concurrent ones cannot all pass before any fails,
- * and given back when it succeeds.
+ * The count of failures per address in fixed windows (opened by an address's first failure).
+ * A failure is counted when it happens, in one synchronous step: of concurrent wrong guesses,
+ * however many are verified at once, the first `limit` to fail get their refusal and the rest
+ * 429. Successes touch nothing: they neither count nor reset the count (a valid credential of
+ * one's own must not unlock guessing), nor take a place in the table.
  */
 export const makeFailureWindows = (options: { readonly limit: number; readonly windowMillis: number; readonly maxAddresses: number }) => {
   const windows = new Map<string, Window>()
 
-  const current = (address: string, now: number): Window => {
-    const window = windows.get(address)
-    if (window !== undefined && now - window.started < options.windowMillis) return window
-    return { started: now, attempts: 0 }
-  }
-
   return {
-    /** Admits an attempt, or answers the seconds until the address's window ends. */
-    admit: (address: string, now: number): Admission | TooManyFailures => {
-      const window = current(address, now)
-      if (window.attempts >= options.limit) {
-        return new TooManyFailures({ retryAfterSeconds: (window.started + options.windowMillis - now) / 1000 })
-      }
-      window.attempts += 1
+    /** Counts a failure: nothing while the address is within the limit, else the window's remaining time. */
+    fail: (address: string, now: number): TooManyFailures | undefined => {
+      const known = windows.get(address)
+      const window = known !== undefined && now - known.started < options.windowMillis ? known : { started: now, failures: 0 }
+      window.failures += 1
       // re-inserted: the map's order is then least recently failed first
       windows.delete(address)
       windows.set(address, window)
       if (windows.size > options.maxAddresses) windows.delete(windows.keys().next().value!)
-      return {
-        giveBack: () => {
-          if (windows.get(address) === window) window.attempts -= 1
-        }
-      }
+      return window.failures > options.limit
+        ? new TooManyFailures({ retryAfterSeconds: (window.started + options.windowMillis - now) / 1000 })
+        : undefined
     },
     /** How many addresses are remembered. */
     size: () => windows.size
@@ -85,24 +73,17 @@ export class AuthFailures extends Effect.Service<AuthFailures>()("AuthFailures",
 
     return {
       /**
-       * Runs an authentication unless the caller's address is over the limit; a success gives its
-       * attempt back, a failure `isRefusal` names keeps it counted.
+       * Runs an authentication, always: its success is the caller's whatever the address's count.
+       * A failure `isRefusal` names is counted against the caller's address and, past the limit,
+       * becomes `TooManyFailures`; other failures (the database down, a conflict) are not counted.
        */
       guard: <A, E, R>(attempt: Effect.Effect<A, E, R>, isRefusal: (e: E) => boolean) =>
-        Effect.gen(function*() {
-          const request = yield* HttpServerRequest.HttpServerRequest
-          const address = clientAddress(request, config.trustProxy)
-          const admitted = windows.admit(address, yield* Clock.currentTimeMillis)
-          if (admitted instanceof TooManyFailures) return yield* admitted
-          return yield* attempt.pipe(
-            Effect.onExit((exit) =>
-              Effect.sync(() => {
-                const refused = exit._tag === "Failure" && exit.cause._tag === "Fail" && isRefusal(exit.cause.error)
-                if (!refused) admitted.giveBack()
-              })
-            )
-          )
-        })
+        Effect.catchIf(attempt, isRefusal, (refusal) =>
+          Effect.gen(function*() {
+            const request = yield* HttpServerRequest.HttpServerRequest
+            const over = windows.fail(clientAddress(request, config.trustProxy), yield* Clock.currentTimeMillis)
+            return yield* (over ?? Effect.fail(refusal))
+          }))
     }
   })
 }) {}
