@@ -22,7 +22,11 @@ export interface AppConfigShape {
     readonly audience: Option.Option<string>
     readonly adminSubjects: ReadonlySet<string>
     readonly adminClaim: string
-    /** Failed authentications one client address may make per window before it gets 429. */
+    /** The longest a bearer token may live: `exp` − `iat`, or `exp` − now without `iat`. */
+    readonly maxTokenLifetimeSeconds: number
+    /** How far this service's clock may be from the issuer's (`iat`, `nbf`, `exp`). */
+    readonly clockSkewSeconds: number
+    /** Failed authentications one client address may make per window; past them a failure gets 429. */
     readonly failureLimit: number
     readonly failureWindowMillis: number
   }
@@ -296,6 +300,8 @@ export const appConfig: Config.Config<AppConfigShape> = Config.all({
   audience: optionalString("AUTH_AUDIENCE"),
   adminSubjects: csv("ADMIN_SUBJECTS"),
   adminClaim: Config.string("AUTH_ADMIN_CLAIM").pipe(Config.withDefault("admin")),
+  maxTokenLifetimeSeconds: Config.integer("AUTH_MAX_TOKEN_LIFETIME_SECONDS").pipe(Config.withDefault(30 * 24 * 60 * 60)),
+  clockSkewSeconds: Config.integer("AUTH_CLOCK_SKEW_SECONDS").pipe(Config.withDefault(60)),
   authFailureLimit: Config.integer("AUTH_FAILURE_LIMIT").pipe(Config.withDefault(20)),
   authFailureWindowSeconds: Config.number("AUTH_FAILURE_WINDOW_SECONDS").pipe(Config.withDefault(60)),
   trustProxy: Config.boolean("TRUST_PROXY").pipe(Config.withDefault(false)),
@@ -371,6 +377,8 @@ export const appConfig: Config.Config<AppConfigShape> = Config.all({
       audience: c.audience,
       adminSubjects: c.adminSubjects,
       adminClaim: c.adminClaim,
+      maxTokenLifetimeSeconds: Math.max(1, c.maxTokenLifetimeSeconds),
+      clockSkewSeconds: Math.max(0, c.clockSkewSeconds),
       failureLimit: Math.max(1, c.authFailureLimit),
       failureWindowMillis: Math.max(0.001, c.authFailureWindowSeconds) * 1000
     },

@@ -28,17 +28,17 @@ const now = () => Math.floor(Date.now() / 1000)
 const b64 = (value: unknown) => Buffer.from(typeof value === "string" ? value : JSON.stringify(value)).toString("base64url")
 const secretBytes = (secret: string) => new TextEncoder().encode(secret)
 
-/** An HS256 token signed with `secret`; `exp` is set unless `expiresIn` is null. */
+/** An HS256 token signed with `secret`; `exp` is set unless `expiresIn` is null, `iat` is now unless `issuedAt` is given. */
 const signHs = (
   claims: jose.JWTPayload,
   secret: Uint8Array = secretBytes(testJwtSecret),
-  options: { readonly expiresIn?: string | number | null; readonly alg?: string; readonly kid?: string } = {}
+  options: { readonly expiresIn?: string | number | null; readonly issuedAt?: number; readonly alg?: string; readonly kid?: string } = {}
 ) => {
   let jwt = new jose.SignJWT(claims).setProtectedHeader({
     alg: options.alg ?? "HS256",
     typ: "JWT",
     ...(options.kid ? { kid: options.kid } : {})
-  }).setIssuedAt()
+  }).setIssuedAt(options.issuedAt)
   if (options.expiresIn !== null) jwt = jwt.setExpirationTime(options.expiresIn ?? "10m")
   return Effect.promise(() => jwt.sign(secret))
 }
@@ -160,6 +160,20 @@ layer(Service.layer(), { excludeTestServices: true })("HS256 secret", (it) => {
     Effect.gen(function*() {
       const service = yield* Service
       expectUnauthorized(yield* bearer(service, yield* signHs({ sub: "nbf-user", nbf: now() + 3600 })))
+    }))
+
+  it.effect("a token from the far future is 401 naming the claim: exp in the year 275760, iat an hour ahead (issue 22)", () =>
+    Effect.gen(function*() {
+      const service = yield* Service
+      // the latest instant a Date can hold
+      const farExp = yield* bearer(service, yield* signHs({ sub: "far-exp-user" }, undefined, { expiresIn: 8_640_000_000_000 }))
+      expect(expectError(farExp, 401, "unauthorized").message).toMatch(/\bexp\b/)
+      const aheadIat = yield* bearer(service, yield* signHs({ sub: "ahead-iat-user" }, undefined, { issuedAt: now() + 3600, expiresIn: now() + 7200 }))
+      expect(expectError(aheadIat, 401, "unauthorized").message).toMatch(/\biat\b/)
+      // the longest lifetime npm run token mints, 30 days, is accepted
+      const issuedAt = now()
+      const thirtyDays = yield* signHs({ sub: "thirty-days-user" }, undefined, { issuedAt, expiresIn: issuedAt + 30 * 86_400 })
+      expect((yield* bearer(service, thirtyDays)).status).toBe(200)
     }))
 
   it.effect("a token signed with another secret is 401", () =>

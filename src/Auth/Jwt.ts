@@ -1,10 +1,12 @@
 /**
  * Bearer JWT verification with `jose`. Algorithms are pinned to the key type (HS256 for a shared
  * secret, asymmetric ones for a JWKS), so `none` and algorithm confusion never verify; `exp` and
- * `sub` are required; issuer and audience are checked whenever configured.
+ * `sub` are required; issuer and audience are checked whenever configured. Time claims allow
+ * `AUTH_CLOCK_SKEW_SECONDS` between the issuer's clock and this service's, and no token may live
+ * longer than `AUTH_MAX_TOKEN_LIFETIME_SECONDS`: a leaked token dies within that, whatever its `exp`.
  */
 import { FileSystem } from "@effect/platform"
-import { Data, Effect, Option, Redacted } from "effect"
+import { Clock, Data, Effect, Option, Redacted } from "effect"
 import * as jose from "jose"
 import { randomBytes } from "node:crypto"
 import * as path from "node:path"
@@ -73,6 +75,27 @@ export const verifiedTokens = (now: () => number = Date.now) => {
   }
 }
 
+/**
+ * Why a token's `iat` or its lifetime is refused, or nothing. jose checks `exp` and `nbf` (with the
+ * skew) but `iat` only for a maximum age, which would make it required; a token without `iat`
+ * lives from now. Times are seconds since the epoch.
+ */
+export const timeRefusal = (
+  claims: { readonly iat?: number | undefined; readonly exp: number },
+  now: number,
+  limits: { readonly maxTokenLifetimeSeconds: number; readonly clockSkewSeconds: number }
+): string | undefined => {
+  const { iat, exp } = claims
+  if (iat !== undefined && iat > now + limits.clockSkewSeconds) {
+    return `The token's iat claim is ${iat - now} s in the future: at most ${limits.clockSkewSeconds} s of clock skew is allowed`
+  }
+  const lifetime = exp - (iat ?? now)
+  if (lifetime > limits.maxTokenLifetimeSeconds) {
+    return `The token's exp claim is ${lifetime} s after ${iat === undefined ? "now" : "its iat"}: a token may live at most ${limits.maxTokenLifetimeSeconds} s`
+  }
+  return undefined
+}
+
 /** Why a token is refused, in a sentence. */
 export class TokenRefused extends Data.TaggedError("TokenRefused")<{ readonly reason: string }> {
   override get message() {
@@ -88,18 +111,21 @@ export class JwtVerifier extends Effect.Service<JwtVerifier>()("JwtVerifier", {
       requiredClaims: ["exp", "sub"],
       ...(Option.isSome(issuer) ? { issuer: issuer.value } : {}),
       ...(Option.isSome(audience) ? { audience: audience.value } : {}),
-      clockTolerance: 5
+      clockTolerance: config.auth.clockSkewSeconds
     }
-    const verifyJwt: (token: string) => Promise<jose.JWTVerifyResult> = yield* Option.match(config.auth.jwksUrl, {
+    // `now` from Effect's Clock, as for the checks jose leaves to us
+    const verifyJwt: (token: string, now: Date) => Promise<jose.JWTVerifyResult> = yield* Option.match(config.auth.jwksUrl, {
       onSome: (url) => {
         const jwks = jose.createRemoteJWKSet(new URL(url))
-        return Effect.succeed((token: string) => jose.jwtVerify(token, jwks, { ...options, algorithms: asymmetric }))
+        return Effect.succeed((token: string, now: Date) =>
+          jose.jwtVerify(token, jwks, { ...options, algorithms: asymmetric, currentDate: now })
+        )
       },
       // imported once: given the secret's bytes, jose would import them again at every verification
       onNone: () =>
         Effect.map(
           Effect.flatMap(hs256Secret(config), hmacKey),
-          (key) => (token: string) => jose.jwtVerify(token, key, { ...options, algorithms: ["HS256"] })
+          (key) => (token: string, now: Date) => jose.jwtVerify(token, key, { ...options, algorithms: ["HS256"], currentDate: now })
         )
     })
 
@@ -109,8 +135,9 @@ export class JwtVerifier extends Effect.Service<JwtVerifier>()("JwtVerifier", {
     const verify = traced("JwtVerifier.verify")(function*(token: string) {
       const known = verified.get(token)
       if (known !== undefined) return known
+      const now = yield* Clock.currentTimeMillis
       const { payload } = yield* Effect.tryPromise({
-        try: () => verifyJwt(token),
+        try: () => verifyJwt(token, new Date(now)),
         catch: (e) =>
           new TokenRefused({
             reason: e instanceof jose.errors.JWTExpired
@@ -120,6 +147,9 @@ export class JwtVerifier extends Effect.Service<JwtVerifier>()("JwtVerifier", {
               : "The token is not valid"
           })
       })
+      // jwtVerify requires exp and checks that exp and iat, when present, are numbers
+      const refusal = timeRefusal({ iat: payload.iat, exp: payload.exp! }, Math.floor(now / 1000), config.auth)
+      if (refusal !== undefined) return yield* new TokenRefused({ reason: refusal })
       // an empty or blank subject names nobody: it would be one shared user for every such token
       if (typeof payload.sub !== "string" || payload.sub.trim() === "" || !storable(payload.sub) || payload.sub.length > 255) {
         return yield* new TokenRefused({ reason: "The token's sub claim is not accepted" })
@@ -130,7 +160,6 @@ export class JwtVerifier extends Effect.Service<JwtVerifier>()("JwtVerifier", {
         name: typeof payload.name === "string" && storable(payload.name) ? payload.name : undefined,
         admin: payload[adminClaim] === true
       }
-      // jwtVerify requires exp
       verified.set(token, claims, payload.exp! * 1000)
       return claims
     })
