@@ -23,7 +23,16 @@ interface CommandResult {
 }
 
 /** The settings the command reads, all unset unless given: the test controls them completely. */
-const authSettings = ["AUTH_JWT_SECRET", "AUTH_JWKS_URL", "AUTH_ISSUER", "AUTH_AUDIENCE", "AUTH_ADMIN_CLAIM", "ADMIN_SUBJECTS", "DATA_DIR"]
+const authSettings = [
+  "AUTH_JWT_SECRET",
+  "AUTH_JWKS_URL",
+  "AUTH_ISSUER",
+  "AUTH_AUDIENCE",
+  "AUTH_ADMIN_CLAIM",
+  "ADMIN_SUBJECTS",
+  "AUTH_MAX_TOKEN_LIFETIME_SECONDS",
+  "DATA_DIR"
+]
 
 /** `npm run -s token -- <args>` in the project, with exactly the given auth settings. */
 const runTokenCommand = (args: ReadonlyArray<string>, settings: Record<string, string>) =>
@@ -91,6 +100,9 @@ layer(Service.layer(), { excludeTestServices: true })("npm run token", (it) => {
       const claims = jose.decodeJwt(admin)
       expect(claims).toMatchObject({ sub: "dev", email: "d@example.com", admin: true })
       expect(claims.exp).toBeGreaterThan(Date.now() / 1000)
+      // 30 days by default, the longest the service accepts (AUTH_MAX_TOKEN_LIFETIME_SECONDS), never more
+      expect(claims.exp! - claims.iat!).toBeLessThanOrEqual(2_592_000)
+      expect(claims.exp! - claims.iat!).toBeGreaterThanOrEqual(2_592_000 - 1)
       expect(jose.decodeProtectedHeader(admin).alg).toBe("HS256")
       // the configured secret was used: none generated into DATA_DIR
       expect(yield* Effect.promise(() => fs.readdir(dataDir))).not.toContain("jwt-secret")
@@ -146,13 +158,17 @@ layer(Service.layer(), { excludeTestServices: true })("npm run token", (it) => {
       expect(admin.status).toBe(200)
     }), 120_000)
 
-  it.scoped("usage errors: no --sub, or a JWKS configured, exit non-zero without a token", () =>
+  it.scoped("usage errors: no --sub, a JWKS configured, or --expires past the longest lifetime, exit non-zero without a token", () =>
     Effect.gen(function*() {
       const dataDir = yield* tempDir
-      const [noSub, jwks] = yield* Effect.all([
+      const [noSub, jwks, tooLong] = yield* Effect.all([
         runTokenCommand(["--email", "d@example.com"], { AUTH_JWT_SECRET: testJwtSecret, DATA_DIR: dataDir }),
-        runTokenCommand(["--sub", "dev"], { AUTH_JWKS_URL: "http://127.0.0.1:9/jwks.json", DATA_DIR: dataDir })
-      ], { concurrency: 2 })
+        runTokenCommand(["--sub", "dev"], { AUTH_JWKS_URL: "http://127.0.0.1:9/jwks.json", DATA_DIR: dataDir }),
+        runTokenCommand(["--sub", "dev", "--expires", "31d"], { AUTH_JWT_SECRET: testJwtSecret, DATA_DIR: dataDir })
+      ], { concurrency: 3 })
+      expect(tooLong.code).not.toBe(0)
+      expect(tooLong.stdout.trim()).toBe("")
+      expect(tooLong.stderr).toMatch(/AUTH_MAX_TOKEN_LIFETIME_SECONDS/)
       expect(noSub.code).not.toBe(0)
       expect(noSub.stdout.trim()).toBe("")
       expect(noSub.stderr).toMatch(/--sub/)

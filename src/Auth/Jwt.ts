@@ -179,8 +179,10 @@ export const mintToken = (
     let jwt = new jose.SignJWT({ ...rest, ...(admin ? { [config.auth.adminClaim]: true } : {}) })
       .setProtectedHeader({ alg: "HS256", typ: "JWT" })
       .setSubject(sub)
-      .setIssuedAt()
+      // exp before iat: each reads the clock, and a second passing between them must shorten the
+      // lifetime, not lengthen it past the longest the service accepts
       .setExpirationTime(expiresIn)
+      .setIssuedAt()
     if (Option.isSome(config.auth.issuer)) jwt = jwt.setIssuer(config.auth.issuer.value)
     if (Option.isSome(config.auth.audience)) jwt = jwt.setAudience(config.auth.audience.value)
     const secret = yield* hs256Secret(config)
