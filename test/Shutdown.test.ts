@@ -13,6 +13,7 @@ import * as fs from "node:fs/promises"
 import * as net from "node:net"
 import * as os from "node:os"
 import * as path from "node:path"
+import { parseOwner } from "../src/Db/Owner.ts"
 import { FakeMusicVendor } from "./support/FakeMusicVendor.ts"
 import { atFakeVendor, generatePath } from "./support/Music.ts"
 import { serviceCommand, spawnService } from "./support/Process.ts"
@@ -75,7 +76,7 @@ const start = async (command: ReadonlyArray<string>, graceSeconds: number): Prom
     detached: true,
     env: { DATA_DIR: dataDir, DATABASE_URL: undefined, SHUTDOWN_GRACE_SECONDS: String(graceSeconds) }
   })
-  const servicePid = Number(await fs.readFile(path.join(dataDir, "pg.owner"), "utf8"))
+  const servicePid = parseOwner(await fs.readFile(path.join(dataDir, "pg.owner"), "utf8"))!.pid
   const postmaster = await fs.readFile(path.join(dataDir, "pg", "postmaster.pid"), "utf8")
   const started = { ...service, servicePid, postgresPid: Number(postmaster.split("\n")[0]) }
   everyStarted.push(started)

@@ -11,6 +11,7 @@ import * as net from "node:net"
 import * as os from "node:os"
 import * as path from "node:path"
 import { promisify } from "node:util"
+import { ownerRecord, ownerRuns, parseOwner, processRuns } from "./Owner.ts"
 
 const execFileAsync = promisify(execFile)
 
@@ -74,13 +75,14 @@ export const freePort = () =>
     })
   })
 
-const isAlive = (pid: number) => {
-  try {
-    process.kill(pid, 0)
-    return true
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code === "EPERM"
-  }
+/** The postmaster's PID, from the first line of the lock file it writes in its data folder (0: none). */
+const postmasterPid = async (pgdata: string) =>
+  Number((await fs.readFile(path.join(pgdata, "postmaster.pid"), "utf8").catch(() => "")).split("\n")[0]) || 0
+
+/** Whether the postmaster of `pgdata` runs: a postmaster killed with SIGKILL leaves its lock file behind. */
+const postmasterRuns = async (pgdata: string) => {
+  const pid = await postmasterPid(pgdata)
+  return pid > 0 && (await processRuns(pid))
 }
 
 export interface EmbeddedServer {
@@ -96,8 +98,9 @@ export interface EmbeddedServer {
 
 /**
  * Starts (initialising on first use) the server whose files live in `dir`. A server left running
- * by a process that no longer exists is stopped first; one whose owner is alive is an error, since
- * two services must not share one data folder's server.
+ * by a process that no longer runs (gone, a zombie, or its PID now another process's: Owner.ts)
+ * is stopped first; one whose owner runs is an error, since two services must not share one data
+ * folder's server.
  */
 export const startEmbedded = async (dir: string, log: (line: string) => void = () => {}): Promise<EmbeddedServer> => {
   const bin = await loadBinaries()
@@ -109,9 +112,9 @@ export const startEmbedded = async (dir: string, log: (line: string) => void = (
   // the server's own user must be able to pass through the folder to reach its files
   await fs.chmod(dir, runAs.uid === undefined ? 0o700 : 0o711)
 
-  const owner = Number(await fs.readFile(ownerFile, "utf8").catch(() => "0"))
-  if (owner && owner !== process.pid && isAlive(owner)) {
-    throw new Error(`The embedded database in ${dir} is in use by process ${owner}; stop it or set DATA_DIR`)
+  const owner = parseOwner(await fs.readFile(ownerFile, "utf8").catch(() => undefined))
+  if (owner && owner.pid !== process.pid && (await ownerRuns(owner))) {
+    throw new Error(`The embedded database in ${dir} is in use by process ${owner.pid}; stop it or set DATA_DIR`)
   }
   if (await exists(path.join(pgdata, "postmaster.pid"))) {
     log("stopping a PostgreSQL server left behind by a previous run")
@@ -142,7 +145,7 @@ export const startEmbedded = async (dir: string, log: (line: string) => void = (
   const password = (await fs.readFile(passwordFile, "utf8")).trim()
 
   const port = await freePort()
-  await fs.writeFile(ownerFile, String(process.pid))
+  await fs.writeFile(ownerFile, await ownerRecord())
   const options = [
     `-p ${port}`,
     "-c listen_addresses=127.0.0.1",
@@ -160,11 +163,7 @@ export const startEmbedded = async (dir: string, log: (line: string) => void = (
   return {
     url: `${base}/registry`,
     port,
-    running: async () => {
-      // a postmaster killed with SIGKILL leaves its pid file behind: the pid in it tells
-      const pid = Number((await fs.readFile(path.join(pgdata, "postmaster.pid"), "utf8").catch(() => "")).split("\n")[0])
-      return pid > 0 && isAlive(pid)
-    },
+    running: () => postmasterRuns(pgdata),
     restart: start,
     stop: async () => {
       if (stopped) return
