@@ -79,10 +79,25 @@ export const freePort = () =>
 const postmasterPid = async (pgdata: string) =>
   Number((await fs.readFile(path.join(pgdata, "postmaster.pid"), "utf8").catch(() => "")).split("\n")[0]) || 0
 
-/** Whether the postmaster of `pgdata` runs: a postmaster killed with SIGKILL leaves its lock file behind. */
+/**
+ * Whether the postmaster of `pgdata` runs: a postmaster killed with SIGKILL leaves its lock file
+ * behind. Its PID may be this process's after a container's restart, never a postmaster then.
+ */
 const postmasterRuns = async (pgdata: string) => {
   const pid = await postmasterPid(pgdata)
-  return pid > 0 && (await processRuns(pid))
+  return pid > 0 && pid !== process.pid && (await processRuns(pid))
+}
+
+/**
+ * Removes the lock file of a postmaster that no longer runs. PostgreSQL takes a zombie's PID in
+ * it for a live server and refuses to start (and `pg_ctl stop` waits for it) until the zombie is
+ * reaped, which an init that reaps late or never may not do; its shared memory, found by the
+ * data folder and not by this file, still guards against backends that outlived the postmaster.
+ */
+const removeStaleLock = async (pgdata: string, log: (line: string) => void) => {
+  if ((await postmasterPid(pgdata)) === 0) return
+  log("removing the lock file of a PostgreSQL server that no longer runs")
+  await fs.rm(path.join(pgdata, "postmaster.pid"), { force: true })
 }
 
 export interface EmbeddedServer {
@@ -116,9 +131,11 @@ export const startEmbedded = async (dir: string, log: (line: string) => void = (
   if (owner && owner.pid !== process.pid && (await ownerRuns(owner))) {
     throw new Error(`The embedded database in ${dir} is in use by process ${owner.pid}; stop it or set DATA_DIR`)
   }
-  if (await exists(path.join(pgdata, "postmaster.pid"))) {
+  if (await postmasterRuns(pgdata)) {
     log("stopping a PostgreSQL server left behind by a previous run")
     await run(bin.pg_ctl, ["stop", "-D", pgdata, "-m", "fast", "-w", "-t", "30"], runAs).catch(() => undefined)
+  } else {
+    await removeStaleLock(pgdata, log)
   }
 
   if (!(await exists(path.join(pgdata, "PG_VERSION")))) {
@@ -164,7 +181,10 @@ export const startEmbedded = async (dir: string, log: (line: string) => void = (
     url: `${base}/registry`,
     port,
     running: () => postmasterRuns(pgdata),
-    restart: start,
+    restart: async () => {
+      await removeStaleLock(pgdata, log)
+      await start()
+    },
     stop: async () => {
       if (stopped) return
       stopped = true
