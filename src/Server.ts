@@ -5,7 +5,7 @@
  */
 import { HttpApiBuilder, HttpApiScalar, HttpIncomingMessage, HttpServer, HttpServerRequest } from "@effect/platform"
 import { NodeFileSystem, NodeHttpServer } from "@effect/platform-node"
-import { Context, Effect, Fiber, flow, identity, Layer, Option } from "effect"
+import { Clock, Context, Effect, Fiber, flow, identity, Layer, Option } from "effect"
 import * as http from "node:http"
 import type * as net from "node:net"
 import type * as stream from "node:stream"
@@ -56,6 +56,7 @@ import { Leftovers } from "./System/Leftovers.ts"
 import { closingAfterEarlyAnswers } from "./RefusedBodies.ts"
 import { MetricsLive, requestMetrics } from "./Observability/MetricsEndpoint.ts"
 import { namingServerSpans } from "./Observability/Otel.ts"
+import { emptyTally, type InFlightKind, ShutdownReport } from "./Observability/ShutdownReport.ts"
 import { Cors } from "./Web/Cors.ts"
 import { DocsContentSecurityPolicy, noSniff } from "./Web/SecurityHeaders.ts"
 import { Validators } from "./Web/Validators.ts"
@@ -137,6 +138,8 @@ export const ServicesLive = Layer.mergeAll(
 ).pipe(
   Layer.provide([JwtVerifier.Default, UserRepo.Default, ApiKeyRepo.Default, AuthFailures.Default]),
   Layer.provideMerge(DatabaseLive),
+  // under the database: its scope closes after the database's, so its last line ends the stop
+  Layer.provideMerge(ShutdownReport.Default),
   Layer.provideMerge(NodeFileSystem.layer)
 )
 
@@ -269,44 +272,77 @@ const makeHttpServer = (limits: HttpLimits, logRefused: RefusedRequestLog) => {
   return server
 }
 
+/** A request being answered, and once the drain has begun, its kind at the start (or on arrival). */
+interface Tracked {
+  readonly request: http.IncomingMessage
+  kind?: InFlightKind
+}
+
+/** What a request in flight is doing now (ShutdownReport.ts, `InFlightKind`). */
+const kindOf = (request: http.IncomingMessage, response: http.ServerResponse): InFlightKind => {
+  if (!request.complete) return "upload"
+  if (!response.headersSent) return "request"
+  return /ndjson|event-stream/.test(String(response.getHeader("content-type") ?? "")) ? "stream" : "download"
+}
+
 /**
  * The shutdown of `server`, within `graceMillis`: it stops accepting at once, lets the requests
  * in flight finish, each connection closing after its answer, and then cuts what is left (a slow
  * upload, a streamed answer, a client that keeps its connection). Node's own `close`, which the
- * platform's server calls, waits for every connection however long it lasts.
+ * platform's server calls, waits for every connection however long it lasts. `report` is told
+ * what was in flight and how each request ended.
  */
-const boundedClose = (server: http.Server, graceMillis: number) => {
-  const answering = new Set<http.ServerResponse>()
+const boundedClose = (server: http.Server, graceMillis: number, report: ShutdownReport) => {
+  const answering = new Map<http.ServerResponse, Tracked>()
+  const outcome = { finished: emptyTally(), left: emptyTally(), cut: emptyTally(), arrived: 0 }
   let draining = false
   // an answer whose headers are still to be written tells its client that the connection ends
   const lastOnConnection = (response: http.ServerResponse) => response.headersSent || response.setHeader("connection", "close")
-  server.on("request", (_request: http.IncomingMessage, response: http.ServerResponse) => {
-    answering.add(response)
-    if (draining) lastOnConnection(response)
+  server.on("request", (request: http.IncomingMessage, response: http.ServerResponse) => {
+    const tracked: Tracked = { request }
+    answering.set(response, tracked)
+    if (draining) {
+      lastOnConnection(response)
+      tracked.kind = kindOf(request, response)
+      outcome.arrived++
+    }
     response.once("close", () => {
-      answering.delete(response)
+      // absent: counted as cut at the grace already
+      if (!answering.delete(response)) return
+      if (tracked.kind !== undefined) outcome[response.writableFinished ? "finished" : "left"][tracked.kind]++
       // a keep-alive connection whose answer had already started is idle now
       if (draining) server.closeIdleConnections()
     })
   })
-  return Effect.async<number>((resume) => {
+  const begin = Effect.sync(() => {
     draining = true
-    answering.forEach(lastOnConnection)
-    let cut = 0
+    const inFlight = emptyTally()
+    answering.forEach((tracked, response) => {
+      lastOnConnection(response)
+      tracked.kind = kindOf(tracked.request, response)
+      inFlight[tracked.kind]++
+    })
+    return inFlight
+  })
+  const drain = Effect.async<void>((resume) => {
     const deadline = setTimeout(() => {
-      cut = answering.size
+      answering.forEach((tracked) => outcome.cut[tracked.kind ?? "request"]++)
+      answering.clear()
       server.closeAllConnections()
     }, graceMillis)
     // also closes the connections idle right now; calls back once the last connection is gone
     server.close(() => {
       clearTimeout(deadline)
-      resume(Effect.succeed(cut))
+      resume(Effect.void)
     })
-  }).pipe(
-    Effect.flatMap((cut) =>
-      cut > 0 ? Effect.logWarning(`cut ${cut} request(s) still in flight ${graceMillis / 1000} s after the shutdown began`) : Effect.void
-    )
-  )
+  })
+  return Effect.gen(function*() {
+    const inFlight = yield* begin
+    yield* report.began(inFlight, graceMillis)
+    const started = yield* Clock.currentTimeMillis
+    yield* drain
+    yield* report.drained({ ...outcome, millis: (yield* Clock.currentTimeMillis) - started })
+  })
 }
 
 /**
@@ -315,9 +351,9 @@ const boundedClose = (server: http.Server, graceMillis: number) => {
  * request arriving on an open connection after that would wait for nothing.
  */
 export const HttpServerLive = Layer.unwrapEffect(
-  Effect.map(Effect.zip(AppConfig, refusedRequestLog), ([config, logRefused]) => {
+  Effect.map(Effect.all([AppConfig, refusedRequestLog, ShutdownReport]), ([config, logRefused, report]) => {
     const server = makeHttpServer(config.http, logRefused)
-    const close = boundedClose(server, config.shutdownGraceMillis)
+    const close = boundedClose(server, config.shutdownGraceMillis, report)
     return NodeHttpServer.layer(() => server, { port: config.port, host: config.host }).pipe(
       Layer.map((context) => {
         const platform = Context.get(context, HttpServer.HttpServer)

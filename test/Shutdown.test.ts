@@ -3,10 +3,11 @@
  * stopped the ways it is stopped in the field: SIGTERM to the service (a process manager), SIGTERM
  * to `npm start` alone (a container whose PID 1 is npm), and Ctrl-C in a terminal (SIGINT to the
  * whole process group). Each must end with the service and its PostgreSQL gone, within the grace.
- * In process: an NDJSON answer the vendor keeps open ends at the grace.
+ * In process: an NDJSON answer the vendor keeps open ends at the grace. Every stop logs two lines
+ * (issue 22): what was in flight when it began, and how each request ended and how long it took.
  */
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
-import { Effect, Exit, Scope } from "effect"
+import { Effect, Exit, Layer, Logger, LogLevel, Scope } from "effect"
 import { type ChildProcess } from "node:child_process"
 import { readFileSync } from "node:fs"
 import * as fs from "node:fs/promises"
@@ -69,18 +70,48 @@ afterAll(async () => {
   await fs.rm(dataDir, { recursive: true, force: true })
 })
 
-/** Runs `command` on the embedded database with a grace of `graceSeconds`, in its own process group. */
+/**
+ * Runs `command` on the embedded database with a grace of `graceSeconds`, in its own process
+ * group, logging JSON lines from info up.
+ */
 const start = async (command: ReadonlyArray<string>, graceSeconds: number): Promise<Started> => {
   const service = await spawnService({
     command,
     detached: true,
-    env: { DATA_DIR: dataDir, DATABASE_URL: undefined, SHUTDOWN_GRACE_SECONDS: String(graceSeconds) }
+    env: {
+      DATA_DIR: dataDir,
+      DATABASE_URL: undefined,
+      SHUTDOWN_GRACE_SECONDS: String(graceSeconds),
+      LOG_LEVEL: "info",
+      LOG_FORMAT: "json"
+    }
   })
   const servicePid = parseOwner(await fs.readFile(path.join(dataDir, "pg.owner"), "utf8"))!.pid
   const postmaster = await fs.readFile(path.join(dataDir, "pg", "postmaster.pid"), "utf8")
   const started = { ...service, servicePid, postgresPid: Number(postmaster.split("\n")[0]) }
   everyStarted.push(started)
   return started
+}
+
+interface LogLine {
+  readonly level: string
+  readonly message: string
+}
+
+/** The shutdown's lines (`shutdown began`, `shutdown done`) among the JSON lines of `output`. */
+const shutdownLines = (output: string): Array<LogLine> =>
+  output.split("\n")
+    .filter((line) => line.startsWith("{"))
+    .map((line) => JSON.parse(line) as { logLevel: string; message: unknown })
+    .map(({ logLevel, message }) => ({ level: logLevel, message: String(message) }))
+    .filter(({ message }) => /^shutdown (began|done)/.test(message))
+
+/** The whole stop's and the HTTP drain's seconds in a `shutdown done` line, which must match `outcome`. */
+const doneLine = (line: LogLine | undefined, outcome: string) => {
+  const match = /^shutdown done in ([\d.]+) s \(HTTP drained in ([\d.]+) s\): (.*)$/.exec(line?.message ?? "")
+  expect(match, line?.message).not.toBeNull()
+  expect(match![3]).toBe(outcome)
+  return { totalMillis: Number(match![1]) * 1000, drainMillis: Number(match![2]) * 1000 }
 }
 
 const node = serviceCommand
@@ -156,6 +187,41 @@ describe("shutdown", () => {
     expect(await upload).toBeGreaterThanOrEqual(grace * 1000)
     await goneBy(service, Date.now() + 1000)
     await expectPostgresStopped()
+    // both bodies were still arriving at the signal; one request was answered, the upload cut
+    const [began, done, ...more] = shutdownLines(service.output())
+    expect(more).toEqual([])
+    expect(began).toEqual({ level: "INFO", message: `shutdown began: 2 requests in flight (2 uploads), given up to ${grace} s to finish` })
+    expect(done?.level).toBe("WARN")
+    const { totalMillis, drainMillis } = doneLine(done, "1 finished (1 upload), 1 cut at the grace (1 upload)")
+    expect(drainMillis).toBeGreaterThanOrEqual(grace * 1000 - 10)
+    expect(drainMillis).toBeLessThan(grace * 1000 + margin)
+    expect(totalMillis).toBeGreaterThanOrEqual(drainMillis)
+    expect(totalMillis).toBeLessThanOrEqual(exit.millis + 10)
+  }, 120_000)
+
+  it("SIGTERM with one request in flight that finishes: logged when it begins and when it ends, without waiting for the grace", async () => {
+    const grace = 10
+    const service = await start(node, grace)
+    // the body's two bytes arrive 600 and 1,200 ms after the head: the answer comes after the signal
+    const answer = slowRequestPromise(`http://127.0.0.1:${service.port}`, jsonPost(2), ["{", "}"], 600)
+    await sleep(300)
+    const signalled = Date.now()
+    service.child.kill("SIGTERM")
+    expect((await answer).status).toBe(401)
+    const exit = await exitOf(service.child, signalled)
+    expect(exit).toMatchObject({ code: 0, signal: null })
+    expect(exit.millis).toBeLessThan(grace * 1000)
+    await expectPostgresStopped()
+    const [began, done, ...more] = shutdownLines(service.output())
+    expect(more).toEqual([])
+    expect(began).toEqual({ level: "INFO", message: `shutdown began: 1 request in flight (1 upload), given up to ${grace} s to finish` })
+    expect(done?.level).toBe("INFO")
+    const { totalMillis, drainMillis } = doneLine(done, "1 finished (1 upload)")
+    // the answer came about 900 ms after the signal, then the connection closed
+    expect(drainMillis).toBeGreaterThanOrEqual(500)
+    expect(drainMillis).toBeLessThan(grace * 1000)
+    expect(totalMillis).toBeGreaterThanOrEqual(drainMillis)
+    expect(totalMillis).toBeLessThanOrEqual(exit.millis + 10)
   }, 120_000)
 
   it("SIGTERM to the npm process alone (a container's PID 1) stops the service and PostgreSQL", async () => {
@@ -170,6 +236,10 @@ describe("shutdown", () => {
     // npm passes on its script's exit code: the service's 0
     expect(exit).toMatchObject({ code: 0, signal: null })
     await expectPostgresStopped()
+    const lines = shutdownLines(service.output())
+    expect(lines.map(({ level }) => level)).toEqual(["INFO", "INFO"])
+    expect(lines[0]!.message).toBe("shutdown began: no request in flight")
+    expect(lines[1]!.message).toMatch(/^shutdown done in [\d.]+ s: no request was in flight$/)
   }, 120_000)
 
   it("Ctrl-C, twice (SIGINT to the process group of `npm start`), stops the service and PostgreSQL", async () => {
@@ -192,6 +262,19 @@ describe("shutdown", () => {
   }, 120_000)
 })
 
+/** A logger that keeps the instance's lines from info up in `lines`. */
+const keptIn = (lines: Array<LogLine>) =>
+  Layer.merge(
+    Logger.replace(
+      Logger.defaultLogger,
+      Logger.make(({ logLevel, message }) => void lines.push({ level: logLevel.label, message: [message].flat().join(" ") }))
+    ),
+    Logger.minimumLogLevel(LogLevel.Info)
+  )
+
+/** The shutdown's lines among `lines`. */
+const shutdownOf = (lines: ReadonlyArray<LogLine>) => lines.filter(({ message }) => /^shutdown (began|done)/.test(message))
+
 describe("shutdown of a streamed answer", () => {
   it.live("an NDJSON answer in flight (the music proxy) ends within the grace", () =>
     Effect.gen(function*() {
@@ -199,9 +282,10 @@ describe("shutdown of a streamed answer", () => {
       const fake = yield* FakeMusicVendor
       // one event, then the vendor holds its stream open, and the service sends keep-alive lines
       fake.behave({ kind: "stream", lines: ['{"type":"duration","duration_sec":3}'], end: "hold" })
+      const lines: Array<LogLine> = []
       const serviceScope = yield* Scope.make()
       const service = yield* Scope.extend(
-        serviceOnFreshDatabase(atFakeVendor(fake, (c) => ({ ...c, shutdownGraceMillis: grace }))),
+        serviceOnFreshDatabase(atFakeVendor(fake, (c) => ({ ...c, shutdownGraceMillis: grace })), keptIn(lines)),
         serviceScope
       )
       const token = yield* Effect.promise(() => service.token({ sub: "shutdown-listener" }))
@@ -226,5 +310,63 @@ describe("shutdown of a streamed answer", () => {
       expect(streamMillis).toBeGreaterThanOrEqual(grace - 50)
       expect(streamMillis).toBeLessThan(grace + 2000)
       expect(stopMillis).toBeLessThan(grace + 4000)
+      const [began, done, ...more] = shutdownOf(lines)
+      expect(more).toEqual([])
+      expect(began).toEqual({ level: "INFO", message: "shutdown began: 1 request in flight (1 streamed answer), given up to 1 s to finish" })
+      expect(done?.level).toBe("WARN")
+      const { totalMillis, drainMillis } = doneLine(done, "1 cut at the grace (1 streamed answer)")
+      expect(drainMillis).toBeGreaterThanOrEqual(grace - 10)
+      expect(totalMillis).toBeLessThanOrEqual(stopMillis + 10)
+    }).pipe(Effect.provide(FakeMusicVendor.layer), Effect.scoped), 60_000)
+
+  it.live("an NDJSON answer that completes within the grace finishes, and the stop does not wait for the grace", () =>
+    Effect.gen(function*() {
+      const grace = 10_000
+      const fake = yield* FakeMusicVendor
+      // the vendor's events 400 ms apart: the last one comes about 800 ms after the first
+      fake.behave({
+        kind: "stream",
+        lines: ['{"type":"duration","duration_sec":3}', '{"type":"titles","titles":["a"]}', '{"type":"complete"}'],
+        delayMillis: 400
+      })
+      const lines: Array<LogLine> = []
+      const serviceScope = yield* Scope.make()
+      const service = yield* Scope.extend(
+        serviceOnFreshDatabase(atFakeVendor(fake, (c) => ({ ...c, shutdownGraceMillis: grace })), keptIn(lines)),
+        serviceScope
+      )
+      const token = yield* Effect.promise(() => service.token({ sub: "shutdown-listener" }))
+      const body = yield* Effect.promise(async () => {
+        const response = await service.fetch(generatePath, {
+          method: "POST",
+          headers: { authorization: `Bearer ${token}` },
+          body: new URLSearchParams({ video: "https://a.example/v" })
+        })
+        expect(response.status).toBe(200)
+        const reader = response.body!.getReader()
+        const first = new TextDecoder().decode((await reader.read()).value)
+        expect(first).toContain('"duration"')
+        return { reader, first }
+      })
+      const rest = Effect.runPromise(Effect.promise(async () => {
+        let text = body.first
+        for (let chunk = await body.reader.read(); !chunk.done; chunk = await body.reader.read()) text += new TextDecoder().decode(chunk.value)
+        return text
+      }))
+      const stopping = Date.now()
+      yield* Scope.close(serviceScope, Exit.void)
+      const stopMillis = Date.now() - stopping
+      // the whole answer arrived: the stream ran to its end during the stop
+      expect(yield* Effect.promise(() => rest)).toContain('"complete"')
+      expect(stopMillis).toBeLessThan(grace)
+      const [began, done, ...more] = shutdownOf(lines)
+      expect(more).toEqual([])
+      expect(began).toEqual({ level: "INFO", message: "shutdown began: 1 request in flight (1 streamed answer), given up to 10 s to finish" })
+      expect(done?.level).toBe("INFO")
+      const { totalMillis, drainMillis } = doneLine(done, "1 finished (1 streamed answer)")
+      expect(drainMillis).toBeGreaterThanOrEqual(300)
+      expect(drainMillis).toBeLessThan(grace)
+      expect(totalMillis).toBeGreaterThanOrEqual(drainMillis)
+      expect(totalMillis).toBeLessThanOrEqual(stopMillis + 10)
     }).pipe(Effect.provide(FakeMusicVendor.layer), Effect.scoped), 60_000)
 })
