@@ -275,6 +275,34 @@ const keptIn = (lines: Array<LogLine>) =>
 /** The shutdown's lines among `lines`. */
 const shutdownOf = (lines: ReadonlyArray<LogLine>) => lines.filter(({ message }) => /^shutdown (began|done)/.test(message))
 
+/**
+ * The service on a fresh database with `grace` to stop in, its lines kept, and a music stream
+ * from `fake` under way: its reader, after the first chunk (the vendor's duration event).
+ */
+const streamingUnderGrace = (fake: Effect.Effect.Success<typeof FakeMusicVendor>, grace: number) =>
+  Effect.gen(function*() {
+    const lines: Array<LogLine> = []
+    const serviceScope = yield* Scope.make()
+    const service = yield* Scope.extend(
+      serviceOnFreshDatabase(atFakeVendor(fake, (c) => ({ ...c, shutdownGraceMillis: grace })), keptIn(lines)),
+      serviceScope
+    )
+    const token = yield* Effect.promise(() => service.token({ sub: "shutdown-listener" }))
+    const { reader, first } = yield* Effect.promise(async () => {
+      const response = await service.fetch(generatePath, {
+        method: "POST",
+        headers: { authorization: `Bearer ${token}` },
+        body: new URLSearchParams({ video: "https://a.example/v" })
+      })
+      expect(response.status).toBe(200)
+      const reader = response.body!.getReader()
+      const first = new TextDecoder().decode((await reader.read()).value)
+      expect(first).toContain('"duration"')
+      return { reader, first }
+    })
+    return { lines, serviceScope, reader, first }
+  })
+
 describe("shutdown of a streamed answer", () => {
   it.live("an NDJSON answer in flight (the music proxy) ends within the grace", () =>
     Effect.gen(function*() {
@@ -282,24 +310,7 @@ describe("shutdown of a streamed answer", () => {
       const fake = yield* FakeMusicVendor
       // one event, then the vendor holds its stream open, and the service sends keep-alive lines
       fake.behave({ kind: "stream", lines: ['{"type":"duration","duration_sec":3}'], end: "hold" })
-      const lines: Array<LogLine> = []
-      const serviceScope = yield* Scope.make()
-      const service = yield* Scope.extend(
-        serviceOnFreshDatabase(atFakeVendor(fake, (c) => ({ ...c, shutdownGraceMillis: grace })), keptIn(lines)),
-        serviceScope
-      )
-      const token = yield* Effect.promise(() => service.token({ sub: "shutdown-listener" }))
-      const reader = yield* Effect.promise(async () => {
-        const response = await service.fetch(generatePath, {
-          method: "POST",
-          headers: { authorization: `Bearer ${token}` },
-          body: new URLSearchParams({ video: "https://a.example/v" })
-        })
-        expect(response.status).toBe(200)
-        const reader = response.body!.getReader()
-        expect(new TextDecoder().decode((await reader.read()).value)).toContain('"duration"')
-        return reader
-      })
+      const { lines, serviceScope, reader } = yield* streamingUnderGrace(fake, grace)
       const stopping = Date.now()
       const streamEnd = Effect.runPromise(Effect.promise(async () => {
         for (;;) if ((await reader.read().catch(() => ({ done: true }))).done) return Date.now() - stopping
@@ -329,25 +340,7 @@ describe("shutdown of a streamed answer", () => {
         lines: ['{"type":"duration","duration_sec":3}', '{"type":"titles","titles":["a"]}', '{"type":"complete"}'],
         delayMillis: 400
       })
-      const lines: Array<LogLine> = []
-      const serviceScope = yield* Scope.make()
-      const service = yield* Scope.extend(
-        serviceOnFreshDatabase(atFakeVendor(fake, (c) => ({ ...c, shutdownGraceMillis: grace })), keptIn(lines)),
-        serviceScope
-      )
-      const token = yield* Effect.promise(() => service.token({ sub: "shutdown-listener" }))
-      const body = yield* Effect.promise(async () => {
-        const response = await service.fetch(generatePath, {
-          method: "POST",
-          headers: { authorization: `Bearer ${token}` },
-          body: new URLSearchParams({ video: "https://a.example/v" })
-        })
-        expect(response.status).toBe(200)
-        const reader = response.body!.getReader()
-        const first = new TextDecoder().decode((await reader.read()).value)
-        expect(first).toContain('"duration"')
-        return { reader, first }
-      })
+      const { lines, serviceScope, ...body } = yield* streamingUnderGrace(fake, grace)
       const rest = Effect.runPromise(Effect.promise(async () => {
         let text = body.first
         for (let chunk = await body.reader.read(); !chunk.done; chunk = await body.reader.read()) text += new TextDecoder().decode(chunk.value)
