@@ -184,6 +184,8 @@ const describeDecodeError = (e: HttpApiError.HttpApiDecodeError): string => {
   const issue = e.issues[0]
   if (!issue) return "The request is not valid"
   const where = issue.path.length > 0 ? issue.path.map(String).join(".") : "request"
+  // a field the body does not declare, where the body refuses those (Schemas.ts, refusingUnknownFields)
+  if (issue._tag === "Unexpected") return `Unknown field '${where}': ${issue.message.replace(/^is unexpected, expected: /, "this object takes ")}`
   return `Invalid value for '${where}': ${issue.message}`
 }
 

@@ -5,17 +5,32 @@ import { Authentication } from "../Domain/Auth.ts"
 import { Node, NodeId, NodeStatus, NodeVersion, NodeVersionStatus } from "../Domain/Node.ts"
 import { Publisher, PublisherStatus } from "../Domain/Publisher.ts"
 import { nodeFields, VersionCreate } from "../Publishing/Api.ts"
-import { field, NonEmptyText, optionalField, PathParam, Text, TextList } from "../Domain/Schemas.ts"
+import {
+  field,
+  ignoringUnknownFields,
+  NonEmptyText,
+  optionalField,
+  PathParam,
+  refusingUnknownFields,
+  Text,
+  TextList
+} from "../Domain/Schemas.ts"
 
-/** Body of `POST /admin/nodes`: a node waiting in the `unclaimed` publisher for its author. */
-export const AdminNodeCreate = Schema.Struct({
+/**
+ * Body of `POST /admin/nodes`: a node waiting in the `unclaimed` publisher for its author. Other
+ * fields are ignored: the admin front-end's form sends `category` too.
+ */
+export const AdminNodeCreate = ignoringUnknownFields(Schema.Struct({
   id: field(NodeId, "Unique identifier of the node: letters, digits, '.', '_' and '-', starting with a letter or digit"),
   repository: field(NonEmptyText(2000), "URL of the node's source repository, whose administrators may claim the node"),
   ...Struct.pick(nodeFields, "name", "description", "author", "license", "icon", "tags")
-}).annotations({ identifier: "AdminNodeCreate" })
+})).annotations({ identifier: "AdminNodeCreate" })
 
-/** Body of `PUT /admin/nodes/{nodeId}`: moderation fields and the node's host compatibility. */
-export const AdminNodeUpdate = Schema.Struct({
+/**
+ * Body of `PUT /admin/nodes/{nodeId}`: moderation fields and the node's host compatibility. Other
+ * fields are ignored: the admin front-end sends the node it read with its changes (`{...node, status}`).
+ */
+export const AdminNodeUpdate = ignoringUnknownFields(Schema.Struct({
   status: optionalField(NodeStatus, "New status of the node"),
   status_detail: optionalField(Text(2000), "Why the node has its status"),
   tags_admin: optionalField(TextList(50, 100), "Admin-only tags for security warnings and admin metadata"),
@@ -27,18 +42,19 @@ export const AdminNodeUpdate = Schema.Struct({
   preempted_host_node_names: optionalField(TextList(500, 200), "Names of host-nodes that this node preempts"),
   // the admin front-end copies a version's compatibility onto its node
   ...Struct.pick(nodeFields, "supported_host_version", "supported_host_frontend_version")
-}).annotations({ identifier: "AdminNodeUpdate" })
+})).annotations({ identifier: "AdminNodeUpdate" })
 
 /**
  * Body of `PUT /admin/nodes/{nodeId}/versions/{version}`: a status move and the version's
  * compatibility, every field optional (the admin front-end's compatibility editor sends the
- * compatibility alone).
+ * compatibility alone). Other fields are ignored, as on every route that takes the clients'
+ * alias names: with an alias setting off, those names are unknown, not refused.
  */
-export const AdminNodeVersionUpdate = Schema.Struct({
+export const AdminNodeVersionUpdate = ignoringUnknownFields(Schema.Struct({
   status: optionalField(NodeVersionStatus, "New status of the version"),
   status_reason: optionalField(Text(2000), "Why the version has its status; without status, it explains the current one"),
   ...Struct.pick(VersionCreate.fields, "supported_os", "supported_accelerators", "supported_host_version", "supported_host_frontend_version")
-}).annotations({ identifier: "AdminNodeVersionUpdate" })
+})).annotations({ identifier: "AdminNodeVersionUpdate" })
 
 export class AdminApi extends HttpApiGroup.make("admin")
   .add(
@@ -64,7 +80,7 @@ export class AdminApi extends HttpApiGroup.make("admin")
   .add(
     HttpApiEndpoint.put("moderatePublisher", "/admin/publishers/:publisherId")
       .setPath(Schema.Struct({ publisherId: field(PathParam, "Identifier of the publisher") }))
-      .setPayload(Schema.Struct({ status: field(PublisherStatus, "New status of the publisher") })
+      .setPayload(refusingUnknownFields(Schema.Struct({ status: field(PublisherStatus, "New status of the publisher") }))
         .annotations({ identifier: "AdminPublisherUpdate" }))
       .addSuccess(Publisher)
       .addError(BadRequest)

@@ -13,7 +13,7 @@ import {
 } from "../Domain/ApiErrors.ts"
 import { Authentication } from "../Domain/Auth.ts"
 import { Node } from "../Domain/Node.ts"
-import { field, NonEmptyText, PathParam } from "../Domain/Schemas.ts"
+import { field, NonEmptyText, PathParam, refusingUnknownFields } from "../Domain/Schemas.ts"
 
 /** Answer of a successful claim. */
 export class ClaimResult extends Schema.Class<ClaimResult>("ClaimResult")({
@@ -25,12 +25,12 @@ export class ClaimApi extends HttpApiGroup.make("claims")
   .add(
     HttpApiEndpoint.post("claimMyNode", "/publishers/:publisherId/nodes/:nodeId/claim-my-node")
       .setPath(Schema.Struct({ publisherId: field(PathParam, "Identifier of the publisher"), nodeId: field(PathParam, "Identifier of the node") }))
-      .setPayload(Schema.Struct({
+      .setPayload(refusingUnknownFields(Schema.Struct({
         VCS_TOKEN: field(
           NonEmptyText(1000),
           "A token for the repository host, used to verify that the user administers the node's repository"
         )
-      }).annotations({ identifier: "ClaimRequest" }))
+      })).annotations({ identifier: "ClaimRequest" }))
       .addSuccess(ClaimResult)
       .addError(BadRequest)
       .addError(Forbidden)

@@ -4,13 +4,13 @@
  * host's API nodes send it (the media proxy, media storage).
  */
 import { Schema } from "effect"
-import { field, NonEmptyText, optionalField, Text, Timestamp } from "./Schemas.ts"
+import { field, NonEmptyText, optionalField, refusingUnknownFields, Text, Timestamp } from "./Schemas.ts"
 
 /** Body of key creation. */
-export const ApiKeyCreate = Schema.Struct({
+export const ApiKeyCreate = refusingUnknownFields(Schema.Struct({
   name: field(NonEmptyText(100), "Name of the key, to tell keys apart"),
   description: optionalField(Text(1000), "What the key is for")
-}).annotations({ identifier: "ApiKeyCreate" })
+})).annotations({ identifier: "ApiKeyCreate" })
 
 const keyFields = {
   id: field(Schema.UUID, "Identifier of the key"),

@@ -1,5 +1,5 @@
 import { Schema } from "effect"
-import { field, optionalField, Text } from "./Schemas.ts"
+import { field, ignoredOnInput, optional, optionalField, refusingUnknownFields, Text } from "./Schemas.ts"
 
 export const HostNodePolicy = Schema.Literal("HostNodePolicyActive", "HostNodePolicyBanned", "HostNodePolicyLocalOnly")
   .annotations({ identifier: "HostNodePolicy" })
@@ -52,8 +52,11 @@ const hostNodeInputFields = {
   return_types: optionalField(Text(5000), meaning.return_types)
 }
 
-/** The body of the host-node update: the record without its name. */
-export const HostNodeUpdate = Schema.Struct(hostNodeInputFields).annotations({ identifier: "HostNodeUpdate" })
+/** The body of the host-node update: the record, whose name (the path's) a client may send back as it read it. */
+export const HostNodeUpdate = refusingUnknownFields(Schema.Struct({
+  ...hostNodeInputFields,
+  host_node_name: optional(ignoredOnInput({ type: "string" }, `${meaning.host_node_name}; the path names the record`))
+})).annotations({ identifier: "HostNodeUpdate" })
 export type HostNodeUpdate = typeof HostNodeUpdate.Type
 
 /** One record of the bulk creation: the name is required. */

@@ -1,5 +1,5 @@
 import { Option, ParseResult, Schema } from "effect"
-import { classExamples, field, optional, optionalField, Strings, Text } from "./Schemas.ts"
+import { classExamples, field, ignoringUnknownFields, optional, optionalField, refusingUnknownFields, Strings, Text } from "./Schemas.ts"
 
 /** Statuses of CONTRACT.md; CREATED is what starting a task answers. */
 export const MediaTaskStatus = Schema.Literal("CREATED", "IN_PROGRESS", "COMPLETED", "FAILED")
@@ -139,7 +139,7 @@ export const PortraitStyle = Schema.Literal("standard", "pop", "super_pop")
 export const maxPromptChars = 2000
 
 /** The body of POST /proxy/imagevendor/v1/ai/image-style-transfer (4.5). */
-export const StyleTransferRequest = Schema.Struct({
+export const StyleTransferRequest = refusingUnknownFields(Schema.Struct({
   image: field(StyleImage, "Image to transform: base64 image data, a data: URL, or an http(s) URL"),
   reference_image: field(StyleImage, "Style reference image: base64 image data, a data: URL, or an http(s) URL"),
   engine: optionalField(StyleTransferEngine, "Engine preset"),
@@ -152,7 +152,7 @@ export const StyleTransferRequest = Schema.Struct({
   structure_strength: optionalField(Percent, "How much of the original's structure to keep, 0 to 100"),
   style_strength: optionalField(Percent, "Percentage of style strength, 0 to 100"),
   webhook_url: optional(WebhookUrl)
-}).annotations({ identifier: "StyleTransferRequest" })
+})).annotations({ identifier: "StyleTransferRequest" })
 export type StyleTransferRequest = typeof StyleTransferRequest.Type
 
 /** The targets of the skin enhancer's flexible mode. */
@@ -177,24 +177,24 @@ const skinEnhancerFields = {
 }
 
 /** The body of POST /proxy/imagevendor/v1/ai/skin-enhancer/creative (4.6). */
-export const SkinEnhancerRequest = Schema.Struct(skinEnhancerFields).annotations({ identifier: "SkinEnhancerRequest" })
+export const SkinEnhancerRequest = refusingUnknownFields(Schema.Struct(skinEnhancerFields)).annotations({ identifier: "SkinEnhancerRequest" })
 export type SkinEnhancerRequest = typeof SkinEnhancerRequest.Type
 
 /** The body of POST /proxy/imagevendor/v1/ai/skin-enhancer/faithful: creative's fields and `skin_detail`. */
-export const SkinEnhancerFaithfulRequest = Schema.Struct({
+export const SkinEnhancerFaithfulRequest = refusingUnknownFields(Schema.Struct({
   ...skinEnhancerFields,
   skin_detail: optionalField(Percent, `Skin detail enhancement level, 0 to 100 (default ${skinEnhancerDefaults.skin_detail})`)
-}).annotations({ identifier: "SkinEnhancerFaithfulRequest" })
+})).annotations({ identifier: "SkinEnhancerFaithfulRequest" })
 export type SkinEnhancerFaithfulRequest = typeof SkinEnhancerFaithfulRequest.Type
 
 /** The body of POST /proxy/imagevendor/v1/ai/skin-enhancer/flexible: creative's fields and `optimized_for`. */
-export const SkinEnhancerFlexibleRequest = Schema.Struct({
+export const SkinEnhancerFlexibleRequest = refusingUnknownFields(Schema.Struct({
   ...skinEnhancerFields,
   optimized_for: optionalField(
     SkinOptimizedFor,
     `What the enhancement is optimised for (default ${skinEnhancerDefaults.optimized_for})`
   )
-}).annotations({ identifier: "SkinEnhancerFlexibleRequest" })
+})).annotations({ identifier: "SkinEnhancerFlexibleRequest" })
 export type SkinEnhancerFlexibleRequest = typeof SkinEnhancerFlexibleRequest.Type
 
 /** `Idempotency-Key`: 1 to 255 printable ASCII characters. */
@@ -252,11 +252,17 @@ const musicFields = {
 }
 
 /**
+ * The form's fields beyond its own: text, ignored (the host's music nodes send the vendor's
+ * other fields, such as `duration`, on its sibling route); Music/Form.ts reads only its own.
+ */
+const otherTextFields = { type: "string" }
+
+/**
  * The form of `POST /proxy/musicvendor/v2m/generate`, as documented and as validated: its fields,
  * then exactly one video source. (A text field given twice, or a file in another part, is refused
  * while the form is read.)
  */
-export const MusicForm = Schema.Struct(musicFields).pipe(
+export const MusicForm = ignoringUnknownFields(Schema.Struct(musicFields).pipe(
   Schema.transformOrFail(Schema.typeSchema(MusicRequest), {
     strict: true,
     decode: (form, _, ast) => {
@@ -278,14 +284,14 @@ export const MusicForm = Schema.Struct(musicFields).pipe(
         ...Option.match(request.prompt, { onNone: () => ({}), onSome: (prompt) => ({ prompt }) })
       })
   })
-).annotations({
+), otherTextFields).annotations({
   identifier: "MusicForm",
   description: "Exactly one video: a file part `0.video` (or `video` with a file name), or a URL in `video` (or `video_url`). Other text fields are ignored; a file in any other part is refused."
 })
 
 /** The URL-encoded form: the form's text fields (a file cannot come this way). */
-export const MusicUrlForm = Schema.Struct({
+export const MusicUrlForm = ignoringUnknownFields(Schema.Struct({
   video: optionalField(VideoUrl, videoUrlMeaning),
   video_url: optionalField(VideoUrl, videoUrlMeaning + ", in place of video"),
   prompt: optional(Prompt)
-}).annotations({ identifier: "MusicUrlForm" })
+}), otherTextFields).annotations({ identifier: "MusicUrlForm" })

@@ -4,7 +4,7 @@
  * hands `download_url` to a vendor.
  */
 import { Schema } from "effect"
-import { field, optionalField, Text, Timestamp } from "./Schemas.ts"
+import { field, optionalField, refusingUnknownFields, Text, Timestamp } from "./Schemas.ts"
 
 /** A file name: one path segment of printable characters (it becomes part of the download URL). */
 const FileName = Schema.String.pipe(
@@ -23,14 +23,14 @@ export const MediaType = Schema.String.pipe(
   })
 )
 
-export const StorageRequest = Schema.Struct({
+export const StorageRequest = refusingUnknownFields(Schema.Struct({
   file_name: field(FileName, "Name of the file, such as image.png; the download URL ends with it"),
   content_type: optionalField(MediaType, "Media type of the file, such as image/png; application/octet-stream when absent"),
   file_hash: optionalField(
     Text(128),
     "SHA-256 of the file's bytes, in hex: a live file of the caller with these bytes is answered instead of a new one"
   )
-}).annotations({ identifier: "StorageRequest" })
+})).annotations({ identifier: "StorageRequest" })
 
 export class StorageResource extends Schema.Class<StorageResource>("StorageResource")({
   upload_url: optionalField(

@@ -1,5 +1,5 @@
 import { Schema } from "effect"
-import { classExamples, field, ignoredOnInput, NonEmptyText, optional, optionalField, Text, Timestamp } from "./Schemas.ts"
+import { classExamples, field, ignoredOnInput, NonEmptyText, optional, optionalField, refusingUnknownFields, Text, Timestamp } from "./Schemas.ts"
 
 export const PublisherStatus = Schema.Literal("PublisherStatusActive", "PublisherStatusBanned")
   .annotations({ identifier: "PublisherStatus" })
@@ -80,16 +80,16 @@ const writableFields = {
 }
 
 /** Body of `POST /publishers`. */
-export const PublisherCreate = Schema.Struct({
+export const PublisherCreate = refusingUnknownFields(Schema.Struct({
   id: field(PublisherId, "Unique identifier of the publisher, akin to a username: lowercase letters, digits and '-'"),
   ...writableFields
-}).annotations({ identifier: "PublisherCreate" })
+})).annotations({ identifier: "PublisherCreate" })
 
 /**
  * Body of `PUT /publishers/{publisherId}`: a Publisher, every field optional. `members` and
  * `createdAt` are read-only and ignored, so a client may send back what it read.
  */
-export const PublisherUpdate = Schema.Struct({
+export const PublisherUpdate = refusingUnknownFields(Schema.Struct({
   ...writableFields,
   id: optionalField(Schema.String, "Identifier of the publisher; if sent, it must be the path's"),
   status: optionalField(PublisherStatus, "New status of the publisher (site admins only)"),
@@ -98,14 +98,14 @@ export const PublisherUpdate = Schema.Struct({
     "Members of the publisher with their roles"
   )),
   createdAt: optional(ignoredOnInput({ type: "string", format: "date-time" }, "Creation time of the publisher"))
-}).annotations({ identifier: "PublisherUpdate" })
+})).annotations({ identifier: "PublisherUpdate" })
 export type PublisherUpdate = typeof PublisherUpdate.Type
 
 /** Body of `POST /publishers/{publisherId}/members`. */
-export const MemberAdd = Schema.Struct({
+export const MemberAdd = refusingUnknownFields(Schema.Struct({
   user_id: field(NonEmptyText(200), "Identifier of the user to add, or whose role to change"),
   role: field(PublisherRole, "Role to give the user in the publisher")
-}).annotations({ identifier: "MemberAdd" })
+})).annotations({ identifier: "MemberAdd" })
 
 /** Answer of `GET /publishers/validate`. */
 export class PublisherAvailability extends Schema.Class<PublisherAvailability>("PublisherAvailability")({

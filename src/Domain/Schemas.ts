@@ -26,6 +26,24 @@ export const classExamples = <A>(...values: readonly [A, ...Array<A>]): Schema.A
 })
 
 /**
+ * A request body that refuses the fields it does not declare, at every depth: `400` naming the
+ * field (Errors.ts). The document says `additionalProperties: false`, as it does of every object
+ * not marked otherwise. Decided per body: docs/compatibility.md, "Unknown fields".
+ */
+export const refusingUnknownFields = <S extends Schema.Annotable.All>(schema: S): Schema.Annotable.Self<S> =>
+  schema.annotations({ parseOptions: { onExcessProperty: "error" } })
+
+/**
+ * A request body (or an object inside one) that takes fields it does not declare and ignores
+ * them, as Schema decodes by default: the clients in the field send such fields there. The
+ * document says `additionalProperties: true` (or what the others must be).
+ */
+export const ignoringUnknownFields = <S extends Schema.Annotable.All>(
+  schema: S,
+  others: boolean | object = true
+): Schema.Annotable.Self<S> => schema.annotations({ jsonSchema: { additionalProperties: others } })
+
+/**
  * An output-only field of a request body: any value is accepted and ignored (`Schema.Unknown`), so
  * that a client may send back what it read. The document states the field's real type
  * (`jsonSchema`), read-only, and says that it is ignored.

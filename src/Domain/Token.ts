@@ -1,14 +1,14 @@
 import { Schema } from "effect"
-import { field, ignoredOnInput, NonEmptyText, optional, optionalField, Text, Timestamp } from "./Schemas.ts"
+import { field, ignoredOnInput, NonEmptyText, optional, optionalField, refusingUnknownFields, Text, Timestamp } from "./Schemas.ts"
 
 /** Body of token creation: the record's input fields; output-only ones are ignored. */
-export const TokenCreate = Schema.Struct({
+export const TokenCreate = refusingUnknownFields(Schema.Struct({
   name: field(NonEmptyText(100), "Name of the token; may be a simple description"),
   description: optionalField(Text(1000), "Detailed description of the intended use"),
   createdAt: optional(ignoredOnInput({ type: "string", format: "date-time" }, "Creation time of the token")),
   id: optional(ignoredOnInput({ type: "string", format: "uuid" }, "Identifier of the token record")),
   token: optional(ignoredOnInput({ type: "string" }, "The token value, shown once in the creation answer"))
-}).annotations({ identifier: "TokenCreate" })
+})).annotations({ identifier: "TokenCreate" })
 
 /** Answer of token creation: the value, shown this once. */
 export class CreatedToken extends Schema.Class<CreatedToken>("CreatedToken")({

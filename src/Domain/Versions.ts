@@ -4,7 +4,7 @@
  */
 import { Schema } from "effect"
 import { NodeVersion } from "./Node.ts"
-import { field, optionalField, Text } from "./Schemas.ts"
+import { field, optionalField, refusingUnknownFields, Text } from "./Schemas.ts"
 
 /** Served page sizes of the queue: larger requests are clamped, like `limit` (CONTRACT.md). */
 export const maxVersionPageSize = 100
@@ -29,12 +29,12 @@ export const NodeVersionIdentifier = Schema.Struct({
 }).annotations({ identifier: "NodeVersionIdentifier" })
 export type NodeVersionIdentifier = typeof NodeVersionIdentifier.Type
 
-export const BulkNodeVersionsRequest = Schema.Struct({
+export const BulkNodeVersionsRequest = refusingUnknownFields(Schema.Struct({
   node_versions: field(
     Schema.Array(NodeVersionIdentifier).pipe(Schema.maxItems(maxBulkVersions)),
     `The pairs to resolve, at most ${maxBulkVersions}; answered in this order`
   )
-}).annotations({ identifier: "BulkNodeVersionsRequest" })
+})).annotations({ identifier: "BulkNodeVersionsRequest" })
 export type BulkNodeVersionsRequest = typeof BulkNodeVersionsRequest.Type
 
 export const BulkNodeVersionStatus = Schema.Literal("success", "not_found", "error")

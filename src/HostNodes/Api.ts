@@ -13,7 +13,7 @@ import {
   maxHostNodesPerRequest
 } from "../Domain/HostNode.ts"
 import { Node } from "../Domain/Node.ts"
-import { field, PathParam, Text } from "../Domain/Schemas.ts"
+import { field, PathParam, refusingUnknownFields, Text } from "../Domain/Schemas.ts"
 
 const VersionPath = Schema.Struct({ nodeId: field(PathParam, "Identifier of the node"), version: field(PathParam, "The version string, such as 1.2.0") })
 const RecordPath = Schema.Struct({ ...VersionPath.fields, hostNodeName: field(PathParam, "Name of the host-node") })
@@ -85,7 +85,7 @@ export class HostNodesApi extends HttpApiGroup.make("hostNodes")
   .add(
     HttpApiEndpoint.post("createHostNodes", "/nodes/:nodeId/versions/:version/host-nodes")
       .setPath(VersionPath)
-      .setPayload(Schema.Array(HostNodeCreate).pipe(Schema.maxItems(maxHostNodesPerRequest)))
+      .setPayload(refusingUnknownFields(Schema.Array(HostNodeCreate).pipe(Schema.maxItems(maxHostNodesPerRequest))))
       .addSuccess(Schema.Array(HostNode), { status: 201 })
       .addError(BadRequest)
       .addError(Forbidden)

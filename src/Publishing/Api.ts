@@ -28,7 +28,16 @@ import {
 } from "../Domain/ApiErrors.ts"
 import { Authentication, OptionalAuthentication } from "../Domain/Auth.ts"
 import { Node, NodeId, NodeVersion, Translations } from "../Domain/Node.ts"
-import { field, NonEmptyText, optionalField, PathParam, Text, TextList } from "../Domain/Schemas.ts"
+import {
+  field,
+  ignoringUnknownFields,
+  NonEmptyText,
+  optionalField,
+  PathParam,
+  refusingUnknownFields,
+  Text,
+  TextList
+} from "../Domain/Schemas.ts"
 import { HostRangeFromString, NormalisedHostRange, PublishedVersion } from "../Domain/Semver.ts"
 
 /** A node's fields its publisher sets; the others (downloads, rating, status, ...) are the registry's. */
@@ -58,16 +67,24 @@ export const nodeFields = {
 /** `id`, if sent, must be the path's. */
 const pathNodeId = optionalField(Text(200), "Identifier of the node; if sent, it must be the path's")
 
-export const NodeCreate = Schema.Struct({
+/**
+ * A node's metadata as clients send it, wherever they send it (creation, update, the publish
+ * call's `node`): other fields are ignored. The registry's web front-end sends the node it read
+ * with its changes (`{...node, tags}`); the publishing CLI passes pyproject's fields through.
+ */
+const nodeInput = <Fields extends Schema.Struct.Fields>(fields: Fields) => ignoringUnknownFields(Schema.Struct(fields))
+
+export const NodeCreate = nodeInput({
   id: field(NodeId, "Unique identifier of the node: letters, digits, '.', '_' and '-', starting with a letter or digit"),
   ...nodeFields
 }).annotations({ identifier: "NodeCreate" })
-export const NodeUpdate = Schema.Struct({ id: pathNodeId, ...nodeFields }).annotations({ identifier: "NodeUpdate" })
+export const NodeUpdate = nodeInput({ id: pathNodeId, ...nodeFields }).annotations({ identifier: "NodeUpdate" })
 
 /** A host-version range, parsed where it enters. */
 const HostRange = HostRangeFromString(200)
 
-export const VersionCreate = Schema.Struct({
+/** The publish call's version; other fields are ignored, as in the rest of that call. */
+export const VersionCreate = ignoringUnknownFields(Schema.Struct({
   version: field(
     PublishedVersion,
     "Semantic version of the new version, unique for the node, such as 1.2.3 or 2.0.0-beta.1 (no build metadata)"
@@ -86,29 +103,33 @@ export const VersionCreate = Schema.Struct({
     "Host frontend versions this version supports: a version range such as >=1.2.0 <2.0.0, ^1.4 or >=1.2.0,<2.0.0"
   ),
   tags: optionalField(TextList(50, 100), "Tags of this version")
-}).annotations({ identifier: "NodeVersionCreate" })
+})).annotations({ identifier: "NodeVersionCreate" })
 
-export const PublishRequest = Schema.Struct({
+/**
+ * The publish call of publishing CLIs, run unattended from their publishers' CI: fields a newer
+ * CLI adds (or the host-version aliases, when their setting is off) are ignored, not refused.
+ */
+export const PublishRequest = ignoringUnknownFields(Schema.Struct({
   personal_access_token: optionalField(
     NonEmptyText(500),
     "A personal access token of the publisher; without it, the call needs a bearer token"
   ),
   node: optionalField(
-    Schema.Struct({ id: pathNodeId, ...nodeFields }),
+    nodeInput({ id: pathNodeId, ...nodeFields }),
     "The node's metadata: the node is created with it, or updated from it"
   ),
   node_version: field(VersionCreate, "The version to publish")
-}).annotations({ identifier: "PublishNodeVersionRequest" })
+})).annotations({ identifier: "PublishNodeVersionRequest" })
 
 export class PublishResponse extends Schema.Class<PublishResponse>("PublishNodeVersionResponse")({
   signedUrl: field(Schema.String, "URL to PUT the version's zip archive to (Content-Type: application/zip)"),
   node_version: field(NodeVersion, "The new version, NodeVersionStatusPending until its archive is uploaded")
 }) {}
 
-export const VersionUpdate = Schema.Struct({
+export const VersionUpdate = refusingUnknownFields(Schema.Struct({
   changelog: optionalField(Text(20_000), "Summary of changes in this version"),
   deprecated: optionalField(Schema.Boolean, "Whether this version is deprecated")
-}).annotations({ identifier: "NodeVersionUpdate" })
+})).annotations({ identifier: "NodeVersionUpdate" })
 
 const PublisherNodePath = Schema.Struct({ publisherId: field(PathParam, "Identifier of the publisher"), nodeId: field(PathParam, "Identifier of the node") })
 const PublisherVersionPath = Schema.Struct({ publisherId: field(PathParam, "Identifier of the publisher"), nodeId: field(PathParam, "Identifier of the node"), versionId: field(PathParam, "The version string (such as 1.2.0) or the version's id") })

@@ -1537,6 +1537,8 @@ export interface components {
             return_names?: string;
             /** @description Types of the outputs */
             return_types?: string;
+            /** @description Unique identifier of the host-node; the path names the record: output only, ignored on input */
+            readonly host_node_name?: string;
         };
         AdminNodeCreate: {
             /** @description Unique identifier of the node: letters, digits, '.', '_' and '-', starting with a letter or digit */
@@ -1555,6 +1557,8 @@ export interface components {
             icon?: string;
             /** @description Tags of the node (they replace category) */
             tags?: string[];
+        } & {
+            [key: string]: unknown;
         };
         AdminNodeUpdate: {
             /** @description New status of the node */
@@ -1571,6 +1575,8 @@ export interface components {
             supported_host_version?: string;
             /** @description Host frontend versions the node supports: a version range such as >=1.2.0 <2.0.0, ^1.4 or >=1.2.0,<2.0.0 */
             supported_host_frontend_version?: string;
+        } & {
+            [key: string]: unknown;
         };
         AdminPublisherUpdate: {
             /** @description New status of the publisher */
@@ -1589,6 +1595,8 @@ export interface components {
             supported_host_version?: string;
             /** @description Host frontend versions this version supports: a version range such as >=1.2.0 <2.0.0, ^1.4 or >=1.2.0,<2.0.0 */
             supported_host_frontend_version?: string;
+        } & {
+            [key: string]: unknown;
         };
         NodeCreate: {
             /** @description Unique identifier of the node: letters, digits, '.', '_' and '-', starting with a letter or digit */
@@ -1625,6 +1633,8 @@ export interface components {
                     [key: string]: components["schemas"]["JsonValue"];
                 };
             };
+        } & {
+            [key: string]: unknown;
         };
         NodeUpdate: {
             /** @description Identifier of the node; if sent, it must be the path's */
@@ -1661,6 +1671,8 @@ export interface components {
                     [key: string]: components["schemas"]["JsonValue"];
                 };
             };
+        } & {
+            [key: string]: unknown;
         };
         NodeVersionUpdate: {
             /** @description Summary of changes in this version */
@@ -1707,9 +1719,13 @@ export interface components {
                         [key: string]: components["schemas"]["JsonValue"];
                     };
                 };
+            } & {
+                [key: string]: unknown;
             };
             /** @description The version to publish */
             node_version: components["schemas"]["NodeVersionCreate"];
+        } & {
+            [key: string]: unknown;
         };
         NodeVersionCreate: {
             /** @description Semantic version of the new version, unique for the node, such as 1.2.3 or 2.0.0-beta.1 (no build metadata) */
@@ -1730,6 +1746,8 @@ export interface components {
             supported_host_frontend_version?: string;
             /** @description Tags of this version */
             tags?: string[];
+        } & {
+            [key: string]: unknown;
         };
         PublishNodeVersionResponse: {
             /** @description URL to PUT the version's zip archive to (Content-Type: application/zip) */
@@ -7821,6 +7839,8 @@ export interface operations {
                     video_url?: string;
                     /** @description What the music should be like (at most 2000 characters) */
                     prompt?: string;
+                } & {
+                    [key: string]: string;
                 };
                 "application/x-www-form-urlencoded": {
                     /** @description A URL of the video (http or https, at most 8192 characters) */
@@ -7829,6 +7849,8 @@ export interface operations {
                     video_url?: string;
                     /** @description What the music should be like (at most 2000 characters) */
                     prompt?: string;
+                } & {
+                    [key: string]: string;
                 };
             };
         };
