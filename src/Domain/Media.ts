@@ -252,8 +252,8 @@ const musicFields = {
 }
 
 /**
- * The form's fields beyond its own: text, ignored (the host's music nodes send the vendor's
- * other fields, such as `duration`, on its sibling route); Music/Form.ts reads only its own.
+ * The form's fields beyond its own: text, ignored (Music/Form.ts reads only its own). The host's
+ * music nodes build the vendor's forms, which take more (`duration`, on text to music).
  */
 const otherTextFields = { type: "string" }
 
