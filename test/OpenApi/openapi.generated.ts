@@ -2457,7 +2457,7 @@ export interface components {
             /** @description What went wrong, for people; wording may change */
             message: string;
         };
-        /** @description The database cannot be reached (an outage, a restart of it): try again after `Retry-After` seconds */
+        /** @description The database cannot be reached (an outage, a restart of it), or a write kept conflicting with concurrent ones: try again after `Retry-After` seconds */
         DatabaseUnavailable: {
             /**
              * @description Stable error code
@@ -2600,7 +2600,7 @@ export interface operations {
                     "application/json": components["schemas"]["InternalError"];
                 };
             };
-            /** @description `database_unavailable`: The database cannot be reached (an outage, a restart of it): try again after `Retry-After` seconds */
+            /** @description `database_unavailable`: The database cannot be reached (an outage, a restart of it), or a write kept conflicting with concurrent ones: try again after `Retry-After` seconds */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -2703,7 +2703,7 @@ export interface operations {
                     "application/json": components["schemas"]["InternalError"];
                 };
             };
-            /** @description `database_unavailable`: The database cannot be reached (an outage, a restart of it): try again after `Retry-After` seconds */
+            /** @description `database_unavailable`: The database cannot be reached (an outage, a restart of it), or a write kept conflicting with concurrent ones: try again after `Retry-After` seconds */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -2784,7 +2784,7 @@ export interface operations {
                     "application/json": components["schemas"]["InternalError"];
                 };
             };
-            /** @description `database_unavailable`: The database cannot be reached (an outage, a restart of it): try again after `Retry-After` seconds */
+            /** @description `database_unavailable`: The database cannot be reached (an outage, a restart of it), or a write kept conflicting with concurrent ones: try again after `Retry-After` seconds */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -2880,7 +2880,7 @@ export interface operations {
                     "application/json": components["schemas"]["InternalError"];
                 };
             };
-            /** @description `database_unavailable`: The database cannot be reached (an outage, a restart of it): try again after `Retry-After` seconds */
+            /** @description `database_unavailable`: The database cannot be reached (an outage, a restart of it), or a write kept conflicting with concurrent ones: try again after `Retry-After` seconds */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -2962,7 +2962,7 @@ export interface operations {
                     "application/json": components["schemas"]["InternalError"];
                 };
             };
-            /** @description `database_unavailable`: The database cannot be reached (an outage, a restart of it): try again after `Retry-After` seconds */
+            /** @description `database_unavailable`: The database cannot be reached (an outage, a restart of it), or a write kept conflicting with concurrent ones: try again after `Retry-After` seconds */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -3044,7 +3044,7 @@ export interface operations {
                     "application/json": components["schemas"]["InternalError"];
                 };
             };
-            /** @description `database_unavailable`: The database cannot be reached (an outage, a restart of it): try again after `Retry-After` seconds */
+            /** @description `database_unavailable`: The database cannot be reached (an outage, a restart of it), or a write kept conflicting with concurrent ones: try again after `Retry-After` seconds */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -3145,7 +3145,7 @@ export interface operations {
                     "application/json": components["schemas"]["InternalError"];
                 };
             };
-            /** @description `database_unavailable`: The database cannot be reached (an outage, a restart of it): try again after `Retry-After` seconds */
+            /** @description `database_unavailable`: The database cannot be reached (an outage, a restart of it), or a write kept conflicting with concurrent ones: try again after `Retry-After` seconds */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -3274,7 +3274,7 @@ export interface operations {
                     "application/json": components["schemas"]["InternalError"];
                 };
             };
-            /** @description `database_unavailable`: The database cannot be reached (an outage, a restart of it): try again after `Retry-After` seconds */
+            /** @description `database_unavailable`: The database cannot be reached (an outage, a restart of it), or a write kept conflicting with concurrent ones: try again after `Retry-After` seconds */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -3379,7 +3379,7 @@ export interface operations {
                     "application/json": components["schemas"]["InternalError"];
                 };
             };
-            /** @description `database_unavailable`: The database cannot be reached (an outage, a restart of it): try again after `Retry-After` seconds */
+            /** @description `database_unavailable`: The database cannot be reached (an outage, a restart of it), or a write kept conflicting with concurrent ones: try again after `Retry-After` seconds */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -3459,7 +3459,7 @@ export interface operations {
                     "application/json": components["schemas"]["InternalError"];
                 };
             };
-            /** @description `database_unavailable`: The database cannot be reached (an outage, a restart of it): try again after `Retry-After` seconds */
+            /** @description `database_unavailable`: The database cannot be reached (an outage, a restart of it), or a write kept conflicting with concurrent ones: try again after `Retry-After` seconds */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -3541,7 +3541,7 @@ export interface operations {
                     "application/json": components["schemas"]["InternalError"];
                 };
             };
-            /** @description `database_unavailable`: The database cannot be reached (an outage, a restart of it): try again after `Retry-After` seconds */
+            /** @description `database_unavailable`: The database cannot be reached (an outage, a restart of it), or a write kept conflicting with concurrent ones: try again after `Retry-After` seconds */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -3649,7 +3649,7 @@ export interface operations {
                     "application/json": components["schemas"]["InternalError"];
                 };
             };
-            /** @description `database_unavailable`: The database cannot be reached (an outage, a restart of it): try again after `Retry-After` seconds */
+            /** @description `database_unavailable`: The database cannot be reached (an outage, a restart of it), or a write kept conflicting with concurrent ones: try again after `Retry-After` seconds */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -3738,7 +3738,7 @@ export interface operations {
                     "application/json": components["schemas"]["InternalError"];
                 };
             };
-            /** @description `database_unavailable`: The database cannot be reached (an outage, a restart of it): try again after `Retry-After` seconds */
+            /** @description `database_unavailable`: The database cannot be reached (an outage, a restart of it), or a write kept conflicting with concurrent ones: try again after `Retry-After` seconds */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -3867,7 +3867,7 @@ export interface operations {
                     "application/json": components["schemas"]["InternalError"];
                 };
             };
-            /** @description `database_unavailable`: The database cannot be reached (an outage, a restart of it): try again after `Retry-After` seconds */
+            /** @description `database_unavailable`: The database cannot be reached (an outage, a restart of it), or a write kept conflicting with concurrent ones: try again after `Retry-After` seconds */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -3972,7 +3972,7 @@ export interface operations {
                     "application/json": components["schemas"]["InternalError"];
                 };
             };
-            /** @description `database_unavailable`: The database cannot be reached (an outage, a restart of it): try again after `Retry-After` seconds */
+            /** @description `database_unavailable`: The database cannot be reached (an outage, a restart of it), or a write kept conflicting with concurrent ones: try again after `Retry-After` seconds */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -4061,7 +4061,7 @@ export interface operations {
                     "application/json": components["schemas"]["InternalError"];
                 };
             };
-            /** @description `database_unavailable`: The database cannot be reached (an outage, a restart of it): try again after `Retry-After` seconds */
+            /** @description `database_unavailable`: The database cannot be reached (an outage, a restart of it), or a write kept conflicting with concurrent ones: try again after `Retry-After` seconds */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -4152,7 +4152,7 @@ export interface operations {
                     "application/json": components["schemas"]["InternalError"];
                 };
             };
-            /** @description `database_unavailable`: The database cannot be reached (an outage, a restart of it): try again after `Retry-After` seconds */
+            /** @description `database_unavailable`: The database cannot be reached (an outage, a restart of it), or a write kept conflicting with concurrent ones: try again after `Retry-After` seconds */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -4220,7 +4220,7 @@ export interface operations {
                     "application/json": components["schemas"]["InternalError"];
                 };
             };
-            /** @description `database_unavailable`: The database cannot be reached (an outage, a restart of it): try again after `Retry-After` seconds */
+            /** @description `database_unavailable`: The database cannot be reached (an outage, a restart of it), or a write kept conflicting with concurrent ones: try again after `Retry-After` seconds */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -4358,7 +4358,7 @@ export interface operations {
                     "application/json": components["schemas"]["InternalError"];
                 };
             };
-            /** @description `database_unavailable`: The database cannot be reached (an outage, a restart of it): try again after `Retry-After` seconds */
+            /** @description `database_unavailable`: The database cannot be reached (an outage, a restart of it), or a write kept conflicting with concurrent ones: try again after `Retry-After` seconds */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -4465,7 +4465,7 @@ export interface operations {
                     "application/json": components["schemas"]["InternalError"];
                 };
             };
-            /** @description `database_unavailable`: The database cannot be reached (an outage, a restart of it): try again after `Retry-After` seconds */
+            /** @description `database_unavailable`: The database cannot be reached (an outage, a restart of it), or a write kept conflicting with concurrent ones: try again after `Retry-After` seconds */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -4563,7 +4563,7 @@ export interface operations {
                     "application/json": components["schemas"]["InternalError"];
                 };
             };
-            /** @description `database_unavailable`: The database cannot be reached (an outage, a restart of it): try again after `Retry-After` seconds */
+            /** @description `database_unavailable`: The database cannot be reached (an outage, a restart of it), or a write kept conflicting with concurrent ones: try again after `Retry-After` seconds */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -4683,7 +4683,7 @@ export interface operations {
                     "application/json": components["schemas"]["InternalError"];
                 };
             };
-            /** @description `database_unavailable`: The database cannot be reached (an outage, a restart of it): try again after `Retry-After` seconds */
+            /** @description `database_unavailable`: The database cannot be reached (an outage, a restart of it), or a write kept conflicting with concurrent ones: try again after `Retry-After` seconds */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -4781,7 +4781,7 @@ export interface operations {
                     "application/json": components["schemas"]["InternalError"];
                 };
             };
-            /** @description `database_unavailable`: The database cannot be reached (an outage, a restart of it): try again after `Retry-After` seconds */
+            /** @description `database_unavailable`: The database cannot be reached (an outage, a restart of it), or a write kept conflicting with concurrent ones: try again after `Retry-After` seconds */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -4912,7 +4912,7 @@ export interface operations {
                     "application/json": components["schemas"]["InternalError"];
                 };
             };
-            /** @description `service_unavailable`: A dependency (the database, the repository host) is down: try again later; `database_unavailable`: The database cannot be reached (an outage, a restart of it): try again after `Retry-After` seconds */
+            /** @description `service_unavailable`: A dependency (the database, the repository host) is down: try again later; `database_unavailable`: The database cannot be reached (an outage, a restart of it), or a write kept conflicting with concurrent ones: try again after `Retry-After` seconds */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -4993,7 +4993,7 @@ export interface operations {
                     "application/json": components["schemas"]["InternalError"];
                 };
             };
-            /** @description `database_unavailable`: The database cannot be reached (an outage, a restart of it): try again after `Retry-After` seconds */
+            /** @description `database_unavailable`: The database cannot be reached (an outage, a restart of it), or a write kept conflicting with concurrent ones: try again after `Retry-After` seconds */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -5124,7 +5124,7 @@ export interface operations {
                     "application/json": components["schemas"]["InternalError"];
                 };
             };
-            /** @description `database_unavailable`: The database cannot be reached (an outage, a restart of it): try again after `Retry-After` seconds */
+            /** @description `database_unavailable`: The database cannot be reached (an outage, a restart of it), or a write kept conflicting with concurrent ones: try again after `Retry-After` seconds */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -5207,7 +5207,7 @@ export interface operations {
                     "application/json": components["schemas"]["InternalError"];
                 };
             };
-            /** @description `database_unavailable`: The database cannot be reached (an outage, a restart of it): try again after `Retry-After` seconds */
+            /** @description `database_unavailable`: The database cannot be reached (an outage, a restart of it), or a write kept conflicting with concurrent ones: try again after `Retry-After` seconds */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -5340,7 +5340,7 @@ export interface operations {
                     "application/json": components["schemas"]["InternalError"];
                 };
             };
-            /** @description `database_unavailable`: The database cannot be reached (an outage, a restart of it): try again after `Retry-After` seconds */
+            /** @description `database_unavailable`: The database cannot be reached (an outage, a restart of it), or a write kept conflicting with concurrent ones: try again after `Retry-After` seconds */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -5409,7 +5409,7 @@ export interface operations {
                     "application/json": components["schemas"]["InternalError"];
                 };
             };
-            /** @description `database_unavailable`: The database cannot be reached (an outage, a restart of it): try again after `Retry-After` seconds */
+            /** @description `database_unavailable`: The database cannot be reached (an outage, a restart of it), or a write kept conflicting with concurrent ones: try again after `Retry-After` seconds */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -5479,7 +5479,7 @@ export interface operations {
                     "application/json": components["schemas"]["InternalError"];
                 };
             };
-            /** @description `database_unavailable`: The database cannot be reached (an outage, a restart of it): try again after `Retry-After` seconds */
+            /** @description `database_unavailable`: The database cannot be reached (an outage, a restart of it), or a write kept conflicting with concurrent ones: try again after `Retry-After` seconds */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -5596,7 +5596,7 @@ export interface operations {
                     "application/json": components["schemas"]["InternalError"];
                 };
             };
-            /** @description `database_unavailable`: The database cannot be reached (an outage, a restart of it): try again after `Retry-After` seconds */
+            /** @description `database_unavailable`: The database cannot be reached (an outage, a restart of it), or a write kept conflicting with concurrent ones: try again after `Retry-After` seconds */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -5725,7 +5725,7 @@ export interface operations {
                     "application/json": components["schemas"]["InternalError"];
                 };
             };
-            /** @description `database_unavailable`: The database cannot be reached (an outage, a restart of it): try again after `Retry-After` seconds */
+            /** @description `database_unavailable`: The database cannot be reached (an outage, a restart of it), or a write kept conflicting with concurrent ones: try again after `Retry-After` seconds */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -5854,7 +5854,7 @@ export interface operations {
                     "application/json": components["schemas"]["InternalError"];
                 };
             };
-            /** @description `database_unavailable`: The database cannot be reached (an outage, a restart of it): try again after `Retry-After` seconds */
+            /** @description `database_unavailable`: The database cannot be reached (an outage, a restart of it), or a write kept conflicting with concurrent ones: try again after `Retry-After` seconds */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -5985,7 +5985,7 @@ export interface operations {
                     "application/json": components["schemas"]["InternalError"];
                 };
             };
-            /** @description `database_unavailable`: The database cannot be reached (an outage, a restart of it): try again after `Retry-After` seconds */
+            /** @description `database_unavailable`: The database cannot be reached (an outage, a restart of it), or a write kept conflicting with concurrent ones: try again after `Retry-After` seconds */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -6107,7 +6107,7 @@ export interface operations {
                     "application/json": components["schemas"]["InternalError"];
                 };
             };
-            /** @description `database_unavailable`: The database cannot be reached (an outage, a restart of it): try again after `Retry-After` seconds */
+            /** @description `database_unavailable`: The database cannot be reached (an outage, a restart of it), or a write kept conflicting with concurrent ones: try again after `Retry-After` seconds */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -6214,7 +6214,7 @@ export interface operations {
                     "application/json": components["schemas"]["InternalError"];
                 };
             };
-            /** @description `database_unavailable`: The database cannot be reached (an outage, a restart of it): try again after `Retry-After` seconds */
+            /** @description `database_unavailable`: The database cannot be reached (an outage, a restart of it), or a write kept conflicting with concurrent ones: try again after `Retry-After` seconds */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -6338,7 +6338,7 @@ export interface operations {
                     "application/json": components["schemas"]["InternalError"];
                 };
             };
-            /** @description `database_unavailable`: The database cannot be reached (an outage, a restart of it): try again after `Retry-After` seconds */
+            /** @description `database_unavailable`: The database cannot be reached (an outage, a restart of it), or a write kept conflicting with concurrent ones: try again after `Retry-After` seconds */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -6447,7 +6447,7 @@ export interface operations {
                     "application/json": components["schemas"]["InternalError"];
                 };
             };
-            /** @description `database_unavailable`: The database cannot be reached (an outage, a restart of it): try again after `Retry-After` seconds */
+            /** @description `database_unavailable`: The database cannot be reached (an outage, a restart of it), or a write kept conflicting with concurrent ones: try again after `Retry-After` seconds */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -6578,7 +6578,7 @@ export interface operations {
                     "application/json": components["schemas"]["InternalError"];
                 };
             };
-            /** @description `database_unavailable`: The database cannot be reached (an outage, a restart of it): try again after `Retry-After` seconds */
+            /** @description `database_unavailable`: The database cannot be reached (an outage, a restart of it), or a write kept conflicting with concurrent ones: try again after `Retry-After` seconds */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -6670,7 +6670,7 @@ export interface operations {
                     "application/json": components["schemas"]["InternalError"];
                 };
             };
-            /** @description `database_unavailable`: The database cannot be reached (an outage, a restart of it): try again after `Retry-After` seconds */
+            /** @description `database_unavailable`: The database cannot be reached (an outage, a restart of it), or a write kept conflicting with concurrent ones: try again after `Retry-After` seconds */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -6787,7 +6787,7 @@ export interface operations {
                     "application/json": components["schemas"]["InternalError"];
                 };
             };
-            /** @description `database_unavailable`: The database cannot be reached (an outage, a restart of it): try again after `Retry-After` seconds */
+            /** @description `database_unavailable`: The database cannot be reached (an outage, a restart of it), or a write kept conflicting with concurrent ones: try again after `Retry-After` seconds */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -6892,7 +6892,7 @@ export interface operations {
                     "application/json": components["schemas"]["InternalError"];
                 };
             };
-            /** @description `database_unavailable`: The database cannot be reached (an outage, a restart of it): try again after `Retry-After` seconds */
+            /** @description `database_unavailable`: The database cannot be reached (an outage, a restart of it), or a write kept conflicting with concurrent ones: try again after `Retry-After` seconds */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -7032,7 +7032,7 @@ export interface operations {
                     "application/json": components["schemas"]["UpstreamError"];
                 };
             };
-            /** @description `vendor_not_configured`: The vendor's settings are not set; the message names them; `database_unavailable`: The database cannot be reached (an outage, a restart of it): try again after `Retry-After` seconds */
+            /** @description `vendor_not_configured`: The vendor's settings are not set; the message names them; `database_unavailable`: The database cannot be reached (an outage, a restart of it), or a write kept conflicting with concurrent ones: try again after `Retry-After` seconds */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -7183,7 +7183,7 @@ export interface operations {
                     "application/json": components["schemas"]["UpstreamError"];
                 };
             };
-            /** @description `vendor_not_configured`: The vendor's settings are not set; the message names them; `database_unavailable`: The database cannot be reached (an outage, a restart of it): try again after `Retry-After` seconds */
+            /** @description `vendor_not_configured`: The vendor's settings are not set; the message names them; `database_unavailable`: The database cannot be reached (an outage, a restart of it), or a write kept conflicting with concurrent ones: try again after `Retry-After` seconds */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -7334,7 +7334,7 @@ export interface operations {
                     "application/json": components["schemas"]["UpstreamError"];
                 };
             };
-            /** @description `vendor_not_configured`: The vendor's settings are not set; the message names them; `database_unavailable`: The database cannot be reached (an outage, a restart of it): try again after `Retry-After` seconds */
+            /** @description `vendor_not_configured`: The vendor's settings are not set; the message names them; `database_unavailable`: The database cannot be reached (an outage, a restart of it), or a write kept conflicting with concurrent ones: try again after `Retry-After` seconds */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -7485,7 +7485,7 @@ export interface operations {
                     "application/json": components["schemas"]["UpstreamError"];
                 };
             };
-            /** @description `vendor_not_configured`: The vendor's settings are not set; the message names them; `database_unavailable`: The database cannot be reached (an outage, a restart of it): try again after `Retry-After` seconds */
+            /** @description `vendor_not_configured`: The vendor's settings are not set; the message names them; `database_unavailable`: The database cannot be reached (an outage, a restart of it), or a write kept conflicting with concurrent ones: try again after `Retry-After` seconds */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -7602,7 +7602,7 @@ export interface operations {
                     "application/json": components["schemas"]["UpstreamError"];
                 };
             };
-            /** @description `vendor_not_configured`: The vendor's settings are not set; the message names them; `database_unavailable`: The database cannot be reached (an outage, a restart of it): try again after `Retry-After` seconds */
+            /** @description `vendor_not_configured`: The vendor's settings are not set; the message names them; `database_unavailable`: The database cannot be reached (an outage, a restart of it), or a write kept conflicting with concurrent ones: try again after `Retry-After` seconds */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -7719,7 +7719,7 @@ export interface operations {
                     "application/json": components["schemas"]["UpstreamError"];
                 };
             };
-            /** @description `vendor_not_configured`: The vendor's settings are not set; the message names them; `database_unavailable`: The database cannot be reached (an outage, a restart of it): try again after `Retry-After` seconds */
+            /** @description `vendor_not_configured`: The vendor's settings are not set; the message names them; `database_unavailable`: The database cannot be reached (an outage, a restart of it), or a write kept conflicting with concurrent ones: try again after `Retry-After` seconds */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -7805,7 +7805,7 @@ export interface operations {
                     "application/json": components["schemas"]["InternalError"];
                 };
             };
-            /** @description `database_unavailable`: The database cannot be reached (an outage, a restart of it): try again after `Retry-After` seconds */
+            /** @description `database_unavailable`: The database cannot be reached (an outage, a restart of it), or a write kept conflicting with concurrent ones: try again after `Retry-After` seconds */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -7949,7 +7949,7 @@ export interface operations {
                     "application/json": components["schemas"]["UpstreamError"];
                 };
             };
-            /** @description `vendor_not_configured`: The vendor's settings are not set; the message names them; `database_unavailable`: The database cannot be reached (an outage, a restart of it): try again after `Retry-After` seconds */
+            /** @description `vendor_not_configured`: The vendor's settings are not set; the message names them; `database_unavailable`: The database cannot be reached (an outage, a restart of it), or a write kept conflicting with concurrent ones: try again after `Retry-After` seconds */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -8059,7 +8059,7 @@ export interface operations {
                     "application/json": components["schemas"]["InternalError"];
                 };
             };
-            /** @description `database_unavailable`: The database cannot be reached (an outage, a restart of it): try again after `Retry-After` seconds */
+            /** @description `database_unavailable`: The database cannot be reached (an outage, a restart of it), or a write kept conflicting with concurrent ones: try again after `Retry-After` seconds */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -8149,7 +8149,7 @@ export interface operations {
                     "application/json": components["schemas"]["InternalError"];
                 };
             };
-            /** @description `database_unavailable`: The database cannot be reached (an outage, a restart of it): try again after `Retry-After` seconds */
+            /** @description `database_unavailable`: The database cannot be reached (an outage, a restart of it), or a write kept conflicting with concurrent ones: try again after `Retry-After` seconds */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -8229,7 +8229,7 @@ export interface operations {
                     "application/json": components["schemas"]["InternalError"];
                 };
             };
-            /** @description `database_unavailable`: The database cannot be reached (an outage, a restart of it): try again after `Retry-After` seconds */
+            /** @description `database_unavailable`: The database cannot be reached (an outage, a restart of it), or a write kept conflicting with concurrent ones: try again after `Retry-After` seconds */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -8297,7 +8297,7 @@ export interface operations {
                     "application/json": components["schemas"]["InternalError"];
                 };
             };
-            /** @description `database_unavailable`: The database cannot be reached (an outage, a restart of it): try again after `Retry-After` seconds */
+            /** @description `database_unavailable`: The database cannot be reached (an outage, a restart of it), or a write kept conflicting with concurrent ones: try again after `Retry-After` seconds */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -8396,7 +8396,7 @@ export interface operations {
                     "application/json": components["schemas"]["InternalError"];
                 };
             };
-            /** @description `database_unavailable`: The database cannot be reached (an outage, a restart of it): try again after `Retry-After` seconds */
+            /** @description `database_unavailable`: The database cannot be reached (an outage, a restart of it), or a write kept conflicting with concurrent ones: try again after `Retry-After` seconds */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -8483,7 +8483,7 @@ export interface operations {
                     "application/json": components["schemas"]["InternalError"];
                 };
             };
-            /** @description `database_unavailable`: The database cannot be reached (an outage, a restart of it): try again after `Retry-After` seconds */
+            /** @description `database_unavailable`: The database cannot be reached (an outage, a restart of it), or a write kept conflicting with concurrent ones: try again after `Retry-After` seconds */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -8582,7 +8582,7 @@ export interface operations {
                     "application/json": components["schemas"]["InternalError"];
                 };
             };
-            /** @description `database_unavailable`: The database cannot be reached (an outage, a restart of it): try again after `Retry-After` seconds */
+            /** @description `database_unavailable`: The database cannot be reached (an outage, a restart of it), or a write kept conflicting with concurrent ones: try again after `Retry-After` seconds */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -8656,7 +8656,7 @@ export interface operations {
                     "application/json": components["schemas"]["InternalError"];
                 };
             };
-            /** @description `database_unavailable`: The database cannot be reached (an outage, a restart of it): try again after `Retry-After` seconds */
+            /** @description `database_unavailable`: The database cannot be reached (an outage, a restart of it), or a write kept conflicting with concurrent ones: try again after `Retry-After` seconds */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -8762,7 +8762,7 @@ export interface operations {
                     "application/json": components["schemas"]["InternalError"];
                 };
             };
-            /** @description `database_unavailable`: The database cannot be reached (an outage, a restart of it): try again after `Retry-After` seconds */
+            /** @description `database_unavailable`: The database cannot be reached (an outage, a restart of it), or a write kept conflicting with concurrent ones: try again after `Retry-After` seconds */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
