@@ -5,9 +5,8 @@ export default defineConfig({
     reporters: ["default", "./test/support/SummaryReporter.ts"],
     testTimeout: 60_000,
     hookTimeout: 120_000,
-    // two cores: test files run two at a time
+    // two cores: test files run two at a time (vitest 4 dropped minWorkers: workers start as needed)
     maxWorkers: 2,
-    minWorkers: 1,
     projects: [
       {
         // services over stub layers and TestClock: no database, no network, no sleeps (npm run test:fast)

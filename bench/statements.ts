@@ -4,9 +4,9 @@
  * compiled statement (text and parameters). The baseline replays them with plain `pg`; the runner
  * EXPLAINs them.
  */
-import { Statement } from "@effect/sql"
 import { PgClient } from "@effect/sql-pg"
 import { Effect, Layer, ManagedRuntime, Redacted } from "effect"
+import { Statement } from "effect/sql"
 import { defaultLimit, maxLimit } from "../src/Catalog/Api.ts"
 import { type NodeQuery, NodePages } from "../src/Catalog/NodePages.ts"
 import { NodeRepo } from "../src/Catalog/Repo.ts"
@@ -53,7 +53,7 @@ export interface StatementRecorder {
 export const makeStatementRecorder = (databaseUrl: string): StatementRecorder => {
   // the statements run once while being recorded: a small pool of its own is enough
   const runtime = ManagedRuntime.make(
-    Layer.merge(NodeRepo.Default, NodePages.Default).pipe(
+    Layer.merge(NodeRepo.layer, NodePages.layer).pipe(
       Layer.provide(PgClient.layer({ url: Redacted.make(databaseUrl), maxConnections: 2 }))
     )
   )
@@ -62,7 +62,7 @@ export const makeStatementRecorder = (databaseUrl: string): StatementRecorder =>
     const statements: Array<Compiled> = []
     return runtime.runPromise(
       effect.pipe(
-        Statement.withTransformer((statement) => {
+        Effect.provideService(Statement.CurrentTransformer, (statement) => {
           statements.push(statement.compile())
           return Effect.succeed(statement)
         }),

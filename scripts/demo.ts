@@ -6,10 +6,10 @@
  * few requests to try, and the token command for this data folder. Ctrl-C stops the service and
  * its database.
  */
-import { HttpServer } from "@effect/platform"
 import { NodeRuntime } from "@effect/platform-node"
-import { SqlClient } from "@effect/sql"
-import { Console, Context, Effect, Layer, Logger, Option } from "effect"
+import { Cause, Console, Context, Effect, Exit, Layer, Option, References, Runtime } from "effect"
+import { HttpServer } from "effect/http"
+import { SqlClient } from "effect/sql"
 import * as path from "node:path"
 import { mintToken } from "../src/Auth/Jwt.ts"
 import { AppConfig } from "../src/Config.ts"
@@ -46,7 +46,7 @@ const unclaimedNode = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
   const rows = yield* sql<{ id: string }>`SELECT id FROM nodes
     WHERE publisher_id = ${unclaimedPublisherId} AND status = 'NodeStatusActive' ORDER BY id LIMIT 1`.pipe(Effect.orDie)
-  return Option.fromNullable(rows[0]?.id)
+  return Option.fromUndefinedOr(rows[0]?.id)
 })
 
 /** A word for the shell: as it is when it needs no quoting. */
@@ -102,27 +102,35 @@ const banner = (
     ""
   ].join("\n")
 
-const LoggingLive = Layer.unwrapEffect(Effect.map(AppConfig, (config) => Logger.minimumLogLevel(config.logLevel)))
+const LoggingLive = Layer.unwrap(Effect.map(AppConfig, (config) => Layer.succeed(References.MinimumLogLevel, config.logLevel)))
 
 const demo = Effect.gen(function*() {
   const config = yield* AppConfig
   if (Option.isSome(config.auth.jwksUrl)) {
-    return yield* Effect.dieMessage("AUTH_JWKS_URL is set: the demo mints its own tokens; unset it to run the demo")
+    return yield* Effect.die(new Error("AUTH_JWKS_URL is set: the demo mints its own tokens; unset it to run the demo"))
   }
   // the services (database up and migrated) first, then the catalogue, then the server listens
-  const services = yield* Layer.build(Layer.provideMerge(Seeder.Default, ServicesLive))
+  const services = yield* Layer.build(Layer.provideMerge(Seeder.layer, ServicesLive))
   const nodes = yield* Effect.provide(seedIfEmpty, services)
   const unclaimed = yield* Effect.provide(unclaimedNode, services)
   const token = yield* Effect.provide(mintToken(config, demoUser, "30d"), services)
   const app = yield* Layer.build(AppLive.pipe(Layer.provideMerge(HttpServerLive), Layer.provide(Layer.succeedContext(services))))
-  const address = Context.get(app, HttpServer.HttpServer).address as HttpServer.TcpAddress
-  yield* Console.log(banner(`http://localhost:${address.port}`, config.dataDir, nodes, token, unclaimed))
+  const { address } = Context.get(app, HttpServer.HttpServer)
+  const base = address._tag === "UnixPathAddress" ? HttpServer.formatAddress(address) : `http://localhost:${address.port}`
+  yield* Console.log(banner(base, config.dataDir, nodes, token, unclaimed))
   return yield* Effect.never
 })
+
+/**
+ * A stop by signal is a clean exit (0), as it always was: Effect 4's default teardown exits 130
+ * when the program was interrupted (as src/main.ts). Failures keep the default's codes.
+ */
+const stoppedBySignal: Runtime.Teardown = (exit, onExit) =>
+  Exit.isFailure(exit) && Cause.hasInterruptsOnly(exit.cause) ? onExit(0) : Runtime.defaultTeardown(exit, onExit)
 
 demo.pipe(
   Effect.scoped,
   Effect.provide(LoggingLive),
-  Effect.provide(AppConfig.Default),
-  NodeRuntime.runMain
+  Effect.provide(AppConfig.layer),
+  NodeRuntime.runMain({ teardown: stoppedBySignal })
 )

@@ -4,8 +4,8 @@
  * scripts/lib/Catalogue.ts, through the Seeder (the service's own writers, caches notified).
  */
 import { NodeFileSystem, NodeRuntime } from "@effect/platform-node"
-import { SqlClient } from "@effect/sql"
 import { Console, Data, Effect, Layer } from "effect"
+import { SqlClient } from "effect/sql"
 import { parseArgs } from "node:util"
 import { CatalogChanges } from "../src/Catalog/Changes.ts"
 import { AppConfig } from "../src/Config.ts"
@@ -74,7 +74,7 @@ const tally = <A>(items: ReadonlyArray<A>, key: (a: A) => string | undefined, in
 const describe = (counts: Map<string, number>, prefix: string) =>
   [...counts].sort((a, b) => b[1] - a[1]).map(([k, n]) => `${n} ${k.replace(prefix, "").toLowerCase()}`).join(", ")
 
-type Options = Effect.Effect.Success<typeof cli>
+type Options = Effect.Success<typeof cli>
 
 const seed = (options: Options) => Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
@@ -144,10 +144,10 @@ const seed = (options: Options) => Effect.gen(function*() {
 
 const exitWith = (code: number) => Effect.sync(() => void (process.exitCode = code))
 
-const SeedLive = Layer.mergeAll(Seeder.Default, CatalogChanges.Default).pipe(
+const SeedLive = Layer.mergeAll(Seeder.layer, CatalogChanges.layer).pipe(
   Layer.provideMerge(DatabaseLive),
   Layer.provide(NodeFileSystem.layer),
-  Layer.provide(AppConfig.Default)
+  Layer.provide(AppConfig.layer)
 )
 
 cli.pipe(
@@ -155,10 +155,10 @@ cli.pipe(
   Effect.flatMap((options) => Effect.provide(seed(options), SeedLive)),
   Effect.catchTags({
     Help: () => Console.log(usage),
-    UsageError: (e) => Console.error(`${e.message}\n\n${usage}`).pipe(Effect.zipRight(exitWith(2))),
+    UsageError: (e) => Console.error(`${e.message}\n\n${usage}`).pipe(Effect.andThen(exitWith(2))),
     NotEmpty: (e) =>
       Console.error(`The database already holds ${e.nodes} nodes; nothing was changed. Pass --reset to replace them.`)
-        .pipe(Effect.zipRight(exitWith(1)))
+        .pipe(Effect.andThen(exitWith(1)))
   }),
   NodeRuntime.runMain
 )

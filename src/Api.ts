@@ -2,7 +2,7 @@
  * The whole HTTP interface: one declaration gives the server, the typed client (src/client.ts)
  * and, through ApiDocument.ts, /openapi.json and /docs.
  */
-import { HttpApi, OpenApi } from "@effect/platform"
+import { HttpApi, OpenApi } from "effect/http-api"
 import { AdminApi } from "./Admin/Api.ts"
 import { CatalogApi, PublisherNodesApi } from "./Catalog/Api.ts"
 import { ClaimApi } from "./Claims/Api.ts"

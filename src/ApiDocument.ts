@@ -8,8 +8,8 @@
  * the tags' descriptions, the response headers handlers set themselves, and the signed upload's
  * parameters, which the schema keeps optional only so that a missing one answers 403.
  */
-import { HttpApi, OpenApi } from "@effect/platform"
-import { Context, JSONSchema, Layer } from "effect"
+import { OpenApi } from "effect/http-api"
+import { Schema } from "effect"
 import { Api } from "./Api.ts"
 import { apiErrors, BadRequest, DatabaseUnavailable, InternalError, MethodNotAllowed, PayloadTooLarge, UnsupportedMediaType } from "./Domain/ApiErrors.ts"
 import { OptionalAuthentication } from "./Domain/Auth.ts"
@@ -55,12 +55,55 @@ const cleanSchema = (schema: Json) =>
     if (typeof s.additionalProperties === "object" && Object.keys(s.additionalProperties).length === 0) {
       s.additionalProperties = true
     }
-    // a refinement of a reference comes as a one-schema allOf: its keywords belong to the schema
-    if (Array.isArray(s.allOf) && s.allOf.length === 1 && Object.keys(s.allOf[0]).every((k) => !(k in s))) {
-      Object.assign(s, s.allOf[0])
+    // an integer's safe-integer bounds say nothing a client needs (Effect 4 writes them on `Int`)
+    if (s.type === "integer" && s.minimum === -Number.MAX_SAFE_INTEGER) delete s.minimum
+    if (s.type === "integer" && s.maximum === Number.MAX_SAFE_INTEGER) delete s.maximum
+    // a refinement or an annotated reference comes as an allOf (Effect 4 puts a field's description
+    // beside the reference), and so do the Domain's `documentedAs` fragments: they all belong to the
+    // schema itself, a later part saying what the schema is where it differs
+    if (Array.isArray(s.allOf) && s.allOf.every(isObject)) {
+      const parts: Array<Json> = s.allOf
       delete s.allOf
+      for (const part of parts) {
+        if (part.type !== undefined && s.type !== undefined && part.type !== s.type) {
+          for (const key of Object.keys(s)) if (!annotationKeywords.has(key)) delete s[key]
+        }
+        Object.assign(s, part)
+      }
     }
   })
+
+const isObject = (value: unknown): value is Json => typeof value === "object" && value !== null && !Array.isArray(value)
+
+/** Keywords that describe a schema without constraining it: they survive a change of type. */
+const annotationKeywords = new Set(["description", "default", "examples", "readOnly", "writeOnly", "deprecated", "title"])
+
+/**
+ * Effect 4 names a class's component after its encoded side (`NodeEncoded`) and numbers the
+ * copies it meets with other annotations (`NodeEncoded_2`); the document keeps the class's own
+ * name, once. Copies that still differ once renamed keep their numbered names.
+ */
+const renameComponents = (spec: Json): Json => {
+  const schemas: Json = spec.components?.schemas ?? {}
+  const renamed = new Map<string, string>()
+  for (const name of Object.keys(schemas)) {
+    const base = name.replace(/(_\d+)$/, "").replace(/Encoded$/, "")
+    if (base !== name) renamed.set(name, base)
+  }
+  const text = JSON.stringify(spec).replace(/"#\/components\/schemas\/(\w+)"/g, (whole, name: string) => {
+    const to = renamed.get(name)
+    return to === undefined ? whole : `"${schemaRef(to)}"`
+  })
+  const result: Json = JSON.parse(text)
+  const merged: Json = {}
+  for (const [name, schema] of Object.entries<Json>(result.components?.schemas ?? {})) {
+    const to = renamed.get(name) ?? name
+    if (merged[to] === undefined) merged[to] = schema
+    else if (JSON.stringify(merged[to]) !== JSON.stringify(schema)) merged[name] = schema
+  }
+  if (result.components !== undefined) result.components.schemas = merged
+  return result
+}
 
 /** Every schema of the document: components, parameters, bodies and responses. */
 const documentSchemas = (spec: Json): Array<Json> => [
@@ -93,6 +136,26 @@ const inlineScalarComponents = (spec: Json) => {
   for (const name of Object.keys(schemas)) if (scalars.has(schemaRef(name))) delete schemas[name]
 }
 
+/**
+ * A form body (multipart, URL-encoded) is written in place, as it was before Effect 4 made its
+ * named schema a component: its shape is the form's, not a JSON object's.
+ */
+const inlineFormBodies = (spec: Json) => {
+  const schemas: Json = spec.components.schemas
+  const inlined = new Set<string>()
+  for (const { operation } of operations(spec)) {
+    for (const [type, media] of Object.entries<Json>(operation.requestBody?.content ?? {})) {
+      const ref = media.schema?.$ref
+      if (type === "application/json" || typeof ref !== "string") continue
+      const name = ref.replace(schemaRef(""), "")
+      media.schema = structuredClone(schemas[name])
+      inlined.add(name)
+    }
+  }
+  const text = JSON.stringify({ paths: spec.paths, schemas })
+  for (const name of inlined) if (!text.includes(`"${schemaRef(name)}"`)) delete schemas[name]
+}
+
 // --- operations ---------------------------------------------------------------------------------
 
 interface Located {
@@ -118,7 +181,7 @@ const pascalOperationId = (operationId: string) => {
 const endpointsBehind = (middleware: object): Set<string> =>
   new Set(Object.values(Api.groups).flatMap((group) =>
     Object.values(group.endpoints)
-      .filter((endpoint) => [...group.middlewares, ...endpoint.middlewares].some((m) => m === middleware))
+      .filter((endpoint) => [...endpoint.middlewares].some((m) => m === middleware))
       .map((endpoint) => `${endpoint.method.toLowerCase()} ${endpoint.path.replace(/:(\w+)/g, "{$1}")}`)
   ))
 
@@ -228,8 +291,8 @@ const tagDescriptions: Record<string, string> = {
 
 /** The events' schemas as components, and the `oneOf` by `type` that one NDJSON line is. */
 const musicEvents = (spec: Json): Json => {
-  const made = JSONSchema.make(MusicEvent) as Json
-  const text = JSON.stringify(made.$defs ?? {}).replaceAll("\"#/$defs/", `"${schemaRef("")}`)
+  const made = Schema.toJsonSchemaDocument(MusicEvent)
+  const text = JSON.stringify(made.definitions).replaceAll("\"#/$defs/", `"${schemaRef("")}`)
   const defs: Json = JSON.parse(text)
   const union = defs.MusicEvent
   delete defs.MusicEvent
@@ -257,7 +320,8 @@ const withoutDatabase = new Set(["Health"])
 const signedUploadParameters = new Set(["expires", "signature"])
 const signedUploads = new Set(["UploadArchive", "UploadMediaFile"])
 
-const precise = (spec: Json): Json => {
+const precise = (generated: Json): Json => {
+  const spec = renameComponents(generated)
   spec.components ??= {}
   spec.components.schemas ??= {}
   spec.info.license = { name: "Proprietary", identifier: "LicenseRef-Proprietary" }
@@ -338,8 +402,18 @@ const precise = (spec: Json): Json => {
   }
   spec.components.headers = headers
 
+  inlineFormBodies(spec)
   for (const schema of documentSchemas(spec)) cleanSchema(schema)
   inlineScalarComponents(spec)
+  for (const { operation } of operations(spec)) {
+    for (const parameter of operation.parameters ?? []) {
+      // Effect 4 describes the parameter's schema only; the parameter says it too, as before
+      const said = parameter.schema?.description
+      if (parameter.description === undefined && typeof said === "string") parameter.description = said
+    }
+    const noContent = operation.responses?.["204"]
+    if (noContent?.description === "<No Content>") noContent.description = "Success"
+  }
 
   // several groups share a title (public and authenticated halves of a feature): one tag each
   spec.tags = [...new Set<string>((spec.tags ?? []).map((tag: Json) => tag.name))].map((name) => ({
@@ -357,7 +431,3 @@ export const documentedApi = (publicBaseUrl: string) =>
 
 /** The OpenAPI document served at `publicBaseUrl`. */
 export const apiDocument = (publicBaseUrl: string): Json => OpenApi.fromApi(documentedApi(publicBaseUrl)) as Json
-
-/** The documented Api where `/openapi.json` and `/docs` look for it (`HttpApi.Api`). */
-export const documentedApiLayer = (publicBaseUrl: string) =>
-  Layer.succeed(HttpApi.Api, { api: documentedApi(publicBaseUrl) as any, context: Context.empty() })

@@ -1,20 +1,25 @@
 /**
  * Checks on a request's body before HttpApi reads it. The body is read here, once, up to the
  * JSON limit (RefusedBodies.ts: past it the request is answered 413 and left intact for the
- * drain, where the framework's own limit would destroy the connection before answering). Then
- * two inputs its decoder would fail on with a defect (a 500) instead of a refusal:
+ * drain). Then two inputs its decoder would fail on with a defect (a 500) instead of a refusal:
  * - a body of another media type than JSON, URL-encoded or text on a JSON route (415): the
  *   multipart parser throws when the boundary is missing, and no JSON route takes multipart or
  *   bytes anyway (the routes that do read their own bodies);
  * - JSON nested thousands of levels deep: the decoder's error message formats the value given,
  *   recursively, and overflows the stack.
+ * HttpApi picks its decoder by the content type, and these routes declare JSON only: the request
+ * it is given says `application/json`, and its body reads as JSON. JSON sent as text or under a
+ * structured-syntax type (`+json`) is read as such; URL-encoded fields as the object of their
+ * values (repeated names a list), decoded by the same schema, as Effect 3's HttpApi did. Text that
+ * is not JSON fails as the framework's reader fails, when the body is decoded (after the route's
+ * authentication): a 400 saying so (Errors.ts).
  */
-import { type HttpApp, HttpServerError, HttpServerRequest } from "@effect/platform"
+import { type HttpServerResponse, HttpServerError, HttpServerRequest, UrlParams } from "effect/http"
 import { NodeHttpServerRequest } from "@effect/platform-node"
 import { Effect } from "effect"
 import { BadRequest, PayloadTooLarge, UnsupportedMediaType } from "./Domain/ApiErrors.ts"
 import { errorResponse } from "./Errors.ts"
-import { BodyOverLimit, readWithin, withBody } from "./RefusedBodies.ts"
+import { BodyOverLimit, type ReadBody, readWithin, withBody } from "./RefusedBodies.ts"
 
 /** The largest JSON body read: a bulk host-node record of 5,000 entries fits with room to spare. */
 export const maxJsonBodyBytes = 16 * 1024 * 1024
@@ -57,12 +62,34 @@ const readsAsText = (type: string) => {
     essence === "application/x-www-form-urlencoded" || essence.startsWith("text/")
 }
 
+const isUrlEncoded = (type: string) => type.startsWith("application/x-www-form-urlencoded")
+
+/** The body as JSON: URL-encoded fields as an object of their values, anything else parsed as JSON. */
+const readAsJson = (type: string, text: string): ReadBody => {
+  if (isUrlEncoded(type)) {
+    const json = UrlParams.toRecord(UrlParams.fromInput(new URLSearchParams(text)))
+    return { text: JSON.stringify(json), json }
+  }
+  if (text === "") return { text, json: null }
+  try {
+    return { text, json: JSON.parse(text) }
+  } catch (error) {
+    return { error }
+  }
+}
+
+/** The request's headers, saying `application/json` (with the body read as JSON). */
+const asJson = (request: HttpServerRequest.HttpServerRequest, type: string) =>
+  type.startsWith("application/json") ? request.headers : { ...request.headers, "content-type": "application/json" }
+
 /**
  * `app`, given the request's body as read here, unless it is too large (413, a declared length
  * before a byte is read) or one of the two above: then a 415 or a 400. Use it on the routes that
  * read JSON (or URL-encoded) bodies.
  */
-export const checkingBodies = <E, R>(app: HttpApp.Default<E, R>): HttpApp.Default<E, R> =>
+export const checkingBodies = <E, R>(
+  app: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>
+): Effect.Effect<HttpServerResponse.HttpServerResponse, E, R | HttpServerRequest.HttpServerRequest> =>
   Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
     if (Number(request.headers["content-length"] ?? 0) > maxJsonBodyBytes) return Effect.succeed(tooLarge())
     if (request.method === "GET" || request.method === "HEAD") return app
@@ -75,12 +102,15 @@ export const checkingBodies = <E, R>(app: HttpApp.Default<E, R>): HttpApp.Defaul
         onFailure: (e) =>
           e instanceof BodyOverLimit
             ? Effect.succeed(tooLarge())
-            // as the framework's decoder would have it: a defect that the error funnel answers
-            : Effect.die(new HttpServerError.RequestError({ request, reason: "Decode", cause: e })),
-        onSuccess: (body) =>
-          !type.startsWith("application/x-www-form-urlencoded") && nestsDeeperThan(body.toString("utf8"), maxJsonDepth)
-            ? Effect.succeed(errorResponse(new BadRequest({ message: `The JSON body nests deeper than ${maxJsonDepth} levels` })))
-            : Effect.provideService(app, HttpServerRequest.HttpServerRequest, withBody(request, body))
+            // as the framework's reader would have it: a defect that the error funnel answers
+            : Effect.die(new HttpServerError.HttpServerError({ reason: new HttpServerError.RequestParseError({ request, reason: "Parse", cause: e }) })),
+        onSuccess: (body) => {
+          const text = body.toString("utf8")
+          if (!isUrlEncoded(type) && nestsDeeperThan(text, maxJsonDepth)) {
+            return Effect.succeed(errorResponse(new BadRequest({ message: `The JSON body nests deeper than ${maxJsonDepth} levels` })))
+          }
+          return Effect.provideService(app, HttpServerRequest.HttpServerRequest, withBody(request, body, readAsJson(type, text), asJson(request, type)))
+        }
       })
     )
   })

@@ -1,4 +1,4 @@
-import { Config, ConfigError, Effect, Either, Layer, LogLevel, Option, Redacted } from "effect"
+import { Config, ConfigProvider, Context, Effect, Layer, type LogLevel, Option, Redacted, Result, Schema, SchemaIssue } from "effect"
 import * as path from "node:path"
 import { type CorsOrigins, parseCorsOrigins } from "./Web/Origins.ts"
 import { type LogFormat, logFormats } from "./Observability/Logging.ts"
@@ -181,138 +181,144 @@ const seconds = (value: number) => Math.round(Math.max(0.01, value) * 1000)
 /** The public repository host's REST API. */
 const defaultRepohostApiUrl = "https://api.github.com"
 
+/** A setting's value that is present but wrong: the message names the setting and says what it takes. */
+const invalid = (message: string) => new Config.ConfigError(new Schema.SchemaError(new SchemaIssue.InvalidValue({ message })))
+
+/** Checks or converts a setting's value; a failure's message becomes the configuration's error. */
+const refine = <A, B>(f: (a: A) => Result.Result<B, string>) => Config.mapEffect((a: A) => Effect.fromResult(Result.mapError(f(a), invalid)))
+
 const logLevels: Record<string, LogLevel.LogLevel> = {
-  debug: LogLevel.Debug,
-  info: LogLevel.Info,
-  warn: LogLevel.Warning,
-  error: LogLevel.Error
+  debug: "Debug",
+  info: "Info",
+  warn: "Warn",
+  error: "Error"
 }
 
-const LogLevelConfig = Config.string("LOG_LEVEL").pipe(
+const LogLevelConfig = Config.String("LOG_LEVEL").pipe(
   Config.withDefault("info"),
-  Config.mapOrFail((raw) => {
+  refine((raw) => {
     const level = logLevels[raw.toLowerCase()]
     return level
-      ? Either.right(level)
-      : Either.left(ConfigError.InvalidData([], `LOG_LEVEL must be one of debug, info, warn, error; got "${raw}"`))
+      ? Result.succeed(level)
+      : Result.fail(`LOG_LEVEL must be one of debug, info, warn, error; got "${raw}"`)
   })
 )
 
 /** Pretty for a person at a terminal; logfmt, one line per entry, for whatever collects the output. */
 const defaultLogFormat: LogFormat = process.stdout.isTTY === true ? "pretty" : "logfmt"
 
-const LogFormatConfig = Config.literal(...logFormats)("LOG_FORMAT").pipe(Config.withDefault(defaultLogFormat))
+const LogFormatConfig = Config.Literals(logFormats, "LOG_FORMAT").pipe(Config.withDefault(defaultLogFormat))
 
 const optionalString = (name: string) =>
-  Config.option(Config.string(name)).pipe(Config.map(Option.filter((s) => s.trim() !== "")))
+  Config.option(Config.String(name)).pipe(Config.map(Option.filter((s) => s.trim() !== "")))
 
 const optionalRedacted = (name: string) =>
-  Config.option(Config.redacted(name)).pipe(
+  Config.option(Config.Redacted(name)).pipe(
     Config.map(Option.filter((s) => Redacted.value(s).trim() !== ""))
   )
 
 const optionalHttpUrl = (name: string) =>
   optionalString(name).pipe(
-    Config.mapOrFail((url) =>
+    refine((url) =>
       Option.match(url, {
-        onNone: () => Either.right(Option.none<string>()),
+        onNone: () => Result.succeed(Option.none<string>()),
         onSome: (raw) =>
           URL.canParse(raw.trim()) && /^https?:$/.test(new URL(raw.trim()).protocol)
-            ? Either.right(Option.some(raw.trim().replace(/\/+$/, "")))
-            : Either.left(ConfigError.InvalidData([], `${name} must be an http(s) URL; got "${raw}"`))
+            ? Result.succeed(Option.some(raw.trim().replace(/\/+$/, "")))
+            : Result.fail(`${name} must be an http(s) URL; got "${raw}"`)
       })
     )
   )
 
 /** An alias word: lowercase letters, digits and underscores, or empty to turn its aliases off. */
 const aliasWord = (name: string, fallback: string) =>
-  Config.string(name).pipe(
+  Config.String(name).pipe(
     Config.withDefault(fallback),
-    Config.mapOrFail((raw) =>
+    refine((raw) =>
       /^[a-z0-9_]*$/.test(raw.trim())
-        ? Either.right(raw.trim())
-        : Either.left(ConfigError.InvalidData([], `${name} must be lowercase letters, digits and underscores, or empty; got "${raw}"`))
+        ? Result.succeed(raw.trim())
+        : Result.fail(`${name} must be lowercase letters, digits and underscores, or empty; got "${raw}"`)
     )
   )
 
-const VendorModeConfig = Config.literal("live", "simulated")("VENDOR_MODE").pipe(Config.withDefault("live" as const))
-const RepohostModeConfig = Config.literal("live", "simulated")("REPOHOST_MODE").pipe(Config.withDefault("live" as const))
+const VendorModeConfig = Config.Literals(["live", "simulated"], "VENDOR_MODE").pipe(Config.withDefault("live"))
+const RepohostModeConfig = Config.Literals(["live", "simulated"], "REPOHOST_MODE").pipe(Config.withDefault("live"))
 
 /**
  * `OTEL_EXPORTER_OTLP_HEADERS`: `name=value` pairs separated by commas, values percent-encoded
  * (the OpenTelemetry specification's form).
  */
 const otlpHeaders = optionalRedacted("OTEL_EXPORTER_OTLP_HEADERS").pipe(
-  Config.mapOrFail((raw) => {
+  refine((raw) => {
     const headers: Record<string, string> = {}
     for (const pair of Option.match(raw, { onNone: () => "", onSome: Redacted.value }).split(",")) {
       if (pair.trim() === "") continue
       const at = pair.indexOf("=")
       const name = pair.slice(0, at).trim().toLowerCase()
       if (at < 1 || !/^[a-z0-9!#$%&'*+.^_`|~-]+$/.test(name)) {
-        return Either.left(ConfigError.InvalidData([], "OTEL_EXPORTER_OTLP_HEADERS must be name=value pairs separated by commas"))
+        return Result.fail("OTEL_EXPORTER_OTLP_HEADERS must be name=value pairs separated by commas")
       }
       try {
         headers[name] = decodeURIComponent(pair.slice(at + 1).trim())
       } catch {
-        return Either.left(ConfigError.InvalidData([], `OTEL_EXPORTER_OTLP_HEADERS: the value of ${name} is not percent-encoded`))
+        return Result.fail(`OTEL_EXPORTER_OTLP_HEADERS: the value of ${name} is not percent-encoded`)
       }
     }
-    return Either.right(Redacted.make(headers as Readonly<Record<string, string>>))
+    return Result.succeed(Redacted.make<Readonly<Record<string, string>>>(headers))
   })
 )
 
 const csv = (name: string) =>
-  Config.string(name).pipe(
+  Config.String(name).pipe(
     Config.withDefault(""),
     Config.map((s) => new Set(s.split(",").map((x) => x.trim()).filter((x) => x !== "")))
   )
 
 /** STORAGE and, under `s3`, its settings: a bucket is required, the rest has defaults. */
 const StorageBackendConfig: Config.Config<StorageBackend> = Config.all({
-  kind: Config.literal("local", "s3")("STORAGE").pipe(Config.withDefault("local" as const)),
+  kind: Config.Literals(["local", "s3"], "STORAGE").pipe(Config.withDefault("local")),
   endpoint: optionalHttpUrl("S3_ENDPOINT"),
   bucket: optionalString("S3_BUCKET"),
   // the SDK's own variable as a fallback: the one a machine set up for AWS already has
-  region: Config.orElse(Config.string("S3_REGION"), () => Config.string("AWS_REGION")).pipe(Config.withDefault("us-east-1")),
-  forcePathStyle: Config.boolean("S3_FORCE_PATH_STYLE").pipe(Config.withDefault(false)),
+  region: Config.orElse(Config.String("S3_REGION"), () => Config.String("AWS_REGION")).pipe(Config.withDefault("us-east-1")),
+  forcePathStyle: Config.Boolean("S3_FORCE_PATH_STYLE").pipe(Config.withDefault(false)),
   publicBaseUrl: optionalHttpUrl("ARCHIVE_PUBLIC_BASE_URL")
 }).pipe(
-  Config.mapOrFail(({ kind, bucket, ...s3 }): Either.Either<StorageBackend, ConfigError.ConfigError> => {
-    if (kind === "local") return Either.right({ _tag: "local" })
-    if (Option.isNone(bucket)) return Either.left(ConfigError.InvalidData([], "STORAGE=s3 needs S3_BUCKET, the bucket's name"))
-    return Either.right({ _tag: "s3", ...s3, bucket: bucket.value.trim(), credentials: Option.none() })
+  refine(({ kind, bucket, ...s3 }): Result.Result<StorageBackend, string> => {
+    if (kind === "local") return Result.succeed({ _tag: "local" })
+    if (Option.isNone(bucket)) return Result.fail("STORAGE=s3 needs S3_BUCKET, the bucket's name")
+    return Result.succeed({ _tag: "s3", ...s3, bucket: bucket.value.trim(), credentials: Option.none() })
   })
 )
 
 export const appConfig: Config.Config<AppConfigShape> = Config.all({
-  port: Config.port("PORT").pipe(Config.withDefault(8080)),
-  host: Config.string("HOST").pipe(Config.withDefault("0.0.0.0")),
-  dataDir: Config.string("DATA_DIR").pipe(Config.withDefault("./data"), Config.map((d) => path.resolve(d))),
+  port: Config.Port("PORT").pipe(Config.withDefault(8080)),
+  host: Config.String("HOST").pipe(Config.withDefault("0.0.0.0")),
+  dataDir: Config.String("DATA_DIR").pipe(Config.withDefault("./data"), Config.map((d) => path.resolve(d))),
   databaseUrl: optionalRedacted("DATABASE_URL"),
   publicBaseUrl: optionalString("PUBLIC_BASE_URL"),
   logLevel: LogLevelConfig,
   logFormat: LogFormatConfig,
-  accessLog: Config.boolean("ACCESS_LOG").pipe(Config.withDefault(true)),
+  accessLog: Config.Boolean("ACCESS_LOG").pipe(Config.withDefault(true)),
   jwtSecret: optionalRedacted("AUTH_JWT_SECRET"),
   jwksUrl: optionalString("AUTH_JWKS_URL"),
   issuer: optionalString("AUTH_ISSUER"),
   audience: optionalString("AUTH_AUDIENCE"),
   adminSubjects: csv("ADMIN_SUBJECTS"),
-  adminClaim: Config.string("AUTH_ADMIN_CLAIM").pipe(Config.withDefault("admin")),
-  maxTokenLifetimeSeconds: Config.integer("AUTH_MAX_TOKEN_LIFETIME_SECONDS").pipe(Config.withDefault(30 * 24 * 60 * 60)),
-  clockSkewSeconds: Config.integer("AUTH_CLOCK_SKEW_SECONDS").pipe(Config.withDefault(60)),
-  authFailureLimit: Config.integer("AUTH_FAILURE_LIMIT").pipe(Config.withDefault(20)),
-  authFailureWindowSeconds: Config.number("AUTH_FAILURE_WINDOW_SECONDS").pipe(Config.withDefault(60)),
-  trustProxy: Config.boolean("TRUST_PROXY").pipe(Config.withDefault(false)),
-  listCacheTtlSeconds: Config.number("LIST_CACHE_TTL_SECONDS").pipe(Config.withDefault(60)),
-  repohostApiUrl: Config.string("REPOHOST_API_URL").pipe(
+  adminClaim: Config.String("AUTH_ADMIN_CLAIM").pipe(Config.withDefault("admin")),
+  maxTokenLifetimeSeconds: Config.Int("AUTH_MAX_TOKEN_LIFETIME_SECONDS").pipe(Config.withDefault(30 * 24 * 60 * 60)),
+  clockSkewSeconds: Config.Int("AUTH_CLOCK_SKEW_SECONDS").pipe(Config.withDefault(60)),
+  authFailureLimit: Config.Int("AUTH_FAILURE_LIMIT").pipe(Config.withDefault(20)),
+  authFailureWindowSeconds: Config.Finite("AUTH_FAILURE_WINDOW_SECONDS").pipe(Config.withDefault(60)),
+  trustProxy: Config.Boolean("TRUST_PROXY").pipe(Config.withDefault(false)),
+  listCacheTtlSeconds: Config.Finite("LIST_CACHE_TTL_SECONDS").pipe(Config.withDefault(60)),
+  repohostApiUrl: Config.String("REPOHOST_API_URL").pipe(
     Config.withDefault(defaultRepohostApiUrl),
-    Config.mapOrFail((raw) => {
+    refine((raw) => {
       const url = raw.trim() === "" ? defaultRepohostApiUrl : raw.trim()
       return URL.canParse(url) && /^https?:$/.test(new URL(url).protocol)
-        ? Either.right(url.replace(/\/+$/, ""))
-        : Either.left(ConfigError.InvalidData([], `REPOHOST_API_URL must be an http(s) URL; got "${raw}"`))
+        ? Result.succeed(url.replace(/\/+$/, ""))
+        : Result.fail(`REPOHOST_API_URL must be an http(s) URL; got "${raw}"`)
     })
   ),
   repohostWebHost: optionalString("REPOHOST_WEB_HOST"),
@@ -320,34 +326,34 @@ export const appConfig: Config.Config<AppConfigShape> = Config.all({
   vendorMode: VendorModeConfig,
   imageVendorBaseUrl: optionalHttpUrl("IMAGEVENDOR_BASE_URL"),
   imageVendorApiKey: optionalRedacted("IMAGEVENDOR_API_KEY"),
-  imageVendorApiKeyHeader: Config.string("IMAGEVENDOR_API_KEY_HEADER").pipe(Config.withDefault("x-api-key")),
+  imageVendorApiKeyHeader: Config.String("IMAGEVENDOR_API_KEY_HEADER").pipe(Config.withDefault("x-api-key")),
   musicVendorBaseUrl: optionalHttpUrl("MUSICVENDOR_BASE_URL"),
   musicVendorApiKey: optionalRedacted("MUSICVENDOR_API_KEY"),
-  vendorTimeoutSeconds: Config.number("VENDOR_TIMEOUT_SECONDS").pipe(Config.withDefault(60)),
+  vendorTimeoutSeconds: Config.Finite("VENDOR_TIMEOUT_SECONDS").pipe(Config.withDefault(60)),
   storageBackend: StorageBackendConfig,
   storageDir: optionalString("STORAGE_DIR"),
-  maxArchiveBytes: Config.integer("MAX_ARCHIVE_BYTES").pipe(Config.withDefault(100 * 1024 * 1024)),
-  uploadUrlTtlSeconds: Config.integer("UPLOAD_URL_TTL_SECONDS").pipe(Config.withDefault(3600)),
+  maxArchiveBytes: Config.Int("MAX_ARCHIVE_BYTES").pipe(Config.withDefault(100 * 1024 * 1024)),
+  uploadUrlTtlSeconds: Config.Int("UPLOAD_URL_TTL_SECONDS").pipe(Config.withDefault(3600)),
   storageSigningSecret: optionalRedacted("STORAGE_SIGNING_SECRET"),
   // read only when set: unset (production) there is no fault and no default to get wrong
-  storageFaultInjection: Config.option(Config.literal(...storageFaultSteps)("FAULT_INJECT_STORAGE")),
+  storageFaultInjection: Config.option(Config.Literals(storageFaultSteps, "FAULT_INJECT_STORAGE")),
   hostNameAlias: aliasWord("HOST_NAME_ALIAS", "comfyui"),
   hostNodeAlias: aliasWord("HOST_NODE_ALIAS", "comfy_node"),
-  mediaMaxFileBytes: Config.integer("MEDIA_MAX_FILE_BYTES").pipe(Config.withDefault(100 * 1024 * 1024)),
-  mediaMaxUserBytes: Config.integer("MEDIA_MAX_USER_BYTES").pipe(Config.withDefault(1024 * 1024 * 1024)),
-  mediaFileTtlSeconds: Config.integer("MEDIA_FILE_TTL_SECONDS").pipe(Config.withDefault(24 * 60 * 60)),
-  mediaSweepIntervalSeconds: Config.number("MEDIA_SWEEP_INTERVAL_SECONDS").pipe(Config.withDefault(300)),
-  refusedBodyDrainBytes: Config.integer("REFUSED_BODY_DRAIN_BYTES").pipe(Config.withDefault(64 * 1024 * 1024)),
-  refusedBodyDrainSeconds: Config.number("REFUSED_BODY_DRAIN_SECONDS").pipe(Config.withDefault(30)),
-  headersTimeoutSeconds: Config.number("HTTP_HEADERS_TIMEOUT_SECONDS").pipe(Config.withDefault(10)),
-  requestTimeoutSeconds: Config.number("HTTP_REQUEST_TIMEOUT_SECONDS").pipe(Config.withDefault(60)),
-  keepAliveTimeoutSeconds: Config.number("HTTP_KEEP_ALIVE_TIMEOUT_SECONDS").pipe(Config.withDefault(5)),
-  idleTimeoutSeconds: Config.number("HTTP_IDLE_TIMEOUT_SECONDS").pipe(Config.withDefault(30)),
-  uploadIdleTimeoutSeconds: Config.number("UPLOAD_IDLE_TIMEOUT_SECONDS").pipe(Config.withDefault(60)),
-  shutdownGraceSeconds: Config.number("SHUTDOWN_GRACE_SECONDS").pipe(Config.withDefault(25)),
-  tempFileMaxAgeSeconds: Config.number("TEMP_FILE_MAX_AGE_SECONDS").pipe(Config.withDefault(3600)),
-  tempSweepIntervalSeconds: Config.number("TEMP_SWEEP_INTERVAL_SECONDS").pipe(Config.withDefault(600)),
-  metricsPort: Config.option(Config.port("METRICS_PORT")),
+  mediaMaxFileBytes: Config.Int("MEDIA_MAX_FILE_BYTES").pipe(Config.withDefault(100 * 1024 * 1024)),
+  mediaMaxUserBytes: Config.Int("MEDIA_MAX_USER_BYTES").pipe(Config.withDefault(1024 * 1024 * 1024)),
+  mediaFileTtlSeconds: Config.Int("MEDIA_FILE_TTL_SECONDS").pipe(Config.withDefault(24 * 60 * 60)),
+  mediaSweepIntervalSeconds: Config.Finite("MEDIA_SWEEP_INTERVAL_SECONDS").pipe(Config.withDefault(300)),
+  refusedBodyDrainBytes: Config.Int("REFUSED_BODY_DRAIN_BYTES").pipe(Config.withDefault(64 * 1024 * 1024)),
+  refusedBodyDrainSeconds: Config.Finite("REFUSED_BODY_DRAIN_SECONDS").pipe(Config.withDefault(30)),
+  headersTimeoutSeconds: Config.Finite("HTTP_HEADERS_TIMEOUT_SECONDS").pipe(Config.withDefault(10)),
+  requestTimeoutSeconds: Config.Finite("HTTP_REQUEST_TIMEOUT_SECONDS").pipe(Config.withDefault(60)),
+  keepAliveTimeoutSeconds: Config.Finite("HTTP_KEEP_ALIVE_TIMEOUT_SECONDS").pipe(Config.withDefault(5)),
+  idleTimeoutSeconds: Config.Finite("HTTP_IDLE_TIMEOUT_SECONDS").pipe(Config.withDefault(30)),
+  uploadIdleTimeoutSeconds: Config.Finite("UPLOAD_IDLE_TIMEOUT_SECONDS").pipe(Config.withDefault(60)),
+  shutdownGraceSeconds: Config.Finite("SHUTDOWN_GRACE_SECONDS").pipe(Config.withDefault(25)),
+  tempFileMaxAgeSeconds: Config.Finite("TEMP_FILE_MAX_AGE_SECONDS").pipe(Config.withDefault(3600)),
+  tempSweepIntervalSeconds: Config.Finite("TEMP_SWEEP_INTERVAL_SECONDS").pipe(Config.withDefault(600)),
+  metricsPort: Config.option(Config.Port("METRICS_PORT")),
   metricsHost: optionalString("METRICS_HOST"),
   metricsToken: optionalRedacted("METRICS_TOKEN"),
   otlpEndpoint: optionalHttpUrl("OTEL_EXPORTER_OTLP_ENDPOINT"),
@@ -355,10 +361,10 @@ export const appConfig: Config.Config<AppConfigShape> = Config.all({
   otlpHeaders,
   otelServiceName: optionalString("OTEL_SERVICE_NAME"),
   // the OpenTelemetry batch span processor's variable, in milliseconds
-  otelExportDelayMillis: Config.integer("OTEL_BSP_SCHEDULE_DELAY").pipe(Config.withDefault(5000)),
-  corsOrigins: Config.string("CORS_ORIGINS").pipe(
+  otelExportDelayMillis: Config.Int("OTEL_BSP_SCHEDULE_DELAY").pipe(Config.withDefault(5000)),
+  corsOrigins: Config.String("CORS_ORIGINS").pipe(
     Config.withDefault(""),
-    Config.mapOrFail((raw) => Either.mapLeft(parseCorsOrigins(raw), (message) => ConfigError.InvalidData([], message)))
+    refine(parseCorsOrigins)
   )
 }).pipe(
   Config.map((c) => ({
@@ -448,9 +454,21 @@ export const appConfig: Config.Config<AppConfigShape> = Config.all({
   }))
 )
 
-/** The settings, read once from the environment (`AppConfig.Default`). */
-export class AppConfig extends Effect.Service<AppConfig>()("AppConfig", { effect: appConfig }) {
+/**
+ * The process environment as the settings are read from it. An empty variable is a value, as an
+ * operator means it (`HOST_NAME_ALIAS=` turns those aliases off, `REPOHOST_MODE=` is refused),
+ * not the unset variable Effect 4's default provider would make of it.
+ */
+export const environment = (): ConfigProvider.ConfigProvider => ConfigProvider.fromEnv({ preserveEmptyStrings: true })
+
+/** The settings of the process environment, read when the layer is built. */
+const fromEnvironment = Effect.suspend(() => appConfig.parse(environment()))
+
+/** The settings, read once from the environment (`AppConfig.layer`). */
+export class AppConfig extends Context.Service<AppConfig, AppConfigShape>()("AppConfig") {
+  static readonly layer = Layer.effect(AppConfig, fromEnvironment)
+
   /** For tests and tools: the environment's settings with some replaced. */
   static readonly layerWith = (overrides: (c: AppConfigShape) => AppConfigShape) =>
-    Layer.effect(AppConfig, Effect.map(appConfig, (c) => AppConfig.make(overrides(c))))
+    Layer.effect(AppConfig, Effect.map(fromEnvironment, overrides))
 }

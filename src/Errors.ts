@@ -8,8 +8,10 @@
  * - The framework's own failures (schema decoding, unknown routes, unreadable bodies) and defects
  *   are rewritten by `respondToCause`, the one funnel for what no handler answered.
  */
-import { HttpApiError, HttpServerError, type HttpServerRequest, HttpServerResponse } from "@effect/platform"
-import { Cause, Effect, Option } from "effect"
+import { HttpApiError } from "effect/http-api"
+import { HttpEffect, HttpServerError, type HttpServerRequest, HttpServerResponse } from "effect/http"
+import { isSqlError } from "effect/sql/SqlError"
+import { Cause, Effect, Option, Result, SchemaAST, SchemaIssue } from "effect"
 import {
   type ApiErrorInstance,
   ArchiveMissing,
@@ -57,6 +59,7 @@ import {
 } from "./Domain/ApiErrors.ts"
 import { conflictRetryAfterSeconds, persistedConflict } from "./Db/Conflicts.ts"
 import { DatabaseOutages, outageOf, retryAfterSeconds } from "./Db/Outages.ts"
+import { sqlState } from "./Db/Rows.ts"
 
 /**
  * Which client-facing class answers each domain failure, by its tag. A failure missing here
@@ -152,15 +155,37 @@ type Answers = typeof answers
 export type Answered<E> = E extends { readonly _tag: infer Tag } ? Tag extends keyof Answers ? InstanceType<Answers[Tag]> : E
   : E
 
+/** The `Retry-After` of an answer that says how long to wait (RateLimited, DatabaseUnavailable). */
+const retryAfterOf = (error: unknown): string | undefined => {
+  const retryAfter = (error as { readonly retryAfter?: unknown } | undefined)?.retryAfter
+  return typeof retryAfter === "number" ? String(Math.max(0, Math.ceil(retryAfter))) : undefined
+}
+
+/**
+ * Fails with the client-facing `error`, and sets its `Retry-After` on the answer when it has one.
+ * HttpApi encodes a handler's (or an authentication middleware's) error inside the route, from the
+ * endpoint's error schemas, where the wait is a service-only field: the header is added as the
+ * answer leaves.
+ */
+export const failAnswered = <E>(error: E): Effect.Effect<never, E, HttpServerRequest.HttpServerRequest> => {
+  const retryAfter = isApiError(error) ? retryAfterOf(error) : undefined
+  return retryAfter === undefined
+    ? Effect.fail(error)
+    : Effect.andThen(
+      HttpEffect.appendPreResponseHandler((_request, response) => Effect.succeed(HttpServerResponse.setHeader(response, "retry-after", retryAfter))),
+      Effect.fail(error)
+    )
+}
+
 /** Answers a handler's domain failures with their client-facing classes (the table above). */
 export const answer = <A, E extends { readonly _tag: string; readonly message: string }, R>(
   effect: Effect.Effect<A, E, R>
-): Effect.Effect<A, Answered<E>, R> =>
-  Effect.mapError(effect, (e) => {
+): Effect.Effect<A, Answered<E>, R | HttpServerRequest.HttpServerRequest> =>
+  Effect.catch(effect, (e) => {
     const Answer = (answers as Record<string, new(props: { message: string; retryAfter?: number }) => unknown>)[e._tag]
-    if (Answer === undefined) return e as Answered<E>
+    if (Answer === undefined) return Effect.fail(e as Answered<E>)
     const retryAfter = (e as { readonly retryAfterSeconds?: number }).retryAfterSeconds
-    return new Answer(retryAfter === undefined ? { message: e.message } : { message: e.message, retryAfter }) as Answered<E>
+    return failAnswered(new Answer(retryAfter === undefined ? { message: e.message } : { message: e.message, retryAfter }) as Answered<E>)
   })
 
 /** The wire form of a client-facing error: ErrorResponse. */
@@ -169,39 +194,57 @@ export const wireOf = (error: ApiErrorInstance<string>) => ({ error: infoOf(erro
 /** An ErrorResponse answer of `error`, with its status and, for RateLimited and DatabaseUnavailable, `Retry-After`. */
 export const errorResponse = (error: ApiErrorInstance<string>, headers?: Record<string, string>) => {
   const { status } = infoOf(error)
-  const retryAfter = (error as { readonly retryAfter?: number }).retryAfter
-  return HttpServerResponse.unsafeJson(wireOf(error), {
+  const retryAfter = retryAfterOf(error)
+  return HttpServerResponse.jsonUnsafe(wireOf(error), {
     status,
     headers: {
-      ...(retryAfter === undefined ? {} : { "retry-after": String(Math.max(0, Math.ceil(retryAfter))) }),
+      ...(retryAfter === undefined ? {} : { "retry-after": retryAfter }),
       ...headers
     }
   })
 }
 
+const formatIssues = SchemaIssue.makeFormatterStandardSchemaV1()
+
+/** The issue the formatter lists first (its leaf, or a filter): to tell an unknown field from a wrong value. */
+const firstIssue = (issue: SchemaIssue.Issue): SchemaIssue.Issue => {
+  switch (issue._tag) {
+    case "Pointer":
+    case "Encoding":
+      return firstIssue(issue.issue)
+    case "Composite":
+    case "AnyOf":
+      return issue.issues.length > 0 ? firstIssue(issue.issues[0]!) : issue
+    default:
+      return issue
+  }
+}
+
+/** The fields an object declares, for the message refusing one it does not. */
+const declaredFields = (ast: SchemaAST.AST) =>
+  SchemaAST.isObjects(ast) ? ast.propertySignatures.map((p) => String(p.name)).join(", ") : ""
+
 /** The parameter or field a decode issue is about, and what was wrong with it. */
-const describeDecodeError = (e: HttpApiError.HttpApiDecodeError): string => {
-  const issue = e.issues[0]
+const describeDecodeError = (e: HttpApiError.HttpApiSchemaError): string => {
+  const issue = formatIssues(e.cause.issue).issues[0]
   if (!issue) return "The request is not valid"
-  const where = issue.path.length > 0 ? issue.path.map(String).join(".") : "request"
+  const path = issue.path ?? []
+  const where = path.length > 0 ? path.map((segment) => String(typeof segment === "object" ? segment.key : segment)).join(".") : "request"
   // a field the body does not declare, where the body refuses those (Schemas.ts, refusingUnknownFields)
-  if (issue._tag === "Unexpected") return `Unknown field '${where}': ${issue.message.replace(/^is unexpected, expected: /, "this object takes ")}`
+  const first = firstIssue(e.cause.issue)
+  if (first._tag === "UnexpectedKey") return `Unknown field '${where}': this object takes ${declaredFields(first.ast)}`
   return `Invalid value for '${where}': ${issue.message}`
 }
 
-const fromRequestError = (e: HttpServerError.RequestError) => {
+/** A request whose body could not be read: past its size limit, or not the JSON it claims to be. */
+const fromRequestError = (e: HttpServerError.RequestParseError) => {
+  if (e.reason === "BodyTooLarge") return errorResponse(new PayloadTooLarge({ message: "The request body is too large" }))
   const detail = String((e.cause as { message?: unknown } | undefined)?.message ?? e.description ?? "")
-  if (/too large|size|limit/i.test(detail)) {
-    return errorResponse(new PayloadTooLarge({ message: "The request body is too large" }))
-  }
   return errorResponse(new BadRequest({ message: `The request body could not be read as JSON${detail ? `: ${detail}` : ""}` }))
 }
 
 /** The PostgreSQL error code behind an SqlError defect. */
-const sqlErrorCode = (defect: unknown): unknown =>
-  (defect as { _tag?: string } | undefined)?._tag === "SqlError"
-    ? (defect as { cause?: { code?: unknown } }).cause?.code
-    : undefined
+const sqlErrorCode = (defect: unknown): string | undefined => isSqlError(defect) ? sqlState(defect) : undefined
 
 /** PostgreSQL's "invalid byte sequence" and "untranslatable character": the client's text, not our fault. */
 const isUnstorableText = (defect: unknown) => {
@@ -224,16 +267,22 @@ export type AllowedMethods = (path: string) => ReadonlyArray<string>
  */
 export const respondToCause = (allowedMethods: AllowedMethods) => (cause: Cause.Cause<unknown>) =>
   Effect.gen(function*() {
-    // HttpApiBuilder reads bodies with `orDie`: malformed JSON arrives as a defect, so look at
+    // HttpApiBuilder turns request decoding failures and unreadable bodies into defects: look at
     // defects as well as failures
-    const failure = Option.orElse(Cause.failureOption(cause), () => Cause.dieOption(cause))
+    const defect = Result.getSuccess(Cause.findDefect(cause))
+    const failure = Option.orElse(Cause.findErrorOption(cause), () => defect)
     if (Option.isSome(failure)) {
       const e = failure.value
       if (isApiError(e)) return errorResponse(e)
-      if (e instanceof HttpApiError.HttpApiDecodeError) return errorResponse(new BadRequest({ message: describeDecodeError(e) }))
-      if (HttpServerError.isServerError(e)) {
-        if (e._tag === "RouteNotFound") return routeNotFound(e.request, allowedMethods)
-        if (e._tag === "RequestError") return fromRequestError(e)
+      // a request that does not decode (its params, query, headers or body); an answer that does
+      // not encode is the service's fault, a defect (below)
+      if (HttpApiError.HttpApiSchemaError.is(e) && e.kind !== "Body" && e.kind !== "ResponseHeaders") {
+        return errorResponse(new BadRequest({ message: describeDecodeError(e) }))
+      }
+      if (HttpApiError.HttpApiPayloadTooLarge.is(e)) return errorResponse(new PayloadTooLarge({ message: "The request body is too large" }))
+      if (HttpServerError.isHttpServerError(e)) {
+        if (e.reason._tag === "RouteNotFound") return routeNotFound(e.reason.request, allowedMethods)
+        if (e.reason._tag === "RequestParseError") return fromRequestError(e.reason)
       }
     }
     const outage = outageOf(cause)
@@ -242,19 +291,18 @@ export const respondToCause = (allowedMethods: AllowedMethods) => (cause: Cause.
       yield* Effect.flatMap(DatabaseOutages, (outages) => outages.answered(outage.value))
       return errorResponse(new DatabaseUnavailable({ message: "The database is unavailable: try again shortly", retryAfter: retryAfterSeconds }))
     }
-    if (persistedConflict(Cause.defects(cause))) {
+    if (persistedConflict(cause.reasons.filter(Cause.isDieReason).map((reason) => reason.defect))) {
       // the load's doing, not a bug: no stack trace, but an operator should see it happen
       yield* Effect.logWarning("a write kept conflicting with concurrent ones through its retries: answered 503")
       return errorResponse(
         new DatabaseUnavailable({ message: "The database is busy with conflicting changes: try again shortly", retryAfter: conflictRetryAfterSeconds })
       )
     }
-    const defect = Cause.dieOption(cause)
     if (Option.exists(defect, isUnstorableText)) {
       // the schemas refuse such text with the field's name; this is the net under them
       return errorResponse(new BadRequest({ message: "The request holds text the registry cannot store (NUL or invalid characters)" }))
     }
-    if (Cause.isInterruptedOnly(cause) || (Cause.isInterrupted(cause) && Option.exists(defect, isCancelledQuery))) {
+    if (Cause.hasInterruptsOnly(cause) || (Cause.hasInterrupts(cause) && Option.exists(defect, isCancelledQuery))) {
       // the client went away (its query cancelled with it): nobody will read this answer
       return errorResponse(new ClientClosedRequest({ message: "The request was cancelled" }))
     }

@@ -11,13 +11,21 @@
  * - the connection closes once the answer is flushed and the body has arrived whole, or the
  *   bound is reached; a client that reads while it writes (curl, Node's fetch) has the answer by
  *   then and stops on its own.
- * Bodies under a limit are read here too, without ever destroying the request on the way (the
- * framework's own limit does, and so closes the connection before anything is answered).
+ * Bodies under a limit are read here too, without ever destroying the request on the way.
+ *
+ * Effect 4's Node server tears unread bodies down itself once an answer is sent
+ * (@effect/platform-node, NodeHttpServer.ts, `teardownBody`): a closing connection is ended and
+ * destroyed 500 ms later, another drained up to 256 KiB. Fixed bounds, and a destroy while a
+ * client is still sending resets the connection before a client that reads only after sending
+ * (Python requests) has read the answer. So an early answer's connection is taken over here: the
+ * platform's teardown is removed from that answer (`withoutPlatformTeardown`), Node ends the
+ * connection through the socket's `destroySoon` as it did before, and the drain below bounds it.
  */
-import { type HttpApp, HttpServerError, HttpServerRequest, HttpServerResponse, UrlParams } from "@effect/platform"
+import { HttpServerError, HttpServerRequest, HttpServerResponse, UrlParams } from "effect/http"
 import { NodeHttpServerRequest } from "@effect/platform-node"
 import { Effect } from "effect"
-import type * as http from "node:http"
+import * as http from "node:http"
+import type { Readable } from "node:stream"
 
 /** How much of a refused body is read after the answer, and for how long (README, Configuration). */
 export interface DrainLimits {
@@ -36,8 +44,8 @@ export class BodyOverLimit {
  * it passes them, leaving the request paused and intact (the answer still has to go out on its
  * connection), or with the stream's error.
  */
-export const readWithin = (incoming: NodeJS.ReadableStream, maxBytes: number): Effect.Effect<Buffer, BodyOverLimit | Error> =>
-  Effect.async((resume) => {
+export const readWithin = (incoming: Readable, maxBytes: number): Effect.Effect<Buffer, BodyOverLimit | Error> =>
+  Effect.callback((resume) => {
     const chunks: Array<Buffer> = []
     let bytes = 0
     const stop = () => {
@@ -67,20 +75,27 @@ export const readWithin = (incoming: NodeJS.ReadableStream, maxBytes: number): E
     return Effect.sync(stop)
   })
 
+/** A body as read for the decoder: its JSON and the text of it, or why it is not JSON. */
+export type ReadBody = { readonly text: string; readonly json: unknown } | { readonly error: unknown }
+
 /**
- * `request` with its body reading as `body` (read once, by `readWithin`), the way the framework
- * would have read it: empty JSON is null, unparsable JSON a RequestError.
+ * `request` with its body as read once, by `readWithin`: its bytes and URL-encoded fields as they
+ * came, its text and `json` as `read` gives them (or, if the body is not JSON, a RequestParseError,
+ * as the framework's reader fails). `headers` may stand in for the request's own.
  */
-export const withBody = (request: HttpServerRequest.HttpServerRequest, body: Buffer): HttpServerRequest.HttpServerRequest => {
-  const text = body.toString("utf8")
-  const json = Effect.try({
-    try: (): unknown => text === "" ? null : JSON.parse(text),
-    catch: (cause) => new HttpServerError.RequestError({ request, reason: "Decode", cause })
-  })
+export const withBody = (
+  request: HttpServerRequest.HttpServerRequest,
+  body: Buffer,
+  read: ReadBody,
+  headers: HttpServerRequest.HttpServerRequest["headers"] = request.headers
+): HttpServerRequest.HttpServerRequest => {
+  const unreadable = (cause: unknown) =>
+    new HttpServerError.HttpServerError({ reason: new HttpServerError.RequestParseError({ request, reason: "Parse", cause }) })
   return Object.create(request, {
-    text: { value: Effect.succeed(text) },
-    json: { value: json },
-    urlParamsBody: { value: Effect.sync(() => UrlParams.fromInput(new URLSearchParams(text))) },
+    headers: { value: headers },
+    text: { value: "json" in read ? Effect.succeed(read.text) : Effect.fail(unreadable(read.error)) },
+    json: { value: "json" in read ? Effect.succeed(read.json) : Effect.fail(unreadable(read.error)) },
+    urlParamsBody: { value: Effect.sync(() => UrlParams.fromInput(new URLSearchParams(body.toString("utf8")))) },
     arrayBuffer: { value: Effect.sync(() => body.buffer.slice(body.byteOffset, body.byteOffset + body.byteLength)) }
   })
 }
@@ -141,15 +156,40 @@ const lingerAfterAnswer = (incoming: http.IncomingMessage, limits: DrainLimits) 
   incoming.resume()
 }
 
+/** The `finish` listeners each answer had before the platform's adapter added its own (`rememberListeners`). */
+const ownFinishListeners = new WeakMap<http.ServerResponse, ReadonlyArray<Function>>()
+
+/**
+ * Notes `response`'s `finish` listeners (Node's own) as the request arrives, before the platform's
+ * adapter adds its `teardownBody`: call it from the server's first `request` listener.
+ */
+export const rememberListeners = (response: http.ServerResponse) => void ownFinishListeners.set(response, response.listeners("finish"))
+
+/** `response` without the `finish` listeners the platform added: the drain below takes over their work. */
+const withoutPlatformTeardown = (response: http.ServerResponse) => {
+  const own = ownFinishListeners.get(response)
+  if (own === undefined) return
+  for (const listener of response.listeners("finish")) {
+    if (!own.includes(listener)) response.removeListener("finish", listener as (...args: Array<unknown>) => void)
+  }
+}
+
 /**
  * Wraps the whole application: an answer that leaves before its request's body has arrived closes
  * the connection, after the bounded drain above.
  */
-export const closingAfterEarlyAnswers = (limits: DrainLimits) => <E, R>(app: HttpApp.Default<E, R>): HttpApp.Default<E, R> =>
+export const closingAfterEarlyAnswers = (limits: DrainLimits) =>
+<E, R>(
+  app: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>
+): Effect.Effect<HttpServerResponse.HttpServerResponse, E, R | HttpServerRequest.HttpServerRequest> =>
   Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) =>
     Effect.map(app, (response) => {
       const incoming = NodeHttpServerRequest.toIncomingMessage(request)
+      const outgoing = NodeHttpServerRequest.toServerResponse(request)
+      // this server speaks HTTP/1.1 only (Server.ts)
+      if (!(incoming instanceof http.IncomingMessage) || !(outgoing instanceof http.ServerResponse)) return response
       if (!hasUnreadBody(incoming)) return response
+      withoutPlatformTeardown(outgoing)
       lingerAfterAnswer(incoming, limits)
       return HttpServerResponse.setHeader(response, "connection", "close")
     }))

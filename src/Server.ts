@@ -3,9 +3,10 @@
  * use, and the HTTP server. `main.ts` composes them with the real configuration; the tests with a
  * configuration pointing at their own database and a server on a free port.
  */
-import { HttpApiBuilder, HttpApiScalar, HttpIncomingMessage, HttpServer, HttpServerRequest } from "@effect/platform"
+import { HttpApiBuilder, HttpApiScalar } from "effect/http-api"
+import { HttpIncomingMessage, HttpRouter, HttpServer, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { NodeFileSystem, NodeHttpServer } from "@effect/platform-node"
-import { Clock, Context, Effect, Fiber, flow, identity, Layer, Option } from "effect"
+import { ByteSize, type Cause, Clock, Effect, Fiber, flow, identity, Layer, type Types } from "effect"
 import * as http from "node:http"
 import type * as net from "node:net"
 import type * as stream from "node:stream"
@@ -13,7 +14,7 @@ import { AdminLive } from "./Admin/Http.ts"
 import { Moderation } from "./Admin/Service.ts"
 import { Api } from "./Api.ts"
 import { allowedMethods } from "./Routes.ts"
-import { documentedApiLayer } from "./ApiDocument.ts"
+import { apiDocument, documentedApi } from "./ApiDocument.ts"
 import { AuthFailures } from "./Auth/Failures.ts"
 import { AuthenticationLive, KeyOrBearerAuthenticationLive, OptionalAuthenticationLive } from "./Auth/Authentication.ts"
 import { JwtVerifier } from "./Auth/Jwt.ts"
@@ -27,8 +28,8 @@ import { aliasRewriting } from "./Compat/Rewrite.ts"
 import { AppConfig, type AppConfigShape } from "./Config.ts"
 import { DatabaseLive } from "./Db/Database.ts"
 import { DatabaseOutages } from "./Db/Outages.ts"
-import { BadRequest, infoOf, RequestTimeout, RequestTooLarge } from "./Domain/ApiErrors.ts"
-import { respondToCause, wireOf } from "./Errors.ts"
+import { BadRequest, infoOf, PayloadTooLarge, RequestTimeout, RequestTooLarge, UnsupportedMediaType } from "./Domain/ApiErrors.ts"
+import { errorResponse, respondToCause, wireOf } from "./Errors.ts"
 import { HostNodesLive, PublicHostNodesLive } from "./HostNodes/Http.ts"
 import { HostNodes } from "./HostNodes/Service.ts"
 import { ImageProxyLive, SimulatedImagesLive, SimulatedModeHeader } from "./Images/Http.ts"
@@ -53,7 +54,7 @@ import { ApiKeyRepo } from "./ApiKeys/Repo.ts"
 import { MediaFilesLive, MediaStorageLive } from "./MediaStorage/Http.ts"
 import { MediaStorage } from "./MediaStorage/Service.ts"
 import { Leftovers } from "./System/Leftovers.ts"
-import { closingAfterEarlyAnswers } from "./RefusedBodies.ts"
+import { closingAfterEarlyAnswers, rememberListeners } from "./RefusedBodies.ts"
 import { MetricsLive, requestMetrics } from "./Observability/MetricsEndpoint.ts"
 import { namingServerSpans } from "./Observability/Otel.ts"
 import { emptyTally, type InFlightKind, ShutdownReport } from "./Observability/ShutdownReport.ts"
@@ -80,7 +81,26 @@ const readsStreamedBody = (request: HttpServerRequest.HttpServerRequest) => isSt
  * connection runs: another request's. Streamed uploads stay interruptible: a client that leaves
  * must stop the vendor request its upload feeds.
  */
-const runToCompletion = <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.flatMap(Effect.forkDaemon(effect), Fiber.join)
+const runToCompletion = <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.flatMap(Effect.forkDetach(effect), Fiber.join)
+
+/** The text of a framework's own answer (its 415 names the content type it does not take). */
+const textOf = (response: HttpServerResponse.HttpServerResponse) =>
+  response.body._tag === "Uint8Array" && response.body.contentType.startsWith("text/") ? new TextDecoder().decode(response.body.body).trim() : ""
+
+/**
+ * The refusals HttpApi answers itself rather than failing (HttpApiBuilder.ts, `decodePayload`: a
+ * content type the endpoint does not declare is a text 415, a declared stream over its limit an
+ * empty 413), as ErrorResponse too. Any other answer, an ErrorResponse or a success, is left as it is.
+ */
+const asErrorResponse = (response: HttpServerResponse.HttpServerResponse) => {
+  if (response.status < 400 || (response.body._tag !== "Empty" && !(response.body.contentType ?? "").startsWith("text/plain"))) return response
+  if (response.status === 415) {
+    return errorResponse(new UnsupportedMediaType({ message: textOf(response) || "This request's content type is not accepted here" }))
+  }
+  if (response.status === 413) return errorResponse(new PayloadTooLarge({ message: "The request body is too large" }))
+  if (response.status === 400) return errorResponse(new BadRequest({ message: textOf(response) || "The request is not valid" }))
+  return response
+}
 
 /**
  * Framework failures, typed errors and defects all leave as ErrorResponse; bodies are bounded,
@@ -89,61 +109,75 @@ const runToCompletion = <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.flat
  * renaming has the same limit and its failures the same answers. An answer that leaves before
  * its body has arrived (a 413, a refused upload) closes the connection only after a bounded
  * drain, so that the client reads it (RefusedBodies.ts).
+ *
+ * A global middleware of the router: it wraps every route and the router's own failure (no route:
+ * 404, or 405 for a path known under another method). The router lets its global middlewares add
+ * nothing to the failures they are given (`Types.unhandled`), so this one, which answers them
+ * all, says it may still fail with what it was given: it never does.
  */
-const ErrorResponses = HttpApiBuilder.middleware(Effect.map(Effect.zip(AppConfig, DatabaseOutages), ([config, outages]) => {
+const ErrorResponses = HttpRouter.middleware(Effect.map(Effect.zip(AppConfig, DatabaseOutages), ([config, outages]) => {
   const renamingAliases = aliasRewriting(config.aliases)
   const closingAfterAnswer = closingAfterEarlyAnswers(config.refusedBodies)
-  return (app) =>
+  const respond = (cause: Cause.Cause<unknown>) => Effect.provideService(respondToCause(allowedMethods)(cause), DatabaseOutages, outages)
+  return (
+    app: Effect.Effect<HttpServerResponse.HttpServerResponse, Types.unhandled>
+  ): Effect.Effect<HttpServerResponse.HttpServerResponse, Types.unhandled, HttpServerRequest.HttpServerRequest> =>
     Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) =>
       (readsStreamedBody(request) ? renamingAliases(app) : checkingBodies(renamingAliases(app))).pipe(
-        HttpIncomingMessage.withMaxBodySize(Option.some(maxJsonBodyBytes)),
-        Effect.catchAllCause((cause) => Effect.provideService(respondToCause(allowedMethods)(cause), DatabaseOutages, outages)),
+        // the framework reads JSON bodies no further than this (they are read by BodyChecks.ts)
+        readsStreamedBody(request) ? identity : Effect.provideService(HttpIncomingMessage.MaxBodySize, ByteSize.bytes(maxJsonBodyBytes)),
+        Effect.catchCause(respond),
+        Effect.map(asErrorResponse),
         readsStreamedBody(request) ? identity : runToCompletion,
         closingAfterAnswer
       ))
-}))
+}), { global: true })
 
 /** `/openapi.json` and `/docs`, of the documented Api (ApiDocument.ts) with this instance's public URL. */
-const Docs = Layer.unwrapEffect(Effect.map(AppConfig, (config) =>
-  Layer.mergeAll(
-    HttpApiBuilder.middlewareOpenApi({ path: "/openapi.json" }),
-    HttpApiScalar.layer({ path: "/docs", scalar: { layout: "modern", theme: "default", withDefaultFonts: false } })
-  ).pipe(Layer.provide(documentedApiLayer(config.publicBaseUrl)))))
+const Docs = Layer.unwrap(Effect.map(AppConfig, (config) => {
+  const api = documentedApi(config.publicBaseUrl)
+  // worked out on the first request, then the same answer (and body) every time
+  let document: HttpServerResponse.HttpServerResponse | undefined
+  return Layer.mergeAll(
+    HttpRouter.add("GET", "/openapi.json", Effect.sync(() => document ??= HttpServerResponse.jsonUnsafe(apiDocument(config.publicBaseUrl)))),
+    HttpApiScalar.layer(api, { path: "/docs", scalar: { layout: "modern", theme: "default", withDefaultFonts: false } })
+  )
+}))
 
 /**
- * Every feature's service (each `.Default` brings the repositories and clients it uses) and the
+ * Every feature's service (each `.layer` brings the repositories and clients it uses) and the
  * authentication middleware, over one database pool and the local file system. Layers are built
  * once however many services name them.
  */
 export const ServicesLive = Layer.mergeAll(
-  Catalog.Default,
-  Publishing.Default,
-  Archives.Default,
-  Publishers.Default,
-  Tokens.Default,
-  Claims.Default,
-  HostNodes.Default,
-  Moderation.Default,
-  ImageTasks.Default,
-  Music.Default,
-  Reviews.Default,
-  Versions.Default,
+  Catalog.layer,
+  Publishing.layer,
+  Archives.layer,
+  Publishers.layer,
+  Tokens.layer,
+  Claims.layer,
+  HostNodes.layer,
+  Moderation.layer,
+  ImageTasks.layer,
+  Music.layer,
+  Reviews.layer,
+  Versions.layer,
   AuthenticationLive,
   OptionalAuthenticationLive,
-  ApiKeys.Default,
-  MediaStorage.Default,
+  ApiKeys.layer,
+  MediaStorage.layer,
   KeyOrBearerAuthenticationLive,
-  Leftovers.Default,
-  AuthFailures.Default
+  Leftovers.layer,
+  AuthFailures.layer
 ).pipe(
-  Layer.provide([JwtVerifier.Default, UserRepo.Default, ApiKeyRepo.Default, AuthFailures.Default]),
+  Layer.provide([JwtVerifier.layer, UserRepo.layer, ApiKeyRepo.layer, AuthFailures.layer]),
   Layer.provideMerge(DatabaseLive),
   // under the database: its scope closes after the database's, so its last line ends the stop
-  Layer.provideMerge(ShutdownReport.Default),
+  Layer.provideMerge(ShutdownReport.layer),
   Layer.provideMerge(NodeFileSystem.layer)
 )
 
-const ApiLive = HttpApiBuilder.api(Api).pipe(
+const ApiLive = HttpApiBuilder.layer(Api).pipe(
   Layer.provide([CatalogLive, PublisherNodesLive, SystemLive]),
   Layer.provide([PublicHostNodesLive, HostNodesLive, AdminLive]),
   Layer.provide([TokensLive, ClaimsLive]),
@@ -157,23 +191,38 @@ const ApiLive = HttpApiBuilder.api(Api).pipe(
 )
 
 /**
+ * The routes (the Api's, the documents', `/metrics`) under the router's global middlewares. The
+ * router applies those in the order they are built, the first outermost: each line below is built
+ * before, so wraps, the lines above it. Compression wraps the validators and the /docs policy,
+ * which read the body as rendered; CORS and the validators' headers reach every answer the error
+ * funnel gives.
+ */
+const Routes = Layer.mergeAll(ApiLive, Docs, MetricsLive).pipe(
+  Layer.provide([ErrorResponses, SimulatedModeHeader]),
+  Layer.provide([Cors, Validators, DocsContentSecurityPolicy]),
+  Layer.provide(Compression)
+)
+
+/**
  * Serves the API on the provided HttpServer with the provided services. Build the services
  * before the server: a server listens as soon as it is built, and a request arriving before the
  * application is attached would wait for nothing. The access log is the outermost middleware: it
- * sees every answer, and the request id it sets annotates the metrics' work too.
+ * sees every answer, and the request id it sets annotates the metrics' work too. The router's own
+ * request logger is off: the access log is this service's.
  */
-export const AppLive = HttpApiBuilder.serve(flow(requestMetrics, observingRequests)).pipe(
-  // each line is built after, so wraps, the lines below it. Compression wraps the validators
-  // and the /docs policy, which read the body as rendered
-  Layer.provide(Compression),
-  // their headers reach every answer the lines below give
-  Layer.provide([Cors, Validators, DocsContentSecurityPolicy]),
-  Layer.provide([Docs, ErrorResponses, SimulatedModeHeader]),
-  Layer.provide(MetricsLive),
-  Layer.provide(ApiLive),
-  namingServerSpans,
-  HttpServer.withLogAddress
+export const AppLive = HttpRouter.serve(Routes, { disableLogger: true, middleware: flow(requestMetrics, observingRequests) }).pipe(
+  namingServerSpans
 )
+
+/**
+ * Runs `listener` on every request `server` receives: Node emits one that says
+ * `Expect: 100-continue` as `checkContinue` instead of `request` when something listens for it,
+ * as the platform's adapter does.
+ */
+const onEveryRequest = (server: http.Server, listener: (request: http.IncomingMessage, response: http.ServerResponse) => void) => {
+  server.on("request", listener)
+  server.on("checkContinue", listener)
+}
 
 /** Node checks its headers timeout on this beat; a quarter of the limit keeps the overshoot small. */
 const checkingIntervalOf = (limits: HttpLimits) => Math.max(10, Math.min(1000, Math.floor(limits.headersTimeoutMillis / 4)))
@@ -250,13 +299,21 @@ const makeHttpServer = (limits: HttpLimits, logRefused: RefusedRequestLog) => {
   // a socket silent this long is closed (Node's default keeps it forever), see the timeout below
   server.timeout = limits.idleTimeoutMillis
   const inFlight = new WeakMap<object, http.IncomingMessage>()
-  server.on("request", (request: http.IncomingMessage, response: http.ServerResponse) => {
+  onEveryRequest(server, (request, response) => {
+    // before the platform's adapter adds its own listeners (RefusedBodies.ts)
+    rememberListeners(response)
     inFlight.set(request.socket, request)
     // every answer, whatever writes it (the platform merges its own headers with this one)
     response.setHeader(noSniff.name, noSniff.value)
     response.once("close", () => inFlight.get(request.socket) === request && inFlight.delete(request.socket))
     limitArrival(limits, request, response)
   })
+  // Node answers `Expect: 100-continue` itself only while nothing listens for `checkContinue`;
+  // the platform's adapter does, and acknowledges once its own body readers run. This service
+  // reads bodies from the Node request (BodyChecks.ts, the upload routes): acknowledge at once, as
+  // Node does by default, before the adapter takes the request (a client would otherwise wait
+  // for its expect timeout before sending, curl's 1 s)
+  server.prependListener("checkContinue", (_request: http.IncomingMessage, response: http.ServerResponse) => response.writeContinue())
   server.on("timeout", (socket: net.Socket) => {
     // a request that has arrived whole is being worked on (a vendor may take its time): not idle
     if (inFlight.get(socket)?.complete) return
@@ -292,13 +349,13 @@ const kindOf = (request: http.IncomingMessage, response: http.ServerResponse): I
  * platform's server calls, waits for every connection however long it lasts. `report` is told
  * what was in flight and how each request ended.
  */
-const boundedClose = (server: http.Server, graceMillis: number, report: ShutdownReport) => {
+const boundedClose = (server: http.Server, graceMillis: number, report: ShutdownReport["Service"]) => {
   const answering = new Map<http.ServerResponse, Tracked>()
   const outcome = { finished: emptyTally(), left: emptyTally(), cut: emptyTally(), arrived: 0 }
   let draining = false
   // an answer whose headers are still to be written tells its client that the connection ends
   const lastOnConnection = (response: http.ServerResponse) => response.headersSent || response.setHeader("connection", "close")
-  server.on("request", (request: http.IncomingMessage, response: http.ServerResponse) => {
+  onEveryRequest(server, (request, response) => {
     const tracked: Tracked = { request }
     answering.set(response, tracked)
     if (draining) {
@@ -324,7 +381,7 @@ const boundedClose = (server: http.Server, graceMillis: number, report: Shutdown
     })
     return inFlight
   })
-  const drain = Effect.async<void>((resume) => {
+  const drain = Effect.callback<void>((resume) => {
     const deadline = setTimeout(() => {
       answering.forEach((tracked) => outcome.cut[tracked.kind ?? "request"]++)
       answering.clear()
@@ -350,20 +407,20 @@ const boundedClose = (server: http.Server, graceMillis: number, report: Shutdown
  * before the application is detached: the platform detaches the application first, and a
  * request arriving on an open connection after that would wait for nothing.
  */
-export const HttpServerLive = Layer.unwrapEffect(
+export const HttpServerLive = Layer.unwrap(
   Effect.map(Effect.all([AppConfig, refusedRequestLog, ShutdownReport]), ([config, logRefused, report]) => {
     const server = makeHttpServer(config.http, logRefused)
     const close = boundedClose(server, config.shutdownGraceMillis, report)
-    return NodeHttpServer.layer(() => server, { port: config.port, host: config.host }).pipe(
-      Layer.map((context) => {
-        const platform = Context.get(context, HttpServer.HttpServer)
-        return Context.add(context, HttpServer.HttpServer, HttpServer.make({
+    const draining = Layer.effect(
+      HttpServer.HttpServer,
+      Effect.map(HttpServer.HttpServer, (platform) =>
+        HttpServer.make({
           address: platform.address,
           // finalizers run last first: the drain, then the platform's detaching of the application
           serve: (app, middleware) =>
-            Effect.zipRight(middleware ? platform.serve(app, middleware) : platform.serve(app), Effect.addFinalizer(() => close))
+            Effect.andThen(middleware ? platform.serve(app, middleware) : platform.serve(app), Effect.addFinalizer(() => close))
         }))
-      })
     )
+    return Layer.provideMerge(draining, NodeHttpServer.layer(() => server, { port: config.port, host: config.host }))
   })
 )

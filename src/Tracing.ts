@@ -5,9 +5,10 @@
  * caller's stack trace: `Effect.fn` allocates an `Error` on every call to point the span at its
  * call site, and with two or three traced calls per request that allocation was the largest part
  * of what tracing cost a request (docs/design.md, "Layers", Spans). Failures keep their own traces.
+ * Effect 4's `Effect.fn` still does (effect/internal/effect.ts, `makeFn`: a `new Error()` per call
+ * for the call-site frame, and its span options have no `captureStackTrace`), so this stays.
  */
 import { Effect } from "effect"
-import type { YieldWrap } from "effect/Utils"
 
 const spanOptions = { captureStackTrace: false } as const
 
@@ -16,7 +17,7 @@ export const span = (name: string) => <A, E, R>(effect: Effect.Effect<A, E, R>):
   Effect.withSpan(effect, name, spanOptions)
 
 export const traced = (name: string) =>
-<Eff extends YieldWrap<Effect.Effect<any, any, any>>, AEff, Args extends Array<any>>(
+<Eff extends Effect.Effect<any, any, any>, AEff, Args extends Array<any>>(
   body: (...args: Args) => Generator<Eff, AEff, never>
 ) => {
   const run = Effect.fnUntraced(body)

@@ -8,18 +8,12 @@
  * `Effect.catchTag("VersionExists", ...)` works as on the server; `errorCode` gives its wire code.
  *
  *     const registry = yield* makeClient({ baseUrl: "https://registry.example", auth: { bearer: jwt } })
- *     const node = yield* registry.api.catalog.getNode({ path: { nodeId: "tool" }, urlParams: {} })
+ *     const node = yield* registry.api.catalog.getNode({ params: { nodeId: "tool" }, query: {} })
  */
-import {
-  type FileSystem,
-  HttpApiClient,
-  HttpClient,
-  type HttpClientError,
-  HttpClientRequest
-} from "@effect/platform"
-import type { PlatformError } from "@effect/platform/Error"
 import { NodeHttpClient } from "@effect/platform-node"
-import { Context, Effect, Layer, type Stream } from "effect"
+import { Context, Effect, type FileSystem, Layer, type PlatformError, type Stream } from "effect"
+import { HttpClient, type HttpClientError, HttpClientRequest } from "effect/http"
+import { HttpApiClient } from "effect/http-api"
 import { Api } from "./Api.ts"
 import type { MusicEvent } from "./Domain/MusicEvents.ts"
 import { type ArchiveSource, download, uploadArchive, type UploadOptions } from "./Client/Archives.ts"
@@ -29,7 +23,7 @@ import { decodePublishRequest, type PublishRequest } from "./Client/Publish.ts"
 import type { PublishResponse } from "./Publishing/Api.ts"
 
 export * from "./Domain/ApiErrors.ts"
-export { type AnyApiError, errorCode, type ServiceFault } from "./Client/Errors.ts"
+export { errorCode, type ServiceFault } from "./Client/Errors.ts"
 export type { ArchiveSource, UploadOptions } from "./Client/Archives.ts"
 export type { MusicFields, MusicInput, MusicVideo } from "./Client/Music.ts"
 export type { PublishRequest } from "./Client/Publish.ts"
@@ -45,8 +39,8 @@ export interface ClientConfig {
 const derive = (httpClient: HttpClient.HttpClient.With<HttpClientError.HttpClientError | ServiceFault>) =>
   HttpApiClient.makeWith(Api, { httpClient })
 
-/** Every endpoint of the contract, typed: `api.catalog.getNode({ path: { nodeId }, urlParams: {} })`. */
-export type ApiClient = Effect.Effect.Success<ReturnType<typeof derive>>
+/** Every endpoint of the contract, typed: `api.catalog.getNode({ params: { nodeId }, query: {} })`. */
+export type ApiClient = Effect.Success<ReturnType<typeof derive>>
 
 /** How a call of `api[group][endpoint]` may fail: its declared classes, the service's faults, transport and decoding. */
 export type EndpointError<Group extends keyof ApiClient, Endpoint extends keyof ApiClient[Group]> =
@@ -56,7 +50,7 @@ export type EndpointError<Group extends keyof ApiClient, Endpoint extends keyof 
 export type PublishNodeVersionResponse = PublishResponse
 
 export interface RegistryClient {
-  /** every endpoint, typed: api.catalog.getNode({ path: { nodeId }, urlParams: {} }), api.publish.publishVersion(...), ... */
+  /** every endpoint, typed: api.catalog.getNode({ params: { nodeId }, query: {} }), api.publish.publishVersion(...), ... */
   readonly api: ApiClient
   /**
    * Publishes a version. The request is the body as JSON carries it (`version: "1.2.0"`); one
@@ -79,12 +73,12 @@ export interface RegistryClient {
     options?: UploadOptions
   ) => Effect.Effect<
     void,
-    EndpointError<"archives", "uploadArchive"> | PlatformError,
+    EndpointError<"archives", "uploadArchive"> | PlatformError.PlatformError,
     FileSystem.FileSystem
   >
   /** GETs an archive by its downloadUrl (absolute, or a path of the registry) as a byte stream, with its Content-Length. */
   readonly download: (url: string) => Effect.Effect<
-    { readonly size: number | undefined; readonly bytes: Stream.Stream<Uint8Array, HttpClientError.ResponseError> },
+    { readonly size: number | undefined; readonly bytes: Stream.Stream<Uint8Array, HttpClientError.HttpClientError> },
     EndpointError<"archives", "downloadArchive">
   >
   /**
@@ -97,7 +91,7 @@ export interface RegistryClient {
     input: MusicInput
   ) => Stream.Stream<
     MusicEvent,
-    EndpointError<"musicProxy", "generateMusic"> | PlatformError,
+    EndpointError<"musicProxy", "generateMusic"> | PlatformError.PlatformError,
     FileSystem.FileSystem
   >
 }
@@ -133,7 +127,7 @@ export const makeClient = (config: ClientConfig): Effect.Effect<RegistryClient, 
       publish: (publisherId, nodeId, request) =>
         Effect.flatMap(
           decodePublishRequest(request, pat),
-          (payload) => api.publish.publishVersion({ path: { publisherId, nodeId }, payload })
+          (payload) => api.publish.publishVersion({ params: { publisherId, nodeId }, payload })
         ),
       uploadArchive: uploadArchive(anywhere),
       download: (url) => download(anywhere)(URL.canParse(url) ? url : onRegistry(config.baseUrl, url)),
@@ -142,8 +136,8 @@ export const makeClient = (config: ClientConfig): Effect.Effect<RegistryClient, 
   })
 
 /** The client as a service, for programs that take it from their context. */
-export class Registry extends Context.Tag("registry/Client")<Registry, RegistryClient>() {
+export class Registry extends Context.Service<Registry, RegistryClient>()("registry/Client") {
   /** The client over Node's HTTP client. */
   static readonly layer = (config: ClientConfig): Layer.Layer<Registry> =>
-    Layer.effect(Registry, makeClient(config)).pipe(Layer.provide(NodeHttpClient.layer))
+    Layer.effect(Registry, makeClient(config)).pipe(Layer.provide(NodeHttpClient.layerNodeHttp))
 }

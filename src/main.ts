@@ -1,12 +1,12 @@
 /** The edge: read the configuration, compose every Layer once, serve until interrupted. */
 import { NodeRuntime } from "@effect/platform-node"
-import { Effect, Layer } from "effect"
+import { Cause, Effect, Exit, Layer, Runtime } from "effect"
 import { AppConfig } from "./Config.ts"
 import { TracingLive } from "./Observability/Otel.ts"
 import { loggingLayer } from "./Observability/Logging.ts"
 import { AppLive, HttpServerLive, ServicesLive } from "./Server.ts"
 
-const LoggingLive = Layer.unwrapEffect(
+const LoggingLive = Layer.unwrap(
   Effect.map(AppConfig, (config) => loggingLayer(config.logFormat, config.logLevel))
 )
 
@@ -16,7 +16,7 @@ const MainLive = AppLive.pipe(
   Layer.provide(ServicesLive),
   Layer.provide(TracingLive),
   Layer.provide(LoggingLive),
-  Layer.provide(AppConfig.Default)
+  Layer.provide(AppConfig.layer)
 )
 
 /**
@@ -35,5 +35,12 @@ const outlastRepeatedSignals = () => {
   process.on("SIGTERM", onSignal)
 }
 
+/**
+ * A stop by signal is a clean exit (0), as it always was here: Effect 4's default teardown exits
+ * 130 when the program was interrupted. Failures keep the default's codes.
+ */
+const stoppedBySignal: Runtime.Teardown = (exit, onExit) =>
+  Exit.isFailure(exit) && Cause.hasInterruptsOnly(exit.cause) ? onExit(0) : Runtime.defaultTeardown(exit, onExit)
+
 outlastRepeatedSignals()
-Layer.launch(MainLive).pipe(NodeRuntime.runMain)
+NodeRuntime.runMain(Layer.launch(MainLive), { teardown: stoppedBySignal })

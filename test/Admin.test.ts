@@ -4,7 +4,8 @@
  * Real HTTP against a real PostgreSQL; stored rows are read back with SQL.
  */
 import { expect, layer } from "@effect/vitest"
-import { Effect, FastCheck as fc } from "effect"
+import { Effect } from "effect"
+import * as fc from "fast-check"
 import { type NodeStatus } from "../src/Domain/Node.ts"
 import { Publisher, type PublisherStatus } from "../src/Domain/Publisher.ts"
 import { nodeStatusMoves, publisherStatusMoves } from "../src/Domain/Transitions.ts"
@@ -15,6 +16,7 @@ import { bearerClient } from "./support/Client.ts"
 import { addMember, countRows, queryOne } from "./support/Db.ts"
 import { eventually } from "./support/Eventually.ts"
 import { expectBadRequest, expectError, expectStatus, get, send } from "./support/Http.ts"
+import { forAll } from "./support/Property.ts"
 import { type Running, Service } from "./support/Service.ts"
 
 // --- helpers -----------------------------------------------------------------------------------
@@ -106,8 +108,8 @@ layer(Service.layer(), { excludeTestServices: true })("site administration", (it
       expect((yield* listedAmong(service, ["fresh-node"])).ids).toEqual(["fresh-node"])
       const stranger = yield* bearerClient(service, tokens.stranger!)
       const unclaimed = yield* stranger.api.publisherNodes.listNodesForPublisher({
-        path: { publisherId: "unclaimed" },
-        urlParams: {}
+        params: { publisherId: "unclaimed" },
+        query: {}
       })
       expect(unclaimed.map((n) => n.id)).toContain("fresh-node")
 
@@ -194,16 +196,16 @@ layer(Service.layer(), { excludeTestServices: true })("site administration", (it
         search_ranking: 2,
         preempted_host_node_names: ["LoadImage", "SaveImage"]
       }
-      const node = yield* siteAdmin.api.admin.moderateNode({ path: { nodeId: "acme-2" }, payload: body })
+      const node = yield* siteAdmin.api.admin.moderateNode({ params: { nodeId: "acme-2" }, payload: body })
       expect(node).toMatchObject({ id: "acme-2", name: "Two", status: "NodeStatusActive", ...body })
       expect(node.publisher?.id).toBe("acme")
-      const listed = yield* siteAdmin.api.catalog.listAllNodes({ urlParams: { node_id: ["acme-2"] } })
+      const listed = yield* siteAdmin.api.catalog.listAllNodes({ query: { node_id: ["acme-2"] } })
       expect(listed.nodes[0]).toEqual(node)
 
       // fields left out keep their values; the node's latest version is part of the answer
-      const partial = yield* siteAdmin.api.admin.moderateNode({ path: { nodeId: "acme-1" }, payload: { search_ranking: -1 } })
+      const partial = yield* siteAdmin.api.admin.moderateNode({ params: { nodeId: "acme-1" }, payload: { search_ranking: -1 } })
       expect(partial).toMatchObject({ id: "acme-1", name: "One", search_ranking: -1, latest_version: { version: "1.2.0" } })
-      const again = yield* siteAdmin.api.admin.moderateNode({ path: { nodeId: "acme-2" }, payload: {} })
+      const again = yield* siteAdmin.api.admin.moderateNode({ params: { nodeId: "acme-2" }, payload: {} })
       expect(again).toMatchObject(body)
     }))
 
@@ -323,12 +325,12 @@ layer(Service.layer(), { excludeTestServices: true })("site administration", (it
       expect(ids(decodeNodes((after.body as { nodes: unknown }).nodes))).not.toContain("acme-1")
       // and from the publisher's own listing and the version endpoint
       const stranger = yield* bearerClient(service, tokens.stranger!)
-      const own = yield* stranger.api.publisherNodes.listNodesForPublisher({ path: { publisherId: "acme" }, urlParams: {} })
+      const own = yield* stranger.api.publisherNodes.listNodesForPublisher({ params: { publisherId: "acme" }, query: {} })
       expect(own).toEqual([])
       expectError(yield* get(service, "/nodes/acme-1/versions/1.2.0"), 403, "node_banned")
 
       const siteAdmin = yield* bearerClient(service, tokens.siteAdmin!)
-      const unban = yield* siteAdmin.api.admin.moderatePublisher({ path: { publisherId: "acme" }, payload: { status: "PublisherStatusActive" } })
+      const unban = yield* siteAdmin.api.admin.moderatePublisher({ params: { publisherId: "acme" }, payload: { status: "PublisherStatusActive" } })
       expect(unban.status).toBe("PublisherStatusActive")
       expect((yield* listedAmong(service, [...acme, "other-1"])).ids).toEqual([...acme, "other-1"])
       // a node banned on its own stays out when its publisher comes back
@@ -407,95 +409,103 @@ layer(Service.layer(), { excludeTestServices: true })("site administration", (it
   const propActors = ["siteAdmin", "owner", "stranger"] as const
   let run = 0
 
-  it.effect.prop(
+  it.effect(
     "node status: random moves by random actors follow the machine; refused ones change nothing; listings follow",
-    {
-      steps: fc.array(
-        fc.record({
-          actor: fc.constantFrom(...propActors),
-          status: fc.constantFrom(...nodeStatuses),
-          detail: fc.option(fc.string({ maxLength: 30 }), { nil: undefined })
-        }),
-        { minLength: 1, maxLength: 12 }
-      )
-    },
-    ({ steps }) =>
-      Effect.gen(function*() {
-        const service = yield* Service
-        const nodeId = `prop-node-${run++}`
-        yield* service.writes.insertNodes([{ id: nodeId, publisher_id: "acme" }])
-        const model: { status: NodeStatus; detail: string | null } = { status: "NodeStatusActive", detail: null }
-        for (const step of steps) {
-          const answer = yield* send(service, "PUT", `/admin/nodes/${nodeId}`, {
-            token: tokens[step.actor],
-            body: { status: step.status, ...(step.detail === undefined ? {} : { status_detail: step.detail }) }
-          })
-          const verdict = move(nodeStatusMoves, model.status, step.status)
-          const what = `${step.actor}: ${model.status} -> ${step.status}`
-          if (step.actor !== "siteAdmin") {
-            expectError(answer, 403, "forbidden")
-          } else if (verdict === "refused") {
-            expectError(answer, 409, "conflict")
-          } else {
-            expectStatus(answer, 200, what)
-            model.status = step.status
-            if (step.detail !== undefined) model.detail = step.detail
-            expect(decodeNode(answer.body).status).toBe(model.status)
-          }
-          const stored = yield* storedNode(service, nodeId)
-          expect({ status: stored?.status, detail: stored?.status_detail }, what).toEqual(model)
-          // the cached listing agrees with the stored state after every step
-          expect((yield* listedAmong(service, [nodeId])).ids, what).toEqual(model.status === "NodeStatusActive" ? [nodeId] : [])
-        }
-      }),
-    { timeout: 120_000, fastCheck: { numRuns: 20 } }
+    () =>
+      forAll(
+        {
+          steps: fc.array(
+            fc.record({
+              actor: fc.constantFrom(...propActors),
+              status: fc.constantFrom(...nodeStatuses),
+              detail: fc.option(fc.string({ maxLength: 30 }), { nil: undefined })
+            }),
+            { minLength: 1, maxLength: 12 }
+          )
+        },
+        ({ steps }) =>
+          Effect.gen(function*() {
+            const service = yield* Service
+            const nodeId = `prop-node-${run++}`
+            yield* service.writes.insertNodes([{ id: nodeId, publisher_id: "acme" }])
+            const model: { status: NodeStatus; detail: string | null } = { status: "NodeStatusActive", detail: null }
+            for (const step of steps) {
+              const answer = yield* send(service, "PUT", `/admin/nodes/${nodeId}`, {
+                token: tokens[step.actor],
+                body: { status: step.status, ...(step.detail === undefined ? {} : { status_detail: step.detail }) }
+              })
+              const verdict = move(nodeStatusMoves, model.status, step.status)
+              const what = `${step.actor}: ${model.status} -> ${step.status}`
+              if (step.actor !== "siteAdmin") {
+                expectError(answer, 403, "forbidden")
+              } else if (verdict === "refused") {
+                expectError(answer, 409, "conflict")
+              } else {
+                expectStatus(answer, 200, what)
+                model.status = step.status
+                if (step.detail !== undefined) model.detail = step.detail
+                expect(decodeNode(answer.body).status).toBe(model.status)
+              }
+              const stored = yield* storedNode(service, nodeId)
+              expect({ status: stored?.status, detail: stored?.status_detail }, what).toEqual(model)
+              // the cached listing agrees with the stored state after every step
+              expect((yield* listedAmong(service, [nodeId])).ids, what).toEqual(model.status === "NodeStatusActive" ? [nodeId] : [])
+            }
+          }),
+        { numRuns: 20 }
+      ),
+    120_000
   )
 
-  it.effect.prop(
+  it.effect(
     "publisher status: random bans and unbans by random actors follow the machine; 'unclaimed' is never banned",
-    {
-      steps: fc.array(
-        fc.record({
-          actor: fc.constantFrom(...propActors),
-          status: fc.constantFrom(...publisherStatuses),
-          unclaimed: fc.boolean()
-        }),
-        { minLength: 1, maxLength: 12 }
-      )
-    },
-    ({ steps }) =>
-      Effect.gen(function*() {
-        const service = yield* Service
-        const publisherId = `prop-pub-${run++}`
-        const nodeId = `${publisherId}-node`
-        yield* service.writes.upsertPublishers([{ id: publisherId }])
-        yield* service.writes.insertNodes([{ id: nodeId, publisher_id: publisherId }])
-        yield* addMember(service, publisherId, "ann", "owner")
-        const model: Record<string, PublisherStatus> = { [publisherId]: "PublisherStatusActive", unclaimed: "PublisherStatusActive" }
-        for (const step of steps) {
-          const target = step.unclaimed ? "unclaimed" : publisherId
-          const answer = yield* send(service, "PUT", `/admin/publishers/${target}`, {
-            token: tokens[step.actor],
-            body: { status: step.status }
-          })
-          const verdict = move(publisherStatusMoves, model[target]!, step.status)
-          const what = `${step.actor}: ${target} ${model[target]} -> ${step.status}`
-          if (step.actor !== "siteAdmin") {
-            expectError(answer, 403, "forbidden")
-          } else if (verdict === "refused" || (target === "unclaimed" && step.status === "PublisherStatusBanned")) {
-            expectError(answer, 409, "conflict")
-          } else {
-            expectStatus(answer, 200, what)
-            model[target] = step.status
-            expect(decodePublisher(answer.body)).toMatchObject({ id: target, status: step.status })
-          }
-          for (const id of [publisherId, "unclaimed"]) {
-            expect(yield* storedPublisherStatus(service, id), what).toBe(model[id])
-          }
-          const listed = yield* listedAmong(service, [nodeId])
-          expect(listed.ids, what).toEqual(model[publisherId] === "PublisherStatusActive" ? [nodeId] : [])
-        }
-      }),
-    { timeout: 120_000, fastCheck: { numRuns: 20 } }
+    () =>
+      forAll(
+        {
+          steps: fc.array(
+            fc.record({
+              actor: fc.constantFrom(...propActors),
+              status: fc.constantFrom(...publisherStatuses),
+              unclaimed: fc.boolean()
+            }),
+            { minLength: 1, maxLength: 12 }
+          )
+        },
+        ({ steps }) =>
+          Effect.gen(function*() {
+            const service = yield* Service
+            const publisherId = `prop-pub-${run++}`
+            const nodeId = `${publisherId}-node`
+            yield* service.writes.upsertPublishers([{ id: publisherId }])
+            yield* service.writes.insertNodes([{ id: nodeId, publisher_id: publisherId }])
+            yield* addMember(service, publisherId, "ann", "owner")
+            const model: Record<string, PublisherStatus> = { [publisherId]: "PublisherStatusActive", unclaimed: "PublisherStatusActive" }
+            for (const step of steps) {
+              const target = step.unclaimed ? "unclaimed" : publisherId
+              const answer = yield* send(service, "PUT", `/admin/publishers/${target}`, {
+                token: tokens[step.actor],
+                body: { status: step.status }
+              })
+              const verdict = move(publisherStatusMoves, model[target]!, step.status)
+              const what = `${step.actor}: ${target} ${model[target]} -> ${step.status}`
+              if (step.actor !== "siteAdmin") {
+                expectError(answer, 403, "forbidden")
+              } else if (verdict === "refused" || (target === "unclaimed" && step.status === "PublisherStatusBanned")) {
+                expectError(answer, 409, "conflict")
+              } else {
+                expectStatus(answer, 200, what)
+                model[target] = step.status
+                expect(decodePublisher(answer.body)).toMatchObject({ id: target, status: step.status })
+              }
+              for (const id of [publisherId, "unclaimed"]) {
+                expect(yield* storedPublisherStatus(service, id), what).toBe(model[id])
+              }
+              const listed = yield* listedAmong(service, [nodeId])
+              expect(listed.ids, what).toEqual(model[publisherId] === "PublisherStatusActive" ? [nodeId] : [])
+            }
+          }),
+        { numRuns: 20 }
+      ),
+    120_000
   )
 })

@@ -7,13 +7,15 @@
  * Publishing/Lifecycle.prop.test.ts.
  */
 import { expect, layer } from "@effect/vitest"
-import { Effect, FastCheck as fc, Schema } from "effect"
+import { Effect, Schema } from "effect"
+import * as fc from "fast-check"
 import semver from "semver"
 import { HostRangeFromString } from "../src/Domain/Semver.ts"
 import { decodeNodeList, decodeVersion } from "./support/Catalogue.ts"
 import { bearerClient } from "./support/Client.ts"
 import { queryOne } from "./support/Db.ts"
 import { type Answer, expectBadRequest, expectError, expectStatus, get, send } from "./support/Http.ts"
+import { forAll } from "./support/Property.ts"
 import { type Running, Service } from "./support/Service.ts"
 import { zipOf } from "./support/Zip.ts"
 import { makePublisher, type Publisher, published, upload } from "./Publishing/Flow.ts"
@@ -143,7 +145,7 @@ layer(Service.layer(), { excludeTestServices: true })("a version's compatibility
       const client = yield* bearerClient(service, root)
       const path = { nodeId: "both-tool", version: "1.0.0" }
       const flagged = yield* client.api.admin.moderateVersion({
-        path,
+        params: path,
         payload: { status: "NodeVersionStatusFlagged", status_reason: "checked by hand", supported_host_version: hostRange("^1.4"), supported_os: ["linux"] }
       })
       expect(flagged).toMatchObject({ status: "NodeVersionStatusFlagged", status_reason: "checked by hand", supported_host_version: "^1.4" })
@@ -152,7 +154,7 @@ layer(Service.layer(), { excludeTestServices: true })("a version's compatibility
       expectError(yield* edit(service, root, "both-tool", "1.0.0", { status: "NodeVersionStatusPending", supported_os: ["mac"], supported_comfyui_version: ">=9" }), 409, "conflict")
       expect(yield* stored(service, "both-tool", "1.0.0")).toEqual(before)
       // Active needs an archive; this one has one
-      const active = yield* client.api.admin.moderateVersion({ path, payload: { status: "NodeVersionStatusActive", supported_accelerators: ["ROCm"] } })
+      const active = yield* client.api.admin.moderateVersion({ params: path, payload: { status: "NodeVersionStatusActive", supported_accelerators: ["ROCm"] } })
       expect(active).toMatchObject({ status: "NodeVersionStatusActive", supported_accelerators: ["ROCm"], supported_os: ["linux"] })
       expect(active.status_reason).toBeUndefined()
     }))
@@ -244,55 +246,59 @@ layer(Service.layer(), { excludeTestServices: true })("a version's compatibility
 
   let run = 0
 
-  it.effect.prop(
+  it.effect(
     "any field invalid: 400 naming one of them, nothing changes; otherwise the fields sent replace the stored ones and the host_version filter agrees with the range",
-    { b: body },
-    ({ b }) =>
-      Effect.gen(function*() {
-        const service = yield* Service
-        const nodeId = `prop-compat-${run++}`
-        yield* activeVersion(nodeId, "1.0.0", ">=0.3.0 <1.0.0")
-        const fields = {
-          status: b.status,
-          status_reason: b.status_reason,
-          supported_os: b.supported_os,
-          supported_accelerators: b.supported_accelerators,
-          supported_host_version: b.supported_host_version,
-          supported_host_frontend_version: b.supported_host_frontend_version
-        }
-        const wireName = (name: string) => b.aliases ? name.replace("_host_", "_comfyui_") : name
-        const sent = Object.fromEntries(
-          Object.entries(fields).flatMap(([name, choice]) => choice === undefined ? [] : [[wireName(name), choice.send]])
-        )
-        const before = yield* stored(service, nodeId, "1.0.0")
-        const answer = yield* edit(service, root, nodeId, "1.0.0", sent)
-        const what = JSON.stringify(sent)
-        const refused = Object.entries(fields).filter(([, choice]) => choice !== undefined && !choice.valid).map(([name]) => name)
-        if (refused.length > 0) {
-          const e = expectError(answer, 400, "bad_request")
-          expect(refused.some((name) => e.message.includes(name)), `${what}: ${e.message}`).toBe(true)
-          expect(yield* stored(service, nodeId, "1.0.0"), what).toEqual(before)
-          return
-        }
-        expectStatus(answer, 200, what)
-        const stores = <A>(choice: Choice<A> | undefined, otherwise: A) => choice !== undefined && choice.valid ? choice.stores : otherwise
-        const host = stores(fields.supported_host_version as Choice<string> | undefined, before!.supported_host_version)
-        const moved = fields.status !== undefined || fields.status_reason !== undefined
-        expect(yield* stored(service, nodeId, "1.0.0"), what).toMatchObject({
-          status: "NodeVersionStatusActive",
-          status_reason: moved ? stores(fields.status_reason as Choice<string> | undefined, null) : before!.status_reason,
-          supported_os: stores(fields.supported_os as Choice<Array<string>> | undefined, before!.supported_os),
-          supported_accelerators: stores(fields.supported_accelerators as Choice<Array<string>> | undefined, before!.supported_accelerators),
-          supported_host_version: host,
-          supported_host_frontend_version: stores(
-            fields.supported_host_frontend_version as Choice<string> | undefined,
-            before!.supported_host_frontend_version
-          ),
-          admits_any_host: host === ""
-        })
-        const admitted = host === "" || semver.satisfies(b.probe, host!, { includePrerelease: true })
-        expect(yield* listed(service, nodeId, `host_version=${b.probe}`), `${what} probing ${b.probe}`).toEqual(admitted ? [nodeId] : [])
-      }),
-    { timeout: 300_000, fastCheck: { numRuns: 30 } }
+    () =>
+      forAll(
+        { b: body },
+        ({ b }) =>
+          Effect.gen(function*() {
+            const service = yield* Service
+            const nodeId = `prop-compat-${run++}`
+            yield* activeVersion(nodeId, "1.0.0", ">=0.3.0 <1.0.0")
+            const fields = {
+              status: b.status,
+              status_reason: b.status_reason,
+              supported_os: b.supported_os,
+              supported_accelerators: b.supported_accelerators,
+              supported_host_version: b.supported_host_version,
+              supported_host_frontend_version: b.supported_host_frontend_version
+            }
+            const wireName = (name: string) => b.aliases ? name.replace("_host_", "_comfyui_") : name
+            const sent = Object.fromEntries(
+              Object.entries(fields).flatMap(([name, choice]) => choice === undefined ? [] : [[wireName(name), choice.send]])
+            )
+            const before = yield* stored(service, nodeId, "1.0.0")
+            const answer = yield* edit(service, root, nodeId, "1.0.0", sent)
+            const what = JSON.stringify(sent)
+            const refused = Object.entries(fields).filter(([, choice]) => choice !== undefined && !choice.valid).map(([name]) => name)
+            if (refused.length > 0) {
+              const e = expectError(answer, 400, "bad_request")
+              expect(refused.some((name) => e.message.includes(name)), `${what}: ${e.message}`).toBe(true)
+              expect(yield* stored(service, nodeId, "1.0.0"), what).toEqual(before)
+              return
+            }
+            expectStatus(answer, 200, what)
+            const stores = <A>(choice: Choice<A> | undefined, otherwise: A) => choice !== undefined && choice.valid ? choice.stores : otherwise
+            const host = stores(fields.supported_host_version as Choice<string> | undefined, before!.supported_host_version)
+            const moved = fields.status !== undefined || fields.status_reason !== undefined
+            expect(yield* stored(service, nodeId, "1.0.0"), what).toMatchObject({
+              status: "NodeVersionStatusActive",
+              status_reason: moved ? stores(fields.status_reason as Choice<string> | undefined, null) : before!.status_reason,
+              supported_os: stores(fields.supported_os as Choice<Array<string>> | undefined, before!.supported_os),
+              supported_accelerators: stores(fields.supported_accelerators as Choice<Array<string>> | undefined, before!.supported_accelerators),
+              supported_host_version: host,
+              supported_host_frontend_version: stores(
+                fields.supported_host_frontend_version as Choice<string> | undefined,
+                before!.supported_host_frontend_version
+              ),
+              admits_any_host: host === ""
+            })
+            const admitted = host === "" || semver.satisfies(b.probe, host!, { includePrerelease: true })
+            expect(yield* listed(service, nodeId, `host_version=${b.probe}`), `${what} probing ${b.probe}`).toEqual(admitted ? [nodeId] : [])
+          }),
+        { numRuns: 30 }
+      ),
+    300_000
   )
 })

@@ -8,12 +8,13 @@
 import { expect, layer } from "@effect/vitest"
 import { Effect } from "effect"
 import { createHash } from "node:crypto"
-import * as fc from "effect/FastCheck"
+import * as fc from "fast-check"
 import { ApiKeyList, CreatedApiKey } from "../src/Domain/ApiKey.ts"
 import { decodeExact, isoMillis, uuidPattern } from "./support/Catalogue.ts"
 import { bearerClient } from "./support/Client.ts"
 import { query } from "./support/Db.ts"
 import { expectError, expectStatus, send } from "./support/Http.ts"
+import { forAll } from "./support/Property.ts"
 import { type Running, Service } from "./support/Service.ts"
 
 const prefix = "rgak_"
@@ -77,12 +78,12 @@ layer(Service.layer((c) => ({ ...c, vendorMode: "simulated" })), { excludeTestSe
       const raw = yield* send(service, "GET", "/users/api-keys", { token: yield* tokenOf(service, "lea") })
       expect(Object.keys(decodeList(raw.body).api_keys[0]!).sort()).toEqual(["created_at", "id", "key_prefix", "name"])
 
-      const lost = yield* max.api.apiKeys.revokeApiKey({ path: { keyId: first.id } }).pipe(Effect.flip)
+      const lost = yield* max.api.apiKeys.revokeApiKey({ params: { keyId: first.id } }).pipe(Effect.flip)
       expect(lost._tag).toBe("NotFound")
-      yield* lea.api.apiKeys.revokeApiKey({ path: { keyId: first.id } })
+      yield* lea.api.apiKeys.revokeApiKey({ params: { keyId: first.id } })
       expect((yield* lea.api.apiKeys.listApiKeys()).api_keys.map((k) => k.id)).toEqual([second.id])
-      expect((yield* lea.api.apiKeys.revokeApiKey({ path: { keyId: first.id } }).pipe(Effect.flip))._tag).toBe("NotFound")
-      expect((yield* lea.api.apiKeys.revokeApiKey({ path: { keyId: "not-a-uuid" } }).pipe(Effect.flip))._tag).toBe("NotFound")
+      expect((yield* lea.api.apiKeys.revokeApiKey({ params: { keyId: first.id } }).pipe(Effect.flip))._tag).toBe("NotFound")
+      expect((yield* lea.api.apiKeys.revokeApiKey({ params: { keyId: "not-a-uuid" } }).pipe(Effect.flip))._tag).toBe("NotFound")
       expect((yield* max.api.apiKeys.listApiKeys()).api_keys.map((k) => k.id)).toEqual([maxs.id])
     }))
 
@@ -138,31 +139,35 @@ layer(Service.layer((c) => ({ ...c, vendorMode: "simulated" })), { excludeTestSe
   const text = (max: number) => fc.string({ maxLength: max + 20 })
   let runs = 0
 
-  it.effect.prop(
+  it.effect(
     "creation validates its body: a name of 1-100 characters and a description of at most 1000, no NUL",
-    {
-      name: fc.option(text(100), { nil: undefined }),
-      description: fc.option(fc.oneof(text(1000), fc.string({ minLength: 990, maxLength: 1010 })), { nil: undefined }),
-      nul: fc.boolean()
-    },
-    ({ name, description, nul }) =>
-      Effect.gen(function*() {
-        const service = yield* Service
-        const jwt = yield* tokenOf(service, `prop-${runs++}`)
-        const named = name === undefined ? undefined : nul ? `${name}\u0000` : name
-        const body = { ...(named === undefined ? {} : { name: named }), ...(description === undefined ? {} : { description }) }
-        const valid = named !== undefined && named.length >= 1 && named.length <= 100 && !named.includes("\u0000") &&
-          (description === undefined || (description.length <= 1000 && !description.includes("\u0000")))
-        const answer = yield* send(service, "POST", "/users/api-keys", { token: jwt, body })
-        if (valid) {
-          expectStatus(answer, 201, JSON.stringify(body))
-          expect(decodeCreated(answer.body).api_key.name).toBe(named)
-        } else {
-          expectError(answer, 400, "bad_request")
-        }
-        const stored = yield* query(service, "SELECT 1 FROM api_keys k WHERE k.user_id = $1", [`prop-${runs - 1}`])
-        expect(stored.length).toBe(valid ? 1 : 0)
-      }),
-    { timeout: 120_000, fastCheck: { numRuns: 40 } }
+    () =>
+      forAll(
+        {
+          name: fc.option(text(100), { nil: undefined }),
+          description: fc.option(fc.oneof(text(1000), fc.string({ minLength: 990, maxLength: 1010 })), { nil: undefined }),
+          nul: fc.boolean()
+        },
+        ({ name, description, nul }) =>
+          Effect.gen(function*() {
+            const service = yield* Service
+            const jwt = yield* tokenOf(service, `prop-${runs++}`)
+            const named = name === undefined ? undefined : nul ? `${name}\u0000` : name
+            const body = { ...(named === undefined ? {} : { name: named }), ...(description === undefined ? {} : { description }) }
+            const valid = named !== undefined && named.length >= 1 && named.length <= 100 && !named.includes("\u0000") &&
+              (description === undefined || (description.length <= 1000 && !description.includes("\u0000")))
+            const answer = yield* send(service, "POST", "/users/api-keys", { token: jwt, body })
+            if (valid) {
+              expectStatus(answer, 201, JSON.stringify(body))
+              expect(decodeCreated(answer.body).api_key.name).toBe(named)
+            } else {
+              expectError(answer, 400, "bad_request")
+            }
+            const stored = yield* query(service, "SELECT 1 FROM api_keys k WHERE k.user_id = $1", [`prop-${runs - 1}`])
+            expect(stored.length).toBe(valid ? 1 : 0)
+          }),
+        { numRuns: 40 }
+      ),
+    120_000
   )
 })

@@ -5,11 +5,13 @@
  * settings changed, and a JWKS URL with a pinned issuer and audience (a loopback provider).
  */
 import { expect, layer } from "@effect/vitest"
-import { Effect, FastCheck as fc, Layer, Option } from "effect"
+import { Effect, Layer, Option } from "effect"
+import * as fc from "fast-check"
 import * as jose from "jose"
 import { queryOne } from "./support/Db.ts"
 import { type Answer, expectError, expectErrorBody, get, parseJson } from "./support/Http.ts"
 import { JwksServer } from "./support/Jwks.ts"
+import { forAll } from "./support/Property.ts"
 import { rawGet } from "./support/RawHttp.ts"
 import { type Running, Service, serviceOnFreshDatabase, testJwtSecret } from "./support/Service.ts"
 
@@ -145,15 +147,18 @@ layer(Service.layer(), { excludeTestServices: true })("HS256 secret", (it) => {
       }
     }))
 
-  it.effect.prop(
+  it.effect(
     "a token whose sub is only whitespace is 401",
-    [fc.string({ unit: fc.constantFrom(" ", "\t", "\n", "\r", "\u00a0", "\u2003", "\ufeff"), maxLength: 20 })],
-    ([sub]) =>
-      Effect.gen(function*() {
-        const service = yield* Service
-        expectUnauthorized(yield* bearer(service, yield* signHs({ sub })))
-      }),
-    { fastCheck: { numRuns: 50 } }
+    () =>
+      forAll(
+        [fc.string({ unit: fc.constantFrom(" ", "\t", "\n", "\r", "\u00a0", "\u2003", "\ufeff"), maxLength: 20 })],
+        ([sub]) =>
+          Effect.gen(function*() {
+            const service = yield* Service
+            expectUnauthorized(yield* bearer(service, yield* signHs({ sub })))
+          }),
+        { numRuns: 50 }
+      )
   )
 
   it.effect("a token not yet valid (nbf in the future) is 401", () =>
@@ -309,60 +314,69 @@ layer(Service.layer(), { excludeTestServices: true })("HS256 secret", (it) => {
       expectUnauthorized(yield* bearer(service, unsigned({ sub: "x", admin: true, exp: now() + 600 }), adminOnly))
     }))
 
-  it.effect.prop(
+  it.effect(
     "random printable strings as bearer tokens are always 401",
-    [fc.string({ maxLength: 300 })],
-    ([token]) =>
-      Effect.gen(function*() {
-        const service = yield* Service
-        expectUnauthorized(yield* call(service, `Bearer ${token}`))
-      }),
-    { fastCheck: { numRuns: 100 } }
+    () =>
+      forAll(
+        [fc.string({ maxLength: 300 })],
+        ([token]) =>
+          Effect.gen(function*() {
+            const service = yield* Service
+            expectUnauthorized(yield* call(service, `Bearer ${token}`))
+          }),
+        { numRuns: 100 }
+      )
   )
 
-  it.effect.prop(
+  it.effect(
     "random JWT-shaped tokens (random header, claims and signature) are always 401",
-    [
-      fc.record({
-        alg: fc.oneof(fc.constantFrom("none", "HS256", "HS384", "HS512", "RS256", "ES256", "PS256", "EdDSA"), fc.string()),
-        typ: fc.option(fc.constantFrom("JWT", "at+jwt"), { nil: undefined }),
-        kid: fc.option(fc.string(), { nil: undefined })
-      }),
-      fc.record({
-        sub: fc.oneof(fc.string({ minLength: 1 }), fc.integer()),
-        exp: fc.oneof(fc.integer({ min: now() + 60, max: now() + 10_000_000 }), fc.constant(now() + 600)),
-        admin: fc.boolean()
-      }),
-      fc.oneof(fc.uint8Array({ maxLength: 600 }).map((b) => Buffer.from(b).toString("base64url")), fc.constant(""))
-    ],
-    ([header, payload, signature]) =>
-      Effect.gen(function*() {
-        const service = yield* Service
-        const token = `${b64(JSON.parse(JSON.stringify(header)))}.${b64(payload)}.${signature}`
-        expectUnauthorized(yield* bearer(service, token))
-        expectUnauthorized(yield* bearer(service, token, adminOnly))
-      }),
-    { fastCheck: { numRuns: 100 } }
+    () =>
+      forAll(
+        [
+          fc.record({
+            alg: fc.oneof(fc.constantFrom("none", "HS256", "HS384", "HS512", "RS256", "ES256", "PS256", "EdDSA"), fc.string()),
+            typ: fc.option(fc.constantFrom("JWT", "at+jwt"), { nil: undefined }),
+            kid: fc.option(fc.string(), { nil: undefined })
+          }),
+          fc.record({
+            sub: fc.oneof(fc.string({ minLength: 1 }), fc.integer()),
+            exp: fc.oneof(fc.integer({ min: now() + 60, max: now() + 10_000_000 }), fc.constant(now() + 600)),
+            admin: fc.boolean()
+          }),
+          fc.oneof(fc.uint8Array({ maxLength: 600 }).map((b) => Buffer.from(b).toString("base64url")), fc.constant(""))
+        ],
+        ([header, payload, signature]) =>
+          Effect.gen(function*() {
+            const service = yield* Service
+            const token = `${b64(JSON.parse(JSON.stringify(header)))}.${b64(payload)}.${signature}`
+            expectUnauthorized(yield* bearer(service, token))
+            expectUnauthorized(yield* bearer(service, token, adminOnly))
+          }),
+        { numRuns: 100 }
+      )
   )
 
-  it.effect.prop(
+  it.effect(
     "random bytes as the Authorization header (raw socket) are always 401",
-    [
-      fc.boolean(),
-      // what an HTTP header value may hold: HTAB, visible ASCII, space and obs-text (0x80-0xFF)
-      fc.array(fc.oneof(fc.constant(0x09), fc.integer({ min: 0x20, max: 0x7e }), fc.integer({ min: 0x80, max: 0xff })), {
-        maxLength: 400
-      })
-    ],
-    ([withScheme, bytes]) =>
-      Effect.gen(function*() {
-        const service = yield* Service
-        const value = Buffer.concat([Buffer.from(withScheme ? "Bearer " : ""), Buffer.from(bytes)])
-        const response = yield* rawGet(service.baseUrl, endpoint, [Buffer.concat([Buffer.from("Authorization: "), value])])
-        expect(response.status).toBe(401)
-        expectErrorBody(parseJson(response.body, "raw Authorization"), "unauthorized")
-      }),
-    { fastCheck: { numRuns: 100 } }
+    () =>
+      forAll(
+        [
+          fc.boolean(),
+          // what an HTTP header value may hold: HTAB, visible ASCII, space and obs-text (0x80-0xFF)
+          fc.array(fc.oneof(fc.constant(0x09), fc.integer({ min: 0x20, max: 0x7e }), fc.integer({ min: 0x80, max: 0xff })), {
+            maxLength: 400
+          })
+        ],
+        ([withScheme, bytes]) =>
+          Effect.gen(function*() {
+            const service = yield* Service
+            const value = Buffer.concat([Buffer.from(withScheme ? "Bearer " : ""), Buffer.from(bytes)])
+            const response = yield* rawGet(service.baseUrl, endpoint, [Buffer.concat([Buffer.from("Authorization: "), value])])
+            expect(response.status).toBe(401)
+            expectErrorBody(parseJson(response.body, "raw Authorization"), "unauthorized")
+          }),
+        { numRuns: 100 }
+      )
   )
 })
 
@@ -407,7 +421,7 @@ const issuer = "https://id.example.test/"
 const audience = "registry-api"
 
 /** The service verifying against the loopback JWKS (the HS256 test secret stays configured too). */
-const jwksDeployment = Layer.scoped(
+const jwksDeployment = Layer.effect(
   Service,
   Effect.flatMap(JwksServer, (jwks) =>
     serviceOnFreshDatabase((c) => ({
@@ -535,23 +549,26 @@ layer(jwksDeployment, { excludeTestServices: true })("JWKS with issuer and audie
       expectError(yield* bearer(service, plain, adminOnly), 403, "forbidden")
     }))
 
-  it.effect.prop(
+  it.effect(
     "random JWT-shaped tokens naming the provider's kid are always 401",
-    [
-      fc.constantFrom("none", "HS256", "RS256", "RS512", "ES256", "PS256", "EdDSA"),
-      fc.uint8Array({ maxLength: 300 })
-    ],
-    ([alg, signature]) =>
-      Effect.gen(function*() {
-        const service = yield* Service
-        const jwks = yield* JwksServer
-        const token = unsigned(
-          { sub: "random", iss: issuer, aud: audience, exp: now() + 600 },
-          { alg, kid: jwks.kid },
-          Buffer.from(signature).toString("base64url")
-        )
-        expectUnauthorized(yield* bearer(service, token))
-      }),
-    { fastCheck: { numRuns: 50 } }
+    () =>
+      forAll(
+        [
+          fc.constantFrom("none", "HS256", "RS256", "RS512", "ES256", "PS256", "EdDSA"),
+          fc.uint8Array({ maxLength: 300 })
+        ],
+        ([alg, signature]) =>
+          Effect.gen(function*() {
+            const service = yield* Service
+            const jwks = yield* JwksServer
+            const token = unsigned(
+              { sub: "random", iss: issuer, aud: audience, exp: now() + 600 },
+              { alg, kid: jwks.kid },
+              Buffer.from(signature).toString("base64url")
+            )
+            expectUnauthorized(yield* bearer(service, token))
+          }),
+        { numRuns: 50 }
+      )
   )
 })

@@ -7,7 +7,8 @@
  * connection then closes, after a bounded drain; the service goes on serving.
  */
 import { describe, expect, it, layer } from "@effect/vitest"
-import { Effect, FastCheck as fc, Option, Redacted } from "effect"
+import { Effect, Fiber, Option, Redacted } from "effect"
+import * as fc from "fast-check"
 import { execFile } from "node:child_process"
 import * as fs from "node:fs/promises"
 import * as net from "node:net"
@@ -17,6 +18,7 @@ import { PassThrough } from "node:stream"
 import { BodyOverLimit, readWithin } from "../src/RefusedBodies.ts"
 import { decodeError, expectErrorBody, expectStatus, parseJson, send } from "./support/Http.ts"
 import { generatePath } from "./support/Music.ts"
+import { forAll } from "./support/Property.ts"
 import { type Running, Service } from "./support/Service.ts"
 import { makePublisher, pathOf, published } from "./Publishing/Flow.ts"
 
@@ -332,35 +334,38 @@ layer(Service.layer((c) => ({ ...c, refusedBodies: { drainBytes, drainMillis } }
 )
 
 describe("readWithin", () => {
-  it.effect.prop(
+  it.effect(
     "reads a body whole up to the limit; past it fails at once and leaves the rest in the stream",
-    { pieces: fc.array(fc.integer({ min: 1, max: 5_000 }), { maxLength: 20 }), limit: fc.integer({ min: 0, max: 40_000 }) },
-    ({ limit, pieces }) =>
-      Effect.gen(function*() {
-        const stream = new PassThrough()
-        const chunks = pieces.map((size, i) => Buffer.alloc(size, i % 256))
-        const total = pieces.reduce((a, b) => a + b, 0)
-        const read = Effect.runFork(Effect.either(readWithin(stream, limit)))
-        for (const chunk of chunks) stream.write(chunk)
-        stream.end()
-        const outcome = yield* read.await.pipe(Effect.flatten)
-        if (total <= limit) {
-          expect(outcome._tag).toBe("Right")
-          expect(Buffer.compare(outcome._tag === "Right" ? outcome.right : Buffer.alloc(0), Buffer.concat(chunks))).toBe(0)
-          return
-        }
-        expect(outcome._tag === "Left" && outcome.left instanceof BodyOverLimit).toBe(true)
-        // the stream is intact and what came after the crossing chunk is still there to drain
-        expect(stream.destroyed).toBe(false)
-        let crossing = 0
-        let at = 0
-        while (at <= limit) at += pieces[crossing++]!
-        const rest = yield* Effect.promise(async () => {
-          const left: Array<Buffer> = []
-          for await (const chunk of stream) left.push(chunk as Buffer)
-          return Buffer.concat(left)
-        })
-        expect(rest.length).toBe(total - at)
-      })
+    () =>
+      forAll(
+        { pieces: fc.array(fc.integer({ min: 1, max: 5_000 }), { maxLength: 20 }), limit: fc.integer({ min: 0, max: 40_000 }) },
+        ({ limit, pieces }) =>
+          Effect.gen(function*() {
+            const stream = new PassThrough()
+            const chunks = pieces.map((size, i) => Buffer.alloc(size, i % 256))
+            const total = pieces.reduce((a, b) => a + b, 0)
+            const read = Effect.runFork(Effect.result(readWithin(stream, limit)))
+            for (const chunk of chunks) stream.write(chunk)
+            stream.end()
+            const outcome = yield* Fiber.join(read)
+            if (total <= limit) {
+              expect(outcome._tag).toBe("Success")
+              expect(Buffer.compare(outcome._tag === "Success" ? outcome.success : Buffer.alloc(0), Buffer.concat(chunks))).toBe(0)
+              return
+            }
+            expect(outcome._tag === "Failure" && outcome.failure instanceof BodyOverLimit).toBe(true)
+            // the stream is intact and what came after the crossing chunk is still there to drain
+            expect(stream.destroyed).toBe(false)
+            let crossing = 0
+            let at = 0
+            while (at <= limit) at += pieces[crossing++]!
+            const rest = yield* Effect.promise(async () => {
+              const left: Array<Buffer> = []
+              for await (const chunk of stream) left.push(chunk as Buffer)
+              return Buffer.concat(left)
+            })
+            expect(rest.length).toBe(total - at)
+          })
+      )
   )
 })

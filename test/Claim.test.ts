@@ -4,7 +4,8 @@
  * concurrent claims through two instances, and a property test of the claim state machine.
  */
 import { expect, layer } from "@effect/vitest"
-import { Effect, FastCheck as fc, Layer } from "effect"
+import { Effect, Layer } from "effect"
+import * as fc from "fast-check"
 import { vi } from "vitest"
 import type { NodeInput } from "../scripts/lib/Seeder.ts"
 import { ClaimResult } from "../src/Claims/Api.ts"
@@ -14,6 +15,7 @@ import { bearerClient } from "./support/Client.ts"
 import { addMember, queryOne } from "./support/Db.ts"
 import { type Answer, expectError, expectStatus, send } from "./support/Http.ts"
 import { type Fake, FakeRepohost } from "./support/FakeRepohost.ts"
+import { forAll } from "./support/Property.ts"
 import { type ConfigOverrides, freshDatabase, type Running, Service, startService } from "./support/Service.ts"
 
 const timeoutMillis = 300
@@ -22,7 +24,7 @@ const timeoutMillis = 300
 const webHost = "repohost.example"
 const atFake = (fake: Fake): ConfigOverrides => (c) => ({ ...c, repohost: { apiUrl: fake.url, timeoutMillis, webHost } })
 
-const TestLayer = Layer.unwrapEffect(Effect.map(FakeRepohost, (fake) => Service.layer(atFake(fake)))).pipe(
+const TestLayer = Layer.unwrap(Effect.map(FakeRepohost, (fake) => Service.layer(atFake(fake)))).pipe(
   Layer.provideMerge(FakeRepohost.layer)
 )
 
@@ -75,7 +77,7 @@ const ownerOf = (service: Running, nodeId: string) =>
 const listedIds = (service: Running, publisherId: string, token: string) =>
   Effect.flatMap(bearerClient(service, token), (client) =>
     Effect.map(
-      client.api.publisherNodes.listNodesForPublisher({ path: { publisherId }, urlParams: {} }),
+      client.api.publisherNodes.listNodesForPublisher({ params: { publisherId }, query: {} }),
       (nodes) => nodes.map((n) => n.id)
     ))
 
@@ -108,7 +110,7 @@ const claimed = (service: Running, publisherId: string, nodeId: string, vcsToken
   Effect.gen(function*() {
     const client = yield* bearerClient(service, jwts[actor]!)
     return expectClaimOf(
-      yield* client.api.claims.claimMyNode({ path: { publisherId, nodeId }, payload: { VCS_TOKEN: vcsToken } }),
+      yield* client.api.claims.claimMyNode({ params: { publisherId, nodeId }, payload: { VCS_TOKEN: vcsToken } }),
       nodeId,
       publisherId
     )
@@ -445,69 +447,73 @@ layer(TestLayer, { excludeTestServices: true })("claiming a node", (it) => {
       expect(wins.first + wins.second).toBe(rounds)
     })))
 
-  it.effect.prop(
+  it.effect(
     "the claim state machine: unclaimed -> claimed once; every refusal leaves the owner unchanged",
-    {
-      steps: fc.array(
-        fc.record({
-          actor: fc.constantFrom("ua", "ua", "ub", "ub", "uc", "us"),
-          publisher: fc.constantFrom("pa", "pb", "pc"),
-          token: fc.constantFrom<"admin" | "reader" | "invalid" | "quota" | "down">(
-            "admin",
-            "admin",
-            "reader",
-            "invalid",
-            "quota",
-            "down"
+    () =>
+      forAll(
+        {
+          steps: fc.array(
+            fc.record({
+              actor: fc.constantFrom("ua", "ua", "ub", "ub", "uc", "us"),
+              publisher: fc.constantFrom("pa", "pb", "pc"),
+              token: fc.constantFrom<"admin" | "reader" | "invalid" | "quota" | "down">(
+                "admin",
+                "admin",
+                "reader",
+                "invalid",
+                "quota",
+                "down"
+              )
+            }),
+            { minLength: 1, maxLength: 8 }
           )
-        }),
-        { minLength: 1, maxLength: 8 }
-      )
-    },
-    ({ steps }) =>
-      Effect.gen(function*() {
-        const service = yield* Service
-        const fake = yield* FakeRepohost
-        const run = ++propRuns
-        if (run === 1) {
-          yield* service.writes.upsertPublishers([{ id: "pa" }, { id: "pb" }, { id: "pc" }])
-          yield* addMember(service, "pa", "ua", "owner")
-          yield* addMember(service, "pb", "ub", "admin")
-          yield* addMember(service, "pc", "uc", "member")
-          for (const user of ["ua", "ub", "uc", "us"]) propJwts[user] = yield* Effect.promise(() => service.token({ sub: user }))
-        }
-        const nodeId = `prop-${run}`
-        yield* service.writes.insertNodes([unclaimedNode(nodeId, annRepo(nodeId))])
-        const tokenValue = { admin: vcs.admin, reader: vcs.reader, invalid: vcs.invalid, quota: vcs.quotaSpent, down: vcs.error500 }
-        behave(fake)
+        },
+        ({ steps }) =>
+          Effect.gen(function*() {
+            const service = yield* Service
+            const fake = yield* FakeRepohost
+            const run = ++propRuns
+            if (run === 1) {
+              yield* service.writes.upsertPublishers([{ id: "pa" }, { id: "pb" }, { id: "pc" }])
+              yield* addMember(service, "pa", "ua", "owner")
+              yield* addMember(service, "pb", "ub", "admin")
+              yield* addMember(service, "pc", "uc", "member")
+              for (const user of ["ua", "ub", "uc", "us"]) propJwts[user] = yield* Effect.promise(() => service.token({ sub: user }))
+            }
+            const nodeId = `prop-${run}`
+            yield* service.writes.insertNodes([unclaimedNode(nodeId, annRepo(nodeId))])
+            const tokenValue = { admin: vcs.admin, reader: vcs.reader, invalid: vcs.invalid, quota: vcs.quotaSpent, down: vcs.error500 }
+            behave(fake)
 
-        const managers: Record<string, string> = { ua: "pa", ub: "pb" }
-        let owner = "unclaimed"
-        for (const step of steps) {
-          const expected: [number, string] = managers[step.actor] !== step.publisher
-            ? [403, "forbidden"]
-            : owner !== "unclaimed"
-            ? [409, "node_already_claimed"]
-            : ({
-              admin: [200, ""],
-              reader: [403, "repository_not_owned"],
-              invalid: [403, "invalid_vcs_token"],
-              quota: [429, "rate_limited"],
-              down: [503, "service_unavailable"]
-            } as const)[step.token] as [number, string]
-          const answer = yield* claim(service, step.publisher, nodeId, { VCS_TOKEN: tokenValue[step.token] }, {
-            jwt: propJwts[step.actor]!
-          })
-          if (expected[0] === 200) {
-            expectClaimed(answer, nodeId, step.publisher)
-            owner = step.publisher
-          } else {
-            expectError(answer, expected[0], expected[1])
-          }
-          expect(yield* ownerOf(service, nodeId)).toBe(owner)
-        }
-      }),
-    { timeout: 120_000, fastCheck: { numRuns: 25 } }
+            const managers: Record<string, string> = { ua: "pa", ub: "pb" }
+            let owner = "unclaimed"
+            for (const step of steps) {
+              const expected: [number, string] = managers[step.actor] !== step.publisher
+                ? [403, "forbidden"]
+                : owner !== "unclaimed"
+                ? [409, "node_already_claimed"]
+                : ({
+                  admin: [200, ""],
+                  reader: [403, "repository_not_owned"],
+                  invalid: [403, "invalid_vcs_token"],
+                  quota: [429, "rate_limited"],
+                  down: [503, "service_unavailable"]
+                } as const)[step.token] as [number, string]
+              const answer = yield* claim(service, step.publisher, nodeId, { VCS_TOKEN: tokenValue[step.token] }, {
+                jwt: propJwts[step.actor]!
+              })
+              if (expected[0] === 200) {
+                expectClaimed(answer, nodeId, step.publisher)
+                owner = step.publisher
+              } else {
+                expectError(answer, expected[0], expected[1])
+              }
+              expect(yield* ownerOf(service, nodeId)).toBe(owner)
+            }
+          }),
+        { numRuns: 25 }
+      ),
+    120_000
   )
 })
 

@@ -11,7 +11,8 @@
  * is checked too.
  */
 import { expect, layer } from "@effect/vitest"
-import { Effect, FastCheck as fc, Layer } from "effect"
+import { Effect, Layer } from "effect"
+import * as fc from "fast-check"
 import type { NodeStatus, NodeVersionStatus } from "../src/Domain/Node.ts"
 import type { PublisherStatus } from "../src/Domain/Publisher.ts"
 import { nodeStatusMoves, nodeVersionStatusMoves } from "../src/Domain/Transitions.ts"
@@ -19,13 +20,14 @@ import { query } from "./support/Db.ts"
 import { type Fake, FakeRepohost } from "./support/FakeRepohost.ts"
 import { send } from "./support/Http.ts"
 import { move } from "./support/Moves.ts"
+import { forAll } from "./support/Property.ts"
 import { type Running, Service } from "./support/Service.ts"
 
 const webHost = "repohost.example"
 const vcsToken = "vcs-admin-of-ann"
 const owner = "ann"
 
-const TestLayer = Layer.unwrapEffect(Effect.map(FakeRepohost, (fake: Fake) =>
+const TestLayer = Layer.unwrap(Effect.map(FakeRepohost, (fake: Fake) =>
   Service.layer((c) => ({ ...c, repohost: { apiUrl: fake.url, timeoutMillis: 2000, webHost } })))).pipe(
     Layer.provideMerge(FakeRepohost.layer)
   )
@@ -298,16 +300,20 @@ layer(TestLayer, { excludeTestServices: true })("concurrent writers of one publi
       for (let start = 0; start < groups.length; start += 66) yield* runGroups(groups.slice(start, start + 66), 6)
     }), { timeout: 300_000 })
 
-  it.effect.prop(
+  it.effect(
     "groups of three to five writers end as one of their serial orders, never 5xx",
-    {
-      groups: fc.array(
-        fc.record({ initial: initialState, writers: fc.array(fc.constantFrom(...writers), { minLength: 3, maxLength: 5 }) }),
-        { minLength: 6, maxLength: 6 }
-      )
-    },
-    ({ groups }) => runGroups(groups, 6),
-    { timeout: 300_000, fastCheck: { numRuns: 8 } }
+    () =>
+      forAll(
+        {
+          groups: fc.array(
+            fc.record({ initial: initialState, writers: fc.array(fc.constantFrom(...writers), { minLength: 3, maxLength: 5 }) }),
+            { minLength: 6, maxLength: 6 }
+          )
+        },
+        ({ groups }) => runGroups(groups, 6),
+        { numRuns: 8 }
+      ),
+    300_000
   )
 
   it.effect("six bans and six node changes at once on a publisher of 34 nodes: no 5xx, every listing right", () =>

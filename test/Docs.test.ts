@@ -5,7 +5,7 @@
  * network closed (the page's script is embedded, no CDN).
  */
 import { expect, layer } from "@effect/vitest"
-import { Effect, Option, type Schema } from "effect"
+import { Effect, type Schema, SchemaAST } from "effect"
 import { chromium } from "playwright-core"
 import { Api } from "../src/Api.ts"
 import { ListNodesParams } from "../src/Catalog/Api.ts"
@@ -25,15 +25,14 @@ if (!chromiumFound) {
 /** Every operation the Api declares, as the OpenAPI document names it. */
 const declaredOperations = Object.values(Api.groups).flatMap((group) =>
   Object.values(group.endpoints).map((endpoint) => {
-    const middlewares = [...group.middlewares, ...endpoint.middlewares]
+    // a group's middleware is on each of its endpoints
+    const middlewares = [...endpoint.middlewares]
     const securitySchemes = middlewares.flatMap((m) => "security" in m && m.security ? Object.keys(m.security) : [])
-    const urlParams = Option.match(endpoint.urlParamsSchema, {
-      onNone: () => [] as Array<string>,
-      // a Struct of the parameters (a schema is a function object, with its fields)
-      onSome: (schema: Schema.Schema.Any) => "fields" in schema ? Object.keys(schema.fields as object) : []
-    })
+    // a Struct of the parameters, which the endpoint keeps as its wire codec: an Objects AST, no `fields`
+    const query: Schema.Top | undefined = endpoint.query
+    const urlParams = query !== undefined && SchemaAST.isObjects(query.ast) ? query.ast.propertySignatures.map((p) => String(p.name)) : []
     return {
-      name: `${group.identifier}.${endpoint.name}`,
+      name: `${group.identifier}.${endpoint.identifier}`,
       method: endpoint.method.toLowerCase(),
       path: endpoint.path.replace(/:(\w+)/g, "{$1}"),
       pathParams: [...endpoint.path.matchAll(/:(\w+)/g)].map((m) => m[1]!),
@@ -178,7 +177,7 @@ layer(Service.layer(), { excludeTestServices: true })("documentation", (it) => {
       expect(html).not.toMatch(/<link[^>]*\shref=["']?https?:[^>]*stylesheet|<link[^>]*stylesheet[^>]*\shref=["']?https?:/i)
     }))
 
-  it.scoped.skipIf(!chromiumFound && !inCi)(
+  it.effect.skipIf(!chromiumFound && !inCi)(
     chromiumFound
       ? "GET /docs renders the API reference in headless Chromium with the network closed"
       : `GET /docs renders in headless Chromium (${inCi ? "fails in CI" : "skipped"}: ${browserSkipReason})`,

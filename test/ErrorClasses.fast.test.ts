@@ -4,22 +4,30 @@
  * it), its status is the one the class declares, and a handler cannot fail with a class its
  * endpoint does not declare (the `@ts-expect-error` below is checked by `tsc` in `npm test`).
  */
-import { HttpApi, HttpApiBuilder, HttpApiClient, HttpApiEndpoint, HttpApiGroup, HttpApiSchema, HttpClient, HttpClientResponse } from "@effect/platform"
+import { HttpApi, HttpApiBuilder, HttpApiClient, HttpApiEndpoint, HttpApiGroup } from "effect/http-api"
+import { HttpClient, HttpClientResponse } from "effect/http"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer, Schema } from "effect"
 import { Api } from "../src/Api.ts"
 import { apiErrors, NotFound, RateLimited, VersionExists } from "../src/Domain/ApiErrors.ts"
 
+/**
+ * The status the Api answers a class with: its `httpApiStatus` annotation, on the schema or, as
+ * `HttpApiSchema.status` puts it, on its key (the order HttpApiSchema reads them in).
+ */
+const statusOf = (schema: Schema.Top) =>
+  Schema.resolveAnnotations(schema)?.httpApiStatus ?? Schema.resolveAnnotationsKey(schema)?.httpApiStatus
+
 describe("error classes", () => {
   it("encode as {error: <code>, message} and decode back to themselves, with their status", () => {
     for (const ApiError of apiErrors) {
       const error = new ApiError({ message: `about ${ApiError.code}` })
-      const wire = Schema.encodeSync(ApiError as Schema.Schema<unknown, unknown>)(error)
+      const wire = Schema.encodeSync(ApiError as Schema.Codec<unknown, unknown>)(error)
       expect(wire, ApiError.identifier).toStrictEqual({ error: ApiError.code, message: `about ${ApiError.code}` })
-      const decoded = Schema.decodeUnknownSync(ApiError as Schema.Schema<unknown, unknown>)(wire)
+      const decoded = Schema.decodeUnknownSync(ApiError as Schema.Codec<unknown, unknown>)(wire)
       expect(decoded, ApiError.identifier).toBeInstanceOf(ApiError)
       expect((decoded as { _tag: string })._tag).toBe(ApiError.identifier)
-      expect(HttpApiSchema.getStatusError(ApiError)).toBe(ApiError.status)
+      expect(statusOf(ApiError)).toBe(ApiError.status)
     }
   })
 
@@ -39,7 +47,7 @@ describe("error classes", () => {
         )
       const version = (status: number, body: unknown) =>
         HttpApiClient.make(Api, { baseUrl: "http://registry.test" }).pipe(
-          Effect.flatMap((client) => client.catalog.getNodeVersion({ path: { nodeId: "tool", versionId: "1.0.0" } })),
+          Effect.flatMap((client) => client.catalog.getNodeVersion({ params: { nodeId: "tool", versionId: "1.0.0" } })),
           Effect.provide(answering(status, body)),
           Effect.flip
         )
@@ -54,7 +62,7 @@ describe("error classes", () => {
 
 // a handler failing with a class its endpoint does not declare does not type-check
 class Probe extends HttpApiGroup.make("probe")
-  .add(HttpApiEndpoint.get("get", "/probe").addSuccess(Schema.String).addError(NotFound))
+  .add(HttpApiEndpoint.get("get", "/probe", { success: Schema.String, error: NotFound }))
 {}
 class ProbeApi extends HttpApi.make("probe").add(Probe) {}
 export const declared = HttpApiBuilder.group(ProbeApi, "probe", (handlers) =>

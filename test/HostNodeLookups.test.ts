@@ -6,7 +6,8 @@
  * HTTP against a real PostgreSQL; a property test checks the provider's choice against a model.
  */
 import { expect, layer } from "@effect/vitest"
-import { Effect, FastCheck as fc } from "effect"
+import { Effect } from "effect"
+import * as fc from "fast-check"
 import type { NodeInput } from "../scripts/lib/Seeder.ts"
 import { HostNode, HostNodePage } from "../src/Domain/HostNode.ts"
 import type { NodeStatus, NodeVersionStatus } from "../src/Domain/Node.ts"
@@ -14,6 +15,7 @@ import { compareBytes, decodeExact, decodeNodes, type Query, queryString } from 
 import { clientFor } from "./support/Client.ts"
 import { query } from "./support/Db.ts"
 import { expectBadRequest, expectError, expectStatus, get } from "./support/Http.ts"
+import { forAll } from "./support/Property.ts"
 import { type Running, Service } from "./support/Service.ts"
 
 const decodePage = decodeExact(HostNodePage)
@@ -97,7 +99,7 @@ layer(Service.layer(), { excludeTestServices: true })("host-node lookups", (it) 
     Effect.gen(function*() {
       const service = yield* Service
       const anonymous = yield* clientFor(service)
-      const node = yield* anonymous.api.publicHostNodes.getNodeByHostNodeName({ path: { hostNodeName: "NewOnly" } })
+      const node = yield* anonymous.api.publicHostNodes.getNodeByHostNodeName({ params: { hostNodeName: "NewOnly" } })
       expect(node.id).toBe("sampler-pack")
       expect(node.latest_version?.version).toBe("2.0.0")
       expect(node.publisher.id).toBe("acme")
@@ -141,7 +143,7 @@ layer(Service.layer(), { excludeTestServices: true })("host-node lookups", (it) 
       const service = yield* Service
       const anonymous = yield* clientFor(service)
       const found = yield* anonymous.api.publicHostNodes.getHostNode({
-        path: { nodeId: "sampler-pack", version: "2.0.0", hostNodeName: "Loader (Advanced)" }
+        params: { nodeId: "sampler-pack", version: "2.0.0", hostNodeName: "Loader (Advanced)" }
       })
       expect(found.host_node_name).toBe("Loader (Advanced)")
       const raw = expectStatus(
@@ -182,7 +184,7 @@ layer(Service.layer(), { excludeTestServices: true })("host-node lookups", (it) 
     Effect.gen(function*() {
       const service = yield* Service
       const anonymous = yield* clientFor(service)
-      const page = yield* anonymous.api.publicHostNodes.listAllHostNodes({ urlParams: {} })
+      const page = yield* anonymous.api.publicHostNodes.listAllHostNodes({ query: {} })
       const expected = [
         ["KSamplerX", "rival", "1.0.0"],
         ["KSamplerX", "sampler-pack", "2.0.0"],
@@ -248,56 +250,60 @@ layer(Service.layer(), { excludeTestServices: true })("host-node lookups", (it) 
       ) expectBadRequest(yield* get(service, `/host-nodes${queryString(q)}`), name)
     }))
 
-  it.effect.prop(
+  it.effect(
     "the provider is the model's choice among random nodes",
-    {
-      candidates: fc.array(
-        fc.record({
-          status: fc.constantFrom<NodeStatus>("NodeStatusActive", "NodeStatusActive", "NodeStatusActive", "NodeStatusBanned", "NodeStatusDeleted"),
-          downloads: fc.constantFrom(0, 5, 50),
-          search_ranking: fc.option(fc.constantFrom(1, 2), { nil: undefined }),
-          preempts: fc.boolean(),
-          // which of its two versions provide the name, and whether the newer one is active
-          inOld: fc.boolean(),
-          inNew: fc.boolean(),
-          newActive: fc.boolean()
-        }),
-        { maxLength: 5 }
-      )
-    },
-    ({ candidates }) =>
-      Effect.gen(function*() {
-        const service = yield* Service
-        const run = ++runs
-        const name = `Prop${run}`
-        const id = (i: number) => `c${run}-${i}`
-        for (const [i, c] of candidates.entries()) {
-          yield* service.writes.insertNodes([{
-            id: id(i),
-            publisher_id: "acme",
-            status: c.status,
-            downloads: c.downloads,
-            ...(c.search_ranking === undefined ? {} : { search_ranking: c.search_ranking }),
-            ...(c.preempts ? { preempted_host_node_names: [name] } : {})
-          }])
-          yield* service.writes.insertVersions([
-            { node_id: id(i), version: "1.0.0", status: "NodeVersionStatusActive" },
-            { node_id: id(i), version: "2.0.0", status: c.newActive ? "NodeVersionStatusActive" : "NodeVersionStatusFlagged" }
-          ])
-          if (c.inOld) yield* record(service, id(i), "1.0.0", [name])
-          if (c.inNew) yield* record(service, id(i), "2.0.0", [name])
-        }
-        const providers = candidates
-          .map((c, i) => ({ ...c, id: id(i) }))
-          .filter((c) => c.status === "NodeStatusActive" && (c.newActive ? c.inNew : c.inOld))
-          .sort((a, b) =>
-            Number(b.preempts) - Number(a.preempts) ||
-            (a.search_ranking ?? Infinity) - (b.search_ranking ?? Infinity) ||
-            b.downloads - a.downloads ||
-            compareBytes(a.id, b.id)
+    () =>
+      forAll(
+        {
+          candidates: fc.array(
+            fc.record({
+              status: fc.constantFrom<NodeStatus>("NodeStatusActive", "NodeStatusActive", "NodeStatusActive", "NodeStatusBanned", "NodeStatusDeleted"),
+              downloads: fc.constantFrom(0, 5, 50),
+              search_ranking: fc.option(fc.constantFrom(1, 2), { nil: undefined }),
+              preempts: fc.boolean(),
+              // which of its two versions provide the name, and whether the newer one is active
+              inOld: fc.boolean(),
+              inNew: fc.boolean(),
+              newActive: fc.boolean()
+            }),
+            { maxLength: 5 }
           )
-        expect(yield* providerOf(service, name)).toBe(providers[0]?.id ?? 404)
-      }),
-    { timeout: 120_000, fastCheck: { numRuns: 30 } }
+        },
+        ({ candidates }) =>
+          Effect.gen(function*() {
+            const service = yield* Service
+            const run = ++runs
+            const name = `Prop${run}`
+            const id = (i: number) => `c${run}-${i}`
+            for (const [i, c] of candidates.entries()) {
+              yield* service.writes.insertNodes([{
+                id: id(i),
+                publisher_id: "acme",
+                status: c.status,
+                downloads: c.downloads,
+                ...(c.search_ranking === undefined ? {} : { search_ranking: c.search_ranking }),
+                ...(c.preempts ? { preempted_host_node_names: [name] } : {})
+              }])
+              yield* service.writes.insertVersions([
+                { node_id: id(i), version: "1.0.0", status: "NodeVersionStatusActive" },
+                { node_id: id(i), version: "2.0.0", status: c.newActive ? "NodeVersionStatusActive" : "NodeVersionStatusFlagged" }
+              ])
+              if (c.inOld) yield* record(service, id(i), "1.0.0", [name])
+              if (c.inNew) yield* record(service, id(i), "2.0.0", [name])
+            }
+            const providers = candidates
+              .map((c, i) => ({ ...c, id: id(i) }))
+              .filter((c) => c.status === "NodeStatusActive" && (c.newActive ? c.inNew : c.inOld))
+              .sort((a, b) =>
+                Number(b.preempts) - Number(a.preempts) ||
+                (a.search_ranking ?? Infinity) - (b.search_ranking ?? Infinity) ||
+                b.downloads - a.downloads ||
+                compareBytes(a.id, b.id)
+              )
+            expect(yield* providerOf(service, name)).toBe(providers[0]?.id ?? 404)
+          }),
+        { numRuns: 30 }
+      ),
+    120_000
   )
 })

@@ -4,7 +4,8 @@
  * real PostgreSQL; stored rows are read back with SQL to prove what was (not) written.
  */
 import { expect, layer } from "@effect/vitest"
-import { Effect, FastCheck as fc, Schema } from "effect"
+import { Effect, Schema } from "effect"
+import * as fc from "fast-check"
 import { HostNode, type HostNodePolicy } from "../src/Domain/HostNode.ts"
 import { hostNodePolicyMoves } from "../src/Domain/Transitions.ts"
 import { move } from "./support/Moves.ts"
@@ -13,6 +14,7 @@ import { Catalogue, compareBytes, decodeExact } from "./support/Catalogue.ts"
 import { clientFor } from "./support/Client.ts"
 import { countRows, query, queryOne } from "./support/Db.ts"
 import { expectBadRequest, expectError, expectStatus, send } from "./support/Http.ts"
+import { forAll } from "./support/Property.ts"
 import { type Running, Service } from "./support/Service.ts"
 
 // --- helpers -----------------------------------------------------------------------------------
@@ -162,7 +164,7 @@ layer(Service.layer(), { excludeTestServices: true })("host-node records", (it) 
         host_node_name: `n${String(4999 - i).padStart(4, "0")}`,
         output_is_list: [i % 2 === 0]
       }))
-      const created = yield* siteAdmin.api.hostNodes.createHostNodes({ path: { nodeId: "acme-node", version: "2.0.0" }, payload })
+      const created = yield* siteAdmin.api.hostNodes.createHostNodes({ params: { nodeId: "acme-node", version: "2.0.0" }, payload })
       expect(created).toHaveLength(5000)
       expect(created[0]!.host_node_name).toBe("n0000")
       expect(created[4999]!.host_node_name).toBe("n4999")
@@ -271,7 +273,7 @@ layer(Service.layer(), { excludeTestServices: true })("host-node records", (it) 
       // anyone: no token, any token
       for (const actor of ["none", "stranger", "siteAdmin"] as const) {
         const client = yield* clientOf(service, actor)
-        const records = yield* client.api.publicHostNodes.listHostNodes({ path: { nodeId: "acme-node", version: "1.0.0" } })
+        const records = yield* client.api.publicHostNodes.listHostNodes({ params: { nodeId: "acme-node", version: "1.0.0" } })
         expect(records.map((r) => r.host_node_name)).toEqual(["Alpha", "Zeta", "beta", "Émoji ✨ node"])
       }
       // a pending version has records too
@@ -303,7 +305,7 @@ layer(Service.layer(), { excludeTestServices: true })("host-node records", (it) 
       const version = { nodeId: "acme-node", version: "1.0.0" }
       const path = recordPath("acme-node", "1.0.0", "Alpha")
       const updated = yield* owner.api.hostNodes.updateHostNode({
-        path: { ...version, hostNodeName: "Alpha" },
+        params: { ...version, hostNodeName: "Alpha" },
         payload: { description: "Loads more things", deprecated: true, output_is_list: [true, true] }
       })
       const expected = {
@@ -320,16 +322,16 @@ layer(Service.layer(), { excludeTestServices: true })("host-node records", (it) 
         return_types: "MODEL"
       }
       expect(updated).toEqual(expected)
-      const listed = yield* owner.api.publicHostNodes.listHostNodes({ path: version })
+      const listed = yield* owner.api.publicHostNodes.listHostNodes({ params: version })
       expect(listed.find((r) => r.host_node_name === "Alpha")).toEqual(expected)
 
       // the name is the path's: one in the body renames nothing
       expect(yield* putRecord(service, path, tokens.owner, { host_node_name: "Renamed" }, "PUT with a name")).toEqual(expected)
       // an empty body changes nothing and answers the record
-      expect(yield* admin.api.hostNodes.updateHostNode({ path: { ...version, hostNodeName: "Alpha" }, payload: {} })).toEqual(expected)
+      expect(yield* admin.api.hostNodes.updateHostNode({ params: { ...version, hostNodeName: "Alpha" }, payload: {} })).toEqual(expected)
       // a name with characters that need escaping in a URL
       const emoji = yield* admin.api.hostNodes.updateHostNode({
-        path: { ...version, hostNodeName: "Émoji ✨ node" },
+        params: { ...version, hostNodeName: "Émoji ✨ node" },
         payload: { category: "fun" }
       })
       expect(emoji).toEqual({ host_node_name: "Émoji ✨ node", category: "fun", policy: "HostNodePolicyActive" })
@@ -446,51 +448,55 @@ layer(Service.layer(), { excludeTestServices: true })("host-node records", (it) 
   const actors = ["siteAdmin", "owner", "admin", "member", "stranger"] as const
   let run = 0
 
-  it.effect.prop(
+  it.effect(
     "policy: random moves by random actors follow the state machine; refused moves change nothing",
-    {
-      initial: fc.constantFrom(...policies),
-      steps: fc.array(
-        fc.record({
-          actor: fc.constantFrom(...actors),
-          policy: fc.constantFrom(...policies),
-          description: fc.option(fc.string({ maxLength: 20 }), { nil: undefined })
-        }),
-        { minLength: 1, maxLength: 12 }
-      )
-    },
-    ({ initial, steps }) =>
-      Effect.gen(function*() {
-        const service = yield* Service
-        const name = `prop-${run++}`
-        expectStatus(
-          yield* send(service, "POST", hostNodesPath("acme-node", "1.1.0-beta.1"), {
-            token: tokens.siteAdmin,
-            body: [{ host_node_name: name, policy: initial, description: "initial" }]
+    () =>
+      forAll(
+        {
+          initial: fc.constantFrom(...policies),
+          steps: fc.array(
+            fc.record({
+              actor: fc.constantFrom(...actors),
+              policy: fc.constantFrom(...policies),
+              description: fc.option(fc.string({ maxLength: 20 }), { nil: undefined })
+            }),
+            { minLength: 1, maxLength: 12 }
+          )
+        },
+        ({ initial, steps }) =>
+          Effect.gen(function*() {
+            const service = yield* Service
+            const name = `prop-${run++}`
+            expectStatus(
+              yield* send(service, "POST", hostNodesPath("acme-node", "1.1.0-beta.1"), {
+                token: tokens.siteAdmin,
+                body: [{ host_node_name: name, policy: initial, description: "initial" }]
+              }),
+              201,
+              "POST"
+            )
+            const model = { policy: initial, description: "initial" }
+            for (const step of steps) {
+              const answer = yield* send(service, "PUT", recordPath("acme-node", "1.1.0-beta.1", name), {
+                token: tokens[step.actor],
+                body: { policy: step.policy, ...(step.description === undefined ? {} : { description: step.description }) }
+              })
+              const verdict = move(hostNodePolicyMoves, model.policy, step.policy)
+              if (step.actor !== "siteAdmin") {
+                expectError(answer, 403, "forbidden")
+              } else if (verdict === "refused") {
+                expectError(answer, 409, "conflict")
+              } else {
+                expectStatus(answer, 200, `${step.actor} ${model.policy} -> ${step.policy}`)
+                model.policy = step.policy
+                if (step.description !== undefined) model.description = step.description
+                expect(decodeRecord(answer.body)).toMatchObject({ host_node_name: name, ...model })
+              }
+              expect(yield* storedRecord(service, "acme-node", "1.1.0-beta.1", name)).toEqual(model)
+            }
           }),
-          201,
-          "POST"
-        )
-        const model = { policy: initial, description: "initial" }
-        for (const step of steps) {
-          const answer = yield* send(service, "PUT", recordPath("acme-node", "1.1.0-beta.1", name), {
-            token: tokens[step.actor],
-            body: { policy: step.policy, ...(step.description === undefined ? {} : { description: step.description }) }
-          })
-          const verdict = move(hostNodePolicyMoves, model.policy, step.policy)
-          if (step.actor !== "siteAdmin") {
-            expectError(answer, 403, "forbidden")
-          } else if (verdict === "refused") {
-            expectError(answer, 409, "conflict")
-          } else {
-            expectStatus(answer, 200, `${step.actor} ${model.policy} -> ${step.policy}`)
-            model.policy = step.policy
-            if (step.description !== undefined) model.description = step.description
-            expect(decodeRecord(answer.body)).toMatchObject({ host_node_name: name, ...model })
-          }
-          expect(yield* storedRecord(service, "acme-node", "1.1.0-beta.1", name)).toEqual(model)
-        }
-      }),
-    { timeout: 120_000, fastCheck: { numRuns: 20 } }
+        { numRuns: 20 }
+      ),
+    120_000
   )
 })

@@ -75,7 +75,7 @@ layer(ServicePair.layer, { excludeTestServices: true })("install counts", (it) =
         yield* startService(a.databaseUrl)
         yield* pastRows.pipe(
           Effect.filterOrFail((rows) => rows.length === 0),
-          Effect.retry(Schedule.spaced("100 millis").pipe(Schedule.upTo("10 seconds"))),
+          Effect.retry(Schedule.spaced("100 millis").pipe(Schedule.upTo({ duration: "10 seconds" }))),
           Effect.ignore
         )
       }))

@@ -6,7 +6,7 @@
  */
 import { ListObjectsV2Command, PutObjectCommand, S3Client } from "@aws-sdk/client-s3"
 import { expect, it } from "@effect/vitest"
-import { Effect, Exit, Fiber, Logger, LogLevel, Option, Redacted } from "effect"
+import { Effect, Exit, Fiber, Option, Redacted, References } from "effect"
 import { randomBytes } from "node:crypto"
 import * as fs from "node:fs/promises"
 import * as os from "node:os"
@@ -78,7 +78,7 @@ it.live("the periodic sweep removes an old leftover and keeps a live upload's fi
     const target = yield* mediaUploadTarget(service, "uploader", "slow.bin")
     // 12 pieces, 250 ms apart: the upload lasts twice the age limit, its file written all along
     const bytes = randomBytes(12 * 256)
-    const upload = yield* Effect.fork(
+    const upload = yield* Effect.forkChild(
       Effect.promise(() => slowRequestPromise(service.baseUrl, putHead(target, bytes.length), piecesOf(bytes, 12), 250))
     )
 
@@ -168,7 +168,7 @@ const withUploads = (
   return { client, inputs }
 }
 
-it.scopedLive("the bucket sweep aborts the multipart uploads under .incoming/ untouched since the limit, page by page", () =>
+it.live("the bucket sweep aborts the multipart uploads under .incoming/ untouched since the limit, page by page", () =>
   Effect.gen(function*() {
     const store = yield* startObjectStore()
     const before = new Date("2026-01-01T12:00:00Z")
@@ -211,11 +211,11 @@ it.scopedLive("the bucket sweep aborts the multipart uploads under .incoming/ un
     ])
   }))
 
-it.scopedLive("a store that cannot list multipart uploads (s3rver answers 501) has none to abort; any other failure is the store's", () =>
+it.live("a store that cannot list multipart uploads (s3rver answers 501) has none to abort; any other failure is the store's", () =>
   Effect.gen(function*() {
     const store = yield* startObjectStore()
     expect(yield* abortStaleUploads(store.client, store.bucket, new Date())).toBe(0)
     // its "archive store failed" line is expected here
-    const missing = yield* Effect.exit(abortStaleUploads(store.client, "no-such-bucket", new Date()).pipe(Logger.withMinimumLogLevel(LogLevel.None)))
+    const missing = yield* Effect.exit(abortStaleUploads(store.client, "no-such-bucket", new Date()).pipe(Effect.provideService(References.MinimumLogLevel, "None")))
     expect(Exit.isFailure(missing)).toBe(true)
   }))

@@ -8,12 +8,13 @@
  */
 import { expect, layer } from "@effect/vitest"
 import { Effect, Option, Redacted } from "effect"
-import * as fc from "effect/FastCheck"
+import * as fc from "fast-check"
 import { createHash, randomBytes } from "node:crypto"
 import * as fs from "node:fs/promises"
 import { onInstance } from "./support/Client.ts"
 import { query } from "./support/Db.ts"
 import { expectError, expectStatus, send } from "./support/Http.ts"
+import { forAll } from "./support/Property.ts"
 import { rawRequestPromise } from "./support/RawHttp.ts"
 import { type Running, Service } from "./support/Service.ts"
 
@@ -277,22 +278,26 @@ layer(TestService, { excludeTestServices: true })("media storage", (it) => {
   const validName = (s: string) => s.length >= 1 && s.length <= 255 && !/[\u0000-\u001f\u007f/\\]/.test(s) && s !== "." && s !== ".."
   const validType = (s: string) => s.length <= 127 && /^[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]*\/[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]*$/.test(s)
 
-  it.effect.prop(
+  it.effect(
     "a request is accepted exactly when its file name, media type and hash are valid",
-    { name: fileName, type: contentType, hash: fileHash },
-    ({ name, type, hash }) =>
-      Effect.gen(function*() {
-        const service = yield* Service
-        const body = { file_name: name, ...(type === undefined ? {} : { content_type: type }), ...(hash === undefined ? {} : { file_hash: hash }) }
-        const valid = validName(name) && (type === undefined || validType(type)) && (hash === undefined || hash.length <= 128)
-        const answer = yield* send<Resource>(service, "POST", "/customers/storage", { token: yield* tokenOf(service, "pat"), body })
-        if (valid) {
-          expectStatus(answer, 200, JSON.stringify(body))
-          expect(decodeURIComponent(new URL(answer.body.download_url).pathname.split("/")[3]!)).toBe(name)
-        } else {
-          expectError(answer, 400, "bad_request")
-        }
-      }),
-    { timeout: 120_000, fastCheck: { numRuns: 60 } }
+    () =>
+      forAll(
+        { name: fileName, type: contentType, hash: fileHash },
+        ({ name, type, hash }) =>
+          Effect.gen(function*() {
+            const service = yield* Service
+            const body = { file_name: name, ...(type === undefined ? {} : { content_type: type }), ...(hash === undefined ? {} : { file_hash: hash }) }
+            const valid = validName(name) && (type === undefined || validType(type)) && (hash === undefined || hash.length <= 128)
+            const answer = yield* send<Resource>(service, "POST", "/customers/storage", { token: yield* tokenOf(service, "pat"), body })
+            if (valid) {
+              expectStatus(answer, 200, JSON.stringify(body))
+              expect(decodeURIComponent(new URL(answer.body.download_url).pathname.split("/")[3]!)).toBe(name)
+            } else {
+              expectError(answer, 400, "bad_request")
+            }
+          }),
+        { numRuns: 60 }
+      ),
+    120_000
   )
 })

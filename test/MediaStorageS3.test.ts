@@ -39,7 +39,7 @@ const put = (service: Running, url: string, bytes: Uint8Array) =>
     fetch(onInstance(service, url), { method: "PUT", body: bytes, headers: { "content-type": "image/png" } }).then((r) => r.status)
   )
 
-it.scopedLive("media files go to the bucket: upload, download, a refused upload leaves nothing, the sweep deletes the object", () =>
+it.live("media files go to the bucket: upload, download, a refused upload leaves nothing, the sweep deletes the object", () =>
   Effect.gen(function*() {
     const store = yield* startObjectStore()
     const service = yield* serviceOnFreshDatabase((c) => ({

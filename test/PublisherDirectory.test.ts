@@ -5,12 +5,13 @@
  */
 import { expect, layer } from "@effect/vitest"
 import { Effect, Schema } from "effect"
-import * as fc from "effect/FastCheck"
+import * as fc from "fast-check"
 import { PublisherId, reservedPublisherIds } from "../src/Domain/Publisher.ts"
 import { cast, seedActors, tokensFor } from "./support/Actors.ts"
 import { bearerClient, clientFor } from "./support/Client.ts"
 import { addMember, query, queryOne } from "./support/Db.ts"
 import { expectBadRequest, expectError, expectStatus, get, send } from "./support/Http.ts"
+import { forAll } from "./support/Property.ts"
 import { type Running, Service } from "./support/Service.ts"
 
 const isWellFormed = Schema.is(PublisherId)
@@ -60,7 +61,7 @@ layer(Service.layer(), { excludeTestServices: true })("publisher directory", (it
     Effect.gen(function*() {
       const service = yield* Service
       const anonymous = yield* clientFor(service)
-      const check = (username: string) => anonymous.api.publicPublishers.validatePublisher({ urlParams: { username } })
+      const check = (username: string) => anonymous.api.publicPublishers.validatePublisher({ query: { username } })
       expect(yield* check("brand-new")).toEqual({ isAvailable: true })
       expect(yield* check("acme")).toEqual({ isAvailable: false })
       expect(yield* check("unclaimed")).toEqual({ isAvailable: false })
@@ -81,24 +82,28 @@ layer(Service.layer(), { excludeTestServices: true })("publisher directory", (it
       }
     }))
 
-  it.effect.prop(
+  it.effect(
     "validate: 400 exactly for ids creation refuses as malformed, else available unless reserved or taken",
-    {
-      username: fc.oneof(
-        fc.string({ unit: fc.constantFrom(..."abz09-_A Zé/%.+"), maxLength: 70 }),
-        fc.constantFrom(...reservedPublisherIds, "acme", "unclaimed"),
-        fc.stringMatching(/^[a-z][a-z0-9-]{1,63}$/)
-      )
-    },
-    ({ username }) =>
-      Effect.gen(function*() {
-        const service = yield* Service
-        const answer = yield* get(service, `/publishers/validate?username=${encodeURIComponent(username)}`)
-        if (!isWellFormed(username)) return expectBadRequest(answer, "username")
-        const taken = (yield* queryOne(service, "SELECT 1 FROM publishers WHERE id = $1", [username])) !== undefined
-        expect(expectStatus(answer, 200, username).body).toEqual({ isAvailable: !taken && !reservedPublisherIds.has(username) })
-      }),
-    { timeout: 60_000, fastCheck: { numRuns: 60 } }
+    () =>
+      forAll(
+        {
+          username: fc.oneof(
+            fc.string({ unit: fc.constantFrom(..."abz09-_A Zé/%.+"), maxLength: 70 }),
+            fc.constantFrom(...reservedPublisherIds, "acme", "unclaimed"),
+            fc.stringMatching(/^[a-z][a-z0-9-]{1,63}$/)
+          )
+        },
+        ({ username }) =>
+          Effect.gen(function*() {
+            const service = yield* Service
+            const answer = yield* get(service, `/publishers/validate?username=${encodeURIComponent(username)}`)
+            if (!isWellFormed(username)) return expectBadRequest(answer, "username")
+            const taken = (yield* queryOne(service, "SELECT 1 FROM publishers WHERE id = $1", [username])) !== undefined
+            expect(expectStatus(answer, 200, username).body).toEqual({ isAvailable: !taken && !reservedPublisherIds.has(username) })
+          }),
+        { numRuns: 60 }
+      ),
+    60_000
   )
 
   // --- GET /publishers --------------------------------------------------------------------------
@@ -109,16 +114,16 @@ layer(Service.layer(), { excludeTestServices: true })("publisher directory", (it
       yield* publisherOfAnn(service, "list-banned", "PublisherStatusBanned")
       yield* publisherOfAnn(service, "list-shown")
       const anonymous = yield* clientFor(service)
-      const everyone = yield* anonymous.api.publicPublishers.listPublishers({ urlParams: {} })
+      const everyone = yield* anonymous.api.publicPublishers.listPublishers({ query: {} })
       expect(everyone.map((p) => p.id)).toEqual(yield* listedIds(service, false))
       expect(everyone.map((p) => p.id)).toContain("list-shown")
       expect(everyone.map((p) => p.id)).not.toContain("list-banned")
       expect(everyone.map((p) => p.id)).not.toContain("gone-soon")
       expect(everyone.every((p) => p.members === undefined)).toBe(true)
       const owner = yield* bearerClient(service, t.owner)
-      expect((yield* owner.api.publicPublishers.listPublishers({ urlParams: {} })).map((p) => p.id)).not.toContain("list-banned")
+      expect((yield* owner.api.publicPublishers.listPublishers({ query: {} })).map((p) => p.id)).not.toContain("list-banned")
       const site = yield* bearerClient(service, t.siteAdmin)
-      const all = yield* site.api.publicPublishers.listPublishers({ urlParams: {} })
+      const all = yield* site.api.publicPublishers.listPublishers({ query: {} })
       expect(all.map((p) => p.id)).toEqual(yield* listedIds(service, true))
       expect(all.map((p) => p.id)).toContain("list-banned")
     }))
@@ -133,17 +138,21 @@ layer(Service.layer(), { excludeTestServices: true })("publisher directory", (it
       expect((yield* get(service, "/publishers?page=1000")).body).toEqual([])
     }))
 
-  it.effect.prop(
+  it.effect(
     "list: walking the pages at any limit gives every listed publisher once, in order",
-    { extra: fc.uniqueArray(fc.stringMatching(/^[a-z][a-z0-9]{1,6}$/), { maxLength: 8 }), limit: fc.integer({ min: 1, max: 6 }) },
-    ({ extra, limit }) =>
-      Effect.gen(function*() {
-        const service = yield* Service
-        yield* service.writes.upsertPublishers(extra.map((id) => ({ id: `w-${id}` })))
-        expect(yield* walk(service, limit)).toEqual(yield* listedIds(service, false))
-        expect(yield* walk(service, limit, t.siteAdmin)).toEqual(yield* listedIds(service, true))
-      }),
-    { timeout: 120_000, fastCheck: { numRuns: 12 } }
+    () =>
+      forAll(
+        { extra: fc.uniqueArray(fc.stringMatching(/^[a-z][a-z0-9]{1,6}$/), { maxLength: 8 }), limit: fc.integer({ min: 1, max: 6 }) },
+        ({ extra, limit }) =>
+          Effect.gen(function*() {
+            const service = yield* Service
+            yield* service.writes.upsertPublishers(extra.map((id) => ({ id: `w-${id}` })))
+            expect(yield* walk(service, limit)).toEqual(yield* listedIds(service, false))
+            expect(yield* walk(service, limit, t.siteAdmin)).toEqual(yield* listedIds(service, true))
+          }),
+        { numRuns: 12 }
+      ),
+    120_000
   )
 
   // --- DELETE /publishers/{publisherId} ---------------------------------------------------------
@@ -154,10 +163,10 @@ layer(Service.layer(), { excludeTestServices: true })("publisher directory", (it
       const owner = yield* bearerClient(service, t.owner)
       yield* owner.api.publishers.createPublisher({ payload: { id: "shortlived", name: "Short" } })
       const { token } = yield* owner.api.tokens.createToken({
-        path: { publisherId: "shortlived" },
+        params: { publisherId: "shortlived" },
         payload: { name: "ci" }
       })
-      yield* owner.api.publishers.deletePublisher({ path: { publisherId: "shortlived" } })
+      yield* owner.api.publishers.deletePublisher({ params: { publisherId: "shortlived" } })
       expectError(yield* get(service, "/publishers/shortlived"), 404, "not_found")
       expect((yield* owner.api.publishers.listMyPublishers()).map((p) => p.id)).not.toContain("shortlived")
       expectError(yield* get(service, "/publishers/shortlived/tokens", { token: t.owner }), 404, "not_found")
@@ -212,7 +221,7 @@ layer(Service.layer(), { excludeTestServices: true })("publisher directory", (it
       expectError(yield* send(service, "DELETE", "/publishers/nobody-here", { token: t.siteAdmin }), 404, "not_found")
       expectError(yield* send(service, "DELETE", "/publishers/unclaimed", { token: t.siteAdmin }), 409, "conflict")
       const site = yield* bearerClient(service, t.siteAdmin)
-      yield* site.api.publishers.deletePublisher({ path: { publisherId: "guarded" } })
+      yield* site.api.publishers.deletePublisher({ params: { publisherId: "guarded" } })
       expectError(yield* get(service, "/publishers/guarded"), 404, "not_found")
     }))
 
@@ -244,8 +253,8 @@ layer(Service.layer(), { excludeTestServices: true })("publisher directory", (it
       const table: Array<[string, boolean, boolean, boolean]> = []
       for (const role of roles) {
         const client = yield* bearerClient(service, t[role])
-        const onPublisher = yield* client.api.publishers.getPermissionOnPublisher({ path: { publisherId: "acme" } })
-        const onNode = yield* client.api.publishers.getPermissionOnPublisherNodes({ path: { publisherId: "acme", nodeId: "acme-perm" } })
+        const onPublisher = yield* client.api.publishers.getPermissionOnPublisher({ params: { publisherId: "acme" } })
+        const onNode = yield* client.api.publishers.getPermissionOnPublisherNodes({ params: { publisherId: "acme", nodeId: "acme-perm" } })
         const publisherWrite = yield* send(service, "PUT", "/publishers/acme", { token: t[role], body: { description: `by ${role}` } })
         const nodeWrite = yield* send(service, "PUT", "/publishers/acme/nodes/acme-perm", { token: t[role], body: { description: `by ${role}` } })
         // the answer and the real authorization never disagree

@@ -22,7 +22,7 @@ const tokens = (service: Running) =>
   }))
 
 /** The typed client of each caller of `tokens`. */
-const clients = (service: Running, t: Effect.Effect.Success<ReturnType<typeof tokens>>) =>
+const clients = (service: Running, t: Effect.Success<ReturnType<typeof tokens>>) =>
   Effect.all({
     alice: bearerClient(service, t.alice),
     bob: bearerClient(service, t.bob),
@@ -95,7 +95,7 @@ layer(Service.layer(), { excludeTestServices: true })("publishers", (it) => {
       const service = yield* Service
       const t = yield* tokens(service)
       const c = yield* clients(service, t)
-      const acme = { path: { publisherId: "acme" } }
+      const acme = { params: { publisherId: "acme" } }
       const anonymous = yield* send(service, "GET", "/publishers/acme", undefined)
       expect(anonymous.status).toBe(200)
       expect(decodePublisher(anonymous.body).members).toBeUndefined()
@@ -117,7 +117,7 @@ layer(Service.layer(), { excludeTestServices: true })("publishers", (it) => {
       const stranger = yield* send(service, "PUT", "/publishers/acme", t.bob, { description: "hijack" })
       expect(stranger.status).toBe(403)
       const updated = yield* c.alice.api.publishers.updatePublisher({
-        path: acme,
+        params: acme,
         payload: { id: "acme", description: "Tools", members: [], createdAt: "2000-01-01T00:00:00.000Z" }
       })
       expect(updated).toMatchObject({ description: "Tools", name: "Acme" })
@@ -131,11 +131,11 @@ layer(Service.layer(), { excludeTestServices: true })("publishers", (it) => {
       const unknownStatus = yield* send(service, "PUT", "/publishers/acme", t.site, { status: "PublisherStatusGone" })
       expect(unknownStatus.status).toBe(400)
       expect(unknownStatus.body.message).toContain("status")
-      const banned = yield* c.site.api.publishers.updatePublisher({ path: acme, payload: { status: "PublisherStatusBanned" } })
+      const banned = yield* c.site.api.publishers.updatePublisher({ params: acme, payload: { status: "PublisherStatusBanned" } })
       expect(banned.status).toBe("PublisherStatusBanned")
-      const again = yield* c.site.api.publishers.updatePublisher({ path: acme, payload: { status: "PublisherStatusBanned" } })
+      const again = yield* c.site.api.publishers.updatePublisher({ params: acme, payload: { status: "PublisherStatusBanned" } })
       expect(again.status).toBe("PublisherStatusBanned")
-      const unbanned = yield* c.site.api.publishers.updatePublisher({ path: acme, payload: { status: "PublisherStatusActive" } })
+      const unbanned = yield* c.site.api.publishers.updatePublisher({ params: acme, payload: { status: "PublisherStatusActive" } })
       expect(unbanned.status).toBe("PublisherStatusActive")
       expect((yield* send(service, "PUT", "/publishers/nobody", t.site, {})).status).toBe(404)
       expect((yield* send(service, "PUT", "/publishers/acme", undefined, {})).status).toBe(401)
@@ -147,7 +147,7 @@ layer(Service.layer(), { excludeTestServices: true })("publishers", (it) => {
       const t = yield* tokens(service)
       const c = yield* clients(service, t)
       // bob and carol are known users: they have called the API above
-      const added = yield* c.alice.api.publishers.addMember({ path: { publisherId: "acme" }, payload: { user_id: "bob", role: "admin" } })
+      const added = yield* c.alice.api.publishers.addMember({ params: { publisherId: "acme" }, payload: { user_id: "bob", role: "admin" } })
       expect(added).toEqual({ id: "bob", role: "admin", user: { id: "bob", email: "bob@example.com" } })
       // an admin is not an owner: members are managed by owners only
       const byAdmin = yield* send(service, "POST", "/publishers/acme/members", t.bob, { user_id: "carol", role: "member" })
@@ -158,7 +158,7 @@ layer(Service.layer(), { excludeTestServices: true })("publishers", (it) => {
       expect(badRole.status).toBe(400)
       expect(badRole.body.message).toContain("role")
       // the admin may now edit the publisher
-      const edited = yield* c.bob.api.publishers.updatePublisher({ path: { publisherId: "acme" }, payload: { support: "help@acme.test" } })
+      const edited = yield* c.bob.api.publishers.updatePublisher({ params: { publisherId: "acme" }, payload: { support: "help@acme.test" } })
       expect(edited.support).toBe("help@acme.test")
       const demoteLast = yield* send(service, "POST", "/publishers/acme/members", t.alice, { user_id: "alice", role: "member" })
       expect(demoteLast.status).toBe(409)
@@ -167,7 +167,7 @@ layer(Service.layer(), { excludeTestServices: true })("publishers", (it) => {
       expect(removeLast.status).toBe(409)
       const promoted = yield* send(service, "POST", "/publishers/acme/members", t.alice, { user_id: "bob", role: "owner" })
       expect(promoted.status).toBe(200)
-      yield* c.bob.api.publishers.removeMember({ path: { publisherId: "acme", userId: "alice" } })
+      yield* c.bob.api.publishers.removeMember({ params: { publisherId: "acme", userId: "alice" } })
       expect((yield* send(service, "DELETE", "/publishers/acme/members/alice", t.bob)).status).toBe(404)
       expect(yield* c.alice.api.publishers.listMyPublishers()).toEqual([])
     }))

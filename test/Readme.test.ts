@@ -234,7 +234,7 @@ const hasTools = (...tools: Array<string>) => {
 }
 
 // a developer without them is told by the skip; CI installs them (.ci/run), so there it must run
-it.scopedLive.skipIf(!hasTools("curl", "jq", "zip") && process.env.CI === undefined)("the README's walkthrough runs as written, in order, with the answers it shows", () =>
+it.live.skipIf(!hasTools("curl", "jq", "zip") && process.env.CI === undefined)("the README's walkthrough runs as written, in order, with the answers it shows", () =>
   Effect.gen(function*() {
     const scratch = yield* Effect.acquireRelease(
       Effect.promise(() => fs.mkdtemp(path.join(os.tmpdir(), "registry-readme-"))),

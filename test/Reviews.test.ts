@@ -13,13 +13,14 @@
  */
 import { expect, layer } from "@effect/vitest"
 import { Effect } from "effect"
-import * as fc from "effect/FastCheck"
+import * as fc from "fast-check"
 import { Node } from "../src/Domain/Node.ts"
 import { decodeExact, getPage } from "./support/Catalogue.ts"
 import { bearerClient } from "./support/Client.ts"
 import { query } from "./support/Db.ts"
 import { cacheOf, eventually } from "./support/Eventually.ts"
 import { expectBadRequest, expectError, expectStatus, send, sendText } from "./support/Http.ts"
+import { forAll } from "./support/Property.ts"
 import { type Running, Service, ServicePair } from "./support/Service.ts"
 
 const decodeNode = decodeExact(Node)
@@ -37,14 +38,14 @@ const tokenOf = (service: Running, user: string) =>
 const review = (service: Running, user: string, nodeId: string, star: 1 | 2 | 3 | 4 | 5) =>
   Effect.gen(function*() {
     const client = yield* bearerClient(service, yield* tokenOf(service, user))
-    return yield* client.api.reviews.postNodeReview({ path: { nodeId }, urlParams: { star } })
+    return yield* client.api.reviews.postNodeReview({ params: { nodeId }, query: { star } })
   }).pipe(Effect.orDie)
 
 /** The node as GET /nodes/{nodeId} answers it. */
 const getNode = (service: Running, nodeId: string) =>
   Effect.gen(function*() {
     const client = yield* bearerClient(service, yield* tokenOf(service, "reader"))
-    return yield* client.api.catalog.getNode({ path: { nodeId }, urlParams: {} })
+    return yield* client.api.catalog.getNode({ params: { nodeId }, query: {} })
   }).pipe(Effect.orDie)
 
 /** A raw POST of a review with this query string. */
@@ -188,58 +189,66 @@ layer(Service.layer(), { excludeTestServices: true })("node reviews", (it) => {
       expect((yield* storedStars(service, nodeId)).size).toBe(0)
     }))
 
-  it.effect.prop(
+  it.effect(
     "star: one digit from 1 to 5 is a review, any other text a 400 naming star",
-    {
-      star: fc.oneof(
-        fc.string({ maxLength: 6 }),
-        fc.integer({ min: -10, max: 20 }).map(String),
-        fc.double({ noNaN: false }).map(String),
-        fc.constantFrom("1.0", "04", " 3", "3 ", "+3", "3e0", "0x3", "٣", "five", "")
-      )
-    },
-    ({ star }) =>
-      Effect.gen(function*() {
-        const service = yield* Service
-        const nodeId = yield* freshNode(service)
-        const answer = yield* postRaw(service, "ria", nodeId, `?star=${encodeURIComponent(star)}`)
-        if (/^[1-5]$/.test(star)) {
-          expectStatus(answer, 200, `star=${star}`)
-          expect(decodeNode(answer.body).rating).toBe(Number(star))
-        } else {
-          expectBadRequest(answer, "star")
-          expect((yield* storedStars(service, nodeId)).size).toBe(0)
-        }
-      }),
-    { timeout: 120_000, fastCheck: { numRuns: 60 } }
+    () =>
+      forAll(
+        {
+          star: fc.oneof(
+            fc.string({ maxLength: 6 }),
+            fc.integer({ min: -10, max: 20 }).map(String),
+            fc.double({ noNaN: false }).map(String),
+            fc.constantFrom("1.0", "04", " 3", "3 ", "+3", "3e0", "0x3", "٣", "five", "")
+          )
+        },
+        ({ star }) =>
+          Effect.gen(function*() {
+            const service = yield* Service
+            const nodeId = yield* freshNode(service)
+            const answer = yield* postRaw(service, "ria", nodeId, `?star=${encodeURIComponent(star)}`)
+            if (/^[1-5]$/.test(star)) {
+              expectStatus(answer, 200, `star=${star}`)
+              expect(decodeNode(answer.body).rating).toBe(Number(star))
+            } else {
+              expectBadRequest(answer, "star")
+              expect((yield* storedStars(service, nodeId)).size).toBe(0)
+            }
+          }),
+        { numRuns: 60 }
+      ),
+    120_000
   )
 
-  it.effect.prop(
+  it.effect(
     "concurrent reviews leave rating equal to the model's mean of each user's last star",
-    {
-      // each batch is sent at once; a user reviews at most once per batch, so "last" is defined
-      batches: fc.array(
-        fc.uniqueArray(fc.record({ user: fc.constantFrom(...reviewers), star: arbStar }), {
-          selector: (r) => r.user,
-          minLength: 1,
-          maxLength: reviewers.length
-        }),
-        { minLength: 1, maxLength: 5 }
-      )
-    },
-    ({ batches }) =>
-      Effect.gen(function*() {
-        const service = yield* Service
-        const nodeId = yield* freshNode(service)
-        const model = new Map<string, number>()
-        for (const batch of batches) {
-          yield* Effect.forEach(batch, ({ star, user }) => review(service, user, nodeId, star), { concurrency: "unbounded" })
-          for (const { star, user } of batch) model.set(user, star)
-          expect((yield* getNode(service, nodeId)).rating).toBe(meanOf(model.values()))
-        }
-        expect(yield* storedStars(service, nodeId)).toEqual(model)
-      }),
-    { timeout: 300_000, fastCheck: { numRuns: 25 } }
+    () =>
+      forAll(
+        {
+          // each batch is sent at once; a user reviews at most once per batch, so "last" is defined
+          batches: fc.array(
+            fc.uniqueArray(fc.record({ user: fc.constantFrom(...reviewers), star: arbStar }), {
+              selector: (r) => r.user,
+              minLength: 1,
+              maxLength: reviewers.length
+            }),
+            { minLength: 1, maxLength: 5 }
+          )
+        },
+        ({ batches }) =>
+          Effect.gen(function*() {
+            const service = yield* Service
+            const nodeId = yield* freshNode(service)
+            const model = new Map<string, number>()
+            for (const batch of batches) {
+              yield* Effect.forEach(batch, ({ star, user }) => review(service, user, nodeId, star), { concurrency: "unbounded" })
+              for (const { star, user } of batch) model.set(user, star)
+              expect((yield* getNode(service, nodeId)).rating).toBe(meanOf(model.values()))
+            }
+            expect(yield* storedStars(service, nodeId)).toEqual(model)
+          }),
+        { numRuns: 25 }
+      ),
+    300_000
   )
 
   it.effect("one user's concurrent reviews of a node leave one star, and the rating is that star", () =>

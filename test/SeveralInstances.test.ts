@@ -11,11 +11,13 @@
  * page and a missed invalidation would show.
  */
 import { expect, layer } from "@effect/vitest"
-import { Context, Effect, FastCheck as fc, Layer } from "effect"
+import { Context, Effect, Layer } from "effect"
+import * as fc from "fast-check"
 import semver from "semver"
 import { eventually } from "./support/Eventually.ts"
 import { type Answer, expectStatus, send } from "./support/Http.ts"
 import { startObjectStore } from "./support/ObjectStore.ts"
+import { forAll } from "./support/Property.ts"
 import { freshDatabase, type Running, startService } from "./support/Service.ts"
 import { zipOf } from "./support/Zip.ts"
 import { decodePublished, makePublisher, type Publisher, upload } from "./Publishing/Flow.ts"
@@ -34,8 +36,8 @@ interface Instances {
   readonly worst: { millis: number; read: string }
 }
 
-class Three extends Context.Tag("test/Three")<Three, Instances>() {
-  static readonly layer = Layer.scoped(
+class Three extends Context.Service<Three, Instances>()("test/Three") {
+  static readonly layer = Layer.effect(
     Three,
     Effect.gen(function*() {
       const store = yield* startObjectStore()
@@ -225,69 +227,73 @@ layer(Three.layer, { excludeTestServices: true, timeout: 120_000 })("three insta
   )
   let run = 0
 
-  it.effect.prop(
+  it.effect(
     "random writes, each through the next instance, are read back on every instance as the model says",
-    { steps: fc.array(step, { minLength: 3, maxLength: 8 }) },
-    ({ steps }) =>
-      Effect.gen(function*() {
-        const { all, worst } = yield* Three
-        const nodeId = `drift-${run}`
-        const owner = `owner-of-drift-${run++}`
-        const publisher = yield* makePublisher(all[0]!, owner.replace("owner-of-", "p-"), owner)
-        const zip = yield* archive
-        let description = "plain"
-        // the model: versions published and not deleted (all uploaded, so Active), with their deprecation
-        const live = new Map<string, boolean>()
-        const gone = new Set<string>()
-        const expected = () => [...live.entries()].sort(([x], [y]) => semver.rcompare(x, y)).map(([v, d]) => `${v}${d ? " deprecated" : ""}`)
-        const latest = () => [...live.keys()].sort(semver.rcompare)[0]
-        const modelReads = (): ReadonlyArray<Read> => [
-          { path: `/nodes/${nodeId}/versions`, holds: (r) => JSON.stringify(versionsOf(r)) === JSON.stringify(expected()) },
-          { path: `/nodes/${nodeId}`, holds: (r) => r.status === 200 && r.body.description === description && r.body.latest_version?.version === latest() },
-          { path: "/nodes?limit=100", holds: (r) => listed(r, nodeId)?.description === description && listed(r, nodeId)?.latest_version?.version === latest() },
-          { path: `/nodes/search?search=${description}`, holds: (r) => ids(r).includes(nodeId) }
-        ]
-        const jwt = publisher.ownerJwt
-        const base = `/publishers/${publisher.id}/nodes/${nodeId}`
-        yield* afterWrite(
-          "create node",
-          (s) => Effect.flatMap(send(s, "POST", `/publishers/${publisher.id}/nodes`, { token: jwt, body: { id: nodeId, name: nodeId, description } }), ok(201, "create")),
-          modelReads()
-        )
-        for (const s of steps) {
-          const label = JSON.stringify(s)
-          switch (s.kind) {
-            case "publish": {
-              // a number once published is refused forever, deleted or not
-              if (live.has(s.version) || gone.has(s.version)) break
-              live.set(s.version, false)
-              yield* afterWrite(label, publishAndUpload(publisher, nodeId, s.version, zip), modelReads())
-              break
+    () =>
+      forAll(
+        { steps: fc.array(step, { minLength: 3, maxLength: 8 }) },
+        ({ steps }) =>
+          Effect.gen(function*() {
+            const { all, worst } = yield* Three
+            const nodeId = `drift-${run}`
+            const owner = `owner-of-drift-${run++}`
+            const publisher = yield* makePublisher(all[0]!, owner.replace("owner-of-", "p-"), owner)
+            const zip = yield* archive
+            let description = "plain"
+            // the model: versions published and not deleted (all uploaded, so Active), with their deprecation
+            const live = new Map<string, boolean>()
+            const gone = new Set<string>()
+            const expected = () => [...live.entries()].sort(([x], [y]) => semver.rcompare(x, y)).map(([v, d]) => `${v}${d ? " deprecated" : ""}`)
+            const latest = () => [...live.keys()].sort(semver.rcompare)[0]
+            const modelReads = (): ReadonlyArray<Read> => [
+              { path: `/nodes/${nodeId}/versions`, holds: (r) => JSON.stringify(versionsOf(r)) === JSON.stringify(expected()) },
+              { path: `/nodes/${nodeId}`, holds: (r) => r.status === 200 && r.body.description === description && r.body.latest_version?.version === latest() },
+              { path: "/nodes?limit=100", holds: (r) => listed(r, nodeId)?.description === description && listed(r, nodeId)?.latest_version?.version === latest() },
+              { path: `/nodes/search?search=${description}`, holds: (r) => ids(r).includes(nodeId) }
+            ]
+            const jwt = publisher.ownerJwt
+            const base = `/publishers/${publisher.id}/nodes/${nodeId}`
+            yield* afterWrite(
+              "create node",
+              (s) => Effect.flatMap(send(s, "POST", `/publishers/${publisher.id}/nodes`, { token: jwt, body: { id: nodeId, name: nodeId, description } }), ok(201, "create")),
+              modelReads()
+            )
+            for (const s of steps) {
+              const label = JSON.stringify(s)
+              switch (s.kind) {
+                case "publish": {
+                  // a number once published is refused forever, deleted or not
+                  if (live.has(s.version) || gone.has(s.version)) break
+                  live.set(s.version, false)
+                  yield* afterWrite(label, publishAndUpload(publisher, nodeId, s.version, zip), modelReads())
+                  break
+                }
+                case "describe": {
+                  description = s.word
+                  yield* afterWrite(label, (t) => Effect.flatMap(send(t, "PUT", base, { token: jwt, body: { name: nodeId, description } }), ok(200, label)), modelReads())
+                  break
+                }
+                case "deprecate": {
+                  if (!live.has(s.version)) break
+                  live.set(s.version, s.deprecated)
+                  const write = (t: Running) => Effect.flatMap(send(t, "PUT", `${base}/versions/${s.version}`, { token: jwt, body: { deprecated: s.deprecated } }), ok(200, label))
+                  yield* afterWrite(label, write, modelReads())
+                  break
+                }
+                case "delete": {
+                  if (!live.has(s.version)) break
+                  live.delete(s.version)
+                  gone.add(s.version)
+                  const reads = [...modelReads(), { path: `/nodes/${nodeId}/install?version=${s.version}`, holds: (r: Answer) => r.status === 404 }]
+                  yield* afterWrite(label, (t) => Effect.flatMap(send(t, "DELETE", `${base}/versions/${s.version}`, { token: jwt }), ok(204, label)), reads)
+                  break
+                }
+              }
             }
-            case "describe": {
-              description = s.word
-              yield* afterWrite(label, (t) => Effect.flatMap(send(t, "PUT", base, { token: jwt, body: { name: nodeId, description } }), ok(200, label)), modelReads())
-              break
-            }
-            case "deprecate": {
-              if (!live.has(s.version)) break
-              live.set(s.version, s.deprecated)
-              const write = (t: Running) => Effect.flatMap(send(t, "PUT", `${base}/versions/${s.version}`, { token: jwt, body: { deprecated: s.deprecated } }), ok(200, label))
-              yield* afterWrite(label, write, modelReads())
-              break
-            }
-            case "delete": {
-              if (!live.has(s.version)) break
-              live.delete(s.version)
-              gone.add(s.version)
-              const reads = [...modelReads(), { path: `/nodes/${nodeId}/install?version=${s.version}`, holds: (r: Answer) => r.status === 404 }]
-              yield* afterWrite(label, (t) => Effect.flatMap(send(t, "DELETE", `${base}/versions/${s.version}`, { token: jwt }), ok(204, label)), reads)
-              break
-            }
-          }
-        }
-        expect(worst.millis).toBeLessThan(boundMillis)
-      }),
-    { timeout: 120_000, fastCheck: { numRuns: 3 } }
+            expect(worst.millis).toBeLessThan(boundMillis)
+          }),
+        { numRuns: 3 }
+      ),
+    120_000
   )
 })

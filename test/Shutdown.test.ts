@@ -7,7 +7,7 @@
  * (issue 22): what was in flight when it began, and how each request ended and how long it took.
  */
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
-import { Effect, Exit, Layer, Logger, LogLevel, Scope } from "effect"
+import { Effect, Exit, Layer, Logger, References, Scope } from "effect"
 import { type ChildProcess } from "node:child_process"
 import { readFileSync } from "node:fs"
 import * as fs from "node:fs/promises"
@@ -265,11 +265,10 @@ describe("shutdown", () => {
 /** A logger that keeps the instance's lines from info up in `lines`. */
 const keptIn = (lines: Array<LogLine>) =>
   Layer.merge(
-    Logger.replace(
-      Logger.defaultLogger,
-      Logger.make(({ logLevel, message }) => void lines.push({ level: logLevel.label, message: [message].flat().join(" ") }))
-    ),
-    Logger.minimumLogLevel(LogLevel.Info)
+    Logger.layer([
+      Logger.make(({ logLevel, message }) => void lines.push({ level: logLevel.toUpperCase(), message: [message].flat().join(" ") }))
+    ]),
+    Layer.succeed(References.MinimumLogLevel, "Info")
   )
 
 /** The shutdown's lines among `lines`. */
@@ -279,11 +278,11 @@ const shutdownOf = (lines: ReadonlyArray<LogLine>) => lines.filter(({ message })
  * The service on a fresh database with `grace` to stop in, its lines kept, and a music stream
  * from `fake` under way: its reader, after the first chunk (the vendor's duration event).
  */
-const streamingUnderGrace = (fake: Effect.Effect.Success<typeof FakeMusicVendor>, grace: number) =>
+const streamingUnderGrace = (fake: FakeMusicVendor["Service"], grace: number) =>
   Effect.gen(function*() {
     const lines: Array<LogLine> = []
     const serviceScope = yield* Scope.make()
-    const service = yield* Scope.extend(
+    const service = yield* Scope.provide(
       serviceOnFreshDatabase(atFakeVendor(fake, (c) => ({ ...c, shutdownGraceMillis: grace })), keptIn(lines)),
       serviceScope
     )

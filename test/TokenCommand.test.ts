@@ -83,7 +83,7 @@ const suiteSecretToken = () =>
   )
 
 layer(Service.layer(), { excludeTestServices: true })("npm run token", (it) => {
-  it.scoped("with AUTH_JWT_SECRET: --admin mints a site admin's token, without it a plain user's; another secret's tokens are refused", () =>
+  it.effect("with AUTH_JWT_SECRET: --admin mints a site admin's token, without it a plain user's; another secret's tokens are refused", () =>
     Effect.gen(function*() {
       const service = yield* Service
       const dataDir = yield* tempDir
@@ -120,7 +120,7 @@ layer(Service.layer(), { excludeTestServices: true })("npm run token", (it) => {
       expectError(yield* asBearer(service, tokenOf(otherRun), "/publishers/unclaimed/nodes"), 401, "unauthorized")
     }), 120_000)
 
-  it.scoped("without AUTH_JWT_SECRET it generates DATA_DIR/jwt-secret, and a service on that DATA_DIR accepts its tokens", () =>
+  it.effect("without AUTH_JWT_SECRET it generates DATA_DIR/jwt-secret, and a service on that DATA_DIR accepts its tokens", () =>
     Effect.gen(function*() {
       const dataDir = yield* tempDir
       const firstRun = yield* runTokenCommand(["--sub", "dev", "--email", "d@example.com", "--admin"], { DATA_DIR: dataDir })
@@ -148,7 +148,7 @@ layer(Service.layer(), { excludeTestServices: true })("npm run token", (it) => {
       expectError(yield* asBearer(service, yield* suiteSecretToken(), "/publishers/unclaimed/nodes"), 401, "unauthorized")
     }), 120_000)
 
-  it.scoped("a service started first generates the secret; the command then mints with it", () =>
+  it.effect("a service started first generates the secret; the command then mints with it", () =>
     Effect.gen(function*() {
       const dataDir = yield* tempDir
       const { url } = yield* freshDatabase
@@ -158,7 +158,7 @@ layer(Service.layer(), { excludeTestServices: true })("npm run token", (it) => {
       expect(admin.status).toBe(200)
     }), 120_000)
 
-  it.scoped("usage errors: no --sub, a JWKS configured, or --expires past the longest lifetime, exit non-zero without a token", () =>
+  it.effect("usage errors: no --sub, a JWKS configured, or --expires past the longest lifetime, exit non-zero without a token", () =>
     Effect.gen(function*() {
       const dataDir = yield* tempDir
       const [noSub, jwks, tooLong] = yield* Effect.all([

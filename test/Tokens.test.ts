@@ -53,9 +53,9 @@ const list = (service: Running, publisherId: string, actor: Actor = "owner") =>
 const tokenCount = (service: Running) => countRows(service, "personal_access_tokens")
 
 /** TokenRepo over its own pool on the service's database, as another part of the service would use it. */
-const withRepo = <A>(service: Running, f: (repo: TokenRepo) => Effect.Effect<A>) =>
+const withRepo = <A>(service: Running, f: (repo: TokenRepo["Service"]) => Effect.Effect<A>) =>
   Effect.flatMap(TokenRepo, f).pipe(
-    Effect.provide(TokenRepo.Default.pipe(Layer.provide(PgClient.layer({ url: Redacted.make(service.databaseUrl) })))),
+    Effect.provide(TokenRepo.layer.pipe(Layer.provide(PgClient.layer({ url: Redacted.make(service.databaseUrl) })))),
     Effect.orDie
   )
 
@@ -75,7 +75,7 @@ layer(Service.layer(), { excludeTestServices: true })("personal access tokens", 
       const values = new Set<string>()
       for (let i = 0; i < 5; i++) {
         const creator = i % 2 === 0 ? owner : admin
-        const { token: value } = yield* creator.api.tokens.createToken({ path: { publisherId: "acme" }, payload: { name: `t${i}` } })
+        const { token: value } = yield* creator.api.tokens.createToken({ params: { publisherId: "acme" }, payload: { name: `t${i}` } })
         expect(value.startsWith(prefix)).toBe(true)
         const random = value.slice(prefix.length)
         expect(random).toMatch(/^[A-Za-z0-9_-]+$/)
@@ -187,8 +187,8 @@ layer(Service.layer(), { excludeTestServices: true })("personal access tokens", 
       const service = yield* Service
       const owner = yield* clientOf(service)
       const acme = { publisherId: "acme" }
-      const { token: value } = yield* owner.api.tokens.createToken({ path: acme, payload: { name: "lifecycle" } })
-      const find = Effect.map(owner.api.tokens.listTokens({ path: acme }), (listed) => listed.find((t) => t.name === "lifecycle"))
+      const { token: value } = yield* owner.api.tokens.createToken({ params: acme, payload: { name: "lifecycle" } })
+      const find = Effect.map(owner.api.tokens.listTokens({ params: acme }), (listed) => listed.find((t) => t.name === "lifecycle"))
       const before = yield* find
       expect(before!.lastUsedAt).toBeUndefined()
 
@@ -208,7 +208,7 @@ layer(Service.layer(), { excludeTestServices: true })("personal access tokens", 
           expect(yield* repo.verify("acme", Redacted.make(value.slice(prefix.length)))).toEqual(Option.none())
         }))
 
-      const [, revoked] = yield* owner.api.tokens.revokeToken({ path: { ...acme, tokenId: before!.id }, withResponse: true })
+      const [, revoked] = yield* owner.api.tokens.revokeToken({ params: { ...acme, tokenId: before!.id }, responseMode: "decoded-and-response" })
       expect(revoked.status).toBe(204)
       expect(yield* revoked.text).toBe("")
       expect(yield* find).toBeUndefined()
@@ -260,10 +260,10 @@ layer(Service.layer(), { excludeTestServices: true })("personal access tokens", 
       // the limits themselves are accepted
       const owner = yield* clientOf(service)
       const acme = { publisherId: "acme" }
-      const longest = yield* owner.api.tokens.createToken({ path: acme, payload: { name: "n".repeat(100), description: "d".repeat(1000) } })
+      const longest = yield* owner.api.tokens.createToken({ params: acme, payload: { name: "n".repeat(100), description: "d".repeat(1000) } })
       expect(longest.token.startsWith(prefix)).toBe(true)
       const ignoring = yield* owner.api.tokens.createToken({
-        path: acme,
+        params: acme,
         payload: { name: "x", token: "ignored", id: "ignored", createdAt: "ignored" }
       })
       expect(ignoring.token.startsWith(prefix)).toBe(true)

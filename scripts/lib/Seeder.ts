@@ -5,8 +5,8 @@
  * (PublishingRepo.insertVersions: sort keys and host ranges), and every write through
  * CatalogChanges, so caches on every instance drop their pages as for any other write.
  */
-import { SqlClient } from "@effect/sql"
-import { Effect } from "effect"
+import { Array as Arr, Context, Effect, Layer } from "effect"
+import { SqlClient } from "effect/sql"
 import { CatalogChanges } from "../../src/Catalog/Changes.ts"
 import type { NodeVersionStatus } from "../../src/Domain/Node.ts"
 import type { PublisherStatus } from "../../src/Domain/Publisher.ts"
@@ -62,8 +62,8 @@ const parsed = (v: VersionInput) => {
   }
 }
 
-export class Seeder extends Effect.Service<Seeder>()("Seeder", {
-  effect: Effect.gen(function*() {
+export class Seeder extends Context.Service<Seeder>()("Seeder", {
+  make: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const { change, lockNode, refreshListed, touchPublishers } = yield* CatalogChanges
     const publishing = yield* PublishingRepo
@@ -73,7 +73,7 @@ export class Seeder extends Effect.Service<Seeder>()("Seeder", {
       upsertPublishers: (publishers: ReadonlyArray<PublisherInput>) =>
         change(Effect.forEach(chunks(publishers), (batch) =>
           sql`INSERT INTO publishers ${
-            sql.insert(batch.map((p) => ({
+            sql.insert(Arr.map(batch, (p) => ({
               id: p.id,
               name: nullable(p.name),
               description: nullable(p.description),
@@ -85,18 +85,18 @@ export class Seeder extends Effect.Service<Seeder>()("Seeder", {
             })))
           } ON CONFLICT (id) DO UPDATE SET name = excluded.name, description = excluded.description,
               website = excluded.website, updated_at = now()`, { discard: true }).pipe(
-          Effect.zipRight(refreshListed(sql`n.publisher_id = ANY(${publishers.map((p) => p.id)})`))
+          Effect.andThen(refreshListed(sql`n.publisher_id = ANY(${publishers.map((p) => p.id)})`))
         )),
 
       /** Nodes in batches; every row names every column (an insert takes its column list from its first row). */
       insertNodes: (nodes: ReadonlyArray<NodeInput>) =>
         change(Effect.forEach(chunks(nodes), (batch) =>
           sql`INSERT INTO nodes ${
-            sql.insert(batch.map((n) => {
+            sql.insert(Arr.map(batch, (n) => {
               const created = n.created_at ?? new Date()
               return { ...nodeDefaults, ...nodeColumns(n), id: n.id, created_at: created, updated_at: created }
             }))
-          }`.pipe(Effect.zipRight(refreshListed(sql`n.id = ANY(${batch.map((n) => n.id)})`))), { discard: true })),
+          }`.pipe(Effect.andThen(refreshListed(sql`n.id = ANY(${batch.map((n) => n.id)})`))), { discard: true })),
 
       insertVersions: (versions: ReadonlyArray<VersionInput>) => publishing.insertVersions(versions.map(parsed)),
 
@@ -112,17 +112,21 @@ export class Seeder extends Effect.Service<Seeder>()("Seeder", {
         })),
 
       setVersionStatus: (nodeId: string, version: string, status: NodeVersionStatus) =>
-        change(Effect.zipRight(
-          Effect.zipRight(lockNode(nodeId), sql`UPDATE node_versions SET status = ${status} WHERE node_id = ${nodeId} AND version = ${version}`),
-          sql`UPDATE nodes SET updated_at = now() WHERE id = ${nodeId}`
+        change(lockNode(nodeId).pipe(
+          Effect.andThen(sql`UPDATE node_versions SET status = ${status} WHERE node_id = ${nodeId} AND version = ${version}`),
+          Effect.andThen(sql`UPDATE nodes SET updated_at = now() WHERE id = ${nodeId}`)
         )),
 
       setPublisherStatus: (publisherId: string, status: PublisherStatus) =>
-        change(Effect.zipRight(
+        change(Effect.andThen(
           sql`UPDATE publishers SET status = ${status} WHERE id = ${publisherId}`,
           touchPublishers([publisherId])
         ))
     }
-  }),
-  dependencies: [CatalogChanges.Default, PublishingRepo.Default]
-}) {}
+  })
+}) {
+  static readonly layerWithoutDependencies = Layer.effect(Seeder, Seeder.make)
+  static readonly layer = Seeder.layerWithoutDependencies.pipe(
+    Layer.provide(Layer.merge(CatalogChanges.layer, PublishingRepo.layer))
+  )
+}

@@ -1,4 +1,4 @@
-import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
+import { HttpApi, HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
 import { Schema, Struct } from "effect"
 import { ArchiveMissing, BadRequest, Conflict, Forbidden, NodeExists, NotFound } from "../Domain/ApiErrors.ts"
 import { Authentication } from "../Domain/Auth.ts"
@@ -11,6 +11,7 @@ import {
   NonEmptyText,
   optionalField,
   PathParam,
+  refusingBody,
   refusingUnknownFields,
   Text,
   TextList
@@ -23,8 +24,8 @@ import {
 export const AdminNodeCreate = ignoringUnknownFields(Schema.Struct({
   id: field(NodeId, "Unique identifier of the node: letters, digits, '.', '_' and '-', starting with a letter or digit"),
   repository: field(NonEmptyText(2000), "URL of the node's source repository, whose administrators may claim the node"),
-  ...Struct.pick(nodeFields, "name", "description", "author", "license", "icon", "tags")
-})).annotations({ identifier: "AdminNodeCreate" })
+  ...Struct.pick(nodeFields, ["name", "description", "author", "license", "icon", "tags"])
+})).annotate({ identifier: "AdminNodeCreate" })
 
 /**
  * Body of `PUT /admin/nodes/{nodeId}`: moderation fields and the node's host compatibility. Other
@@ -36,13 +37,13 @@ export const AdminNodeUpdate = ignoringUnknownFields(Schema.Struct({
   tags_admin: optionalField(TextList(50, 100), "Admin-only tags for security warnings and admin metadata"),
   // stored as a PostgreSQL integer: a larger value is a 400, not a failed statement
   search_ranking: optionalField(
-    Schema.Int.pipe(Schema.between(-2_147_483_648, 2_147_483_647)),
+    Schema.Int.check(Schema.isBetween({ minimum: -2_147_483_648, maximum: 2_147_483_647 })),
     "Value used to sort search results; lower ranks first"
   ),
   preempted_host_node_names: optionalField(TextList(500, 200), "Names of host-nodes that this node preempts"),
   // the admin front-end copies a version's compatibility onto its node
-  ...Struct.pick(nodeFields, "supported_host_version", "supported_host_frontend_version")
-})).annotations({ identifier: "AdminNodeUpdate" })
+  ...Struct.pick(nodeFields, ["supported_host_version", "supported_host_frontend_version"])
+})).annotate({ identifier: "AdminNodeUpdate" })
 
 /**
  * Body of `PUT /admin/nodes/{nodeId}/versions/{version}`: a status move and the version's
@@ -53,52 +54,45 @@ export const AdminNodeUpdate = ignoringUnknownFields(Schema.Struct({
 export const AdminNodeVersionUpdate = ignoringUnknownFields(Schema.Struct({
   status: optionalField(NodeVersionStatus, "New status of the version"),
   status_reason: optionalField(Text(2000), "Why the version has its status; without status, it explains the current one"),
-  ...Struct.pick(VersionCreate.fields, "supported_os", "supported_accelerators", "supported_host_version", "supported_host_frontend_version")
-})).annotations({ identifier: "AdminNodeVersionUpdate" })
+  ...Struct.pick(VersionCreate.fields, ["supported_os", "supported_accelerators", "supported_host_version", "supported_host_frontend_version"])
+})).annotate({ identifier: "AdminNodeVersionUpdate" })
 
 export class AdminApi extends HttpApiGroup.make("admin")
   .add(
-    HttpApiEndpoint.post("createUnclaimedNode", "/admin/nodes")
-      .setPayload(AdminNodeCreate)
-      .addSuccess(Node, { status: 201 })
-      .addError(BadRequest)
-      .addError(Forbidden)
-      .addError(NodeExists)
+    HttpApiEndpoint.post("createUnclaimedNode", "/admin/nodes", {
+      payload: AdminNodeCreate,
+      success: Node.pipe(HttpApiSchema.status(201)),
+      error: [BadRequest, Forbidden, NodeExists]
+    })
       .annotate(OpenApi.Summary, "Create an unclaimed node (site admins)")
   )
   .add(
-    HttpApiEndpoint.put("moderateNode", "/admin/nodes/:nodeId")
-      .setPath(Schema.Struct({ nodeId: field(PathParam, "Identifier of the node") }))
-      .setPayload(AdminNodeUpdate)
-      .addSuccess(Node)
-      .addError(BadRequest)
-      .addError(Forbidden)
-      .addError(NotFound)
-      .addError(Conflict)
+    HttpApiEndpoint.put("moderateNode", "/admin/nodes/:nodeId", {
+      params: Schema.Struct({ nodeId: field(PathParam, "Identifier of the node") }),
+      payload: AdminNodeUpdate,
+      success: Node,
+      error: [BadRequest, Forbidden, NotFound, Conflict]
+    })
       .annotate(OpenApi.Summary, "Moderate a node (site admins): status, tags_admin, search_ranking, preempted host-node names, host compatibility")
   )
   .add(
-    HttpApiEndpoint.put("moderatePublisher", "/admin/publishers/:publisherId")
-      .setPath(Schema.Struct({ publisherId: field(PathParam, "Identifier of the publisher") }))
-      .setPayload(refusingUnknownFields(Schema.Struct({ status: field(PublisherStatus, "New status of the publisher") }))
-        .annotations({ identifier: "AdminPublisherUpdate" }))
-      .addSuccess(Publisher)
-      .addError(BadRequest)
-      .addError(Forbidden)
-      .addError(NotFound)
-      .addError(Conflict)
+    HttpApiEndpoint.put("moderatePublisher", "/admin/publishers/:publisherId", {
+      params: Schema.Struct({ publisherId: field(PathParam, "Identifier of the publisher") }),
+      payload: refusingUnknownFields(Schema.Struct({ status: field(PublisherStatus, "New status of the publisher") }))
+        .annotate({ identifier: "AdminPublisherUpdate" }),
+      success: Publisher,
+      error: [BadRequest, Forbidden, NotFound, Conflict]
+    })
+      .annotate(HttpApi.PayloadParseOptions, refusingBody)
       .annotate(OpenApi.Summary, "Ban or unban a publisher (site admins); a banned publisher's nodes leave every listing")
   )
   .add(
-    HttpApiEndpoint.put("moderateVersion", "/admin/nodes/:nodeId/versions/:version")
-      .setPath(Schema.Struct({ nodeId: field(PathParam, "Identifier of the node"), version: field(PathParam, "The version string (such as 1.2.0) or the version's id") }))
-      .setPayload(AdminNodeVersionUpdate)
-      .addSuccess(NodeVersion)
-      .addError(BadRequest)
-      .addError(Forbidden)
-      .addError(NotFound)
-      .addError(Conflict)
-      .addError(ArchiveMissing)
+    HttpApiEndpoint.put("moderateVersion", "/admin/nodes/:nodeId/versions/:version", {
+      params: Schema.Struct({ nodeId: field(PathParam, "Identifier of the node"), version: field(PathParam, "The version string (such as 1.2.0) or the version's id") }),
+      payload: AdminNodeVersionUpdate,
+      success: NodeVersion,
+      error: [BadRequest, Forbidden, NotFound, Conflict, ArchiveMissing]
+    })
       .annotate(OpenApi.Summary, "Set a version's status with a reason, or its compatibility (site admins)")
       .annotate(
         OpenApi.Description,

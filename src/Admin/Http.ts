@@ -1,4 +1,4 @@
-import { HttpApiBuilder } from "@effect/platform"
+import { HttpApiBuilder } from "effect/http-api"
 import { Effect } from "effect"
 import { Api } from "../Api.ts"
 import { answer } from "../Errors.ts"
@@ -11,8 +11,8 @@ export const AdminLive = HttpApiBuilder.group(Api, "admin", (handlers) =>
     const publishers = yield* Publishers
     return handlers
       .handle("createUnclaimedNode", ({ payload }) => answer(moderation.createUnclaimedNode(payload)))
-      .handle("moderateNode", ({ path, payload }) => answer(moderation.moderateNode(path.nodeId, payload)))
-      .handle("moderateVersion", ({ path, payload }) =>
-        answer(moderation.moderateVersion(path.nodeId, path.version, payload)))
-      .handle("moderatePublisher", ({ path, payload }) => answer(publishers.moderate(path.publisherId, payload.status)))
+      .handle("moderateNode", ({ params, payload }) => answer(moderation.moderateNode(params.nodeId, payload)))
+      .handle("moderateVersion", ({ params, payload }) =>
+        answer(moderation.moderateVersion(params.nodeId, params.version, payload)))
+      .handle("moderatePublisher", ({ params, payload }) => answer(publishers.moderate(params.publisherId, payload.status)))
   }))

@@ -3,7 +3,7 @@
  * and versions, moved as the state machines of Domain/Transitions.ts allow, and the compatibility
  * of versions.
  */
-import { Data, Effect, Option } from "effect"
+import { Context, Data, Effect, Layer, Option } from "effect"
 import { Policy } from "../Auth/Policy.ts"
 import { NodeRepo } from "../Catalog/Repo.ts"
 import { NodeMissing, TransitionRefused, VersionMissing } from "../Domain/Errors.ts"
@@ -26,8 +26,8 @@ export interface VersionEdit extends VersionCompatibility {
   readonly status_reason?: string | undefined
 }
 
-export class Moderation extends Effect.Service<Moderation>()("Moderation", {
-  effect: Effect.gen(function*() {
+export class Moderation extends Context.Service<Moderation>()("Moderation", {
+  make: Effect.gen(function*() {
     const nodes = yield* NodeRepo
     const publishing = yield* PublishingRepo
     const policy = yield* Policy
@@ -88,9 +88,11 @@ export class Moderation extends Effect.Service<Moderation>()("Moderation", {
         if (move !== undefined || Object.values(compatibility).some((v) => v !== undefined)) {
           yield* publishing.moderateVersion(nodeId, state.version, move, compatibility)
         }
-        return yield* Effect.flatMap(nodes.versionById(state.id), Effect.orDie)
+        return yield* Effect.orDie(Effect.flatMap(nodes.versionById(state.id), (version) => Effect.fromOption(version)))
       })
     }
-  }),
-  dependencies: [NodeRepo.Default, PublishingRepo.Default, Policy.Default]
-}) {}
+  })
+}) {
+  static readonly layerWithoutDependencies = Layer.effect(Moderation, Moderation.make)
+  static readonly layer = Moderation.layerWithoutDependencies.pipe(Layer.provide([NodeRepo.layer, PublishingRepo.layer, Policy.layer]))
+}

@@ -1,17 +1,19 @@
-import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
+import { HttpApi, HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
 import { Schema } from "effect"
 import { BadRequest, NotFound } from "../Domain/ApiErrors.ts"
 import { ApiKeyCreate, ApiKeyList, CreatedApiKey } from "../Domain/ApiKey.ts"
 import { Authentication } from "../Domain/Auth.ts"
-import { field, PathParam } from "../Domain/Schemas.ts"
+import { field, PathParam, refusingBody } from "../Domain/Schemas.ts"
 
 /** The caller's own API keys; signing in (bearer) is needed to manage them, a key cannot. */
 export class ApiKeysApi extends HttpApiGroup.make("apiKeys")
   .add(
-    HttpApiEndpoint.post("createApiKey", "/users/api-keys")
-      .setPayload(ApiKeyCreate)
-      .addSuccess(CreatedApiKey, { status: 201 })
-      .addError(BadRequest)
+    HttpApiEndpoint.post("createApiKey", "/users/api-keys", {
+      payload: ApiKeyCreate,
+      success: CreatedApiKey.pipe(HttpApiSchema.status(201)),
+      error: BadRequest
+    })
+      .annotate(HttpApi.PayloadParseOptions, refusingBody)
       .annotate(OpenApi.Summary, "Create an API key")
       .annotate(
         OpenApi.Description,
@@ -20,16 +22,17 @@ export class ApiKeysApi extends HttpApiGroup.make("apiKeys")
       )
   )
   .add(
-    HttpApiEndpoint.get("listApiKeys", "/users/api-keys")
-      .addSuccess(ApiKeyList)
+    HttpApiEndpoint.get("listApiKeys", "/users/api-keys", {
+      success: ApiKeyList
+    })
       .annotate(OpenApi.Summary, "List your API keys, values masked")
   )
   .add(
-    HttpApiEndpoint.del("revokeApiKey", "/users/api-keys/:keyId")
-      .setPath(Schema.Struct({ keyId: field(PathParam, "Identifier of the key") }))
-      .addSuccess(HttpApiSchema.NoContent)
-      .addError(BadRequest)
-      .addError(NotFound)
+    HttpApiEndpoint.delete("revokeApiKey", "/users/api-keys/:keyId", {
+      params: Schema.Struct({ keyId: field(PathParam, "Identifier of the key") }),
+      success: HttpApiSchema.NoContent,
+      error: [BadRequest, NotFound]
+    })
       .annotate(OpenApi.Summary, "Revoke one of your API keys at once")
   )
   .middleware(Authentication)

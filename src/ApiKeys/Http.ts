@@ -1,4 +1,4 @@
-import { HttpApiBuilder } from "@effect/platform"
+import { HttpApiBuilder } from "effect/http-api"
 import { Effect } from "effect"
 import { Api } from "../Api.ts"
 import { answer } from "../Errors.ts"
@@ -9,4 +9,4 @@ export const ApiKeysLive = HttpApiBuilder.group(Api, "apiKeys", (handlers) =>
     handlers
       .handle("createApiKey", ({ payload }) => answer(keys.create(payload)))
       .handle("listApiKeys", () => answer(keys.list()))
-      .handle("revokeApiKey", ({ path }) => answer(keys.revoke(path.keyId)))))
+      .handle("revokeApiKey", ({ params }) => answer(keys.revoke(params.keyId)))))

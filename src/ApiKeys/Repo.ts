@@ -2,8 +2,8 @@
  * User API keys. A key's value is shown once, when it is created; the table keeps its SHA-256 (to
  * recognise it) and a hint (to tell keys apart in listings), never the value itself.
  */
-import { SqlClient, SqlSchema } from "@effect/sql"
-import { Data, Effect, Option, Redacted, Schema } from "effect"
+import { SqlClient, SqlSchema } from "effect/sql"
+import { Context, Data, Effect, Layer, Option, Redacted, Schema } from "effect"
 import { createHash, randomBytes } from "node:crypto"
 import { ApiKey, ApiKeyWithPlaintext } from "../Domain/ApiKey.ts"
 import { isUuid } from "../Domain/Schemas.ts"
@@ -51,12 +51,12 @@ const keyColumns = {
   created_at: DbTime
 }
 
-const KeyRow = rowsOf(keyColumns, ApiKey, ({ key_hint, ...fields }) => new ApiKey({ ...fields, key_prefix: key_hint }, true))
+const KeyRow = rowsOf(keyColumns, ApiKey, ({ key_hint, ...fields }) => new ApiKey({ ...fields, key_prefix: key_hint }, { disableChecks: true }))
 
 const OwnerRow = Schema.Struct({ user_id: Schema.String, email: Schema.NullOr(Schema.String), name: Schema.NullOr(Schema.String) })
 
-export class ApiKeyRepo extends Effect.Service<ApiKeyRepo>()("ApiKeyRepo", {
-  effect: Effect.gen(function*() {
+export class ApiKeyRepo extends Context.Service<ApiKeyRepo>()("ApiKeyRepo", {
+  make: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
 
     const findAll = SqlSchema.findAll({
@@ -68,8 +68,8 @@ export class ApiKeyRepo extends Effect.Service<ApiKeyRepo>()("ApiKeyRepo", {
             ORDER BY created_at, id`
     })
 
-    const findOwner = SqlSchema.findOne({
-      Request: Schema.Uint8ArrayFromSelf,
+    const findOwner = SqlSchema.findOneOption({
+      Request: Schema.Uint8Array,
       Result: OwnerRow,
       execute: (hash) =>
         sql`SELECT k.user_id, u.email, u.name FROM api_keys k JOIN users u ON u.id = k.user_id
@@ -97,7 +97,7 @@ export class ApiKeyRepo extends Effect.Service<ApiKeyRepo>()("ApiKeyRepo", {
           key_prefix: keyHint(value),
           created_at: row.created_at,
           plaintext_key: value
-        }, true)
+        }, { disableChecks: true })
       }),
 
       /** The user's unrevoked keys, oldest first, values masked. */
@@ -128,4 +128,6 @@ export class ApiKeyRepo extends Effect.Service<ApiKeyRepo>()("ApiKeyRepo", {
       })
     }
   })
-}) {}
+}) {
+  static readonly layer = Layer.effect(ApiKeyRepo, ApiKeyRepo.make)
+}

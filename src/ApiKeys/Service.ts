@@ -1,12 +1,12 @@
 /** User API keys: a signed-in user creates, lists and revokes their own. */
-import { Effect } from "effect"
+import { Context, Effect, Layer } from "effect"
 import { CreatedApiKey, ApiKeyList } from "../Domain/ApiKey.ts"
 import { CurrentUser } from "../Domain/Auth.ts"
 import { traced } from "../Tracing.ts"
 import { ApiKeyRepo } from "./Repo.ts"
 
-export class ApiKeys extends Effect.Service<ApiKeys>()("ApiKeys", {
-  effect: Effect.gen(function*() {
+export class ApiKeys extends Context.Service<ApiKeys>()("ApiKeys", {
+  make: Effect.gen(function*() {
     const keys = yield* ApiKeyRepo
     return {
       create: traced("ApiKeys.create")(
@@ -26,6 +26,8 @@ export class ApiKeys extends Effect.Service<ApiKeys>()("ApiKeys", {
         yield* keys.revoke(user.id, keyId)
       })
     }
-  }),
-  dependencies: [ApiKeyRepo.Default]
-}) {}
+  })
+}) {
+  static readonly layerWithoutDependencies = Layer.effect(ApiKeys, ApiKeys.make)
+  static readonly layer = ApiKeys.layerWithoutDependencies.pipe(Layer.provide(ApiKeyRepo.layer))
+}

@@ -2,12 +2,13 @@
  * The bearer security of the contract (Domain/Auth.ts), implemented: verify the JWT, record its
  * user on first sight, and provide the caller to the handlers.
  */
-import { HttpServerRequest } from "@effect/platform"
+import { HttpServerRequest } from "effect/http"
 import { Effect, Layer, Option, Redacted } from "effect"
 import { AppConfig } from "../Config.ts"
 import { RateLimited, Unauthorized } from "../Domain/ApiErrors.ts"
+import { failAnswered } from "../Errors.ts"
 import { ApiKeyRepo } from "../ApiKeys/Repo.ts"
-import { apiKeyHeader, Authentication, KeyOrBearerAuthentication, OptionalAuthentication, type User } from "../Domain/Auth.ts"
+import { apiKeyHeader, Authentication, CurrentUser, KeyOrBearerAuthentication, OptionalAuthentication, type User, Viewer } from "../Domain/Auth.ts"
 import { noteUser } from "../Observability/Caller.ts"
 import { AuthFailures, type TooManyFailures } from "./Failures.ts"
 import { JwtVerifier } from "./Jwt.ts"
@@ -22,7 +23,7 @@ const rateLimited = (e: TooManyFailures) => new RateLimited({ message: e.message
 const makeGuard = Effect.map(AuthFailures, (failures) =>
   <A, R>(check: Effect.Effect<A, Unauthorized, R>) =>
     failures.guard(check, (e) => e instanceof Unauthorized).pipe(
-      Effect.catchTag("TooManyFailures", (e) => Effect.fail(rateLimited(e)))
+      Effect.catchTag("TooManyFailures", (e) => failAnswered(rateLimited(e)))
     ))
 
 /** Verifies the request's bearer token and records its user; `None` when there is no header. */
@@ -56,18 +57,26 @@ const makeAuthenticate = Effect.gen(function*() {
 
 export const AuthenticationLive = Layer.effect(
   Authentication,
-  Effect.map(makeAuthenticate, (authenticate) => ({
-    bearer: (token: Redacted.Redacted) =>
-      Effect.flatMap(authenticate(token), Option.match({
-        onNone: () => new Unauthorized({ message: "This endpoint needs an Authorization: Bearer <token> header" }),
-        onSome: Effect.succeed
-      }))
-  }))
+  Effect.map(makeAuthenticate, (authenticate) =>
+    Authentication.of({
+      bearer: (httpEffect, { credential }) =>
+        Effect.gen(function*() {
+          const user = yield* authenticate(credential)
+          if (Option.isNone(user)) {
+            return yield* new Unauthorized({ message: "This endpoint needs an Authorization: Bearer <token> header" })
+          }
+          return yield* Effect.provideService(httpEffect, CurrentUser, user.value)
+        })
+    }))
 )
 
 export const OptionalAuthenticationLive = Layer.effect(
   OptionalAuthentication,
-  Effect.map(makeAuthenticate, (authenticate) => ({ bearer: authenticate }))
+  Effect.map(makeAuthenticate, (authenticate) =>
+    OptionalAuthentication.of({
+      bearer: (httpEffect, { credential }) =>
+        Effect.flatMap(authenticate(credential), (viewer) => Effect.provideService(httpEffect, Viewer, viewer))
+    }))
 )
 
 /** The user of an unrevoked API key; any other value is 401, the same answer as a wrong bearer token. */
@@ -77,7 +86,7 @@ const makeAuthenticateKey = Effect.gen(function*() {
   const { adminSubjects } = (yield* AppConfig).auth
   return (key: Redacted.Redacted) =>
     guard(Effect.flatMap(keys.verify(key), Option.match({
-      onNone: () => new Unauthorized({ message: `The ${apiKeyHeader} header is not a valid API key` }),
+      onNone: () => Effect.fail(new Unauthorized({ message: `The ${apiKeyHeader} header is not a valid API key` })),
       // a key carries no claims: only the admin setting can make its user a site admin
       onSome: (owner) => Effect.as(noteUser(owner.id), { ...owner, isSiteAdmin: adminSubjects.has(owner.id) })
     })))
@@ -96,19 +105,21 @@ export const KeyOrBearerAuthenticationLive = Layer.effect(
     const missing = new Unauthorized({
       message: `This endpoint needs an Authorization: Bearer <token> header or an ${apiKeyHeader} header`
     })
-    return {
+    const user = (key: Redacted.Redacted) =>
+      Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
+        const authorization = request.headers.authorization
+        if (authorization !== undefined) {
+          return Effect.flatMap(
+            authenticateBearer(Redacted.make(authorization.slice("Bearer ".length))),
+            Option.match({ onNone: () => Effect.fail(missing), onSome: Effect.succeed })
+          )
+        }
+        return Redacted.value(key) === "" ? Effect.fail(missing) : authenticateKey(key)
+      })
+    return KeyOrBearerAuthentication.of({
       bearer: () => Effect.fail(missing),
-      apiKey: (key: Redacted.Redacted) =>
-        Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
-          const authorization = request.headers.authorization
-          if (authorization !== undefined) {
-            return Effect.flatMap(
-              authenticateBearer(Redacted.make(authorization.slice("Bearer ".length))),
-              Option.match({ onNone: () => Effect.fail(missing), onSome: Effect.succeed })
-            )
-          }
-          return Redacted.value(key) === "" ? Effect.fail(missing) : authenticateKey(key)
-        })
-    }
+      apiKey: (httpEffect, { credential }) =>
+        Effect.flatMap(user(credential), (caller) => Effect.provideService(httpEffect, CurrentUser, caller))
+    })
   })
 )

@@ -5,9 +5,9 @@
  * `AUTH_FAILURE_LIMIT` in a window of `AUTH_FAILURE_WINDOW_SECONDS`, a failed attempt is answered
  * 429 with the rest of the window instead of its refusal. The count is this instance's, in memory.
  */
-import { HttpServerRequest } from "@effect/platform"
+import { HttpServerRequest } from "effect/http"
 import { NodeHttpServerRequest } from "@effect/platform-node"
-import { Clock, Data, Effect } from "effect"
+import { Clock, Context, Data, Effect, Layer } from "effect"
 import { AppConfig } from "../Config.ts"
 
 /**
@@ -62,8 +62,8 @@ export const makeFailureWindows = (options: { readonly limit: number; readonly w
   }
 }
 
-export class AuthFailures extends Effect.Service<AuthFailures>()("AuthFailures", {
-  effect: Effect.gen(function*() {
+export class AuthFailures extends Context.Service<AuthFailures>()("AuthFailures", {
+  make: Effect.gen(function*() {
     const config = yield* AppConfig
     const windows = makeFailureWindows({
       limit: config.auth.failureLimit,
@@ -86,4 +86,6 @@ export class AuthFailures extends Effect.Service<AuthFailures>()("AuthFailures",
           }))
     }
   })
-}) {}
+}) {
+  static readonly layer = Layer.effect(AuthFailures, AuthFailures.make)
+}

@@ -5,8 +5,8 @@
  * `AUTH_CLOCK_SKEW_SECONDS` between the issuer's clock and this service's, and no token may live
  * longer than `AUTH_MAX_TOKEN_LIFETIME_SECONDS`: a leaked token dies within that, whatever its `exp`.
  */
-import { FileSystem } from "@effect/platform"
-import { Clock, Data, Effect, Option, Redacted } from "effect"
+import { FileSystem } from "effect"
+import { Clock, Context, Data, Effect, Layer, Option, Redacted } from "effect"
 import * as jose from "jose"
 import { randomBytes } from "node:crypto"
 import * as path from "node:path"
@@ -35,7 +35,7 @@ const hs256Secret = (config: AppConfigShape) =>
       yield* fs.makeDirectory(config.dataDir, { recursive: true })
       // "wx": of two processes starting together, the first one's secret is the one both read
       yield* fs.writeFileString(file, randomBytes(32).toString("base64url"), { mode: 0o600, flag: "wx" }).pipe(
-        Effect.catchIf((e) => e._tag === "SystemError" && e.reason === "AlreadyExists", () => Effect.void)
+        Effect.catchIf((e) => e.reason._tag === "AlreadyExists", () => Effect.void)
       )
     }
     return Buffer.from((yield* fs.readFileString(file)).trim(), "base64url")
@@ -103,8 +103,8 @@ export class TokenRefused extends Data.TaggedError("TokenRefused")<{ readonly re
   }
 }
 
-export class JwtVerifier extends Effect.Service<JwtVerifier>()("JwtVerifier", {
-  effect: Effect.gen(function*() {
+export class JwtVerifier extends Context.Service<JwtVerifier>()("JwtVerifier", {
+  make: Effect.gen(function*() {
     const config = yield* AppConfig
     const { issuer, audience, adminClaim } = config.auth
     const options: jose.JWTVerifyOptions = {
@@ -166,7 +166,9 @@ export class JwtVerifier extends Effect.Service<JwtVerifier>()("JwtVerifier", {
 
     return { verify }
   })
-}) {}
+}) {
+  static readonly layer = Layer.effect(JwtVerifier, JwtVerifier.make)
+}
 
 /** Signs a development token with the HS256 secret (used by `npm run token`, the demo and the tests). */
 export const mintToken = (

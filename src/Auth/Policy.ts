@@ -3,15 +3,15 @@
  * it, its tokens and its nodes; members read; site admins moderate everything. The caller is the
  * request's `CurrentUser`.
  */
-import { Effect, Option } from "effect"
+import { Context, Effect, Layer, Option } from "effect"
 import { CurrentUser } from "../Domain/Auth.ts"
 import { NotPermitted, PublisherMissing } from "../Domain/Errors.ts"
 import { managerRoles, type PublisherRole } from "../Domain/Publisher.ts"
 import { PublisherRepo } from "../Publishers/Repo.ts"
 import { span, traced } from "../Tracing.ts"
 
-export class Policy extends Effect.Service<Policy>()("Policy", {
-  effect: Effect.gen(function*() {
+export class Policy extends Context.Service<Policy>()("Policy", {
+  make: Effect.gen(function*() {
     const publishers = yield* PublisherRepo
 
     /** The caller, the publisher's status and the caller's role in it (none for strangers). */
@@ -60,6 +60,8 @@ export class Policy extends Effect.Service<Policy>()("Policy", {
     }).pipe(span("Policy.requireSiteAdmin"))
 
     return { standingIn, requireRole, requireManager, canManage, requireSiteAdmin }
-  }),
-  dependencies: [PublisherRepo.Default]
-}) {}
+  })
+}) {
+  static readonly layerWithoutDependencies = Layer.effect(Policy, Policy.make)
+  static readonly layer = Policy.layerWithoutDependencies.pipe(Layer.provide(PublisherRepo.layer))
+}

@@ -1,11 +1,11 @@
-import { SqlClient } from "@effect/sql"
-import { Effect } from "effect"
+import { SqlClient } from "effect/sql"
+import { Context, Effect, Layer } from "effect"
 import type { Claims } from "./Jwt.ts"
 import { traced } from "../Tracing.ts"
 
 /** Users are recorded the first time a token of theirs is seen, and kept current after. */
-export class UserRepo extends Effect.Service<UserRepo>()("UserRepo", {
-  effect: Effect.gen(function*() {
+export class UserRepo extends Context.Service<UserRepo>()("UserRepo", {
+  make: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     // what this process has already written: a user's every request must not cost a write
     const known = new Map<string, string>()
@@ -25,4 +25,6 @@ export class UserRepo extends Effect.Service<UserRepo>()("UserRepo", {
 
     return { recordSeen }
   })
-}) {}
+}) {
+  static readonly layer = Layer.effect(UserRepo, UserRepo.make)
+}

@@ -5,16 +5,16 @@
  * change. Beside it, the bookkeeping such writes share: which nodes are listed, and that a change
  * to a publisher's record counts as a change of its nodes.
  */
-import { SqlClient, type Statement } from "@effect/sql"
-import { Effect } from "effect"
+import { SqlClient, type Statement } from "effect/sql"
+import { Context, Effect, Layer } from "effect"
 import { LockRace, retryConflicts } from "../Db/Conflicts.ts"
 import { orDieOnDatabase } from "../Db/Rows.ts"
 import type { NodeStatus } from "../Domain/Node.ts"
 import { catalogueChannel, PageCache } from "./PageCache.ts"
 import { span } from "../Tracing.ts"
 
-export class CatalogChanges extends Effect.Service<CatalogChanges>()("CatalogChanges", {
-  effect: Effect.gen(function*() {
+export class CatalogChanges extends Context.Service<CatalogChanges>()("CatalogChanges", {
+  make: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const cache = yield* PageCache
     // with a payload (some listeners, PgClient.listen, drop notifications without one): this
@@ -29,7 +29,7 @@ export class CatalogChanges extends Effect.Service<CatalogChanges>()("CatalogCha
      * failure is a defect.
      */
     const change = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
-      retryConflicts(sql.withTransaction(Effect.zipLeft(effect, notify))).pipe(
+      retryConflicts(sql.withTransaction(Effect.tap(effect, () => notify))).pipe(
         Effect.ensuring(cache.invalidate),
         orDieOnDatabase,
         span("CatalogChanges.change")
@@ -63,7 +63,7 @@ export class CatalogChanges extends Effect.Service<CatalogChanges>()("CatalogCha
      * (NodePages.ts), so their nodes are not rewritten, apart from those whose listing changes.
      */
     const touchPublishers = (ids: ReadonlyArray<string>) =>
-      Effect.zipRight(
+      Effect.andThen(
         sql`UPDATE publishers SET updated_at = now() WHERE id = ANY(${ids as Array<string>})`,
         refreshListed(sql`n.publisher_id = ANY(${ids as Array<string>})`)
       )
@@ -94,6 +94,8 @@ export class CatalogChanges extends Effect.Service<CatalogChanges>()("CatalogCha
     const lockNode = (id: string) => Effect.map(lockNodes([id]), (nodes) => nodes[0])
 
     return { change, changeOne, refreshListed, touchPublishers, lockPublishers, lockNodes, lockNode }
-  }),
-  dependencies: [PageCache.Default]
-}) {}
+  })
+}) {
+  static readonly layerWithoutDependencies = Layer.effect(CatalogChanges, CatalogChanges.make)
+  static readonly layer = CatalogChanges.layerWithoutDependencies.pipe(Layer.provide(PageCache.layer))
+}

@@ -1,4 +1,5 @@
-import { HttpApiBuilder, type HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import { HttpApiBuilder } from "effect/http-api"
+import { type HttpServerRequest, HttpServerResponse } from "effect/http"
 import { Effect, Metric, Option } from "effect"
 import { Api } from "../Api.ts"
 import { clientAddress } from "../Auth/Failures.ts"
@@ -10,7 +11,7 @@ import type { NodeQuery, SearchQuery } from "./NodePages.ts"
 import { type RenderedPage, ServedPage } from "./PageCache.ts"
 import { Catalog } from "./Service.ts"
 import { Archives } from "../Publishing/Archives.ts"
-import type { NodeVersion } from "../Domain/Node.ts"
+import { NodeVersion } from "../Domain/Node.ts"
 import { noneMatchHolds } from "../Web/Validators.ts"
 import { negotiate, varyOnEncoding, withEncoding } from "../Web/Compression.ts"
 import { labelledCounter } from "../Observability/Metrics.ts"
@@ -79,7 +80,7 @@ const listRequests = labelledCounter("nodes_list_requests", "GET /nodes requests
 const knownFormFactors = new Set(["desktop-win", "desktop-mac", "git-windows", "git-mac", "git-linux", "other"])
 const countRequest = (formFactor: string | undefined) => {
   const ff = formFactor?.toLowerCase() ?? "unknown"
-  return Metric.increment(listRequests({ form_factor: knownFormFactors.has(ff) ? ff : "unknown" }))
+  return Metric.update(listRequests({ form_factor: knownFormFactors.has(ff) ? ff : "unknown" }), 1)
 }
 
 export const CatalogLive = HttpApiBuilder.group(Api, "catalog", (handlers) =>
@@ -97,37 +98,41 @@ export const CatalogLive = HttpApiBuilder.group(Api, "catalog", (handlers) =>
       version.downloadUrl === undefined
         ? Effect.succeed(version)
         : archives.directUrl(version.node_id, version.version, version.id).pipe(
-          Effect.map(Option.match({ onNone: () => version, onSome: (downloadUrl) => ({ ...version, downloadUrl }) })),
-          Effect.catchAll((failure) =>
+          Effect.map(Option.match({
+            onNone: () => version,
+            // an instance: the success schema encodes NodeVersion instances only
+            onSome: (downloadUrl) => new NodeVersion({ ...version, downloadUrl }, { disableChecks: true })
+          })),
+          Effect.catch((failure) =>
             Effect.as(Effect.logWarning("presigning an install's download URL failed; the service's URL is given", failure.cause), version))
         )
     return handlers
-      .handle("listAllNodes", ({ request, urlParams }) =>
-        countRequest(urlParams.form_factor).pipe(
-          Effect.zipRight(catalog.listNodes(toQuery(urlParams), urlParams.latest ?? false)),
+      .handle("listAllNodes", ({ query, request }) =>
+        countRequest(query.form_factor).pipe(
+          Effect.andThen(catalog.listNodes(toQuery(query), query.latest ?? false)),
           Effect.flatMap((served) => respond(request, served))
         ))
-      .handle("searchNodes", ({ urlParams }) => catalog.search(toSearch(urlParams)).pipe(answer, Effect.map(json)))
-      .handle("getNodeVersion", ({ path }) => answer(catalog.getVersion(path.nodeId, path.versionId)))
-      .handle("getNode", ({ path, urlParams }) =>
-        answer(catalog.getNode(path.nodeId, { translations: urlParams.include_translations ?? true })))
-      .handle("listNodeVersions", ({ path, urlParams }) => answer(catalog.listVersions(path.nodeId, urlParams.statuses ?? defaultStatuses)))
-      .handle("installNode", ({ path, request, urlParams }) =>
-        answer(Effect.flatMap(catalog.install(path.nodeId, urlParams.version, clientAddress(request, trustProxy)), fromItsStore)))
+      .handle("searchNodes", ({ query }) => catalog.search(toSearch(query)).pipe(answer, Effect.map(json)))
+      .handle("getNodeVersion", ({ params }) => answer(catalog.getVersion(params.nodeId, params.versionId)))
+      .handle("getNode", ({ params, query }) =>
+        answer(catalog.getNode(params.nodeId, { translations: query.include_translations ?? true })))
+      .handle("listNodeVersions", ({ params, query }) => answer(catalog.listVersions(params.nodeId, query.statuses ?? defaultStatuses)))
+      .handle("installNode", ({ params, query, request }) =>
+        answer(Effect.flatMap(catalog.install(params.nodeId, query.version, clientAddress(request, trustProxy)), fromItsStore)))
   }))
 
 export const PublisherNodesLive = HttpApiBuilder.group(Api, "publisherNodes", (handlers) =>
   Effect.gen(function*() {
     const catalog = yield* Catalog
     return handlers
-      .handle("listNodesForPublisher", ({ path, urlParams }) =>
-        catalog.publisherNodes({ publisherId: path.publisherId, includeBanned: urlParams.include_banned ?? false }).pipe(
+      .handle("listNodesForPublisher", ({ params, query }) =>
+        catalog.publisherNodes({ publisherId: params.publisherId, includeBanned: query.include_banned ?? false }).pipe(
           answer,
           Effect.map((nodes) => HttpServerResponse.text(nodes, { contentType: "application/json" }))
         ))
-      .handle("listNodesForPublisherV2", ({ path, urlParams }) =>
+      .handle("listNodesForPublisherV2", ({ params, query }) =>
         catalog.publisherNodesPage(
-          { publisherId: path.publisherId, includeBanned: urlParams.include_banned ?? false },
-          pageOf(urlParams)
+          { publisherId: params.publisherId, includeBanned: query.include_banned ?? false },
+          pageOf(query)
         ).pipe(answer, Effect.map(json)))
   }))

@@ -7,8 +7,8 @@
  *
  * `json_strip_nulls` drops absent fields, as the Domain's optional fields are absent, not null.
  */
-import { SqlClient, type Statement } from "@effect/sql"
-import { Effect } from "effect"
+import { SqlClient, type Statement } from "effect/sql"
+import { Context, Effect, Layer } from "effect"
 import { installableStatus, type SortKey } from "../Domain/Node.ts"
 import { traced } from "../Tracing.ts"
 import { archiveBase, displayName, nodeDescription, versionObject } from "./Records.ts"
@@ -106,8 +106,8 @@ export const prefixesLastWord = (text: string): boolean => {
 const searchOrder =
   "m.rank DESC, m.host_node_closeness, m.repository_closeness, m.search_ranking ASC NULLS LAST, m.downloads DESC, m.id ASC"
 
-export class NodePages extends Effect.Service<NodePages>()("NodePages", {
-  effect: Effect.gen(function*() {
+export class NodePages extends Context.Service<NodePages>()("NodePages", {
+  make: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const base = yield* archiveBase
 
@@ -244,4 +244,6 @@ export class NodePages extends Effect.Service<NodePages>()("NodePages", {
 
     return { listPage, search }
   })
-}) {}
+}) {
+  static readonly layer = Layer.effect(NodePages, NodePages.make)
+}

@@ -18,9 +18,8 @@
  * its connection's errors and end, so a lost LISTEN would go unnoticed and pages would stay stale.
  */
 import { PgClient } from "@effect/sql-pg"
-import { Cache, Data, Effect, Equal, Hash, Option, Redacted, Schedule, Stream, type Tracer } from "effect"
+import { Cache, Context, Data, Effect, Equal, Hash, Layer, Option, Schedule, Stream } from "effect"
 import { createHash, randomUUID } from "node:crypto"
-import pg from "pg"
 import { AppConfig } from "../Config.ts"
 import { type NodeQuery, NodePages } from "./NodePages.ts"
 import { span, traced } from "../Tracing.ts"
@@ -72,16 +71,15 @@ const canonical = (q: NodeQuery) =>
   ])
 
 /**
- * A page's key: the query (compared by its canonical form) under one generation. It also carries
- * the span of the request that asked (not compared): the cache runs a lookup in the context it
- * was made in, where no request's span is, and the fill's SQL would start traces of its own.
+ * A page's key: the query (compared by its canonical form) under one generation. A fill runs in
+ * the asking request's context (Effect 4's `Cache.get` forks the lookup from the caller), so its
+ * SQL spans sit under that request's span (test/Observability/Tracing.test.ts).
  */
 class PageKey implements Equal.Equal {
   constructor(
     readonly generation: number,
     readonly id: string,
-    readonly query: NodeQuery,
-    readonly asker: Option.Option<Tracer.AnySpan>
+    readonly query: NodeQuery
   ) {}
   [Equal.symbol](that: Equal.Equal): boolean {
     return that instanceof PageKey && that.generation === this.generation && that.id === this.id
@@ -95,49 +93,41 @@ class PageKey implements Equal.Equal {
 export class ListenerLost extends Data.TaggedError("ListenerLost")<{ readonly reason: string }> {}
 
 /**
- * The notifications of `catalogueChannel` on a connection of its own: `undefined` once LISTEN is
- * in place, then each notification's payload; fails when the connection fails or closes.
+ * The notifications of `catalogueChannel`: `undefined` once LISTEN is in place, then each
+ * notification's payload; fails when the listening connection fails or closes. Effect 4's
+ * `PgClient.listen` holds one of the pool's connections for it and fails its queue with the
+ * connection's error (Effect 3's ignored that, and a listener of our own on `pg` stood in).
  */
-const notifications = (url: Redacted.Redacted) =>
-  Stream.asyncScoped<string | undefined, ListenerLost>((emit) =>
-    Effect.acquireRelease(
-      Effect.sync(() => {
-        const conn = new pg.Client({ connectionString: Redacted.value(url), application_name: "registry-listener", keepAlive: true })
-        const lost = (reason: string) => void emit.fail(new ListenerLost({ reason }))
-        conn.on("error", (e) => lost(e.message))
-        conn.on("end", () => lost("the connection closed"))
-        conn.on("notification", (message) => void emit.single(message.payload ?? ""))
-        conn.connect()
-          .then(() => conn.query(`LISTEN ${catalogueChannel}`))
-          .then(() => void emit.single(undefined), (e: Error) => lost(e.message))
-        return conn
-      }),
-      (conn) =>
-        Effect.sync(() => {
-          conn.removeAllListeners()
-          conn.on("error", () => {})
-          conn.end().catch(() => {})
-        })
+const notifications = (client: PgClient.PgClient) =>
+  Stream.unwrap(Effect.map(client.listen(catalogueChannel), (queue) =>
+    Stream.concat(
+      Stream.make(undefined),
+      Stream.map(Stream.fromQueue(queue), (notice): string | undefined => notice.payload)
+    ))).pipe(
+      Stream.mapError((e) => new ListenerLost({ reason: e.message })),
+      // a connection that ends without an error ends the stream: to this listener that is a loss too
+      (stream) => Stream.concat(stream, Stream.fail(new ListenerLost({ reason: "the connection closed" })))
     )
-  )
 
 /** Catalogue changes as this instance hears of them (one element when listening starts, then one per change). */
-export class CatalogueNotices extends Effect.Service<CatalogueNotices>()("CatalogueNotices", {
-  effect: Effect.map(PgClient.PgClient, (client) => ({
-    stream: notifications(Option.getOrThrow(Option.fromNullable(client.config.url))),
+export class CatalogueNotices extends Context.Service<CatalogueNotices>()("CatalogueNotices", {
+  make: Effect.map(PgClient.PgClient, (client) => ({
+    stream: notifications(client),
     /**
      * The payload this instance's changes carry: it drops its own pages after each commit, so
      * the echo of its own notification would only drop the pages computed since, for nothing.
      */
     sender: randomUUID() as string
   }))
-}) {}
+}) {
+  static readonly layer = Layer.effect(CatalogueNotices, CatalogueNotices.make)
+}
 
 /** How a served page counts in the list cache's metrics. */
 const cacheResults = { Hit: "hit", Miss: "miss", Bypass: "bypass" } as const
 
-export class PageCache extends Effect.Service<PageCache>()("PageCache", {
-  scoped: Effect.gen(function*() {
+export class PageCache extends Context.Service<PageCache>()("PageCache", {
+  make: Effect.gen(function*() {
     const { listCacheTtlMillis } = yield* AppConfig
     const notices = yield* CatalogueNotices
     const pages = yield* NodePages
@@ -161,7 +151,7 @@ export class PageCache extends Effect.Service<PageCache>()("PageCache", {
         storedBytes -= entry.bytes
         dropped.push(entry.key)
       }
-      return Effect.forEach(dropped, (k) => cache.invalidate(k), { discard: true })
+      return Effect.forEach(dropped, (k) => Cache.invalidate(cache, k), { discard: true })
     }
     /** Counts a page just stored under `key`, as the newest. */
     const account = (key: PageKey, page: RenderedPage) =>
@@ -191,11 +181,10 @@ export class PageCache extends Effect.Service<PageCache>()("PageCache", {
         : Effect.map(encodeForms(page.body, (bytes) => grow(key, bytes)), (forms): RenderedPage => ({ ...page, encoded: forms }))
     const cache: Cache.Cache<PageKey, RenderedPage> = yield* Cache.make({
       capacity,
-      timeToLive: listCacheTtlMillis,
-      lookup: (key: PageKey) => {
-        const fill = Effect.tap(Effect.flatMap(compute(key.query), (page) => encoded(key, page)), (page) => account(key, page))
-        return Option.isSome(key.asker) ? Effect.withParentSpan(fill, key.asker.value) : fill
-      }
+      // a page lives LIST_CACHE_TTL inclusive: Effect 4's Cache drops an entry once `now >= expiresAt`
+      timeToLive: listCacheTtlMillis + 1,
+      lookup: (key: PageKey) =>
+        Effect.tap(Effect.flatMap(compute(key.query), (page) => encoded(key, page)), (page) => account(key, page))
     })
 
     /** Drops every page; writers call it after their commit, so that their own reads see the change. */
@@ -203,7 +192,7 @@ export class PageCache extends Effect.Service<PageCache>()("PageCache", {
       generation++
       filled.clear()
       storedBytes = 0
-      return cache.invalidateAll
+      return Cache.invalidateAll(cache)
     }).pipe(span("PageCache.invalidate"))
 
     // a lost listener is logged when it is lost and when it is back, not at every failed attempt
@@ -213,7 +202,7 @@ export class PageCache extends Effect.Service<PageCache>()("PageCache", {
       // this instance's own changes dropped its pages after their commit already
       Stream.filter((payload) => payload !== notices.sender),
       Stream.runForEach(() =>
-        Effect.zipRight(
+        Effect.andThen(
           // the first element says LISTEN is in place: what changed before it is not in the cache
           Effect.suspend(() => {
             listening = true
@@ -225,7 +214,7 @@ export class PageCache extends Effect.Service<PageCache>()("PageCache", {
         )
       ),
       Effect.tapError((e) =>
-        Effect.zipRight(
+        Effect.andThen(
           invalidate,
           Effect.suspend(() => {
             listening = false
@@ -235,25 +224,25 @@ export class PageCache extends Effect.Service<PageCache>()("PageCache", {
           })
         )
       ),
-      Effect.retry(Schedule.exponential("100 millis").pipe(Schedule.union(Schedule.spaced("5 seconds")))),
+      Effect.retry(Schedule.min([Schedule.exponential("100 millis"), Schedule.spaced("5 seconds")])),
       Effect.forkScoped
     )
 
     /** The page of `query`: from the cache when it is on, computed when `bypass` or on a miss. */
     const get = traced("PageCache.get")(function*(query: NodeQuery, bypass: boolean) {
-      const key = new PageKey(generation, canonical(query), query, yield* Effect.option(Effect.currentSpan))
+      const key = new PageKey(generation, canonical(query), query)
       if (bypass) {
         const page = yield* compute(query)
         if (!listening) return ServedPage.Bypass({ page })
         const stored = yield* encoded(key, page)
-        yield* cache.set(key, stored)
+        yield* Cache.set(cache, key, stored)
         yield* account(key, stored)
         return ServedPage.Bypass({ page: stored })
       }
       if (!listening || listCacheTtlMillis === 0) return ServedPage.Miss({ page: yield* compute(query) })
-      const cached = yield* cache.getOptionComplete(key)
+      const cached = yield* Cache.getSuccess(cache, key)
       if (Option.isSome(cached)) return ServedPage.Hit({ page: cached.value })
-      return ServedPage.Miss({ page: yield* cache.get(key) })
+      return ServedPage.Miss({ page: yield* Cache.get(cache, key) })
     })
 
     return {
@@ -261,6 +250,8 @@ export class PageCache extends Effect.Service<PageCache>()("PageCache", {
       invalidate,
       sender: notices.sender
     }
-  }),
-  dependencies: [NodePages.Default, CatalogueNotices.Default]
-}) {}
+  })
+}) {
+  static readonly layerWithoutDependencies = Layer.effect(PageCache, PageCache.make)
+  static readonly layer = PageCache.layerWithoutDependencies.pipe(Layer.provide([NodePages.layer, CatalogueNotices.layer]))
+}

@@ -89,7 +89,7 @@ export const PublisherRow = rowsOf({
   source_code_repo: nullable(Schema.String),
   status: PublisherStatus,
   created_at: DbTime
-}, Publisher, ({ created_at, ...fields }) => new Publisher({ ...fields, createdAt: created_at }, true))
+}, Publisher, ({ created_at, ...fields }) => new Publisher({ ...fields, createdAt: created_at }, { disableChecks: true }))
 
 /**
  * The columns of the node row `n` of publisher row `p`, with `latest` the alias of its latest
@@ -132,4 +132,4 @@ export const NodeRow = rowsOf({
   created_at: DbTime,
   publisher: PublisherRow,
   latest_version: nullable(NodeVersion)
-}, Node, (fields) => new Node(fields, true))
+}, Node, (fields) => new Node(fields, { disableChecks: true }))

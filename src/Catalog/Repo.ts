@@ -2,8 +2,8 @@
  * Typed reads of nodes and versions: rows decoded with the schemas of Records.ts. Every feature
  * reads nodes here; each writes them through its own repository.
  */
-import { SqlClient, SqlSchema } from "@effect/sql"
-import { Effect, Option, Schema } from "effect"
+import { SqlClient, SqlSchema } from "effect/sql"
+import { Context, Effect, Layer, Option, Schema } from "effect"
 import { NodeIsBanned, NodeMissing } from "../Domain/Errors.ts"
 import { NodeStatus, NodeVersion, NodeVersionStatus } from "../Domain/Node.ts"
 import { PublisherStatus } from "../Domain/Publisher.ts"
@@ -35,7 +35,7 @@ export type VersionState = typeof VersionState.Type
 /** A node's version, by its version string, with its node's standing: both as stored, in any status. */
 export const NamedVersion = Schema.Struct({
   node: NodeState,
-  version: Schema.OptionFromSelf(Schema.Struct({ id: Schema.String, status: NodeVersionStatus, hasArchive: Schema.Boolean }))
+  version: Schema.Option(Schema.Struct({ id: Schema.String, status: NodeVersionStatus, hasArchive: Schema.Boolean }))
 })
 export type NamedVersion = typeof NamedVersion.Type
 
@@ -65,8 +65,8 @@ const InstallRow = Schema.Struct({ ...StatusesRow, version: nullable(NodeVersion
 /** A row of one column, `version`: a version's record. */
 const VersionRow = rowsOf({ version: NodeVersion }, NodeVersion, (row) => row.version)
 
-export class NodeRepo extends Effect.Service<NodeRepo>()("NodeRepo", {
-  effect: Effect.gen(function*() {
+export class NodeRepo extends Context.Service<NodeRepo>()("NodeRepo", {
+  make: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const base = yield* archiveBase
     const version = (alias: string) => sql.literal(`${versionRecord(alias, base)} AS version`)
@@ -77,7 +77,7 @@ export class NodeRepo extends Effect.Service<NodeRepo>()("NodeRepo", {
       SELECT * FROM node_versions v WHERE v.node_id = n.id AND v.status = 'NodeVersionStatusActive'
       ORDER BY v.semver_key DESC, v.version DESC LIMIT 1) lv ON true`
 
-    const findNode = SqlSchema.findOne({
+    const findNode = SqlSchema.findOneOption({
       Request: Schema.String,
       Result: NodeRow,
       execute: (nodeId) =>
@@ -86,7 +86,7 @@ export class NodeRepo extends Effect.Service<NodeRepo>()("NodeRepo", {
             WHERE n.id = ${nodeId}`
     })
 
-    const findState = SqlSchema.findOne({
+    const findState = SqlSchema.findOneOption({
       Request: Schema.String,
       Result: rowsOf({
         publisher_id: Schema.String,
@@ -97,14 +97,14 @@ export class NodeRepo extends Effect.Service<NodeRepo>()("NodeRepo", {
         publisherId: r.publisher_id,
         status: r.status,
         publisherStatus: r.publisher_status,
-        repository: Option.fromNullable(r.repository)
+        repository: Option.fromNullOr(r.repository)
       })),
       execute: (nodeId) =>
         sql`SELECT n.publisher_id, n.status, p.status AS publisher_status, n.repository
             FROM nodes n JOIN publishers p ON p.id = n.publisher_id WHERE n.id = ${nodeId}`
     })
 
-    const findVisibleVersion = SqlSchema.findOne({
+    const findVisibleVersion = SqlSchema.findOneOption({
       Request: Schema.Struct({ nodeId: Schema.String, versionOrId: Schema.String }),
       Result: VisibleVersion,
       execute: ({ nodeId, versionOrId }) =>
@@ -123,13 +123,13 @@ export class NodeRepo extends Effect.Service<NodeRepo>()("NodeRepo", {
             ORDER BY v.semver_key DESC, v.version DESC`
     })
 
-    const findVersionById = SqlSchema.findOne({
+    const findVersionById = SqlSchema.findOneOption({
       Request: Schema.String,
       Result: VersionRow,
       execute: (versionId) => sql`SELECT ${version("v")} FROM node_versions v WHERE v.id = ${versionId}::uuid`
     })
 
-    const findVersionState = SqlSchema.findOne({
+    const findVersionState = SqlSchema.findOneOption({
       Request: Schema.Struct({ nodeId: Schema.String, versionOrId: Schema.String }),
       Result: rowsOf({
         id: Schema.String,
@@ -153,7 +153,7 @@ export class NodeRepo extends Effect.Service<NodeRepo>()("NodeRepo", {
             ORDER BY v.version = ${versionOrId} DESC LIMIT 1`
     })
 
-    const findNamedVersion = SqlSchema.findOne({
+    const findNamedVersion = SqlSchema.findOneOption({
       Request: Schema.Struct({ nodeId: Schema.String, version: Schema.String }),
       Result: rowsOf({
         publisher_id: Schema.String,
@@ -168,7 +168,7 @@ export class NodeRepo extends Effect.Service<NodeRepo>()("NodeRepo", {
           publisherId: r.publisher_id,
           status: r.status,
           publisherStatus: r.publisher_status,
-          repository: Option.fromNullable(r.repository)
+          repository: Option.fromNullOr(r.repository)
         },
         version: r.version_id === null || r.version_status === null
           ? Option.none()
@@ -182,7 +182,7 @@ export class NodeRepo extends Effect.Service<NodeRepo>()("NodeRepo", {
             WHERE n.id = ${nodeId}`
     })
 
-    const installVersion = SqlSchema.findOne({
+    const installVersion = SqlSchema.findOneOption({
       Request: Schema.Struct({ nodeId: Schema.String, version: Schema.UndefinedOr(Schema.String), client: Schema.String }),
       Result: InstallRow,
       // One statement: the version chosen and the download counted together. A download counts
@@ -262,4 +262,6 @@ export class NodeRepo extends Effect.Service<NodeRepo>()("NodeRepo", {
       })
     }
   })
-}) {}
+}) {
+  static readonly layer = Layer.effect(NodeRepo, NodeRepo.make)
+}

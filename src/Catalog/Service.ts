@@ -3,7 +3,7 @@
  * versions as clients may see them. A deleted node is missing; a banned one, or one of a banned
  * publisher, is refused by name.
  */
-import { Data, Effect, Option, Schedule } from "effect"
+import { Context, Data, Effect, Layer, Option, Schedule } from "effect"
 import { Policy } from "../Auth/Policy.ts"
 import { Viewer } from "../Domain/Auth.ts"
 import { NodeMissing, NotPermitted, VersionMissing } from "../Domain/Errors.ts"
@@ -37,8 +37,8 @@ const hasCriterion = (q: SearchQuery) => q.text !== undefined || q.hostNode !== 
 /** How often the install counts of past hours are pruned. */
 const pruneIntervalMillis = 10 * 60 * 1000
 
-export class Catalog extends Effect.Service<Catalog>()("Catalog", {
-  scoped: Effect.gen(function*() {
+export class Catalog extends Context.Service<Catalog>()("Catalog", {
+  make: Effect.gen(function*() {
     const nodes = yield* NodeRepo
     const pages = yield* NodePages
     const cache = yield* PageCache
@@ -87,7 +87,7 @@ export class Catalog extends Effect.Service<Catalog>()("Catalog", {
 
     // pruning lives as long as the service; a failed round is logged and the next one tries again
     yield* nodes.pruneInstallCounts().pipe(
-      Effect.catchAllCause((cause) => Effect.logWarning("pruning install counts failed", cause)),
+      Effect.catchCause((cause) => Effect.logWarning("pruning install counts failed", cause)),
       Effect.repeat(Schedule.spaced(pruneIntervalMillis)),
       Effect.forkScoped
     )
@@ -132,7 +132,7 @@ export class Catalog extends Effect.Service<Catalog>()("Catalog", {
         yield* requireVisible(nodeId, { status: node.value.status, publisherStatus: node.value.publisher.status })
         if (options.translations) return node.value
         const { translations: _left, ...rest } = node.value
-        return new Node(rest, true)
+        return new Node(rest, { disableChecks: true })
       }),
 
       /** A version by version string or id; a deleted one is missing. */
@@ -168,6 +168,8 @@ export class Catalog extends Effect.Service<Catalog>()("Catalog", {
         return chosen
       })
     }
-  }),
-  dependencies: [NodeRepo.Default, NodePages.Default, PageCache.Default, Policy.Default]
-}) {}
+  })
+}) {
+  static readonly layerWithoutDependencies = Layer.effect(Catalog, Catalog.make)
+  static readonly layer = Catalog.layerWithoutDependencies.pipe(Layer.provide([NodeRepo.layer, NodePages.layer, PageCache.layer, Policy.layer]))
+}

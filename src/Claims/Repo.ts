@@ -1,6 +1,6 @@
 /** The one write of claiming: an unclaimed node moves to its author's publisher, once. */
-import { SqlClient } from "@effect/sql"
-import { Data, Effect } from "effect"
+import { SqlClient } from "effect/sql"
+import { Context, Data, Effect, Layer } from "effect"
 import { CatalogChanges } from "../Catalog/Changes.ts"
 import { onForeignKeyViolation } from "../Db/Rows.ts"
 import { PublisherMissing } from "../Domain/Errors.ts"
@@ -13,8 +13,8 @@ export class AlreadyClaimed extends Data.TaggedError("AlreadyClaimed")<{ readonl
   }
 }
 
-export class ClaimRepo extends Effect.Service<ClaimRepo>()("ClaimRepo", {
-  effect: Effect.gen(function*() {
+export class ClaimRepo extends Context.Service<ClaimRepo>()("ClaimRepo", {
+  make: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const { change, lockPublishers, refreshListed } = yield* CatalogChanges
     return {
@@ -37,6 +37,8 @@ export class ClaimRepo extends Effect.Service<ClaimRepo>()("ClaimRepo", {
         }))
       })
     }
-  }),
-  dependencies: [CatalogChanges.Default]
-}) {}
+  })
+}) {
+  static readonly layerWithoutDependencies = Layer.effect(ClaimRepo, ClaimRepo.make)
+  static readonly layer = ClaimRepo.layerWithoutDependencies.pipe(Layer.provide(CatalogChanges.layer))
+}

@@ -7,7 +7,7 @@
  * name), then the host. The host is asked before the move and the move is conditional, so a claim
  * that lost a race after asking still ends in AlreadyClaimed.
  */
-import { Data, Effect, Option, type Redacted } from "effect"
+import { Context, Data, Effect, Layer, Option, type Redacted } from "effect"
 import { Policy } from "../Auth/Policy.ts"
 import { NodeRepo } from "../Catalog/Repo.ts"
 import { NodeMissing } from "../Domain/Errors.ts"
@@ -33,8 +33,8 @@ export class NotRepositoryAdmin extends Data.TaggedError("NotRepositoryAdmin")<{
   }
 }
 
-export class Claims extends Effect.Service<Claims>()("Claims", {
-  effect: Effect.gen(function*() {
+export class Claims extends Context.Service<Claims>()("Claims", {
+  make: Effect.gen(function*() {
     const nodes = yield* NodeRepo
     const claims = yield* ClaimRepo
     const repohost = yield* Repohost
@@ -64,10 +64,12 @@ export class Claims extends Effect.Service<Claims>()("Claims", {
         }
         yield* claims.claim(nodeId, publisherId)
         yield* Effect.logInfo(`node ${nodeId} claimed by publisher ${publisherId} (repository host user ${login})`)
-        const claimed = yield* Effect.flatMap(nodes.findNode(nodeId), Effect.orDieWith(() => new NodeMissing({ nodeId })))
+        const claimed = yield* Effect.orDie(Effect.flatMap(nodes.findNode(nodeId), Effect.fromOption(() => new NodeMissing({ nodeId }))))
         return { message: `Node ${nodeId} claimed by ${publisherId}`, node: claimed }
       })
     }
-  }),
-  dependencies: [NodeRepo.Default, ClaimRepo.Default, Repohost.Default, Policy.Default]
-}) {}
+  })
+}) {
+  static readonly layerWithoutDependencies = Layer.effect(Claims, Claims.make)
+  static readonly layer = Claims.layerWithoutDependencies.pipe(Layer.provide([NodeRepo.layer, ClaimRepo.layer, Repohost.layer, Policy.layer]))
+}

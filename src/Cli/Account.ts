@@ -2,8 +2,8 @@
  * `login`, `publisher create|show` and `token create|list|revoke`: the account side of the CLI,
  * each one call of the typed client with the saved login's bearer token.
  */
-import { Args, Command, Options } from "@effect/cli"
 import { Effect, Option, Schema } from "effect"
+import { Argument, Command, Flag } from "effect/cli"
 import { Publisher } from "../Domain/Publisher.ts"
 import { CreatedToken, TokenSummary } from "../Domain/Token.ts"
 import { writeLogin } from "./ConfigFile.ts"
@@ -11,8 +11,8 @@ import { usage } from "./Failure.ts"
 import { day, fields, jsonOption, note, print, printJson, shortStatus, table } from "./Output.ts"
 import { call, client, fromEnv } from "./Session.ts"
 
-const text = (name: string, description: string) => Options.text(name).pipe(Options.withDescription(description))
-const optionalText = (name: string, description: string) => text(name, description).pipe(Options.optional)
+const text = (name: string, description: string) => Flag.String(name).pipe(Flag.withDescription(description))
+const optionalText = (name: string, description: string) => text(name, description).pipe(Flag.optional)
 
 /** The record's optional fields that were given. */
 const given = <A extends Record<string, Option.Option<string>>>(fields: A): { [K in keyof A]?: string } =>
@@ -96,11 +96,11 @@ const publisherCreate = Command.make(
 
 const publisherShow = Command.make(
   "show",
-  { id: Args.text({ name: "publisherId" }), json: jsonOption },
+  { id: Argument.String("publisherId"), json: jsonOption },
   ({ id, json }) =>
     Effect.gen(function*() {
       const registry = yield* client
-      const publisher = yield* call("get publisher", registry.api.publicPublishers.getPublisher({ path: { publisherId: id } }))
+      const publisher = yield* call("get publisher", registry.api.publicPublishers.getPublisher({ params: { publisherId: id } }))
       yield* json ? printJson(Publisher, publisher) : printPublisher(publisher)
     })
 ).pipe(Command.withDescription("Show a publisher (members are shown to its members)"))
@@ -112,7 +112,7 @@ export const publisher = Command.make("publisher").pipe(
 
 // --- token -----------------------------------------------------------------------------------------
 
-const publisherIdArg = Args.text({ name: "publisherId" })
+const publisherIdArg = Argument.String("publisherId")
 
 const tokenCreate = Command.make(
   "create",
@@ -127,7 +127,7 @@ const tokenCreate = Command.make(
       const registry = yield* client
       const created = yield* call(
         "create token",
-        registry.api.tokens.createToken({ path: { publisherId }, payload: { name, ...given({ description }) } })
+        registry.api.tokens.createToken({ params: { publisherId }, payload: { name, ...given({ description }) } })
       )
       if (json) return yield* printJson(CreatedToken, created)
       yield* print(created.token)
@@ -141,7 +141,7 @@ const tokenList = Command.make(
   ({ publisherId, json }) =>
     Effect.gen(function*() {
       const registry = yield* client
-      const tokens = yield* call("list tokens", registry.api.tokens.listTokens({ path: { publisherId } }))
+      const tokens = yield* call("list tokens", registry.api.tokens.listTokens({ params: { publisherId } }))
       if (json) return yield* printJson(Schema.Array(TokenSummary), tokens)
       yield* print(table(
         ["ID", "NAME", "TOKEN", "CREATED", "LAST USED", "DESCRIPTION"],
@@ -152,11 +152,11 @@ const tokenList = Command.make(
 
 const tokenRevoke = Command.make(
   "revoke",
-  { publisherId: publisherIdArg, tokenId: Args.text({ name: "tokenId" }) },
+  { publisherId: publisherIdArg, tokenId: Argument.String("tokenId") },
   ({ publisherId, tokenId }) =>
     Effect.gen(function*() {
       const registry = yield* client
-      yield* call("revoke token", registry.api.tokens.revokeToken({ path: { publisherId, tokenId } }))
+      yield* call("revoke token", registry.api.tokens.revokeToken({ params: { publisherId, tokenId } }))
       yield* print(`Revoked token ${tokenId}`)
     })
 ).pipe(Command.withDescription("Revoke a token at once"))

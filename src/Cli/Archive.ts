@@ -2,8 +2,7 @@
  * The node's zip: its files in the order given, each with the same fixed timestamp and a mode of
  * 0644 (0755 when the owner may execute it), so the same files always give the same bytes.
  */
-import { FileSystem } from "@effect/platform"
-import { Effect } from "effect"
+import { Effect, FileSystem } from "effect"
 import { createWriteStream } from "node:fs"
 import * as fs from "node:fs/promises"
 import * as path from "node:path"

@@ -2,14 +2,14 @@
  * The read commands: `search`, `versions` and `nodes`, as tables, or with `--json` as the JSON the
  * service returned (encoded back through the contract's schemas, so scripts can rely on it).
  */
-import { Args, Command, Options } from "@effect/cli"
 import { Effect, Option, Schema } from "effect"
+import { Argument, Command, Flag } from "effect/cli"
 import { type Node, NodeList, NodeVersion, NodeVersionStatus, Node as NodeSchema } from "../Domain/Node.ts"
 import { day, jsonOption, print, printJson, shortStatus, table } from "./Output.ts"
 import { call, client } from "./Session.ts"
 
-const page = Options.integer("page").pipe(Options.withDescription("Page number, from 1"), Options.withDefault(1))
-const limit = Options.integer("limit").pipe(Options.withDescription("Nodes per page (at most 500)"), Options.withDefault(20))
+const page = Flag.Int("page").pipe(Flag.withDescription("Page number, from 1"), Flag.withDefault(1))
+const limit = Flag.Int("limit").pipe(Flag.withDescription("Nodes per page (at most 500)"), Flag.withDefault(20))
 
 const nodeRows = (nodes: ReadonlyArray<Node>) =>
   table(
@@ -26,11 +26,11 @@ const printPage = (list: NodeList) =>
 
 export const search = Command.make(
   "search",
-  { text: Args.text({ name: "text" }), page, limit, json: jsonOption },
+  { text: Argument.String("text"), page, limit, json: jsonOption },
   ({ text, page, limit, json }) =>
     Effect.gen(function*() {
       const registry = yield* client
-      const found = yield* call("search", registry.api.catalog.searchNodes({ urlParams: { search: text, page, limit } }))
+      const found = yield* call("search", registry.api.catalog.searchNodes({ query: { search: text, page, limit } }))
       yield* json ? printJson(NodeList, found) : printPage(found)
     })
 ).pipe(Command.withDescription("Search nodes by id, name, description, author, tags and host-node names"))
@@ -40,10 +40,10 @@ const statusNames = NodeVersionStatus.literals.map(shortStatus)
 export const versions = Command.make(
   "versions",
   {
-    node: Args.text({ name: "node" }),
-    status: Options.choice("status", statusNames).pipe(
-      Options.repeated,
-      Options.withDescription("Only versions in this status (repeatable); default Active")
+    node: Argument.String("node"),
+    status: Flag.Literals("status", statusNames).pipe(
+      Flag.withDescription("Only versions in this status (repeatable); default Active"),
+      Flag.atLeast(0)
     ),
     json: jsonOption
   },
@@ -53,7 +53,7 @@ export const versions = Command.make(
       const statuses = status.length === 0
         ? ["NodeVersionStatusActive" as const]
         : status.map((s) => `NodeVersionStatus${s}` as NodeVersionStatus)
-      const found = yield* call("list versions", registry.api.catalog.listNodeVersions({ path: { nodeId: node }, urlParams: { statuses } }))
+      const found = yield* call("list versions", registry.api.catalog.listNodeVersions({ params: { nodeId: node }, query: { statuses } }))
       if (json) return yield* printJson(Schema.Array(NodeVersion), found)
       if (found.length === 0) return yield* print(`No versions of ${node}.`)
       yield* print(table(
@@ -72,9 +72,9 @@ export const versions = Command.make(
 export const nodes = Command.make(
   "nodes",
   {
-    publisher: Options.text("publisher").pipe(
-      Options.withDescription("Only this publisher's nodes (needs login; members also see banned ones)"),
-      Options.optional
+    publisher: Flag.String("publisher").pipe(
+      Flag.withDescription("Only this publisher's nodes (needs login; members also see banned ones)"),
+      Flag.optional
     ),
     page,
     limit,
@@ -86,12 +86,12 @@ export const nodes = Command.make(
       if (Option.isSome(publisher)) {
         const list = yield* call(
           "list nodes",
-          registry.api.publisherNodes.listNodesForPublisher({ path: { publisherId: publisher.value }, urlParams: { include_banned: false } })
+          registry.api.publisherNodes.listNodesForPublisher({ params: { publisherId: publisher.value }, query: { include_banned: false } })
         )
         if (json) return yield* printJson(Schema.Array(NodeSchema), list)
         return yield* print(list.length === 0 ? `No nodes of ${publisher.value}.` : nodeRows(list))
       }
-      const list = yield* call("list nodes", registry.api.catalog.listAllNodes({ urlParams: { page, limit, sort: [], latest: false } }))
+      const list = yield* call("list nodes", registry.api.catalog.listAllNodes({ query: { page, limit, sort: [], latest: false } }))
       yield* json ? printJson(NodeList, list) : printPage(list)
     })
 ).pipe(Command.withDescription("List nodes: all of them (paginated), or one publisher's"))

@@ -2,14 +2,13 @@
  * The command tree and how a run ends: every failure, whatever raised it, becomes one line on
  * stderr (`error: <code>: <message>`) and the exit code of its kind (Failure.ts).
  */
-import { Command, HelpDoc } from "@effect/cli"
-import * as Span from "@effect/cli/HelpDoc/Span"
-import { Cause, Console, Effect, Option } from "effect"
+import { Cause, Effect, Option } from "effect"
+import { CliError, CliOutput, Command, type HelpDoc, TerminalCapabilities } from "effect/cli"
 import { login, publisher, token } from "./Account.ts"
 import { nodes, search, versions } from "./Browse.ts"
-import { exitCodeMeanings, exitCodes, formatReport, reportOf, exitCodeOf } from "./Failure.ts"
+import { exitCodeMeanings, exitCodeOf, exitCodes, formatReport, reportOf } from "./Failure.ts"
 import { install } from "./Install.ts"
-import { note } from "./Output.ts"
+import { note, print } from "./Output.ts"
 import { publish } from "./Publish.ts"
 
 export const root = Command.make("registry").pipe(
@@ -17,38 +16,60 @@ export const root = Command.make("registry").pipe(
   Command.withSubcommands([login, publisher, token, publish, install, search, versions, nodes])
 )
 
-const exitCodeHelp = HelpDoc.sequence(
-  HelpDoc.h1("EXIT CODES"),
-  HelpDoc.descriptionList(
-    exitCodeMeanings.map(([code, meaning]) => [Span.text(String(code)), HelpDoc.p(meaning)] as [Span.Span, HelpDoc.HelpDoc]) as [
-      [Span.Span, HelpDoc.HelpDoc],
-      ...Array<[Span.Span, HelpDoc.HelpDoc]>
-    ]
-  )
-)
+const version = "0.1.0"
 
-const cli = Command.run(root, {
-  name: "registry",
-  version: "0.1.0",
-  executable: "registry",
-  footer: exitCodeHelp
-})
+/** The table of exit codes, printed after every help page. */
+const exitCodeSection = (bold: (text: string) => string) => {
+  const width = Math.max(...exitCodeMeanings.map(([code]) => String(code).length))
+  return [
+    bold("EXIT CODES"),
+    ...exitCodeMeanings.map(([code, meaning]) => `  ${String(code).padEnd(width)}  ${meaning}`)
+  ].join("\n")
+}
+
+/** A help page as the CLI prints it: the parser's page, then the exit codes. */
+const helpPage = (doc: HelpDoc.HelpDoc, colors: boolean) => {
+  const formatter = CliOutput.defaultFormatter({ colors })
+  const bold = colors ? (text: string) => `\x1b[1m${text}\x1b[0m` : (text: string) => text
+  return `${formatter.formatHelpDoc(doc)}\n\n${exitCodeSection(bold)}`
+}
 
 /**
- * @effect/cli prints its own parse failures as a help document on stderr before failing; the
- * failure is printed here instead, as the one line every failure gets.
+ * What the parser shows: help pages and the version on stdout. A bad invocation shows nothing
+ * here: its failure reaches `run`, which prints it as the one line every failure gets.
  */
-const withoutCliErrorOutput = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
-  Console.consoleWith((console) => Console.withConsole(effect, { ...console, error: () => Effect.void }))
+const presenter: CliOutput.Presenter = {
+  present: (event) =>
+    Effect.gen(function*() {
+      switch (event._tag) {
+        case "Help": {
+          const { canColor } = yield* TerminalCapabilities.TerminalCapabilities
+          return yield* print(helpPage(event.helpDoc, canColor))
+        }
+        case "Version":
+          return yield* print(event.version)
+        case "InvalidInvocation":
+          return
+      }
+    })
+}
+
+const cli = Command.runWith(root, { version })
+
+/** Help shown because a command that only groups others was named alone: not a failure. */
+const isPlainHelp = (error: unknown) => CliError.isCliError(error) && error._tag === "ShowHelp" && error.errors.length === 0
 
 /** Runs the CLI on `argv` (as `process.argv`): the exit code. */
 export const run = (argv: ReadonlyArray<string>) =>
-  withoutCliErrorOutput(cli(argv)).pipe(
+  cli(argv.slice(2)).pipe(
+    Effect.provideService(CliOutput.Presenter, presenter),
     Effect.as(exitCodes.ok),
-    Effect.catchAllCause((cause) => {
-      if (Cause.isInterruptedOnly(cause)) return Effect.succeed(130)
-      const failure = Cause.failureOption(cause)
-      const report = reportOf(Option.isSome(failure) ? failure.value : Cause.squash(cause))
+    Effect.catchCause((cause) => {
+      if (Cause.hasInterruptsOnly(cause)) return Effect.succeed(130)
+      const failure = Cause.findErrorOption(cause)
+      const error = Option.isSome(failure) ? failure.value : Cause.squash(cause)
+      if (isPlainHelp(error)) return Effect.succeed(exitCodes.ok)
+      const report = reportOf(error)
       return Effect.as(note(formatReport(report)), exitCodeOf(report))
     })
   )

@@ -5,8 +5,7 @@
  * Where: `REGISTRY_CONFIG` if set, else `$XDG_CONFIG_HOME/registry/config.json`, else
  * `~/.config/registry/config.json`.
  */
-import { FileSystem } from "@effect/platform"
-import { Config, Effect, Option, Schema } from "effect"
+import { Config, Effect, FileSystem, Option, Schema } from "effect"
 import { randomBytes } from "node:crypto"
 import * as os from "node:os"
 import * as path from "node:path"
@@ -23,14 +22,14 @@ const directoryMode = 0o700
 
 /** The configuration file's path, from the environment. */
 export const configPath: Effect.Effect<string> = Effect.gen(function*() {
-  const explicit = yield* Config.option(Config.nonEmptyString("REGISTRY_CONFIG"))
+  const explicit = yield* Config.option(Config.NonEmptyString("REGISTRY_CONFIG"))
   if (Option.isSome(explicit)) return path.resolve(explicit.value)
-  const xdg = yield* Config.option(Config.nonEmptyString("XDG_CONFIG_HOME"))
+  const xdg = yield* Config.option(Config.NonEmptyString("XDG_CONFIG_HOME"))
   const base = Option.getOrElse(xdg, () => path.join(os.homedir(), ".config"))
   return path.join(base, "registry", "config.json")
 }).pipe(Effect.orDie)
 
-const decode = Schema.decodeUnknown(Schema.parseJson(SavedLogin))
+const decode = Schema.decodeUnknownEffect(Schema.fromJsonString(SavedLogin))
 const encode = (login: SavedLogin) => JSON.stringify(login, null, 2) + "\n"
 
 /** The saved login, if there is one. */
@@ -39,7 +38,7 @@ export const readLogin = Effect.gen(function*() {
   const file = yield* configPath
   const text = yield* fs.readFileString(file).pipe(
     Effect.map(Option.some),
-    Effect.catchIf((e) => e._tag === "SystemError" && e.reason === "NotFound", () => Effect.succeed(Option.none<string>())),
+    Effect.catchIf((e) => e.reason._tag === "NotFound", () => Effect.succeed(Option.none<string>())),
     Effect.mapError((e) => failed("config_unreadable", `cannot read ${file}: ${e.message}`))
   )
   if (Option.isNone(text)) return Option.none<SavedLogin>()

@@ -4,9 +4,9 @@
  * service's typed errors by their HTTP status, the CLI's own by the kind they are raised with,
  * transport failures as network ones.
  */
-import { ValidationError } from "@effect/cli"
-import { HttpClientError } from "@effect/platform"
-import { Cause, Data, ParseResult } from "effect"
+import { Cause, Data, Schema } from "effect"
+import { CliError } from "effect/cli"
+import { HttpClientError } from "effect/http"
 import { infoOf, isApiError } from "../client.ts"
 
 /** The kinds of failure a script can tell apart by exit code. */
@@ -109,35 +109,38 @@ export const reportOf = (error: unknown): Report => {
     const info = infoOf(error)
     return { kind: kindOfStatus(info.status), code: info.code, message: oneLine(error.message) }
   }
-  if (ValidationError.isValidationError(error)) {
-    return { kind: "usage", code: "usage", message: oneLine(validationText(error)) }
+  if (CliError.isCliError(error)) {
+    return { kind: "usage", code: "usage", message: oneLine(cliErrorText(error)) }
   }
   if (HttpClientError.isHttpClientError(error)) {
-    if (error._tag === "RequestError") {
-      const code = systemCode(error.cause)
+    const { reason } = error
+    const at = `${reason.request.method} ${reason.request.url}`
+    if (reason._tag === "TransportError" || reason._tag === "EncodeError" || reason._tag === "InvalidUrlError") {
+      const transport = reason._tag === "TransportError"
+      const code = systemCode(reason.cause)
       return {
-        kind: error.reason === "Transport" ? "network" : "usage",
-        code: error.reason === "Transport" ? "network_error" : "bad_request",
-        message: oneLine(`${error.request.method} ${error.request.url}: ${code ?? errorText(error.cause) ?? error.reason}`)
+        kind: transport ? "network" : "usage",
+        code: transport ? "network_error" : "bad_request",
+        message: oneLine(`${at}: ${code ?? errorText(reason.cause) ?? reason._tag.replace(/Error$/, "")}`)
       }
     }
     // a body cut off by the connection is the network's fault
-    const cut = systemCode(error.cause)
+    const cut = systemCode(reason.cause)
     if (cut !== undefined && transportCodes.has(cut)) {
-      return { kind: "network", code: "network_error", message: oneLine(`${error.request.method} ${error.request.url}: ${cut}`) }
+      return { kind: "network", code: "network_error", message: oneLine(`${at}: ${cut}`) }
     }
     // an answer that is not one the contract declares: the status says whose fault it is
-    const status = error.response.status
+    const status = reason.response.status
     return {
       kind: status >= 400 ? kindOfStatus(status) : "server",
       code: status >= 400 ? `http_${status}` : "unexpected_response",
-      message: oneLine(`${error.request.method} ${error.request.url} answered ${status}${error.description ? `: ${error.description}` : ""}`)
+      message: oneLine(`${at} answered ${status}${reason.description ? `: ${reason.description}` : ""}`)
     }
   }
-  if (ParseResult.isParseError(error)) {
+  if (Schema.isSchemaError(error)) {
     return { kind: "server", code: "unexpected_response", message: oneLine(error.message) }
   }
-  if (Cause.isTimeoutException(error)) return { kind: "network", code: "timeout", message: oneLine(error.message || "timed out") }
+  if (Cause.isTimeoutError(error)) return { kind: "network", code: "timeout", message: oneLine(error.message || "timed out") }
   const code = systemCode(error)
   if (code !== undefined && transportCodes.has(code)) {
     return { kind: "network", code: "network_error", message: oneLine(errorText(error) ?? code) }
@@ -148,21 +151,12 @@ export const reportOf = (error: unknown): Report => {
 const errorText = (error: unknown): string | undefined =>
   error instanceof Error ? error.message : typeof error === "string" ? error : undefined
 
-/** The text of @effect/cli's parse failure (a help document) without its formatting. */
-const validationText = (error: ValidationError.ValidationError): string => {
-  const texts: Array<string> = []
-  const walk = (node: unknown): void => {
-    if (typeof node !== "object" || node === null) return
-    const value = (node as { value?: unknown }).value
-    if ((node as { _tag?: unknown })._tag === "Text" && typeof value === "string") {
-      texts.push(value)
-      return
-    }
-    for (const child of Object.values(node)) walk(child)
-  }
-  walk(error.error)
-  return texts.join(" ") || error._tag
-}
+/**
+ * The text of a failure of the CLI's parser: the parser's own message, or for a request of help
+ * that came with parse errors (Command.run raises those as ShowHelp) the messages of its errors.
+ */
+const cliErrorText = (error: CliError.CliError): string =>
+  error._tag === "ShowHelp" ? error.errors.map((e) => e.message).join(" ") || error.message : error.message
 
 /** The line a failure is printed as. */
 export const formatReport = (report: Report): string => `error: ${report.code}: ${report.message}`

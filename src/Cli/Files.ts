@@ -6,8 +6,8 @@
  * Only regular files are archived: a tracked symbolic link or submodule is skipped (installers
  * refuse links, and a link could point outside the node).
  */
-import { Command } from "@effect/platform"
-import { Chunk, Effect, Stream } from "effect"
+import { Effect, Stream } from "effect"
+import { ChildProcess } from "effect/process"
 import * as fs from "node:fs/promises"
 import * as path from "node:path"
 import { failed, usage } from "./Failure.ts"
@@ -23,12 +23,12 @@ export interface FileList {
 }
 
 const collect = <E>(stream: Stream.Stream<Uint8Array, E>) =>
-  Effect.map(Stream.runCollect(stream), (chunks) => Buffer.concat(Chunk.toReadonlyArray(chunks)).toString("utf8"))
+  Effect.map(Stream.runCollect(stream), (chunks) => Buffer.concat(chunks).toString("utf8"))
 
 /** `git <args>` in `dir`: its standard output; a failure naming git's first line of complaint otherwise. */
 const git = (dir: string, ...args: Array<string>) =>
   Effect.scoped(Effect.gen(function*() {
-    const process = yield* Command.start(Command.make("git", ...args).pipe(Command.workingDirectory(dir)))
+    const process = yield* ChildProcess.make("git", args, { cwd: dir })
     const [stdout, stderr, exitCode] = yield* Effect.all([collect(process.stdout), collect(process.stderr), process.exitCode], {
       concurrency: "unbounded"
     })
@@ -38,7 +38,7 @@ const git = (dir: string, ...args: Array<string>) =>
     }
     return stdout
   })).pipe(
-    Effect.catchTag("SystemError", "BadArgument", (e) => Effect.fail(usage("git_missing", `cannot run git: ${e.message}`)))
+    Effect.catchTag("PlatformError", (e) => Effect.fail(usage("git_missing", `cannot run git: ${e.message}`)))
   )
 
 /** What is at `file`, without following a link. */

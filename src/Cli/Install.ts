@@ -3,9 +3,8 @@
  * archive is downloaded to a temporary file, its length checked against the Content-Length the
  * service declared, and unpacked safely (Unzip.ts) into `<dir>/<node>`.
  */
-import { Args, Command, Options } from "@effect/cli"
-import { FileSystem } from "@effect/platform"
-import { Effect, Either, Stream } from "effect"
+import { Effect, FileSystem, Result, Stream } from "effect"
+import { Argument, Command, Flag } from "effect/cli"
 import * as path from "node:path"
 import { scratchArchive } from "./Archive.ts"
 import { serverFault, usage } from "./Failure.ts"
@@ -14,42 +13,46 @@ import { call, client } from "./Session.ts"
 import { defaultLimits, extractZip } from "./Unzip.ts"
 
 /** `node` or `node@1.2.0`. */
-const parseNodeSpec = (spec: string): Either.Either<{ readonly nodeId: string; readonly version: string | undefined }, string> => {
+const parseNodeSpec = (spec: string): Result.Result<{ readonly nodeId: string; readonly version: string | undefined }, string> => {
   const at = spec.indexOf("@")
-  if (at === -1) return spec === "" ? Either.left("no node named") : Either.right({ nodeId: spec, version: undefined })
+  if (at === -1) return spec === "" ? Result.fail("no node named") : Result.succeed({ nodeId: spec, version: undefined })
   const nodeId = spec.slice(0, at)
   const version = spec.slice(at + 1)
-  if (nodeId === "" || version === "") return Either.left(`${spec} is not <node> or <node>@<version>`)
-  return Either.right({ nodeId, version })
+  if (nodeId === "" || version === "") return Result.fail(`${spec} is not <node> or <node>@<version>`)
+  return Result.succeed({ nodeId, version })
 }
 
 export const install = Command.make(
   "install",
   {
-    spec: Args.text({ name: "node[@version]" }),
-    dir: Options.directory("dir").pipe(
-      Options.withDescription("Where to install: the node goes into <dir>/<node> (default: the current directory)"),
-      Options.withDefault(".")
+    spec: Argument.String("node[@version]"),
+    dir: Flag.Directory("dir").pipe(
+      Flag.withDescription("Where to install: the node goes into <dir>/<node> (default: the current directory)"),
+      Flag.withDefault(".")
     ),
-    force: Options.boolean("force").pipe(Options.withDescription("Replace an existing <dir>/<node>")),
-    maxBytes: Options.integer("max-bytes").pipe(
-      Options.withDescription("Refuse archives that unpack to more bytes than this"),
-      Options.withDefault(defaultLimits.maxBytes)
+    force: Flag.Boolean("force").pipe(
+      Flag.withoutNegation,
+      Flag.withDescription("Replace an existing <dir>/<node>"),
+      Flag.withDefault(false)
     ),
-    maxEntries: Options.integer("max-entries").pipe(
-      Options.withDescription("Refuse archives with more entries than this"),
-      Options.withDefault(defaultLimits.maxEntries)
+    maxBytes: Flag.Int("max-bytes").pipe(
+      Flag.withDescription("Refuse archives that unpack to more bytes than this"),
+      Flag.withDefault(defaultLimits.maxBytes)
+    ),
+    maxEntries: Flag.Int("max-entries").pipe(
+      Flag.withDescription("Refuse archives with more entries than this"),
+      Flag.withDefault(defaultLimits.maxEntries)
     )
   },
   ({ spec, dir, force, maxBytes, maxEntries }) =>
     Effect.scoped(Effect.gen(function*() {
       const parsed = parseNodeSpec(spec)
-      if (Either.isLeft(parsed)) return yield* usage("usage", parsed.left)
-      const { nodeId, version } = parsed.right
+      if (Result.isFailure(parsed)) return yield* usage("usage", parsed.failure)
+      const { nodeId, version } = parsed.success
       const registry = yield* client
       const chosen = yield* call(
         "install",
-        registry.api.catalog.installNode({ path: { nodeId }, urlParams: version === undefined ? {} : { version } })
+        registry.api.catalog.installNode({ params: { nodeId }, query: version === undefined ? {} : { version } })
       )
       if (chosen.downloadUrl === undefined) {
         return yield* serverFault("no_download_url", `the registry named ${nodeId}@${chosen.version} without a download URL`)

@@ -4,8 +4,7 @@
  * keys). The request is checked with the contract's own `PublishRequest` schema before anything
  * is sent, so a bad manifest fails here, naming its key, with the usage exit code.
  */
-import { FileSystem } from "@effect/platform"
-import { Effect, Either, ParseResult, Schema } from "effect"
+import { Effect, FileSystem, Result, Schema, SchemaIssue } from "effect"
 import * as path from "node:path"
 import { parse as parseToml, TomlError } from "smol-toml"
 import { NodeId } from "../Domain/Node.ts"
@@ -19,17 +18,17 @@ const ProjectTable = Schema.Struct({
   name: Schema.String,
   version: Schema.String,
   description: Schema.optional(Schema.String),
-  license: Schema.optional(Schema.Union(
+  license: Schema.optional(Schema.Union([
     Schema.String,
     Schema.Struct({ text: Schema.String }),
     Schema.Struct({ file: Schema.String })
-  )),
+  ])),
   authors: Schema.optional(Schema.Array(Schema.Struct({
     name: Schema.optional(Schema.String),
     email: Schema.optional(Schema.String)
   }))),
   dependencies: Schema.optional(Strings),
-  urls: Schema.optional(Schema.Record({ key: Schema.String, value: Schema.String }))
+  urls: Schema.optional(Schema.Record(Schema.String, Schema.String))
 })
 
 /** `[tool.registry]`: every key known, so a misspelt one is an error rather than silently ignored. */
@@ -96,12 +95,17 @@ export interface ManifestOptions {
 
 const bad = (message: string) => usage("bad_manifest", message)
 
+/** A schema failure's issues with their paths; a missing key's message is `is missing`. */
+const issuesOf = SchemaIssue.makeFormatterStandardSchemaV1({
+  leafHook: (issue) => issue._tag === "MissingKey" ? "is missing" : SchemaIssue.defaultLeafHook(issue)
+})
+
 /** The first issue of a schema failure, as `<where>: <message>` (long values cut short). */
-const firstIssue = (error: ParseResult.ParseError, describe: (path: ReadonlyArray<string>) => string): string => {
-  const issue = ParseResult.ArrayFormatter.formatErrorSync(error)[0]
+const firstIssue = (error: Schema.SchemaError, describe: (path: ReadonlyArray<string>) => string): string => {
+  const issue = issuesOf(error.issue).issues[0]
   if (issue === undefined) return error.message
   const message = issue.message.length > 200 ? `${issue.message.slice(0, 200)}...` : issue.message
-  const where = describe(issue.path.map(String))
+  const where = describe((issue.path ?? []).map(String))
   return message === "is missing" ? `${where} is missing` : `${where}: ${message}`
 }
 
@@ -143,18 +147,18 @@ type Defined<A> =
   & { [K in keyof A as undefined extends A[K] ? K : never]?: Exclude<A[K], undefined> }
 
 /** The manifest in a `pyproject.toml`'s text. */
-export const parseManifest = (text: string, options: ManifestOptions = {}): Either.Either<Manifest, CliFailure> => {
+export const parseManifest = (text: string, options: ManifestOptions = {}): Result.Result<Manifest, CliFailure> => {
   let toml: unknown
   try {
     toml = parseToml(text)
   } catch (e) {
     const where = e instanceof TomlError ? ` at line ${e.line}, column ${e.column}` : ""
     const message = e instanceof Error ? e.message.split("\n")[0] : String(e)
-    return Either.left(bad(`pyproject.toml is not valid TOML${where}: ${message}`))
+    return Result.fail(bad(`pyproject.toml is not valid TOML${where}: ${message}`))
   }
-  const decoded = Schema.decodeUnknownEither(Pyproject, { onExcessProperty: "ignore" })(toml)
-  if (Either.isLeft(decoded)) {
-    return Either.left(bad(`pyproject.toml: ${firstIssue(decoded.left, tomlKey)}`))
+  const decoded = Schema.decodeUnknownResult(Pyproject, { onExcessProperty: "ignore" })(toml)
+  if (Result.isFailure(decoded)) {
+    return Result.fail(bad(`pyproject.toml: ${firstIssue(decoded.failure, tomlKey)}`))
   }
   // unknown keys of [tool.registry] are refused: a typo would otherwise be dropped without a word
   const registryRaw = (toml as { tool?: { registry?: unknown } }).tool?.registry
@@ -162,18 +166,18 @@ export const parseManifest = (text: string, options: ManifestOptions = {}): Eith
     ? Object.keys(registryRaw).filter((k) => !(k in RegistryTable.fields))
     : []
   if (unknownKeys.length > 0) {
-    return Either.left(bad(`pyproject.toml: [tool.registry] has unknown key ${unknownKeys[0]} (known: ${Object.keys(RegistryTable.fields).join(", ")})`))
+    return Result.fail(bad(`pyproject.toml: [tool.registry] has unknown key ${unknownKeys[0]} (known: ${Object.keys(RegistryTable.fields).join(", ")})`))
   }
-  const { project, tool } = decoded.right
+  const { project, tool } = decoded.success
   const registry = tool?.registry ?? {}
   const publisherId = options.publisherId ?? registry.publisher_id
   if (publisherId === undefined || publisherId.trim() === "") {
-    return Either.left(bad("pyproject.toml: [tool.registry] publisher_id is missing (or pass --publisher)"))
+    return Result.fail(bad("pyproject.toml: [tool.registry] publisher_id is missing (or pass --publisher)"))
   }
   const includes = registry.includes ?? []
   for (const include of includes) {
     const problem = checkInclude(include)
-    if (problem !== undefined) return Either.left(bad(`pyproject.toml: [tool.registry] includes: ${problem}`))
+    if (problem !== undefined) return Result.fail(bad(`pyproject.toml: [tool.registry] includes: ${problem}`))
   }
   const license = project.license === undefined
     ? undefined
@@ -209,15 +213,15 @@ export const parseManifest = (text: string, options: ManifestOptions = {}): Eith
       ...platform
     })
   }
-  const checked = Schema.decodeUnknownEither(PublishRequest, { onExcessProperty: "error" })(request)
-  if (Either.isLeft(checked)) {
-    return Either.left(bad(`pyproject.toml: ${firstIssue(checked.left, (at) => sourceOf[at.join(".")] ?? at.join("."))}`))
+  const checked = Schema.decodeUnknownResult(PublishRequest, { onExcessProperty: "error" })(request)
+  if (Result.isFailure(checked)) {
+    return Result.fail(bad(`pyproject.toml: ${firstIssue(checked.failure, (at) => sourceOf[at.join(".")] ?? at.join("."))}`))
   }
-  const nodeId = Schema.decodeUnknownEither(NodeId)(project.name)
-  if (Either.isLeft(nodeId)) {
-    return Either.left(bad(`pyproject.toml: ${firstIssue(nodeId.left, () => "[project] name")}`))
+  const nodeId = Schema.decodeUnknownResult(NodeId)(project.name)
+  if (Result.isFailure(nodeId)) {
+    return Result.fail(bad(`pyproject.toml: ${firstIssue(nodeId.failure, () => "[project] name")}`))
   }
-  return Either.right({ publisherId, nodeId: project.name, version: project.version, includes, request, payload: checked.right })
+  return Result.succeed({ publisherId, nodeId: project.name, version: project.version, includes, request, payload: checked.success })
 }
 
 /** The manifest of the node in `dir`. */
@@ -227,10 +231,10 @@ export const readManifest = (dir: string, options: ManifestOptions = {}) =>
     const file = path.join(dir, "pyproject.toml")
     const text = yield* fs.readFileString(file).pipe(
       Effect.mapError((e) =>
-        e._tag === "SystemError" && e.reason === "NotFound"
+        e.reason._tag === "NotFound"
           ? bad(`${file} does not exist: a node is described by its pyproject.toml`)
           : bad(`cannot read ${file}: ${e.message}`)
       )
     )
-    return yield* parseManifest(text, options)
+    return yield* Effect.fromResult(parseManifest(text, options))
   })

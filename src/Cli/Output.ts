@@ -2,8 +2,8 @@
  * What the CLI prints: results on stdout (human tables, or with `--json` the service's JSON), and
  * on stderr only notes, the upload's progress and the one line of a failure.
  */
-import { Options } from "@effect/cli"
 import { Context, Effect, Schema } from "effect"
+import { Flag } from "effect/cli"
 
 /** A stream the CLI writes text to. */
 export interface Sink {
@@ -15,8 +15,8 @@ export interface Sink {
  * Where a run writes: the process's stdout and stderr, unless the CLI runs inside another process
  * (the tests call `run` of Commands.ts in theirs and collect what it writes).
  */
-export class Streams extends Context.Reference<Streams>()("cli/Streams", {
-  defaultValue: (): { readonly stdout: Sink; readonly stderr: Sink } => ({ stdout: process.stdout, stderr: process.stderr })
+export class Streams extends Context.Reference<{ readonly stdout: Sink; readonly stderr: Sink }>("cli/Streams", {
+  defaultValue: () => ({ stdout: process.stdout, stderr: process.stderr })
 }) {}
 
 /** A line on stdout. */
@@ -29,12 +29,14 @@ export const note = (line: string) => Effect.flatMap(Streams, ({ stderr }) => Ef
  * A value as the service sent it: encoded back through the schema it was decoded with (dates as
  * ISO strings, absent fields absent), two-space indented.
  */
-export const printJson = <A, I>(schema: Schema.Schema<A, I>, value: A) =>
-  Effect.flatMap(Effect.orDie(Schema.encode(schema)(value)), (json) => print(JSON.stringify(json, null, 2)))
+export const printJson = <A, I>(schema: Schema.Codec<A, I>, value: A) =>
+  Effect.flatMap(Effect.orDie(Schema.encodeEffect(schema)(value)), (json) => print(JSON.stringify(json, null, 2)))
 
 /** `--json`: the commands that print a table print `printJson` of the same value instead. */
-export const jsonOption = Options.boolean("json").pipe(
-  Options.withDescription("Print the JSON the service returned instead of a table")
+export const jsonOption = Flag.Boolean("json").pipe(
+  Flag.withoutNegation,
+  Flag.withDescription("Print the JSON the service returned instead of a table"),
+  Flag.withDefault(false)
 )
 
 /** Cells longer than this are cut short in tables. */

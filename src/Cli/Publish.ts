@@ -3,8 +3,8 @@
  * (see Files.ts), the publish call with a personal access token, the upload to the signed URL it
  * answers with, then the version polled until the registry's checks have moved it out of Pending.
  */
-import { Args, Command, Options } from "@effect/cli"
 import { Duration, Effect, Option, Schedule } from "effect"
+import { Argument, Command, Flag } from "effect/cli"
 import * as path from "node:path"
 import type { RegistryClient } from "../client.ts"
 import type { NodeVersion } from "../Domain/Node.ts"
@@ -16,17 +16,18 @@ import { bytes, note, print, progress, shortStatus } from "./Output.ts"
 import { call, clientAt, fromEnv, target } from "./Session.ts"
 
 /** Polls `nodeId@version` until it leaves Pending: quickly at first, then every two seconds. */
-const pollSchedule = Schedule.union(Schedule.exponential("200 millis", 1.5), Schedule.spaced("2 seconds"))
+const pollSchedule = Schedule.min([Schedule.exponential("200 millis", 1.5), Schedule.spaced("2 seconds")])
 
 const waitForChecks = (registry: RegistryClient, nodeId: string, version: string, timeout: Duration.Duration) =>
-  call("get version", registry.api.catalog.getNodeVersion({ path: { nodeId, versionId: version } })).pipe(
-    Effect.repeat(Schedule.passthrough(
-      Schedule.whileInput(pollSchedule, (v: NodeVersion) => v.status === "NodeVersionStatusPending")
-    )),
-    Effect.timeoutFail({
+  call("get version", registry.api.catalog.getNodeVersion({ params: { nodeId, versionId: version } })).pipe(
+    Effect.repeat({ schedule: pollSchedule, while: (v: NodeVersion) => v.status === "NodeVersionStatusPending" }),
+    Effect.timeoutOrElse({
       duration: timeout,
-      onTimeout: () =>
-        failed("checks_pending", `${nodeId}@${version} is still pending after ${Duration.format(timeout)}: see \`registry versions ${nodeId} --status Pending\``)
+      orElse: () =>
+        Effect.fail(failed(
+          "checks_pending",
+          `${nodeId}@${version} is still pending after ${Duration.format(timeout)}: see \`registry versions ${nodeId} --status Pending\``
+        ))
     })
   )
 
@@ -47,21 +48,25 @@ const publishClient = (flag: Option.Option<string>) =>
 export const publish = Command.make(
   "publish",
   {
-    dir: Args.directory({ name: "dir", exists: "yes" }).pipe(Args.withDefault(".")),
-    token: Options.text("token").pipe(
-      Options.withDescription("The publisher's personal access token (default $REGISTRY_PAT, else the login's token)"),
-      Options.optional
+    dir: Argument.Directory("dir", { mustExist: true }).pipe(Argument.withDefault(".")),
+    token: Flag.String("token").pipe(
+      Flag.withDescription("The publisher's personal access token (default $REGISTRY_PAT, else the login's token)"),
+      Flag.optional
     ),
-    publisher: Options.text("publisher").pipe(
-      Options.withDescription("Publisher id, instead of [tool.registry] publisher_id"),
-      Options.optional
+    publisher: Flag.String("publisher").pipe(
+      Flag.withDescription("Publisher id, instead of [tool.registry] publisher_id"),
+      Flag.optional
     ),
-    changelog: Options.text("changelog").pipe(Options.withDescription("What changed in this version"), Options.optional),
-    timeout: Options.integer("timeout").pipe(
-      Options.withDescription("Seconds to wait for the registry's checks (0: do not wait)"),
-      Options.withDefault(300)
+    changelog: Flag.String("changelog").pipe(Flag.withDescription("What changed in this version"), Flag.optional),
+    timeout: Flag.Int("timeout").pipe(
+      Flag.withDescription("Seconds to wait for the registry's checks (0: do not wait)"),
+      Flag.withDefault(300)
     ),
-    dryRun: Options.boolean("dry-run").pipe(Options.withDescription("Print the files and the request; publish nothing"))
+    dryRun: Flag.Boolean("dry-run").pipe(
+      Flag.withoutNegation,
+      Flag.withDescription("Print the files and the request; publish nothing"),
+      Flag.withDefault(false)
+    )
   },
   ({ dir, token, publisher, changelog, timeout, dryRun }) =>
     Effect.scoped(Effect.gen(function*() {

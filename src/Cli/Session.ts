@@ -2,8 +2,8 @@
  * The registry a command talks to, through the typed client only: the saved login's URL and
  * token, which `REGISTRY_URL` and `REGISTRY_TOKEN` override (for scripts and CI that never log in).
  */
-import type { FileSystem, HttpClient } from "@effect/platform"
-import { Config, Duration, Effect, Option } from "effect"
+import { Config, Duration, Effect, type FileSystem, Option } from "effect"
+import type { HttpClient } from "effect/http"
 import { makeClient, type RegistryClient } from "../client.ts"
 import { readLogin } from "./ConfigFile.ts"
 import { type CliFailure, networkFault, usage } from "./Failure.ts"
@@ -14,7 +14,7 @@ export interface Target {
 }
 
 /** A variable of the environment, when set and not empty. */
-export const fromEnv = (name: string) => Effect.orDie(Config.option(Config.nonEmptyString(name)))
+export const fromEnv = (name: string) => Effect.orDie(Config.option(Config.NonEmptyString(name)))
 
 /** Where the registry is and the bearer token to send, if any. */
 export const target: Effect.Effect<Target, CliFailure, FileSystem.FileSystem> = Effect.gen(function*() {
@@ -23,7 +23,7 @@ export const target: Effect.Effect<Target, CliFailure, FileSystem.FileSystem> = 
   if (Option.isNone(url)) {
     return yield* usage("not_logged_in", "no service URL: run `registry login --url <base> --token <jwt>` first (or set REGISTRY_URL)")
   }
-  const token = Option.orElse(yield* fromEnv("REGISTRY_TOKEN"), () => Option.flatMap(login, (l) => Option.fromNullable(l.token)))
+  const token = Option.orElse(yield* fromEnv("REGISTRY_TOKEN"), () => Option.flatMap(login, (l) => Option.fromUndefinedOr(l.token)))
   return { baseUrl: url.value, token }
 })
 
@@ -48,7 +48,7 @@ const callTimeout = Duration.seconds(60)
 
 /** A call of the API, bounded by `callTimeout`. */
 export const call = <A, E, R>(what: string, effect: Effect.Effect<A, E, R>) =>
-  Effect.timeoutFail(effect, {
+  Effect.timeoutOrElse(effect, {
     duration: callTimeout,
-    onTimeout: () => networkFault("timeout", `${what}: no answer within ${Duration.format(callTimeout)}`)
+    orElse: () => Effect.fail(networkFault("timeout", `${what}: no answer within ${Duration.format(callTimeout)}`))
   })

@@ -9,7 +9,7 @@
  * Files are written into a new directory beside the target, which is renamed into place only
  * once every entry is written; a refusal removes it. Nothing outside that directory is touched.
  */
-import { Effect, Either } from "effect"
+import { Effect, Result } from "effect"
 import { createWriteStream } from "node:fs"
 import * as fs from "node:fs/promises"
 import * as path from "node:path"
@@ -32,20 +32,20 @@ const unsafe = (message: string) => serverFault("unsafe_archive", message)
  * An entry name as a relative path under the target (no trailing `/`), or why it is refused.
  * `/`-separated as zip names are; directories end in `/`.
  */
-export const checkEntryName = (name: string): Either.Either<string, string> => {
-  if (name === "" || name === "/") return Either.left("an entry has an empty name")
-  if (name.includes("\0")) return Either.left(`entry ${JSON.stringify(name)} has a NUL character`)
-  if (name.includes("\\")) return Either.left(`entry ${JSON.stringify(name)} has a backslash`)
-  if (name.startsWith("/") || /^[A-Za-z]:/.test(name)) return Either.left(`entry ${JSON.stringify(name)} is an absolute path`)
+export const checkEntryName = (name: string): Result.Result<string, string> => {
+  if (name === "" || name === "/") return Result.fail("an entry has an empty name")
+  if (name.includes("\0")) return Result.fail(`entry ${JSON.stringify(name)} has a NUL character`)
+  if (name.includes("\\")) return Result.fail(`entry ${JSON.stringify(name)} has a backslash`)
+  if (name.startsWith("/") || /^[A-Za-z]:/.test(name)) return Result.fail(`entry ${JSON.stringify(name)} is an absolute path`)
   const relative = name.endsWith("/") ? name.slice(0, -1) : name
   const segments = relative.split("/")
-  if (segments.includes("..")) return Either.left(`entry ${JSON.stringify(name)} has a '..' segment`)
-  if (segments.some((s) => s === "" || s === ".")) return Either.left(`entry ${JSON.stringify(name)} has an empty or '.' segment`)
+  if (segments.includes("..")) return Result.fail(`entry ${JSON.stringify(name)} has a '..' segment`)
+  if (segments.some((s) => s === "" || s === ".")) return Result.fail(`entry ${JSON.stringify(name)} has an empty or '.' segment`)
   // the name is already plain; resolving it is the last word on where it would land
   const root = path.posix.join("/", "target")
   const landed = path.posix.resolve(root, relative)
-  if (!landed.startsWith(root + "/")) return Either.left(`entry ${JSON.stringify(name)} escapes the target directory`)
-  return Either.right(relative)
+  if (!landed.startsWith(root + "/")) return Result.fail(`entry ${JSON.stringify(name)} escapes the target directory`)
+  return Result.succeed(relative)
 }
 
 /** The key under which two names would land on the same file on a case-insensitive file system. */
@@ -96,8 +96,8 @@ const extractInto = async (zipFile: string, into: string, limits: Limits) => {
         true
       )
       const checked = checkEntryName(raw)
-      if (Either.isLeft(checked)) throw unsafe(checked.left)
-      const relative = checked.right
+      if (Result.isFailure(checked)) throw unsafe(checked.failure)
+      const relative = checked.success
       const type = entryType(entry)
       const isDirectory = raw.endsWith("/") || type === "directory"
       if (type === "symlink") throw unsafe(`entry ${JSON.stringify(raw)} is a symbolic link`)

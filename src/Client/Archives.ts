@@ -2,8 +2,8 @@
  * Archives travel as bodies of their own, outside the JSON the derived endpoints speak: an upload
  * is the zip itself, streamed to its signed URL, and a download is a byte stream.
  */
-import { FileSystem, HttpBody, type HttpClient, HttpClientRequest } from "@effect/platform"
-import { Effect, Stream } from "effect"
+import { Effect, FileSystem, Stream } from "effect"
+import { HttpBody, type HttpClient, HttpClientRequest } from "effect/http"
 
 /** An archive: a file on disk (streamed from it) or bytes in memory. */
 export type ArchiveSource = string | Uint8Array

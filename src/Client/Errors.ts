@@ -3,9 +3,10 @@
  * of Domain/ApiErrors.ts whose code it carries, decoded by one schema built from `apiErrors`. The
  * derived endpoints and the hand-made calls (uploads, downloads, the music stream) share it.
  */
-import { HttpClient, type HttpClientError, HttpClientResponse } from "@effect/platform"
 import { Effect, Option, Schema } from "effect"
+import { HttpClient, type HttpClientError, HttpClientResponse } from "effect/http"
 import {
+  type AnyApiError,
   apiErrors,
   type BadRequest,
   infoOf,
@@ -18,9 +19,6 @@ import {
   type RequestTooLarge
 } from "../Domain/ApiErrors.ts"
 
-/** An instance of any class of `apiErrors`. */
-export type AnyApiError = InstanceType<(typeof apiErrors)[number]>
-
 /**
  * What the service may answer to any request, whatever its endpoint declares: the answers of its
  * error funnel (a malformed or oversized body, an unknown route or method, headers too large, a
@@ -28,7 +26,7 @@ export type AnyApiError = InstanceType<(typeof apiErrors)[number]>
  */
 export type ServiceFault = BadRequest | NotFound | MethodNotAllowed | PayloadTooLarge | RequestTooLarge | InternalError
 
-const decodeWire = Schema.decodeUnknownOption(Schema.parseJson(Schema.Union(...apiErrors) as Schema.Schema<AnyApiError, unknown>))
+const decodeWire = Schema.decodeUnknownOption(Schema.fromJsonString(Schema.toCodecJson(Schema.Union(apiErrors))))
 
 /** The class instance an error body stands for, when it is the wire form (JSON) of a known code. */
 const decodeApiError = (body: string, headers: Readonly<Record<string, string | undefined>>) =>

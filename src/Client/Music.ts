@@ -4,7 +4,7 @@
  * The endpoint's body and answer are read and written here rather than by the derived client,
  * which would hold the whole video and the whole answer in memory.
  */
-import { HttpBody, type HttpClient, HttpClientRequest, UrlParams } from "@effect/platform"
+import { HttpBody, type HttpClient, HttpClientRequest, UrlParams } from "effect/http"
 import { Effect, Schema, Stream } from "effect"
 import { Api } from "../Api.ts"
 import { MusicUrlForm } from "../Domain/Media.ts"
@@ -64,7 +64,7 @@ const definedFields = (fields: Readonly<Record<string, string | undefined>>): Re
 /** The request's body: the fields checked against the contract's schema first. */
 const bodyOf = (input: MusicInput) =>
   Effect.gen(function*() {
-    const fields = definedFields(yield* Schema.decodeUnknown(MusicUrlForm)(definedFields({
+    const fields = definedFields(yield* Schema.decodeUnknownEffect(MusicUrlForm)(definedFields({
       prompt: input.prompt,
       video: "url" in input ? input.url : undefined
     })))
@@ -79,8 +79,8 @@ const bodyOf = (input: MusicInput) =>
     })
   })
 
-const decodeLine = Schema.decodeUnknown(Schema.parseJson())
-const decodeEvent = Schema.decodeUnknownOption(MusicEvent)
+const decodeLine = Schema.decodeUnknownEffect(Schema.fromJsonString(Schema.Unknown))
+const decodeEvent = Schema.decodeUnknownResult(MusicEvent)
 
 /**
  * The answer's lines as events: keep-alives (blank lines) are skipped, and so are the events the
@@ -90,7 +90,7 @@ const decodeEvent = Schema.decodeUnknownOption(MusicEvent)
 const eventsOf = <E>(lines: Stream.Stream<string, E>) =>
   lines.pipe(
     Stream.filter((line) => line.trim() !== ""),
-    Stream.mapEffect(decodeLine),
+    Stream.mapEffect((line) => decodeLine(line)),
     Stream.filterMap(decodeEvent)
   )
 

@@ -4,7 +4,7 @@
  * derived endpoint takes the decoded form (a version parsed into its sort key), which only the
  * server needs.
  */
-import { Effect, ParseResult, Schema } from "effect"
+import { Effect, Schema, SchemaIssue } from "effect"
 import { BadRequest } from "../Domain/ApiErrors.ts"
 import { PublishRequest as PublishRequestSchema } from "../Publishing/Api.ts"
 
@@ -19,10 +19,11 @@ type DecodedPublishRequest = typeof PublishRequestSchema.Type
  * its 400 (`Invalid value for 'node_version.version': ...`), so one `catchTag("BadRequest")`
  * covers both.
  */
-const refusal = (error: ParseResult.ParseError): BadRequest => {
-  const [issue] = ParseResult.ArrayFormatter.formatErrorSync(error)
+const refusal = (error: Schema.SchemaError): BadRequest => {
+  const [issue] = SchemaIssue.makeFormatterStandardSchemaV1()(error.issue).issues
   if (issue === undefined) return new BadRequest({ message: "The request is not valid" })
-  const where = issue.path.length > 0 ? issue.path.map(String).join(".") : "request"
+  const path = issue.path ?? []
+  const where = path.length > 0 ? path.map(String).join(".") : "request"
   return new BadRequest({ message: `Invalid value for '${where}': ${issue.message}` })
 }
 
@@ -31,6 +32,6 @@ export const decodePublishRequest = (
   request: PublishRequest,
   personalAccessToken: string | undefined
 ): Effect.Effect<DecodedPublishRequest, BadRequest> =>
-  Schema.decodeUnknown(PublishRequestSchema)(
+  Schema.decodeUnknownEffect(PublishRequestSchema)(
     personalAccessToken === undefined ? request : { ...request, personal_access_token: personalAccessToken }
   ).pipe(Effect.mapError(refusal))

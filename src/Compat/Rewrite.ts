@@ -7,8 +7,8 @@
  * cannot be read, is left to the decoder, which answers it exactly as without this middleware.
  * Requests on other routes go through untouched.
  */
-import { type HttpApp, HttpServerRequest } from "@effect/platform"
-import { Effect, Either, identity } from "effect"
+import { HttpServerRequest, type HttpServerResponse } from "effect/http"
+import { Effect, Result } from "effect"
 import { type AliasRoute, aliasRoutes, type AliasWords, renameBody, renameQuery } from "./Aliases.ts"
 
 interface CompiledRoute {
@@ -32,7 +32,10 @@ const withJsonBody = (request: HttpServerRequest.HttpServerRequest, body: unknow
     text: { value: Effect.sync(() => JSON.stringify(body)) }
   })
 
-const renamingQuery = <E, R>(app: HttpApp.Default<E, R>, request: HttpServerRequest.HttpServerRequest, route: AliasRoute) => {
+/** The application a middleware wraps: what answers a request. */
+type App<E, R> = Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>
+
+const renamingQuery = <E, R>(app: App<E, R>, request: HttpServerRequest.HttpServerRequest, route: AliasRoute) => {
   const at = request.url.indexOf("?")
   if (at === -1 || route.query === undefined) return app
   const query = request.url.slice(at + 1)
@@ -42,23 +45,22 @@ const renamingQuery = <E, R>(app: HttpApp.Default<E, R>, request: HttpServerRequ
     : Effect.provideService(app, HttpServerRequest.HttpServerRequest, request.modify({ url: `${request.url.slice(0, at)}?${renamed}` }))
 }
 
-const renamingBody = <E, R>(app: HttpApp.Default<E, R>, request: HttpServerRequest.HttpServerRequest, route: AliasRoute) => {
+const renamingBody = <E, R>(app: App<E, R>, request: HttpServerRequest.HttpServerRequest, route: AliasRoute) => {
   const places = route.body
   if (places === undefined || !isJson(request)) return app
-  return Effect.flatMap(Effect.either(request.json), (read) => {
+  return Effect.flatMap(Effect.result(request.json), (read) => {
     // unreadable: the decoder reads the same cached failure and answers it as ever
-    if (Either.isLeft(read)) return app
-    const body = renameBody(read.right, places)
-    return body === read.right ? app : Effect.provideService(app, HttpServerRequest.HttpServerRequest, withJsonBody(request, body))
+    if (Result.isFailure(read)) return app
+    const body = renameBody(read.success, places)
+    return body === read.success ? app : Effect.provideService(app, HttpServerRequest.HttpServerRequest, withJsonBody(request, body))
   })
 }
 
 /** The middleware renaming the aliases of `words`; the identity when both words are off. */
-export const aliasRewriting = (words: AliasWords): <E, R>(app: HttpApp.Default<E, R>) => HttpApp.Default<E, R> => {
+export const aliasRewriting = (words: AliasWords) => {
   const routes = aliasRoutes(words).map(compile)
-  if (routes.length === 0) return identity
-  return (app) =>
-    Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
+  return <E, R>(app: App<E, R>): App<E, R | HttpServerRequest.HttpServerRequest> =>
+    routes.length === 0 ? app : Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
       const method = request.method
       const path = request.url.split("?", 1)[0]!
       const found = routes.find((r) => r.route.method === method && r.pattern.test(path))

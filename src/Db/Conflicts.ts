@@ -9,10 +9,12 @@
  * number of times with jitter; a conflict that persists is answered `503` with `Retry-After`
  * (Errors.ts), never `500`.
  */
-import { Data, Effect, Predicate, Schedule } from "effect"
+import { isSqlError } from "effect/sql/SqlError"
+import { Data, Effect, Schedule } from "effect"
+import { sqlState } from "./Rows.ts"
 
 /** SQLSTATEs of a transaction that lost to another and may simply be run again. */
-const conflictStates: ReadonlySet<string> = new Set(["40001", "40P01"])
+const conflictStates: ReadonlySet<string | undefined> = new Set(["40001", "40P01"])
 
 /**
  * A transaction found a row moved under it between two of its locks (a node claimed by another
@@ -26,9 +28,9 @@ export class LockRace extends Data.TaggedError("LockRace")<{ readonly what: stri
 
 /** Whether `error` (a failure or a defect) is a conflict that running the transaction again resolves. */
 export const isConflict = (error: unknown): boolean =>
-  Predicate.isTagged(error, "LockRace") ||
-  (Predicate.isTagged(error, "SqlError") &&
-    conflictStates.has(String((error as { readonly cause?: { readonly code?: unknown } }).cause?.code)))
+  error instanceof LockRace ||
+  // the driver classifies them as SerializationError and DeadlockError
+  (isSqlError(error) && conflictStates.has(sqlState(error)))
 
 /** What a client is told to wait when a conflict persisted through every retry. */
 export const conflictRetryAfterSeconds = 1
@@ -38,17 +40,17 @@ export const conflictRetryAfterSeconds = 1
  * (each jittered between 0.8 and 1.2 times), so that two transactions that collided do not
  * collide again in step.
  */
-const retries = Schedule.exponential("10 millis").pipe(Schedule.jittered, Schedule.intersect(Schedule.recurs(4)))
+const retries = Schedule.exponential("10 millis").pipe(Schedule.jittered, Schedule.upTo({ times: 4 }))
 
 /**
  * Runs `transaction` again when it lost to a concurrent one. It must be a whole transaction (or
  * one statement outside any): a retry inside a transaction would find it aborted. A LockRace that
  * persists becomes a defect, as a database error does in the repositories.
  */
-export const retryConflicts = <A, E, R>(transaction: Effect.Effect<A, E, R>): Effect.Effect<A, Exclude<E, LockRace>, R> =>
+export const retryConflicts = <A, E, R>(transaction: Effect.Effect<A, E, R>) =>
   Effect.retry(transaction, { schedule: retries, while: isConflict }).pipe(
-    Effect.catchIf((e): e is Extract<E, LockRace> => e instanceof LockRace, Effect.die)
-  ) as Effect.Effect<A, Exclude<E, LockRace>, R>
+    Effect.catchIf((e): e is Extract<E, LockRace> => e instanceof LockRace, Effect.die, Effect.fail)
+  )
 
 /** A conflict that persisted (it ends as a defect: the repositories die on database errors). */
 export const persistedConflict = (defects: Iterable<unknown>): boolean => {

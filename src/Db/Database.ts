@@ -1,8 +1,7 @@
-import { SqlClient } from "@effect/sql"
-import { SqlError } from "@effect/sql/SqlError"
-import { PgClient } from "@effect/sql-pg"
-import { Data, Effect, Layer, Option, Redacted, Schedule } from "effect"
-import pg from "pg"
+import { SqlClient } from "effect/sql"
+import { PgClient, PgTypes } from "@effect/sql-pg"
+import { Data, Effect, Layer, Option, Redacted, Result, Schedule } from "effect"
+import * as net from "node:net"
 import { AppConfig } from "../Config.ts"
 import { type EmbeddedServer, startEmbedded } from "./Embedded.ts"
 import { migrate } from "./Migrator.ts"
@@ -25,7 +24,7 @@ const embeddedServer = Effect.gen(function*() {
 })
 
 /** Restarts after a failed restart wait 0.5 s, doubling up to 10 s. */
-const restartBackoff = Schedule.exponential("500 millis").pipe(Schedule.union(Schedule.spaced("10 seconds")))
+const restartBackoff = Schedule.min([Schedule.exponential("500 millis"), Schedule.spaced("10 seconds")])
 
 /**
  * Keeps the embedded server running: when its postmaster dies (killed, out of memory), the
@@ -47,69 +46,78 @@ export const supervise = (server: EmbeddedServer) =>
     yield* Effect.logWarning(`embedded PostgreSQL restarted on 127.0.0.1:${server.port}`)
   }).pipe(Effect.forever)
 
-// bigint columns (downloads) fit in a double for any realistic count: read them as numbers
-const pgTypes = {
-  getTypeParser: ((oid: number, format?: "text" | "binary") =>
-    oid === pg.types.builtins.INT8 ? Number : pg.types.getTypeParser(oid, format as "text")) as typeof pg.types.getTypeParser
-}
+/** bigint columns (downloads) fit in a double for any realistic count: read them as numbers. */
+const pgTypes = PgTypes.makeRegistry()
+pgTypes.register(PgTypes.OID.int8, {
+  decode: (bytes) =>
+    bytes.length === 8
+      ? Result.succeed(Number(new DataView(bytes.buffer, bytes.byteOffset, 8).getBigInt64(0)))
+      : Result.fail(new PgTypes.CodecError({ message: "int8 takes 8 bytes" })),
+  encode: (value: number | bigint) => {
+    const bytes = new Uint8Array(8)
+    new DataView(bytes.buffer).setBigInt64(0, BigInt(value))
+    return Result.succeed(bytes)
+  }
+})
 
-/** Longest a connection may take (without it a connection to an unreachable host, or a wait for a busy pool, never ends). */
+/** Longest a connection may take to open (without it a connection to an unreachable host never ends). */
 const connectTimeoutMillis = 10_000
 
+// 20 for statements, and one that the list cache's LISTEN holds (Catalog/PageCache.ts)
+const maxConnections = 21
+
 /**
- * The pg pool on `url`, reachable (a first `SELECT 1` answered), ended with the scope. It is built
- * here rather than by `PgClient.layer`, which keeps its pool to itself: the metrics read its
- * connection counts (Observability/Metrics.ts).
+ * The TCP socket of one connection to the server of `url`, or `undefined` for a URL that names
+ * no TCP server (a Unix socket folder): the driver then opens its own, which the metrics miss.
  */
-const pgPool = (url: Redacted.Redacted) =>
-  Effect.acquireRelease(
-    Effect.sync(() => {
-      const pool = new pg.Pool({
-        connectionString: Redacted.value(url),
-        max: 20,
-        connectionTimeoutMillis: connectTimeoutMillis,
-        types: pgTypes,
-        application_name: "@effect/sql-pg"
-      })
-      // an idle connection that fails is dropped by the pool; unheard, the event would end the process
-      pool.on("error", () => {})
-      return pool
-    }),
-    (pool) => Effect.promise(() => pool.end()).pipe(Effect.interruptible, Effect.timeoutOption(1000))
-  ).pipe(
-    Effect.tap((pool) =>
-      Effect.tryPromise({
-        try: () => pool.query("SELECT 1"),
-        catch: (cause) => new SqlError({ cause, message: "PgClient: Failed to connect" })
-      }).pipe(Effect.timeoutFail({
-        duration: connectTimeoutMillis,
-        onTimeout: () => new SqlError({ cause: new Error("Connection timed out"), message: "PgClient: Connection timed out" })
-      }))
-    ),
-    Effect.tap(observePool)
-  )
+const tcpOf = (url: Redacted.Redacted) => {
+  const parsed = URL.canParse(Redacted.value(url)) ? new URL(Redacted.value(url)) : undefined
+  if (parsed === undefined || parsed.hostname === "" || parsed.searchParams.has("host")) return undefined
+  const host = parsed.hostname.replace(/^\[(.*)\]$/, "$1")
+  const port = parsed.port === "" ? 5432 : Number(parsed.port)
+  return () => net.connect({ host, port, noDelay: true })
+}
+
+/**
+ * The client on `url`, its pool of at most 21 connections ended with the scope. Its connections'
+ * sockets are opened here, so that the metrics see them (Observability/Metrics.ts): PgClient 4
+ * keeps its pool's counts to itself.
+ */
+const clientOn = (url: Redacted.Redacted) =>
+  PgClient.layerFrom(Effect.gen(function*() {
+    const watched = yield* observePool(maxConnections)
+    const tcp = tcpOf(url)
+    return yield* PgClient.make({
+      url,
+      maxConnections,
+      connectTimeout: connectTimeoutMillis,
+      // as the pg pool did before Effect 4: an idle connection is closed after 10 s, not 60 s
+      idleTimeout: "10 seconds",
+      types: pgTypes,
+      ...(tcp === undefined ? {} : { stream: () => watched(tcp) })
+    })
+  }))
 
 /** The pool on `url`, with the outage record over it. */
-const poolOn = (url: Redacted.Redacted) =>
-  DatabaseOutages.Default.pipe(Layer.provideMerge(PgClient.layerFromPool({ acquire: pgPool(url) })))
+const poolOn = (url: Redacted.Redacted) => DatabaseOutages.layer.pipe(Layer.provideMerge(clientOn(url)))
 
 /**
  * The SqlClient every repository uses, on `DATABASE_URL` or the supervised embedded server,
  * with the schema migrated before anything else runs.
  */
-export const DatabaseLive = Layer.unwrapScoped(Effect.gen(function*() {
+export const DatabaseLive = Layer.unwrap(Effect.gen(function*() {
   const config = yield* AppConfig
   if (Option.isSome(config.databaseUrl)) return poolOn(config.databaseUrl.value)
   const server = yield* embeddedServer
-  return Layer.scopedDiscard(Effect.forkScoped(supervise(server))).pipe(
+  return Layer.effectDiscard(Effect.forkScoped(supervise(server))).pipe(
     Layer.provideMerge(poolOn(Redacted.make(server.url)))
   )
 })).pipe(
-  Layer.tap((ctx) => Effect.provide(migrate, ctx))
+  Layer.tap((context) => Effect.provide(migrate, context))
 )
 
 /** The database did not answer a trivial statement in time, or is away. */
-export class DatabaseDown extends Data.TaggedError("DatabaseDown")<{}> {
+export class DatabaseDown extends Data.TaggedError("DatabaseDown") {
   override get message() {
     return "The database does not answer"
   }

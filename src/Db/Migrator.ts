@@ -1,6 +1,5 @@
-import { FileSystem } from "@effect/platform"
-import { SqlClient } from "@effect/sql"
-import { Effect } from "effect"
+import { SqlClient } from "effect/sql"
+import { Effect, FileSystem } from "effect"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 import { span } from "../Tracing.ts"
@@ -24,6 +23,36 @@ const readMigrations = Effect.gen(function*() {
     .sort((a, b) => a.id - b.id)
 })
 
+/** What runs from `at` to its end without a statement's `;` counting: a string, a quoted name, a comment, a dollar-quoted body. */
+const quoted = /'(?:[^']|'')*'|"(?:[^"]|"")*"|--[^\n]*|\/\*[\s\S]*?\*\/|(\$[A-Za-z_]*\$)[\s\S]*?\1/y
+
+/**
+ * The statements of a migration file, in order. The driver speaks only PostgreSQL's extended
+ * protocol, which takes one statement at a time (the file as one text would be refused: "cannot
+ * insert multiple commands into a prepared statement"), so a file is cut at each `;` outside a
+ * string, a quoted name, a comment or a dollar-quoted function body. Strings in the migrations
+ * are standard ones (`''` escapes a quote; no `E'...'`), their comments are not nested.
+ */
+export const statementsOf = (text: string): Array<string> => {
+  const statements: Array<string> = []
+  let start = 0
+  let at = 0
+  while (at < text.length) {
+    quoted.lastIndex = at
+    if (quoted.test(text)) {
+      at = quoted.lastIndex
+    } else if (text[at] === ";") {
+      statements.push(text.slice(start, at))
+      start = ++at
+    } else {
+      at++
+    }
+  }
+  statements.push(text.slice(start))
+  // what is left of a piece without its comments and blanks says whether it is a statement
+  return statements.filter((statement) => statement.replace(/--[^\n]*|\/\*[\s\S]*?\*\//g, "").trim() !== "")
+}
+
 /**
  * Applies the migrations not yet applied. Instances starting together serialise on an advisory
  * lock, so each migration runs exactly once; each runs in the same transaction as its record.
@@ -40,7 +69,8 @@ export const migrate = Effect.gen(function*() {
     const pending = migrations.filter((m) => !done.has(m.id))
     for (const m of pending) {
       const text = yield* fs.readFileString(m.file)
-      yield* sql.unsafe(text)
+      // each is run once: nothing is gained by keeping it prepared
+      for (const statement of statementsOf(text)) yield* sql.unsafe(statement).unprepared
       yield* sql`INSERT INTO schema_migrations (id, name) VALUES (${m.id}, ${m.name})`
     }
     return pending

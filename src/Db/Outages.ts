@@ -7,8 +7,9 @@
  * for it. The first such failure logs the outage once; a probe then asks the database every half
  * second, and its first answer logs the end with a summary (how long, how many 503 answers).
  */
-import { SqlClient } from "@effect/sql"
-import { Cause, Effect, Option, Schedule } from "effect"
+import { SqlClient } from "effect/sql"
+import { isSqlError } from "effect/sql/SqlError"
+import { Cause, Context, Effect, Layer, Option, Schedule } from "effect"
 
 /** What a client is told to wait before trying again while the database is away. */
 export const retryAfterSeconds = 5
@@ -23,7 +24,7 @@ const isOutageState = (code: string) => code.startsWith("08") || code === "57P01
 /** Socket failures of the driver's connection. */
 const outageErrnos = new Set(["ECONNREFUSED", "ECONNRESET", "EPIPE", "ETIMEDOUT", "EHOSTUNREACH", "ENETUNREACH", "ENOTFOUND", "EAI_AGAIN"])
 
-/** The driver's own words for a connection it lost or could not make (pg, pg-pool). */
+/** Words for a connection lost or never made (of the pg driver, kept for errors that carry them in a cause). */
 const outageMessages = [
   "Connection terminated",
   "timeout exceeded when trying to connect",
@@ -45,17 +46,23 @@ const isOutageError = (error: unknown, depth = 0): boolean => {
 
 /**
  * Why the database is unreachable, when `error` is a failure of the driver (an SqlError) that
- * says it is: the innermost message, `connect ECONNREFUSED 127.0.0.1:5432` rather than "Failed
- * to acquire connection".
+ * says it is: the innermost message, `connect ECONNREFUSED 127.0.0.1:5432` rather than
+ * "PgConnection: Failed to connect". The driver classifies a lost or refused connection as a
+ * `ConnectionError`; a server shutting down or starting up (57P0x) comes as another reason,
+ * told by its SQLSTATE.
  */
 export const unreachable = (error: unknown): Option.Option<string> =>
-  (error as { _tag?: unknown })?._tag === "SqlError" && isOutageError((error as { cause?: unknown }).cause)
+  isSqlError(error) && (error.reason._tag === "ConnectionError" || isOutageError(error.reason))
     ? Option.some(reasonOf(error))
     : Option.none()
 
 /** Why the database was unreachable, when that is what a request's failure (or defect) shows. */
 export const outageOf = (cause: Cause.Cause<unknown>): Option.Option<string> =>
-  Option.firstSomeOf([...Cause.failures(cause), ...Cause.defects(cause)].map(unreachable))
+  Option.firstSomeOf(
+    cause.reasons.map((reason) =>
+      Cause.isFailReason(reason) ? unreachable(reason.error) : Cause.isDieReason(reason) ? unreachable(reason.defect) : Option.none()
+    )
+  )
 
 const reasonOf = (error: unknown): string => {
   let reason = String((error as { message?: unknown }).message ?? error)
@@ -75,8 +82,8 @@ interface Outage {
 }
 
 /** The current outage, if any: started by the first failure that shows one, ended by the probe. */
-export class DatabaseOutages extends Effect.Service<DatabaseOutages>()("DatabaseOutages", {
-  scoped: Effect.gen(function*() {
+export class DatabaseOutages extends Context.Service<DatabaseOutages>()("DatabaseOutages", {
+  make: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const scope = yield* Effect.scope
     let current: Outage | undefined
@@ -93,7 +100,7 @@ export class DatabaseOutages extends Effect.Service<DatabaseOutages>()("Database
         Effect.sandbox,
         Effect.retry(Schedule.spaced("500 millis")),
         Effect.delay("500 millis"),
-        Effect.zipRight(Effect.suspend(() => {
+        Effect.andThen(Effect.suspend(() => {
           current = undefined
           const seconds = ((Date.now() - outage.since) / 1000).toFixed(1)
           return Effect.logWarning(
@@ -109,14 +116,14 @@ export class DatabaseOutages extends Effect.Service<DatabaseOutages>()("Database
         const outage: Outage = { since: Date.now(), reason, answered: 0 }
         current = outage
         return Effect.logError(`database unavailable (${reason}): answering 503 database_unavailable until it is back`).pipe(
-          Effect.zipRight(Effect.forkIn(watchUntilBack(outage), scope)),
+          Effect.andThen(Effect.forkIn(watchUntilBack(outage), scope)),
           Effect.asVoid
         )
       })
 
     /** A request answered 503 because of the outage `reason` shows. */
     const answered = (reason: string) =>
-      Effect.zipRight(report(reason), Effect.sync(() => void (current !== undefined && current.answered++)))
+      Effect.andThen(report(reason), Effect.sync(() => void (current !== undefined && current.answered++)))
 
     return {
       report,
@@ -125,4 +132,6 @@ export class DatabaseOutages extends Effect.Service<DatabaseOutages>()("Database
       isDown: Effect.sync(() => current !== undefined)
     }
   })
-}) {}
+}) {
+  static readonly layer = Layer.effect(this, this.make)
+}

@@ -6,46 +6,50 @@
  * A record nested in another (a node's publisher) travels as `to_jsonb` of the same column list,
  * so one row schema reads it both ways; only its timestamps differ in form (`DbTime`).
  */
-import type { SqlError } from "@effect/sql"
-import { Effect, ParseResult, Predicate, Schema } from "effect"
+import { isSqlError, type SqlError } from "effect/sql/SqlError"
+import { Array as Arr, Effect, Option, Predicate, Schema, SchemaGetter, SchemaTransformation } from "effect"
 
 /** A nullable column: NULL is an absent field, never `null`. */
-export const nullable = <S extends Schema.Schema.Any>(schema: S) => Schema.optionalWith(schema, { exact: true, nullable: true })
+export const nullable = <S extends Schema.Constraint>(schema: S) =>
+  Schema.optionalKey(Schema.NullOr(schema)).pipe(Schema.decodeTo(
+    Schema.optionalKey(Schema.toType(schema)),
+    SchemaTransformation.transformOptional<S["Type"], S["Type"] | null>({
+      decode: Option.filter(Predicate.isNotNull),
+      encode: (value) => value
+    })
+  ))
 
 /**
  * A `timestamptz`: a `Date` as a column, an ISO 8601 string inside `to_jsonb`. Both are cut to
  * the millisecond, as the fast path's `iso_time` cuts them.
  */
-export const DbTime = Schema.Union(Schema.DateFromSelf, Schema.DateFromString)
+export const DbTime = Schema.Union([Schema.Date, Schema.DateFromString])
 
 /**
  * The schema of rows that make `Record`: the columns' schema, then `build` from a decoded row.
  * Rows are only read: encoding one back is refused.
  */
-export const rowsOf = <Columns extends Schema.Struct.Fields, A, I, R>(
+export const rowsOf = <Columns extends Schema.Struct.Fields, Record extends Schema.Constraint>(
   columns: Columns,
-  record: Schema.Schema<A, I, R>,
-  build: (row: Schema.Struct.Type<Columns>) => A
+  record: Record,
+  build: (row: Schema.Struct.Type<Columns>) => Record["Type"]
 ) =>
-  Schema.transformOrFail(Schema.Struct(columns), Schema.typeSchema(record), {
-    strict: true,
-    decode: (row) => ParseResult.succeed(build(row as Schema.Struct.Type<Columns>)),
-    encode: (record, _, ast) => ParseResult.fail(new ParseResult.Forbidden(ast, record, "rows are read, not written"))
-  })
+  Schema.Struct(columns).pipe(Schema.decodeTo(Schema.toType(record), {
+    decode: SchemaGetter.transform(build),
+    encode: SchemaGetter.forbidden(() => "rows are read, not written")
+  }))
 
 /**
  * A failing statement, or a row that does not make its record, is the service's fault: a defect
  * (answered 500 and logged), never a domain answer.
  */
-export const orDieOnDatabase = <A, E, R>(
-  effect: Effect.Effect<A, E, R>
-): Effect.Effect<A, Exclude<E, SqlError.SqlError | ParseResult.ParseError>, R> =>
+export const orDieOnDatabase = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
   Effect.catchIf(
     effect,
-    (e): e is Extract<E, SqlError.SqlError | ParseResult.ParseError> =>
-      Predicate.isTagged(e, "SqlError") || Predicate.isTagged(e, "ParseError"),
-    Effect.die
-  ) as Effect.Effect<A, Exclude<E, SqlError.SqlError | ParseResult.ParseError>, R>
+    (e): e is Extract<E, SqlError | Schema.SchemaError> => isSqlError(e) || Schema.isSchemaError(e),
+    Effect.die,
+    Effect.fail
+  )
 
 /**
  * A statement refused by a foreign key check (SQLSTATE 23503), such as the nodes' trigger of
@@ -56,16 +60,18 @@ export const onForeignKeyViolation = <E2>(answer: () => E2) =>
 <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E | E2, R> =>
   Effect.catchIf(
     effect,
-    (e) => Predicate.isTagged(e, "SqlError") && ((e as unknown as SqlError.SqlError).cause as { code?: string } | undefined)?.code === "23503",
+    (e) => isSqlError(e) && sqlState(e) === "23503",
     () => Effect.fail(answer())
   )
+
+/** The SQLSTATE PostgreSQL answered a failed statement with (on the driver's cause of the error). */
+export const sqlState = (error: SqlError): string | undefined => {
+  const cause: unknown = error.reason.cause
+  return Predicate.hasProperty(cause, "code") && typeof cause.code === "string" ? cause.code : undefined
+}
 
 /** Rows per INSERT: PostgreSQL takes at most 65,535 parameters a statement. */
 const rowsPerInsert = 1000
 
-/** `items` in batches small enough for one INSERT each. */
-export const chunks = <A>(items: ReadonlyArray<A>): Array<ReadonlyArray<A>> => {
-  const out: Array<ReadonlyArray<A>> = []
-  for (let i = 0; i < items.length; i += rowsPerInsert) out.push(items.slice(i, i + rowsPerInsert))
-  return out
-}
+/** `items` in batches small enough for one INSERT each, none empty (`sql.insert` takes no empty list). */
+export const chunks = <A>(items: ReadonlyArray<A>): Array<Arr.NonEmptyArray<A>> => Arr.chunksOf(items, rowsPerInsert)

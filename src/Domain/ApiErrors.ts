@@ -7,11 +7,8 @@
  *
  * `apiErrors` lists every class: the README's table of codes is generated from it.
  */
-import { HttpApiSchema } from "@effect/platform"
-import { type Cause, Schema, type SchemaAST } from "effect"
-
-/** Marks instances of the classes below, whatever their code. */
-export const ApiErrorTypeId: unique symbol = Symbol.for("registry/ApiError")
+import type {} from "effect/http-api"
+import { Schema, SchemaGetter } from "effect"
 
 /** What every class below declares beside its schema. */
 export interface ApiErrorInfo<Code extends string = string> {
@@ -22,78 +19,40 @@ export interface ApiErrorInfo<Code extends string = string> {
   readonly description: string
 }
 
-/** An instance: a yieldable error with its message. */
-export interface ApiErrorInstance<Tag extends string> extends Cause.YieldableError {
-  readonly _tag: Tag
-  readonly message: string
-  readonly [ApiErrorTypeId]: ApiErrorTypeId
-}
-export type ApiErrorTypeId = typeof ApiErrorTypeId
-
-/** The wire form of an error of `code`. */
-export interface Wire<Code extends string> {
-  readonly error: Code
-  readonly message: string
-}
-
-/** An error class: a Schema of its instances whose encoded side is its wire form. */
-export interface ApiErrorClass<Self, Tag extends string, Code extends string, Extra = {}>
-  extends Schema.Schema<Self, Wire<Code>>, ApiErrorInfo<Code>
-{
-  new(props: { readonly message: string } & Extra): ApiErrorInstance<Tag> & Readonly<Extra>
-  readonly _tag: Tag
-  readonly identifier: Tag
-}
-
-const astCache = new WeakMap<object, SchemaAST.AST>()
+/**
+ * A field that travels inside the service only, never on the wire: absent when decoded, dropped
+ * when encoded (RateLimited's `retryAfter` becomes a header).
+ */
+const serviceOnly = <S extends Schema.Top>(schema: S) =>
+  Schema.optionalKey(Schema.toType(schema)).pipe(Schema.encodeTo(Schema.optionalKey(Schema.Unknown), {
+    decode: SchemaGetter.omit(),
+    encode: SchemaGetter.omit()
+  }))
 
 /**
  * Declares one error class: `class VersionExists extends ApiError<VersionExists>()("VersionExists",
- * { code: "version_exists", status: 409, description: "..." }) {}`. `extra` fields travel inside
- * the service only (RateLimited's `retryAfter` becomes a header); the wire form is `{error, message}`.
+ * { code: "version_exists", status: 409, description: "..." }) {}`. Its wire form is
+ * `{error, message}`: `_tag` is filled in when a body is decoded and left out when an instance is
+ * encoded, `error` is the code. `extra` fields travel inside the service only (`serviceOnly`).
  */
 export const ApiError = <Self>() =>
-<const Tag extends string, const Code extends string, Extra extends Schema.Struct.Fields = {}>(
+<const Tag extends string, const Code extends string, const Extra extends Schema.Struct.Fields = {}>(
   tag: Tag,
   info: ApiErrorInfo<Code>,
   extra?: Extra
-): ApiErrorClass<Self, Tag, Code, Schema.Struct.Type<Extra>> => {
-  const Tagged = Schema.TaggedError<{ readonly _tag: Tag; readonly message: string }>()(
-    tag,
-    { message: Schema.String, ...extra }
-  ) as unknown as new(props: { readonly message: string }) => object & { readonly message: string }
-  class Base extends Tagged {
-    static readonly code = info.code
-    static readonly status = info.status
-    static readonly description = info.description
-
-    /**
-     * The class's schema: TaggedError's own (whose encoded side would carry `_tag`), behind the
-     * wire form. Decoding a wire body builds an instance; encoding one gives `{error, message}`.
-     */
-    static get ast(): SchemaAST.AST {
-      const cached = astCache.get(this)
-      if (cached !== undefined) return cached
-      const instances = Schema.typeSchema(Schema.make<object>(Reflect.get(Tagged, "ast", this)))
-      const ast = Schema.transform(Schema.Struct({ error: Schema.Literal(info.code), message: Schema.String }), instances, {
-        strict: false,
-        decode: ({ message }) => new this({ message }),
-        encode: (e) => ({ error: info.code, message: (e as { message: string }).message })
-      }).annotations({ identifier: tag, description: info.description, [HttpApiSchema.AnnotationStatus]: info.status }).ast
-      astCache.set(this, ast)
-      return ast
-    }
-  }
-  Object.defineProperty(Base.prototype, ApiErrorTypeId, { value: ApiErrorTypeId })
-  return Base as any
-}
-
-/** Any instance of the classes below. */
-export const isApiError = (u: unknown): u is ApiErrorInstance<string> =>
-  typeof u === "object" && u !== null && ApiErrorTypeId in u
-
-/** The class of an instance: its code and status. */
-export const infoOf = (e: ApiErrorInstance<string>): ApiErrorInfo => e.constructor as unknown as ApiErrorInfo
+) =>
+  Object.assign(
+    Schema.Error<Self>(tag)(
+      Schema.Struct({
+        _tag: Schema.tagDefaultOmit(tag),
+        error: Schema.tag(info.code),
+        message: Schema.String,
+        ...(extra ?? ({} as Extra))
+      }).annotate({ identifier: tag }),
+      { identifier: tag, description: info.description, httpApiStatus: info.status }
+    ),
+    { code: info.code, status: info.status, description: info.description }
+  )
 
 // --- 400 ---------------------------------------------------------------------------------------
 
@@ -311,7 +270,7 @@ export class RateLimited extends ApiError<RateLimited>()("RateLimited", {
   description: "Too many failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds"
 }, {
   /** Seconds until the client may try again, sent as `Retry-After`. */
-  retryAfter: Schema.optional(Schema.Number)
+  retryAfter: serviceOnly(Schema.Finite)
 }) {}
 
 export class RequestTooLarge extends ApiError<RequestTooLarge>()("RequestTooLarge", {
@@ -358,7 +317,7 @@ export class DatabaseUnavailable extends ApiError<DatabaseUnavailable>()("Databa
   description: "The database cannot be reached (an outage, a restart of it), or a write kept conflicting with concurrent ones: try again after `Retry-After` seconds"
 }, {
   /** Seconds until the client may try again, sent as `Retry-After`. */
-  retryAfter: Schema.optional(Schema.Number)
+  retryAfter: serviceOnly(Schema.Finite)
 }) {}
 
 export class VendorNotConfigured extends ApiError<VendorNotConfigured>()("VendorNotConfigured", {
@@ -419,3 +378,17 @@ export const apiErrors = [
   UpstreamTimeout,
   RequestTimeout
 ] as const
+
+/** An instance of any class above. */
+export type AnyApiError = InstanceType<(typeof apiErrors)[number]>
+
+/** An instance of the class of `Tag`. */
+export type ApiErrorInstance<Tag extends string = string> = Extract<AnyApiError, { readonly _tag: Tag }>
+
+const infoByTag: ReadonlyMap<string, ApiErrorInfo> = new Map(apiErrors.map((error) => [error.identifier, error]))
+
+/** Any instance of the classes above. */
+export const isApiError = (u: unknown): u is AnyApiError => apiErrors.some((error) => u instanceof error)
+
+/** The class of an instance: its code and status. */
+export const infoOf = (e: AnyApiError): ApiErrorInfo => infoByTag.get(e._tag)!

@@ -4,16 +4,16 @@
  * host's API nodes send it (the media proxy, media storage).
  */
 import { Schema } from "effect"
-import { field, NonEmptyText, optionalField, refusingUnknownFields, Text, Timestamp } from "./Schemas.ts"
+import { field, NonEmptyText, optionalField, refusingUnknownFields, Text, Timestamp, Uuid } from "./Schemas.ts"
 
 /** Body of key creation. */
 export const ApiKeyCreate = refusingUnknownFields(Schema.Struct({
   name: field(NonEmptyText(100), "Name of the key, to tell keys apart"),
   description: optionalField(Text(1000), "What the key is for")
-})).annotations({ identifier: "ApiKeyCreate" })
+})).annotate({ identifier: "ApiKeyCreate" })
 
 const keyFields = {
-  id: field(Schema.UUID, "Identifier of the key"),
+  id: field(Uuid, "Identifier of the key"),
   name: field(Schema.String, "Name of the key"),
   description: optionalField(Schema.String, "What the key is for"),
   key_prefix: field(Schema.String, "The key masked: its prefix, '…', and its last characters"),

@@ -4,5 +4,5 @@ import { Schema } from "effect"
 export const ErrorResponse = Schema.Struct({
   error: Schema.String,
   message: Schema.String
-}).annotations({ identifier: "ErrorResponse" })
+}).annotate({ identifier: "ErrorResponse" })
 export type ErrorResponse = typeof ErrorResponse.Type

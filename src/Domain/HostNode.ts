@@ -1,8 +1,8 @@
 import { Schema } from "effect"
 import { field, ignoredOnInput, optional, optionalField, refusingUnknownFields, Text } from "./Schemas.ts"
 
-export const HostNodePolicy = Schema.Literal("HostNodePolicyActive", "HostNodePolicyBanned", "HostNodePolicyLocalOnly")
-  .annotations({ identifier: "HostNodePolicy" })
+export const HostNodePolicy = Schema.Literals(["HostNodePolicyActive", "HostNodePolicyBanned", "HostNodePolicyLocalOnly"])
+  .annotate({ identifier: "HostNodePolicy" })
 export type HostNodePolicy = typeof HostNodePolicy.Type
 
 /** What each field of a host-node record means (interface 2.6). */
@@ -47,7 +47,7 @@ const hostNodeInputFields = {
   description: optionalField(Text(5000), meaning.description),
   function: optionalField(Text(200), meaning.function),
   input_types: optionalField(Text(20_000), meaning.input_types),
-  output_is_list: optionalField(Schema.Array(Schema.Boolean).pipe(Schema.maxItems(200)), meaning.output_is_list),
+  output_is_list: optionalField(Schema.Array(Schema.Boolean).check(Schema.isMaxLength(200)), meaning.output_is_list),
   return_names: optionalField(Text(5000), meaning.return_names),
   return_types: optionalField(Text(5000), meaning.return_types)
 }
@@ -56,14 +56,14 @@ const hostNodeInputFields = {
 export const HostNodeUpdate = refusingUnknownFields(Schema.Struct({
   ...hostNodeInputFields,
   host_node_name: optional(ignoredOnInput({ type: "string" }, `${meaning.host_node_name}; the path names the record`))
-})).annotations({ identifier: "HostNodeUpdate" })
+})).annotate({ identifier: "HostNodeUpdate" })
 export type HostNodeUpdate = typeof HostNodeUpdate.Type
 
 /** One record of the bulk creation: the name is required. */
 export const HostNodeCreate = Schema.Struct({
   ...hostNodeInputFields,
-  host_node_name: field(Schema.String.pipe(Schema.minLength(1), Schema.maxLength(200)), meaning.host_node_name)
-}).annotations({ identifier: "HostNodeCreate" })
+  host_node_name: field(Schema.String.check(Schema.isMinLength(1), Schema.isMaxLength(200)), meaning.host_node_name)
+}).annotate({ identifier: "HostNodeCreate" })
 export type HostNodeCreate = typeof HostNodeCreate.Type
 
 /** The most records one bulk creation may carry. */
@@ -87,5 +87,5 @@ export const HostNodePage = Schema.Struct({
   pageSize: field(Schema.Int, `Records per page, as served (at most ${maxHostNodePageSize})`),
   total: field(Schema.Int, "Number of matching records on all pages"),
   totalPages: field(Schema.Int, "Number of pages: total divided by pageSize, rounded up")
-}).annotations({ identifier: "HostNodePage" })
+}).annotate({ identifier: "HostNodePage" })
 export type HostNodePage = typeof HostNodePage.Type

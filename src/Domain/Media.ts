@@ -1,13 +1,13 @@
-import { Option, ParseResult, Schema } from "effect"
-import { classExamples, field, ignoringUnknownFields, optional, optionalField, refusingUnknownFields, Strings, Text } from "./Schemas.ts"
+import { Effect, Option, Schema, SchemaIssue, SchemaTransformation } from "effect"
+import { documentedAs, field, ignoringUnknownFields, optional, optionalField, refusingUnknownFields, Strings, Text, Uuid, withExamples } from "./Schemas.ts"
 
 /** Statuses of CONTRACT.md; CREATED is what starting a task answers. */
-export const MediaTaskStatus = Schema.Literal("CREATED", "IN_PROGRESS", "COMPLETED", "FAILED")
-  .annotations({ identifier: "MediaTaskStatus" })
+export const MediaTaskStatus = Schema.Literals(["CREATED", "IN_PROGRESS", "COMPLETED", "FAILED"])
+  .annotate({ identifier: "MediaTaskStatus" })
 export type MediaTaskStatus = typeof MediaTaskStatus.Type
 
 /** The two kinds of image task, named as the paths that poll them name them. */
-export const ImageTaskKind = Schema.Literal("image-style-transfer", "skin-enhancer")
+export const ImageTaskKind = Schema.Literals(["image-style-transfer", "skin-enhancer"])
 export type ImageTaskKind = typeof ImageTaskKind.Type
 
 /** The skin enhancer's modes: each starts at a path of its own. */
@@ -26,11 +26,11 @@ export const terminalStatuses: ReadonlyArray<MediaTaskStatus> = ["COMPLETED", "F
 const mediaTaskFields = {
   generated: field(Strings, "Generated outputs: URLs of the images the task produced"),
   status: field(MediaTaskStatus, "Status of the task"),
-  task_id: field(Schema.UUID, "Identifier of the task")
+  task_id: field(Uuid, "Identifier of the task")
 }
 
 /** The document's example of a task. */
-const mediaTaskExample: Schema.Struct.Type<typeof mediaTaskFields> = {
+const mediaTaskExample: Schema.Struct.Encoded<typeof mediaTaskFields> = {
   generated: ["https://cdn.imagevendor.example.com/results/3f9a6c2e-5b1d-4e7a-9c8b-2d4e6f8a0b1c/0.png"],
   status: "COMPLETED",
   task_id: "3f9a6c2e-5b1d-4e7a-9c8b-2d4e6f8a0b1c"
@@ -40,7 +40,7 @@ const mediaTaskExample: Schema.Struct.Type<typeof mediaTaskFields> = {
 export const simulatedImageSize = 256
 
 /** The result of starting or polling an image task (2.9). */
-export class MediaTask extends Schema.Class<MediaTask>("MediaTask")(mediaTaskFields, classExamples(mediaTaskExample)) {}
+export class MediaTask extends Schema.Class<MediaTask>("MediaTask")(withExamples(mediaTaskFields, mediaTaskExample)) {}
 
 /** The skin enhancer's answer (4.6) and every status poll: the task under `data`. */
 export class MediaTaskEnvelope extends Schema.Class<MediaTaskEnvelope>("MediaTaskEnvelope")({
@@ -101,39 +101,39 @@ const isDataUrl = (s: string) => {
 
 /** An image as the vendor takes it: base64 data, a data: URL, or a URL of one of `protocols`. */
 const ImageSource = (protocols: ReadonlyArray<"http:" | "https:">, described: string) =>
-  Schema.String.pipe(
-    Schema.maxLength(maxImageChars),
-    Schema.filter((s) => isBase64(s) || isDataUrl(s) || isUrl(s, protocols), {
-      message: () => `expected base64 image data, a data: URL or ${described}`
+  Schema.String.check(
+    Schema.isMaxLength(maxImageChars),
+    Schema.makeFilter((s: string) => isBase64(s) || isDataUrl(s) || isUrl(s, protocols), {
+      message: `expected base64 image data, a data: URL or ${described}`
     })
-  ).annotations({ description: `Base64 image data, a data: URL, or ${described}` })
+  ).annotate({ description: `Base64 image data, a data: URL, or ${described}` })
 
 /** Base64 data or an http(s) URL (4.5). */
 export const StyleImage = ImageSource(["http:", "https:"], "an http(s) URL")
 /** Base64 data or a publicly accessible HTTPS URL (4.6). */
-export const SkinImage = ImageSource(["https:"], "an https URL").annotations({
-  // a filter's own description does not reach the document; its `jsonSchema` does
-  jsonSchema: { description: "Image to enhance: base64 image data, a data: URL, or a publicly accessible https URL" }
-})
+export const SkinImage = ImageSource(["https:"], "an https URL").check(
+  documentedAs({ description: "Image to enhance: base64 image data, a data: URL, or a publicly accessible https URL" })
+)
 
-/** Described here: its `jsonSchema` replaces the whole of its document, a field's description included. */
-export const WebhookUrl = Schema.String.pipe(
-  Schema.filter((s) => isUrl(s, ["http:", "https:"]), { message: () => `expected an http(s) URL of at most ${maxUrlChars} characters` })
-).annotations({
-  jsonSchema: { type: "string", format: "uri", description: "URL called back for asynchronous notification of the task" }
-})
+/** Described here: what `documentedAs` says replaces the document's, a field's description included. */
+export const WebhookUrl = Schema.String.check(
+  Schema.makeFilter((s: string) => isUrl(s, ["http:", "https:"]), {
+    message: `expected an http(s) URL of at most ${maxUrlChars} characters`
+  }),
+  documentedAs({ type: "string", format: "uri", description: "URL called back for asynchronous notification of the task" })
+)
 
 /** 0 to 100 (section 8). */
-export const Percent = Schema.Int.pipe(Schema.between(0, 100))
+export const Percent = Schema.Int.check(Schema.isBetween({ minimum: 0, maximum: 100 }))
 
-export const StyleTransferEngine = Schema.Literal(
+export const StyleTransferEngine = Schema.Literals([
   "balanced", "definio", "illusio", "3d_cartoon", "colorful_anime", "caricature", "real", "super_real", "softy"
-)
-export const StyleTransferFlavor = Schema.Literal(
+])
+export const StyleTransferFlavor = Schema.Literals([
   "faithful", "gen_z", "psychedelia", "detaily", "clear", "donotstyle", "donotstyle_sharp"
-)
-export const PortraitBeautifier = Schema.Literal("beautify_face", "beautify_face_max")
-export const PortraitStyle = Schema.Literal("standard", "pop", "super_pop")
+])
+export const PortraitBeautifier = Schema.Literals(["beautify_face", "beautify_face_max"])
+export const PortraitStyle = Schema.Literals(["standard", "pop", "super_pop"])
 
 /** The longest prompt passed on, to either vendor. */
 export const maxPromptChars = 2000
@@ -152,13 +152,13 @@ export const StyleTransferRequest = refusingUnknownFields(Schema.Struct({
   structure_strength: optionalField(Percent, "How much of the original's structure to keep, 0 to 100"),
   style_strength: optionalField(Percent, "Percentage of style strength, 0 to 100"),
   webhook_url: optional(WebhookUrl)
-})).annotations({ identifier: "StyleTransferRequest" })
+})).annotate({ identifier: "StyleTransferRequest" })
 export type StyleTransferRequest = typeof StyleTransferRequest.Type
 
 /** The targets of the skin enhancer's flexible mode. */
-export const SkinOptimizedFor = Schema.Literal(
+export const SkinOptimizedFor = Schema.Literals([
   "enhance_skin", "improve_lighting", "enhance_everything", "transform_to_real", "no_make_up"
-)
+])
 
 /** What the skin enhancer is sent for the fields a request leaves out: section 8's, and the sibling modes' as the host's API nodes default them. */
 export const skinEnhancerDefaults = { sharpen: 0, smart_grain: 2, skin_detail: 80, optimized_for: "enhance_skin" } as const
@@ -177,14 +177,14 @@ const skinEnhancerFields = {
 }
 
 /** The body of POST /proxy/imagevendor/v1/ai/skin-enhancer/creative (4.6). */
-export const SkinEnhancerRequest = refusingUnknownFields(Schema.Struct(skinEnhancerFields)).annotations({ identifier: "SkinEnhancerRequest" })
+export const SkinEnhancerRequest = refusingUnknownFields(Schema.Struct(skinEnhancerFields)).annotate({ identifier: "SkinEnhancerRequest" })
 export type SkinEnhancerRequest = typeof SkinEnhancerRequest.Type
 
 /** The body of POST /proxy/imagevendor/v1/ai/skin-enhancer/faithful: creative's fields and `skin_detail`. */
 export const SkinEnhancerFaithfulRequest = refusingUnknownFields(Schema.Struct({
   ...skinEnhancerFields,
   skin_detail: optionalField(Percent, `Skin detail enhancement level, 0 to 100 (default ${skinEnhancerDefaults.skin_detail})`)
-})).annotations({ identifier: "SkinEnhancerFaithfulRequest" })
+})).annotate({ identifier: "SkinEnhancerFaithfulRequest" })
 export type SkinEnhancerFaithfulRequest = typeof SkinEnhancerFaithfulRequest.Type
 
 /** The body of POST /proxy/imagevendor/v1/ai/skin-enhancer/flexible: creative's fields and `optimized_for`. */
@@ -194,12 +194,12 @@ export const SkinEnhancerFlexibleRequest = refusingUnknownFields(Schema.Struct({
     SkinOptimizedFor,
     `What the enhancement is optimised for (default ${skinEnhancerDefaults.optimized_for})`
   )
-})).annotations({ identifier: "SkinEnhancerFlexibleRequest" })
+})).annotate({ identifier: "SkinEnhancerFlexibleRequest" })
 export type SkinEnhancerFlexibleRequest = typeof SkinEnhancerFlexibleRequest.Type
 
 /** `Idempotency-Key`: 1 to 255 printable ASCII characters. */
-export const IdempotencyKey = Schema.String.pipe(
-  Schema.pattern(/^[\x20-\x7e]{1,255}$/, { message: () => "expected 1 to 255 printable ASCII characters" })
+export const IdempotencyKey = Schema.String.check(
+  Schema.isPattern(/^[\x20-\x7e]{1,255}$/u, { message: "expected 1 to 255 printable ASCII characters" })
 )
 
 // --- video to music (4.7) ------------------------------------------------------------------------
@@ -212,39 +212,38 @@ export const maxVideoSeconds = 6 * 60
 /** A video file part, as the service holds it once spooled to disk (on the wire: the part's bytes). */
 export const VideoFile = Schema.Struct({
   path: Schema.String,
-  size: Schema.Number,
+  size: Schema.Finite,
   filename: Schema.String,
   contentType: Schema.String
-}).annotations({
+}).annotate({
   identifier: "VideoFile",
-  description: "The video file (a part with a file name): at most 1024 MiB and 6 minutes",
-  jsonSchema: { type: "string", format: "binary" }
-})
+  description: "The video file (a part with a file name): at most 1024 MiB and 6 minutes"
+}).check(documentedAs({ type: "string", format: "binary" }))
 export type VideoFile = typeof VideoFile.Type
 
 /** A video URL: http(s), bounded; its duration is not checked here. */
-export const VideoUrl = Schema.Trim.pipe(
-  Schema.filter((s) => isUrl(s, ["http:", "https:"], maxVideoUrlChars), {
-    message: () => `must be an http(s) URL of at most ${maxVideoUrlChars} characters`
+export const VideoUrl = Schema.Trim.check(
+  Schema.makeFilter((s: string) => isUrl(s, ["http:", "https:"], maxVideoUrlChars), {
+    message: `must be an http(s) URL of at most ${maxVideoUrlChars} characters`
   })
-).annotations({ description: `An http(s) URL of the video (at most ${maxVideoUrlChars} characters); its duration is not checked here` })
+).annotate({ description: `An http(s) URL of the video (at most ${maxVideoUrlChars} characters); its duration is not checked here` })
 
-const Prompt = Schema.String.pipe(
-  Schema.maxLength(maxPromptChars, { message: () => `at most ${maxPromptChars} characters` })
-).annotations({ description: `What the music should be like (at most ${maxPromptChars} characters)` })
+const Prompt = Schema.String.check(
+  Schema.isMaxLength(maxPromptChars, { message: `at most ${maxPromptChars} characters` })
+).annotate({ description: `What the music should be like (at most ${maxPromptChars} characters)` })
 
 /** What a generation is asked with: exactly one video, a file or a URL, and maybe a prompt. */
-export const MusicRequest = Schema.Union(
-  Schema.TaggedStruct("File", { file: VideoFile, prompt: Schema.OptionFromSelf(Schema.String) }),
-  Schema.TaggedStruct("Url", { url: Schema.String, prompt: Schema.OptionFromSelf(Schema.String) })
-)
+export const MusicRequest = Schema.Union([
+  Schema.TaggedStruct("File", { file: VideoFile, prompt: Schema.Option(Schema.String) }),
+  Schema.TaggedStruct("Url", { url: Schema.String, prompt: Schema.Option(Schema.String) })
+])
 export type MusicRequest = typeof MusicRequest.Type
 
 const videoUrlMeaning = `A URL of the video (http or https, at most ${maxVideoUrlChars} characters)`
 
 const musicFields = {
   "0.video": optionalField(VideoFile, "The video file (a part with a file name): at most 1024 MiB and 6 minutes"),
-  video: optional(Schema.Union(VideoFile, VideoUrl).annotations({
+  video: optional(Schema.Union([VideoFile, VideoUrl]).annotate({
     description: "A video URL, or the video file when the part has a file name"
   })),
   video_url: optionalField(VideoUrl, videoUrlMeaning + ", in place of video"),
@@ -255,43 +254,46 @@ const musicFields = {
  * The form's fields beyond its own: text, ignored (Music/Form.ts reads only its own). The host's
  * music nodes build the vendor's forms, which take more (`duration`, on text to music).
  */
-const otherTextFields = { type: "string" }
+const otherTextFields = { type: "string" } as const
 
 /**
  * The form of `POST /proxy/musicvendor/v2m/generate`, as documented and as validated: its fields,
  * then exactly one video source. (A text field given twice, or a file in another part, is refused
  * while the form is read.)
  */
-export const MusicForm = ignoringUnknownFields(Schema.Struct(musicFields).pipe(
-  Schema.transformOrFail(Schema.typeSchema(MusicRequest), {
-    strict: true,
-    decode: (form, _, ast) => {
-      const prompt = Option.filter(Option.fromNullable(form.prompt), (p) => p.trim() !== "")
-      const file = form["0.video"] ?? (typeof form.video === "object" ? form.video : undefined)
-      const urls = (["video", "video_url"] as const).filter((key) => typeof form[key] === "string")
-      const refuse = (message: string) => ParseResult.fail(new ParseResult.Type(ast, form, message))
-      if (urls.length > 1) return refuse("Give the video URL once, in 'video' or in 'video_url'")
-      if (urls.length === 1 && file !== undefined) {
-        return refuse(`Give exactly one video: a file part '0.video' or a URL in '${urls[0]}', not both`)
-      }
-      if (file !== undefined) return ParseResult.succeed({ _tag: "File" as const, file, prompt })
-      if (urls.length === 0) return refuse("A video is required: a file part '0.video' or a URL in 'video'")
-      return ParseResult.succeed({ _tag: "Url" as const, url: form[urls[0]!] as string, prompt })
-    },
-    encode: (request) =>
-      ParseResult.succeed({
-        ...(request._tag === "File" ? { "0.video": request.file } : { video: request.url }),
-        ...Option.match(request.prompt, { onNone: () => ({}), onSome: (prompt) => ({ prompt }) })
-      })
-  })
-), otherTextFields).annotations({
+export const MusicForm = ignoringUnknownFields(Schema.Struct(musicFields), otherTextFields).annotate({
   identifier: "MusicForm",
   description: "Exactly one video: a file part `0.video` (or `video` with a file name), or a URL in `video` (or `video_url`). Other text fields are ignored; a file in any other part is refused."
-})
+}).pipe(
+  Schema.decodeTo(
+    Schema.toType(MusicRequest),
+    SchemaTransformation.transformEffect({
+      decode: (form: Schema.Struct.Type<typeof musicFields>, options) => {
+        const prompt = Option.filter(Option.fromNullishOr(form.prompt), (p) => p.trim() !== "")
+        const file = form["0.video"] ?? (typeof form.video === "object" ? form.video : undefined)
+        const urls = (["video", "video_url"] as const).filter((key) => typeof form[key] === "string")
+        const refuse = (message: string) => Effect.fail(new SchemaIssue.InvalidValue({ message }, form, options))
+        if (urls.length > 1) return refuse("Give the video URL once, in 'video' or in 'video_url'")
+        if (urls.length === 1 && file !== undefined) {
+          return refuse(`Give exactly one video: a file part '0.video' or a URL in '${urls[0]}', not both`)
+        }
+        if (file !== undefined) return Effect.succeed<MusicRequest>({ _tag: "File", file, prompt })
+        const url = urls.length === 0 ? undefined : form[urls[0]!]
+        if (typeof url !== "string") return refuse("A video is required: a file part '0.video' or a URL in 'video'")
+        return Effect.succeed<MusicRequest>({ _tag: "Url", url, prompt })
+      },
+      encode: (request: MusicRequest) =>
+        Effect.succeed({
+          ...(request._tag === "File" ? { "0.video": request.file } : { video: request.url }),
+          ...Option.match(request.prompt, { onNone: () => ({}), onSome: (prompt) => ({ prompt }) })
+        })
+    })
+  )
+)
 
 /** The URL-encoded form: the form's text fields (a file cannot come this way). */
 export const MusicUrlForm = ignoringUnknownFields(Schema.Struct({
   video: optionalField(VideoUrl, videoUrlMeaning),
   video_url: optionalField(VideoUrl, videoUrlMeaning + ", in place of video"),
   prompt: optional(Prompt)
-}), otherTextFields).annotations({ identifier: "MusicUrlForm" })
+}), otherTextFields).annotate({ identifier: "MusicUrlForm" })

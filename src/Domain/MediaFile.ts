@@ -7,19 +7,19 @@ import { Schema } from "effect"
 import { field, optionalField, refusingUnknownFields, Text, Timestamp } from "./Schemas.ts"
 
 /** A file name: one path segment of printable characters (it becomes part of the download URL). */
-const FileName = Schema.String.pipe(
-  Schema.minLength(1),
-  Schema.maxLength(255),
-  Schema.filter((s) => !/[\u0000-\u001f\u007f/\\]/.test(s) && s !== "." && s !== "..", {
-    message: () => "must be a file name: no slashes, no control characters"
+const FileName = Schema.String.check(
+  Schema.isMinLength(1),
+  Schema.isMaxLength(255),
+  Schema.makeFilter((s: string) => !/[\u0000-\u001f\u007f/\\]/.test(s) && s !== "." && s !== "..", {
+    message: "must be a file name: no slashes, no control characters"
   })
 )
 
 /** `type/subtype`, without parameters; compared and stored lower-case. */
-export const MediaType = Schema.String.pipe(
-  Schema.maxLength(127),
-  Schema.filter((s) => /^[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]*\/[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]*$/.test(s), {
-    message: () => "must be a media type such as image/png"
+export const MediaType = Schema.String.check(
+  Schema.isMaxLength(127),
+  Schema.makeFilter((s: string) => /^[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]*\/[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]*$/.test(s), {
+    message: "must be a media type such as image/png"
   })
 )
 
@@ -30,7 +30,7 @@ export const StorageRequest = refusingUnknownFields(Schema.Struct({
     Text(128),
     "SHA-256 of the file's bytes, in hex: a live file of the caller with these bytes is answered instead of a new one"
   )
-})).annotations({ identifier: "StorageRequest" })
+})).annotate({ identifier: "StorageRequest" })
 
 export class StorageResource extends Schema.Class<StorageResource>("StorageResource")({
   upload_url: optionalField(

@@ -10,18 +10,18 @@
  */
 import { Schema } from "effect"
 import { titleFields } from "./Media.ts"
-import { optionalField } from "./Schemas.ts"
+import { field, optionalField } from "./Schemas.ts"
 
 /** Fields a known event may carry beyond the typed ones: kept as they came. */
-const rest = Schema.Record({ key: Schema.String, value: Schema.Unknown })
+const rest = Schema.Record(Schema.String, Schema.Unknown)
 
 const event = <Type extends string, Fields extends Schema.Struct.Fields>(type: Type, fields: Fields, identifier: string) =>
-  Schema.Struct({ type: Schema.Literal(type).annotations({ description: "Kind of event" }), ...fields }, rest)
-    .annotations({ identifier })
+  Schema.StructWithRest(Schema.Struct({ type: field(Schema.Literal(type), "Kind of event"), ...fields }), [rest])
+    .annotate({ identifier })
 
 /** Length of the video, and so of the music, in seconds. */
 export const DurationEvent = event("duration", {
-  duration_sec: optionalField(Schema.Number, "Length of the video, and of the music generated for it, in seconds")
+  duration_sec: optionalField(Schema.Finite, "Length of the video, and of the music generated for it, in seconds")
 }, "MusicDurationEvent")
 
 export const MusicTitleEvent = event("title", titleFields, "MusicTitleEvent")
@@ -32,7 +32,7 @@ export const MusicTitleEvent = event("title", titleFields, "MusicTitleEvent")
  */
 export const TitlesEvent = event("titles", {
   titles: optionalField(
-    Schema.Array(Schema.Union(Schema.String, Schema.Struct(titleFields, rest))),
+    Schema.Array(Schema.Union([Schema.String, Schema.StructWithRest(Schema.Struct(titleFields), [rest])])),
     "Titles, one per stream in stream order: strings, or objects shaped like a title event without its type"
   )
 }, "MusicTitlesEvent")
@@ -48,7 +48,7 @@ export const AudioChunkEvent = event("audio_chunk", {
 
 /** What the generation cost. */
 export const CostEvent = event("cost", {
-  cost: optionalField(Schema.Number, "Cost of the generation"),
+  cost: optionalField(Schema.Finite, "Cost of the generation"),
   currency: optionalField(Schema.String, "Currency of the cost")
 }, "MusicCostEvent")
 
@@ -60,7 +60,7 @@ export const ErrorEvent = event("error", {
   message: optionalField(Schema.String, "What went wrong")
 }, "MusicErrorEvent")
 
-export const MusicEvent = Schema.Union(
+export const MusicEvent = Schema.Union([
   DurationEvent,
   MusicTitleEvent,
   TitlesEvent,
@@ -68,5 +68,5 @@ export const MusicEvent = Schema.Union(
   CostEvent,
   CompleteEvent,
   ErrorEvent
-).annotations({ identifier: "MusicEvent" })
+]).annotate({ identifier: "MusicEvent" })
 export type MusicEvent = typeof MusicEvent.Type

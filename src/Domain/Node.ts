@@ -5,28 +5,28 @@
  */
 import { Schema } from "effect"
 import { Publisher, publisherExample } from "./Publisher.ts"
-import { classExamples, field, JsonValue, optionalField, Strings, Timestamp } from "./Schemas.ts"
+import { field, JsonValue, optionalField, Strings, Timestamp, withExamples } from "./Schemas.ts"
 
-export const NodeStatus = Schema.Literal("NodeStatusActive", "NodeStatusDeleted", "NodeStatusBanned")
-  .annotations({ identifier: "NodeStatus" })
+export const NodeStatus = Schema.Literals(["NodeStatusActive", "NodeStatusDeleted", "NodeStatusBanned"])
+  .annotate({ identifier: "NodeStatus" })
 export type NodeStatus = typeof NodeStatus.Type
 
-export const NodeVersionStatus = Schema.Literal(
+export const NodeVersionStatus = Schema.Literals([
   "NodeVersionStatusActive",
   "NodeVersionStatusDeleted",
   "NodeVersionStatusBanned",
   "NodeVersionStatusPending",
   "NodeVersionStatusFlagged"
-).annotations({ identifier: "NodeVersionStatus" })
+]).annotate({ identifier: "NodeVersionStatus" })
 export type NodeVersionStatus = typeof NodeVersionStatus.Type
 
 /** Versions whose archive is served and installed: active ones (deprecated ones included). */
 export const installableStatus: NodeVersionStatus = "NodeVersionStatusActive"
 
 /** A node id: what publishers may choose. */
-export const NodeId = Schema.String.pipe(
-  Schema.pattern(/^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/, {
-    message: () => "expected 1 to 100 characters: letters, digits, '.', '_' or '-', starting with a letter or digit"
+export const NodeId = Schema.String.check(
+  Schema.isPattern(/^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/u, {
+    message: "expected 1 to 100 characters: letters, digits, '.', '_' or '-', starting with a letter or digit"
   })
 )
 
@@ -57,9 +57,9 @@ const nodeVersionFields = {
 }
 
 /** The document's example of a version. */
-const nodeVersionExample: Schema.Struct.Type<typeof nodeVersionFields> = {
+const nodeVersionExample: Schema.Struct.Encoded<typeof nodeVersionFields> = {
   changelog: "Adds a 16-bit output to the LUT loader",
-  createdAt: new Date("2024-05-03T14:21:07.512Z"),
+  createdAt: "2024-05-03T14:21:07.512Z",
   dependencies: ["numpy>=1.24", "colour-science"],
   deprecated: false,
   downloadUrl: "https://registry.example.com/archives/film-grade-nodes/1.4.2",
@@ -74,13 +74,10 @@ const nodeVersionExample: Schema.Struct.Type<typeof nodeVersionFields> = {
   version: "1.4.2"
 }
 
-export class NodeVersion extends Schema.Class<NodeVersion>("NodeVersion")(nodeVersionFields, classExamples(nodeVersionExample)) {}
+export class NodeVersion extends Schema.Class<NodeVersion>("NodeVersion")(withExamples(nodeVersionFields, nodeVersionExample)) {}
 
 /** Language key -> translated metadata of the node: any JSON under each key. */
-export const Translations = Schema.Record({
-  key: Schema.String,
-  value: Schema.Record({ key: Schema.String, value: JsonValue })
-})
+export const Translations = Schema.Record(Schema.String, Schema.Record(Schema.String, JsonValue))
 
 const nodeFields = {
   author: optionalField(Schema.String, "Author of the node"),
@@ -101,7 +98,7 @@ const nodeFields = {
   name: field(Schema.String, "Display name of the node (its id when none was given)"),
   preempted_host_node_names: field(Strings, "Names of host-nodes that this node preempts"),
   publisher: field(Publisher, "Publisher the node belongs to"),
-  rating: optionalField(Schema.Number, "Average rating of the node"),
+  rating: optionalField(Schema.Finite, "Average rating of the node"),
   repository: optionalField(Schema.String, "URL of the node's source repository"),
   search_ranking: optionalField(Schema.Int, "Value used to sort search results; lower ranks first"),
   status: field(NodeStatus, "Status of the node"),
@@ -119,10 +116,10 @@ const nodeFields = {
 }
 
 /** The document's example of a node, with its latest version and publisher. */
-const nodeExample: Schema.Struct.Type<typeof nodeFields> = {
+const nodeExample: Schema.Struct.Encoded<typeof nodeFields> = {
   author: "Lumen Lab",
   banner_url: "https://lumenlab.example.com/film-grade/banner.png",
-  created_at: new Date("2024-02-20T10:05:44.000Z"),
+  created_at: "2024-02-20T10:05:44.000Z",
   description: "Colour grading with film LUTs, grain and halation",
   downloads: 18422,
   repohost_stars: 312,
@@ -144,7 +141,7 @@ const nodeExample: Schema.Struct.Type<typeof nodeFields> = {
   translations: { fr: { name: "Nœuds d'étalonnage film", description: "Étalonnage avec des LUT de film, grain et halo" } }
 }
 
-export class Node extends Schema.Class<Node>("Node")(nodeFields, classExamples(nodeExample)) {}
+export class Node extends Schema.Class<Node>("Node")(withExamples(nodeFields, nodeExample)) {}
 
 /** A page of nodes (2.7). */
 export const NodeList = Schema.Struct({
@@ -153,10 +150,9 @@ export const NodeList = Schema.Struct({
   page: field(Schema.Int, "Page number, from 1"),
   total: field(Schema.Int, "Number of matching nodes on all pages"),
   totalPages: field(Schema.Int, "Number of pages: total divided by limit, rounded up")
-}).annotations({
-  identifier: "NodeList",
-  examples: [{ limit: 10, nodes: [nodeExample], page: 1, total: 1, totalPages: 1 }]
-})
+}).annotate({ identifier: "NodeList" }).pipe(
+  Schema.annotateEncoded({ examples: [{ limit: 10, nodes: [nodeExample], page: 1, total: 1, totalPages: 1 }] })
+)
 export type NodeList = typeof NodeList.Type
 
 /** The columns `GET /nodes` sorts by (CONTRACT.md). */

@@ -1,12 +1,12 @@
 import { Schema } from "effect"
-import { classExamples, field, ignoredOnInput, NonEmptyText, optional, optionalField, refusingUnknownFields, Text, Timestamp } from "./Schemas.ts"
+import { field, ignoredOnInput, NonEmptyText, optional, optionalField, refusingUnknownFields, Text, Timestamp, withExamples } from "./Schemas.ts"
 
-export const PublisherStatus = Schema.Literal("PublisherStatusActive", "PublisherStatusBanned")
-  .annotations({ identifier: "PublisherStatus" })
+export const PublisherStatus = Schema.Literals(["PublisherStatusActive", "PublisherStatusBanned"])
+  .annotate({ identifier: "PublisherStatus" })
 export type PublisherStatus = typeof PublisherStatus.Type
 
 /** Roles of CONTRACT.md: owners and admins manage a publisher, members read. */
-export const PublisherRole = Schema.Literal("owner", "admin", "member").annotations({ identifier: "PublisherRole" })
+export const PublisherRole = Schema.Literals(["owner", "admin", "member"]).annotate({ identifier: "PublisherRole" })
 export type PublisherRole = typeof PublisherRole.Type
 
 /** The roles that manage a publisher, its tokens and its nodes. */
@@ -41,8 +41,8 @@ const publisherFields = {
 }
 
 /** The document's example of a publisher, as anyone reads it (members are shown to members only). */
-export const publisherExample: Schema.Struct.Type<typeof publisherFields> = {
-  createdAt: new Date("2024-02-12T09:30:00.000Z"),
+export const publisherExample: Schema.Struct.Encoded<typeof publisherFields> = {
+  createdAt: "2024-02-12T09:30:00.000Z",
   description: "Nodes for colour grading and film emulation",
   id: "lumen-lab",
   logo: "https://lumenlab.example.com/logo.png",
@@ -53,12 +53,12 @@ export const publisherExample: Schema.Struct.Type<typeof publisherFields> = {
   website: "https://lumenlab.example.com"
 }
 
-export class Publisher extends Schema.Class<Publisher>("Publisher")(publisherFields, classExamples(publisherExample)) {}
+export class Publisher extends Schema.Class<Publisher>("Publisher")(withExamples(publisherFields, publisherExample)) {}
 
 /** Publisher ids are lowercase handles; some are reserved for the registry itself. */
-export const PublisherId = Schema.String.pipe(
-  Schema.pattern(/^[a-z][a-z0-9-]{1,63}$/, {
-    message: () => "expected 2 to 64 characters: a lowercase letter, then lowercase letters, digits or '-'"
+export const PublisherId = Schema.String.check(
+  Schema.isPattern(/^[a-z][a-z0-9-]{1,63}$/u, {
+    message: "expected 2 to 64 characters: a lowercase letter, then lowercase letters, digits or '-'"
   })
 )
 /** The reserved publisher that holds nodes until their authors claim them (created by the first migration). */
@@ -83,7 +83,7 @@ const writableFields = {
 export const PublisherCreate = refusingUnknownFields(Schema.Struct({
   id: field(PublisherId, "Unique identifier of the publisher, akin to a username: lowercase letters, digits and '-'"),
   ...writableFields
-})).annotations({ identifier: "PublisherCreate" })
+})).annotate({ identifier: "PublisherCreate" })
 
 /**
  * Body of `PUT /publishers/{publisherId}`: a Publisher, every field optional. `members` and
@@ -98,14 +98,14 @@ export const PublisherUpdate = refusingUnknownFields(Schema.Struct({
     "Members of the publisher with their roles"
   )),
   createdAt: optional(ignoredOnInput({ type: "string", format: "date-time" }, "Creation time of the publisher"))
-})).annotations({ identifier: "PublisherUpdate" })
+})).annotate({ identifier: "PublisherUpdate" })
 export type PublisherUpdate = typeof PublisherUpdate.Type
 
 /** Body of `POST /publishers/{publisherId}/members`. */
 export const MemberAdd = refusingUnknownFields(Schema.Struct({
   user_id: field(NonEmptyText(200), "Identifier of the user to add, or whose role to change"),
   role: field(PublisherRole, "Role to give the user in the publisher")
-})).annotations({ identifier: "MemberAdd" })
+})).annotate({ identifier: "MemberAdd" })
 
 /** Answer of `GET /publishers/validate`. */
 export class PublisherAvailability extends Schema.Class<PublisherAvailability>("PublisherAvailability")({

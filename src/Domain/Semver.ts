@@ -12,7 +12,7 @@
  *   alphanum id  = ":" id "!"
  * Ordering of the separators: end-of-key < "!" < "-" (smallest id char) and "." < ":" < "~".
  */
-import { ParseResult, Schema } from "effect"
+import { Effect, Schema, SchemaIssue, SchemaTransformation } from "effect"
 import semver from "semver"
 import { normaliseRange } from "./Ranges.ts"
 
@@ -113,26 +113,32 @@ export interface SemanticVersion {
  * A published version: a strict semantic version without build metadata (which takes no part in
  * precedence, so versions differing only in it could not be told apart), parsed into its key.
  */
-export const PublishedVersion = Schema.transformOrFail(
-  Schema.String.pipe(Schema.minLength(1), Schema.maxLength(100)),
-  Schema.Struct({ text: Schema.String, key: Schema.String }),
-  {
-    strict: true,
-    decode: (text, _, ast) => {
-      const key = semverKey(text)
-      if (key === undefined) {
-        return ParseResult.fail(new ParseResult.Type(ast, text, "expected a semantic version such as 1.2.3 or 2.0.0-beta.1"))
-      }
-      if (text.includes("+")) {
-        return ParseResult.fail(
-          new ParseResult.Type(ast, text, "build metadata (+...) is not accepted: versions differing only in it could not be told apart")
-        )
-      }
-      return ParseResult.succeed({ text, key })
-    },
-    encode: (version) => ParseResult.succeed(version.text)
-  }
-).annotations({ description: "A semantic version such as 1.2.3 or 2.0.0-beta.1 (no build metadata)" })
+export const PublishedVersion = Schema.String.check(Schema.isMinLength(1), Schema.isMaxLength(100)).pipe(
+  Schema.decodeTo(
+    Schema.Struct({ text: Schema.String, key: Schema.String }),
+    SchemaTransformation.transformEffect({
+      decode: (text: string, options) => {
+        const key = semverKey(text)
+        if (key === undefined) {
+          return Effect.fail(
+            new SchemaIssue.InvalidValue({ message: "expected a semantic version such as 1.2.3 or 2.0.0-beta.1" }, text, options)
+          )
+        }
+        if (text.includes("+")) {
+          return Effect.fail(
+            new SchemaIssue.InvalidValue(
+              { message: "build metadata (+...) is not accepted: versions differing only in it could not be told apart" },
+              text,
+              options
+            )
+          )
+        }
+        return Effect.succeed({ text, key })
+      },
+      encode: (version: SemanticVersion) => Effect.succeed(version.text)
+    })
+  )
+).annotate({ description: "A semantic version such as 1.2.3 or 2.0.0-beta.1 (no build metadata)" })
 
 const rangeExpected = "expected a version range such as >=1.2.0 <2.0.0, ^1.4 or >=1.2.0,<2.0.0"
 const rangeMeaning = "A version range, as node-semver (>=1.2.0 <2.0.0, ^1.4) or PEP 440 (>=1.2.0,<2.0.0, ~=1.2, ==1.2.*, !=1.3.0) " +
@@ -147,43 +153,47 @@ export interface HostRange {
 
 /** A host-version range in either form (Ranges.ts), normalised and parsed into key intervals. */
 export const HostRangeFromString = (maxLength: number) =>
-  Schema.transformOrFail(
-    Schema.String.pipe(Schema.maxLength(maxLength)),
-    Schema.Struct({
-      text: Schema.String,
-      intervals: Schema.UndefinedOr(Schema.Array(Schema.Struct({
-        lo: Schema.NullOr(Schema.String),
-        loIncl: Schema.Boolean,
-        hi: Schema.NullOr(Schema.String),
-        hiIncl: Schema.Boolean
-      })))
-    }),
-    {
-      strict: true,
-      decode: (raw, _, ast) => {
-        const text = normaliseRange(raw)
-        if (text === "") return ParseResult.succeed({ text, intervals: undefined })
-        const intervals = text === undefined ? undefined : hostIntervals(text)
-        return text === undefined || intervals === undefined
-          ? ParseResult.fail(new ParseResult.Type(ast, raw, rangeExpected))
-          : ParseResult.succeed({ text, intervals })
-      },
-      encode: (range) => ParseResult.succeed(range.text)
-    }
-  ).annotations({ description: rangeMeaning })
+  Schema.String.check(Schema.isMaxLength(maxLength)).pipe(
+    Schema.decodeTo(
+      Schema.Struct({
+        text: Schema.String,
+        intervals: Schema.UndefinedOr(Schema.Array(Schema.Struct({
+          lo: Schema.NullOr(Schema.String),
+          loIncl: Schema.Boolean,
+          hi: Schema.NullOr(Schema.String),
+          hiIncl: Schema.Boolean
+        })))
+      }),
+      SchemaTransformation.transformEffect({
+        decode: (raw: string, options) => {
+          const text = normaliseRange(raw)
+          if (text === "") return Effect.succeed({ text, intervals: undefined })
+          const intervals = text === undefined ? undefined : hostIntervals(text)
+          return text === undefined || intervals === undefined
+            ? Effect.fail(new SchemaIssue.InvalidValue({ message: rangeExpected }, raw, options))
+            : Effect.succeed({ text, intervals })
+        },
+        encode: (range: HostRange) => Effect.succeed(range.text)
+      })
+    )
+  ).annotate({ description: rangeMeaning })
 
 /** A host-version range in either form, normalised (Ranges.ts) where no filter reads its intervals. */
 export const NormalisedHostRange = (maxLength: number) =>
-  Schema.transformOrFail(Schema.String.pipe(Schema.maxLength(maxLength)), Schema.String, {
-    strict: true,
-    decode: (raw, _, ast) => {
-      const text = normaliseRange(raw)
-      return text === undefined || (text !== "" && hostIntervals(text) === undefined)
-        ? ParseResult.fail(new ParseResult.Type(ast, raw, rangeExpected))
-        : ParseResult.succeed(text)
-    },
-    encode: ParseResult.succeed
-  }).annotations({ description: rangeMeaning })
+  Schema.String.check(Schema.isMaxLength(maxLength)).pipe(
+    Schema.decodeTo(
+      Schema.String,
+      SchemaTransformation.transformEffect({
+        decode: (raw: string, options) => {
+          const text = normaliseRange(raw)
+          return text === undefined || (text !== "" && hostIntervals(text) === undefined)
+            ? Effect.fail(new SchemaIssue.InvalidValue({ message: rangeExpected }, raw, options))
+            : Effect.succeed(text)
+        },
+        encode: (text: string) => Effect.succeed(text)
+      })
+    )
+  ).annotate({ description: rangeMeaning })
 
 // why: `git describe --tags` names a commit after a tag as <tag>-<commits since>-g<abbreviated hash>
 const gitDescribeSuffix = /-\d+-g[0-9a-f]{4,40}$/i
@@ -203,12 +213,12 @@ export const isUnknownHostVersion = (text: string): boolean => /^(unknown)?$/i.t
  * The host application's version as a client gives it, checked, kept as given: a client sends
  * back what it holds, and the server takes its key with `hostVersionKey` (none when unknown).
  */
-export const HostVersion = Schema.String.pipe(
-  Schema.maxLength(200),
-  Schema.filter((text) => isUnknownHostVersion(text) || hostVersionKey(text) !== undefined, {
-    message: (issue) => `'${issue.actual}' is not a semantic version`
-  })
-).annotations({
+export const HostVersion = Schema.String.check(
+  Schema.isMaxLength(200),
+  Schema.makeFilter((text: string) =>
+    isUnknownHostVersion(text) || hostVersionKey(text) !== undefined || `'${text}' is not a semantic version`
+  )
+).annotate({
   description: "A semantic version such as 1.2.3 (a leading v and a git describe suffix such as -1-g05b2453 are tolerated; " +
     "unknown or empty: no filter)"
 })

@@ -1,5 +1,5 @@
 import { Schema } from "effect"
-import { field, ignoredOnInput, NonEmptyText, optional, optionalField, refusingUnknownFields, Text, Timestamp } from "./Schemas.ts"
+import { field, ignoredOnInput, NonEmptyText, optional, optionalField, refusingUnknownFields, Text, Timestamp, Uuid } from "./Schemas.ts"
 
 /** Body of token creation: the record's input fields; output-only ones are ignored. */
 export const TokenCreate = refusingUnknownFields(Schema.Struct({
@@ -8,7 +8,7 @@ export const TokenCreate = refusingUnknownFields(Schema.Struct({
   createdAt: optional(ignoredOnInput({ type: "string", format: "date-time" }, "Creation time of the token")),
   id: optional(ignoredOnInput({ type: "string", format: "uuid" }, "Identifier of the token record")),
   token: optional(ignoredOnInput({ type: "string" }, "The token value, shown once in the creation answer"))
-})).annotations({ identifier: "TokenCreate" })
+})).annotate({ identifier: "TokenCreate" })
 
 /** Answer of token creation: the value, shown this once. */
 export class CreatedToken extends Schema.Class<CreatedToken>("CreatedToken")({
@@ -19,7 +19,7 @@ export class CreatedToken extends Schema.Class<CreatedToken>("CreatedToken")({
 export class TokenSummary extends Schema.Class<TokenSummary>("TokenSummary")({
   createdAt: field(Timestamp, "Creation time of the token"),
   description: optionalField(Schema.String, "Detailed description of the intended use"),
-  id: field(Schema.UUID, "Identifier of the token record"),
+  id: field(Uuid, "Identifier of the token record"),
   name: field(Schema.String, "Name of the token"),
   token: field(Schema.String, "The token value masked: its first characters, then '…'"),
   lastUsedAt: optionalField(Timestamp, "When the token was last used; absent when it never was")

@@ -16,7 +16,7 @@ export const NodeVersionPage = Schema.Struct({
   total: field(Schema.Int, "Number of matching versions on all pages"),
   totalPages: field(Schema.Int, "Number of pages: total divided by pageSize, rounded up"),
   versions: field(Schema.Array(NodeVersion), "Versions of this page, newest first")
-}).annotations({ identifier: "NodeVersionPage" })
+}).annotate({ identifier: "NodeVersionPage" })
 export type NodeVersionPage = typeof NodeVersionPage.Type
 
 /** The most pairs one bulk request may name: a lock file of a large installation fits several times. */
@@ -26,19 +26,19 @@ export const maxBulkVersions = 5000
 export const NodeVersionIdentifier = Schema.Struct({
   node_id: field(Text(200), "Identifier of the node"),
   version: field(Text(200), "The version string, such as 1.2.0")
-}).annotations({ identifier: "NodeVersionIdentifier" })
+}).annotate({ identifier: "NodeVersionIdentifier" })
 export type NodeVersionIdentifier = typeof NodeVersionIdentifier.Type
 
 export const BulkNodeVersionsRequest = refusingUnknownFields(Schema.Struct({
   node_versions: field(
-    Schema.Array(NodeVersionIdentifier).pipe(Schema.maxItems(maxBulkVersions)),
+    Schema.Array(NodeVersionIdentifier).check(Schema.isMaxLength(maxBulkVersions)),
     `The pairs to resolve, at most ${maxBulkVersions}; answered in this order`
   )
-})).annotations({ identifier: "BulkNodeVersionsRequest" })
+})).annotate({ identifier: "BulkNodeVersionsRequest" })
 export type BulkNodeVersionsRequest = typeof BulkNodeVersionsRequest.Type
 
-export const BulkNodeVersionStatus = Schema.Literal("success", "not_found", "error")
-  .annotations({ identifier: "BulkNodeVersionStatus" })
+export const BulkNodeVersionStatus = Schema.Literals(["success", "not_found", "error"])
+  .annotate({ identifier: "BulkNodeVersionStatus" })
 export type BulkNodeVersionStatus = typeof BulkNodeVersionStatus.Type
 
 /** The answer for one pair: the version, or why there is none. */
@@ -50,10 +50,10 @@ export const BulkNodeVersionResult = Schema.Struct({
   ),
   node_version: optionalField(NodeVersion, "The version, when status is success"),
   error_message: optionalField(Schema.String, "Why the version is refused, when status is error")
-}).annotations({ identifier: "BulkNodeVersionResult" })
+}).annotate({ identifier: "BulkNodeVersionResult" })
 export type BulkNodeVersionResult = typeof BulkNodeVersionResult.Type
 
 export const BulkNodeVersionsResponse = Schema.Struct({
   node_versions: field(Schema.Array(BulkNodeVersionResult), "One result per requested pair, in the request's order")
-}).annotations({ identifier: "BulkNodeVersionsResponse" })
+}).annotate({ identifier: "BulkNodeVersionsResponse" })
 export type BulkNodeVersionsResponse = typeof BulkNodeVersionsResponse.Type

@@ -1,6 +1,6 @@
-import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
+import { HttpApi, HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
 import { Schema } from "effect"
-import { Page, PageSize } from "../Catalog/Api.ts"
+import { optionalParam, Page, PageSize } from "../Catalog/Api.ts"
 import { BadRequest, Conflict, Forbidden, NodeBanned, NotFound } from "../Domain/ApiErrors.ts"
 import { Authentication } from "../Domain/Auth.ts"
 import {
@@ -13,7 +13,7 @@ import {
   maxHostNodesPerRequest
 } from "../Domain/HostNode.ts"
 import { Node } from "../Domain/Node.ts"
-import { field, PathParam, refusingUnknownFields, Text } from "../Domain/Schemas.ts"
+import { field, PathParam, refusingBody, refusingUnknownFields, Text } from "../Domain/Schemas.ts"
 
 const VersionPath = Schema.Struct({ nodeId: field(PathParam, "Identifier of the node"), version: field(PathParam, "The version string, such as 1.2.0") })
 const RecordPath = Schema.Struct({ ...VersionPath.fields, hostNodeName: field(PathParam, "Name of the host-node") })
@@ -21,9 +21,9 @@ const RecordPath = Schema.Struct({ ...VersionPath.fields, hostNodeName: field(Pa
 export const ListAllHostNodesParams = Schema.Struct({
   page: Page,
   pageSize: PageSize(maxHostNodePageSize, defaultHostNodePageSize, "Records"),
-  node_id: Schema.optional(Text(200).annotations({ description: "Only records of this node" })),
-  node_version: Schema.optional(Text(200).annotations({ description: "Only records of versions with this version string" })),
-  host_node_name: Schema.optional(Text(200).annotations({ description: "Only records of this host-node name" }))
+  node_id: optionalParam(Text(200), "Only records of this node"),
+  node_version: optionalParam(Text(200), "Only records of versions with this version string"),
+  host_node_name: optionalParam(Text(200), "Only records of this host-node name")
 })
 export type ListAllHostNodesParams = typeof ListAllHostNodesParams.Type
 
@@ -31,21 +31,19 @@ const publicOnly = "Records of active versions of listed nodes only (the node an
 
 export class PublicHostNodesApi extends HttpApiGroup.make("publicHostNodes")
   .add(
-    HttpApiEndpoint.get("listHostNodes", "/nodes/:nodeId/versions/:version/host-nodes")
-      .setPath(VersionPath)
-      .addSuccess(Schema.Array(HostNode))
-      .addError(BadRequest)
-      .addError(NotFound)
-      .addError(NodeBanned)
+    HttpApiEndpoint.get("listHostNodes", "/nodes/:nodeId/versions/:version/host-nodes", {
+      params: VersionPath,
+      success: Schema.Array(HostNode),
+      error: [BadRequest, NotFound, NodeBanned]
+    })
       .annotate(OpenApi.Summary, "List the host-nodes of a node version")
   )
   .add(
-    HttpApiEndpoint.get("getHostNode", "/nodes/:nodeId/versions/:version/host-nodes/:hostNodeName")
-      .setPath(RecordPath)
-      .addSuccess(HostNode)
-      .addError(BadRequest)
-      .addError(NotFound)
-      .addError(NodeBanned)
+    HttpApiEndpoint.get("getHostNode", "/nodes/:nodeId/versions/:version/host-nodes/:hostNodeName", {
+      params: RecordPath,
+      success: HostNode,
+      error: [BadRequest, NotFound, NodeBanned]
+    })
       .annotate(OpenApi.Summary, "Get one host-node of a node version")
       .annotate(
         OpenApi.Description,
@@ -53,10 +51,11 @@ export class PublicHostNodesApi extends HttpApiGroup.make("publicHostNodes")
       )
   )
   .add(
-    HttpApiEndpoint.get("listAllHostNodes", "/host-nodes")
-      .setUrlParams(ListAllHostNodesParams)
-      .addSuccess(HostNodePage)
-      .addError(BadRequest)
+    HttpApiEndpoint.get("listAllHostNodes", "/host-nodes", {
+      query: ListAllHostNodesParams,
+      success: HostNodePage,
+      error: BadRequest
+    })
       .annotate(OpenApi.Summary, "List host-nodes across nodes (paginated)")
       .annotate(
         OpenApi.Description,
@@ -64,11 +63,11 @@ export class PublicHostNodesApi extends HttpApiGroup.make("publicHostNodes")
       )
   )
   .add(
-    HttpApiEndpoint.get("getNodeByHostNodeName", "/host-nodes/:hostNodeName/node")
-      .setPath(Schema.Struct({ hostNodeName: field(PathParam, "Name of the host-node") }))
-      .addSuccess(Node)
-      .addError(BadRequest)
-      .addError(NotFound)
+    HttpApiEndpoint.get("getNodeByHostNodeName", "/host-nodes/:hostNodeName/node", {
+      params: Schema.Struct({ hostNodeName: field(PathParam, "Name of the host-node") }),
+      success: Node,
+      error: [BadRequest, NotFound]
+    })
       .annotate(OpenApi.Summary, "Get the node that provides a host-node")
       .annotate(
         OpenApi.Description,
@@ -83,25 +82,23 @@ export class PublicHostNodesApi extends HttpApiGroup.make("publicHostNodes")
 
 export class HostNodesApi extends HttpApiGroup.make("hostNodes")
   .add(
-    HttpApiEndpoint.post("createHostNodes", "/nodes/:nodeId/versions/:version/host-nodes")
-      .setPath(VersionPath)
-      .setPayload(refusingUnknownFields(Schema.Array(HostNodeCreate).pipe(Schema.maxItems(maxHostNodesPerRequest))))
-      .addSuccess(Schema.Array(HostNode), { status: 201 })
-      .addError(BadRequest)
-      .addError(Forbidden)
-      .addError(NotFound)
-      .addError(Conflict)
+    HttpApiEndpoint.post("createHostNodes", "/nodes/:nodeId/versions/:version/host-nodes", {
+      params: VersionPath,
+      payload: refusingUnknownFields(Schema.Array(HostNodeCreate).pipe(Schema.check(Schema.isMaxLength(maxHostNodesPerRequest)))),
+      success: Schema.Array(HostNode).pipe(HttpApiSchema.status(201)),
+      error: [BadRequest, Forbidden, NotFound, Conflict]
+    })
+      .annotate(HttpApi.PayloadParseOptions, refusingBody)
       .annotate(OpenApi.Summary, "Record the host-nodes of a node version (site admins: the extraction job)")
   )
   .add(
-    HttpApiEndpoint.put("updateHostNode", "/nodes/:nodeId/versions/:version/host-nodes/:hostNodeName")
-      .setPath(RecordPath)
-      .setPayload(HostNodeUpdate)
-      .addSuccess(HostNode)
-      .addError(BadRequest)
-      .addError(Forbidden)
-      .addError(NotFound)
-      .addError(Conflict)
+    HttpApiEndpoint.put("updateHostNode", "/nodes/:nodeId/versions/:version/host-nodes/:hostNodeName", {
+      params: RecordPath,
+      payload: HostNodeUpdate,
+      success: HostNode,
+      error: [BadRequest, Forbidden, NotFound, Conflict]
+    })
+      .annotate(HttpApi.PayloadParseOptions, refusingBody)
       .annotate(OpenApi.Summary, "Update a host-node")
       .annotate(OpenApi.Description, "Owners and admins of the node's publisher, and site admins; `policy` is for site admins only. Answers the whole record.")
   )

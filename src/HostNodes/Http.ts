@@ -1,4 +1,4 @@
-import { HttpApiBuilder } from "@effect/platform"
+import { HttpApiBuilder } from "effect/http-api"
 import { Effect } from "effect"
 import { Api } from "../Api.ts"
 import { defaultPage } from "../Catalog/Api.ts"
@@ -9,21 +9,21 @@ import { HostNodes } from "./Service.ts"
 export const PublicHostNodesLive = HttpApiBuilder.group(Api, "publicHostNodes", (handlers) =>
   Effect.map(HostNodes, (hostNodes) =>
     handlers
-      .handle("listHostNodes", ({ path }) => answer(hostNodes.list(path.nodeId, path.version)))
-      .handle("getHostNode", ({ path }) => answer(hostNodes.get(path.nodeId, path.version, path.hostNodeName)))
-      .handle("listAllHostNodes", ({ urlParams }) =>
+      .handle("listHostNodes", ({ params }) => answer(hostNodes.list(params.nodeId, params.version)))
+      .handle("getHostNode", ({ params }) => answer(hostNodes.get(params.nodeId, params.version, params.hostNodeName)))
+      .handle("listAllHostNodes", ({ query }) =>
         hostNodes.listAll({
-          page: urlParams.page ?? defaultPage,
-          pageSize: urlParams.pageSize ?? defaultHostNodePageSize,
-          nodeId: urlParams.node_id,
-          nodeVersion: urlParams.node_version,
-          name: urlParams.host_node_name
+          page: query.page ?? defaultPage,
+          pageSize: query.pageSize ?? defaultHostNodePageSize,
+          nodeId: query.node_id,
+          nodeVersion: query.node_version,
+          name: query.host_node_name
         }))
-      .handle("getNodeByHostNodeName", ({ path }) => answer(hostNodes.provider(path.hostNodeName)))))
+      .handle("getNodeByHostNodeName", ({ params }) => answer(hostNodes.provider(params.hostNodeName)))))
 
 export const HostNodesLive = HttpApiBuilder.group(Api, "hostNodes", (handlers) =>
   Effect.map(HostNodes, (hostNodes) =>
     handlers
-      .handle("createHostNodes", ({ path, payload }) => answer(hostNodes.create(path.nodeId, path.version, payload)))
-      .handle("updateHostNode", ({ path, payload }) =>
-        answer(hostNodes.update(path.nodeId, path.version, path.hostNodeName, payload)))))
+      .handle("createHostNodes", ({ params, payload }) => answer(hostNodes.create(params.nodeId, params.version, payload)))
+      .handle("updateHostNode", ({ params, payload }) =>
+        answer(hostNodes.update(params.nodeId, params.version, params.hostNodeName, payload)))))

@@ -2,8 +2,8 @@
  * SQL of host-node records (the host application's nodes found in a node version). They appear
  * in no listing of nodes, so writing them leaves the page cache alone.
  */
-import { SqlClient, SqlSchema } from "@effect/sql"
-import { Data, Effect, Option, Schema } from "effect"
+import { SqlClient, SqlSchema } from "effect/sql"
+import { Array as Arr, Context, Data, Effect, Layer, Option, Schema } from "effect"
 import { TransitionRefused } from "../Domain/Errors.ts"
 import { HostNode, type HostNodeCreate, HostNodePolicy, type HostNodeUpdate, ListedHostNode } from "../Domain/HostNode.ts"
 import { hostNodePolicyMoves, statesReaching } from "../Domain/Transitions.ts"
@@ -42,7 +42,7 @@ const HostNodeRow = rowsOf({
   policy: HostNodePolicy,
   return_names: nullable(Schema.String),
   return_types: nullable(Schema.String)
-}, HostNode, (row) => new HostNode(row, true))
+}, HostNode, (row) => new HostNode(row, { disableChecks: true }))
 
 /** The record's fields, each stored in the column of its name. */
 const fieldColumns = [
@@ -95,8 +95,8 @@ const listedRecord = `json_strip_nulls(json_build_object(
 /** Byte order, as `COLLATE "C"` sorts the names in SQL. */
 const byName = (a: HostNode, b: HostNode) => Buffer.compare(Buffer.from(a.host_node_name), Buffer.from(b.host_node_name))
 
-export class HostNodeRepo extends Effect.Service<HostNodeRepo>()("HostNodeRepo", {
-  effect: Effect.gen(function*() {
+export class HostNodeRepo extends Context.Service<HostNodeRepo>()("HostNodeRepo", {
+  make: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
 
     const findAll = SqlSchema.findAll({
@@ -107,18 +107,18 @@ export class HostNodeRepo extends Effect.Service<HostNodeRepo>()("HostNodeRepo",
             WHERE version_id = ${versionId}::uuid ORDER BY host_node_name COLLATE "C"`
     })
 
-    const findOne = SqlSchema.findOne({
+    const findOne = SqlSchema.findOneOption({
       Request: Schema.Struct({ versionId: Schema.String, name: Schema.String }),
       Result: HostNodeRow,
       execute: ({ versionId, name }) =>
         sql`SELECT ${sql.literal(hostNodeColumns)} FROM host_nodes WHERE version_id = ${versionId}::uuid AND host_node_name = ${name}`
     })
 
-    const updateOne = SqlSchema.findOne({
+    const updateOne = SqlSchema.findOneOption({
       Request: Schema.Struct({
         versionId: Schema.String,
         name: Schema.String,
-        columns: Schema.Record({ key: Schema.String, value: Schema.Unknown }),
+        columns: Schema.Record(Schema.String, Schema.Unknown),
         from: Schema.Array(HostNodePolicy)
       }),
       Result: HostNodeRow,
@@ -129,10 +129,10 @@ export class HostNodeRepo extends Effect.Service<HostNodeRepo>()("HostNodeRepo",
     })
 
     const insertBatch = SqlSchema.findAll({
-      Request: Schema.Struct({ versionId: Schema.String, records: Schema.Array(Schema.Any) }),
+      Request: Schema.Struct({ versionId: Schema.String, records: Schema.NonEmptyArray(Schema.Any) }),
       Result: HostNodeRow,
       execute: ({ versionId, records }) =>
-        sql`INSERT INTO host_nodes ${sql.insert(records.map((r) => newRow(versionId, r as HostNodeCreate)))}
+        sql`INSERT INTO host_nodes ${sql.insert(Arr.map(records, (r: HostNodeCreate) => newRow(versionId, r)))}
             ON CONFLICT (version_id, host_node_name) DO NOTHING
             RETURNING ${sql.literal(hostNodeColumns)}`
     })
@@ -142,7 +142,7 @@ export class HostNodeRepo extends Effect.Service<HostNodeRepo>()("HostNodeRepo",
       JOIN node_versions v ON v.id = h.version_id AND v.status = 'NodeVersionStatusActive'
       JOIN nodes n ON n.id = v.node_id AND n.listed`
 
-    const listPage = SqlSchema.single({
+    const listPage = SqlSchema.findOne({
       Request: Schema.Any,
       Result: Schema.Struct({ total: Schema.Int, records: Schema.Array(ListedHostNode) }),
       execute: (q: HostNodeQuery) => {
@@ -162,7 +162,7 @@ export class HostNodeRepo extends Effect.Service<HostNodeRepo>()("HostNodeRepo",
       }
     })
 
-    const findProvider = SqlSchema.findOne({
+    const findProvider = SqlSchema.findOneOption({
       Request: Schema.String,
       Result: Schema.Struct({ id: Schema.String }),
       execute: (name) =>
@@ -202,6 +202,7 @@ export class HostNodeRepo extends Effect.Service<HostNodeRepo>()("HostNodeRepo",
         return yield* sql.withTransaction(Effect.gen(function*() {
           const created: Array<HostNode> = []
           for (const batch of chunks(records)) {
+            if (!Arr.isReadonlyArrayNonEmpty(batch)) continue
             const rows = yield* insertBatch({ versionId, records: batch })
             if (rows.length < batch.length) {
               const inserted = new Set(rows.map((r) => r.host_node_name))
@@ -233,4 +234,6 @@ export class HostNodeRepo extends Effect.Service<HostNodeRepo>()("HostNodeRepo",
       })
     }
   })
-}) {}
+}) {
+  static readonly layer = Layer.effect(HostNodeRepo, HostNodeRepo.make)
+}

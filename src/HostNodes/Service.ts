@@ -2,7 +2,7 @@
  * Host-node records of a node version: anyone reads them; the extraction job (a site admin) records
  * them in bulk; the node's managers and site admins update one, and only site admins its policy.
  */
-import { Data, Effect, Option } from "effect"
+import { Context, Data, Effect, Layer, Option } from "effect"
 import { Policy } from "../Auth/Policy.ts"
 import { type NamedVersion, NodeRepo, requireVisible } from "../Catalog/Repo.ts"
 import { NotPermitted, VersionMissing } from "../Domain/Errors.ts"
@@ -33,8 +33,8 @@ const repeatedNames = (names: ReadonlyArray<string>): Array<string> => {
   return [...repeated]
 }
 
-export class HostNodes extends Effect.Service<HostNodes>()("HostNodes", {
-  effect: Effect.gen(function*() {
+export class HostNodes extends Context.Service<HostNodes>()("HostNodes", {
+  make: Effect.gen(function*() {
     const repo = yield* HostNodeRepo
     const nodes = yield* NodeRepo
     const policy = yield* Policy
@@ -114,6 +114,8 @@ export class HostNodes extends Effect.Service<HostNodes>()("HostNodes", {
         }
       )
     }
-  }),
-  dependencies: [HostNodeRepo.Default, NodeRepo.Default, Policy.Default]
-}) {}
+  })
+}) {
+  static readonly layerWithoutDependencies = Layer.effect(HostNodes, HostNodes.make)
+  static readonly layer = HostNodes.layerWithoutDependencies.pipe(Layer.provide([HostNodeRepo.layer, NodeRepo.layer, Policy.layer]))
+}

@@ -1,4 +1,4 @@
-import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
+import { HttpApi, HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
 import { Schema } from "effect"
 import {
   BadRequest,
@@ -23,7 +23,7 @@ import {
   skinEnhancerDefaults,
   StyleTransferRequest
 } from "../Domain/Media.ts"
-import { field, optionalField, PathParam } from "../Domain/Schemas.ts"
+import { field, optionalField, PathParam, refusingBody } from "../Domain/Schemas.ts"
 
 /** `Idempotency-Key` on the POSTs: the same key and body within 24 hours answer the same task. */
 const IdempotencyHeaders = Schema.Struct({
@@ -39,19 +39,23 @@ const vendorFailures = "Vendor failures: its 400/422 is 400 with its message, 40
 
 const idempotency = "With `Idempotency-Key` (1 to 255 printable characters), the same caller repeating the same key and body within 24 hours gets the same task and the vendor is called once; the same key with another body is 409 idempotency_key_reused; a repeat while the first request is still waiting for the vendor waits for it (409 idempotency_key_in_progress if it takes longer than the vendor timeout)."
 
+/** How every image operation may fail, as the vendor does (a group has no errors of its own). */
+const vendorErrors = [BadRequest, NotFound, RateLimited, UpstreamError, VendorNotConfigured, UpstreamTimeout] as const
+
 /** A start of a skin enhancer mode: the same contract for the three, each with its own body. */
-const skinEnhancerStart = <const Name extends string, Payload extends Schema.Schema.Any>(
+const skinEnhancerStart = <const Name extends string, Payload extends Schema.Top>(
   name: Name,
   mode: SkinEnhancerMode,
   payload: Payload,
   fields: string
 ) =>
-  HttpApiEndpoint.post(name, `/proxy/imagevendor/v1/ai/skin-enhancer/${mode}`)
-    .setPayload(payload)
-    .setHeaders(IdempotencyHeaders)
-    .addSuccess(MediaTaskEnvelope)
-    .addError(IdempotencyKeyReused)
-    .addError(IdempotencyKeyInProgress)
+  HttpApiEndpoint.post(name, `/proxy/imagevendor/v1/ai/skin-enhancer/${mode}`, {
+    headers: IdempotencyHeaders,
+    payload,
+    success: MediaTaskEnvelope,
+    error: [IdempotencyKeyReused, IdempotencyKeyInProgress, ...vendorErrors]
+  })
+    .annotate(HttpApi.PayloadParseOptions, refusingBody)
     .annotate(OpenApi.Summary, `Skin enhancer (${mode})`)
     .annotate(OpenApi.Description, `Starts a task at the image vendor (defaults ${fields} applied before forwarding) and answers {data: task}; poll it at /proxy/imagevendor/v1/ai/skin-enhancer/{task_id}. ${idempotency} ${vendorFailures}`)
 
@@ -59,24 +63,23 @@ const sharedSkinDefaults = `sharpen ${skinEnhancerDefaults.sharpen}, smart_grain
 
 /** A status poll: the same contract for both kinds of task. */
 const pollEndpoint = <const Name extends string>(name: Name, path: `/${string}`, summary: string) =>
-  HttpApiEndpoint.get(name, path)
-    .setPath(TaskPath)
-    .addSuccess(MediaTaskEnvelope)
+  HttpApiEndpoint.get(name, path, { params: TaskPath, success: MediaTaskEnvelope, error: vendorErrors })
     .annotate(OpenApi.Summary, summary)
     .annotate(OpenApi.Description, `The caller's own task only (404 otherwise). The vendor is asked until the task is COMPLETED or FAILED; the status answered never moves backwards. ${vendorFailures}`)
 
 /**
  * The image operations of the media proxy; tasks are visible to whoever started them only. Each
- * may fail as the vendor does (the group's errors); starts with a key also as idempotency does.
+ * may fail as the vendor does (`vendorErrors`); starts with a key also as idempotency does.
  */
 export class ImageProxyApi extends HttpApiGroup.make("imageProxy")
   .add(
-    HttpApiEndpoint.post("startStyleTransfer", "/proxy/imagevendor/v1/ai/image-style-transfer")
-      .setPayload(StyleTransferRequest)
-      .setHeaders(IdempotencyHeaders)
-      .addSuccess(MediaTask)
-      .addError(IdempotencyKeyReused)
-      .addError(IdempotencyKeyInProgress)
+    HttpApiEndpoint.post("startStyleTransfer", "/proxy/imagevendor/v1/ai/image-style-transfer", {
+      headers: IdempotencyHeaders,
+      payload: StyleTransferRequest,
+      success: MediaTask,
+      error: [IdempotencyKeyReused, IdempotencyKeyInProgress, ...vendorErrors]
+    })
+      .annotate(HttpApi.PayloadParseOptions, refusingBody)
       .annotate(OpenApi.Summary, "Image style transfer")
       .annotate(OpenApi.Description, `Starts a task at the image vendor and answers it flat: {task_id, status: CREATED, generated}. \`image\` and \`reference_image\` are required. ${idempotency} ${vendorFailures}`)
   )
@@ -95,12 +98,6 @@ export class ImageProxyApi extends HttpApiGroup.make("imageProxy")
   ))
   .add(pollEndpoint("pollStyleTransfer", "/proxy/imagevendor/v1/ai/image-style-transfer/:task_id", "Status of a style transfer task"))
   .add(pollEndpoint("pollSkinEnhancer", "/proxy/imagevendor/v1/ai/skin-enhancer/:task_id", "Status of a skin enhancer task, of any mode"))
-  .addError(BadRequest)
-  .addError(NotFound)
-  .addError(RateLimited)
-  .addError(UpstreamError)
-  .addError(VendorNotConfigured)
-  .addError(UpstreamTimeout)
   .middleware(KeyOrBearerAuthentication)
   .annotate(OpenApi.Title, "Media proxy")
 {}
@@ -108,11 +105,11 @@ export class ImageProxyApi extends HttpApiGroup.make("imageProxy")
 /** The images of the simulated vendor (VENDOR_MODE=simulated): public, so that their URLs open anywhere. */
 export class SimulatedImagesApi extends HttpApiGroup.make("simulatedImages")
   .add(
-    HttpApiEndpoint.get("simulatedImage", "/proxy/imagevendor/simulated/:file")
-      .setPath(Schema.Struct({ file: field(PathParam, "Name of the image file: {task_id}.png") }))
-      .addSuccess(HttpApiSchema.Uint8Array({ contentType: "image/png" }))
-      .addError(BadRequest)
-      .addError(NotFound)
+    HttpApiEndpoint.get("simulatedImage", "/proxy/imagevendor/simulated/:file", {
+      params: { file: field(PathParam, "Name of the image file: {task_id}.png") },
+      success: Schema.Uint8Array.pipe(HttpApiSchema.asUint8Array({ contentType: "image/png" })),
+      error: [BadRequest, NotFound]
+    })
       .annotate(OpenApi.Summary, "An image generated by the simulated image vendor")
       .annotate(OpenApi.Description, `Only with VENDOR_MODE=simulated (404 otherwise): \`{task_id}.png\`, a ${simulatedImageSize}x${simulatedImageSize} RGB PNG drawn from the task id (the same bytes for the same id).`)
   )

@@ -1,5 +1,6 @@
 /** The image proxy's handlers: the schemas validate, ImageTasks does the rest. */
-import { HttpApiBuilder, HttpApp, HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import { HttpApiBuilder } from "effect/http-api"
+import { HttpEffect, HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { Effect } from "effect"
 import { Api } from "../Api.ts"
 import { AppConfig } from "../Config.ts"
@@ -15,7 +16,7 @@ import { answer } from "../Errors.ts"
 import { ImageTasks, toWire } from "./Service.ts"
 import { cachedSimulatedPngs } from "./SimulatedImage.ts"
 
-const enveloped = (task: Parameters<typeof toWire>[0]) => new MediaTaskEnvelope({ data: toWire(task) }, true)
+const enveloped = (task: Parameters<typeof toWire>[0]) => new MediaTaskEnvelope({ data: toWire(task) }, { disableChecks: true })
 
 /** The request as forwarded, and as an Idempotency-Key is bound to it: the defaults applied. */
 const withSkinDefaults = (request: SkinEnhancerRequest) => ({
@@ -45,8 +46,8 @@ export const ImageProxyLive = HttpApiBuilder.group(Api, "imageProxy", (handlers)
         answer(Effect.map(tasks.start("skin-enhancer/faithful", withFaithfulDefaults(payload), headers["idempotency-key"]), enveloped)))
       .handle("startSkinEnhancerFlexible", ({ headers, payload }) =>
         answer(Effect.map(tasks.start("skin-enhancer/flexible", withFlexibleDefaults(payload), headers["idempotency-key"]), enveloped)))
-      .handle("pollStyleTransfer", ({ path }) => answer(Effect.map(tasks.poll("image-style-transfer", path.task_id), enveloped)))
-      .handle("pollSkinEnhancer", ({ path }) => answer(Effect.map(tasks.poll("skin-enhancer", path.task_id), enveloped)))))
+      .handle("pollStyleTransfer", ({ params }) => answer(Effect.map(tasks.poll("image-style-transfer", params.task_id), enveloped)))
+      .handle("pollSkinEnhancer", ({ params }) => answer(Effect.map(tasks.poll("skin-enhancer", params.task_id), enveloped)))))
 
 const simulatedFile = /^([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\.png$/i
 
@@ -54,11 +55,11 @@ export const SimulatedImagesLive = HttpApiBuilder.group(Api, "simulatedImages", 
   Effect.gen(function*() {
     const { vendorMode } = yield* AppConfig
     const pngOf = cachedSimulatedPngs()
-    return handlers.handle("simulatedImage", ({ path }) => {
-      const match = simulatedFile.exec(path.file)
+    return handlers.handle("simulatedImage", ({ params }) => {
+      const match = simulatedFile.exec(params.file)
       return vendorMode === "simulated" && match
         ? Effect.sync(() => pngOf(match[1]!.toLowerCase()))
-        : Effect.fail(new NotFound({ message: `No simulated image '${path.file}'` }))
+        : Effect.fail(new NotFound({ message: `No simulated image '${params.file}'` }))
     })
   }))
 
@@ -66,17 +67,18 @@ export const SimulatedImagesLive = HttpApiBuilder.group(Api, "simulatedImages", 
  * With VENDOR_MODE=simulated every answer of the image proxy, errors included, carries
  * `x-vendor-mode: simulated`, so that nobody mistakes its images for a vendor's.
  */
-export const SimulatedModeHeader = HttpApiBuilder.middleware(
+export const SimulatedModeHeader = HttpRouter.middleware(
   Effect.map(AppConfig, (config) => (app) =>
     config.vendorMode !== "simulated"
       ? app
       : Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) =>
         request.url.startsWith("/proxy/imagevendor/")
-          ? Effect.zipRight(
-            HttpApp.appendPreResponseHandler((_request, response) =>
+          ? Effect.andThen(
+            HttpEffect.appendPreResponseHandler((_request, response) =>
               Effect.succeed(HttpServerResponse.setHeader(response, "x-vendor-mode", "simulated"))
             ),
             app
           )
-          : app))
+          : app)),
+  { global: true }
 )

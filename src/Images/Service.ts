@@ -3,7 +3,7 @@
  * vendor without ever moving a status backwards; make a repeated Idempotency-Key answer the first
  * request's task with one vendor call.
  */
-import { Clock, Data, Effect, Option, Schedule } from "effect"
+import { Clock, Context, Data, Effect, Fiber, Layer, Option, Schedule } from "effect"
 import { createHash, randomUUID } from "node:crypto"
 import { AppConfig } from "../Config.ts"
 import { CurrentUser } from "../Domain/Auth.ts"
@@ -62,10 +62,11 @@ type StartFailure = VendorFailure | VendorUnconfigured
 const sameList = (a: ReadonlyArray<string>, b: ReadonlyArray<string>) => a.length === b.length && a.every((x, i) => x === b[i])
 
 /** A stored task as clients see it. */
-export const toWire = (task: StoredTask) => new MediaTask({ task_id: task.id, status: task.status, generated: task.generated }, true)
+export const toWire = (task: StoredTask) =>
+  new MediaTask({ task_id: task.id, status: task.status, generated: task.generated }, { disableChecks: true })
 
-export class ImageTasks extends Effect.Service<ImageTasks>()("ImageTasks", {
-  effect: Effect.gen(function*() {
+export class ImageTasks extends Context.Service<ImageTasks>()("ImageTasks", {
+  make: Effect.gen(function*() {
     const vendor = yield* ImageVendor
     const tasks = yield* TaskRepo
     const { vendorTimeoutMillis } = yield* AppConfig
@@ -95,13 +96,14 @@ export class ImageTasks extends Effect.Service<ImageTasks>()("ImageTasks", {
         // the vendor's id is the client's when it is a UUID (its webhooks name it); else, or when
         // the vendor repeats an id, one of ours
         const recorded = yield* record(isUuid(started.taskId) ? started.taskId.toLowerCase() : randomUUID())
-        return Option.isSome(recorded) ? recorded.value : yield* Effect.flatMap(record(randomUUID()), Effect.orDie)
+        return Option.isSome(recorded)
+          ? recorded.value
+          : yield* Effect.flatMap(record(randomUUID()), (again) => Effect.orDie(Effect.fromOption(again)))
       }).pipe(
         Effect.onError(() => Option.match(claim, { onNone: () => Effect.void, onSome: tasks.releaseKey })),
         // a fiber of its own: a caller who leaves stops waiting, the start (bounded by the vendor timeout) goes on
-        Effect.forkDaemon,
-        Effect.flatMap((fiber) => fiber.await),
-        Effect.flatten
+        Effect.forkDetach,
+        Effect.flatMap(Fiber.join)
       )
 
     const ownTask = (ownerId: string, kind: ImageTaskKind, taskId: string) =>
@@ -182,6 +184,8 @@ export class ImageTasks extends Effect.Service<ImageTasks>()("ImageTasks", {
         return unchanged ? task : yield* tasks.advance(task.id, answer.status.value, answer.generated)
       })
     }
-  }),
-  dependencies: [ImageVendor.Default, TaskRepo.Default]
-}) {}
+  })
+}) {
+  static readonly layerWithoutDependencies = Layer.effect(ImageTasks, ImageTasks.make)
+  static readonly layer = ImageTasks.layerWithoutDependencies.pipe(Layer.provide([ImageVendor.layer, TaskRepo.layer]))
+}

@@ -3,8 +3,8 @@
  * moves only forwards (CREATED -> IN_PROGRESS -> COMPLETED | FAILED), enforced by the UPDATE's
  * own condition, so that concurrent polls with stale vendor answers cannot move it back.
  */
-import { SqlClient, SqlSchema } from "@effect/sql"
-import { Data, Effect, Option, Schema } from "effect"
+import { SqlClient, SqlSchema } from "effect/sql"
+import { Context, Data, Effect, Layer, Option, Schema } from "effect"
 import { AppConfig } from "../Config.ts"
 import { ImageTaskKind, MediaTaskStatus } from "../Domain/Media.ts"
 import { isUuid, Strings } from "../Domain/Schemas.ts"
@@ -60,21 +60,21 @@ const TaskRow = rowsOf({
 }, StoredTask, ({ vendor_task_id, ...task }) => ({ ...task, vendorTaskId: vendor_task_id }))
 
 const HeldRow = Schema.Struct({
-  request_hash: Schema.Uint8ArrayFromSelf,
+  request_hash: Schema.Uint8Array,
   task_id: Schema.OptionFromNullOr(Schema.String)
 })
 
 const held = (row: typeof HeldRow.Type) =>
   ClaimOutcome.Held({ requestHash: new Uint8Array(row.request_hash), taskId: row.task_id })
 
-export class TaskRepo extends Effect.Service<TaskRepo>()("TaskRepo", {
-  effect: Effect.gen(function*() {
+export class TaskRepo extends Context.Service<TaskRepo>()("TaskRepo", {
+  make: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const staleAfterMillis = (yield* AppConfig).vendorTimeoutMillis + abandonedClaimGraceMillis
     const window = sql.literal(`interval '${idempotencyWindowHours} hours'`)
 
     // one statement, so that recording the task and binding its key need no transaction
-    const insertTask = SqlSchema.findOne({
+    const insertTask = SqlSchema.findOneOption({
       Request: Schema.Struct({
         task: Schema.Struct({ ...StoredTask.fields, ownerId: Schema.String }),
         claim: Schema.NullOr(KeyRequest)
@@ -93,14 +93,14 @@ export class TaskRepo extends Effect.Service<TaskRepo>()("TaskRepo", {
             SELECT * FROM task`
     })
 
-    const findTask = SqlSchema.findOne({
+    const findTask = SqlSchema.findOneOption({
       Request: Schema.Struct({ ownerId: Schema.String, kind: ImageTaskKind, id: Schema.String }),
       Result: TaskRow,
       execute: ({ id, kind, ownerId }) =>
         sql`SELECT ${sql.literal(taskColumns)} FROM media_tasks WHERE id = ${id}::uuid AND owner_id = ${ownerId} AND kind = ${kind}`
     })
 
-    const advanceTask = SqlSchema.single({
+    const advanceTask = SqlSchema.findOne({
       Request: Schema.Struct({ id: Schema.String, status: MediaTaskStatus, generated: Schema.NullOr(Strings) }),
       Result: TaskRow,
       // the CTE's UPDATE and the fallback SELECT see the same snapshot: one of them answers the row
@@ -121,7 +121,7 @@ export class TaskRepo extends Effect.Service<TaskRepo>()("TaskRepo", {
             WHERE id = ${id}::uuid AND NOT EXISTS (SELECT 1 FROM moved)`
     })
 
-    const findKey = SqlSchema.findOne({
+    const findKey = SqlSchema.findOneOption({
       Request: KeyRequest,
       Result: HeldRow,
       execute: ({ key, kind, ownerId }) =>
@@ -193,4 +193,6 @@ export class TaskRepo extends Effect.Service<TaskRepo>()("TaskRepo", {
       })
     }
   })
-}) {}
+}) {
+  static readonly layer = Layer.effect(TaskRepo, TaskRepo.make)
+}

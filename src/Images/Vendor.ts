@@ -6,9 +6,9 @@
  * The key is `Redacted` and leaves the process only in the vendor request's header: it is not
  * logged, and a vendor message that echoes it is scrubbed before the caller sees it.
  */
-import { HttpClient, HttpClientRequest } from "@effect/platform"
+import { HttpClient, HttpClientRequest } from "effect/http"
 import { NodeHttpClient } from "@effect/platform-node"
-import { Effect, Option, Redacted, Schema } from "effect"
+import { Context, Effect, Layer, Option, Redacted, Schema, SchemaTransformation } from "effect"
 import { randomUUID } from "node:crypto"
 import { AppConfig } from "../Config.ts"
 import { type ImageOperation, type ImageTaskKind, MediaTaskStatus } from "../Domain/Media.ts"
@@ -26,7 +26,7 @@ const pollPath = (kind: ImageTaskKind, vendorTaskId: string) => `/v1/ai/${kind}/
 const VendorTask = Schema.Struct({
   taskId: Schema.String,
   /** `None` when the vendor said nothing, or a status this service does not know. */
-  status: Schema.OptionFromSelf(MediaTaskStatus),
+  status: Schema.Option(MediaTaskStatus),
   /** `undefined` when the vendor left it out. */
   generated: Schema.UndefinedOr(Schema.Array(Schema.String))
 })
@@ -34,7 +34,7 @@ type VendorTask = typeof VendorTask.Type
 
 /** A task as vendors write it; only a non-blank `task_id` is required. */
 const TaskFields = Schema.Struct({
-  task_id: Schema.Trim.pipe(Schema.nonEmptyString()),
+  task_id: Schema.Trim.check(Schema.isNonEmpty()),
   status: Schema.optional(Schema.Unknown),
   task_status: Schema.optional(Schema.Unknown),
   generated: Schema.optional(Schema.Unknown)
@@ -46,30 +46,35 @@ const isStatus = Schema.is(MediaTaskStatus)
  * A vendor's answer as a task: flat or wrapped in `data`; `status` or `task_status` (compared
  * without regard to case); `generated` possibly missing (its non-string entries dropped).
  */
-const VendorTaskBody = Schema.Union(
+const VendorTaskBody = Schema.Union([
   TaskFields,
   Schema.Struct({ data: TaskFields }).pipe(
-    Schema.transform(Schema.typeSchema(TaskFields), { strict: true, decode: ({ data }) => data, encode: (data) => ({ data }) })
+    Schema.decodeTo(
+      Schema.toType(TaskFields),
+      SchemaTransformation.transform({ decode: ({ data }) => data, encode: (data) => ({ data }) })
+    )
   )
-).pipe(
-  Schema.transform(Schema.typeSchema(VendorTask), {
-    strict: true,
-    decode: (task) => {
-      const raw = typeof task.status === "string" ? task.status : task.task_status
-      const status = typeof raw === "string" ? raw.trim().toUpperCase() : undefined
-      return {
-        taskId: task.task_id,
-        status: isStatus(status) ? Option.some(status) : Option.none(),
-        generated: Array.isArray(task.generated) ? task.generated.filter((g): g is string => typeof g === "string") : undefined
-      }
-    },
-    encode: (task) => ({ task_id: task.taskId, status: Option.getOrUndefined(task.status), generated: task.generated })
-  })
+]).pipe(
+  Schema.decodeTo(
+    Schema.toType(VendorTask),
+    SchemaTransformation.transform<VendorTask, typeof TaskFields.Type>({
+      decode: (task) => {
+        const raw = typeof task.status === "string" ? task.status : task.task_status
+        const status = typeof raw === "string" ? raw.trim().toUpperCase() : undefined
+        return {
+          taskId: task.task_id,
+          status: isStatus(status) ? Option.some(status) : Option.none(),
+          generated: Array.isArray(task.generated) ? task.generated.filter((g): g is string => typeof g === "string") : undefined
+        }
+      },
+      encode: (task) => ({ task_id: task.taskId, status: Option.getOrUndefined(task.status), generated: task.generated })
+    })
+  )
 )
 
 const vendor = "image vendor"
 
-const decodeTask = Schema.decodeUnknown(Schema.parseJson(VendorTaskBody))
+const decodeTask = Schema.decodeUnknownEffect(Schema.fromJsonString(VendorTaskBody))
 
 const makeLive = Effect.gen(function*() {
   const config = yield* AppConfig
@@ -103,20 +108,23 @@ const makeLive = Effect.gen(function*() {
       }
       // a body that is not JSON is as much "no task" as JSON without one
       return yield* decodeTask(yield* response.text).pipe(
-        Effect.catchTag("ParseError", () =>
-          Effect.zipRight(
+        Effect.catchTag("SchemaError", () =>
+          Effect.andThen(
             Effect.logWarning(`the ${vendor} answered ${response.status} without a task`),
             new VendorFailed({ vendor, reason: "answered without a task" })
           ))
       )
     }).pipe(
-      Effect.catchTags({ RequestError: fromTransportError(vendor), ResponseError: fromTransportError(vendor) }),
-      Effect.timeoutFail({ duration: timeoutMillis, onTimeout: () => new VendorTimedOut({ vendor, millis: timeoutMillis }) })
+      Effect.catchTag("HttpClientError", fromTransportError(vendor)),
+      Effect.timeoutOrElse({
+        duration: timeoutMillis,
+        orElse: () => Effect.fail(new VendorTimedOut({ vendor, millis: timeoutMillis }))
+      })
     )
 
   return {
     start: traced("ImageVendor.start")(function*(operation: ImageOperation, body: Readonly<Record<string, unknown>>) {
-      return yield* exchange(HttpClientRequest.post(startPath(operation)).pipe(HttpClientRequest.bodyUnsafeJson(body)))
+      return yield* exchange(HttpClientRequest.post(startPath(operation)).pipe(HttpClientRequest.bodyJsonUnsafe(body)))
     }),
     poll: traced("ImageVendor.poll")(function*(kind: ImageTaskKind, vendorTaskId: string) {
       return yield* exchange(HttpClientRequest.get(pollPath(kind, vendorTaskId)))
@@ -165,7 +173,9 @@ const makeSimulated = Effect.gen(function*() {
 })
 
 /** The vendor VENDOR_MODE chooses: the live client over Node's HTTP stack, or the simulated one. */
-export class ImageVendor extends Effect.Service<ImageVendor>()("ImageVendor", {
-  effect: Effect.flatMap(AppConfig, (config) => config.vendorMode === "simulated" ? makeSimulated : makeLive),
-  dependencies: [NodeHttpClient.layerUndici]
-}) {}
+export class ImageVendor extends Context.Service<ImageVendor>()("ImageVendor", {
+  make: Effect.flatMap(AppConfig, (config) => config.vendorMode === "simulated" ? makeSimulated : makeLive)
+}) {
+  static readonly layerWithoutDependencies = Layer.effect(ImageVendor, ImageVendor.make)
+  static readonly layer = ImageVendor.layerWithoutDependencies.pipe(Layer.provide(NodeHttpClient.layerUndici))
+}

@@ -1,4 +1,4 @@
-import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
+import { HttpApi, HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
 import { Schema } from "effect"
 import {
   BadRequest,
@@ -11,15 +11,17 @@ import {
 } from "../Domain/ApiErrors.ts"
 import { KeyOrBearerAuthentication } from "../Domain/Auth.ts"
 import { StorageRequest, StorageResource } from "../Domain/MediaFile.ts"
-import { field, optionalField, PathParam, Text } from "../Domain/Schemas.ts"
+import { field, optionalField, PathParam, refusingBody, Text } from "../Domain/Schemas.ts"
 
 /** Media files for the host's API nodes: created by a signed-in caller (bearer or API key). */
 export class MediaStorageApi extends HttpApiGroup.make("mediaStorage")
   .add(
-    HttpApiEndpoint.post("createStorageResource", "/customers/storage")
-      .setPayload(StorageRequest)
-      .addSuccess(StorageResource)
-      .addError(BadRequest)
+    HttpApiEndpoint.post("createStorageResource", "/customers/storage", {
+      payload: StorageRequest,
+      success: StorageResource,
+      error: BadRequest
+    })
+      .annotate(HttpApi.PayloadParseOptions, refusingBody)
       .annotate(OpenApi.Summary, "Make a media file: a signed URL to upload it, a public one to download it")
       .annotate(
         OpenApi.Description,
@@ -39,20 +41,15 @@ const FilePath = Schema.Struct({
 /** A media file's two URLs: the signed upload and the public download. No bearer token. */
 export class MediaFilesApi extends HttpApiGroup.make("mediaFiles")
   .add(
-    HttpApiEndpoint.put("uploadMediaFile", "/media/:token/:fileName")
-      .setPath(FilePath)
-      .setUrlParams(Schema.Struct({
+    HttpApiEndpoint.put("uploadMediaFile", "/media/:token/:fileName", {
+      params: FilePath,
+      query: {
         expires: optionalField(Text(20), "When the signed URL expires, in seconds since the Unix epoch"),
         signature: optionalField(Text(100), "Signature of the URL, as upload_url carries it")
-      }))
-      .addSuccess(HttpApiSchema.NoContent)
-      .addError(BadRequest)
-      .addError(InvalidSignature)
-      .addError(UrlExpired)
-      .addError(NotFound)
-      .addError(PayloadTooLarge)
-      .addError(UnsupportedMediaType)
-      .addError(InternalError)
+      },
+      success: HttpApiSchema.NoContent,
+      error: [BadRequest, InvalidSignature, UrlExpired, NotFound, PayloadTooLarge, UnsupportedMediaType, InternalError]
+    })
       .annotate(OpenApi.Summary, "Upload a media file's bytes to its signed URL")
       .annotate(
         OpenApi.Description,
@@ -65,12 +62,11 @@ export class MediaFilesApi extends HttpApiGroup.make("mediaFiles")
       })
   )
   .add(
-    HttpApiEndpoint.get("downloadMediaFile", "/media/:token/:fileName")
-      .setPath(FilePath)
-      .addSuccess(HttpApiSchema.Uint8Array({ contentType: "application/octet-stream" }))
-      .addError(BadRequest)
-      .addError(NotFound)
-      .addError(InternalError)
+    HttpApiEndpoint.get("downloadMediaFile", "/media/:token/:fileName", {
+      params: FilePath,
+      success: Schema.Uint8Array.pipe(HttpApiSchema.asUint8Array({ contentType: "application/octet-stream" })),
+      error: [BadRequest, NotFound, InternalError]
+    })
       .annotate(OpenApi.Summary, "Download a media file, with the content type it was declared with")
       .annotate(
         OpenApi.Description,

@@ -1,4 +1,5 @@
-import { HttpApiBuilder, HttpServerResponse } from "@effect/platform"
+import { HttpApiBuilder } from "effect/http-api"
+import { HttpServerResponse } from "effect/http"
 import { NodeHttpServerRequest, NodeStream } from "@effect/platform-node"
 import { Effect } from "effect"
 import { Api } from "../Api.ts"
@@ -13,19 +14,23 @@ export const MediaStorageLive = HttpApiBuilder.group(Api, "mediaStorage", (handl
 export const MediaFilesLive = HttpApiBuilder.group(Api, "mediaFiles", (handlers) =>
   Effect.map(MediaStorage, (media) =>
     handlers
-      .handle("uploadMediaFile", ({ path, request, urlParams }) =>
+      .handle("uploadMediaFile", ({ params, query, request }) =>
         media.upload({
-          token: path.token,
-          expires: urlParams.expires,
-          signature: urlParams.signature,
+          token: params.token,
+          expires: query.expires,
+          signature: query.signature,
           contentType: request.headers["content-type"] === undefined ? undefined : mediaType(request),
           declaredBytes: declaredLength(request),
           // read from the socket without destroying it when reading stops early: the answer still has to
           // go out on it, and the rest is drained first (RefusedBodies.ts)
-          body: NodeStream.fromReadable(() => NodeHttpServerRequest.toIncomingMessage(request), (e) => e, { closeOnDone: false })
+          body: NodeStream.fromReadable({
+            evaluate: () => NodeHttpServerRequest.toIncomingMessage(request),
+            onError: (e) => e,
+            closeOnDone: false
+          })
         }).pipe(answer))
-      .handle("downloadMediaFile", ({ path, request }) =>
-        media.download(path.token, downloadMethod(request)).pipe(
+      .handle("downloadMediaFile", ({ params, request }) =>
+        media.download(params.token, downloadMethod(request)).pipe(
           answer,
           Effect.map((file) =>
             file._tag === "Elsewhere"

@@ -2,8 +2,8 @@
  * Media files: one row each, from creation (URLs handed out) through upload (size and hash
  * known) to expiry. Times are PostgreSQL's `now()`, so every instance agrees on what has expired.
  */
-import { SqlClient, SqlSchema } from "@effect/sql"
-import { Data, Effect, Schema } from "effect"
+import { SqlClient, SqlSchema } from "effect/sql"
+import { Context, Data, Effect, Layer, Schema } from "effect"
 import { randomBytes } from "node:crypto"
 import { traced } from "../Tracing.ts"
 
@@ -31,7 +31,7 @@ const LiveFile = Schema.Struct({
   file_name: Schema.String,
   content_type: Schema.String,
   size_bytes: Schema.NullOr(Schema.NumberFromString),
-  expires_at: Schema.DateFromSelf
+  expires_at: Schema.Date
 })
 export type LiveFile = typeof LiveFile.Type
 
@@ -45,11 +45,11 @@ export interface NewFile {
 const fileColumns = (sql: SqlClient.SqlClient) =>
   sql`id::text, owner_id, token, file_name, content_type, size_bytes::text, expires_at`
 
-export class MediaFileRepo extends Effect.Service<MediaFileRepo>()("MediaFileRepo", {
-  effect: Effect.gen(function*() {
+export class MediaFileRepo extends Context.Service<MediaFileRepo>()("MediaFileRepo", {
+  make: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
 
-    const insert = SqlSchema.single({
+    const insert = SqlSchema.findOne({
       Request: Schema.Struct({ ownerId: Schema.String, fileName: Schema.String, contentType: Schema.String, ttlSeconds: Schema.Number }),
       Result: LiveFile,
       execute: (f) =>
@@ -58,13 +58,13 @@ export class MediaFileRepo extends Effect.Service<MediaFileRepo>()("MediaFileRep
             RETURNING ${fileColumns(sql)}`
     })
 
-    const liveByToken = SqlSchema.findOne({
+    const liveByToken = SqlSchema.findOneOption({
       Request: Schema.String,
       Result: LiveFile,
       execute: (token) => sql`SELECT ${fileColumns(sql)} FROM media_files WHERE token = ${token} AND expires_at > now()`
     })
 
-    const liveByHash = SqlSchema.findOne({
+    const liveByHash = SqlSchema.findOneOption({
       Request: Schema.Struct({ ownerId: Schema.String, sha256: Schema.String }),
       Result: LiveFile,
       execute: ({ ownerId, sha256 }) =>
@@ -131,4 +131,6 @@ export class MediaFileRepo extends Effect.Service<MediaFileRepo>()("MediaFileRep
       })
     }
   })
-}) {}
+}) {
+  static readonly layer = Layer.effect(MediaFileRepo, MediaFileRepo.make)
+}

@@ -3,7 +3,7 @@
  * URLs, PUTs its bytes to the signed one, and anyone holding the other reads them until the file
  * expires. Bytes live in the archives' store; a periodic sweep deletes expired files.
  */
-import { Data, Effect, Option, Schedule, Stream } from "effect"
+import { Context, Data, Effect, Layer, Option, Schedule, Stream } from "effect"
 import { AppConfig } from "../Config.ts"
 import { CurrentUser } from "../Domain/Auth.ts"
 import { StorageResource } from "../Domain/MediaFile.ts"
@@ -76,8 +76,8 @@ const sha256Hex = /^[0-9a-f]{64}$/
 /** Expired files deleted per statement by the sweep. */
 const sweepBatch = 500
 
-export class MediaStorage extends Effect.Service<MediaStorage>()("MediaStorage", {
-  scoped: Effect.gen(function*() {
+export class MediaStorage extends Context.Service<MediaStorage>()("MediaStorage", {
+  make: Effect.gen(function*() {
     const files = yield* MediaFileRepo
     const storage = yield* Storage
     const { signed } = yield* UrlSigner
@@ -106,7 +106,7 @@ export class MediaStorage extends Effect.Service<MediaStorage>()("MediaStorage",
 
     // the sweep lives as long as the service; a failed round is logged and the next one tries again
     yield* sweep().pipe(
-      Effect.catchAllCause((cause) => Effect.logWarning("media sweep failed", cause)),
+      Effect.catchCause((cause) => Effect.logWarning("media sweep failed", cause)),
       Effect.repeat(Schedule.spaced(sweepIntervalMillis)),
       Effect.forkScoped
     )
@@ -156,7 +156,7 @@ export class MediaStorage extends Effect.Service<MediaStorage>()("MediaStorage",
 
         // recorded, then placed: a refused upload (over the quota) keeps the file's old bytes
         const record = (_: unknown, { bytes, sha256 }: Written, place: Effect.Effect<void, StorageFailed>) =>
-          Effect.zipLeft(files.recordUpload(file, { bytes, sha256: sha256.toString("hex") }, maxUserBytes), place)
+          Effect.tap(files.recordUpload(file, { bytes, sha256: sha256.toString("hex") }, maxUserBytes), () => place)
         yield* storage.put(storageKey(file.id), upload.body, { maxBytes: limit, record }).pipe(
           Effect.catchTags({ BodyTooLarge: () => tooLarge, BodyBroken: () => new MediaUploadBroken() }),
           Effect.tap((stored) => recordUpload("media", stored.bytes))
@@ -182,6 +182,10 @@ export class MediaStorage extends Effect.Service<MediaStorage>()("MediaStorage",
 
       sweep
     }
-  }),
-  dependencies: [MediaFileRepo.Default, Storage.Default, UrlSigner.Default]
-}) {}
+  })
+}) {
+  static readonly layerWithoutDependencies = Layer.effect(MediaStorage, MediaStorage.make)
+  static readonly layer = MediaStorage.layerWithoutDependencies.pipe(
+    Layer.provide([MediaFileRepo.layer, Storage.layer, UrlSigner.layer])
+  )
+}

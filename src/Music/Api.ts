@@ -3,7 +3,7 @@
  * the body itself, as a stream (`handleRaw`), so that the framework never buffers an upload, and
  * validates what it read with the very schema declared here (Domain/Media.ts, MusicForm).
  */
-import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
+import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
 import { Schema } from "effect"
 import {
   BadRequest,
@@ -21,28 +21,28 @@ import { KeyOrBearerAuthentication } from "../Domain/Auth.ts"
 import { MusicForm, MusicUrlForm } from "../Domain/Media.ts"
 
 /** The answer: one JSON event per line. */
-export const MusicEventStream = HttpApiSchema.Text({ contentType: "application/x-ndjson" }).annotations({
+export const MusicEventStream = Schema.String.pipe(HttpApiSchema.asText({ contentType: "application/x-ndjson" })).annotate({
   description: "One JSON event per line, relayed as the vendor sends them: `duration` (`duration_sec`), `titles` (a list of strings, one per stream), `title` (title, display_tags, copy_index, prompt_index, stream_index), `audio_chunk` (base64 `data` of the stream `stream_index`: a stream's chunks joined are its audio file), `cost`, `complete`, `error` (`code`, `message`). Events of other types, and known events whose fields differ from these schemas, pass unchanged. A blank line is a keep-alive. A stream that fails or ends without the vendor's `complete` or `error` ends with our own `{\"type\":\"error\",\"code\":\"<code>\",\"message\":\"...\"}`; one that carried the vendor's `error` gets no second one."
 })
 
 export class MusicProxyApi extends HttpApiGroup.make("musicProxy")
   .add(
-    HttpApiEndpoint.post("generateMusic", "/proxy/musicvendor/v2m/generate")
-      .setPayload(Schema.Union(
-        HttpApiSchema.Multipart(MusicForm),
-        MusicUrlForm.pipe(HttpApiSchema.withEncoding({ kind: "UrlParams" }))
-      ))
-      .addSuccess(MusicEventStream)
-      .addError(BadRequest)
-      .addError(InvalidVideo)
-      .addError(VideoTooLong)
-      .addError(NotFound)
-      .addError(PayloadTooLarge)
-      .addError(UnsupportedMediaType)
-      .addError(RateLimited)
-      .addError(UpstreamError)
-      .addError(VendorNotConfigured)
-      .addError(UpstreamTimeout)
+    HttpApiEndpoint.post("generateMusic", "/proxy/musicvendor/v2m/generate", {
+      payload: [MusicForm.pipe(HttpApiSchema.asMultipart()), MusicUrlForm.pipe(HttpApiSchema.asFormUrlEncoded())],
+      success: MusicEventStream,
+      error: [
+        BadRequest,
+        InvalidVideo,
+        VideoTooLong,
+        NotFound,
+        PayloadTooLarge,
+        UnsupportedMediaType,
+        RateLimited,
+        UpstreamError,
+        VendorNotConfigured,
+        UpstreamTimeout
+      ]
+    })
       .annotate(OpenApi.Summary, "Generate music for a video (streamed NDJSON)")
       .annotate(
         OpenApi.Description,

@@ -5,28 +5,17 @@
  * or the vendor's own `error` gets a final `error` event.
  * The events' schemas are the contract's, in Domain/MusicEvents.ts.
  */
-import { Chunk, Data, Duration, Effect, Option, Queue, Schema, Stream, Take } from "effect"
-import {
-  AudioChunkEvent,
-  CompleteEvent,
-  CostEvent,
-  DurationEvent,
-  ErrorEvent,
-  type MusicEvent,
-  MusicTitleEvent,
-  TitlesEvent
-} from "../Domain/MusicEvents.ts"
+import { Array as Arr, Data, Duration, Effect, Option, Queue, Schema, Stream } from "effect"
+import { MusicEvent } from "../Domain/MusicEvents.ts"
 
 /**
- * Each known type's own decoder, picked by `type`. The events' fields have no transformations
- * (their encoded form is their decoded form), so a decoded event is re-encoded by JSON itself;
- * running the schema's encoder as well would double the relay's cost per event for nothing.
+ * The known events' decoder: the union picks the one member its `type` names (a union of
+ * literal-tagged members is indexed by the tag), so an event is decoded once, by its own schema.
+ * The events' fields have no transformations (their encoded form is their decoded form), so a
+ * decoded event is re-encoded by JSON itself; running the schema's encoder as well would double
+ * the relay's cost per event for nothing.
  */
-const decoders = new Map<string, (u: unknown) => Option.Option<MusicEvent>>(
-  [DurationEvent, MusicTitleEvent, TitlesEvent, AudioChunkEvent, CostEvent, CompleteEvent, ErrorEvent].map((schema) =>
-    [schema.fields.type.literals[0], Schema.decodeUnknownOption(schema as Schema.Schema<MusicEvent>)] as const
-  )
-)
+const decodeEvent = Schema.decodeUnknownOption(MusicEvent)
 
 /** Our own `error` event, ending a stream whose status line has been sent: the vendor's shape. */
 export const errorLine = (code: string, message: string) => JSON.stringify({ type: "error", code, message })
@@ -56,7 +45,7 @@ export const splitLines = <E, R>(bytes: Stream.Stream<Uint8Array, E, R>): Stream
       return text.endsWith("\r") ? text.slice(0, -1) : text
     }
     return bytes.pipe(
-      Stream.mapConcatEffect((chunk) => {
+      Stream.mapEffect((chunk): Effect.Effect<ReadonlyArray<string>, StreamBroken> => {
         const lines: Array<string> = []
         let start = 0
         for (let at = chunk.indexOf(newline); at >= 0; at = chunk.indexOf(newline, start)) {
@@ -72,6 +61,9 @@ export const splitLines = <E, R>(bytes: Stream.Stream<Uint8Array, E, R>): Stream
         }
         return Effect.succeed(lines)
       }),
+      // the lines of one piece of the body stay one chunk downstream
+      Stream.filter(Arr.isReadonlyArrayNonEmpty<string>),
+      Stream.flattenArray,
       Stream.concat(Stream.suspend(() => pendingBytes > 0 ? Stream.make(take(new Uint8Array(0))) : Stream.empty))
     )
   })
@@ -111,7 +103,7 @@ export const relayLine = (line: string): Relayed => {
   }
   const type = (parsed as { type: string }).type
   const ended = endingTypes.has(type)
-  const decoded = decoders.get(type)?.(parsed) ?? Option.none()
+  const decoded = decodeEvent(parsed)
   return { line: Option.match(decoded, { onNone: () => line.trim(), onSome: (event) => JSON.stringify(event) }), ended }
 }
 
@@ -128,7 +120,8 @@ export const relayEvents = <E, R>(
     let ended = false
     let failed = false
     return splitLines(body).pipe(
-      Stream.mapChunksEffect((lines) => {
+      Stream.chunks,
+      Stream.mapEffect((lines): Effect.Effect<ReadonlyArray<string>> => {
         const out: Array<string> = []
         const warnings: Array<string> = []
         for (const line of lines) {
@@ -137,9 +130,11 @@ export const relayEvents = <E, R>(
           if (relayed.line !== undefined) out.push(relayed.line)
           if (relayed.warning !== undefined) warnings.push(relayed.warning)
         }
-        return Effect.as(Effect.forEach(warnings, (w) => Effect.logWarning(w), { discard: true }), Chunk.unsafeFromArray(out))
+        return Effect.as(Effect.forEach(warnings, (w) => Effect.logWarning(w), { discard: true }), out)
       }),
-      Stream.catchAll((e) => {
+      Stream.filter(Arr.isReadonlyArrayNonEmpty<string>),
+      Stream.flattenArray,
+      Stream.catch((e) => {
         failed = true
         // after `complete` or the vendor's `error` the caller knows how it ended: one outcome only
         return Stream.unwrap(Effect.map(onFailure(e), ({ code, message }) =>
@@ -159,14 +154,10 @@ export const relayEvents = <E, R>(
  * and passes on in the chunks it came in.
  */
 export const withKeepAlive = <A, E, R>(stream: Stream.Stream<A, E, R>, millis: number, keepAlive: A): Stream.Stream<A, E, R> =>
-  Stream.unwrapScoped(Effect.map(Stream.toQueue(stream, { capacity: 4 }), (queue) =>
-    Stream.repeatEffectChunkOption(
+  Stream.unwrap(Effect.map(Stream.toQueue(Stream.chunks(stream), { capacity: 4 }), (queue) =>
+    // the queue's end (or the stream's failure) ends the pull, and so this stream, alike
+    Stream.fromPull(Effect.succeed(
       Queue.take(queue).pipe(
-        Effect.timeoutTo({
-          duration: Duration.millis(millis),
-          onSuccess: Take.done,
-          onTimeout: (): Effect.Effect<Chunk.Chunk<A>, Option.Option<E>> => Effect.succeed(Chunk.of(keepAlive))
-        }),
-        Effect.flatten
+        Effect.timeoutOrElse({ duration: Duration.millis(millis), orElse: () => Effect.succeed(Arr.of(keepAlive)) })
       )
-    )))
+    ))))

@@ -4,9 +4,10 @@
  * was read is then decoded with the contract's own schema (Domain/Media.ts, MusicForm) into a
  * file or a URL.
  */
-import { FileSystem, Multipart, type HttpServerRequest } from "@effect/platform"
+import { FileSystem } from "effect"
+import { Multipart, type HttpServerRequest } from "effect/http"
 import { NodeHttpServerRequest, NodeMultipart, NodeStream } from "@effect/platform-node"
-import { Data, Deferred, Effect, Exit, Option, ParseResult, Schema, type Scope, Stream } from "effect"
+import { Data, Effect, Option, Predicate, Schema, SchemaIssue, type Scope, Stream } from "effect"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { PassThrough, Transform } from "node:stream"
@@ -109,7 +110,7 @@ const spool = (part: Multipart.File, options: UploadOptions) =>
     yield* Effect.tryPromise({
       try: (signal) => pipeline(NodeMultipart.fileToReadable(part), counter, sink, { signal }),
       catch: (cause) => cause
-    }).pipe(Effect.catchAll((cause) =>
+    }).pipe(Effect.catch((cause) =>
       Option.isSome(diskFailure)
         ? Effect.die(diskFailure.value)
         : Effect.fail(
@@ -119,10 +120,10 @@ const spool = (part: Multipart.File, options: UploadOptions) =>
         )
     ))
     return { path, size, filename: part.name, contentType: part.contentType } satisfies VideoFile
-  }).pipe(Effect.catchTags({ SystemError: Effect.die, BadArgument: Effect.die }))
+  }).pipe(Effect.catchTag("PlatformError", Effect.die))
 
 const fromMultipartError = (e: Multipart.MultipartError, maxFileBytes: number): FormError => {
-  switch (e.reason) {
+  switch (e.reason._tag) {
     case "FileTooLarge":
     case "BodyTooLarge":
       return new VideoTooLarge({ maxBytes: maxFileBytes })
@@ -130,10 +131,19 @@ const fromMultipartError = (e: Multipart.MultipartError, maxFileBytes: number): 
       return bad(`A form field is longer than ${maxFieldsBytes} bytes`)
     case "TooManyParts":
       return bad("The form has too many parts")
+    case "Parse":
+      // Effect 4's parser fails a body that ends before its closing delimiter, wherever it ends
+      // (Effect 3's hung when it ended inside a part's headers, and a watcher of ours caught it)
+      return endedEarly(e.reason.cause)
+        ? bad("The multipart form ended before its closing boundary")
+        : bad("The request is not a valid multipart/form-data body")
     default:
       return bad("The request is not a valid multipart/form-data body")
   }
 }
+
+/** Whether the parser's failure is a body that ended before its closing delimiter. */
+const endedEarly = (cause: unknown) => Predicate.isTagged(cause, "EndNotReached")
 
 /** The multipart boundary of the request's content type, if it names one. */
 const boundaryOf = (request: HttpServerRequest.HttpServerRequest) => {
@@ -141,54 +151,20 @@ const boundaryOf = (request: HttpServerRequest.HttpServerRequest) => {
   return match ? (match[1] ?? match[2])! : undefined
 }
 
-/** How far after the closing delimiter a body may go on (an epilogue) and still count as complete. */
-const maxEpilogueBytes = 256
-
-/**
- * The closing-delimiter watcher: the request body, watched on its way to the multipart parser.
- * When the body ends without `--boundary--` near its end, `truncated` fails. It works around a bug
- * of the parser under @effect/platform's multipart (multipasta 0.2.8): a body that ends inside a
- * part's headers never ends its stream (one that ends inside a part's content does fail), so the
- * request would hang until the client gave up (test/Music/Music.test.ts, "a form cut
- * inside a part's headers").
- */
-const watchForClosingDelimiter = (request: HttpServerRequest.HttpServerRequest, boundary: string) =>
-  Effect.gen(function*() {
-    const truncated = yield* Deferred.make<never, FormInvalid>()
-    const closing = Buffer.from(`--${boundary}--`)
-    const keep = closing.length + maxEpilogueBytes
-    let tail = Buffer.alloc(0)
-    const watcher = new Transform({
-      transform(chunk: Buffer, _encoding, callback) {
-        tail = chunk.length >= keep ? Buffer.from(chunk.subarray(chunk.length - keep)) : Buffer.concat([tail, chunk]).subarray(-keep)
-        callback(null, chunk)
-      },
-      flush(callback) {
-        if (!tail.includes(closing)) {
-          Deferred.unsafeDone(truncated, Exit.fail(bad("The multipart form ended before its closing boundary")))
-        }
-        callback()
-      }
-    })
-    NodeHttpServerRequest.toIncomingMessage(request).pipe(watcher)
-    return { body: watcher, truncated: Deferred.await(truncated) }
-  })
-
 const readMultipart = (request: HttpServerRequest.HttpServerRequest, options: UploadOptions) =>
   Effect.gen(function*() {
     const boundary = boundaryOf(request)
     if (boundary === undefined) return yield* bad("The multipart/form-data content type names no boundary")
-    const { body, truncated } = yield* watchForClosingDelimiter(request, boundary)
     const collected: Collected = new Map()
     let hasFile = false
-    yield* NodeMultipart.stream(body, request.headers).pipe(
-      Multipart.withLimitsStream({
-        maxParts: Option.some(32),
+    yield* NodeMultipart.stream(NodeHttpServerRequest.toIncomingMessage(request), request.headers).pipe(
+      Stream.provideContext(Multipart.limitsServices({
+        maxParts: 32,
         maxFieldSize: maxFieldsBytes,
         // our own count of file bytes is exact; these bound what the parser lets through at all
-        maxFileSize: Option.some(options.maxFileBytes + 64 * 1024),
-        maxTotalSize: Option.some(options.maxFileBytes + formOverheadBytes)
-      }),
+        maxFileSize: options.maxFileBytes + 64 * 1024,
+        maxTotalSize: options.maxFileBytes + formOverheadBytes
+      })),
       Stream.mapError((e) => fromMultipartError(e, options.maxFileBytes)),
       Stream.runForEach((part): Effect.Effect<void, FormError, Scope.Scope | FileSystem.FileSystem> => {
         if (part._tag === "Field") {
@@ -204,8 +180,7 @@ const readMultipart = (request: HttpServerRequest.HttpServerRequest, options: Up
           Effect.tap((file) => recordUpload("music_video", file.size)),
           Effect.flatMap((file) => setField(collected, part.key, file))
         )
-      }),
-      Effect.raceFirst(truncated)
+      })
     )
     return collected
   })
@@ -218,10 +193,10 @@ const readMultipart = (request: HttpServerRequest.HttpServerRequest, options: Up
 const readUrlEncoded = (request: HttpServerRequest.HttpServerRequest) =>
   NodeStream.toString(() => NodeHttpServerRequest.toIncomingMessage(request).pipe(new PassThrough()), {
     maxBytes: maxFieldsBytes,
-    onFailure: (cause) => cause
+    onError: (cause) => cause
   }).pipe(
     Effect.mapError((cause) =>
-      cause instanceof Error && cause.message === "maxBytes exceeded"
+      cause instanceof NodeStream.MaxBytesError
         ? new FormTooLarge({ maxBytes: maxFieldsBytes })
         : bad("The form could not be read")
     ),
@@ -236,14 +211,17 @@ const readUrlEncoded = (request: HttpServerRequest.HttpServerRequest) =>
     )
   )
 
-const decodeForm = Schema.decodeUnknown(MusicForm)
-const decodeUrlForm = Schema.decodeUnknown(Schema.compose(MusicUrlForm, MusicForm, { strict: false }))
+const decodeForm = Schema.decodeUnknownEffect(MusicForm)
+const decodeUrlForm = Schema.decodeUnknownEffect(MusicUrlForm.pipe(Schema.decodeTo(MusicForm)))
+
+const formatIssues = SchemaIssue.makeFormatterStandardSchemaV1()
 
 /** The first thing wrong with the form, naming the field when it is one field's fault. */
-const describe = (e: ParseResult.ParseError) => {
-  const [issue] = ParseResult.ArrayFormatter.formatErrorSync(e)
+const describe = (e: Schema.SchemaError) => {
+  const [issue] = formatIssues(e.issue).issues
   if (issue === undefined) return "The form is not valid"
-  return issue.path.length > 0 ? `Invalid value for '${issue.path.map(String).join(".")}': ${issue.message}` : issue.message
+  const path = issue.path ?? []
+  return path.length > 0 ? `Invalid value for '${path.map(String).join(".")}': ${issue.message}` : issue.message
 }
 
 /** The request's form encoding; anything else is refused. */

@@ -2,7 +2,8 @@
  * `POST /proxy/musicvendor/v2m/generate`: the body is read here as a stream (the framework never
  * buffers an upload), then Music relays the vendor's answer.
  */
-import { HttpApiBuilder, HttpServerResponse } from "@effect/platform"
+import { HttpApiBuilder } from "effect/http-api"
+import { HttpServerResponse } from "effect/http"
 import { Effect } from "effect"
 import { Api } from "../Api.ts"
 import { AppConfig } from "../Config.ts"
@@ -36,7 +37,7 @@ export const MusicProxyLive = HttpApiBuilder.group(Api, "musicProxy", (handlers)
         answer,
         // an answer before the upload has arrived whole closes the connection after a bounded
         // drain of the rest (RefusedBodies.ts)
-        Effect.catchAllCause((cause) =>
+        Effect.catchCause((cause) =>
           Effect.map(answerFailure(cause), (response) => HttpServerResponse.setHeaders(response, modeHeaders))
         )
       ))

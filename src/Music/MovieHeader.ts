@@ -7,7 +7,7 @@
  * their headers, never read whole: `moov` may come after gigabytes of `mdat`.
  */
 import { Effect, Option } from "effect"
-import type { UnknownException } from "effect/Cause"
+import type { UnknownError } from "effect/Cause"
 import * as fs from "node:fs/promises"
 
 interface Box {
@@ -46,7 +46,7 @@ const find = (
   type: string,
   from: number,
   to: number
-): Effect.Effect<Option.Option<Box>, UnknownException> =>
+): Effect.Effect<Option.Option<Box>, UnknownError> =>
   Effect.flatMap(boxAt(file, from, to), (box) =>
     Option.isNone(box) || box.value.type === type ? Effect.succeed(box) : find(file, type, box.value.end, to))
 

@@ -2,7 +2,7 @@
  * Video to music: check the video (an upload's duration, from its container), ask the vendor, and
  * relay its NDJSON stream event by event, with keep-alive lines while it is silent.
  */
-import { Chunk, Data, Effect, Option, Stream } from "effect"
+import { Array as Arr, Context, Data, Effect, Layer, Option, Stream } from "effect"
 import { parseFile } from "music-metadata"
 import { AppConfig } from "../Config.ts"
 import { maxVideoSeconds, type MusicRequest, type VideoFile } from "../Domain/Media.ts"
@@ -57,8 +57,8 @@ const streamFailure = (e: VendorStreamError | StreamBroken) =>
     )
   )
 
-export class Music extends Effect.Service<Music>()("Music", {
-  effect: Effect.gen(function*() {
+export class Music extends Context.Service<Music>()("Music", {
+  make: Effect.gen(function*() {
     const vendor = yield* MusicVendor
     const { streamKeepAliveMillis } = yield* AppConfig
     return {
@@ -74,11 +74,13 @@ export class Music extends Effect.Service<Music>()("Music", {
         const lines = relayEvents(body, streamFailure).pipe(Stream.map((line) => `${line}\n`))
         return withKeepAlive(lines, streamKeepAliveMillis, "\n").pipe(
           // one write per chunk of events, not one per event
-          Stream.mapChunks((chunk) => Chunk.of(Chunk.join(chunk, ""))),
+          Stream.mapArray((chunk) => Arr.of(chunk.join(""))),
           Stream.encodeText
         )
       })
     }
-  }),
-  dependencies: [MusicVendor.Default]
-}) {}
+  })
+}) {
+  static readonly layerWithoutDependencies = Layer.effect(Music, Music.make)
+  static readonly layer = Music.layerWithoutDependencies.pipe(Layer.provide(MusicVendor.layer))
+}

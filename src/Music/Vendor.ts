@@ -7,9 +7,9 @@
  * The key travels as `Redacted` and only in the Authorization header; nothing logged here
  * carries a request.
  */
-import { HttpClient, HttpClientRequest } from "@effect/platform"
+import { HttpClient, HttpClientRequest } from "effect/http"
 import { NodeHttpClient, NodeStream } from "@effect/platform-node"
-import { Clock, Data, Effect, Option, type Scope, Stream } from "effect"
+import { Clock, Context, Data, Effect, Layer, Option, type Scope, Stream } from "effect"
 import { randomUUID } from "node:crypto"
 import * as fs from "node:fs"
 import { AppConfig } from "../Config.ts"
@@ -79,10 +79,10 @@ const formBody = ({ request }: GenerateRequest, boundary: string, onProgress: Ef
       `content-type: ${video.contentType.replace(/[\r\n]/g, "")}\r\n\r\n`
   )
   const tail = Buffer.concat([Buffer.from("\r\n"), ...prompt, end])
-  const file = NodeStream.fromReadable(
-    () => fs.createReadStream(video.path, { highWaterMark: 1024 * 1024 }),
-    (cause) => new VendorStreamError({ reason: `the spooled video could not be read: ${String(cause)}` })
-  )
+  const file = NodeStream.fromReadable({
+    evaluate: () => fs.createReadStream(video.path, { highWaterMark: 1024 * 1024 }),
+    onError: (cause) => new VendorStreamError({ reason: `the spooled video could not be read: ${String(cause)}` })
+  })
   return {
     stream: Stream.concat(Stream.make(new Uint8Array(head)), Stream.concat(file, Stream.make(new Uint8Array(tail)))).pipe(
       Stream.tap(() => onProgress)
@@ -131,7 +131,7 @@ const makeLive: Effect.Effect<MusicVendorShape, never, AppConfig | HttpClient.Ht
         })
       )
       const response = yield* HttpClient.withScope(client).execute(httpRequest).pipe(
-        Effect.catchAll(fromTransportError(vendorName)),
+        Effect.catch(fromTransportError(vendorName)),
         Effect.raceFirst(watchdog)
       )
       if (response.status < 200 || response.status >= 300) {
@@ -163,12 +163,14 @@ const makeSimulated: Effect.Effect<MusicVendorShape> = Effect.as(
 )
 
 /** The live client, or the simulated one when VENDOR_MODE=simulated. */
-export class MusicVendor extends Effect.Service<MusicVendor>()("MusicVendor", {
-  effect: Effect.flatMap(AppConfig, (config) => config.vendorMode === "simulated" ? makeSimulated : makeLive).pipe(
+export class MusicVendor extends Context.Service<MusicVendor>()("MusicVendor", {
+  make: Effect.flatMap(AppConfig, (config) => config.vendorMode === "simulated" ? makeSimulated : makeLive).pipe(
     Effect.map((vendor): MusicVendorShape => ({
       ready: vendor.ready,
       generate: (request) => vendor.generate(request).pipe(span("MusicVendor.generate"))
     }))
-  ),
-  dependencies: [NodeHttpClient.layerUndici]
-}) {}
+  )
+}) {
+  static readonly layerWithoutDependencies = Layer.effect(MusicVendor, MusicVendor.make)
+  static readonly layer = MusicVendor.layerWithoutDependencies.pipe(Layer.provide(NodeHttpClient.layerUndici))
+}

@@ -4,9 +4,9 @@
  * access-log line, written once the answer has been handed to the connection or the client has
  * gone away.
  */
-import { HttpApp, HttpBody, HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import { HttpBody, HttpEffect, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { NodeHttpServerRequest } from "@effect/platform-node"
-import { Context, Effect, FiberRef, LogLevel, Runtime, Stream } from "effect"
+import { Context, Effect, LogLevel, References, Stream } from "effect"
 import { AppConfig } from "../Config.ts"
 import { routeOf } from "../Routes.ts"
 import { type CallerSlot, RequestCaller } from "./Caller.ts"
@@ -21,7 +21,7 @@ interface Sent {
 }
 
 const counted = (stream: Stream.Stream<Uint8Array, unknown>, sent: Sent) =>
-  Stream.mapChunks(stream, (chunk) => {
+  Stream.mapArray(stream, (chunk) => {
     for (const bytes of chunk) sent.bytes += bytes.length
     return chunk
   })
@@ -69,24 +69,26 @@ const accessFields = (request: HttpServerRequest.HttpServerRequest, millis: numb
 }
 
 /**
- * The middleware of `HttpApiBuilder.serve`: it wraps every request, error answers included. The
+ * The middleware of the server (`HttpRouter.serve`): it wraps every request, error answers included. The
  * access line is written when the answer has been handed over, or as soon as the connection
  * closes before that: a request whose client left may go on running (Server.ts,
  * `runToCompletion`), or wait for a body that will never come.
  */
-export const observingRequests = (app: HttpApp.Default): HttpApp.Default<never, AppConfig> =>
-  Effect.withFiberRuntime((fiber) => {
+export const observingRequests = <E, R>(
+  app: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>
+): Effect.Effect<HttpServerResponse.HttpServerResponse, E, Exclude<R, RequestCaller> | AppConfig | HttpServerRequest.HttpServerRequest> =>
+  Effect.withFiber((fiber) => {
     const started = performance.now()
-    const request = Context.unsafeGet(fiber.currentContext, HttpServerRequest.HttpServerRequest)
-    const { accessLog } = Context.unsafeGet(fiber.currentContext, AppConfig)
+    const request = Context.getUnsafe(fiber.context, HttpServerRequest.HttpServerRequest)
+    const { accessLog } = Context.getUnsafe(fiber.context, AppConfig)
     const id = requestIdOf(request.headers[requestIdHeader])
     const sent: Sent = { bytes: 0 }
     const caller: CallerSlot = { userId: undefined, tokenId: undefined }
     const headOnly = request.method === "HEAD"
-    const handled = HttpApp.withPreResponseHandler(app, (_, response) => Effect.succeed(leaving(response, id, headOnly, sent)))
+    const handled = HttpEffect.withPreResponseHandler(app, (_, response) => Effect.succeed(leaving(response, id, headOnly, sent)))
       .pipe(Effect.provideService(RequestCaller, caller))
     // LOG_LEVEL=warn drops the line: not built then, as when ACCESS_LOG=false
-    if (!accessLog || LogLevel.lessThan(LogLevel.Info, fiber.getFiberRef(FiberRef.currentMinimumLogLevel))) {
+    if (!accessLog || LogLevel.isLessThan("Info", fiber.getRef(References.MinimumLogLevel))) {
       return Effect.annotateLogs(handled, requestIdKey, id)
     }
     let written = false
@@ -98,8 +100,8 @@ export const observingRequests = (app: HttpApp.Default): HttpApp.Default<never, 
     const response = NodeHttpServerRequest.toServerResponse(request)
     response.once("close", () => {
       if (written || response.writableEnded) return
-      const runtime = Runtime.make({ context: fiber.currentContext, fiberRefs: fiber.getFiberRefs(), runtimeFlags: Runtime.defaultRuntimeFlags })
-      Runtime.runFork(runtime)(Effect.annotateLogs(accessLine(true), requestIdKey, id))
+      // the request's own fiber may be gone: the line runs on a fiber of its own, with the request's context
+      Effect.runForkWith(fiber.context)(Effect.annotateLogs(accessLine(true), requestIdKey, id))
     })
     return Effect.annotateLogs(Effect.ensuring(handled, Effect.suspend(() => written ? Effect.void : accessLine(false))), requestIdKey, id)
   })
@@ -111,10 +113,10 @@ export type RefusedRequestLog = (status: number, bytes: number, requestId: strin
  * reaches the application, and has no method or route; `route` says so.
  */
 export const refusedRequestLog: Effect.Effect<RefusedRequestLog, never, AppConfig> = Effect.map(
-  Effect.zip(AppConfig, Effect.runtime<never>()),
-  ([config, runtime]) => {
+  Effect.zip(AppConfig, Effect.context<never>()),
+  ([config, context]) => {
     if (!config.accessLog) return () => {}
-    const run = Runtime.runFork(runtime)
+    const run = Effect.runForkWith(context)
     return (status, bytes, requestId) =>
       void run(Effect.annotateLogs(Effect.logInfo("http"), { [requestIdKey]: requestId, route: "unparsed", status, bytes }))
   }

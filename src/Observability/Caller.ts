@@ -1,10 +1,10 @@
 /**
  * Who made a request, as far as its handling learnt it, for the request's access-log line. The
  * authentication code notes the caller where it verifies a credential; the access log reads it
- * once the answer is out. A mutable slot rather than a FiberRef: a request's handling may run on
+ * once the answer is out. A mutable slot rather than a fiber-local reference: a request's handling may run on
  * a forked fiber (Server.ts, `runToCompletion`), whose FiberRefs would not come back on abort.
  */
-import { Context, Effect } from "effect"
+import { Context, Effect, Option } from "effect"
 
 export interface CallerSlot {
   /** The user's id (a token's `sub`, an API key's owner). */
@@ -13,12 +13,11 @@ export interface CallerSlot {
   tokenId: string | undefined
 }
 
-export class RequestCaller extends Context.Tag("RequestCaller")<RequestCaller, CallerSlot>() {}
+export class RequestCaller extends Context.Service<RequestCaller, CallerSlot>()("RequestCaller") {}
 
 const noted = (note: (slot: CallerSlot) => void) =>
-  Effect.contextWith((context: Context.Context<never>) => {
-    const slot = Context.getOption(context, RequestCaller)
-    if (slot._tag === "Some") note(slot.value)
+  Effect.map(Effect.serviceOption(RequestCaller), (slot) => {
+    if (Option.isSome(slot)) note(slot.value)
   })
 
 /** Records the request's user; nothing outside a request. */

@@ -2,10 +2,25 @@
  * The service's log output: Effect's own loggers, one entry a line on stdout (a process manager
  * collects stdout; errors go there too, so that the lines of one request stay in order).
  */
-import { Effect, FiberRef, HashSet, Layer, Logger, type LogLevel } from "effect"
+import { Formatter, Layer, Logger, type LogLevel, References } from "effect"
 
 export const logFormats = ["json", "logfmt", "pretty"] as const
 export type LogFormat = typeof logFormats[number]
+
+/**
+ * Effect's structured entry with its level under `logLevel`, where the collectors' queries (and
+ * this service's lines since its first release) have it; Effect 4's own JSON logger says `level`.
+ */
+const jsonLine = Logger.map(Logger.formatStructured, ({ level, ...entry }) =>
+  Formatter.formatJson({
+    message: entry.message,
+    logLevel: level,
+    timestamp: entry.timestamp,
+    cause: entry.cause,
+    annotations: entry.annotations,
+    spans: entry.spans,
+    fiberId: entry.fiberId
+  }))
 
 /**
  * `json`: one object a line, the annotations (`request_id`, the access log's fields) under
@@ -13,19 +28,17 @@ export type LogFormat = typeof logFormats[number]
  * on a terminal, for people.
  */
 const loggers: Record<LogFormat, Logger.Logger<unknown, void>> = {
-  json: Logger.withConsoleLog(Logger.jsonLogger),
-  logfmt: Logger.withConsoleLog(Logger.logfmtLogger),
-  pretty: Logger.prettyLoggerDefault
+  json: Logger.withConsoleLog(jsonLine),
+  logfmt: Logger.consoleLogFmt,
+  pretty: Logger.consolePretty()
 }
 
 /**
- * The logger of `format` in place of Effect's default one, at `level` and above. `runMain` has
- * already swapped the default for its pretty logger (platform Runtime.ts, `addPrettyLogger`):
- * both go, or every entry would be written twice.
+ * The logger of `format` in place of Effect's default one, at `level` and above. The tracer's
+ * logger stays: it records each line on the current span.
  */
 export const loggingLayer = (format: LogFormat, level: LogLevel.LogLevel): Layer.Layer<never> =>
   Layer.merge(
-    Layer.scopedDiscard(Effect.locallyScopedWith(FiberRef.currentLoggers, (current) =>
-      current.pipe(HashSet.remove(Logger.defaultLogger), HashSet.remove(Logger.prettyLoggerDefault), HashSet.add(loggers[format])))),
-    Logger.minimumLogLevel(level)
+    Logger.layer([loggers[format], Logger.tracerLogger]),
+    Layer.succeed(References.MinimumLogLevel, level)
   )

@@ -6,7 +6,8 @@
  * - neither: nowhere (`/metrics` is an unknown path, 404).
  * It is not part of the Api: the public document and the typed client do not list it.
  */
-import { HttpApiBuilder, HttpMiddleware, HttpRouter, HttpServer, HttpServerError, HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import { HttpMiddleware, HttpRouter, HttpServer, HttpServerError, HttpServerRequest, HttpServerResponse } from "effect/http"
+import type { ServeError } from "effect/http/HttpServerError"
 import { NodeHttpServer } from "@effect/platform-node"
 import { Effect, Layer, Option, Redacted } from "effect"
 import { createHash, timingSafeEqual } from "node:crypto"
@@ -35,7 +36,7 @@ export const requestMetrics = HttpMiddleware.make((app) =>
   Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
     const start = performance.now()
     const route = routeLabel(request.method, request.url)
-    return Effect.zipRight(
+    return Effect.andThen(
       Effect.annotateCurrentSpan("http.route", route),
       Effect.onExit(app, (exit) =>
         recordRequest(route, request.method, HttpServerError.exitResponse(exit).status, (performance.now() - start) / 1000))
@@ -67,23 +68,25 @@ const scrape = (token: Option.Option<Redacted.Redacted>) =>
 
 /** `/metrics` on the main port, beside the Api's routes. */
 const onMainPort = (token: Redacted.Redacted) =>
-  HttpApiBuilder.Router.use((router) => Effect.flatMap(scrape(Option.some(token)), (answer) => router.get(metricsPath, answer)))
+  HttpRouter.use((router) => Effect.flatMap(scrape(Option.some(token)), (answer) => router.add("GET", metricsPath, answer)))
 
 const notFound = errorResponse(new NotFound({ message: "This port serves GET /metrics only" }))
 
-/** A server of its own that serves `/metrics` and nothing else; scrapes are not traced. */
+/**
+ * A server of its own that serves `/metrics` and nothing else; scrapes are not traced. Not an
+ * `HttpRouter`: `HttpRouter.serve` builds its router through the memo map of the layer it runs in,
+ * so inside the main app's layer it would get (and serve) the main app's router.
+ */
 const onOwnPort = (port: number, host: string, token: Option.Option<Redacted.Redacted>) =>
-  Layer.unwrapScoped(Effect.map(scrape(token), (answer) =>
-    HttpRouter.empty.pipe(
-      HttpRouter.get(metricsPath, answer),
-      HttpRouter.all("*", Effect.succeed(notFound)),
-      HttpServer.serve(),
-      HttpMiddleware.withTracerDisabledWhen(() => true),
-      Layer.provide(NodeHttpServer.layer(() => http.createServer(), { port, host }))
-    )))
+  Layer.unwrap(Effect.map(scrape(token), (answer) =>
+    HttpServer.serve(Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) =>
+      request.method === "GET" && request.url.split("?", 1)[0] === metricsPath ? answer : Effect.succeed(notFound))).pipe(
+        Layer.provide(Layer.succeed(HttpMiddleware.TracerDisabledWhen, () => true)),
+        Layer.provide(NodeHttpServer.layer(() => http.createServer(), { port, host }))
+      )))
 
 /** `/metrics` where the configuration puts it, or nowhere. */
-export const MetricsLive = Layer.unwrapEffect(Effect.map(AppConfig, ({ metrics }) =>
+export const MetricsLive = Layer.unwrap(Effect.map(AppConfig, ({ metrics }): Layer.Layer<never, ServeError, HttpRouter.HttpRouter> =>
   Option.isSome(metrics.port)
     ? onOwnPort(metrics.port.value, metrics.host, metrics.token)
     : Option.isSome(metrics.token)

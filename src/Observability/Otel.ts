@@ -1,19 +1,21 @@
 /**
  * OpenTelemetry traces (README, "Tracing"): with `OTEL_EXPORTER_OTLP_ENDPOINT` set, every span
  * (one per request, per SQL statement, per vendor call, per traced service method) is sent in
- * batches as OTLP/HTTP JSON to `<endpoint>/v1/traces` by @effect/opentelemetry's exporter, which
- * needs no OpenTelemetry SDK. Unset, Effect keeps its own in-process tracer and nothing leaves.
+ * batches as OTLP/HTTP JSON to `<endpoint>/v1/traces` by Effect's own OTLP exporter
+ * (effect/observability), which needs no OpenTelemetry SDK. Unset, Effect keeps its own in-process tracer and nothing leaves.
  *
  * The exporter sends from a fiber of its own, so requests never wait for it, and it does not
  * trace its own requests. A collector that fails costs its spans, never the service: the
  * exporter pauses for a minute after a failed export, and the failure is logged once until an
  * export succeeds again.
  */
-import { Headers, HttpClient, HttpMiddleware } from "@effect/platform"
+import { Headers, HttpClient, HttpMiddleware } from "effect/http"
 import { NodeHttpClient } from "@effect/platform-node"
-import * as OtlpSerialization from "@effect/opentelemetry/OtlpSerialization"
-import * as OtlpTracer from "@effect/opentelemetry/OtlpTracer"
-import { Effect, Layer, Option, Redacted } from "effect"
+import * as OtlpExporter from "effect/observability/OtlpExporter"
+import * as OtlpSerialization from "effect/observability/OtlpSerialization"
+import * as OtlpTracer from "effect/observability/OtlpTracer"
+import { Effect, Layer, Option, Redacted, Tracer } from "effect"
+import { constTrue } from "effect/Function"
 import { AppConfig } from "../Config.ts"
 import { routeLabel } from "./MetricsEndpoint.ts"
 
@@ -46,26 +48,63 @@ const exporterClient = (url: string) =>
  * x-api-key); the image vendor's key travels in a header whose name is a setting, redacted too.
  */
 const redactingHeader = (name: string) =>
-  Layer.scopedDiscard(Effect.locallyScopedWith(Headers.currentRedactedNames, (names) => [...names, name.toLowerCase()]))
+  Layer.effect(Headers.CurrentRedactedNames, Effect.map(Headers.CurrentRedactedNames, (names) => [...names, name.toLowerCase()]))
 
-/** The OTLP tracer of the configuration, or none when no endpoint is set. */
-export const TracingLive = Layer.unwrapEffect(Effect.map(AppConfig, ({ imageVendor, tracing }) =>
+/** What Effect 3 named the HTTP client's spans, and still the spans' names here. */
+const clientSpanPrefix = "http.client "
+
+/**
+ * HTTP spans as Effect 3 made them: client spans named `http.client <METHOD>` (Effect 4's default
+ * is the bare method), and client and server spans recording the request's and the answer's
+ * headers, the secret ones redacted (Effect 4 records none unless its header filters say so).
+ */
+const httpSpansAsBefore = Layer.mergeAll(
+  Layer.succeed(HttpClient.SpanNameGenerator, (request) => `${clientSpanPrefix}${request.method}`),
+  Layer.succeed(HttpClient.TracerHeaderFilter, constTrue),
+  Layer.succeed(HttpMiddleware.TracerHeaderFilter, constTrue)
+)
+
+/**
+ * SQL statements' spans keep their name `sql.execute`. Effect 4's SQL client names them after
+ * the database (`db.namespace`, effect/sql/Statement.ts `spanName`), and @effect/sql-pg 4 always
+ * sets that attribute last, so no client option keeps the name; the statement's span is the only
+ * client span here that is not the HTTP client's.
+ */
+const namingSqlSpans = (tracer: Tracer.Tracer): Tracer.Tracer =>
+  Tracer.make({
+    span: (options) =>
+      tracer.span(options.kind === "client" && !options.name.startsWith(clientSpanPrefix) ? { ...options, name: "sql.execute" } : options),
+    context: tracer.context
+  })
+
+/** The OTLP tracer of the configuration (OtlpTracer.layer, its spans named as above), or none when no endpoint is set. */
+export const TracingLive = Layer.unwrap(Effect.map(AppConfig, ({ imageVendor, tracing }) =>
   Option.match(tracing.tracesUrl, {
-    onNone: () => Layer.empty,
+    onNone: (): Layer.Layer<never> => Layer.empty,
     onSome: (url) =>
-      OtlpTracer.layer({
-        url,
-        resource: { serviceName: tracing.serviceName },
-        headers: Redacted.value(tracing.headers),
-        exportInterval: tracing.exportIntervalMillis
-      }).pipe(
+      Layer.effect(
+        Tracer.Tracer,
+        Effect.map(
+          OtlpTracer.make({
+            url,
+            resource: { serviceName: tracing.serviceName },
+            headers: Redacted.value(tracing.headers),
+            exportInterval: tracing.exportIntervalMillis
+          }),
+          namingSqlSpans
+        )
+      ).pipe(
+        Layer.provideMerge(OtlpExporter.layerFlusher),
         Layer.provide([exporterClient(url), OtlpSerialization.layerJson]),
-        Layer.merge(redactingHeader(imageVendor.apiKeyHeader))
+        Layer.merge(redactingHeader(imageVendor.apiKeyHeader)),
+        Layer.merge(httpSpansAsBefore)
       )
   })
 ))
 
-/** Server spans named `<METHOD> <route pattern>`, as OpenTelemetry's HTTP conventions name them. */
-export const namingServerSpans = HttpMiddleware.withSpanNameGenerator(
-  (request) => `${request.method} ${routeLabel(request.method, request.url)}`
-)
+/** Server spans named `<METHOD> <route pattern>`, as OpenTelemetry's HTTP conventions name them (the server's layer). */
+export const namingServerSpans = <A, E, R>(server: Layer.Layer<A, E, R>): Layer.Layer<A, E, R> =>
+  Layer.provide(
+    server,
+    Layer.succeed(HttpMiddleware.SpanNameGenerator, (request) => `${request.method} ${routeLabel(request.method, request.url)}`)
+  )

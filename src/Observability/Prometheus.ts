@@ -3,7 +3,7 @@
  * them, and Effect's metric registry read into families. The service defines counters, gauges
  * and histograms only; other kinds of Effect metric are not rendered.
  */
-import { type MetricPair, MetricState, Option } from "effect"
+import type { Metric } from "effect"
 
 /** One line of a family: `<name><suffix>{<labels>} <value>`. */
 export interface Sample {
@@ -53,7 +53,7 @@ export const render = (families: ReadonlyArray<Family>): string =>
 /** A counter's name ends in `_total`, as Prometheus expects. */
 const counterName = (name: string) => name.endsWith("_total") ? name : `${name}_total`
 
-const histogramSamples = (labels: Sample["labels"], state: MetricState.MetricState.Histogram): Array<Sample> => [
+const histogramSamples = (labels: Sample["labels"], state: Metric.HistogramState): Array<Sample> => [
   // Effect keeps the buckets cumulative, the last one at +Inf, as the format wants them
   ...state.buckets.map(([le, count]): Sample => ({ suffix: "_bucket", labels: [...labels, ["le", formatValue(le)]], value: count })),
   { suffix: "_sum", labels, value: state.sum },
@@ -61,26 +61,26 @@ const histogramSamples = (labels: Sample["labels"], state: MetricState.MetricSta
 ]
 
 /** One metric of the registry (a name under one set of tags) as a family of its own, or `undefined` for a kind not rendered. */
-const familyOf = ({ metricKey, metricState }: MetricPair.MetricPair.Untyped): Family | undefined => {
-  const labels = metricKey.tags.map((tag) => [tag.key, tag.value] as const)
-  const help = Option.getOrElse(metricKey.description, () => metricKey.name)
-  if (MetricState.isCounterState(metricState)) {
-    return { name: counterName(metricKey.name), help, type: "counter", samples: [{ labels, value: Number(metricState.count) }] }
+const familyOf = (metric: Metric.Metric.Snapshot): Family | undefined => {
+  const labels = Object.entries(metric.attributes ?? {})
+  const help = metric.description ?? metric.id
+  switch (metric.type) {
+    case "Counter":
+      return { name: counterName(metric.id), help, type: "counter", samples: [{ labels, value: Number(metric.state.count) }] }
+    case "Gauge":
+      return { name: metric.id, help, type: "gauge", samples: [{ labels, value: Number(metric.state.value) }] }
+    case "Histogram":
+      return { name: metric.id, help, type: "histogram", samples: histogramSamples(labels, metric.state) }
+    default:
+      return undefined
   }
-  if (MetricState.isGaugeState(metricState)) {
-    return { name: metricKey.name, help, type: "gauge", samples: [{ labels, value: Number(metricState.value) }] }
-  }
-  if (MetricState.isHistogramState(metricState)) {
-    return { name: metricKey.name, help, type: "histogram", samples: histogramSamples(labels, metricState) }
-  }
-  return undefined
 }
 
 /** The registry's metrics as families, one per name (its series, one per set of tags, together), sorted by name. */
-export const familiesOf = (pairs: ReadonlyArray<MetricPair.MetricPair.Untyped>): Array<Family> => {
+export const familiesOf = (metrics: ReadonlyArray<Metric.Metric.Snapshot>): Array<Family> => {
   const byName = new Map<string, Family>()
-  for (const pair of pairs) {
-    const family = familyOf(pair)
+  for (const metric of metrics) {
+    const family = familyOf(metric)
     if (family === undefined) continue
     const known = byName.get(family.name)
     byName.set(family.name, known === undefined ? family : { ...known, samples: [...known.samples, ...family.samples] })

@@ -5,7 +5,7 @@
  * is written when this service's scope closes, after the layers that depend on it: it sits under
  * the database in `ServicesLive`, so it closes after the embedded PostgreSQL has stopped.
  */
-import { Clock, Effect } from "effect"
+import { Clock, Context, Effect, Layer } from "effect"
 
 /**
  * What a request in flight is doing, as the HTTP server sees it: `upload`, its body still arriving;
@@ -68,8 +68,8 @@ export const endedLine = (drain: DrainOutcome | undefined, millis: number) => {
 }
 
 /** Writes the shutdown's two lines: `began` when the drain begins, `drained` when it ends; the end line at its scope's close. */
-export class ShutdownReport extends Effect.Service<ShutdownReport>()("ShutdownReport", {
-  scoped: Effect.gen(function*() {
+export class ShutdownReport extends Context.Service<ShutdownReport>()("ShutdownReport", {
+  make: Effect.gen(function*() {
     let began: number | undefined
     let drain: DrainOutcome | undefined
     yield* Effect.addFinalizer(() =>
@@ -88,4 +88,6 @@ export class ShutdownReport extends Effect.Service<ShutdownReport>()("ShutdownRe
       drained: (outcome: DrainOutcome) => Effect.sync(() => void (drain = outcome))
     }
   })
-}) {}
+}) {
+  static readonly layer = Layer.effect(this, this.make)
+}

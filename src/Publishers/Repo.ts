@@ -3,8 +3,8 @@
  * and every change to a publisher's own record through CatalogChanges (it is part of its nodes'
  * JSON, so cached pages must drop).
  */
-import { SqlClient, SqlSchema } from "@effect/sql"
-import { Data, Effect, Option, Schema } from "effect"
+import { SqlClient, SqlSchema } from "effect/sql"
+import { Context, Data, Effect, Layer, Option, Schema } from "effect"
 import { CatalogChanges } from "../Catalog/Changes.ts"
 import { publisherColumns, PublisherRow } from "../Catalog/Records.ts"
 import { PublisherMissing, TransitionRefused } from "../Domain/Errors.ts"
@@ -78,31 +78,29 @@ const MemberRow = rowsOf({
   email: nullable(Schema.String),
   name: nullable(Schema.String)
 }, PublisherMember, ({ user_id, role, ...user }) =>
-  new PublisherMember({ id: user_id, role, user: new PublisherUser({ id: user_id, ...user }, true) }, true))
+  new PublisherMember({ id: user_id, role, user: new PublisherUser({ id: user_id, ...user }, { disableChecks: true }) }, { disableChecks: true }))
 
 const memberColumns = "m.user_id, m.role, u.email, u.name"
 
-const isUniqueViolation = (e: { readonly cause?: unknown }) => (e.cause as { code?: string } | undefined)?.code === "23505"
-
-export class PublisherRepo extends Effect.Service<PublisherRepo>()("PublisherRepo", {
-  effect: Effect.gen(function*() {
+export class PublisherRepo extends Context.Service<PublisherRepo>()("PublisherRepo", {
+  make: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const { change, changeOne, refreshListed } = yield* CatalogChanges
 
-    const findStatus = SqlSchema.findOne({
+    const findStatus = SqlSchema.findOneOption({
       Request: Schema.String,
       Result: Schema.Struct({ status: PublisherStatus }),
       execute: (id) => sql`SELECT status FROM publishers WHERE id = ${id} AND deleted_at IS NULL`
     })
 
-    const findRole = SqlSchema.findOne({
+    const findRole = SqlSchema.findOneOption({
       Request: Schema.Struct({ publisherId: Schema.String, userId: Schema.String }),
       Result: Schema.Struct({ role: PublisherRole }),
       execute: ({ publisherId, userId }) =>
         sql`SELECT role FROM publisher_members WHERE publisher_id = ${publisherId} AND user_id = ${userId}`
     })
 
-    const findStanding = SqlSchema.findOne({
+    const findStanding = SqlSchema.findOneOption({
       Request: Schema.Struct({ publisherId: Schema.String, userId: Schema.String }),
       Result: Schema.Struct({ status: PublisherStatus, role: Schema.OptionFromNullOr(PublisherRole) }),
       execute: ({ publisherId, userId }) =>
@@ -111,7 +109,7 @@ export class PublisherRepo extends Effect.Service<PublisherRepo>()("PublisherRep
             WHERE p.id = ${publisherId} AND p.deleted_at IS NULL`
     })
 
-    const findPublisher = SqlSchema.findOne({
+    const findPublisher = SqlSchema.findOneOption({
       Request: Schema.String,
       Result: PublisherRow,
       execute: (id) => sql`SELECT ${sql.literal(publisherColumns("p"))} FROM publishers p WHERE p.id = ${id} AND p.deleted_at IS NULL`
@@ -125,7 +123,7 @@ export class PublisherRepo extends Effect.Service<PublisherRepo>()("PublisherRep
             WHERE m.publisher_id = ${id} ORDER BY m.created_at, m.user_id`
     })
 
-    const findMember = SqlSchema.findOne({
+    const findMember = SqlSchema.findOneOption({
       Request: Schema.Struct({ publisherId: Schema.String, userId: Schema.String }),
       Result: MemberRow,
       execute: ({ publisherId, userId }) =>
@@ -182,7 +180,7 @@ export class PublisherRepo extends Effect.Service<PublisherRepo>()("PublisherRep
         const found = yield* Effect.orDie(findPublisher(publisherId))
         if (Option.isNone(found) || !withMembers) return found
         const members = yield* Effect.orDie(findMembers(publisherId))
-        return Option.some(new Publisher({ ...found.value, members }, true))
+        return Option.some(new Publisher({ ...found.value, members }, { disableChecks: true }))
       }),
 
       /** Whether a publisher, deleted or not, holds the id. */
@@ -222,7 +220,7 @@ export class PublisherRepo extends Effect.Service<PublisherRepo>()("PublisherRep
           yield* sql`INSERT INTO publisher_members (publisher_id, user_id, role) VALUES (${publisher.id}, ${ownerId}, 'owner')`
         })).pipe(
           Effect.catchTag("SqlError", (e) =>
-            isUniqueViolation(e) ? new PublisherIdTaken({ publisherId: publisher.id }) : Effect.die(e))
+            e.reason._tag === "UniqueViolation" ? Effect.fail(new PublisherIdTaken({ publisherId: publisher.id })) : Effect.die(e))
         )
       }),
 
@@ -303,6 +301,8 @@ export class PublisherRepo extends Effect.Service<PublisherRepo>()("PublisherRep
         }
       )
     }
-  }),
-  dependencies: [CatalogChanges.Default]
-}) {}
+  })
+}) {
+  static readonly layerWithoutDependencies = Layer.effect(PublisherRepo, PublisherRepo.make)
+  static readonly layer = PublisherRepo.layerWithoutDependencies.pipe(Layer.provide(CatalogChanges.layer))
+}

@@ -3,7 +3,7 @@
  * site admins only); its owners and admins change it; its owners manage members; site admins
  * alone change its status.
  */
-import { Data, Effect, Option } from "effect"
+import { Context, Data, Effect, Layer, Option } from "effect"
 import { Policy } from "../Auth/Policy.ts"
 import { NodeRepo } from "../Catalog/Repo.ts"
 import { CurrentUser, type User, Viewer } from "../Domain/Auth.ts"
@@ -46,8 +46,8 @@ export interface PublisherInput extends PublisherPatch {
   readonly status?: PublisherStatus | undefined
 }
 
-export class Publishers extends Effect.Service<Publishers>()("Publishers", {
-  effect: Effect.gen(function*() {
+export class Publishers extends Context.Service<Publishers>()("Publishers", {
+  make: Effect.gen(function*() {
     const repo = yield* PublisherRepo
     const nodes = yield* NodeRepo
     const policy = yield* Policy
@@ -149,7 +149,7 @@ export class Publishers extends Effect.Service<Publishers>()("Publishers", {
       setMember: traced("Publishers.setMember")(function*(publisherId: string, userId: string, role: PublisherRole) {
         yield* ownersOnly(publisherId)
         const change = yield* repo.setMember(publisherId, userId, role)
-        const member = yield* Effect.flatMap(repo.member(publisherId, userId), Effect.orDie)
+        const member = yield* Effect.orDie(Effect.flatMap(repo.member(publisherId, userId), (found) => Effect.fromOption(found)))
         return { member, change }
       }),
 
@@ -158,6 +158,8 @@ export class Publishers extends Effect.Service<Publishers>()("Publishers", {
         yield* repo.removeMember(publisherId, userId)
       })
     }
-  }),
-  dependencies: [PublisherRepo.Default, NodeRepo.Default, Policy.Default]
-}) {}
+  })
+}) {
+  static readonly layerWithoutDependencies = Layer.effect(Publishers, Publishers.make)
+  static readonly layer = Publishers.layerWithoutDependencies.pipe(Layer.provide([PublisherRepo.layer, NodeRepo.layer, Policy.layer]))
+}

@@ -3,7 +3,7 @@
  * of publishing CLIs (a personal access token in the body), and the archives behind signed
  * upload URLs and download URLs.
  */
-import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
+import { HttpApi, HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
 import { Schema } from "effect"
 import {
   BadRequest,
@@ -34,6 +34,7 @@ import {
   NonEmptyText,
   optionalField,
   PathParam,
+  refusingBody,
   refusingUnknownFields,
   Text,
   TextList
@@ -77,8 +78,8 @@ const nodeInput = <Fields extends Schema.Struct.Fields>(fields: Fields) => ignor
 export const NodeCreate = nodeInput({
   id: field(NodeId, "Unique identifier of the node: letters, digits, '.', '_' and '-', starting with a letter or digit"),
   ...nodeFields
-}).annotations({ identifier: "NodeCreate" })
-export const NodeUpdate = nodeInput({ id: pathNodeId, ...nodeFields }).annotations({ identifier: "NodeUpdate" })
+}).annotate({ identifier: "NodeCreate" })
+export const NodeUpdate = nodeInput({ id: pathNodeId, ...nodeFields }).annotate({ identifier: "NodeUpdate" })
 
 /** A host-version range, parsed where it enters. */
 const HostRange = HostRangeFromString(200)
@@ -103,7 +104,7 @@ export const VersionCreate = ignoringUnknownFields(Schema.Struct({
     "Host frontend versions this version supports: a version range such as >=1.2.0 <2.0.0, ^1.4 or >=1.2.0,<2.0.0"
   ),
   tags: optionalField(TextList(50, 100), "Tags of this version")
-})).annotations({ identifier: "NodeVersionCreate" })
+})).annotate({ identifier: "NodeVersionCreate" })
 
 /**
  * The publish call of publishing CLIs, run unattended from their publishers' CI: fields a newer
@@ -119,7 +120,7 @@ export const PublishRequest = ignoringUnknownFields(Schema.Struct({
     "The node's metadata: the node is created with it, or updated from it"
   ),
   node_version: field(VersionCreate, "The version to publish")
-})).annotations({ identifier: "PublishNodeVersionRequest" })
+})).annotate({ identifier: "PublishNodeVersionRequest" })
 
 export class PublishResponse extends Schema.Class<PublishResponse>("PublishNodeVersionResponse")({
   signedUrl: field(Schema.String, "URL to PUT the version's zip archive to (Content-Type: application/zip)"),
@@ -129,7 +130,7 @@ export class PublishResponse extends Schema.Class<PublishResponse>("PublishNodeV
 export const VersionUpdate = refusingUnknownFields(Schema.Struct({
   changelog: optionalField(Text(20_000), "Summary of changes in this version"),
   deprecated: optionalField(Schema.Boolean, "Whether this version is deprecated")
-})).annotations({ identifier: "NodeVersionUpdate" })
+})).annotate({ identifier: "NodeVersionUpdate" })
 
 const PublisherNodePath = Schema.Struct({ publisherId: field(PathParam, "Identifier of the publisher"), nodeId: field(PathParam, "Identifier of the node") })
 const PublisherVersionPath = Schema.Struct({ publisherId: field(PathParam, "Identifier of the publisher"), nodeId: field(PathParam, "Identifier of the node"), versionId: field(PathParam, "The version string (such as 1.2.0) or the version's id") })
@@ -137,57 +138,48 @@ const PublisherVersionPath = Schema.Struct({ publisherId: field(PathParam, "Iden
 /** Publishers' own management of their nodes and versions (bearer JWT of an owner, admin or site admin). */
 export class PublishingApi extends HttpApiGroup.make("publishing")
   .add(
-    HttpApiEndpoint.post("createNode", "/publishers/:publisherId/nodes")
-      .setPath(Schema.Struct({ publisherId: field(PathParam, "Identifier of the publisher") }))
-      .setPayload(NodeCreate)
-      .addSuccess(Node, { status: 201 })
-      .addError(BadRequest)
-      .addError(Forbidden)
-      .addError(PublisherBanned)
-      .addError(NotFound)
-      .addError(NodeExists)
+    HttpApiEndpoint.post("createNode", "/publishers/:publisherId/nodes", {
+      params: { publisherId: field(PathParam, "Identifier of the publisher") },
+      payload: NodeCreate,
+      success: Node.pipe(HttpApiSchema.status(201)),
+      error: [BadRequest, Forbidden, PublisherBanned, NotFound, NodeExists]
+    })
       .annotate(OpenApi.Summary, "Create a node")
       .annotate(OpenApi.Description, "Owners, admins and site admins. 409 node_exists when the id is taken.")
   )
   .add(
-    HttpApiEndpoint.put("updateNode", "/publishers/:publisherId/nodes/:nodeId")
-      .setPath(PublisherNodePath)
-      .setPayload(NodeUpdate)
-      .addSuccess(Node)
-      .addError(BadRequest)
-      .addError(Forbidden)
-      .addError(NodeBanned)
-      .addError(NotFound)
+    HttpApiEndpoint.put("updateNode", "/publishers/:publisherId/nodes/:nodeId", {
+      params: PublisherNodePath,
+      payload: NodeUpdate,
+      success: Node,
+      error: [BadRequest, Forbidden, NodeBanned, NotFound]
+    })
       .annotate(OpenApi.Summary, "Update a node's metadata")
   )
   .add(
-    HttpApiEndpoint.del("deleteNode", "/publishers/:publisherId/nodes/:nodeId")
-      .setPath(PublisherNodePath)
-      .addSuccess(HttpApiSchema.NoContent)
-      .addError(BadRequest)
-      .addError(Forbidden)
-      .addError(NotFound)
-      .addError(Conflict)
+    HttpApiEndpoint.delete("deleteNode", "/publishers/:publisherId/nodes/:nodeId", {
+      params: PublisherNodePath,
+      success: HttpApiSchema.NoContent,
+      error: [BadRequest, Forbidden, NotFound, Conflict]
+    })
       .annotate(OpenApi.Summary, "Delete a node (soft: NodeStatusDeleted)")
   )
   .add(
-    HttpApiEndpoint.put("updateVersion", "/publishers/:publisherId/nodes/:nodeId/versions/:versionId")
-      .setPath(PublisherVersionPath)
-      .setPayload(VersionUpdate)
-      .addSuccess(NodeVersion)
-      .addError(BadRequest)
-      .addError(Forbidden)
-      .addError(NotFound)
+    HttpApiEndpoint.put("updateVersion", "/publishers/:publisherId/nodes/:nodeId/versions/:versionId", {
+      params: PublisherVersionPath,
+      payload: VersionUpdate,
+      success: NodeVersion,
+      error: [BadRequest, Forbidden, NotFound]
+    })
+      .annotate(HttpApi.PayloadParseOptions, refusingBody)
       .annotate(OpenApi.Summary, "Change a version's changelog or deprecation")
   )
   .add(
-    HttpApiEndpoint.del("deleteVersion", "/publishers/:publisherId/nodes/:nodeId/versions/:versionId")
-      .setPath(PublisherVersionPath)
-      .addSuccess(HttpApiSchema.NoContent)
-      .addError(BadRequest)
-      .addError(Forbidden)
-      .addError(NotFound)
-      .addError(Conflict)
+    HttpApiEndpoint.delete("deleteVersion", "/publishers/:publisherId/nodes/:nodeId/versions/:versionId", {
+      params: PublisherVersionPath,
+      success: HttpApiSchema.NoContent,
+      error: [BadRequest, Forbidden, NotFound, Conflict]
+    })
       .annotate(OpenApi.Summary, "Delete a version (soft: NodeVersionStatusDeleted; its number is never reused)")
   )
   .middleware(Authentication)
@@ -197,24 +189,27 @@ export class PublishingApi extends HttpApiGroup.make("publishing")
 /** The publish call: a personal access token in the body, or a bearer JWT of an owner, admin or site admin. */
 export class PublishApi extends HttpApiGroup.make("publish")
   .add(
-    HttpApiEndpoint.post("publishVersion", "/publishers/:publisherId/nodes/:nodeId/versions")
-      .setPath(Schema.Struct({
+    HttpApiEndpoint.post("publishVersion", "/publishers/:publisherId/nodes/:nodeId/versions", {
+      params: {
         publisherId: field(PathParam, "Identifier of the publisher"),
         nodeId: field(NodeId, "Identifier of the node; the node is created when the registry has none of that id")
-      }))
-      .setPayload(PublishRequest)
-      .addSuccess(PublishResponse, { status: 201 })
-      .addError(BadRequest)
-      .addError(Unauthorized)
-      .addError(InvalidToken)
-      .addError(Forbidden)
-      .addError(PublisherBanned)
-      .addError(NodeBanned)
-      .addError(NotFound)
-      .addError(NodeExists)
-      .addError(NodeDeleted)
-      .addError(VersionExists)
-      .addError(RateLimited)
+      },
+      payload: PublishRequest,
+      success: PublishResponse.pipe(HttpApiSchema.status(201)),
+      error: [
+        BadRequest,
+        Unauthorized,
+        InvalidToken,
+        Forbidden,
+        PublisherBanned,
+        NodeBanned,
+        NotFound,
+        NodeExists,
+        NodeDeleted,
+        VersionExists,
+        RateLimited
+      ]
+    })
       .annotate(OpenApi.Summary, "Publish a node version")
       .annotate(
         OpenApi.Description,
@@ -236,22 +231,25 @@ const ArchivePath = Schema.Struct({ nodeId: field(PathParam, "Identifier of the 
 /** Archives: uploads through signed URLs, downloads of installable versions. No bearer token. */
 export class ArchivesApi extends HttpApiGroup.make("archives")
   .add(
-    HttpApiEndpoint.put("uploadArchive", "/archives/:nodeId/:version")
-      .setPath(ArchivePath)
-      .setUrlParams(Schema.Struct({
+    HttpApiEndpoint.put("uploadArchive", "/archives/:nodeId/:version", {
+      params: ArchivePath,
+      query: {
         expires: optionalField(Text(20), "When the signed URL expires, in seconds since the Unix epoch"),
         signature: optionalField(Text(100), "Signature of the URL, as the signedUrl of the publish call carries it")
-      }))
-      .addSuccess(NodeVersion)
-      .addError(BadRequest)
-      .addError(InvalidSignature)
-      .addError(UrlExpired)
-      .addError(NodeBanned)
-      .addError(NotFound)
-      .addError(VersionImmutable)
-      .addError(PayloadTooLarge)
-      .addError(UnsupportedMediaType)
-      .addError(InternalError)
+      },
+      success: NodeVersion,
+      error: [
+        BadRequest,
+        InvalidSignature,
+        UrlExpired,
+        NodeBanned,
+        NotFound,
+        VersionImmutable,
+        PayloadTooLarge,
+        UnsupportedMediaType,
+        InternalError
+      ]
+    })
       .annotate(OpenApi.Summary, "Upload a version's zip archive to its signed URL")
       .annotate(
         OpenApi.Description,
@@ -268,14 +266,11 @@ export class ArchivesApi extends HttpApiGroup.make("archives")
       })
   )
   .add(
-    HttpApiEndpoint.get("downloadArchive", "/archives/:nodeId/:version")
-      .setPath(ArchivePath)
-      .addSuccess(HttpApiSchema.Uint8Array({ contentType: "application/zip" }))
-      .addError(BadRequest)
-      .addError(NodeBanned)
-      .addError(NotFound)
-      .addError(RangeNotSatisfiable)
-      .addError(InternalError)
+    HttpApiEndpoint.get("downloadArchive", "/archives/:nodeId/:version", {
+      params: ArchivePath,
+      success: Schema.Uint8Array.pipe(HttpApiSchema.asUint8Array({ contentType: "application/zip" })),
+      error: [BadRequest, NodeBanned, NotFound, RangeNotSatisfiable, InternalError]
+    })
       .annotate(OpenApi.Summary, "Download a version's archive (installable versions only)")
       .annotate(
         OpenApi.Description,

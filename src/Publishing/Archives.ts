@@ -2,7 +2,7 @@
  * Archives: the zip of a version, uploaded to its signed URL while the version is Pending, checked
  * before its status commits, and served for download once the version is installable.
  */
-import { Data, Effect, Option, Stream } from "effect"
+import { Context, Data, Effect, Layer, Option, Stream } from "effect"
 import { createHash } from "node:crypto"
 import { NodeRepo, requireVisible } from "../Catalog/Repo.ts"
 import { AppConfig } from "../Config.ts"
@@ -94,8 +94,8 @@ export interface Upload {
  */
 export const looksMisplaced = (lost: number, installable: number) => lost > 1 && lost * 2 >= installable
 
-export class Archives extends Effect.Service<Archives>()("Archives", {
-  effect: Effect.gen(function*() {
+export class Archives extends Context.Service<Archives>()("Archives", {
+  make: Effect.gen(function*() {
     const nodes = yield* NodeRepo
     const repo = yield* PublishingRepo
     const signer = yield* UrlSigner
@@ -133,7 +133,8 @@ export class Archives extends Effect.Service<Archives>()("Archives", {
     yield* recoverLost()
 
     /** The version as it is now (it exists: its absence is a defect). */
-    const versionNow = (versionId: string) => Effect.flatMap(nodes.versionById(versionId), Effect.orDie)
+    const versionNow = (versionId: string) =>
+      Effect.flatMap(nodes.versionById(versionId), (version) => Effect.orDie(Effect.fromOption(version)))
 
     /**
      * An upload to a version that left Pending: a retry of the upload that gave it its archive
@@ -228,6 +229,10 @@ export class Archives extends Effect.Service<Archives>()("Archives", {
         return Download.Here({ ...archive.value, etag: `"${state.id}.${archive.value.modified.getTime().toString(36)}"` })
       })
     }
-  }),
-  dependencies: [NodeRepo.Default, PublishingRepo.Default, UrlSigner.Default, Storage.Default]
-}) {}
+  })
+}) {
+  static readonly layerWithoutDependencies = Layer.effect(Archives, Archives.make)
+  static readonly layer = Archives.layerWithoutDependencies.pipe(
+    Layer.provide([NodeRepo.layer, PublishingRepo.layer, UrlSigner.layer, Storage.layer])
+  )
+}

@@ -63,7 +63,7 @@ export const unsafeEntryName = (name: string): string | undefined => {
 
 /** Checks the zip at `source`; never fails: a bad archive is a result, not an error. */
 export const checkArchive = (source: ZipSource, limits: CheckLimits): Effect.Effect<ArchiveVerdict> =>
-  Effect.async<ArchiveVerdict>((resume) => {
+  Effect.callback<ArchiveVerdict>((resume) => {
     let settled = false
     let zip: yauzl.ZipFile | undefined
     const done = (result: ArchiveVerdict) => {

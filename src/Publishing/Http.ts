@@ -1,7 +1,9 @@
-import { HttpApiBuilder, HttpApp, type HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import { HttpApiBuilder } from "effect/http-api"
+import { HttpEffect, type HttpServerRequest, HttpServerResponse } from "effect/http"
 import { NodeHttpServerRequest, NodeStream } from "@effect/platform-node"
 import { Effect } from "effect"
 import { Api } from "../Api.ts"
+import { PublishResponse } from "./Api.ts"
 import { AuthFailures } from "../Auth/Failures.ts"
 import { RangeNotSatisfiable } from "../Domain/ApiErrors.ts"
 import { answer, errorResponse } from "../Errors.ts"
@@ -31,7 +33,7 @@ export const replayedHeader = "idempotent-replayed"
 const answerMarked = <A>(replayed: boolean, value: A) =>
   replayed
     ? Effect.as(
-      HttpApp.appendPreResponseHandler((_request, response) => Effect.succeed(HttpServerResponse.setHeader(response, replayedHeader, "true"))),
+      HttpEffect.appendPreResponseHandler((_request, response) => Effect.succeed(HttpServerResponse.setHeader(response, replayedHeader, "true"))),
       value
     )
     : Effect.succeed(value)
@@ -39,47 +41,51 @@ const answerMarked = <A>(replayed: boolean, value: A) =>
 export const PublishingLive = HttpApiBuilder.group(Api, "publishing", (handlers) =>
   Effect.map(Publishing, (publishing) =>
     handlers
-      .handle("createNode", ({ path, payload }) => answer(publishing.createNode(path.publisherId, payload)))
-      .handle("updateNode", ({ path, payload }) => answer(publishing.updateNode(path.publisherId, path.nodeId, payload)))
-      .handle("deleteNode", ({ path }) => answer(publishing.deleteNode(path.publisherId, path.nodeId)))
-      .handle("updateVersion", ({ path, payload }) =>
-        answer(publishing.updateVersion(path.publisherId, path.nodeId, path.versionId, payload)))
-      .handle("deleteVersion", ({ path }) => answer(publishing.deleteVersion(path.publisherId, path.nodeId, path.versionId)))))
+      .handle("createNode", ({ params, payload }) => answer(publishing.createNode(params.publisherId, payload)))
+      .handle("updateNode", ({ params, payload }) => answer(publishing.updateNode(params.publisherId, params.nodeId, payload)))
+      .handle("deleteNode", ({ params }) => answer(publishing.deleteNode(params.publisherId, params.nodeId)))
+      .handle("updateVersion", ({ params, payload }) =>
+        answer(publishing.updateVersion(params.publisherId, params.nodeId, params.versionId, payload)))
+      .handle("deleteVersion", ({ params }) => answer(publishing.deleteVersion(params.publisherId, params.nodeId, params.versionId)))))
 
 /** A publish with a personal access token counts a refused token against the caller's address. */
 export const PublishLive = HttpApiBuilder.group(Api, "publish", (handlers) =>
   Effect.gen(function*() {
     const publishing = yield* Publishing
     const failures = yield* AuthFailures
-    return handlers.handle("publishVersion", ({ path, payload }) => {
-      const publish = publishing.publish(path.publisherId, path.nodeId, payload)
+    return handlers.handle("publishVersion", ({ params, payload }) => {
+      const publish = publishing.publish(params.publisherId, params.nodeId, payload)
       return answer(
         payload.personal_access_token === undefined ? publish : failures.guard(publish, (e) => e._tag === "TokenRejected")
-      ).pipe(Effect.flatMap(({ published, replayed }) => answerMarked(replayed, published)))
+      ).pipe(Effect.flatMap(({ published, replayed }) => answerMarked(replayed, new PublishResponse(published))))
     })
   }))
 
 export const ArchivesLive = HttpApiBuilder.group(Api, "archives", (handlers) =>
   Effect.map(Archives, (archives) =>
     handlers
-      .handle("uploadArchive", ({ path, request, urlParams }) =>
+      .handle("uploadArchive", ({ params, query, request }) =>
         archives.upload({
-          nodeId: path.nodeId,
-          version: path.version,
-          expires: urlParams.expires,
-          signature: urlParams.signature,
+          nodeId: params.nodeId,
+          version: params.version,
+          expires: query.expires,
+          signature: query.signature,
           contentType: mediaType(request),
           declaredBytes: declaredLength(request),
           // read from the socket without destroying it when reading stops early: the answer still has to
           // go out on it, and the rest is drained first (RefusedBodies.ts)
-          body: NodeStream.fromReadable(() => NodeHttpServerRequest.toIncomingMessage(request), (e) => e, { closeOnDone: false })
+          body: NodeStream.fromReadable({
+            evaluate: () => NodeHttpServerRequest.toIncomingMessage(request),
+            onError: (e) => e,
+            closeOnDone: false
+          })
         }).pipe(answer, Effect.flatMap(({ replayed, version }) => answerMarked(replayed, version))))
-      .handle("downloadArchive", ({ path, request }) =>
-        archives.download(path.nodeId, path.version, downloadMethod(request)).pipe(
+      .handle("downloadArchive", ({ params, request }) =>
+        archives.download(params.nodeId, params.version, downloadMethod(request)).pipe(
           answer,
           Effect.map((download) =>
             download._tag === "Here"
-              ? downloadAnswer(request, download, `${path.nodeId}-${path.version}.zip`)
+              ? downloadAnswer(request, download, `${params.nodeId}-${params.version}.zip`)
               : redirectToStore(download.url)
           )
         ))))

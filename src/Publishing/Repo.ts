@@ -4,8 +4,8 @@
  * CatalogChanges transaction; each check that decides a write is part of its statement (or of a
  * row lock), so concurrent requests from any instance cannot slip between a check and its write.
  */
-import { SqlClient, type Statement } from "@effect/sql"
-import { Data, Effect, Option } from "effect"
+import { SqlClient, type Statement } from "effect/sql"
+import { Array as Arr, Context, Data, Effect, Layer, Option } from "effect"
 import { CatalogChanges } from "../Catalog/Changes.ts"
 import { NodeIsBanned, NodeMissing, PublisherMissing, TransitionRefused, VersionMissing } from "../Domain/Errors.ts"
 import { installableStatus, type NodeStatus, type NodeVersionStatus } from "../Domain/Node.ts"
@@ -164,8 +164,8 @@ export const nodeDefaults: Record<string, unknown> = {
 
 const list = (a: ReadonlyArray<string> | undefined): Array<string> => (a ? [...a] : [])
 
-export class PublishingRepo extends Effect.Service<PublishingRepo>()("PublishingRepo", {
-  effect: Effect.gen(function*() {
+export class PublishingRepo extends Context.Service<PublishingRepo>()("PublishingRepo", {
+  make: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const { change, lockNode, lockNodes, lockPublishers, refreshListed } = yield* CatalogChanges
     const thisNode = (nodeId: string) => sql`n.id = ${nodeId}`
@@ -183,8 +183,9 @@ export class PublishingRepo extends Effect.Service<PublishingRepo>()("Publishing
     /** Stores versions with their sort keys and host ranges; answers their ids in order. */
     const insertVersionRows = (versions: ReadonlyArray<NewVersion>) =>
       Effect.gen(function*() {
+        if (!Arr.isReadonlyArrayNonEmpty(versions)) return []
         const ids = yield* sql<{ id: string }>`INSERT INTO node_versions ${
-          sql.insert(versions.map((v) => ({
+          sql.insert(Arr.map(versions, (v) => ({
             node_id: v.node_id,
             version: v.version.text,
             semver_key: v.version.key,
@@ -204,7 +205,9 @@ export class PublishingRepo extends Effect.Service<PublishingRepo>()("Publishing
           })))
         } RETURNING id::text`
         const ranges = versions.flatMap((v, i) => hostRangeRows(ids[i]!.id, v.supported_host_version))
-        for (const batch of chunks(ranges)) yield* sql`INSERT INTO node_version_host_ranges ${sql.insert(batch)}`
+        for (const batch of chunks(ranges)) {
+          if (Arr.isReadonlyArrayNonEmpty(batch)) yield* sql`INSERT INTO node_version_host_ranges ${sql.insert(batch)}`
+        }
         yield* sql`UPDATE nodes SET updated_at = greatest(updated_at, now())
                    WHERE id = ANY(${[...new Set(versions.map((v) => v.node_id))]})`
         return ids.map((r) => r.id)
@@ -217,7 +220,7 @@ export class PublishingRepo extends Effect.Service<PublishingRepo>()("Publishing
         if (compatibility.supported_host_version === undefined) return
         yield* sql`DELETE FROM node_version_host_ranges WHERE version_id = ${versionId}::uuid`
         const ranges = hostRangeRows(versionId, compatibility.supported_host_version)
-        if (ranges.length > 0) yield* sql`INSERT INTO node_version_host_ranges ${sql.insert(ranges)}`
+        if (Arr.isArrayNonEmpty(ranges)) yield* sql`INSERT INTO node_version_host_ranges ${sql.insert(ranges)}`
       })
 
     /**
@@ -254,7 +257,7 @@ export class PublishingRepo extends Effect.Service<PublishingRepo>()("Publishing
     return {
       /** Stores versions (publishing stores one; seeding many). */
       insertVersions: traced("PublishingRepo.insertVersions")(function*(versions: ReadonlyArray<NewVersion>) {
-        yield* change(Effect.zipRight(
+        yield* change(Effect.andThen(
           lockNodes([...new Set(versions.map((v) => v.node_id))]),
           Effect.forEach(chunks(versions), insertVersionRows, { discard: true })
         ))
@@ -315,7 +318,7 @@ export class PublishingRepo extends Effect.Service<PublishingRepo>()("Publishing
             )
             // the node's lock serialises publishes of one node (and their checks) across instances
             const current = yield* lockNode(nodeId)
-            if (current === undefined) return yield* Effect.dieMessage(`node '${nodeId}' vanished while publishing`)
+            if (current === undefined) return yield* Effect.die(new Error(`node '${nodeId}' vanished while publishing`))
             if (current.publisher_id !== publisherId) return yield* new NodeIdTaken({ nodeId, byAnother: true })
             if (current.status === "NodeStatusDeleted") return yield* new NodeIsDeleted({ nodeId })
             if (current.status === "NodeStatusBanned") return yield* new NodeIsBanned({ nodeId })
@@ -371,7 +374,7 @@ export class PublishingRepo extends Effect.Service<PublishingRepo>()("Publishing
           })
           // a transaction that lost to a concurrent one runs again: the archive is placed once
           let placed = false
-          const placeOnce = Effect.suspend(() => placed ? Effect.void : Effect.tap(place, () => void (placed = true)))
+          const placeOnce = Effect.suspend(() => placed ? Effect.void : Effect.tap(place, () => Effect.sync(() => void (placed = true))))
           return yield* change(Effect.gen(function*() {
             const [owner] = yield* sql<{ node_id: string }>`SELECT node_id FROM node_versions WHERE id = ${versionId}::uuid`
             if (owner !== undefined) yield* lockNode(owner.node_id)
@@ -400,7 +403,7 @@ export class PublishingRepo extends Effect.Service<PublishingRepo>()("Publishing
         const [row] = yield* sql<{ archive_bytes: number; archive_sha256: Buffer }>`SELECT archive_bytes, archive_sha256
           FROM node_versions WHERE id = ${versionId}::uuid AND archive_sha256 IS NOT NULL AND archive_bytes IS NOT NULL
             AND status <> 'NodeVersionStatusDeleted'`.pipe(orDieOnDatabase)
-        return Option.fromNullable(row).pipe(Option.map((r): Written => ({ bytes: r.archive_bytes, sha256: r.archive_sha256 })))
+        return Option.fromNullishOr(row).pipe(Option.map((r): Written => ({ bytes: r.archive_bytes, sha256: r.archive_sha256 })))
       }),
 
       /** Installable versions (those given a download URL): their archives' keys are checked at start-up. */
@@ -443,6 +446,8 @@ export class PublishingRepo extends Effect.Service<PublishingRepo>()("Publishing
         }))
       })
     }
-  }),
-  dependencies: [CatalogChanges.Default]
-}) {}
+  })
+}) {
+  static readonly layerWithoutDependencies = Layer.effect(PublishingRepo, PublishingRepo.make)
+  static readonly layer = PublishingRepo.layerWithoutDependencies.pipe(Layer.provide(CatalogChanges.layer))
+}

@@ -26,7 +26,7 @@ import {
   UploadPartCommand
 } from "@aws-sdk/client-s3"
 import { getSignedUrl } from "@aws-sdk/s3-request-presigner"
-import { Chunk, Effect, Fiber, Option, Redacted, Stream } from "effect"
+import { type Array as Arr, Effect, Fiber, Option, Redacted, Stream } from "effect"
 import { createHash, randomBytes } from "node:crypto"
 import { PassThrough, Readable } from "node:stream"
 import type { S3Settings } from "../Config.ts"
@@ -135,7 +135,7 @@ export const makeS3Storage = (
   Effect.gen(function*() {
     const send = <T>(what: string, run: (signal: AbortSignal) => Promise<T>) =>
       Effect.tryPromise({ try: run, catch: (cause) => cause }).pipe(
-        Effect.catchAll(failed),
+        Effect.catch(failed),
         Effect.withSpan(`S3.${what}`)
       )
 
@@ -145,7 +145,7 @@ export const makeS3Storage = (
      * still being sent.
      */
     const sendPart = (command: UploadPartCommand) =>
-      Effect.async<string | undefined, unknown>((resume) => {
+      Effect.callback<string | undefined, unknown>((resume) => {
         const controller = new AbortController()
         const sent = client.send(command, { abortSignal: controller.signal }).then(
           ({ ETag }) => resume(Effect.succeed(ETag)),
@@ -156,7 +156,7 @@ export const makeS3Storage = (
           return sent
         })
       }).pipe(
-        Effect.catchAll(failed),
+        Effect.catch(failed),
         Effect.withSpan("S3.uploadPart")
       )
 
@@ -176,7 +176,7 @@ export const makeS3Storage = (
       const etags: Array<string | undefined> = []
       const buffers: Array<Buffer | undefined> = Array.from({ length: partsInFlight + 1 })
       /** The send of each buffer's last part, until joined. */
-      const sends: Array<Fiber.RuntimeFiber<void, StorageFailed> | undefined> = Array.from({ length: partsInFlight + 1 })
+      const sends: Array<Fiber.Fiber<void, StorageFailed> | undefined> = Array.from({ length: partsInFlight + 1 })
       let current = 0
       let filled = 0
 
@@ -199,7 +199,7 @@ export const makeS3Storage = (
         const PartNumber = etags.push(undefined)
         const Body = (buffers[current] ?? Buffer.alloc(0)).subarray(0, filled)
         // a daemon: the stream that runs this would interrupt a child when it ends; `stop` ends it on failure
-        sends[current] = yield* Effect.forkDaemon(
+        sends[current] = yield* Effect.forkDetach(
           Effect.map(
             sendPart(new UploadPartCommand({ Bucket: bucket, Key: tmp, UploadId, PartNumber, Body })),
             (ETag) => void (etags[PartNumber - 1] = ETag)
@@ -213,8 +213,7 @@ export const makeS3Storage = (
        * Copies `chunks` into the part being filled, sending each part that fills up. Synchronous
        * but for the sends: a body arrives in thousands of chunks.
        */
-      const write = (chunks: Chunk.Chunk<Uint8Array>): Effect.Effect<void, StorageFailed> => {
-        const pending = Chunk.toReadonlyArray(chunks)
+      const write = (pending: Arr.NonEmptyReadonlyArray<Uint8Array>): Effect.Effect<void, StorageFailed> => {
         let i = 0
         let at = 0
         const copy = (): Effect.Effect<void, StorageFailed> => {
@@ -226,7 +225,7 @@ export const makeS3Storage = (
               buffer.set(chunk.subarray(at, at + copied), filled)
               filled += copied
               at += copied
-              if (filled === partBytes) return Effect.zipRight(sendFilled, Effect.suspend(copy))
+              if (filled === partBytes) return Effect.andThen(sendFilled, Effect.suspend(copy))
             }
           }
           return Effect.void
@@ -263,14 +262,14 @@ export const makeS3Storage = (
             const hash = createHash("sha256")
             const parts = yield* body.pipe(
               Stream.mapError((cause) => new BodyBroken({ cause })),
-              Stream.runForEachChunk((chunks): Effect.Effect<void, BodyTooLarge | StorageFailed> => {
+              Stream.runForEachArray((chunks): Effect.Effect<void, BodyTooLarge | StorageFailed> => {
                 for (const chunk of chunks) {
                   bytes += chunk.byteLength
                   hash.update(chunk)
                 }
                 return bytes > maxBytes ? new BodyTooLarge({ maxBytes }) : writer.write(chunks)
               }),
-              Effect.zipRight(writer.finish),
+              Effect.andThen(writer.finish),
               // a part still being sent when the upload fails is ended before the release aborts the upload
               Effect.onError(() => writer.stop)
             )
@@ -318,7 +317,7 @@ export const makeS3Storage = (
             Stream.fromReadableStream({
               evaluate: () => answer.Body!.transformToWebStream(),
               onError: (cause) => cause
-            }).pipe(Stream.catchAll((cause) => Stream.fromEffect(failed(cause))))
+            }).pipe(Stream.catch((cause) => Stream.fromEffect(failed(cause))))
         )
       )
 
@@ -337,7 +336,7 @@ export const makeS3Storage = (
           })
         ),
         Effect.catchIf(isNotFound, () => Effect.succeed(Option.none<Opened>())),
-        Effect.catchAll(failed)
+        Effect.catch(failed)
       )
 
     /** Which of `keys` hold nothing: the bucket's top level is listed once, page by page. */
@@ -423,7 +422,7 @@ export const sweepIncomingObjects = (client: S3Client, bucket: string, before: D
       token = page.IsTruncated === true ? page.NextContinuationToken : undefined
     } while (token !== undefined)
     return removed
-  }).pipe(Effect.catchAll(failed))
+  }).pipe(Effect.catch(failed))
 
 /** When an upload last received a part (`undefined`: none yet), its parts listed page by page. */
 const lastPartAt = (client: S3Client, bucket: string, key: string, uploadId: string) =>
@@ -469,5 +468,5 @@ export const abortStaleUploads = (client: S3Client, bucket: string, before: Date
     }
   }).pipe(
     Effect.catchIf(isUnsupportedCall, () => Effect.succeed(0)),
-    Effect.catchAll(failed)
+    Effect.catch(failed)
   )

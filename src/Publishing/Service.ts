@@ -3,7 +3,7 @@
  * site admins), and the publish call of publishing CLIs, which authenticates with a personal
  * access token in the body or a bearer JWT of a manager.
  */
-import { Data, Effect, Option, Redacted } from "effect"
+import { Context, Data, Effect, Layer, Option, Redacted } from "effect"
 import { Policy } from "../Auth/Policy.ts"
 import { NodeRepo } from "../Catalog/Repo.ts"
 import { CurrentUser, Viewer } from "../Domain/Auth.ts"
@@ -61,8 +61,8 @@ export interface PublishInput {
 /** A node as its publisher sent it, as a patch: `id` names the node, it is not a field to set. */
 const publisherFields = ({ id: _id, ...node }: NodeInput): NodePatch => node
 
-export class Publishing extends Effect.Service<Publishing>()("Publishing", {
-  effect: Effect.gen(function*() {
+export class Publishing extends Context.Service<Publishing>()("Publishing", {
+  make: Effect.gen(function*() {
     const nodes = yield* NodeRepo
     const repo = yield* PublishingRepo
     const publishers = yield* PublisherRepo
@@ -94,9 +94,11 @@ export class Publishing extends Effect.Service<Publishing>()("Publishing", {
       })
 
     /** The node as stored now (it was just written: its absence is a defect). */
-    const current = (nodeId: string) => Effect.flatMap(nodes.findNode(nodeId), Effect.orDieWith(() => new NodeMissing({ nodeId })))
+    const current = (nodeId: string) =>
+      Effect.flatMap(nodes.findNode(nodeId), Option.match({ onNone: () => Effect.die(new NodeMissing({ nodeId })), onSome: Effect.succeed }))
 
-    const currentVersion = (versionId: string) => Effect.flatMap(nodes.versionById(versionId), Effect.orDie)
+    const currentVersion = (versionId: string) =>
+      Effect.flatMap(nodes.versionById(versionId), (version) => Effect.orDie(Effect.fromOption(version)))
 
     /**
      * A personal access token of the publisher, or a bearer JWT of one of its managers or a site
@@ -206,6 +208,10 @@ export class Publishing extends Effect.Service<Publishing>()("Publishing", {
         return { replayed, published: { signedUrl, node_version: yield* currentVersion(versionId) } }
       })
     }
-  }),
-  dependencies: [NodeRepo.Default, PublishingRepo.Default, PublisherRepo.Default, TokenRepo.Default, Policy.Default, UrlSigner.Default]
-}) {}
+  })
+}) {
+  static readonly layerWithoutDependencies = Layer.effect(Publishing, Publishing.make)
+  static readonly layer = Publishing.layerWithoutDependencies.pipe(
+    Layer.provide([NodeRepo.layer, PublishingRepo.layer, PublisherRepo.layer, TokenRepo.layer, Policy.layer, UrlSigner.layer])
+  )
+}

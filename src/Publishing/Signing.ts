@@ -6,8 +6,8 @@
  * key comes from STORAGE_SIGNING_SECRET or, unset, is generated once in the database, so every
  * instance on one database accepts the URLs of the others.
  */
-import { SqlClient } from "@effect/sql"
-import { Clock, Data, Effect, Option, Redacted } from "effect"
+import { SqlClient } from "effect/sql"
+import { Clock, Context, Data, Effect, Layer, Option, Redacted } from "effect"
 import { createHmac, randomBytes, timingSafeEqual } from "node:crypto"
 import { AppConfig } from "../Config.ts"
 import { traced } from "../Tracing.ts"
@@ -92,9 +92,11 @@ const signingKey = Effect.gen(function*() {
   return Redacted.make(rows[0]!.value)
 }).pipe(Effect.orDie)
 
-export class UrlSigner extends Effect.Service<UrlSigner>()("UrlSigner", {
-  effect: Effect.gen(function*() {
+export class UrlSigner extends Context.Service<UrlSigner>()("UrlSigner", {
+  make: Effect.gen(function*() {
     const config = yield* AppConfig
     return makeUrlSigner(yield* signingKey, config.publicBaseUrl, config.storage.uploadUrlTtlSeconds)
   })
-}) {}
+}) {
+  static readonly layer = Layer.effect(UrlSigner, UrlSigner.make)
+}

@@ -9,8 +9,8 @@
  * either no record, or a record whose content is on disk. (Media files record first: see
  * MediaStorage/Service.ts.)
  */
-import { FileSystem } from "@effect/platform"
-import { isPlatformError, type PlatformError } from "@effect/platform/Error"
+import { FileSystem } from "effect"
+import { isPlatformError, type PlatformError } from "effect/PlatformError"
 import { Data, Effect, Option, Stream } from "effect"
 import { createHash, randomBytes } from "node:crypto"
 import * as path from "node:path"
@@ -88,7 +88,7 @@ export const safeKey = (key: string) => {
 
 /** Logs a failure of the store where it happened and answers it as `StorageFailed`. */
 export const failed = (cause: unknown) =>
-  Effect.zipRight(Effect.logError("archive store failed", cause), Effect.fail(new StorageFailed({ cause })))
+  Effect.andThen(Effect.logError("archive store failed", cause), Effect.fail(new StorageFailed({ cause })))
 
 /** Where uploads to the store under `dir` are written until complete (swept of crash leftovers: System/Leftovers.ts). */
 export const incomingDirOf = (dir: string) => path.join(dir, ".incoming")
@@ -115,9 +115,9 @@ export const makeLocalStorage = (dir: string, faultAt: Option.Option<StorageFaul
     /** Renames the synced temporary file over the key's file and syncs the folder. */
     const placeAt = (tmp: string, key: string) =>
       fs.rename(tmp, fileOf(key)).pipe(
-        Effect.zipRight(reached("after-rename")),
-        Effect.zipRight(syncDir),
-        Effect.zipRight(reached("after-dir-fsync")),
+        Effect.andThen(reached("after-rename")),
+        Effect.andThen(syncDir),
+        Effect.andThen(reached("after-dir-fsync")),
         Effect.catchIf(isPlatformError, failed)
       )
 
@@ -158,8 +158,8 @@ export const makeLocalStorage = (dir: string, faultAt: Option.Option<StorageFaul
     const open = (key: string) =>
       fs.stat(fileOf(key)).pipe(
         Effect.map((info): Option.Option<Opened> => {
-          const read = (options?: FileSystem.StreamOptions) =>
-            fs.stream(fileOf(key), options).pipe(Stream.catchAll((cause) => Stream.fromEffect(failed(cause))))
+          const read = (options?: { readonly offset: number; readonly bytesToRead: number }) =>
+            fs.stream(fileOf(key), options).pipe(Stream.catch((cause) => Stream.fromEffect(failed(cause))))
           return Option.some({
             bytes: Number(info.size),
             modified: Option.getOrElse(info.mtime, () => new Date(0)),
@@ -167,8 +167,8 @@ export const makeLocalStorage = (dir: string, faultAt: Option.Option<StorageFaul
             slice: (offset, length) => read({ offset, bytesToRead: length })
           })
         }),
-        Effect.catchIf((e) => e._tag === "SystemError" && e.reason === "NotFound", () => Effect.succeed(Option.none<Opened>())),
-        Effect.catchTags({ SystemError: failed, BadArgument: failed })
+        Effect.catchIf((e) => e.reason._tag === "NotFound", () => Effect.succeed(Option.none<Opened>())),
+        Effect.catchTag("PlatformError", failed)
       )
 
     /**
@@ -213,4 +213,4 @@ export const makeLocalStorage = (dir: string, faultAt: Option.Option<StorageFaul
   })
 
 /** What every store offers (the local one is the model; Publishing/S3Storage.ts the other). */
-export type StorageShape = Effect.Effect.Success<ReturnType<typeof makeLocalStorage>>
+export type StorageShape = Effect.Success<ReturnType<typeof makeLocalStorage>>

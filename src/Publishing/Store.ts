@@ -2,12 +2,12 @@
  * The store the service keeps archives and media files in: the local disk (STORAGE=local, one
  * machine) or an S3-compatible bucket that every instance shares (STORAGE=s3).
  */
-import { Effect } from "effect"
+import { Context, Effect, Layer } from "effect"
 import { AppConfig } from "../Config.ts"
 import { makeLocalStorage } from "./Storage.ts"
 
-export class Storage extends Effect.Service<Storage>()("Storage", {
-  scoped: Effect.gen(function*() {
+export class Storage extends Context.Service<Storage>()("Storage", {
+  make: Effect.gen(function*() {
     const { storage } = yield* AppConfig
     const backend = storage.backend
     if (backend._tag === "s3") {
@@ -22,4 +22,6 @@ export class Storage extends Effect.Service<Storage>()("Storage", {
     // the local disk under STORAGE_DIR (by default `<DATA_DIR>/archives`)
     return yield* makeLocalStorage(storage.dir, storage.faultInjection)
   })
-}) {}
+}) {
+  static readonly layer = Layer.effect(Storage, Storage.make)
+}

@@ -10,9 +10,9 @@
  * instead, for the repositories of `simulatedWebHost` only: a reserved example domain that no
  * real repository lives on, so the simulation can never hand over a real repository's node.
  */
-import { HttpClient, HttpClientRequest, HttpClientResponse } from "@effect/platform"
+import { HttpClient, HttpClientRequest, HttpClientResponse } from "effect/http"
 import { NodeHttpClient } from "@effect/platform-node"
-import { Clock, Data, Effect, Option, type Redacted, Schema } from "effect"
+import { Clock, Context, Data, Effect, Layer, Option, type Redacted, Schema } from "effect"
 import { AppConfig } from "../Config.ts"
 import { retryAfterSeconds } from "../Vendors/RetryAfter.ts"
 import { traced } from "../Tracing.ts"
@@ -95,6 +95,9 @@ const Repository = Schema.Struct({
   permissions: Schema.optional(Schema.Struct({ admin: Schema.optional(Schema.Boolean) }))
 })
 
+/** The client's failures before any answer: the request was not sent, or not in full. */
+const requestFailures: ReadonlySet<string> = new Set(["TransportError", "EncodeError", "InvalidUrlError"])
+
 /** A rate-limit answer: 429, or a 403 that says the quota is spent or when to come back. */
 const isRateLimit = (response: HttpClientResponse.HttpClientResponse) =>
   response.status === 429 ||
@@ -126,8 +129,8 @@ const makeSimulated = Effect.gen(function*() {
  * simulated host when the operator sets `REPOHOST_MODE=simulated`. `webHost` is the host name of
  * the repository URLs it answers for.
  */
-export class Repohost extends Effect.Service<Repohost>()("Repohost", {
-  effect: Effect.gen(function*() {
+export class Repohost extends Context.Service<Repohost>()("Repohost", {
+  make: Effect.gen(function*() {
     const config = yield* AppConfig
     if (config.repohostMode === "simulated") return yield* makeSimulated
     const { apiUrl, timeoutMillis, webHost } = config.repohost
@@ -153,7 +156,7 @@ export class Repohost extends Effect.Service<Repohost>()("Repohost", {
     const get = <A, I>(
       path: string,
       token: Redacted.Redacted,
-      schema: Schema.Schema<A, I>,
+      schema: Schema.Codec<A, I>,
       passOn: ReadonlyArray<number>
     ): Effect.Effect<Option.Option<A>, RepohostError> =>
       Effect.gen(function*() {
@@ -173,13 +176,15 @@ export class Repohost extends Effect.Service<Repohost>()("Repohost", {
         )
       }).pipe(
         Effect.catchTags({
-          RequestError: (e) => unavailable(`it could not be reached (${e.reason})`),
-          ResponseError: () => unavailable("its answer could not be read"),
-          ParseError: () => unavailable("its answer did not have the expected shape")
+          HttpClientError: (e) =>
+            requestFailures.has(e.reason._tag)
+              ? unavailable(`it could not be reached (${e.reason._tag.replace(/Error$/, "")})`)
+              : unavailable("its answer could not be read"),
+          SchemaError: () => unavailable("its answer did not have the expected shape")
         }),
-        Effect.timeoutFail({
+        Effect.timeoutOrElse({
           duration: timeoutMillis,
-          onTimeout: () => new RepohostUnavailable({ reason: `no answer within ${timeoutMillis} ms` })
+          orElse: () => unavailable(`no answer within ${timeoutMillis} ms`)
         }),
         Effect.tapErrorTag("RepohostUnavailable", (e) => Effect.logWarning(`repository host unavailable: ${e.reason}`))
       )
@@ -202,6 +207,8 @@ export class Repohost extends Effect.Service<Repohost>()("Repohost", {
         return Option.exists(repository, (r) => r.permissions?.admin === true)
       })
     }
-  }),
-  dependencies: [NodeHttpClient.layerUndici]
-}) {}
+  })
+}) {
+  static readonly layerWithoutDependencies = Layer.effect(Repohost, Repohost.make)
+  static readonly layer = Repohost.layerWithoutDependencies.pipe(Layer.provide(NodeHttpClient.layerUndici))
+}

@@ -1,4 +1,4 @@
-import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
+import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "effect/http-api"
 import { Schema } from "effect"
 import { BadRequest, NodeBanned, NotFound } from "../Domain/ApiErrors.ts"
 import { Authentication } from "../Domain/Auth.ts"
@@ -8,13 +8,12 @@ import { field, PathParam } from "../Domain/Schemas.ts"
 
 export class ReviewsApi extends HttpApiGroup.make("reviews")
   .add(
-    HttpApiEndpoint.post("postNodeReview", "/nodes/:nodeId/reviews")
-      .setPath(Schema.Struct({ nodeId: field(PathParam, "Identifier of the node") }))
-      .setUrlParams(Schema.Struct({ star: StarParam }))
-      .addSuccess(Node)
-      .addError(BadRequest)
-      .addError(NotFound)
-      .addError(NodeBanned)
+    HttpApiEndpoint.post("postNodeReview", "/nodes/:nodeId/reviews", {
+      params: Schema.Struct({ nodeId: field(PathParam, "Identifier of the node") }),
+      query: Schema.Struct({ star: StarParam }),
+      success: Node,
+      error: [BadRequest, NotFound, NodeBanned]
+    })
       .annotate(OpenApi.Summary, "Rate a node with 1 to 5 stars")
       .annotate(
         OpenApi.Description,

@@ -1,4 +1,4 @@
-import { HttpApiBuilder } from "@effect/platform"
+import { HttpApiBuilder } from "effect/http-api"
 import { Effect } from "effect"
 import { Api } from "../Api.ts"
 import { answer } from "../Errors.ts"
@@ -6,4 +6,4 @@ import { Reviews } from "./Service.ts"
 
 export const ReviewsLive = HttpApiBuilder.group(Api, "reviews", (handlers) =>
   Effect.map(Reviews, (reviews) =>
-    handlers.handle("postNodeReview", ({ path, urlParams }) => answer(reviews.review(path.nodeId, urlParams.star)))))
+    handlers.handle("postNodeReview", ({ params, query }) => answer(reviews.review(params.nodeId, query.star)))))

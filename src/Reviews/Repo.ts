@@ -10,8 +10,8 @@
  * is `sum / count` in float8 over exact integers: the correctly rounded quotient, the same double
  * a client computes from the same stars.
  */
-import { SqlClient, SqlSchema } from "@effect/sql"
-import { Effect, Option, Schema } from "effect"
+import { SqlClient, SqlSchema } from "effect/sql"
+import { Context, Effect, Layer, Option, Schema } from "effect"
 import { CatalogChanges } from "../Catalog/Changes.ts"
 import { NodeRepo, requireVisible } from "../Catalog/Repo.ts"
 import { NodeMissing } from "../Domain/Errors.ts"
@@ -26,14 +26,14 @@ export interface NewReview {
   readonly star: Star
 }
 
-export class ReviewRepo extends Effect.Service<ReviewRepo>()("ReviewRepo", {
-  effect: Effect.gen(function*() {
+export class ReviewRepo extends Context.Service<ReviewRepo>()("ReviewRepo", {
+  make: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const { change } = yield* CatalogChanges
     const nodes = yield* NodeRepo
 
     /** The node's standing, its row locked until the transaction ends; none for an unknown node. */
-    const lockNode = SqlSchema.findOne({
+    const lockNode = SqlSchema.findOneOption({
       Request: Schema.String,
       Result: Schema.Struct({ status: NodeStatus, publisherStatus: PublisherStatus }),
       execute: (nodeId) =>
@@ -59,10 +59,12 @@ export class ReviewRepo extends Effect.Service<ReviewRepo>()("ReviewRepo", {
               (SELECT sum(star)::float8 / count(*)::float8 FROM node_reviews WHERE node_id = ${nodeId})
             WHERE id = ${nodeId}`
           // the node's row is locked: it is still there
-          return yield* Effect.flatMap(nodes.findNode(nodeId), Effect.orDieWith(() => new NodeMissing({ nodeId })))
+          return yield* Effect.orDie(Effect.flatMap(nodes.findNode(nodeId), Effect.fromOption(() => new NodeMissing({ nodeId }))))
         }))
       })
     }
-  }),
-  dependencies: [CatalogChanges.Default, NodeRepo.Default]
-}) {}
+  })
+}) {
+  static readonly layerWithoutDependencies = Layer.effect(ReviewRepo, ReviewRepo.make)
+  static readonly layer = ReviewRepo.layerWithoutDependencies.pipe(Layer.provide([CatalogChanges.layer, NodeRepo.layer]))
+}

@@ -13,9 +13,9 @@
  * (`sweepStale`) on the same age and schedule (a bucket lifecycle rule may do it too: README,
  * "Running several instances").
  */
-import { FileSystem } from "@effect/platform"
-import type { PlatformError } from "@effect/platform/Error"
-import { Effect, Option, Schedule } from "effect"
+import { FileSystem } from "effect"
+import type { PlatformError } from "effect/PlatformError"
+import { Context, Effect, Layer, Option, Schedule } from "effect"
 import * as path from "node:path"
 import { AppConfig } from "../Config.ts"
 import { spoolDirOf } from "../Music/Form.ts"
@@ -23,10 +23,10 @@ import { incomingDirOf } from "../Publishing/Storage.ts"
 import { Storage } from "../Publishing/Store.ts"
 import { traced } from "../Tracing.ts"
 
-const isNotFound = (e: PlatformError) => e._tag === "SystemError" && e.reason === "NotFound"
+const isNotFound = (e: PlatformError) => e.reason._tag === "NotFound"
 
-export class Leftovers extends Effect.Service<Leftovers>()("Leftovers", {
-  scoped: Effect.gen(function*() {
+export class Leftovers extends Context.Service<Leftovers>()("Leftovers", {
+  make: Effect.gen(function*() {
     const fs = yield* FileSystem.FileSystem
     const config = yield* AppConfig
     const { maxAgeMillis, sweepIntervalMillis } = config.leftovers
@@ -70,11 +70,13 @@ export class Leftovers extends Effect.Service<Leftovers>()("Leftovers", {
       return total
     })
 
-    const logged = sweep().pipe(Effect.catchAllCause((cause) => Effect.logWarning("temporary file sweep failed", cause)))
+    const logged = sweep().pipe(Effect.catchCause((cause) => Effect.logWarning("temporary file sweep failed", cause)))
     // before the service serves: a crash's leftovers go at once
     yield* logged
     yield* logged.pipe(Effect.repeat(Schedule.spaced(sweepIntervalMillis)), Effect.delay(sweepIntervalMillis), Effect.forkScoped)
     return { sweep }
-  }),
-  dependencies: [Storage.Default]
-}) {}
+  })
+}) {
+  static readonly layerWithoutDependencies = Layer.effect(Leftovers, Leftovers.make)
+  static readonly layer = Leftovers.layerWithoutDependencies.pipe(Layer.provide(Storage.layer))
+}

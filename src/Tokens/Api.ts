@@ -1,40 +1,38 @@
-import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
+import { HttpApi, HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
 import { Schema } from "effect"
 import { BadRequest, Forbidden, NotFound } from "../Domain/ApiErrors.ts"
 import { Authentication } from "../Domain/Auth.ts"
-import { field, PathParam } from "../Domain/Schemas.ts"
+import { field, PathParam, refusingBody } from "../Domain/Schemas.ts"
 import { CreatedToken, TokenCreate, TokenSummary } from "../Domain/Token.ts"
 
 const PublisherPath = Schema.Struct({ publisherId: field(PathParam, "Identifier of the publisher") })
 
 export class TokensApi extends HttpApiGroup.make("tokens")
   .add(
-    HttpApiEndpoint.post("createToken", "/publishers/:publisherId/tokens")
-      .setPath(PublisherPath)
-      .setPayload(TokenCreate)
-      .addSuccess(CreatedToken, { status: 201 })
-      .addError(BadRequest)
-      .addError(Forbidden)
-      .addError(NotFound)
+    HttpApiEndpoint.post("createToken", "/publishers/:publisherId/tokens", {
+      params: PublisherPath,
+      payload: TokenCreate,
+      success: CreatedToken.pipe(HttpApiSchema.status(201)),
+      error: [BadRequest, Forbidden, NotFound]
+    })
+      .annotate(HttpApi.PayloadParseOptions, refusingBody)
       .annotate(OpenApi.Summary, "Create a personal access token")
       .annotate(OpenApi.Description, "Owners and admins. The value is shown in this answer only; the registry keeps a hash.")
   )
   .add(
-    HttpApiEndpoint.get("listTokens", "/publishers/:publisherId/tokens")
-      .setPath(PublisherPath)
-      .addSuccess(Schema.Array(TokenSummary))
-      .addError(BadRequest)
-      .addError(Forbidden)
-      .addError(NotFound)
+    HttpApiEndpoint.get("listTokens", "/publishers/:publisherId/tokens", {
+      params: PublisherPath,
+      success: Schema.Array(TokenSummary),
+      error: [BadRequest, Forbidden, NotFound]
+    })
       .annotate(OpenApi.Summary, "List a publisher's tokens, values masked")
   )
   .add(
-    HttpApiEndpoint.del("revokeToken", "/publishers/:publisherId/tokens/:tokenId")
-      .setPath(Schema.Struct({ publisherId: field(PathParam, "Identifier of the publisher"), tokenId: field(PathParam, "Identifier of the token") }))
-      .addSuccess(HttpApiSchema.NoContent)
-      .addError(BadRequest)
-      .addError(Forbidden)
-      .addError(NotFound)
+    HttpApiEndpoint.delete("revokeToken", "/publishers/:publisherId/tokens/:tokenId", {
+      params: Schema.Struct({ publisherId: field(PathParam, "Identifier of the publisher"), tokenId: field(PathParam, "Identifier of the token") }),
+      success: HttpApiSchema.NoContent,
+      error: [BadRequest, Forbidden, NotFound]
+    })
       .annotate(OpenApi.Summary, "Revoke a token at once")
   )
   .middleware(Authentication)

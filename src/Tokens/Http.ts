@@ -1,4 +1,4 @@
-import { HttpApiBuilder } from "@effect/platform"
+import { HttpApiBuilder } from "effect/http-api"
 import { Effect } from "effect"
 import { Api } from "../Api.ts"
 import { answer } from "../Errors.ts"
@@ -7,6 +7,6 @@ import { Tokens } from "./Service.ts"
 export const TokensLive = HttpApiBuilder.group(Api, "tokens", (handlers) =>
   Effect.map(Tokens, (tokens) =>
     handlers
-      .handle("createToken", ({ path, payload }) => answer(tokens.create(path.publisherId, payload)))
-      .handle("listTokens", ({ path }) => answer(tokens.list(path.publisherId)))
-      .handle("revokeToken", ({ path }) => answer(tokens.revoke(path.publisherId, path.tokenId)))))
+      .handle("createToken", ({ params, payload }) => answer(tokens.create(params.publisherId, payload)))
+      .handle("listTokens", ({ params }) => answer(tokens.list(params.publisherId)))
+      .handle("revokeToken", ({ params }) => answer(tokens.revoke(params.publisherId, params.tokenId)))))

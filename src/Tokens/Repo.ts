@@ -3,8 +3,8 @@
  * table keeps its SHA-256 (to recognise it) and a short hint (to tell tokens apart in listings),
  * never the value itself.
  */
-import { SqlClient, SqlSchema } from "@effect/sql"
-import { Data, Effect, Option, Redacted, Schema } from "effect"
+import { SqlClient, SqlSchema } from "effect/sql"
+import { Context, Data, Effect, Layer, Option, Redacted, Schema } from "effect"
 import { createHash, randomBytes } from "node:crypto"
 import { TokenSummary } from "../Domain/Token.ts"
 import { isUuid } from "../Domain/Schemas.ts"
@@ -51,10 +51,10 @@ const SummaryRow = rowsOf({
     token: `${token_hint}…`,
     createdAt: created_at,
     ...(last_used_at === undefined ? {} : { lastUsedAt: last_used_at })
-  }, true))
+  }, { disableChecks: true }))
 
-export class TokenRepo extends Effect.Service<TokenRepo>()("TokenRepo", {
-  effect: Effect.gen(function*() {
+export class TokenRepo extends Context.Service<TokenRepo>()("TokenRepo", {
+  make: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
 
     const findAll = SqlSchema.findAll({
@@ -117,4 +117,6 @@ export class TokenRepo extends Effect.Service<TokenRepo>()("TokenRepo", {
       })
     }
   })
-}) {}
+}) {
+  static readonly layer = Layer.effect(TokenRepo, TokenRepo.make)
+}

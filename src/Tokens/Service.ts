@@ -1,13 +1,13 @@
 /** Personal access tokens: owners and admins of a publisher create, list and revoke them. */
-import { Effect, Redacted } from "effect"
+import { Context, Effect, Layer, Redacted } from "effect"
 import { Policy } from "../Auth/Policy.ts"
 import { managerRoles } from "../Domain/Publisher.ts"
 import { CreatedToken } from "../Domain/Token.ts"
 import { TokenRepo } from "./Repo.ts"
 import { traced } from "../Tracing.ts"
 
-export class Tokens extends Effect.Service<Tokens>()("Tokens", {
-  effect: Effect.gen(function*() {
+export class Tokens extends Context.Service<Tokens>()("Tokens", {
+  make: Effect.gen(function*() {
     const tokens = yield* TokenRepo
     const policy = yield* Policy
     /** Owners and admins of the publisher; site admins manage tokens only through membership. */
@@ -30,6 +30,8 @@ export class Tokens extends Effect.Service<Tokens>()("Tokens", {
         yield* tokens.revoke(publisherId, tokenId)
       })
     }
-  }),
-  dependencies: [TokenRepo.Default, Policy.Default]
-}) {}
+  })
+}) {
+  static readonly layerWithoutDependencies = Layer.effect(Tokens, Tokens.make)
+  static readonly layer = Tokens.layerWithoutDependencies.pipe(Layer.provide([TokenRepo.layer, Policy.layer]))
+}

@@ -3,7 +3,7 @@
  * the caller's own mistakes come back as theirs, our credentials and the vendor's outages as
  * upstream failures. Both vendor clients fail with these, so both proxies fail alike.
  */
-import type { HttpClientError } from "@effect/platform"
+import type { HttpClientError } from "effect/http"
 import { Clock, Data, Effect, Option, Schema } from "effect"
 import { retryAfterSeconds } from "./RetryAfter.ts"
 
@@ -57,20 +57,20 @@ export class VendorUnconfigured extends Data.TaggedError("VendorUnconfigured")<{
 export type VendorFailure = VendorRefused | VendorLostTask | VendorRateLimited | VendorFailed | VendorTimedOut
 
 /** A non-blank text, trimmed. */
-const Said = Schema.Trim.pipe(Schema.nonEmptyString())
+const Said = Schema.Trim.check(Schema.isNonEmpty())
 
 /**
  * A vendor's JSON error body, as far as its human text goes: `message`, `error.message`,
  * `data.message`, `detail`, or `error`, the first that says something (decoding keeps only the
  * fields of the member that matched).
  */
-const VendorErrorBody = Schema.parseJson(Schema.Union(
+const VendorErrorBody = Schema.fromJsonString(Schema.Union([
   Schema.Struct({ message: Said }),
   Schema.Struct({ error: Schema.Struct({ message: Said }) }),
   Schema.Struct({ data: Schema.Struct({ message: Said }) }),
   Schema.Struct({ detail: Said }),
   Schema.Struct({ error: Said })
-))
+]))
 const decodeErrorBody = Schema.decodeUnknownOption(VendorErrorBody)
 
 const saidIn = (body: typeof VendorErrorBody.Type): string =>
@@ -127,5 +127,5 @@ export const fromVendorStatus = (
 /** The vendor could not be reached, or its answer could not be read. */
 export const fromTransportError = (vendor: string) => (e: HttpClientError.HttpClientError) =>
   Effect.logWarning(`the ${vendor} could not be reached: ${e.message}`).pipe(
-    Effect.zipRight(Effect.fail(new VendorFailed({ vendor, reason: "could not be reached" })))
+    Effect.andThen(Effect.fail(new VendorFailed({ vendor, reason: "could not be reached" })))
   )

@@ -1,10 +1,10 @@
-import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
+import { HttpApi, HttpApiEndpoint, HttpApiGroup, OpenApi } from "effect/http-api"
 import { Schema } from "effect"
-import { Flag, Page, PageSize } from "../Catalog/Api.ts"
+import { Flag, optionalParam, Page, PageSize } from "../Catalog/Api.ts"
 import { BadRequest } from "../Domain/ApiErrors.ts"
 import { OptionalAuthentication } from "../Domain/Auth.ts"
 import { NodeVersionStatus } from "../Domain/Node.ts"
-import { Text } from "../Domain/Schemas.ts"
+import { documentedAs, refusingBody, Text } from "../Domain/Schemas.ts"
 import {
   BulkNodeVersionsRequest,
   BulkNodeVersionsResponse,
@@ -20,14 +20,12 @@ const statusReasonMeaning = "Only versions whose status_reason contains this tex
 export const ListAllNodeVersionsParams = Schema.Struct({
   page: Page,
   pageSize: PageSize(maxVersionPageSize, defaultVersionPageSize, "Versions"),
-  statuses: Schema.optional(
-    Schema.Array(NodeVersionStatus).pipe(Schema.maxItems(5)).annotations({
-      description: "Only versions in these statuses (repeatable); default every status. Callers other than site admins see active versions only",
-      jsonSchema: { maxItems: 5 }
-    })
+  statuses: optionalParam(
+    Schema.Array(NodeVersionStatus).check(Schema.isMaxLength(5), documentedAs({ maxItems: 5 })),
+    "Only versions in these statuses (repeatable); default every status. Callers other than site admins see active versions only"
   ),
-  nodeId: Schema.optional(Text(200).annotations({ description: "Only versions of this node" })),
-  status_reason: Schema.optional(Text(200).annotations({ description: statusReasonMeaning })),
+  nodeId: optionalParam(Text(200), "Only versions of this node"),
+  status_reason: optionalParam(Text(200), statusReasonMeaning),
   include_status_reason: Flag("Include each version's status_reason")
 })
 export type ListAllNodeVersionsParams = typeof ListAllNodeVersionsParams.Type
@@ -35,10 +33,11 @@ export type ListAllNodeVersionsParams = typeof ListAllNodeVersionsParams.Type
 /** The moderation queue: site admins see every status, other callers (anonymous ones too) active versions. */
 export class VersionQueueApi extends HttpApiGroup.make("versionQueue")
   .add(
-    HttpApiEndpoint.get("listAllNodeVersions", "/versions")
-      .setUrlParams(ListAllNodeVersionsParams)
-      .addSuccess(NodeVersionPage)
-      .addError(BadRequest)
+    HttpApiEndpoint.get("listAllNodeVersions", "/versions", {
+      query: ListAllNodeVersionsParams,
+      success: NodeVersionPage,
+      error: BadRequest
+    })
       .annotate(OpenApi.Summary, "List node versions across nodes: the moderation queue (paginated)")
       .annotate(
         OpenApi.Description,
@@ -53,10 +52,12 @@ export class VersionQueueApi extends HttpApiGroup.make("versionQueue")
 
 export class BulkVersionsApi extends HttpApiGroup.make("bulkVersions")
   .add(
-    HttpApiEndpoint.post("getBulkNodeVersions", "/bulk/nodes/versions")
-      .setPayload(BulkNodeVersionsRequest)
-      .addSuccess(BulkNodeVersionsResponse)
-      .addError(BadRequest)
+    HttpApiEndpoint.post("getBulkNodeVersions", "/bulk/nodes/versions", {
+      payload: BulkNodeVersionsRequest,
+      success: BulkNodeVersionsResponse,
+      error: BadRequest
+    })
+      .annotate(HttpApi.PayloadParseOptions, refusingBody)
       .annotate(OpenApi.Summary, "Resolve many node versions in one request (lock files)")
       .annotate(
         OpenApi.Description,

@@ -1,4 +1,4 @@
-import { HttpApiBuilder } from "@effect/platform"
+import { HttpApiBuilder } from "effect/http-api"
 import { Effect } from "effect"
 import { Api } from "../Api.ts"
 import { defaultPage } from "../Catalog/Api.ts"
@@ -7,14 +7,14 @@ import { Versions } from "./Service.ts"
 
 export const VersionQueueLive = HttpApiBuilder.group(Api, "versionQueue", (handlers) =>
   Effect.map(Versions, (versions) =>
-    handlers.handle("listAllNodeVersions", ({ urlParams }) =>
+    handlers.handle("listAllNodeVersions", ({ query }) =>
       versions.queue({
-        page: urlParams.page ?? defaultPage,
-        pageSize: urlParams.pageSize ?? defaultVersionPageSize,
-        statuses: urlParams.statuses,
-        nodeId: urlParams.nodeId,
-        statusReason: urlParams.status_reason,
-        includeStatusReason: urlParams.include_status_reason ?? false
+        page: query.page ?? defaultPage,
+        pageSize: query.pageSize ?? defaultVersionPageSize,
+        statuses: query.statuses,
+        nodeId: query.nodeId,
+        statusReason: query.status_reason,
+        includeStatusReason: query.include_status_reason ?? false
       }))))
 
 export const BulkVersionsLive = HttpApiBuilder.group(Api, "bulkVersions", (handlers) =>

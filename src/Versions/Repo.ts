@@ -2,8 +2,8 @@
  * SQL of versions across nodes: a page of the moderation queue, and the resolution of many
  * `{node_id, version}` pairs in one statement.
  */
-import { SqlClient, SqlSchema } from "@effect/sql"
-import { Effect, Schema } from "effect"
+import { SqlClient, SqlSchema } from "effect/sql"
+import { Context, Effect, Layer, Schema } from "effect"
 import { archiveBase, versionRecord } from "../Catalog/Records.ts"
 import { NodeStatus, NodeVersion, NodeVersionStatus } from "../Domain/Node.ts"
 import { PublisherStatus } from "../Domain/Publisher.ts"
@@ -31,8 +31,8 @@ export const ResolvedPair = Schema.Struct({
 })
 export type ResolvedPair = typeof ResolvedPair.Type
 
-export class VersionsRepo extends Effect.Service<VersionsRepo>()("VersionsRepo", {
-  effect: Effect.gen(function*() {
+export class VersionsRepo extends Context.Service<VersionsRepo>()("VersionsRepo", {
+  make: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const base = yield* archiveBase
 
@@ -44,7 +44,7 @@ export class VersionsRepo extends Effect.Service<VersionsRepo>()("VersionsRepo",
       ...(q.listedOnly ? [sql`v.node_id IN (SELECT id FROM nodes WHERE listed)`] : [])
     ]
 
-    const queuePage = SqlSchema.single({
+    const queuePage = SqlSchema.findOne({
       Request: Schema.Any,
       Result: Schema.Struct({ total: Schema.Int, versions: Schema.Array(NodeVersion) }),
       // the total and the page in one statement; the page follows the index (created_at DESC, id)
@@ -93,4 +93,6 @@ export class VersionsRepo extends Effect.Service<VersionsRepo>()("VersionsRepo",
       })
     }
   })
-}) {}
+}) {
+  static readonly layer = Layer.effect(VersionsRepo, VersionsRepo.make)
+}

@@ -2,7 +2,7 @@
  * Versions across nodes: the moderation queue (site admins see every status, everyone else the
  * active versions of listed nodes) and the bulk resolution of the pairs a lock file pins.
  */
-import { Effect, Option } from "effect"
+import { Context, Effect, Layer, Option } from "effect"
 import { Viewer } from "../Domain/Auth.ts"
 import { NodeVersion, type NodeVersionStatus } from "../Domain/Node.ts"
 import type { BulkNodeVersionResult, NodeVersionIdentifier, NodeVersionPage } from "../Domain/Versions.ts"
@@ -25,7 +25,7 @@ const active: NodeVersionStatus = "NodeVersionStatusActive"
 const visibleStatuses = (asked: ReadonlyArray<NodeVersionStatus> | undefined, siteAdmin: boolean) =>
   siteAdmin ? asked : (asked ?? [active]).filter((s) => s === active)
 
-const withoutStatusReason = ({ status_reason: _, ...rest }: NodeVersion) => new NodeVersion(rest, true)
+const withoutStatusReason = ({ status_reason: _, ...rest }: NodeVersion) => new NodeVersion(rest, { disableChecks: true })
 
 /** The result of one pair: deleted records are not found, banned ones refused with a reason. */
 export const resultOf = (identifier: NodeVersionIdentifier, found: ResolvedPair): BulkNodeVersionResult => {
@@ -41,8 +41,8 @@ export const resultOf = (identifier: NodeVersionIdentifier, found: ResolvedPair)
   return { identifier, status: "success", node_version: version }
 }
 
-export class Versions extends Effect.Service<Versions>()("Versions", {
-  effect: Effect.gen(function*() {
+export class Versions extends Context.Service<Versions>()("Versions", {
+  make: Effect.gen(function*() {
     const repo = yield* VersionsRepo
 
     return {
@@ -73,6 +73,8 @@ export class Versions extends Effect.Service<Versions>()("Versions", {
         return pairs.map((pair, i) => resultOf(pair, found[i]!))
       })
     }
-  }),
-  dependencies: [VersionsRepo.Default]
-}) {}
+  })
+}) {
+  static readonly layerWithoutDependencies = Layer.effect(Versions, Versions.make)
+  static readonly layer = Versions.layerWithoutDependencies.pipe(Layer.provide(VersionsRepo.layer))
+}

@@ -8,7 +8,7 @@
  * quality 4 about 3 ms, gzip 6 about 2 ms; br quality 11 over a second). The answers computed once
  * (`/docs`, `/openapi.json`) are compressed once, at the highest levels, on their first request.
  */
-import { HttpApiBuilder, HttpBody, HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import { HttpBody, HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { Deferred, Effect, Metric } from "effect"
 import { promisify } from "node:util"
 import * as zlib from "node:zlib"
@@ -60,7 +60,7 @@ export const negotiate = (header: string | undefined): Coding => {
 }
 
 /** Compressions done: tests prove with it that a cached page costs none. */
-export const compressions = Metric.counter("http_compressions", { description: "Bodies compressed for an answer" })
+export const compressions = Metric.counter("http_compressions", { description: "Bodies compressed for an answer", incremental: true })
 
 type Level = "dynamic" | "static"
 
@@ -81,8 +81,8 @@ const gzipAsync = promisify(zlib.gzip)
 
 /** `body` in `coding` (br or gzip) at `level`; larger bodies on the thread pool, off the event loop. */
 export const compress = (coding: Exclude<Coding, "identity">, body: Uint8Array, level: Level = "dynamic") =>
-  Effect.zipRight(
-    Metric.increment(compressions),
+  Effect.andThen(
+    Metric.update(compressions, 1),
     body.byteLength < syncBelowBytes
       ? Effect.sync((): Uint8Array =>
         coding === "br" ? zlib.brotliCompressSync(body, brotliOptions(level, body.byteLength)) : zlib.gzipSync(body, gzipOptions(level))
@@ -115,7 +115,7 @@ export const encodeForms = (body: Uint8Array, made: (bytes: number) => Effect.Ef
         if (begun.has(result)) return Deferred.await(result)
         begun.add(result)
         const compressing = Deferred.complete(result, Effect.tap(compress(coding, body), (bytes) => made(bytes.byteLength)))
-        return Effect.zipRight(Effect.forkDaemon(compressing), Deferred.await(result))
+        return Effect.andThen(Effect.forkDetach(compressing), Deferred.await(result))
       })
     return { br: form("br", br), gzip: form("gzip", gzip) }
   })
@@ -182,7 +182,7 @@ const makeStaticForms = () => {
  * Compresses the answers that gain from it. A HEAD gets the identity answer's headers: computing
  * a compressed length would cost the compression it spares.
  */
-export const Compression = HttpApiBuilder.middleware(Effect.sync(() => {
+export const Compression = HttpRouter.middleware(Effect.sync(() => {
   const staticForm = makeStaticForms()
   return (app) =>
     Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) =>
@@ -202,4 +202,4 @@ export const Compression = HttpApiBuilder.middleware(Effect.sync(() => {
           : compress(coding, body.body)
         return Effect.map(encoded, (bytes) => withEncoding(varied, coding, bytes))
       }))
-}))
+}), { global: true })

@@ -9,7 +9,7 @@
  * elsewhere can use only a token it already holds. Authorization stays an allowed header then,
  * and every method stays open: there is no ambient credential for another site to ride on.
  */
-import { HttpApiBuilder, HttpApp, HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import { HttpEffect, HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { Effect } from "effect"
 import { AppConfig } from "../Config.ts"
 import { Forbidden } from "../Domain/ApiErrors.ts"
@@ -75,16 +75,16 @@ const preflight = (origins: CorsOrigins, origin: string, methods: ReadonlyArray<
     }))
 
 /** CORS for every answer when `CORS_ORIGINS` is set; nothing at all otherwise. */
-export const Cors = HttpApiBuilder.middleware(Effect.map(AppConfig, (config) => {
+export const Cors = HttpRouter.middleware(Effect.map(AppConfig, (config) => {
   const origins = config.corsOrigins
   return (app) =>
     isOff(origins) ? app : Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
       const origin = request.headers["origin"]
       const methods = allowedMethods(request.url.split("?")[0] ?? "/")
       if (isPreflight(request) && methods.length > 0) return Effect.succeed(preflight(origins, origin!, methods))
-      return Effect.zipRight(
-        HttpApp.appendPreResponseHandler((_request, response) => Effect.succeed(withCors(origins, origin)(response))),
+      return Effect.andThen(
+        HttpEffect.appendPreResponseHandler((_request, response) => Effect.succeed(withCors(origins, origin)(response))),
         app
       )
     })
-}))
+}), { global: true })

@@ -3,7 +3,7 @@
  * CORS middleware (Cors.ts) so that the configuration can read it without importing the
  * middleware, which reads the configuration.
  */
-import { Either } from "effect"
+import { Result } from "effect"
 
 /** No origin (an empty set: no CORS headers at all), any origin (`*`), or these origins. */
 export type CorsOrigins = "*" | ReadonlySet<string>
@@ -22,18 +22,18 @@ export const originOf = (entry: string): string | undefined =>
  * Reads `CORS_ORIGINS`: `*` alone, or a comma-separated list of origins; empty turns CORS off.
  * An entry that is not an origin fails with a message naming the setting and the entry.
  */
-export const parseCorsOrigins = (raw: string): Either.Either<CorsOrigins, string> => {
+export const parseCorsOrigins = (raw: string): Result.Result<CorsOrigins, string> => {
   const entries = raw.split(",").map((entry) => entry.trim()).filter((entry) => entry !== "")
-  if (entries.length === 1 && entries[0] === "*") return Either.right("*")
+  if (entries.length === 1 && entries[0] === "*") return Result.succeed("*")
   const origins = new Set<string>()
   for (const entry of entries) {
     const origin = originOf(entry)
     if (origin === undefined) {
-      return Either.left(
+      return Result.fail(
         `CORS_ORIGINS must be "*" or a comma-separated list of origins (http(s)://host[:port], no path); got "${entry}"`
       )
     }
     origins.add(origin)
   }
-  return Either.right(origins)
+  return Result.succeed(origins)
 }

@@ -3,7 +3,7 @@
  * every answer (set on the Node server, Server.ts, so that nothing escapes it: the application's
  * answers, and those written on the bare socket), and a content security policy on `/docs`.
  */
-import { HttpApiBuilder, HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import { HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { Effect } from "effect"
 import { createHash } from "node:crypto"
 import { AppConfig } from "../Config.ts"
@@ -41,7 +41,7 @@ export const docsPolicy = (html: string, publicBaseUrl: string) =>
   ].join("; ")
 
 /** `Content-Security-Policy` on the `/docs` page, worked out once from the page itself (it never changes). */
-export const DocsContentSecurityPolicy = HttpApiBuilder.middleware(Effect.map(AppConfig, (config) => {
+export const DocsContentSecurityPolicy = HttpRouter.middleware(Effect.map(AppConfig, (config) => {
   const policies = new WeakMap<Uint8Array, string>()
   const policyOf = (bytes: Uint8Array) => {
     const known = policies.get(bytes)
@@ -57,4 +57,4 @@ export const DocsContentSecurityPolicy = HttpApiBuilder.middleware(Effect.map(Ap
   return (app) =>
     Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) =>
       routeOf(request.method, request.url.split("?")[0] ?? "/") === "/docs" ? Effect.map(app, withPolicy) : app)
-}))
+}), { global: true })

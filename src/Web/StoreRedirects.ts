@@ -2,7 +2,7 @@
  * Downloads a bucket serves itself (STORAGE=s3): the service answers with a redirect to a URL
  * presigned for the request's method, since a presigned URL is bound to one method.
  */
-import { type HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import { type HttpServerRequest, HttpServerResponse } from "effect/http"
 
 /** The method a download URL is presigned for: HEAD for a HEAD, GET for the rest. */
 export const downloadMethod = (request: HttpServerRequest.HttpServerRequest): "GET" | "HEAD" =>

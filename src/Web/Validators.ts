@@ -7,7 +7,7 @@
  * sends a compressed body under the weak form `W/"…"` of the same tag, so that If-None-Match is
  * compared weakly (RFC 9110, 13.1.2) and either form of the tag matches.
  */
-import { HttpApiBuilder, HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import { HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { Effect } from "effect"
 import { createHash } from "node:crypto"
 import { routeOf } from "../Routes.ts"
@@ -60,11 +60,11 @@ const validated = (request: HttpServerRequest.HttpServerRequest, cacheControl: s
 }
 
 /** ETag, Cache-Control and 304 on the routes of `cacheControls`. */
-export const Validators = HttpApiBuilder.middleware((app) =>
+export const Validators = HttpRouter.middleware((app) =>
   Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
     const reads = request.method === "GET" || request.method === "HEAD"
     const route = reads ? routeOf(request.method, request.url.split("?")[0] ?? "/") : undefined
     const cacheControl = route === undefined ? undefined : cacheControls[route]
     return cacheControl === undefined ? app : Effect.map(app, validated(request, cacheControl))
-  })
+  }), { global: true }
 )

@@ -4,11 +4,14 @@
  * `iat`, or `exp` − now without `iat`) of at most AUTH_MAX_TOKEN_LIFETIME_SECONDS, and the skew
  * allowed on `exp` and `nbf`; each refusal names its claim.
  */
-import { FileSystem } from "@effect/platform"
+import { FileSystem } from "effect"
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Either, FastCheck as fc, Layer, Option, Redacted, TestClock } from "effect"
+import { Effect, Layer, Option, Redacted, Result } from "effect"
+import { TestClock } from "effect/testing"
+import * as fc from "fast-check"
 import * as jose from "jose"
 import { JwtVerifier } from "../../src/Auth/Jwt.ts"
+import { forAll } from "../support/Property.ts"
 import { stub, testConfig } from "../support/Stub.ts"
 
 const secret = "a-secret-for-the-claims-tests-0123456789abcdef"
@@ -20,7 +23,7 @@ const defaultMax = 30 * 24 * 60 * 60
 const year275760 = 8_640_000_000_000
 
 const verifierWith = (settings: { readonly maxTokenLifetimeSeconds?: number; readonly clockSkewSeconds?: number } = {}) =>
-  JwtVerifier.Default.pipe(
+  JwtVerifier.layer.pipe(
     Layer.provide(testConfig((c) => ({ ...c, auth: { ...c.auth, jwtSecret: Option.some(Redacted.make(secret)), ...settings } }))),
     // the secret is configured: nothing is read from the data folder
     Layer.provide(stub(FileSystem.FileSystem, {}))
@@ -43,14 +46,14 @@ const verifyAt = (claims: { readonly iat?: number | undefined; readonly exp: num
     yield* TestClock.setTime(now * 1000)
     const token = yield* sign(claims)
     const verifier = yield* JwtVerifier
-    return yield* verifier.verify(token).pipe(Effect.map((c) => c.sub), Effect.mapError((e) => e.message), Effect.either)
+    return yield* verifier.verify(token).pipe(Effect.map((c) => c.sub), Effect.mapError((e) => e.message), Effect.result)
   })
 
-const accepted = Either.right("clock-user")
+const accepted = Result.succeed("clock-user")
 
-const refusedNaming = (answer: Either.Either<string, string>, claim: string) => {
-  expect(Either.isLeft(answer), `accepted, expected a refusal naming ${claim}`).toBe(true)
-  expect(Either.getLeft(answer).pipe(Option.getOrThrow)).toMatch(new RegExp(`\\b${claim}\\b`))
+const refusedNaming = (answer: Result.Result<string, string>, claim: string) => {
+  expect(Result.isFailure(answer), `accepted, expected a refusal naming ${claim}`).toBe(true)
+  expect(Result.getFailure(answer).pipe(Option.getOrThrow)).toMatch(new RegExp(`\\b${claim}\\b`))
 }
 
 describe("iat", () => {
@@ -102,29 +105,27 @@ describe("exp and nbf", () => {
   it.effect("are allowed the same skew", () =>
     Effect.gen(function*() {
       expect(yield* verifyAt({ iat: now - 3600, exp: now - defaultSkew + 1 })).toEqual(accepted)
-      expect(yield* verifyAt({ iat: now - 3600, exp: now - defaultSkew })).toEqual(Either.left("The token has expired"))
+      expect(yield* verifyAt({ iat: now - 3600, exp: now - defaultSkew })).toEqual(Result.fail("The token has expired"))
       expect(yield* verifyAt({ iat: now, exp: now + 3600, nbf: now + defaultSkew })).toEqual(accepted)
       refusedNaming(yield* verifyAt({ iat: now, exp: now + 3600, nbf: now + defaultSkew + 1 }), "nbf")
     }).pipe(Effect.provide(verifierWith())))
 })
 
-it.effect.prop(
+it.effect(
   "a token is accepted exactly when it has not expired, iat is within the skew and its lifetime within the maximum",
-  [
+  () => forAll([
     fc.integer({ min: 0, max: 300 }),
     fc.integer({ min: 1, max: 10 * 86_400 }),
     fc.option(fc.integer({ min: -20 * 86_400, max: 600 }), { nil: undefined }),
     fc.integer({ min: -600, max: 20 * 86_400 })
-  ],
-  ([skew, max, iatOffset, expOffset]) =>
+  ], ([skew, max, iatOffset, expOffset]) =>
     Effect.gen(function*() {
       const iat = iatOffset === undefined ? undefined : now + iatOffset
       const exp = now + expOffset
       const answer = yield* verifyAt({ iat, exp })
-      if (exp <= now - skew) expect(answer).toEqual(Either.left("The token has expired"))
+      if (exp <= now - skew) expect(answer).toEqual(Result.fail("The token has expired"))
       else if (iat !== undefined && iat > now + skew) refusedNaming(answer, "iat")
       else if (exp - (iat ?? now) > max) refusedNaming(answer, "exp")
       else expect(answer).toEqual(accepted)
-    }).pipe(Effect.provide(verifierWith({ clockSkewSeconds: skew, maxTokenLifetimeSeconds: max }))),
-  { fastCheck: { numRuns: 100 } }
+    }).pipe(Effect.provide(verifierWith({ clockSkewSeconds: skew, maxTokenLifetimeSeconds: max }))), { numRuns: 100 })
 )

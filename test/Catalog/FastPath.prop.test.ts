@@ -10,7 +10,7 @@
  */
 import { expect, layer } from "@effect/vitest"
 import { Effect } from "effect"
-import * as fc from "effect/FastCheck"
+import * as fc from "fast-check"
 import semver from "semver"
 import type { NodeInput, VersionInput } from "../../scripts/lib/Seeder.ts"
 import type { NodeStatus, NodeVersionStatus } from "../../src/Domain/Node.ts"
@@ -18,6 +18,7 @@ import { arbVersionStatus, getPage } from "../support/Catalogue.ts"
 import { query } from "../support/Db.ts"
 import { expectStatus, get } from "../support/Http.ts"
 import { Service } from "../support/Service.ts"
+import { forAll } from "../support/Property.ts"
 
 const text = fc.option(fc.string({ minLength: 0, maxLength: 12 }), { nil: undefined })
 const list = fc.array(fc.constantFrom("Linux", "windows", "cuda", "a b", "é", ""), { maxLength: 3 })
@@ -110,54 +111,58 @@ const newestActive = <V extends { readonly version: string; readonly status: Nod
 let runs = 0
 
 layer(Service.layer(), { excludeTestServices: true })("the fast path and the typed records", (it) => {
-  it.effect.prop(
+  it.effect(
     "a listed node, its latest version and its publisher are the same JSON both ways",
-    { publisher: arbPublisher, nodes: fc.array(arbNode, { minLength: 1, maxLength: 6 }), micros },
-    ({ micros, nodes, publisher }) =>
-      Effect.gen(function*() {
-        const service = yield* Service
-        const run = ++runs
-        const publisherId = `fp-${run}`
-        const seeded: Array<NodeInput> = nodes.map(({ versions: _versions, ...node }, i) =>
-          defined({ ...node, id: `fp-${run}-${i}`, publisher_id: publisherId })
-        )
-        const versions: Array<VersionInput> = nodes.flatMap((node, i) =>
-          node.versions.map(({ archived: _archived, ...v }) => defined({ ...v, node_id: `fp-${run}-${i}` }))
-        )
-        yield* service.writes.upsertPublishers([defined({ id: publisherId, ...publisher })])
-        for (const node of seeded) yield* service.writes.insertNodes([node])
-        yield* service.writes.insertVersions(versions)
-        // some versions have their archive: those that are also active get a download URL
-        const archived = nodes.flatMap((node, i) => node.versions.filter((v) => v.archived).map((v) => `fp-${run}-${i}@${v.version}`))
-        yield* query(service, "UPDATE node_versions SET archive_bytes = 1 WHERE node_id || '@' || version = ANY($1)", [archived])
-        const later = `${micros} microseconds`
-        yield* query(service, "UPDATE publishers SET created_at = created_at + $2::interval WHERE id = $1", [publisherId, later])
-        yield* query(service, "UPDATE nodes SET created_at = created_at + $2::interval WHERE publisher_id = $1", [publisherId, later])
-        yield* query(
-          service,
-          "UPDATE node_versions v SET created_at = v.created_at + $2::interval FROM nodes n WHERE n.id = v.node_id AND n.publisher_id = $1",
-          [publisherId, later]
-        )
+    () =>
+      forAll(
+        { publisher: arbPublisher, nodes: fc.array(arbNode, { minLength: 1, maxLength: 6 }), micros },
+        ({ micros, nodes, publisher }) =>
+          Effect.gen(function*() {
+            const service = yield* Service
+            const run = ++runs
+            const publisherId = `fp-${run}`
+            const seeded: Array<NodeInput> = nodes.map(({ versions: _versions, ...node }, i) =>
+              defined({ ...node, id: `fp-${run}-${i}`, publisher_id: publisherId })
+            )
+            const versions: Array<VersionInput> = nodes.flatMap((node, i) =>
+              node.versions.map(({ archived: _archived, ...v }) => defined({ ...v, node_id: `fp-${run}-${i}` }))
+            )
+            yield* service.writes.upsertPublishers([defined({ id: publisherId, ...publisher })])
+            for (const node of seeded) yield* service.writes.insertNodes([node])
+            yield* service.writes.insertVersions(versions)
+            // some versions have their archive: those that are also active get a download URL
+            const archived = nodes.flatMap((node, i) => node.versions.filter((v) => v.archived).map((v) => `fp-${run}-${i}@${v.version}`))
+            yield* query(service, "UPDATE node_versions SET archive_bytes = 1 WHERE node_id || '@' || version = ANY($1)", [archived])
+            const later = `${micros} microseconds`
+            yield* query(service, "UPDATE publishers SET created_at = created_at + $2::interval WHERE id = $1", [publisherId, later])
+            yield* query(service, "UPDATE nodes SET created_at = created_at + $2::interval WHERE publisher_id = $1", [publisherId, later])
+            yield* query(
+              service,
+              "UPDATE node_versions v SET created_at = v.created_at + $2::interval FROM nodes n WHERE n.id = v.node_id AND n.publisher_id = $1",
+              [publisherId, later]
+            )
 
-        const page = yield* getPage(service, "/nodes", { node_id: seeded.map((n) => n.id), latest: "true", limit: 500 })
-        expect(page.nodes.map((n) => n.id).sort()).toEqual(seeded.filter((n) => n.status === "NodeStatusActive").map((n) => n.id).sort())
-        const archives = `${service.config.publicBaseUrl}/archives/`
-        for (const listed of page.nodes) {
-          const typed = expectStatus(yield* get(service, `/nodes/${listed.id}`), 200, listed.id).body
-          expect(typed, listed.id).toStrictEqual(listed)
-          const stored = newestActive(nodes[Number(listed.id.split("-").pop())]!.versions)
-          if (stored === undefined) {
-            expect(listed.latest_version, `${listed.id} latest_version`).toBeUndefined()
-          } else {
-            expect(listed.latest_version, `${listed.id} latest_version`)
-              .toStrictEqual({ ...expectedVersion(listed.id, stored, archives), id: listed.latest_version?.id })
-            const version = yield* get(service, `/nodes/${listed.id}/versions/${encodeURIComponent(stored.version)}`)
-            expect(expectStatus(version, 200, listed.id).body, `${listed.id} version`).toStrictEqual(listed.latest_version)
-          }
-          const owner = yield* get(service, `/publishers/${publisherId}`)
-          expect(expectStatus(owner, 200, publisherId).body, `${listed.id} publisher`).toStrictEqual(listed.publisher)
-        }
-      }),
-    { timeout: 120_000, fastCheck: { numRuns: 25 } }
+            const page = yield* getPage(service, "/nodes", { node_id: seeded.map((n) => n.id), latest: "true", limit: 500 })
+            expect(page.nodes.map((n) => n.id).sort()).toEqual(seeded.filter((n) => n.status === "NodeStatusActive").map((n) => n.id).sort())
+            const archives = `${service.config.publicBaseUrl}/archives/`
+            for (const listed of page.nodes) {
+              const typed = expectStatus(yield* get(service, `/nodes/${listed.id}`), 200, listed.id).body
+              expect(typed, listed.id).toStrictEqual(listed)
+              const stored = newestActive(nodes[Number(listed.id.split("-").pop())]!.versions)
+              if (stored === undefined) {
+                expect(listed.latest_version, `${listed.id} latest_version`).toBeUndefined()
+              } else {
+                expect(listed.latest_version, `${listed.id} latest_version`)
+                  .toStrictEqual({ ...expectedVersion(listed.id, stored, archives), id: listed.latest_version?.id })
+                const version = yield* get(service, `/nodes/${listed.id}/versions/${encodeURIComponent(stored.version)}`)
+                expect(expectStatus(version, 200, listed.id).body, `${listed.id} version`).toStrictEqual(listed.latest_version)
+              }
+              const owner = yield* get(service, `/publishers/${publisherId}`)
+              expect(expectStatus(owner, 200, publisherId).body, `${listed.id} publisher`).toStrictEqual(listed.publisher)
+            }
+          }),
+        { numRuns: 25 }
+      ),
+    { timeout: 120_000 }
   )
 })

@@ -4,7 +4,7 @@
  */
 import { expect, layer } from "@effect/vitest"
 import { Effect } from "effect"
-import * as fc from "effect/FastCheck"
+import * as fc from "fast-check"
 import { sortColumns } from "../../src/Domain/Node.ts"
 import type { NodeInput, VersionInput } from "../../scripts/lib/Seeder.ts"
 import {
@@ -25,6 +25,7 @@ import { clientFor, type ListParams } from "../support/Client.ts"
 import { addMember } from "../support/Db.ts"
 import { expectBadRequest, expectError, expectStatus, get } from "../support/Http.ts"
 import { Service } from "../support/Service.ts"
+import { forAll } from "../support/Property.ts"
 
 const at = (iso: string) => new Date(iso)
 
@@ -37,7 +38,7 @@ const fresh = { latest: "true" } as const
 const listedPage = (params: ListParams) =>
   Effect.gen(function*() {
     const client = yield* clientFor(yield* Service)
-    return yield* client.api.catalog.listAllNodes({ urlParams: { latest: true, ...params } })
+    return yield* client.api.catalog.listAllNodes({ query: { latest: true, ...params } })
   })
 
 const idsOf = (nodes: ReadonlyArray<{ readonly id: string }>) => nodes.map((n) => n.id)
@@ -260,26 +261,30 @@ onFreshService("GET /nodes: page, limit and the wire format", (it) => {
       const { translations: _kept, ...rest } = full
       expect(expectStatus(yield* get(service, "/nodes/full-node?include_translations=false"), 200, "false").body).toStrictEqual(rest)
       const client = yield* clientFor(service)
-      const typed = yield* client.api.catalog.getNode({ path: { nodeId: "full-node" }, urlParams: { include_translations: false } })
+      const typed = yield* client.api.catalog.getNode({ params: { nodeId: "full-node" }, query: { include_translations: false } })
       expect(typed.translations).toBeUndefined()
       expect(typed.name).toBe(full["name"])
     }))
 
-  it.effect.prop(
+  it.effect(
     "GET /nodes/{nodeId}: include_translations is true/1 or false/0, anything else 400 naming it",
-    { value: fc.oneof(fc.constantFrom("true", "false", "1", "0", "TRUE", "no", ""), fc.string({ maxLength: 6 })) },
-    ({ value }) =>
-      Effect.gen(function*() {
-        const service = yield* Service
-        const answer = yield* get(service, `/nodes/full-node${queryString({ include_translations: value })}`)
-        if (["true", "1", "false", "0"].includes(value)) {
-          const body = expectStatus(answer, 200, value).body as Record<string, unknown>
-          expect("translations" in body, value).toBe(value === "true" || value === "1")
-        } else {
-          expectBadRequest(answer, "include_translations")
-        }
-      }),
-    { timeout: 60_000, fastCheck: { numRuns: 40 } }
+    () =>
+      forAll(
+        { value: fc.oneof(fc.constantFrom("true", "false", "1", "0", "TRUE", "no", ""), fc.string({ maxLength: 6 })) },
+        ({ value }) =>
+          Effect.gen(function*() {
+            const service = yield* Service
+            const answer = yield* get(service, `/nodes/full-node${queryString({ include_translations: value })}`)
+            if (["true", "1", "false", "0"].includes(value)) {
+              const body = expectStatus(answer, 200, value).body as Record<string, unknown>
+              expect("translations" in body, value).toBe(value === "true" || value === "1")
+            } else {
+              expectBadRequest(answer, "include_translations")
+            }
+          }),
+        { numRuns: 40 }
+      ),
+    { timeout: 60_000 }
   )
 })
 

@@ -43,7 +43,7 @@ const okVersion = (nodeId: string, version: string) =>
 const clientVersion = (nodeId: string, versionId: string) =>
   Effect.gen(function*() {
     const client = yield* clientFor(yield* Service)
-    return yield* client.api.catalog.getNodeVersion({ path: { nodeId, versionId } })
+    return yield* client.api.catalog.getNodeVersion({ params: { nodeId, versionId } })
   })
 
 layer(Service.layer(), { excludeTestServices: true })("GET /nodes/{nodeId}/versions/{versionId}", (it) => {

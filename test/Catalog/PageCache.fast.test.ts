@@ -4,7 +4,8 @@
  * misses of one page share one query, and nothing is cached while the listener is down.
  */
 import { expect, it } from "@effect/vitest"
-import { Deferred, Effect, Fiber, FiberId, Layer, Schedule, Stream, TestClock } from "effect"
+import { Deferred, Effect, Fiber, Layer, Schedule, Stream } from "effect"
+import { TestClock } from "effect/testing"
 import * as zlib from "node:zlib"
 import { NodePages, type NodeQuery } from "../../src/Catalog/NodePages.ts"
 import { CatalogueNotices, ListenerLost, PageCache, ServedPage } from "../../src/Catalog/PageCache.ts"
@@ -23,7 +24,7 @@ const listening = Stream.concat(Stream.make(undefined), Stream.never)
 /** The cache over pages numbered by how many times they were computed. */
 const cacheOver = (notices: Stream.Stream<string | undefined, ListenerLost>, listPage?: (q: NodeQuery) => Effect.Effect<{ nodes: string; total: number }>) => {
   let computed = 0
-  const layer = PageCache.DefaultWithoutDependencies.pipe(
+  const layer = PageCache.layerWithoutDependencies.pipe(
     Layer.provide([
       stub(NodePages, {
         listPage: listPage ?? (() => Effect.sync(() => ({ nodes: `{"n":${++computed}}`, total: computed })))
@@ -59,7 +60,7 @@ it.effect("pages live for the TTL, a change drops them, latest=true computes and
 
 it.effect("a page whose query started before a change and ended after it is never served from the cache", () => {
   let calls = 0
-  const gates = [Deferred.unsafeMake<void>(FiberId.none), Deferred.unsafeMake<void>(FiberId.none)]
+  const gates = [Deferred.makeUnsafe<void>(), Deferred.makeUnsafe<void>()]
   const { layer } = cacheOver(listening, () =>
     Effect.gen(function*() {
       const call = calls++
@@ -69,8 +70,8 @@ it.effect("a page whose query started before a change and ended after it is neve
   return Effect.gen(function*() {
     const cache = yield* PageCache
     yield* TestClock.adjust(0)
-    const slow = yield* Effect.fork(cache.get(query, false))
-    yield* Effect.yieldNow()
+    const slow = yield* Effect.forkChild(cache.get(query, false))
+    yield* Effect.yieldNow
     // the change commits while the first query runs; it then answers what it read before
     yield* cache.invalidate
     yield* Deferred.succeed(gates[0]!, undefined)
@@ -81,15 +82,15 @@ it.effect("a page whose query started before a change and ended after it is neve
 })
 
 it.effect("concurrent misses of one page share one query", () => {
-  const gate = Deferred.unsafeMake<void>(FiberId.none)
+  const gate = Deferred.makeUnsafe<void>()
   let calls = 0
   const { layer } = cacheOver(listening, () =>
     Effect.as(Deferred.await(gate), { nodes: `{"n":${++calls}}`, total: calls }))
   return Effect.gen(function*() {
     const cache = yield* PageCache
     yield* TestClock.adjust(0)
-    const fibers = yield* Effect.forEach([1, 2, 3, 4], () => Effect.fork(cache.get(query, false)))
-    yield* Effect.yieldNow()
+    const fibers = yield* Effect.forEach([1, 2, 3, 4], () => Effect.forkChild(cache.get(query, false)))
+    yield* Effect.yieldNow
     yield* Deferred.succeed(gate, undefined)
     const pages = yield* Effect.forEach(fibers, Fiber.join)
     expect(calls).toBe(1)
@@ -159,8 +160,8 @@ it.effect("a form whose first asker is interrupted mid-compression is still made
     // large enough to be compressed on the thread pool, so the first asker waits there
     const body = new Uint8Array(256 * 1024).fill(97)
     const forms = yield* encodeForms(body, () => Effect.void)
-    const first = yield* Effect.fork(forms.br)
-    for (let i = 0; i < 5; i++) yield* Effect.yieldNow()
+    const first = yield* Effect.forkChild(forms.br)
+    for (let i = 0; i < 5; i++) yield* Effect.yieldNow
     yield* Fiber.interrupt(first)
     expect(zlib.brotliDecompressSync(yield* forms.br).equals(Buffer.from(body))).toBe(true)
   }))

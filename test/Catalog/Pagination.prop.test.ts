@@ -9,7 +9,7 @@
  */
 import { expect, layer } from "@effect/vitest"
 import { Effect } from "effect"
-import * as fc from "effect/FastCheck"
+import * as fc from "fast-check"
 import { sortColumns } from "../../src/Domain/Node.ts"
 import type { NodeInput } from "../../scripts/lib/Seeder.ts"
 import {
@@ -26,6 +26,7 @@ import {
 } from "../support/Catalogue.ts"
 import { addMember } from "../support/Db.ts"
 import { Service } from "../support/Service.ts"
+import { forAll } from "../support/Property.ts"
 
 // --- arbitraries: small value pools, so that ties are the rule ---------------------------------
 
@@ -98,70 +99,82 @@ const expectWalk = (cat: Catalogue, served: ReadonlyArray<WireNode>, expected: R
 }
 
 layer(Service.layer(), { excludeTestServices: true })("paging", (it) => {
-  it.effect.prop(
+  it.effect(
     "GET /nodes: every matching node exactly once, in the model's total order",
-    {
-      catalogue: arbCatalogue,
-      limit: arbLimit,
-      sort: arbSort,
-      os: fc.option(fc.constantFrom("linux", "WINDOWS", "beos"), { nil: undefined }),
-      secondBanned: fc.boolean()
-    },
-    ({ catalogue, limit, os, secondBanned, sort }) =>
-      Effect.gen(function*() {
-        const { cat, run, service } = yield* seed(catalogue, secondBanned)
-        const nodeIds = [...cat.nodes.keys(), `r${run}-missing`]
-        const q: ModelQuery = { sort, node_id: nodeIds, ...(os === undefined ? {} : { supported_os: os }) }
-        const expected = cat.expected(q)
-        const walked = yield* walkPages(service, "/nodes", {
-          latest: "true",
-          node_id: nodeIds,
-          sort: sort.map(sortParam),
-          supported_os: os
-        }, limit)
-        expect(walked.total).toBe(expected.length)
-        expectWalk(cat, walked.nodes, expected)
-      }),
-    { timeout: 120_000, fastCheck: { numRuns: 20 } }
+    () =>
+      forAll(
+        {
+          catalogue: arbCatalogue,
+          limit: arbLimit,
+          sort: arbSort,
+          os: fc.option(fc.constantFrom("linux", "WINDOWS", "beos"), { nil: undefined }),
+          secondBanned: fc.boolean()
+        },
+        ({ catalogue, limit, os, secondBanned, sort }) =>
+          Effect.gen(function*() {
+            const { cat, run, service } = yield* seed(catalogue, secondBanned)
+            const nodeIds = [...cat.nodes.keys(), `r${run}-missing`]
+            const q: ModelQuery = { sort, node_id: nodeIds, ...(os === undefined ? {} : { supported_os: os }) }
+            const expected = cat.expected(q)
+            const walked = yield* walkPages(service, "/nodes", {
+              latest: "true",
+              node_id: nodeIds,
+              sort: sort.map(sortParam),
+              supported_os: os
+            }, limit)
+            expect(walked.total).toBe(expected.length)
+            expectWalk(cat, walked.nodes, expected)
+          }),
+        { numRuns: 20 }
+      ),
+    { timeout: 120_000 }
   )
 
-  it.effect.prop(
+  it.effect(
     "GET /nodes: the same walk through the cached path agrees with the database",
-    { catalogue: arbCatalogue, limit: fc.integer({ min: 1, max: 8 }), sort: arbSort },
-    ({ catalogue, limit, sort }) =>
-      Effect.gen(function*() {
-        const { cat, run, service } = yield* seed(catalogue, false)
-        const nodeIds = [...cat.nodes.keys(), `r${run}-missing`]
-        const expected = cat.expected({ sort, node_id: nodeIds })
-        const walked = yield* walkPages(service, "/nodes", { node_id: nodeIds, sort: sort.map(sortParam) }, limit)
-        expect(walked.total).toBe(expected.length)
-        expectWalk(cat, walked.nodes, expected)
-      }),
-    { timeout: 120_000, fastCheck: { numRuns: 15 } }
+    () =>
+      forAll(
+        { catalogue: arbCatalogue, limit: fc.integer({ min: 1, max: 8 }), sort: arbSort },
+        ({ catalogue, limit, sort }) =>
+          Effect.gen(function*() {
+            const { cat, run, service } = yield* seed(catalogue, false)
+            const nodeIds = [...cat.nodes.keys(), `r${run}-missing`]
+            const expected = cat.expected({ sort, node_id: nodeIds })
+            const walked = yield* walkPages(service, "/nodes", { node_id: nodeIds, sort: sort.map(sortParam) }, limit)
+            expect(walked.total).toBe(expected.length)
+            expectWalk(cat, walked.nodes, expected)
+          }),
+        { numRuns: 15 }
+      ),
+    { timeout: 120_000 }
   )
 
-  it.effect.prop(
+  it.effect(
     "GET /publishers/{id}/nodes/v2: pages cover the publisher's nodes exactly once, with and without banned ones",
-    { catalogue: arbCatalogue, limit: arbLimit },
-    ({ catalogue, limit }) =>
-      Effect.gen(function*() {
-        const { cat, first, run, service } = yield* seed(catalogue, false)
-        const owner = `owner-${run}`
-        yield* addMember(service, first, owner, "owner")
-        const token = yield* Effect.promise(() => service.token({ sub: owner }))
-        const mine = [...cat.nodes.values()].filter((n) => n.publisher_id === first)
-        const order = (nodes: Array<ModelNode>) => nodes.sort(compareNodes([]))
-        const listed = order(mine.filter((n) => n.status === "NodeStatusActive"))
-        const withBanned = order(mine.filter((n) => n.status !== "NodeStatusDeleted"))
+    () =>
+      forAll(
+        { catalogue: arbCatalogue, limit: arbLimit },
+        ({ catalogue, limit }) =>
+          Effect.gen(function*() {
+            const { cat, first, run, service } = yield* seed(catalogue, false)
+            const owner = `owner-${run}`
+            yield* addMember(service, first, owner, "owner")
+            const token = yield* Effect.promise(() => service.token({ sub: owner }))
+            const mine = [...cat.nodes.values()].filter((n) => n.publisher_id === first)
+            const order = (nodes: Array<ModelNode>) => nodes.sort(compareNodes([]))
+            const listed = order(mine.filter((n) => n.status === "NodeStatusActive"))
+            const withBanned = order(mine.filter((n) => n.status !== "NodeStatusDeleted"))
 
-        const path = `/publishers/${first}/nodes/v2`
-        const plain = yield* walkPages(service, path, {}, limit, token)
-        expect(plain.total).toBe(listed.length)
-        expectWalk(cat, plain.nodes, listed)
-        const all = yield* walkPages(service, path, { include_banned: "true" }, limit, token)
-        expect(all.total).toBe(withBanned.length)
-        expectWalk(cat, all.nodes, withBanned)
-      }),
-    { timeout: 120_000, fastCheck: { numRuns: 15 } }
+            const path = `/publishers/${first}/nodes/v2`
+            const plain = yield* walkPages(service, path, {}, limit, token)
+            expect(plain.total).toBe(listed.length)
+            expectWalk(cat, plain.nodes, listed)
+            const all = yield* walkPages(service, path, { include_banned: "true" }, limit, token)
+            expect(all.total).toBe(withBanned.length)
+            expectWalk(cat, all.nodes, withBanned)
+          }),
+        { numRuns: 15 }
+      ),
+    { timeout: 120_000 }
   )
 })

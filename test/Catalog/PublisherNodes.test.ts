@@ -94,8 +94,8 @@ layer(Service.layer(), { excludeTestServices: true })("publisher listings", (it)
       yield* service.writes.insertNodes(many.map((id, i) => ({ id, publisher_id: "big", downloads: i % 7 })))
       const stranger = yield* bearerClient(service, tokens.stranger)
       const nodes = yield* stranger.api.publisherNodes.listNodesForPublisher({
-        path: { publisherId: "big" },
-        urlParams: {}
+        params: { publisherId: "big" },
+        query: {}
       })
       expect(nodes).toHaveLength(520)
       expect(sorted(nodes.map((n) => n.id))).toEqual(many)
@@ -202,13 +202,13 @@ layer(Service.layer(), { excludeTestServices: true })("publisher listings", (it)
       }
       const stranger = yield* bearerClient(service, tokens.stranger)
       const plain = yield* stranger.api.publisherNodes.listNodesForPublisherV2({
-        path: { publisherId: "acme" },
-        urlParams: { limit: 50 }
+        params: { publisherId: "acme" },
+        query: { limit: 50 }
       })
       expect(plain.nodes.map((n) => n.id)).toEqual(inDefaultOrder(acmeActive))
       const empty = yield* stranger.api.publisherNodes.listNodesForPublisherV2({
-        path: { publisherId: "empty" },
-        urlParams: {}
+        params: { publisherId: "empty" },
+        query: {}
       })
       expect(empty).toEqual({ limit: 10, nodes: [], page: 1, total: 0, totalPages: 0 })
     }))

@@ -5,11 +5,12 @@
  * admits; the host's extension manager's `git describe` tags mean their base version.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { Either, Schema } from "effect"
-import * as fc from "effect/FastCheck"
+import { Result, Schema } from "effect"
+import * as fc from "fast-check"
 import semver from "semver"
 import { normaliseRange } from "../../src/Domain/Ranges.ts"
 import { HostRangeFromString, type HostInterval, hostIntervals, HostVersion, hostVersionKey, isUnknownHostVersion, NormalisedHostRange, semverKey } from "../../src/Domain/Semver.ts"
+import { forAllSync } from "../support/Property.ts"
 
 type Release = readonly [number, number, number]
 const small = fc.integer({ min: 0, max: 3 })
@@ -74,21 +75,21 @@ const storedAdmits = (range: string, version: string) => {
 }
 
 describe("normaliseRange", () => {
-  it.prop("the stored range admits exactly what the PEP 440 range admits, or node-semver's when it is in that form", [pepRange, release], ([r, v]) => {
+  it("the stored range admits exactly what the PEP 440 range admits, or node-semver's when it is in that form", () => forAllSync([pepRange, release], ([r, v]) => {
     const normal = normaliseRange(r.text)
     expect(normal).toBeTypeOf("string")
     const expected = isPepForm(r.text)
       ? r.alts.some((cs) => cs.every((c) => pepAdmits(c, v)))
       : semver.satisfies(text(v), r.text, { includePrerelease: true })
     expect(storedAdmits(normal!, text(v))).toBe(expected)
-  })
+  }))
 
-  it.prop("is idempotent and its result is node-semver's form", [pepRange], ([r]) => {
+  it("is idempotent and its result is node-semver's form", () => forAllSync([pepRange], ([r]) => {
     const normal = normaliseRange(r.text)!
     expect(normaliseRange(normal)).toBe(normal)
     expect(isPepForm(normal)).toBe(false)
     expect(semver.validRange(normal, { includePrerelease: true })).not.toBeNull()
-  })
+  }))
 
   it("writes the forms comfy-cli passes through in node-semver's words", () => {
     expect(normaliseRange(">=0.3.0,<2.0.0")).toBe(">=0.3.0 <2.0.0")
@@ -109,36 +110,36 @@ describe("normaliseRange", () => {
   })
 
   it("names the field's expectation and keeps the intervals in the parsed range", () => {
-    const decode = Schema.decodeUnknownEither(HostRangeFromString(200))
-    expect(Either.getOrThrow(decode(">=0.3.0,<2.0.0")).text).toBe(">=0.3.0 <2.0.0")
-    expect(Either.getOrThrow(decode(">=0.3.0,<2.0.0")).intervals).toEqual(hostIntervals(">=0.3.0 <2.0.0"))
-    expect(Either.getOrThrow(decode("")).intervals).toBeUndefined()
-    expect(Either.isLeft(decode(">=0.3.0,,"))).toBe(true)
+    const decode = Schema.decodeUnknownResult(HostRangeFromString(200))
+    expect(Result.getOrThrow(decode(">=0.3.0,<2.0.0")).text).toBe(">=0.3.0 <2.0.0")
+    expect(Result.getOrThrow(decode(">=0.3.0,<2.0.0")).intervals).toEqual(hostIntervals(">=0.3.0 <2.0.0"))
+    expect(Result.getOrThrow(decode("")).intervals).toBeUndefined()
+    expect(Result.isFailure(decode(">=0.3.0,,"))).toBe(true)
     expect(Schema.decodeUnknownSync(NormalisedHostRange(200))("~=1.2")).toBe(">=1.2.0 <2.0.0-0")
   })
 })
 
 describe("host versions", () => {
   const hash = fc.stringMatching(/^[0-9a-f]{7,12}$/)
-  const decode = Schema.decodeUnknownEither(HostVersion)
+  const decode = Schema.decodeUnknownResult(HostVersion)
 
-  it.prop("a git describe tag means its base version (ComfyUI-Manager manager_core.py get_comfyui_tag)", [release, fc.nat(500), hash], ([v, n, h]) => {
+  it("a git describe tag means its base version (ComfyUI-Manager manager_core.py get_comfyui_tag)", () => forAllSync([release, fc.nat(500), hash], ([v, n, h]) => {
     expect(hostVersionKey(`v${text(v)}-${n}-g${h}`)).toBe(semverKey(text(v)))
     expect(hostVersionKey(`v${text(v)}`)).toBe(semverKey(text(v)))
-    expect(Either.isRight(decode(`v${text(v)}-${n}-g${h}`))).toBe(true)
-  })
+    expect(Result.isSuccess(decode(`v${text(v)}-${n}-g${h}`))).toBe(true)
+  }))
 
   it("unknown or nothing filters nothing (ComfyUI-Manager cnr_utils.py sends 'unknown')", () => {
     for (const unknown of ["unknown", "", "  ", "Unknown"]) {
       expect(isUnknownHostVersion(unknown)).toBe(true)
       expect(hostVersionKey(unknown)).toBeUndefined()
-      expect(Either.isRight(decode(unknown))).toBe(true)
+      expect(Result.isSuccess(decode(unknown))).toBe(true)
     }
   })
 
-  it.prop("anything else that is not a version is refused", [fc.string({ maxLength: 12 })], ([s]) => {
+  it("anything else that is not a version is refused", () => forAllSync([fc.string({ maxLength: 12 })], ([s]) => {
     const readable = isUnknownHostVersion(s) || hostVersionKey(s) !== undefined
-    expect(Either.isRight(decode(s))).toBe(readable)
-    for (const bad of ["latest", "1.3", "1.x", "v0.3", "0.3.60.1", "0.3.60-"]) expect(Either.isLeft(decode(bad))).toBe(true)
-  })
+    expect(Result.isSuccess(decode(s))).toBe(readable)
+    for (const bad of ["latest", "1.3", "1.x", "v0.3", "0.3.60.1", "0.3.60-"]) expect(Result.isFailure(decode(bad))).toBe(true)
+  }))
 })

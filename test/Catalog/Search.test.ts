@@ -6,12 +6,13 @@
  */
 import { expect, layer } from "@effect/vitest"
 import { Effect } from "effect"
-import * as fc from "effect/FastCheck"
+import * as fc from "fast-check"
 import type { NodeInput } from "../../scripts/lib/Seeder.ts"
 import { Catalogue, decodeNodeList, getPage, ids, type Query, queryString, walkPages } from "../support/Catalogue.ts"
 import { clientFor } from "../support/Client.ts"
 import { expectBadRequest, expectError, expectStatus, get, getText, send } from "../support/Http.ts"
 import { type Running, Service } from "../support/Service.ts"
+import { forAll } from "../support/Property.ts"
 
 /** A search text that is not blank yet has no letter or digit: nothing to look for, a 400. */
 const nothingToLookFor = (text: string) => text.trim() !== "" && !/[\p{L}\p{N}]/u.test(text)
@@ -24,7 +25,7 @@ const found = (
 ) =>
   Effect.gen(function*() {
     const client = yield* clientFor(service)
-    const page = yield* client.api.catalog.searchNodes({ urlParams: { search, limit: 500, ...more } })
+    const page = yield* client.api.catalog.searchNodes({ query: { search, limit: 500, ...more } })
     expect(page.total).toBe(page.nodes.length)
     return page.nodes.map((n) => n.id)
   })
@@ -249,7 +250,7 @@ layer(Service.layer(), { excludeTestServices: true })("GET /nodes/search", (it) 
       // what ComfyUI_frontend (src/services/providers/registrySearchProvider.ts) sends for a node search:
       // the name alone, with limit and page; its alias comfy_node_search is mapped onto host_node_search
       const client = yield* clientFor(service)
-      const page = yield* client.api.catalog.searchNodes({ urlParams: { host_node_search: "ZoomUpscaler", limit: 20, page: 1 } })
+      const page = yield* client.api.catalog.searchNodes({ query: { host_node_search: "ZoomUpscaler", limit: 20, page: 1 } })
       expect(page.nodes.map((n) => n.id)).toEqual(["up-exact", "up-prefix", "up-infix"])
       expect(yield* searched(service, { host_node_search: "zoomupscaler" })).toEqual(["up-exact", "up-prefix", "up-infix"])
       // no exact name nor prefix: the registry's order (downloads)
@@ -313,69 +314,81 @@ layer(Service.layer(), { excludeTestServices: true })("GET /nodes/search", (it) 
       expect(yield* searched(service, { search: "quasar", include_banned: "false" })).toEqual(["alpha-node"])
     }))
 
-  it.effect.prop(
+  it.effect(
     "the criteria's validation: text within its length and without NUL (and for search, with a letter or digit) is 200, else 400 naming the parameter",
-    {
-      param: fc.constantFrom("search", "host_node_search", "repository_url_search"),
-      value: fc.oneof(
-        fc.string({ unit: fc.constantFrom(..."%_\\:/@.- aZ9é\u0000"), maxLength: 30 }),
-        fc.string({ unit: "grapheme", maxLength: 40 }),
-        fc.integer({ min: 195, max: 2005 }).map((n) => "x".repeat(n))
-      )
-    },
-    ({ param, value }) =>
-      Effect.gen(function*() {
-        const service = yield* Service
-        const answer = yield* getText(service, `/nodes/search${queryString({ [param]: value })}`)
-        const max = param === "repository_url_search" ? 2000 : 200
-        if (value.includes("\u0000") || value.length > max || (param === "search" && nothingToLookFor(value))) {
-          expectBadRequest({ ...answer, body: JSON.parse(answer.text) }, param)
-        } else {
-          expectStatus(answer, 200, `${param} ${JSON.stringify(value)}`)
-          decodeNodeList(JSON.parse(answer.text))
-        }
-      }),
-    { timeout: 120_000, fastCheck: { numRuns: 100 } }
+    () =>
+      forAll(
+        {
+          param: fc.constantFrom("search", "host_node_search", "repository_url_search"),
+          value: fc.oneof(
+            fc.string({ unit: fc.constantFrom(..."%_\\:/@.- aZ9é\u0000"), maxLength: 30 }),
+            fc.string({ unit: "grapheme", maxLength: 40 }),
+            fc.integer({ min: 195, max: 2005 }).map((n) => "x".repeat(n))
+          )
+        },
+        ({ param, value }) =>
+          Effect.gen(function*() {
+            const service = yield* Service
+            const answer = yield* getText(service, `/nodes/search${queryString({ [param]: value })}`)
+            const max = param === "repository_url_search" ? 2000 : 200
+            if (value.includes("\u0000") || value.length > max || (param === "search" && nothingToLookFor(value))) {
+              expectBadRequest({ ...answer, body: JSON.parse(answer.text) }, param)
+            } else {
+              expectStatus(answer, 200, `${param} ${JSON.stringify(value)}`)
+              decodeNodeList(JSON.parse(answer.text))
+            }
+          }),
+        { numRuns: 100 }
+      ),
+    { timeout: 120_000 }
   )
 
-  it.effect.prop(
+  it.effect(
     "include_banned: true/1 and false/0 are read, anything else is 400 naming it",
-    { value: fc.oneof(fc.constantFrom("true", "false", "1", "0", "TRUE", "yes", ""), fc.string({ maxLength: 6 })) },
-    ({ value }) =>
-      Effect.gen(function*() {
-        const service = yield* Service
-        const answer = yield* get(service, `/nodes/search${queryString({ include_banned: value, search: "quasar" })}`, { token: admin })
-        if (["true", "1"].includes(value)) {
-          expect(ids(decodeNodeList(expectStatus(answer, 200, value).body).nodes).sort()).toEqual(["alpha-node", "banned-quasar", "shady-quasar"])
-        } else if (["false", "0"].includes(value)) {
-          expect(ids(decodeNodeList(expectStatus(answer, 200, value).body).nodes)).toEqual(["alpha-node"])
-        } else {
-          expectBadRequest(answer, "include_banned")
-        }
-      }),
-    { timeout: 60_000, fastCheck: { numRuns: 60 } }
+    () =>
+      forAll(
+        { value: fc.oneof(fc.constantFrom("true", "false", "1", "0", "TRUE", "yes", ""), fc.string({ maxLength: 6 })) },
+        ({ value }) =>
+          Effect.gen(function*() {
+            const service = yield* Service
+            const answer = yield* get(service, `/nodes/search${queryString({ include_banned: value, search: "quasar" })}`, { token: admin })
+            if (["true", "1"].includes(value)) {
+              expect(ids(decodeNodeList(expectStatus(answer, 200, value).body).nodes).sort()).toEqual(["alpha-node", "banned-quasar", "shady-quasar"])
+            } else if (["false", "0"].includes(value)) {
+              expect(ids(decodeNodeList(expectStatus(answer, 200, value).body).nodes)).toEqual(["alpha-node"])
+            } else {
+              expectBadRequest(answer, "include_banned")
+            }
+          }),
+        { numRuns: 60 }
+      ),
+    { timeout: 60_000 }
   )
 
-  it.effect.prop(
+  it.effect(
     "any search text with a letter or digit is answered 200 with a node list, any other a 400 naming search, never 5xx",
-    {
-      search: fc.oneof(
-        fc.string({ unit: fc.constantFrom(..."&|!():*'\\\"<->-_. aZ9é"), minLength: 1, maxLength: 40 }),
-        fc.string({ unit: "grapheme", minLength: 1, maxLength: 60 })
-      )
-    },
-    ({ search }) =>
-      Effect.gen(function*() {
-        const service = yield* Service
-        const answer = yield* getText(service, `/nodes/search${queryString({ search })}`)
-        if (search.includes("\u0000") || search.length > 200 || nothingToLookFor(search)) {
-          expectBadRequest({ ...answer, body: JSON.parse(answer.text) }, "search")
-        } else {
-          expectStatus(answer, 200, `search ${JSON.stringify(search)}`)
-          decodeNodeList(JSON.parse(answer.text))
-        }
-      }),
-    { timeout: 120_000, fastCheck: { numRuns: 150 } }
+    () =>
+      forAll(
+        {
+          search: fc.oneof(
+            fc.string({ unit: fc.constantFrom(..."&|!():*'\\\"<->-_. aZ9é"), minLength: 1, maxLength: 40 }),
+            fc.string({ unit: "grapheme", minLength: 1, maxLength: 60 })
+          )
+        },
+        ({ search }) =>
+          Effect.gen(function*() {
+            const service = yield* Service
+            const answer = yield* getText(service, `/nodes/search${queryString({ search })}`)
+            if (search.includes("\u0000") || search.length > 200 || nothingToLookFor(search)) {
+              expectBadRequest({ ...answer, body: JSON.parse(answer.text) }, "search")
+            } else {
+              expectStatus(answer, 200, `search ${JSON.stringify(search)}`)
+              decodeNodeList(JSON.parse(answer.text))
+            }
+          }),
+        { numRuns: 150 }
+      ),
+    { timeout: 120_000 }
   )
 })
 
@@ -400,45 +413,49 @@ let runs = 0
 const runTag = (run: number) => [2, 1, 0].map((i) => String.fromCharCode(97 + Math.floor(run / 26 ** i) % 26)).join("")
 
 layer(Service.layer(), { excludeTestServices: true })("GET /nodes/search: paging", (it) => {
-  it.effect.prop(
+  it.effect(
     "walking the pages yields every match exactly once, in the order of one big page, with the right total",
-    {
-      catalogue: fc.array(arbNode, { maxLength: 25 }),
-      term: fc.constantFrom(...words),
-      limit: fc.integer({ min: 1, max: 7 })
-    },
-    ({ catalogue, limit, term }) =>
-      Effect.gen(function*() {
-        const service = yield* Service
-        const run = ++runs
-        const tag = runTag(run)
-        const word = (w: string) => `${w}${tag}`
-        const cat = new Catalogue()
-        const nodes: Array<NodeInput> = catalogue.map((n, i) => ({
-          id: `s${run}-${i}`,
-          publisher_id: "pub",
-          name: n.name.map(word).join(" "),
-          description: n.description.map(word).join(" "),
-          tags: n.tags.map(word),
-          downloads: n.downloads,
-          status: n.status,
-          ...(n.search_ranking === undefined ? {} : { search_ranking: n.search_ranking })
-        }))
-        yield* cat.add(service, { publishers: [{ id: "pub" }], nodes })
-        const expected = catalogue.flatMap((n, i) =>
-          n.status === "NodeStatusActive" && [n.name, n.description, n.tags].some((field) => field.includes(term))
-            ? [`s${run}-${i}`]
-            : []
-        )
-        const search = word(term)
-        const walked = yield* walkPages(service, "/nodes/search", { search }, limit)
-        expect(walked.total).toBe(expected.length)
-        const walkedIds = ids(walked.nodes)
-        expect(new Set(walkedIds).size).toBe(walkedIds.length)
-        expect([...walkedIds].sort()).toEqual([...expected].sort())
-        const whole = yield* getPage(service, "/nodes/search", { search, limit: 500 })
-        expect(walkedIds).toEqual(ids(whole.nodes))
-      }),
-    { timeout: 180_000, fastCheck: { numRuns: 20 } }
+    () =>
+      forAll(
+        {
+          catalogue: fc.array(arbNode, { maxLength: 25 }),
+          term: fc.constantFrom(...words),
+          limit: fc.integer({ min: 1, max: 7 })
+        },
+        ({ catalogue, limit, term }) =>
+          Effect.gen(function*() {
+            const service = yield* Service
+            const run = ++runs
+            const tag = runTag(run)
+            const word = (w: string) => `${w}${tag}`
+            const cat = new Catalogue()
+            const nodes: Array<NodeInput> = catalogue.map((n, i) => ({
+              id: `s${run}-${i}`,
+              publisher_id: "pub",
+              name: n.name.map(word).join(" "),
+              description: n.description.map(word).join(" "),
+              tags: n.tags.map(word),
+              downloads: n.downloads,
+              status: n.status,
+              ...(n.search_ranking === undefined ? {} : { search_ranking: n.search_ranking })
+            }))
+            yield* cat.add(service, { publishers: [{ id: "pub" }], nodes })
+            const expected = catalogue.flatMap((n, i) =>
+              n.status === "NodeStatusActive" && [n.name, n.description, n.tags].some((field) => field.includes(term))
+                ? [`s${run}-${i}`]
+                : []
+            )
+            const search = word(term)
+            const walked = yield* walkPages(service, "/nodes/search", { search }, limit)
+            expect(walked.total).toBe(expected.length)
+            const walkedIds = ids(walked.nodes)
+            expect(new Set(walkedIds).size).toBe(walkedIds.length)
+            expect([...walkedIds].sort()).toEqual([...expected].sort())
+            const whole = yield* getPage(service, "/nodes/search", { search, limit: 500 })
+            expect(walkedIds).toEqual(ids(whole.nodes))
+          }),
+        { numRuns: 20 }
+      ),
+    { timeout: 180_000 }
   )
 })

@@ -1,7 +1,8 @@
 import { describe, expect, it } from "@effect/vitest"
-import * as fc from "effect/FastCheck"
+import * as fc from "fast-check"
 import semver from "semver"
 import { type HostInterval, hostIntervals, semverKey } from "../../src/Domain/Semver.ts"
+import { forAllSync } from "../support/Property.ts"
 
 const MAX = Number.MAX_SAFE_INTEGER
 
@@ -80,18 +81,18 @@ const withoutBuild = (v: string): string => v.replace(/\+.*$/, "")
 // --- properties ---------------------------------------------------------------
 
 describe("semverKey", () => {
-  it.prop("key order equals semver.compare", { p: pair }, ({ p: [a, b] }) => {
+  it("key order equals semver.compare", () => forAllSync({ p: pair }, ({ p: [a, b] }) => {
     expect(cmp(key(a), key(b))).toBe(semver.compare(a, b))
-  }, { fastCheck: { numRuns: 3000 } })
+  }, { numRuns: 3000 }))
 
-  it.prop("keys are reflexive and ignore build metadata", { v: version }, ({ v }) => {
+  it("keys are reflexive and ignore build metadata", () => forAllSync({ v: version }, ({ v }) => {
     expect(key(v)).toBe(key(v))
     expect(key(v)).toBe(key(withoutBuild(v)))
-  })
+  }))
 
-  it.prop("keys are printable ASCII", { v: version }, ({ v }) => {
+  it("keys are printable ASCII", () => forAllSync({ v: version }, ({ v }) => {
     expect(key(v)).toMatch(/^[\x20-\x7E]+$/)
-  }, { fastCheck: { numRuns: 1000 } })
+  }, { numRuns: 1000 }))
 
   it("orders the cases a lexical sort gets wrong", () => {
     const ascending = [
@@ -144,12 +145,12 @@ describe("semverKey", () => {
 })
 
 describe("hostIntervals", () => {
-  it.prop("admits exactly what semver.satisfies admits", { rv: rangeAndVersion }, ({ rv: [r, v] }) => {
+  it("admits exactly what semver.satisfies admits", () => forAllSync({ rv: rangeAndVersion }, ({ rv: [r, v] }) => {
     const intervals = hostIntervals(r)
     expect(intervals === undefined, r).toBe(semver.validRange(r, { includePrerelease: true }) === null)
     const got = intervals !== undefined && admits(intervals, key(v))
     expect(got, `${v} in ${r}`).toBe(semver.satisfies(v, r, { includePrerelease: true }))
-  }, { fastCheck: { numRuns: 5000 } })
+  }, { numRuns: 5000 }))
 
   it("treats an empty range as any version", () => {
     const any = [{ lo: null, loIncl: true, hi: null, hiIncl: true }]

@@ -15,7 +15,7 @@ const totals = (service: Running) =>
   Effect.gen(function*() {
     const listed = yield* query<{ n: number }>(service, "SELECT count(*)::int AS n FROM nodes WHERE listed")
     const client = yield* clientFor(service)
-    const page = yield* client.api.catalog.listAllNodes({ urlParams: { limit: 1, latest: true } })
+    const page = yield* client.api.catalog.listAllNodes({ query: { limit: 1, latest: true } })
     return { served: page.total, counted: listed[0]!.n }
   })
 

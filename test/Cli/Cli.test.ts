@@ -13,7 +13,7 @@
  * PUBLIC_BASE_URL. A test instance listens on a port chosen when it starts, so it is reached
  * through a TCP forwarder whose port is known first and given as its PUBLIC_BASE_URL.
  */
-import { NodeContext, NodeHttpClient } from "@effect/platform-node"
+import { NodeHttpClient, NodeServices } from "@effect/platform-node"
 import { expect, layer } from "@effect/vitest"
 import { ConfigProvider, Effect, Layer } from "effect"
 import { execFileSync, spawn } from "node:child_process"
@@ -35,7 +35,7 @@ const launcher = path.join(repoRoot, "bin/registry.mjs")
 /** Largest archive the test instance takes: entries may uncompress to 20 times this before they are flagged. */
 const maxArchiveBytes = 20_000
 
-const ServiceBehindForwarder = Layer.scoped(
+const ServiceBehindForwarder = Layer.effect(
   Service,
   Effect.gen(function*() {
     const proxy = yield* tcpForwarder
@@ -69,11 +69,11 @@ const inProcess = (args: ReadonlyArray<string>, env: Readonly<Record<string, str
     let stdout = ""
     let stderr = ""
     const streams = { stdout: { write: (s: string) => (stdout += s) }, stderr: { write: (s: string) => (stderr += s) } }
-    const environment = ConfigProvider.fromMap(new Map(Object.entries({ REGISTRY_CONFIG: state.config, ...env })))
+    const environment = ConfigProvider.fromEnv({ env: { REGISTRY_CONFIG: state.config, ...env } })
     return run([process.execPath, mainJs, ...args]).pipe(
       Effect.provideService(Streams, streams),
-      Effect.withConfigProvider(environment),
-      Effect.provide(Layer.merge(NodeContext.layer, NodeHttpClient.layer)),
+      Effect.provideService(ConfigProvider.ConfigProvider, environment),
+      Effect.provide(Layer.merge(NodeServices.layer, NodeHttpClient.layerNodeHttp)),
       Effect.map((code): Ran => ({ code, stdout, stderr }))
     )
   })

@@ -2,7 +2,7 @@
  * The saved login: where it lives, and that the token is only ever in a 0600 file inside a
  * directory created 0700, even when the file existed with a looser mode or the umask is loose.
  */
-import { NodeContext } from "@effect/platform-node"
+import { NodeServices } from "@effect/platform-node"
 import { describe, expect, it } from "@effect/vitest"
 import { ConfigProvider, Effect, Layer, Option } from "effect"
 import * as fs from "node:fs/promises"
@@ -19,7 +19,7 @@ const tempDir = Effect.acquireRelease(
 
 /** The environment as these variables, and nothing else. */
 const env = (vars: Record<string, string>) =>
-  Layer.merge(NodeContext.layer, Layer.setConfigProvider(ConfigProvider.fromMap(new Map(Object.entries(vars)))))
+  Layer.merge(NodeServices.layer, ConfigProvider.layer(ConfigProvider.fromEnv({ env: vars })))
 
 const modeOf = (file: string) => Effect.promise(() => fs.stat(file).then((s) => s.mode & 0o777))
 
@@ -31,7 +31,7 @@ describe("the config file", () => {
       expect(yield* configPath.pipe(Effect.provide(env({})))).toBe(path.join(os.homedir(), ".config", "registry", "config.json"))
     }))
 
-  it.scoped("a new file is 0600 in a new 0700 directory, even under a loose umask", () =>
+  it.effect("a new file is 0600 in a new 0700 directory, even under a loose umask", () =>
     Effect.gen(function*() {
       const dir = yield* tempDir
       const file = path.join(dir, "nested", "registry", "config.json")
@@ -47,7 +47,7 @@ describe("the config file", () => {
       expect(yield* Effect.promise(() => fs.readdir(path.dirname(file)))).toEqual(["config.json"])
     }))
 
-  it.scoped("an existing world-readable file is replaced by a 0600 one; an existing directory keeps its mode", () =>
+  it.effect("an existing world-readable file is replaced by a 0600 one; an existing directory keeps its mode", () =>
     Effect.gen(function*() {
       const dir = yield* tempDir
       yield* Effect.promise(() => fs.chmod(dir, 0o755))
@@ -61,7 +61,7 @@ describe("the config file", () => {
       expect(yield* readLogin.pipe(Effect.provide(layer))).toEqual(Option.some({ url: "http://r", token: "t2" }))
     }))
 
-  it.scoped("no file: not logged in (usage); a broken file: a usage failure naming it", () =>
+  it.effect("no file: not logged in (usage); a broken file: a usage failure naming it", () =>
     Effect.gen(function*() {
       const dir = yield* tempDir
       const file = path.join(dir, "config.json")

@@ -2,11 +2,10 @@
  * The one table from failures to exit codes: every error class of the contract by its status,
  * the CLI's own failures by kind, transport failures as network ones; and the one line printed.
  */
-import { ValidationError } from "@effect/cli"
-import * as HelpDoc from "@effect/cli/HelpDoc"
-import { HttpClientError, HttpClientRequest, HttpClientResponse } from "@effect/platform"
 import { describe, expect, it } from "@effect/vitest"
 import { Cause, Schema } from "effect"
+import { CliError } from "effect/cli"
+import { HttpClientError, HttpClientRequest, HttpClientResponse } from "effect/http"
 import { apiErrors, NotFound, VersionExists } from "../../src/client.ts"
 import { exitCodeMeanings, exitCodeOf, exitCodes, formatReport, kindOfStatus, reportOf, usage } from "../../src/Cli/Failure.ts"
 
@@ -36,33 +35,35 @@ describe("exit codes", () => {
   })
 
   it("a refused connection or a reset is a network failure", () => {
-    const refused = new HttpClientError.RequestError({
-      request,
-      reason: "Transport",
-      cause: Object.assign(new TypeError("fetch failed"), { cause: Object.assign(new Error("connect ECONNREFUSED"), { code: "ECONNREFUSED" }) })
+    const refused = new HttpClientError.HttpClientError({
+      reason: new HttpClientError.TransportError({
+        request,
+        cause: Object.assign(new TypeError("fetch failed"), { cause: Object.assign(new Error("connect ECONNREFUSED"), { code: "ECONNREFUSED" }) })
+      })
     })
     expect(reportOf(refused)).toMatchObject({ kind: "network", code: "network_error" })
     expect(reportOf(refused).message).toContain("ECONNREFUSED")
     expect(exitCodeOf(reportOf(refused))).toBe(7)
-    expect(exitCodeOf(reportOf(new Cause.TimeoutException("slow")))).toBe(7)
+    expect(exitCodeOf(reportOf(new Cause.TimeoutError("slow")))).toBe(7)
   })
 
   it("an answer the contract does not declare is judged by its status", () => {
     const answer = (status: number) =>
-      new HttpClientError.ResponseError({
-        request,
-        response: HttpClientResponse.fromWeb(request, new Response("<html>", { status })),
-        reason: "StatusCode"
+      new HttpClientError.HttpClientError({
+        reason: new HttpClientError.StatusCodeError({
+          request,
+          response: HttpClientResponse.fromWeb(request, new Response("<html>", { status }))
+        })
       })
     expect(reportOf(answer(502))).toMatchObject({ kind: "server", code: "http_502" })
     expect(reportOf(answer(401))).toMatchObject({ kind: "auth", code: "http_401" })
     expect(reportOf(answer(200))).toMatchObject({ kind: "server", code: "unexpected_response" })
-    const undecodable = Schema.decodeUnknownEither(Schema.Number)("x")
-    expect(undecodable._tag === "Left" && reportOf(undecodable.left)).toMatchObject({ kind: "server", code: "unexpected_response" })
+    const undecodable = Schema.decodeUnknownResult(Schema.Number)("x")
+    expect(undecodable._tag === "Failure" && reportOf(undecodable.failure)).toMatchObject({ kind: "server", code: "unexpected_response" })
   })
 
   it("bad arguments are usage failures, with the parser's text on one line", () => {
-    const missing = ValidationError.missingValue(HelpDoc.p("Expected to find option: '--name'"))
+    const missing = new CliError.ValidationError({ message: "Expected to find option: '--name'" })
     expect(reportOf(missing)).toEqual({ kind: "usage", code: "usage", message: "Expected to find option: '--name'" })
     expect(exitCodeOf(reportOf(usage("bad_manifest", "x")))).toBe(2)
   })

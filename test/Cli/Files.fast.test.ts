@@ -2,7 +2,7 @@
  * The archive of a node's directory: git's tracked files minus `.registryignore`, plus the
  * manifest's includes, sorted; and the zip of them, the same bytes every time.
  */
-import { NodeContext } from "@effect/platform-node"
+import { NodeServices } from "@effect/platform-node"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { execFileSync } from "node:child_process"
@@ -76,7 +76,7 @@ const entriesOf = (zipFile: string) =>
   })
 
 describe("the archive's files", () => {
-  it.scoped("tracked files minus .registryignore, plus includes, sorted; links skipped", () =>
+  it.effect("tracked files minus .registryignore, plus includes, sorted; links skipped", () =>
     Effect.gen(function*() {
       const dir = yield* repository
       const list = yield* archiveFiles(dir, ["models/*.bin"])
@@ -93,9 +93,9 @@ describe("the archive's files", () => {
       expect(list.skipped).toEqual([{ path: "link.py", reason: "a symlink" }])
       // a directory include takes everything under it
       expect((yield* archiveFiles(dir, ["models/"])).files).toContain("models/readme.txt")
-    }).pipe(Effect.provide(NodeContext.layer)))
+    }).pipe(Effect.provide(NodeServices.layer)))
 
-  it.scoped("an include that matches nothing, or a directory git does not know, is a usage failure", () =>
+  it.effect("an include that matches nothing, or a directory git does not know, is a usage failure", () =>
     Effect.gen(function*() {
       const dir = yield* repository
       const error = yield* Effect.flip(archiveFiles(dir, ["weights/*.safetensors"]))
@@ -104,9 +104,9 @@ describe("the archive's files", () => {
       const plain = yield* tempDir
       const notGit = yield* Effect.flip(archiveFiles(plain, []))
       expect(reportOf(notGit)).toMatchObject({ kind: "usage", code: "not_a_git_repository" })
-    }).pipe(Effect.provide(NodeContext.layer)))
+    }).pipe(Effect.provide(NodeServices.layer)))
 
-  it.scoped("the zip holds those files with their content and modes, and is the same bytes each time", () =>
+  it.effect("the zip holds those files with their content and modes, and is the same bytes each time", () =>
     Effect.gen(function*() {
       const dir = yield* repository
       const out = yield* tempDir
@@ -122,5 +122,5 @@ describe("the archive's files", () => {
       yield* writeZip(dir, files, path.join(out, "b.zip"))
       const [a, b] = yield* Effect.promise(() => Promise.all([fs.readFile(path.join(out, "a.zip")), fs.readFile(path.join(out, "b.zip"))]))
       expect(Buffer.compare(a, b)).toBe(0)
-    }).pipe(Effect.provide(NodeContext.layer)))
+    }).pipe(Effect.provide(NodeServices.layer)))
 })

@@ -4,13 +4,14 @@
  * --exclude-standard` as the oracle).
  */
 import { describe, expect, it } from "@effect/vitest"
-import { FastCheck as fc } from "effect"
+import * as fc from "fast-check"
 import { execFileSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { afterAll } from "vitest"
 import { isIgnored, parseRules } from "../../src/Cli/Ignore.ts"
+import { forAllSync } from "../support/Property.ts"
 
 const ignored = (patterns: string, paths: ReadonlyArray<string>) => {
   const rules = parseRules(patterns)
@@ -89,29 +90,29 @@ const filePath = fc.array(name, { minLength: 1, maxLength: 4 }).map((s) => s.joi
 const paths = fc.uniqueArray(filePath, { minLength: 1, maxLength: 30 })
 
 describe(".registryignore by property", () => {
-  it.prop("a pattern followed by its negation excludes nothing", { pattern: fc.oneof(name, filePath), ps: paths }, ({ pattern, ps }) => {
+  it("a pattern followed by its negation excludes nothing", () => forAllSync({ pattern: fc.oneof(name, filePath), ps: paths }, ({ pattern, ps }) => {
     expect(ignored(`${pattern}\n!${pattern}`, ps)).toEqual([])
-  })
+  }))
 
-  it.prop("a plain name excludes exactly the paths with a segment of that name", { n: name, ps: paths }, ({ n, ps }) => {
+  it("a plain name excludes exactly the paths with a segment of that name", () => forAllSync({ n: name, ps: paths }, ({ n, ps }) => {
     expect(ignored(n, ps)).toEqual(ps.filter((p) => p.split("/").includes(n)))
-  })
+  }))
 
-  it.prop("/name excludes exactly the paths whose first segment is that name", { n: name, ps: paths }, ({ n, ps }) => {
+  it("/name excludes exactly the paths whose first segment is that name", () => forAllSync({ n: name, ps: paths }, ({ n, ps }) => {
     expect(ignored(`/${n}`, ps)).toEqual(ps.filter((p) => p.split("/")[0] === n))
-  })
+  }))
 
-  it.prop("name/ excludes exactly the paths with a directory of that name", { n: name, ps: paths }, ({ n, ps }) => {
+  it("name/ excludes exactly the paths with a directory of that name", () => forAllSync({ n: name, ps: paths }, ({ n, ps }) => {
     expect(ignored(`${n}/`, ps)).toEqual(ps.filter((p) => p.split("/").slice(0, -1).includes(n)))
-  })
+  }))
 
-  it.prop("*.ext excludes exactly the paths with a segment ending in .ext", { ext: fc.stringMatching(/^[a-z]{1,2}$/), ps: paths }, ({ ext, ps }) => {
+  it("*.ext excludes exactly the paths with a segment ending in .ext", () => forAllSync({ ext: fc.stringMatching(/^[a-z]{1,2}$/), ps: paths }, ({ ext, ps }) => {
     expect(ignored(`*.${ext}`, ps)).toEqual(ps.filter((p) => p.split("/").some((s) => s.endsWith(`.${ext}`))))
-  })
+  }))
 
-  it.prop("an exact path excludes itself and everything under it", { p: filePath, ps: paths }, ({ p, ps }) => {
+  it("an exact path excludes itself and everything under it", () => forAllSync({ p: filePath, ps: paths }, ({ p, ps }) => {
     expect(ignored(`/${p}`, ps)).toEqual(ps.filter((q) => q === p || q.startsWith(`${p}/`)))
-  })
+  }))
 })
 
 // --- against git -----------------------------------------------------------------------------------
@@ -160,12 +161,12 @@ const pattern = fc.tuple(
 )
 
 describe(".registryignore against git", () => {
-  it.prop("excludes what git excludes", {
+  it("excludes what git excludes", () => forAllSync({
     files: tree,
     patterns: fc.array(pattern, { minLength: 1, maxLength: 5 })
   }, ({ files, patterns }) => {
     const text = patterns.join("\n") + "\n"
     // .gitignore itself is not one of the files
     expect(ignored(text, files), text).toEqual(gitIgnored(text, files))
-  }, { fastCheck: { numRuns: 60 } })
+  }, { numRuns: 60 }))
 })

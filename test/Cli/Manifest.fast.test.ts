@@ -3,7 +3,7 @@
  * for each kind of bad manifest.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { Either } from "effect"
+import { Result } from "effect"
 import { CliFailure, exitCodeOf, reportOf } from "../../src/Cli/Failure.ts"
 import { parseManifest } from "../../src/Cli/Manifest.ts"
 
@@ -39,9 +39,9 @@ ignored = true
 
 const failure = (text: string, options = {}): string => {
   const result = parseManifest(text, options)
-  if (Either.isRight(result)) throw new Error("expected a failure")
-  expect(result.left).toBeInstanceOf(CliFailure)
-  const report = reportOf(result.left)
+  if (Result.isSuccess(result)) throw new Error("expected a failure")
+  expect(result.failure).toBeInstanceOf(CliFailure)
+  const report = reportOf(result.failure)
   expect(report.code).toBe("bad_manifest")
   expect(exitCodeOf(report)).toBe(2)
   return report.message
@@ -49,7 +49,7 @@ const failure = (text: string, options = {}): string => {
 
 describe("the manifest", () => {
   it("maps [project] and [tool.registry] onto the publish request", () => {
-    const { payload, ...manifest } = Either.getOrThrow(parseManifest(full, { changelog: "First" }))
+    const { payload, ...manifest } = Result.getOrThrow(parseManifest(full, { changelog: "First" }))
     // the decoded request: the version and ranges parsed as the service will
     expect(payload.node_version.version.text).toBe("1.2.0")
     expect(payload.node_version.supported_host_version?.intervals).toHaveLength(1)
@@ -90,17 +90,17 @@ describe("the manifest", () => {
 
   it("a minimal manifest sends only what it has; a license string or {text} is taken as is", () => {
     const minimal = `[project]\nname = "n"\nversion = "0.1.0"\nlicense = "MIT"\n[tool.registry]\npublisher_id = "p"\n`
-    expect(Either.getOrThrow(parseManifest(minimal)).request).toEqual({
+    expect(Result.getOrThrow(parseManifest(minimal)).request).toEqual({
       node: { id: "n", license: "MIT" },
       node_version: { version: "0.1.0" }
     })
     const text = `[project]\nname = "n"\nversion = "0.1.0"\nlicense = { text = "Apache-2.0" }\n`
-    expect(Either.getOrThrow(parseManifest(text, { publisherId: "p" })).request.node?.license).toBe("Apache-2.0")
+    expect(Result.getOrThrow(parseManifest(text, { publisherId: "p" })).request.node?.license).toBe("Apache-2.0")
   })
 
   it("--publisher overrides publisher_id; a Repository URL wins over Homepage", () => {
     const text = `[project]\nname = "n"\nversion = "1.0.0"\n[project.urls]\nhomepage = "https://h"\nRepository = "https://r"\n[tool.registry]\npublisher_id = "p"\n`
-    const manifest = Either.getOrThrow(parseManifest(text, { publisherId: "q" }))
+    const manifest = Result.getOrThrow(parseManifest(text, { publisherId: "q" }))
     expect(manifest.publisherId).toBe("q")
     expect(manifest.request.node?.repository).toBe("https://r")
   })
@@ -109,7 +109,7 @@ describe("the manifest", () => {
     expect(failure("[project\nname=1")).toMatch(/^pyproject\.toml is not valid TOML at line 1/)
     expect(failure(`[tool.registry]\npublisher_id = "p"\n`)).toBe("pyproject.toml: [project] is missing")
     expect(failure(`[project]\nname = "n"\n`, { publisherId: "p" })).toBe("pyproject.toml: [project] version is missing")
-    expect(failure(`[project]\nname = "n"\nversion = 1\n`, { publisherId: "p" })).toBe("pyproject.toml: [project] version: Expected string, actual 1")
+    expect(failure(`[project]\nname = "n"\nversion = 1\n`, { publisherId: "p" })).toBe("pyproject.toml: [project] version: Expected string")
     expect(failure(`[project]\nname = "n"\nversion = "1.0.0"\n`)).toBe(
       "pyproject.toml: [tool.registry] publisher_id is missing (or pass --publisher)"
     )
@@ -124,7 +124,7 @@ describe("the manifest", () => {
     expect(failure(`[project]\nname = "n"\nversion = "1.0.0"\n[tool.registry]\npublisher_id = "p"\ntag = ["x"]\n`))
       .toMatch(/^pyproject\.toml: \[tool\.registry\] has unknown key tag/)
     expect(failure(`[project]\nname = "n"\nversion = "1.0.0"\n[tool.registry]\npublisher_id = "p"\ntags = "x"\n`))
-      .toBe("pyproject.toml: [tool.registry] tags: Expected ReadonlyArray<string>, actual \"x\"")
+      .toBe("pyproject.toml: [tool.registry] tags: Expected array | undefined")
     expect(failure(`[project]\nname = "n"\nversion = "1.0.0"\n[tool.registry]\npublisher_id = "p"\nincludes = ["../secrets"]\n`))
       .toMatch(/includes: include \.\.\/secrets leaves the node's directory/)
     expect(failure(`[project]\nname = "n"\nversion = "1.0.0"\n[tool.registry]\npublisher_id = "p"\nincludes = ["/etc/passwd"]\n`))

@@ -5,13 +5,15 @@
  * `/x`) by test/support/Zip.ts's `rawZip`.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Either, FastCheck as fc } from "effect"
+import { Effect, Result } from "effect"
+import * as fc from "fast-check"
 import * as fs from "node:fs/promises"
 import * as os from "node:os"
 import * as path from "node:path"
 import yazl from "yazl"
 import { exitCodeOf, reportOf } from "../../src/Cli/Failure.ts"
 import { checkEntryName, extractZip } from "../../src/Cli/Unzip.ts"
+import { forAllSync } from "../support/Property.ts"
 import { rawZip } from "../support/Zip.ts"
 
 interface Entry {
@@ -73,7 +75,7 @@ const unpack = (scratch: string, bytes: Buffer, options: Parameters<typeof extra
   })
 
 describe("safe unzip", () => {
-  it.scoped("a good archive lands whole, with its directories and modes", () =>
+  it.effect("a good archive lands whole, with its directories and modes", () =>
     Effect.gen(function*() {
       const scratch = yield* tempDir
       const bytes = yield* Effect.promise(() =>
@@ -118,7 +120,7 @@ describe("safe unzip", () => {
   ]
 
   for (const [what, entries, reason] of malicious) {
-    it.scoped(`refuses ${what}, leaving nothing behind`, () =>
+    it.effect(`refuses ${what}, leaving nothing behind`, () =>
       Effect.gen(function*() {
         const scratch = yield* tempDir
         const bytes = yield* Effect.promise(() => zipOf(entries))
@@ -133,7 +135,7 @@ describe("safe unzip", () => {
       }))
   }
 
-  it.scoped("refuses more entries or bytes than the limits allow, and sizes that lie", () =>
+  it.effect("refuses more entries or bytes than the limits allow, and sizes that lie", () =>
     Effect.gen(function*() {
       const scratch = yield* tempDir
       const many = yield* Effect.promise(() => zipOf(Array.from({ length: 11 }, (_, i) => ({ name: `f${i}.txt` }))))
@@ -152,7 +154,7 @@ describe("safe unzip", () => {
       expect(yield* Effect.promise(() => fs.readdir(path.join(scratch, "out")))).toEqual([])
     }))
 
-  it.scoped("an existing target is refused unless replacing; replacing swaps it whole", () =>
+  it.effect("an existing target is refused unless replacing; replacing swaps it whole", () =>
     Effect.gen(function*() {
       const scratch = yield* tempDir
       const target = path.join(scratch, "out", "target")
@@ -177,36 +179,36 @@ describe("safe unzip", () => {
 const segment = fc.stringMatching(/^[A-Za-z0-9_][A-Za-z0-9_. -]{0,12}$/).filter((s) => s !== "." && s !== "..")
 
 describe("entry names by property", () => {
-  it.prop("whatever a name is, an accepted one lands strictly inside the target", { name: fc.string({ maxLength: 40 }) }, ({ name }) => {
+  it("whatever a name is, an accepted one lands strictly inside the target", () => forAllSync({ name: fc.string({ maxLength: 40 }) }, ({ name }) => {
     const checked = checkEntryName(name)
-    if (Either.isRight(checked)) {
-      const landed = path.posix.resolve("/target", checked.right)
+    if (Result.isSuccess(checked)) {
+      const landed = path.posix.resolve("/target", checked.success)
       expect(landed.startsWith("/target/"), name).toBe(true)
-      expect(checked.right.split("/")).not.toContain("..")
+      expect(checked.success.split("/")).not.toContain("..")
     }
-  }, { fastCheck: { numRuns: 2000 } })
+  }, { numRuns: 2000 }))
 
-  it.prop("names made of '.', '/' and letters: accepted ones stay inside", {
+  it("names made of '.', '/' and letters: accepted ones stay inside", () => forAllSync({
     name: fc.array(fc.constantFrom(".", "/", "a", "..", "\\"), { maxLength: 10 }).map((parts) => parts.join(""))
   }, ({ name }) => {
     const checked = checkEntryName(name)
-    if (Either.isRight(checked)) expect(path.posix.resolve("/target", checked.right).startsWith("/target/"), name).toBe(true)
-  }, { fastCheck: { numRuns: 2000 } })
+    if (Result.isSuccess(checked)) expect(path.posix.resolve("/target", checked.success).startsWith("/target/"), name).toBe(true)
+  }, { numRuns: 2000 }))
 
-  it.prop("plain relative names pass; with a '..' segment, a leading '/', a drive letter or a backslash they fail", {
+  it("plain relative names pass; with a '..' segment, a leading '/', a drive letter or a backslash they fail", () => forAllSync({
     segments: fc.array(segment, { minLength: 1, maxLength: 5 }),
     at: fc.nat(),
     trick: fc.constantFrom("..", "/", "C:", "\\")
   }, ({ segments, at, trick }) => {
     const plain = segments.join("/")
-    expect(checkEntryName(plain)).toEqual(Either.right(plain))
-    expect(checkEntryName(plain + "/")).toEqual(Either.right(plain))
+    expect(checkEntryName(plain)).toEqual(Result.succeed(plain))
+    expect(checkEntryName(plain + "/")).toEqual(Result.succeed(plain))
     const i = at % (segments.length + 1)
     const name = trick === ".."
       ? [...segments.slice(0, i), "..", ...segments.slice(i)].join("/")
       : trick === "\\"
       ? plain.slice(0, i) + "\\" + plain.slice(i)
       : trick + plain
-    expect(Either.isLeft(checkEntryName(name)), name).toBe(true)
-  })
+    expect(Result.isFailure(checkEntryName(name)), name).toBe(true)
+  }))
 })

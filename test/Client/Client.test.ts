@@ -4,9 +4,9 @@
  * with its progress, a download as a stream, and the music stream as typed events; then error
  * answers the service seldom gives, from a stub HTTP client.
  */
-import { HttpClient, type HttpClientRequest, HttpClientResponse } from "@effect/platform"
 import { describe, expect, it, layer } from "@effect/vitest"
-import { Chunk, Effect, Either, Stream } from "effect"
+import { Effect, Result, Stream } from "effect"
+import { HttpClient, type HttpClientRequest, HttpClientResponse } from "effect/http"
 import { randomBytes } from "node:crypto"
 import * as fs from "node:fs/promises"
 import * as os from "node:os"
@@ -64,9 +64,9 @@ layer(serviceWithFakeVendor(), { excludeTestServices: true })("typed client", (i
       expect(created.createdAt).toBeInstanceOf(Date)
       const mine = yield* owner.api.publishers.listMyPublishers()
       expect(mine.map((p) => p.id)).toEqual(["acme"])
-      const { token } = yield* owner.api.tokens.createToken({ path: { publisherId: "acme" }, payload: { name: "cli" } })
+      const { token } = yield* owner.api.tokens.createToken({ params: { publisherId: "acme" }, payload: { name: "cli" } })
       expect(token.length).toBeGreaterThan(20)
-      const listed = yield* owner.api.tokens.listTokens({ path: { publisherId: "acme" } })
+      const listed = yield* owner.api.tokens.listTokens({ params: { publisherId: "acme" } })
       expect(listed.map((t) => t.name)).toEqual(["cli"])
       cli = yield* clientFor(service, { pat: token })
       // the token is not a bearer credential: calls that need one fail with their class
@@ -98,7 +98,7 @@ layer(serviceWithFakeVendor(), { excludeTestServices: true })("typed client", (i
       expect(refused._tag).toBe("InvalidToken")
     }))
 
-  it.scoped("an upload from disk tells its progress up to the file's size; the version goes Active, then downloads", () =>
+  it.effect("an upload from disk tells its progress up to the file's size; the version goes Active, then downloads", () =>
     Effect.gen(function*() {
       const service = yield* Service
       const published = yield* publish(service, "image-tools", "1.1.0")
@@ -112,16 +112,16 @@ layer(serviceWithFakeVendor(), { excludeTestServices: true })("typed client", (i
       expect(progress.every(([sent], i) => i === 0 || sent > progress[i - 1]![0])).toBe(true)
       expect(progress.at(-1)).toEqual([archive.length, archive.length])
 
-      const version = yield* owner.api.catalog.getNodeVersion({ path: { nodeId: "image-tools", versionId: "1.1.0" } })
+      const version = yield* owner.api.catalog.getNodeVersion({ params: { nodeId: "image-tools", versionId: "1.1.0" } })
       expect(version.status).toBe("NodeVersionStatusActive")
       // the host's version goes as the caller wrote it (a leading v tolerated)
       const forHost = yield* owner.api.catalog.listAllNodes({
-        urlParams: { latest: true, node_id: ["image-tools"], host_version: "v1.0.0" }
+        query: { latest: true, node_id: ["image-tools"], host_version: "v1.0.0" }
       })
       expect(forHost.nodes.map((n) => [n.id, n.latest_version?.version])).toEqual([["image-tools", "1.1.0"]])
 
       // install names the download URL; the archive comes back byte for byte, with its size
-      const installed = yield* owner.api.catalog.installNode({ path: { nodeId: "image-tools" }, urlParams: {} })
+      const installed = yield* owner.api.catalog.installNode({ params: { nodeId: "image-tools" }, query: {} })
       expect(installed.version).toBe("1.1.0")
       const { size, bytes } = yield* owner.download(onInstance(service, installed.downloadUrl!))
       expect(size).toBe(archive.length)
@@ -141,7 +141,7 @@ layer(serviceWithFakeVendor(), { excludeTestServices: true })("typed client", (i
       const progress: Array<number> = []
       yield* withFiles(cli.uploadArchive(published.signedUrl, notAZip, { onProgress: (sent) => progress.push(sent) }))
       expect(progress).toEqual([notAZip.length])
-      const version = yield* owner.api.catalog.getNodeVersion({ path: { nodeId: "image-tools", versionId: "1.2.0" } })
+      const version = yield* owner.api.catalog.getNodeVersion({ params: { nodeId: "image-tools", versionId: "1.2.0" } })
       expect(version.status).toBe("NodeVersionStatusFlagged")
       expect(version.status_reason).toMatch(/zip/)
     }))
@@ -158,13 +158,13 @@ layer(serviceWithFakeVendor(), { excludeTestServices: true })("typed client", (i
       const missing = yield* Effect.flip(owner.download(`/archives/image-tools/1.3.0`))
       expect(missing).toBeInstanceOf(NotFound)
       // catchTag on a derived call
-      const node = yield* owner.api.catalog.getNode({ path: { nodeId: "no-such-node" }, urlParams: {} }).pipe(
+      const node = yield* owner.api.catalog.getNode({ params: { nodeId: "no-such-node" }, query: {} }).pipe(
         Effect.catchTag("NotFound", () => Effect.succeed(undefined))
       )
       expect(node).toBeUndefined()
     }))
 
-  it.scoped("video to music: the answer as typed events, from a file on disk or a URL", () =>
+  it.effect("video to music: the answer as typed events, from a file on disk or a URL", () =>
     Effect.gen(function*() {
       const fake = yield* FakeMusicVendor
       fake.reset()
@@ -183,7 +183,7 @@ layer(serviceWithFakeVendor(), { excludeTestServices: true })("typed client", (i
       const file = yield* tempFile("clip.mp4", video)
       const events = yield* withFiles(Stream.runCollect(owner.generateMusic({ file, contentType: "video/mp4", prompt: "calm piano" })))
       // the type the contract does not know is skipped; the others are decoded
-      expect(Chunk.toReadonlyArray(events)).toEqual([
+      expect(events).toEqual([
         { type: "duration", duration: 30 },
         title,
         { type: "audio_chunk", data: "AAEC", stream_index: 1 },
@@ -196,7 +196,7 @@ layer(serviceWithFakeVendor(), { excludeTestServices: true })("typed client", (i
       fake.reset()
       fake.behave({ kind: "stream", lines: ['{"type":"duration","duration":12}', '{"type":"complete"}'] })
       const byUrl = yield* withFiles(Stream.runCollect(owner.generateMusic({ url: "https://videos.example/clip.mp4" })))
-      expect(Chunk.toReadonlyArray(byUrl).map((e) => e.type)).toEqual(["duration", "complete"])
+      expect(byUrl.map((e) => e.type)).toEqual(["duration", "complete"])
       expect(fake.received()[0]?.fields).toMatchObject({ video: "https://videos.example/clip.mp4" })
     }))
 
@@ -204,10 +204,10 @@ layer(serviceWithFakeVendor(), { excludeTestServices: true })("typed client", (i
     Effect.gen(function*() {
       const service = yield* Service
       const anonymous = yield* clientFor(service)
-      const unauthorized = yield* Effect.either(withFiles(Stream.runCollect(anonymous.generateMusic({ url: "https://videos.example/a.mp4" }))))
-      expect(Either.isLeft(unauthorized) && unauthorized.left._tag).toBe("Unauthorized")
-      const tooLong = yield* Effect.either(withFiles(Stream.runCollect(owner.generateMusic({ file: mp4(7 * 60), filename: "long.mp4" }))))
-      expect(Either.isLeft(tooLong) && errorCode(tooLong.left)).toBe("video_too_long")
+      const unauthorized = yield* Effect.result(withFiles(Stream.runCollect(anonymous.generateMusic({ url: "https://videos.example/a.mp4" }))))
+      expect(Result.isFailure(unauthorized) && unauthorized.failure._tag).toBe("Unauthorized")
+      const tooLong = yield* Effect.result(withFiles(Stream.runCollect(owner.generateMusic({ file: mp4(7 * 60), filename: "long.mp4" }))))
+      expect(Result.isFailure(tooLong) && errorCode(tooLong.failure)).toBe("video_too_long")
     }))
 })
 
@@ -222,7 +222,7 @@ describe("error answers", () => {
   /** A client whose every request is answered with `status` and `body`, and `headers`. */
   const answering = (status: number, body: string, headers?: Record<string, string>) =>
     over((request) => Effect.succeed(reply(request, status, body, headers)))
-  const getNode = (client: RegistryClient) => Effect.flip(client.api.catalog.getNode({ path: { nodeId: "tool" }, urlParams: {} }))
+  const getNode = (client: RegistryClient) => Effect.flip(client.api.catalog.getNode({ params: { nodeId: "tool" }, query: {} }))
 
   it.effect("a fault of the service an endpoint does not declare is still its class", () =>
     Effect.gen(function*() {
@@ -236,7 +236,7 @@ describe("error answers", () => {
     Effect.gen(function*() {
       const client = yield* answering(429, JSON.stringify({ error: "rate_limited", message: "Slow down" }), { ...json, "retry-after": "30" })
       const failed = yield* Effect.flip(client.api.claims.claimMyNode({
-        path: { publisherId: "acme", nodeId: "tool" },
+        params: { publisherId: "acme", nodeId: "tool" },
         payload: { VCS_TOKEN: "t" }
       }))
       expect(failed).toBeInstanceOf(RateLimited)
@@ -278,12 +278,12 @@ describe("error answers", () => {
   it.effect("an answer that is not ErrorResponse stays an HTTP error, its body readable", () =>
     Effect.gen(function*() {
       const failed = yield* getNode(yield* answering(502, "<html>Bad gateway</html>", { "content-type": "text/html" }))
-      expect(failed._tag).toBe("ResponseError")
-      if (failed._tag !== "ResponseError") return
-      expect(failed.response.status).toBe(502)
-      expect(yield* failed.response.text).toBe("<html>Bad gateway</html>")
+      expect(failed._tag).toBe("HttpClientError")
+      if (failed._tag !== "HttpClientError") return
+      expect(failed.response?.status).toBe(502)
+      expect(yield* failed.response!.text).toBe("<html>Bad gateway</html>")
       const download = yield* Effect.flip((yield* answering(502, "down", { "content-type": "text/plain" })).download("/archives/tool/1.0.0"))
-      expect(download._tag).toBe("ResponseError")
+      expect(download._tag).toBe("HttpClientError")
       expect(errorCode(download)).toBeUndefined()
     }))
 })

@@ -15,7 +15,7 @@ declare const pat: string
 const newest = Effect.gen(function*() {
   const registry = yield* makeClient({ baseUrl: "https://registry.example", auth: { bearer: jwt } })
   // parameters with a default (page, limit, latest, sort) may be left out
-  const page = yield* registry.api.catalog.listAllNodes({ urlParams: { host_version: "1.4.2" } })
+  const page = yield* registry.api.catalog.listAllNodes({ query: { host_version: "1.4.2" } })
   return page.nodes.map((node) => `${node.id} ${node.latest_version?.version ?? "-"}`)
 })
 
@@ -51,6 +51,6 @@ const music = Effect.gen(function*() {
 
 export const main = () =>
   Effect.all([newest, release, music]).pipe(
-    Effect.provide(Layer.merge(NodeHttpClient.layer, NodeFileSystem.layer)),
+    Effect.provide(Layer.merge(NodeHttpClient.layerNodeHttp, NodeFileSystem.layer)),
     NodeRuntime.runMain
   )

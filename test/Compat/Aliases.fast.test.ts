@@ -4,11 +4,12 @@
  * words off, and the routes named being the Api's own.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { ConfigProvider, Effect, Either } from "effect"
-import * as fc from "effect/FastCheck"
+import { ConfigProvider, Effect, Result } from "effect"
+import * as fc from "fast-check"
 import { Api } from "../../src/Api.ts"
 import { appConfig } from "../../src/Config.ts"
 import { aliasRoutes, type Renames, renameBody, renameKeys, renameQuery } from "../../src/Compat/Aliases.ts"
+import { forAllSync } from "../support/Property.ts"
 
 const defaults = { hostName: "comfyui", hostNode: "comfy_node" }
 const word = fc.stringMatching(/^[a-z0-9_]{1,12}$/)
@@ -57,7 +58,7 @@ describe("aliasRoutes", () => {
     expect(route?.body).toEqual([{ at: [], renames: supported }])
   })
 
-  it.prop("an empty word turns its aliases off; an alias is never an interface name", [words], ([w]) => {
+  it("an empty word turns its aliases off; an alias is never an interface name", () => forAllSync([words], ([w]) => {
     const routes = aliasRoutes(w)
     const aliases = routes.flatMap((r) => [...(r.query ?? new Map()), ...(r.body ?? []).flatMap((p) => [...p.renames])])
     if (w.hostName === "" && w.hostNode === "") expect(routes).toEqual([])
@@ -67,15 +68,15 @@ describe("aliasRoutes", () => {
       expect((byHostName ? w.hostName : w.hostNode) !== "").toBe(true)
       expect(alias).toContain(byHostName ? w.hostName : w.hostNode)
     }
-  })
+  }))
 })
 
 describe("renameKeys", () => {
-  it.prop("renames aliases, an alias replacing its name, and keeps the rest", [record], ([rec]) => {
+  it("renames aliases, an alias replacing its name, and keeps the rest", () => forAllSync([record], ([rec]) => {
     const out = renameKeys(rec, supported)
     expect(out).toEqual(renamedModel(rec, supported))
     if (![...supported.keys()].some((a) => a in rec)) expect(out).toBe(rec)
-  })
+  }))
 
   it("the alias wins over the name echoed from an answer (registry-web pages/admin/node-version-compatibility.tsx)", () => {
     const node = { id: "n", supported_host_version: ">=1.0.0", supported_comfyui_version: ">=2.0.0" }
@@ -86,14 +87,14 @@ describe("renameKeys", () => {
 describe("renameBody", () => {
   const places = aliasRoutes(defaults).find((r) => r.method === "POST" && r.path.endsWith("/versions"))!.body!
 
-  it.prop("renames on node and node_version alone, as comfy-cli's api.py sends them", [record, record, record], ([node, nodeVersion, top]) => {
+  it("renames on node and node_version alone, as comfy-cli's api.py sends them", () => forAllSync([record, record, record], ([node, nodeVersion, top]) => {
     const body = { ...top, node, node_version: nodeVersion }
     const out = renameBody(body, places) as Record<string, unknown>
     expect(out.node).toEqual(renamedModel(node, supported))
     expect(out.node_version).toEqual(renamedModel(nodeVersion, supported))
     // the top level is not a place of this route
     for (const k of Object.keys(top)) if (k !== "node" && k !== "node_version") expect(out[k]).toEqual(top[k])
-  })
+  }))
 
   it("leaves bodies of other shapes as they are", () => {
     for (const body of [null, 3, "x", [1], { node: "x" }, { node: [1] }]) expect(renameBody(body, places)).toBe(body)
@@ -108,7 +109,7 @@ describe("renameQuery", () => {
   const encode = (ps: ReadonlyArray<readonly [string, string]>) => ps.map(([k, v]) => `${encodeURIComponent(k)}=${encodeURIComponent(v)}`).join("&")
   const valuesOf = (ps: ReadonlyArray<readonly [string, string]>, n: string) => ps.filter(([k]) => k === n).map(([, v]) => v)
 
-  it.prop("renames the parameter as the model says, every other byte kept", [pairs], ([ps]) => {
+  it("renames the parameter as the model says, every other byte kept", () => forAllSync([pairs], ([ps]) => {
     const query = encode(ps)
     const out = renameQuery(query, table)
     const aliased = valuesOf(ps, "comfyui_version").length > 0
@@ -117,7 +118,7 @@ describe("renameQuery", () => {
       k === "comfyui_version" ? [["host_version", v]] : k === "host_version" && aliased ? [] : [[k, v]]
     )
     expect([...new URLSearchParams(out)]).toEqual(model)
-  })
+  }))
 
   it("keeps the manager's query apart from the name (ComfyUI-Manager glob/cnr_utils.py)", () => {
     expect(renameQuery("page=1&limit=30&comfyui_version=v0.3.60-1-g05b2453&form_factor=git-linux", table)).toBe(
@@ -128,19 +129,19 @@ describe("renameQuery", () => {
 
 describe("the settings HOST_NAME_ALIAS and HOST_NODE_ALIAS", () => {
   const read = (env: Record<string, string>) =>
-    Effect.runSync(Effect.either(Effect.withConfigProvider(appConfig, ConfigProvider.fromMap(new Map(Object.entries(env))))))
+    Effect.runSync(Effect.result(appConfig.parse(ConfigProvider.fromEnv({ env, preserveEmptyStrings: true }))))
 
   it("default to the clients' words; empty turns them off", () => {
-    expect(Either.getOrThrow(read({})).aliases).toEqual(defaults)
-    expect(Either.getOrThrow(read({ HOST_NAME_ALIAS: "", HOST_NODE_ALIAS: "" })).aliases).toEqual({ hostName: "", hostNode: "" })
+    expect(Result.getOrThrow(read({})).aliases).toEqual(defaults)
+    expect(Result.getOrThrow(read({ HOST_NAME_ALIAS: "", HOST_NODE_ALIAS: "" })).aliases).toEqual({ hostName: "", hostNode: "" })
   })
 
-  it.prop("take lowercase letters, digits and underscores, and refuse anything else naming the setting", [fc.string({ maxLength: 8 })], ([raw]) => {
+  it("take lowercase letters, digits and underscores, and refuse anything else naming the setting", () => forAllSync([fc.string({ maxLength: 8 })], ([raw]) => {
     const result = read({ HOST_NAME_ALIAS: raw })
-    if (/^[a-z0-9_]*$/.test(raw.trim())) expect(Either.getOrThrow(result).aliases.hostName).toBe(raw.trim())
+    if (/^[a-z0-9_]*$/.test(raw.trim())) expect(Result.getOrThrow(result).aliases.hostName).toBe(raw.trim())
     else {
-      if (Either.isRight(result)) throw new Error(`${JSON.stringify(raw)} was accepted`)
-      expect(String(result.left)).toContain("HOST_NAME_ALIAS must be lowercase letters, digits and underscores")
+      if (Result.isSuccess(result)) throw new Error(`${JSON.stringify(raw)} was accepted`)
+      expect(String(result.failure)).toContain("HOST_NAME_ALIAS must be lowercase letters, digits and underscores")
     }
-  })
+  }))
 })

@@ -3,16 +3,19 @@
  * failure, and a LockRace, run again a bounded number of times; any other failure does not; one
  * that persists becomes a defect that the error funnel answers 503 with Retry-After, not 500.
  */
-import { SqlError } from "@effect/sql/SqlError"
 import { describe, expect, it } from "@effect/vitest"
 import { Cause, Effect, Exit, Option } from "effect"
-import * as fc from "effect/FastCheck"
+import { SqlError, UnknownError } from "effect/sql/SqlError"
+import * as fc from "fast-check"
 import { isConflict, LockRace, persistedConflict, retryConflicts } from "../../src/Db/Conflicts.ts"
-import { respondToCause } from "../../src/Errors.ts"
 import { DatabaseOutages } from "../../src/Db/Outages.ts"
+import { respondToCause } from "../../src/Errors.ts"
+import { forAllSync } from "../support/Property.ts"
 
 const sqlError = (code: string) =>
-  new SqlError({ cause: Object.assign(new Error(`from the server (${code})`), { code }), message: "Failed to execute statement" })
+  new SqlError({
+    reason: new UnknownError({ cause: Object.assign(new Error(`from the server (${code})`), { code }), message: "Failed to execute statement" })
+  })
 
 /** A transaction that fails with `failures` in turn, then succeeds; counts its runs. */
 const flaky = (failures: ReadonlyArray<unknown>) => {
@@ -25,7 +28,7 @@ const flaky = (failures: ReadonlyArray<unknown>) => {
 }
 
 describe("conflicting transactions", () => {
-  it.prop("deadlocks and serialization failures are conflicts; other SQLSTATEs are not", [
+  it("deadlocks and serialization failures are conflicts; other SQLSTATEs are not", () => forAllSync([
     fc.constantFrom("40001", "40P01"),
     fc.stringMatching(/^[0-9A-Z]{5}$/).filter((code) => code !== "40001" && code !== "40P01")
   ], ([conflict, other]) => {
@@ -33,7 +36,7 @@ describe("conflicting transactions", () => {
     expect(isConflict(sqlError(other))).toBe(false)
     expect(isConflict(new LockRace({ what: "A node" }))).toBe(true)
     expect(isConflict(new Error("40P01"))).toBe(false)
-  })
+  }))
 
   it.live("a transaction that lost runs again until it commits", () =>
     Effect.gen(function*() {
@@ -55,12 +58,12 @@ describe("conflicting transactions", () => {
       const deadlocks = flaky(Array(10).fill(sqlError("40P01")))
       const failed = yield* Effect.exit(retryConflicts(deadlocks.effect))
       expect(deadlocks.runs()).toBe(5)
-      expect(Exit.isFailure(failed) && Option.isSome(Cause.failureOption(failed.cause))).toBe(true)
+      expect(Exit.isFailure(failed) && Option.isSome(Cause.findErrorOption(failed.cause))).toBe(true)
 
       const races = flaky(Array(10).fill(new LockRace({ what: "A node" })))
       const died = yield* Effect.exit(retryConflicts(races.effect))
       expect(races.runs()).toBe(5)
-      expect(Exit.isFailure(died) && persistedConflict(Cause.defects(died.cause))).toBe(true)
+      expect(Exit.isFailure(died) && persistedConflict(died.cause.reasons.filter(Cause.isDieReason).map((reason) => reason.defect))).toBe(true)
     }))
 
   it.effect("a persisting conflict is answered 503 database_unavailable with Retry-After, not 500", () =>
@@ -68,14 +71,14 @@ describe("conflicting transactions", () => {
       const respond = respondToCause(() => [])
       for (const defect of [sqlError("40P01"), sqlError("40001"), new LockRace({ what: "A node" })]) {
         const response = yield* respond(Cause.die(defect)).pipe(
-          Effect.provideService(DatabaseOutages, {} as DatabaseOutages)
+          Effect.provideService(DatabaseOutages, {} as DatabaseOutages["Service"])
         )
         expect(response.status).toBe(503)
         expect(response.headers["retry-after"]).toBe("1")
         const body = JSON.parse(new TextDecoder().decode((response.body as { body: Uint8Array }).body))
         expect(body.error).toBe("database_unavailable")
       }
-      const bug = yield* respond(Cause.die(sqlError("42P01"))).pipe(Effect.provideService(DatabaseOutages, {} as DatabaseOutages))
+      const bug = yield* respond(Cause.die(sqlError("42P01"))).pipe(Effect.provideService(DatabaseOutages, {} as DatabaseOutages["Service"]))
       expect(bug.status).toBe(500)
     }))
 })

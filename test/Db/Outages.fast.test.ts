@@ -3,14 +3,15 @@
  * which are a failing statement (answered 500, logged with its cause): the shapes below are those
  * @effect/sql-pg's SqlError wraps, from pg and pg-pool.
  */
-import { SqlError } from "@effect/sql/SqlError"
 import { describe, expect, it } from "@effect/vitest"
-import { Cause, FiberId, Option } from "effect"
-import * as fc from "effect/FastCheck"
+import { Cause, Option } from "effect"
+import { SqlError, UnknownError } from "effect/sql/SqlError"
+import * as fc from "fast-check"
 import { outageOf, unreachable } from "../../src/Db/Outages.ts"
+import { forAllSync } from "../support/Property.ts"
 
 const pgError = (code: string, message = "from the server") => Object.assign(new Error(message), { code, severity: "FATAL" })
-const sqlError = (cause: unknown, message = "Failed to execute statement") => new SqlError({ cause, message })
+const sqlError = (cause: unknown, message = "Failed to execute statement") => new SqlError({ reason: new UnknownError({ cause, message }) })
 
 const sqlState = (classes: ReadonlyArray<string>) =>
   fc.tuple(fc.constantFrom(...classes), fc.stringMatching(/^[0-9A-Z]{3}$/)).map(([c, rest]) => c + rest)
@@ -49,16 +50,16 @@ describe("database outages", () => {
   it("finds the outage in a request's cause, failed or died with, beside other failures", () => {
     const lost = sqlError(new Error("Connection terminated unexpectedly"))
     expect(outageOf(Cause.die(lost))).toEqual(Option.some("Connection terminated unexpectedly"))
-    expect(outageOf(Cause.sequential(Cause.fail("rolled back"), Cause.die(lost)))).toEqual(Option.some("Connection terminated unexpectedly"))
+    expect(outageOf(Cause.combine(Cause.fail("rolled back"), Cause.die(lost)))).toEqual(Option.some("Connection terminated unexpectedly"))
     expect(outageOf(Cause.die(sqlError(pgError("22P02"))))).toEqual(Option.none())
-    expect(outageOf(Cause.interrupt(FiberId.none))).toEqual(Option.none())
+    expect(outageOf(Cause.interrupt())).toEqual(Option.none())
   })
 
-  it.prop("every SQLSTATE of class 08 is an outage, none of the statement classes is", [
+  it("every SQLSTATE of class 08 is an outage, none of the statement classes is", () => forAllSync([
     sqlState(["08"]),
     sqlState(["22", "23", "25", "40", "42", "53", "54", "P0", "XX"])
   ], ([connection, statement]) => {
     expect(Option.isSome(unreachable(sqlError(pgError(connection))))).toBe(true)
     expect(Option.isNone(unreachable(sqlError(pgError(statement))))).toBe(true)
-  })
+  }))
 })

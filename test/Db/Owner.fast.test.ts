@@ -5,8 +5,9 @@
  * (a real zombie, a live process with another identity) is in Startup.test.ts.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { FastCheck } from "effect"
+import * as FastCheck from "fast-check"
 import { ownerRecord, ownerRuns, parseOwner, parseStat, type Processes } from "../../src/Db/Owner.ts"
+import { forAllSync } from "../support/Property.ts"
 
 const bootId = "aee71cfa-4de8-40b8-b65c-2edfa83e894f"
 
@@ -47,13 +48,13 @@ describe("parseStat", () => {
   })
 
   // comm is at most 15 bytes of the executable's name or of what the process set (prctl), any bytes but NUL
-  it.prop("any command name, any state, any start time", [
+  it("any command name, any state, any start time", () => forAllSync([
     FastCheck.string({ unit: "binary", maxLength: 15 }).filter((s) => !s.includes("\0")),
     FastCheck.constantFrom("R", "S", "D", "Z", "T", "t", "X", "I"),
     FastCheck.integer({ min: 0, max: Number.MAX_SAFE_INTEGER })
   ], ([comm, state, startTicks]) => {
     expect(parseStat(statLine(31, comm, state, startTicks))).toEqual({ state, startTicks: String(startTicks) })
-  })
+  }))
 })
 
 describe("parseOwner", () => {

@@ -222,7 +222,7 @@ describe("a crash never blocks the next start (issue 22)", () => {
 })
 
 describe("migrations", () => {
-  it.scopedLive("run once when instances start together", () =>
+  it.live("run once when instances start together", () =>
     Effect.gen(function*() {
       const { url } = yield* freshDatabase
       yield* Effect.all([startService(url), startService(url), startService(url)], { concurrency: "unbounded" })

@@ -4,7 +4,8 @@
  * again after 0.5 s, doubling up to 10 s.
  */
 import { expect, it } from "@effect/vitest"
-import { Effect, Layer, TestClock } from "effect"
+import { Effect, Layer } from "effect"
+import { TestClock } from "effect/testing"
 import { supervise } from "../../src/Db/Database.ts"
 import type { EmbeddedServer } from "../../src/Db/Embedded.ts"
 import { DatabaseOutages } from "../../src/Db/Outages.ts"
@@ -30,10 +31,10 @@ const dyingServer = (failures: number) => {
 /** Lets the promises the supervisor awaits settle: they resolve outside the fiber, on the event loop. */
 const settle = Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 5)))
 
-it.scoped("a dead server is reported once and restarted; failed restarts wait 0.5, 1, 2, 4, 8 s, then 10 s at most", () =>
+it.effect("a dead server is reported once and restarted; failed restarts wait 0.5, 1, 2, 4, 8 s, then 10 s at most", () =>
   Effect.gen(function*() {
     const reports: Array<string> = []
-    const outages = Layer.succeed(DatabaseOutages, DatabaseOutages.make({
+    const outages = Layer.succeed(DatabaseOutages, DatabaseOutages.of({
       report: (reason) => Effect.sync(() => void reports.push(reason)),
       answered: () => Effect.succeed(undefined),
       isDown: Effect.succeed(false)

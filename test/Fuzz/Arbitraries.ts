@@ -3,7 +3,7 @@
  * (`valueOf`), and the odd values a fuzzer throws at a field instead (`oddValue`). Refs are
  * resolved against the document's `#/components/schemas`.
  */
-import { FastCheck as fc } from "effect"
+import * as fc from "fast-check"
 
 export type JsonSchema = {
   readonly $ref?: string

@@ -13,7 +13,8 @@
  * scheduler's, which is the point.
  */
 import { expect, layer } from "@effect/vitest"
-import { Effect, FastCheck as fc } from "effect"
+import { Effect } from "effect"
+import * as fc from "fast-check"
 import { Service } from "../support/Service.ts"
 import { captureLogs, type Document, fuzzOne, FuzzLayer, operationsOf, seed, seedCatalogue, validators } from "./Harness.ts"
 import { type Actor, type FuzzRequest, type Operation, requestOf } from "./Requests.ts"

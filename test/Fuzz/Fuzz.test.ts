@@ -15,7 +15,8 @@
  * request and its seed, and the same seed sends the same requests again.
  */
 import { expect, layer } from "@effect/vitest"
-import { Effect, FastCheck as fc } from "effect"
+import { Effect } from "effect"
+import * as fc from "fast-check"
 import { Service } from "../support/Service.ts"
 import { captureLogs, type Document, fuzzOne, FuzzLayer, operationsOf, seed, seedCatalogue, validators } from "./Harness.ts"
 import { type Operation, requestOf } from "./Requests.ts"

@@ -47,7 +47,7 @@ export const captureLogs = () => {
 const isErrorLine = (line: string) => /level=(ERROR|FATAL)/.test(line)
 
 /** The service with the vendors and the repository host faked on loopback. */
-export const FuzzLayer = Layer.unwrapEffect(
+export const FuzzLayer = Layer.unwrap(
   Effect.gen(function*() {
     const image = yield* FakeImageVendor
     const music = yield* FakeMusicVendor

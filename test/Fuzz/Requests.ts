@@ -4,7 +4,7 @@
  * mutated ones (a required field dropped, a wrong type, a value out of range, an odd string, a
  * duplicated parameter, a broken body or content type), each sent as one of the actors.
  */
-import { FastCheck as fc } from "effect"
+import * as fc from "fast-check"
 import { type JsonSchema, oddStrings, oddValue, outOfRange, resolve, type Schemas, valueOf, wrongType } from "./Arbitraries.ts"
 
 export interface Parameter {

@@ -102,7 +102,7 @@ layer(withFakeVendor(), { excludeTestServices: true })("image proxy against a ve
         fake.clearRequests()
         fake.behave({ kind: "task" })
         fake.script(task.task_id, ["IN_PROGRESS", "COMPLETED"])
-        const poll = Effect.map(client.api.imageProxy.pollSkinEnhancer({ path: { task_id: task.task_id } }), ({ data }) => data)
+        const poll = Effect.map(client.api.imageProxy.pollSkinEnhancer({ params: { task_id: task.task_id } }), ({ data }) => data)
         expect((yield* poll).status).toBe("IN_PROGRESS")
         fake.behave({ kind: "task", generated: ["https://cdn.example/skin.png"] })
         expect(yield* poll).toEqual({ task_id: task.task_id, status: "COMPLETED", generated: ["https://cdn.example/skin.png"] })
@@ -156,7 +156,7 @@ layer(withFakeVendor(), { excludeTestServices: true })("image proxy against a ve
       expect(task.task_id).not.toBe("vendor-task-42")
       fake.behave({ kind: "task", status: "COMPLETED", generated: ["https://cdn.example/out.png"] })
       fake.clearRequests()
-      const { data: polled } = yield* client.api.imageProxy.pollStyleTransfer({ path: { task_id: task.task_id } })
+      const { data: polled } = yield* client.api.imageProxy.pollStyleTransfer({ params: { task_id: task.task_id } })
       expect(polled).toEqual({ task_id: task.task_id, status: "COMPLETED", generated: ["https://cdn.example/out.png"] })
       expect(fake.requests().map((r) => r.path)).toEqual([vendorPaths.stylePoll("vendor-task-42")])
     }))
@@ -179,7 +179,7 @@ layer(withFakeVendor(), { excludeTestServices: true })("image proxy against a ve
       const { service, fake, token } = yield* freshStart()
       const client = yield* bearerClient(service, token)
       const { data: task } = yield* client.api.imageProxy.startSkinEnhancer({ payload: skinBody, headers: {} })
-      const poll = Effect.map(client.api.imageProxy.pollSkinEnhancer({ path: { task_id: task.task_id } }), ({ data }) => data)
+      const poll = Effect.map(client.api.imageProxy.pollSkinEnhancer({ params: { task_id: task.task_id } }), ({ data }) => data)
       fake.behave({ kind: "task", shape: "task_status" })
       fake.script(task.task_id, ["IN_PROGRESS", "COMPLETED"])
       const first = yield* poll
@@ -323,8 +323,8 @@ layer(withFakeVendor((c) => ({ ...c, vendorMode: "simulated" })), { excludeTestS
       expect(imagePath).toMatch(/^\/proxy\/imagevendor\/simulated\/[^/]+$/)
       const anyone = yield* clientFor(service)
       const [png, image] = yield* anyone.api.simulatedImages.simulatedImage({
-        path: { file: imagePath.split("/").at(-1)! },
-        withResponse: true
+        params: { file: imagePath.split("/").at(-1)! },
+        responseMode: "decoded-and-response"
       })
       expect(image.status).toBe(200)
       expect(image.headers["content-type"]).toMatch(/^image\/png/)

@@ -9,7 +9,7 @@
  */
 import { expect, layer } from "@effect/vitest"
 import { Effect } from "effect"
-import * as fc from "effect/FastCheck"
+import * as fc from "fast-check"
 import { maxPromptChars } from "../../src/Domain/Media.ts"
 import { queryOne } from "../support/Db.ts"
 import { FakeImageVendor } from "../support/FakeImageVendor.ts"
@@ -27,6 +27,7 @@ import {
   withFakeVendor
 } from "../support/ImageProxy.ts"
 import { Service } from "../support/Service.ts"
+import { forAll } from "../support/Property.ts"
 
 // --- valid bodies --------------------------------------------------------------------------------
 
@@ -139,110 +140,125 @@ const runs = { count: 0 }
 const numRuns = 25
 
 layer(withFakeVendor(), { excludeTestServices: true })("image proxy properties", (it) => {
-  it.effect.prop("valid style transfer bodies reach the vendor unchanged", { body: styleBodyArb }, ({ body }) =>
+  it.effect("valid style transfer bodies reach the vendor unchanged", () => forAll({ body: styleBodyArb }, ({ body }) =>
     Effect.gen(function*() {
       const { service, fake, token } = yield* freshStart()
       expectFlatTask(yield* send(service, "POST", paths.style, { token, body }))
       expect(fake.requests().map((r) => [r.path, r.body])).toEqual([[vendorPaths.style, body]])
-    }), { fastCheck: { numRuns } })
+    }), { numRuns }))
 
-  it.effect.prop("valid skin enhancer bodies reach the vendor with the defaults filled in", { body: skinBodyArb }, ({ body }) =>
+  it.effect("valid skin enhancer bodies reach the vendor with the defaults filled in", () => forAll({ body: skinBodyArb }, ({ body }) =>
     Effect.gen(function*() {
       const { service, fake, token } = yield* freshStart()
       expectWrappedTask(yield* send(service, "POST", paths.skin, { token, body }))
       expect(fake.requests().map((r) => [r.path, r.body])).toEqual([[vendorPaths.skin, { sharpen: 0, smart_grain: 2, ...body }]])
-    }), { fastCheck: { numRuns } })
+    }), { numRuns }))
 
-  it.effect.prop("valid bodies of every skin enhancer mode reach the mode's vendor path with the defaults filled in", {
+  it.effect("valid bodies of every skin enhancer mode reach the mode's vendor path with the defaults filled in", () => forAll({
     given: modeBodyArb
   }, ({ given: { body, mode } }) =>
     Effect.gen(function*() {
       const { service, fake, token } = yield* freshStart()
       expectWrappedTask(yield* send(service, "POST", mode.path, { token, body }))
       expect(fake.requests().map((r) => [r.path, r.body])).toEqual([[mode.vendorPath, { sharpen: 0, smart_grain: 2, ...mode.defaults, ...body }]])
-    }), { fastCheck: { numRuns } })
+    }), { numRuns }))
 
-  it.effect.prop(
+  it.effect(
     "a body of a skin enhancer mode with one field broken is 400 naming it; the vendor gets nothing",
-    { given: modeBodyArb.chain((given) => modeBreakage(given.mode.mode).map((breakage) => ({ ...given, breakage }))) },
-    ({ given: { body, breakage, mode } }) =>
-      Effect.gen(function*() {
-        const { service, fake, token } = yield* freshStart()
-        expectBadRequest(yield* send(service, "POST", mode.path, { token, body: broken(body, breakage) }), breakage.field)
-        expect(fake.requests()).toEqual([])
-      }),
-    { fastCheck: { numRuns } }
+    () =>
+      forAll(
+        { given: modeBodyArb.chain((given) => modeBreakage(given.mode.mode).map((breakage) => ({ ...given, breakage }))) },
+        ({ given: { body, breakage, mode } }) =>
+          Effect.gen(function*() {
+            const { service, fake, token } = yield* freshStart()
+            expectBadRequest(yield* send(service, "POST", mode.path, { token, body: broken(body, breakage) }), breakage.field)
+            expect(fake.requests()).toEqual([])
+          }),
+        { numRuns }
+      )
   )
 
-  it.effect.prop(
+  it.effect(
     "a style transfer body with one field broken is 400 naming it; the vendor gets nothing",
-    { body: styleBodyArb, breakage: styleBreakage },
-    ({ body, breakage }) =>
-      Effect.gen(function*() {
-        const { service, fake, token } = yield* freshStart()
-        expectBadRequest(yield* send(service, "POST", paths.style, { token, body: broken(body, breakage) }), breakage.field)
-        expect(fake.requests()).toEqual([])
-      }),
-    { fastCheck: { numRuns } }
+    () =>
+      forAll(
+        { body: styleBodyArb, breakage: styleBreakage },
+        ({ body, breakage }) =>
+          Effect.gen(function*() {
+            const { service, fake, token } = yield* freshStart()
+            expectBadRequest(yield* send(service, "POST", paths.style, { token, body: broken(body, breakage) }), breakage.field)
+            expect(fake.requests()).toEqual([])
+          }),
+        { numRuns }
+      )
   )
 
-  it.effect.prop(
+  it.effect(
     "a skin enhancer body with one field broken is 400 naming it; the vendor gets nothing",
-    { body: skinBodyArb, breakage: skinBreakage },
-    ({ body, breakage }) =>
-      Effect.gen(function*() {
-        const { service, fake, token } = yield* freshStart()
-        expectBadRequest(yield* send(service, "POST", paths.skin, { token, body: broken(body, breakage) }), breakage.field)
-        expect(fake.requests()).toEqual([])
-      }),
-    { fastCheck: { numRuns } }
+    () =>
+      forAll(
+        { body: skinBodyArb, breakage: skinBreakage },
+        ({ body, breakage }) =>
+          Effect.gen(function*() {
+            const { service, fake, token } = yield* freshStart()
+            expectBadRequest(yield* send(service, "POST", paths.skin, { token, body: broken(body, breakage) }), breakage.field)
+            expect(fake.requests()).toEqual([])
+          }),
+        { numRuns }
+      )
   )
 
-  it.effect.prop(
+  it.effect(
     "statuses polled in order follow the model: never backwards, unknown ones not stored, finished ones final",
-    { statuses: fc.array(vendorStatus, { minLength: 1, maxLength: 8 }) },
-    ({ statuses }) =>
-      Effect.gen(function*() {
-        const { service, fake, token } = yield* freshStart()
-        const task = expectFlatTask(yield* send(service, "POST", paths.style, { token, body: { image: pngBase64, reference_image: pngBase64 } }))
-        fake.script(task.task_id, statuses)
-        let model = "CREATED"
-        let asked = 0
-        for (const status of statuses) {
-          if (rank[model] !== 2) asked++
-          model = modelMove(model, status)
-          const polled = expectWrappedTask(yield* get(service, paths.stylePoll(task.task_id), { token }))
-          expect(polled.status).toBe(model)
-        }
-        // once finished, the vendor is no longer asked
-        expect(fake.requests().filter((r) => r.method === "GET")).toHaveLength(asked)
-      }),
-    { fastCheck: { numRuns } }
+    () =>
+      forAll(
+        { statuses: fc.array(vendorStatus, { minLength: 1, maxLength: 8 }) },
+        ({ statuses }) =>
+          Effect.gen(function*() {
+            const { service, fake, token } = yield* freshStart()
+            const task = expectFlatTask(yield* send(service, "POST", paths.style, { token, body: { image: pngBase64, reference_image: pngBase64 } }))
+            fake.script(task.task_id, statuses)
+            let model = "CREATED"
+            let asked = 0
+            for (const status of statuses) {
+              if (rank[model] !== 2) asked++
+              model = modelMove(model, status)
+              const polled = expectWrappedTask(yield* get(service, paths.stylePoll(task.task_id), { token }))
+              expect(polled.status).toBe(model)
+            }
+            // once finished, the vendor is no longer asked
+            expect(fake.requests().filter((r) => r.method === "GET")).toHaveLength(asked)
+          }),
+        { numRuns }
+      )
   )
 
-  it.effect.prop(
+  it.effect(
     "concurrent polls never move the stored status backwards",
-    { statuses: fc.array(vendorStatus, { minLength: 2, maxLength: 10 }) },
-    ({ statuses }) =>
-      Effect.gen(function*() {
-        const service = yield* Service
-        const fake = yield* FakeImageVendor
-        fake.reset()
-        const token = yield* tokenOf(service, `concurrent-${runs.count++}`)
-        const task = expectFlatTask(yield* send(service, "POST", paths.style, { token, body: { image: pngBase64, reference_image: pngBase64 } }))
-        fake.script(task.task_id, [...statuses, "CREATED"])
-        const answers = yield* Effect.all(
-          statuses.map(() => get(service, paths.stylePoll(task.task_id), { token })),
-          { concurrency: "unbounded" }
-        )
-        for (const a of answers) expect(Object.keys(rank)).toContain(expectWrappedTask(a).status)
-        // what the vendor said, in the order it said it, and what is stored in the end
-        const served = statuses.slice(0, fake.requests().filter((r) => r.method === "GET").length)
-        const stored = (yield* queryOne<{ status: string }>(service, "SELECT status FROM media_tasks WHERE id = $1", [task.task_id]))!.status
-        const highest = Math.max(0, ...served.map((s) => rank[s.toUpperCase()] ?? 0))
-        expect(rank[stored]).toBe(highest)
-        if (highest === 2) expect(served.map((s) => s.toUpperCase())).toContain(stored)
-      }),
-    { fastCheck: { numRuns: 15 } }
+    () =>
+      forAll(
+        { statuses: fc.array(vendorStatus, { minLength: 2, maxLength: 10 }) },
+        ({ statuses }) =>
+          Effect.gen(function*() {
+            const service = yield* Service
+            const fake = yield* FakeImageVendor
+            fake.reset()
+            const token = yield* tokenOf(service, `concurrent-${runs.count++}`)
+            const task = expectFlatTask(yield* send(service, "POST", paths.style, { token, body: { image: pngBase64, reference_image: pngBase64 } }))
+            fake.script(task.task_id, [...statuses, "CREATED"])
+            const answers = yield* Effect.all(
+              statuses.map(() => get(service, paths.stylePoll(task.task_id), { token })),
+              { concurrency: "unbounded" }
+            )
+            for (const a of answers) expect(Object.keys(rank)).toContain(expectWrappedTask(a).status)
+            // what the vendor said, in the order it said it, and what is stored in the end
+            const served = statuses.slice(0, fake.requests().filter((r) => r.method === "GET").length)
+            const stored = (yield* queryOne<{ status: string }>(service, "SELECT status FROM media_tasks WHERE id = $1", [task.task_id]))!.status
+            const highest = Math.max(0, ...served.map((s) => rank[s.toUpperCase()] ?? 0))
+            expect(rank[stored]).toBe(highest)
+            if (highest === 2) expect(served.map((s) => s.toUpperCase())).toContain(stored)
+          }),
+        { numRuns: 15 }
+      )
   )
 })

@@ -5,11 +5,12 @@
  */
 import { expect, it } from "@effect/vitest"
 import { Effect } from "effect"
-import * as fc from "effect/FastCheck"
+import * as fc from "fast-check"
 import { PNG } from "pngjs"
 import { simulatedImageSize } from "../../src/Domain/Media.ts"
 import { crc32, encodePng } from "../../src/Images/Png.ts"
 import { cachedSimulatedPngs, simulatedPng } from "../../src/Images/SimulatedImage.ts"
+import { forAllSync } from "../support/Property.ts"
 
 /** The RGB bytes of a decoded picture (pngjs answers RGBA). */
 const rgbOf = (decoded: PNG) => Uint8Array.from(decoded.data.filter((_, i) => i % 4 !== 3))
@@ -29,19 +30,19 @@ it("crc32 is PNG's CRC (the standard check value, and a real IEND chunk's)", () 
   expect(crc32(Buffer.from("IEND"))).toBe(0xae426082)
 })
 
-it.prop("any RGB picture decodes to its own size and pixels", { image: picture }, ({ image }) => {
+it("any RGB picture decodes to its own size and pixels", () => forAllSync({ image: picture }, ({ image }) => {
   const decoded = PNG.sync.read(encodePng(image))
   expect([decoded.width, decoded.height]).toEqual([image.width, image.height])
   expect(rgbOf(decoded)).toEqual(image.pixels)
   expect(decoded.data.filter((_, i) => i % 4 === 3).every((alpha) => alpha === 255)).toBe(true)
-}, { fastCheck: { numRuns: 50 } })
+}, { numRuns: 50 }))
 
 it("a picture of no pixels, or pixels that do not fill it, is refused", () => {
   expect(() => encodePng({ width: 0, height: 1, pixels: new Uint8Array(0) })).toThrow(RangeError)
   expect(() => encodePng({ width: 2, height: 2, pixels: new Uint8Array(11) })).toThrow(RangeError)
 })
 
-it.prop("a task's picture: 256x256, many colours, the same bytes for its id, others for another id", {
+it("a task's picture: 256x256, many colours, the same bytes for its id, others for another id", () => forAllSync({
   a: fc.uuid(),
   b: fc.uuid()
 }, ({ a, b }) => {
@@ -52,7 +53,7 @@ it.prop("a task's picture: 256x256, many colours, the same bytes for its id, oth
   expect(distinctColours(decoded)).toBeGreaterThan(100)
   expect(simulatedPng(a).equals(png)).toBe(true)
   expect(simulatedPng(b).equals(png)).toBe(false)
-}, { fastCheck: { numRuns: 10 } })
+}, { numRuns: 10 }))
 
 it.effect("the cache answers the bytes it drew, and still draws every other id", () =>
   Effect.sync(() => {

@@ -4,7 +4,8 @@
  * refuses another body at once, and never calls the vendor itself.
  */
 import { expect, it } from "@effect/vitest"
-import { Effect, Fiber, Layer, Option, TestClock } from "effect"
+import { Effect, Fiber, Layer, Option } from "effect"
+import { TestClock } from "effect/testing"
 import { CurrentUser } from "../../src/Domain/Auth.ts"
 import { ImageTasks, requestHash } from "../../src/Images/Service.ts"
 import { ClaimOutcome, type StoredTask, TaskRepo } from "../../src/Images/TaskRepo.ts"
@@ -26,8 +27,8 @@ const task: StoredTask = {
 }
 
 /** ImageTasks over a stub TaskRepo, a vendor that must not be called, and a 10 s vendor timeout. */
-const tasksWith = (repo: Partial<TaskRepo>) =>
-  ImageTasks.DefaultWithoutDependencies.pipe(
+const tasksWith = (repo: Partial<TaskRepo["Service"]>) =>
+  ImageTasks.layerWithoutDependencies.pipe(
     Layer.provide([
       stub(TaskRepo, repo),
       stub(ImageVendor, {}),
@@ -42,7 +43,7 @@ const startWithKey = (layer: Layer.Layer<ImageTasks>) =>
   Effect.flatMap(ImageTasks, (tasks) => tasks.start("skin-enhancer/creative", body, "k")).pipe(
     Effect.provideService(CurrentUser, caller),
     Effect.provide(layer),
-    Effect.fork
+    Effect.forkChild
   )
 
 it.effect("a repeat waits for the first request's task, looking again every 25 ms", () =>
@@ -65,7 +66,7 @@ it.effect("a repeat waits for the first request's task, looking again every 25 m
       yield* TestClock.adjust(1)
       expect(reads).toBe(expected)
     }
-    expect(Option.isNone(yield* Fiber.poll(fiber))).toBe(true)
+    expect(fiber.pollUnsafe()).toBeUndefined()
     yield* TestClock.adjust(25)
     expect(yield* Fiber.join(fiber)).toEqual(task)
     expect(reads).toBe(4)
@@ -78,7 +79,7 @@ it.effect("a repeat gives up with KeyInProgress once the vendor timeout and its 
       readKey: () => Effect.succeed(Option.some(held(Option.none())))
     }))
     yield* TestClock.adjust(vendorTimeoutMillis + graceMillis - 50)
-    expect(Option.isNone(yield* Fiber.poll(fiber))).toBe(true)
+    expect(fiber.pollUnsafe()).toBeUndefined()
     yield* TestClock.adjust(100)
     const exit = yield* Fiber.await(fiber)
     expect(failureTag(exit)).toBe("KeyInProgress")
@@ -97,7 +98,7 @@ it.effect("a key the first request let go is claimed again by the repeat, which 
   Effect.gen(function*() {
     let claims = 0
     let started = 0
-    const layer = ImageTasks.DefaultWithoutDependencies.pipe(
+    const layer = ImageTasks.layerWithoutDependencies.pipe(
       Layer.provide([
         stub(TaskRepo, {
           claimKey: () => Effect.sync(() => (++claims === 1 ? held(Option.none()) : ClaimOutcome.Claimed())),

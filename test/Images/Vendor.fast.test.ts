@@ -3,9 +3,10 @@
  * VendorTimedOut exactly at VENDOR_TIMEOUT_SECONDS, and not before. And an image vendor whose 2xx
  * is not a task, JSON or not, has failed (it was reached).
  */
-import { HttpClient, HttpClientResponse } from "@effect/platform"
+import { HttpClient, HttpClientResponse } from "effect/http"
 import { expect, it } from "@effect/vitest"
-import { Effect, Fiber, Layer, Option, Redacted, TestClock } from "effect"
+import { Effect, Fiber, Layer, Option, Redacted } from "effect"
+import { TestClock } from "effect/testing"
 import { ImageVendor } from "../../src/Images/Vendor.ts"
 import { MusicVendor } from "../../src/Music/Vendor.ts"
 import { failureTag, testConfig } from "../support/Stub.ts"
@@ -26,9 +27,9 @@ const configured = testConfig((c) => ({
 /** Runs `effect` in a fiber; it is still running just before the timeout and failed right after. */
 const timesOut = <A, E>(effect: Effect.Effect<A, E>) =>
   Effect.gen(function*() {
-    const fiber = yield* Effect.fork(effect)
+    const fiber = yield* Effect.forkChild(effect)
     yield* TestClock.adjust(timeoutMillis - 1)
-    expect(Option.isNone(yield* Fiber.poll(fiber))).toBe(true)
+    expect(fiber.pollUnsafe()).toBeUndefined()
     yield* TestClock.adjust(1)
     const exit = yield* Fiber.await(fiber)
     expect(failureTag(exit)).toBe("VendorTimedOut")
@@ -39,7 +40,7 @@ it.effect("the image vendor: a start and a poll time out", () =>
     const vendor = yield* ImageVendor
     yield* timesOut(vendor.start("image-style-transfer", { image: "x" }))
     yield* timesOut(vendor.poll("skin-enhancer", "v-1"))
-  }).pipe(Effect.provide(ImageVendor.DefaultWithoutDependencies.pipe(Layer.provide([silent, configured])))))
+  }).pipe(Effect.provide(ImageVendor.layerWithoutDependencies.pipe(Layer.provide([silent, configured])))))
 
 it.effect("the music vendor: a generation times out while the vendor neither answers nor takes the upload", () =>
   Effect.gen(function*() {
@@ -48,7 +49,7 @@ it.effect("the music vendor: a generation times out while the vendor neither ans
       request: { _tag: "Url", url: "https://videos.example/a.mp4", prompt: Option.none() },
       durationSeconds: Option.none()
     })))
-  }).pipe(Effect.provide(MusicVendor.DefaultWithoutDependencies.pipe(Layer.provide([silent, configured])))))
+  }).pipe(Effect.provide(MusicVendor.layerWithoutDependencies.pipe(Layer.provide([silent, configured])))))
 
 it.effect("the image vendor: a 2xx that is not a task, JSON or not, is a vendor failure, not an unreachable vendor", () =>
   Effect.gen(function*() {
@@ -59,7 +60,7 @@ it.effect("the image vendor: a 2xx that is not a task, JSON or not, is a vendor 
       )
       const failure = yield* ImageVendor.pipe(
         Effect.flatMap((vendor) => vendor.start("image-style-transfer", { image: "x" })),
-        Effect.provide(ImageVendor.DefaultWithoutDependencies.pipe(Layer.provide([answering, configured]))),
+        Effect.provide(ImageVendor.layerWithoutDependencies.pipe(Layer.provide([answering, configured]))),
         Effect.flip
       )
       expect(failure, body).toMatchObject({ _tag: "VendorFailed", reason: "answered without a task" })

@@ -5,7 +5,7 @@
  * error, cut and reset streams, keep-alives, a client that goes away).
  */
 import { expect, layer } from "@effect/vitest"
-import { Chunk, Effect, Stream } from "effect"
+import { Effect, Stream } from "effect"
 import { createHash } from "node:crypto"
 import { clientFor, withFiles } from "../support/Client.ts"
 import { FakeMusicVendor } from "../support/FakeMusicVendor.ts"
@@ -290,7 +290,7 @@ layer(serviceWithFakeVendor(), { excludeTestServices: true })("video to music", 
       })
       const client = yield* clientFor(service, { bearer: token })
       const events = yield* withFiles(Stream.runCollect(client.generateMusic({ url: "https://a.example/v" })))
-      expect(Chunk.toReadonlyArray(events)).toEqual([
+      expect(events).toEqual([
         { type: "titles", titles: ["Rain at dusk", { title: "Rain at dawn", stream_index: 1 }] },
         { type: "error", code: "GENERATION_FAILED", message: "The model gave up" }
       ])

@@ -7,11 +7,12 @@
  */
 import { expect, layer } from "@effect/vitest"
 import { Effect, Schema } from "effect"
-import * as fc from "effect/FastCheck"
+import * as fc from "fast-check"
 import { MusicEvent } from "../../src/Domain/MusicEvents.ts"
 import { FakeMusicVendor } from "../support/FakeMusicVendor.ts"
 import { expectNdjson, knownEventTypes, postForm, serviceWithFakeVendor } from "../support/Music.ts"
 import { Service } from "../support/Service.ts"
+import { forAll } from "../support/Property.ts"
 
 const int = fc.integer({ min: 0, max: 1000 })
 const number = fc.double({ noNaN: true, noDefaultInfinity: true })
@@ -85,31 +86,35 @@ layer(serviceWithFakeVendor(), { excludeTestServices: true })("music relay, by p
       token = yield* Effect.promise(() => service.token({ sub: "paul" }))
     }))
 
-  it.effect.prop(
+  it.effect(
     "each vendor line comes out equal in meaning, in order; one error of ours iff the vendor sent no complete or error",
-    { lines: fc.array(line, { maxLength: 25 }) },
-    ({ lines }) =>
-      Effect.gen(function*() {
-        const service = yield* Service
-        const fake = yield* FakeMusicVendor
-        fake.behave({ kind: "stream", lines })
-        const answer = yield* postForm(service, token, new URLSearchParams({ video: "https://videos.example/v.mp4" }))
-        expectNdjson(answer)
-        const out = answer.lines.filter((l) => l.trim() !== "")
-        const sent = lines.map((l) => JSON.parse(l) as Record<string, unknown>)
-        expect(out.slice(0, sent.length).map((l) => JSON.parse(l))).toEqual(sent)
-        // what our schemas do not describe is the vendor's own line, byte for byte
-        sent.forEach((e, i) => {
-          if (!described(e)) expect(out[i]).toBe(lines[i])
-        })
-        if (sent.some(endsGeneration)) {
-          expect(out).toHaveLength(sent.length)
-        } else {
-          expect(out.slice(sent.length).map((l) => JSON.parse(l))).toEqual([
-            { type: "error", code: "stream_incomplete", message: expect.any(String) }
-          ])
-        }
-      }),
-    { timeout: 120_000, fastCheck: { numRuns: 40 } }
+    () =>
+      forAll(
+        { lines: fc.array(line, { maxLength: 25 }) },
+        ({ lines }) =>
+          Effect.gen(function*() {
+            const service = yield* Service
+            const fake = yield* FakeMusicVendor
+            fake.behave({ kind: "stream", lines })
+            const answer = yield* postForm(service, token, new URLSearchParams({ video: "https://videos.example/v.mp4" }))
+            expectNdjson(answer)
+            const out = answer.lines.filter((l) => l.trim() !== "")
+            const sent = lines.map((l) => JSON.parse(l) as Record<string, unknown>)
+            expect(out.slice(0, sent.length).map((l) => JSON.parse(l))).toEqual(sent)
+            // what our schemas do not describe is the vendor's own line, byte for byte
+            sent.forEach((e, i) => {
+              if (!described(e)) expect(out[i]).toBe(lines[i])
+            })
+            if (sent.some(endsGeneration)) {
+              expect(out).toHaveLength(sent.length)
+            } else {
+              expect(out.slice(sent.length).map((l) => JSON.parse(l))).toEqual([
+                { type: "error", code: "stream_incomplete", message: expect.any(String) }
+              ])
+            }
+          }),
+        { numRuns: 40 }
+      ),
+    { timeout: 120_000 }
   )
 })

@@ -6,7 +6,7 @@
  * (comfy_api_nodes/nodes_sonilo.py).
  */
 import { expect, layer } from "@effect/vitest"
-import { Chunk, Effect, Stream } from "effect"
+import { Effect, Stream } from "effect"
 import * as WavDecoder from "wav-decoder"
 import type { MusicEvent } from "../../src/Domain/MusicEvents.ts"
 import { clientFor, withFiles } from "../support/Client.ts"
@@ -48,9 +48,9 @@ layer(Service.layer((c) => ({ ...c, vendorMode: "simulated" })), { excludeTestSe
       const service = yield* Service
       const token = yield* Effect.promise(() => service.token({ sub: "wendy" }))
       const client = yield* clientFor(service, { bearer: token })
-      const events: ReadonlyArray<MusicEvent> = Chunk.toReadonlyArray(yield* withFiles(Stream.runCollect(
+      const events: ReadonlyArray<MusicEvent> = yield* withFiles(Stream.runCollect(
         client.generateMusic({ file: mp4(4.25), filename: "clip.mp4", contentType: "video/mp4", prompt: "lofi beats" })
-      )))
+      ))
       expect(events.map((e) => e.type).slice(0, 4)).toEqual(["duration", "titles", "title", "title"])
       expect(events.slice(-2).map((e) => e.type)).toEqual(["cost", "complete"])
       const duration = events[0]!

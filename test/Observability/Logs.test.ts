@@ -5,10 +5,12 @@
  * logging layer (Observability/Logging.ts) into a console that keeps the lines.
  */
 import { describe, expect, layer } from "@effect/vitest"
-import { Console, Effect, FastCheck as fc, Layer, LogLevel, Option, Redacted } from "effect"
+import { Console, Effect, Layer, Option, Redacted } from "effect"
+import * as fc from "fast-check"
 import { type LogFormat, loggingLayer } from "../../src/Observability/Logging.ts"
 import { seedActors, tokensFor } from "../support/Actors.ts"
 import { expectStatus, fetchText, send } from "../support/Http.ts"
+import { forAll } from "../support/Property.ts"
 import { closedAfterPromise, rawRequestPromise } from "../support/RawHttp.ts"
 import { type ConfigOverrides, type Running, Service } from "../support/Service.ts"
 
@@ -18,13 +20,13 @@ const uuidV4 = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]
 const capturedLines = (): { readonly lines: Array<string>; readonly layer: Layer.Layer<never> } => {
   const lines: Array<string> = []
   const write = (...parts: ReadonlyArray<unknown>) => void lines.push(parts.map(String).join(" "))
-  const unsafe = { ...globalThis.console, log: write, error: write, info: write, warn: write, debug: write, group: () => {}, groupEnd: () => {} }
-  return { lines, layer: Console.setConsole({ ...Effect.runSync(Console.consoleWith(Effect.succeed)), unsafe }) }
+  const console: Console.Console = { ...globalThis.console, log: write, error: write, info: write, warn: write, debug: write, group: () => {}, groupEnd: () => {} }
+  return { lines, layer: Layer.succeed(Console.Console, console) }
 }
 
 const capturing = (format: LogFormat) => {
   const captured = capturedLines()
-  return { lines: captured.lines, logging: Layer.merge(loggingLayer(format, LogLevel.Info), captured.layer) }
+  return { lines: captured.lines, logging: Layer.merge(loggingLayer(format, "Info"), captured.layer) }
 }
 
 /** A JSON line's fields: its annotations (request id, access fields) beside message and level. */
@@ -235,29 +237,32 @@ layer(Service.layer(unreachableVendor, json.logging), { excludeTestServices: tru
       expect(refusals(), "a client leaving is no refused request").toBe(refusedBefore)
     }))
 
-  it.effect.prop(
+  it.effect(
     "X-Request-Id is echoed exactly when it is 1-128 visible ASCII characters, else a UUID replaces it",
-    {
-      given: fc.oneof(
-        fc.string({ unit: fc.integer({ min: 0x21, max: 0x7e }).map((c) => String.fromCharCode(c)), minLength: 1, maxLength: 140 }),
-        fc.string({ unit: fc.constantFrom("a", "Z", "9", "-", " ", "\t", "é", "\u00ff", "~"), maxLength: 20 })
+    () =>
+      forAll(
+        {
+          given: fc.oneof(
+            fc.string({ unit: fc.integer({ min: 0x21, max: 0x7e }).map((c) => String.fromCharCode(c)), minLength: 1, maxLength: 140 }),
+            fc.string({ unit: fc.constantFrom("a", "Z", "9", "-", " ", "\t", "é", "\u00ff", "~"), maxLength: 20 })
+          )
+        },
+        ({ given }) =>
+          Effect.gen(function*() {
+            const service = yield* Service
+            // by hand: fetch trims and refuses some values; bytes above 0x7f go as Latin-1
+            const answer = yield* Effect.promise(() =>
+              rawRequestPromise(service.baseUrl, Buffer.from(`GET /ready HTTP/1.1\r\nhost: x\r\nx-request-id: ${given}\r\nconnection: close\r\n\r\n`, "latin1"))
+            )
+            // HTTP drops the spaces and tabs around a header's value before anyone reads it
+            const delivered = given.replace(/^[ \t]+|[ \t]+$/g, "")
+            const sane = /^[\x21-\x7e]{1,128}$/.test(delivered)
+            const echoed = answer.headers["x-request-id"]
+            if (sane) expect(echoed).toBe(delivered)
+            else expect(echoed).toMatch(uuidV4)
+          }),
+        { numRuns: 60 }
       )
-    },
-    ({ given }) =>
-      Effect.gen(function*() {
-        const service = yield* Service
-        // by hand: fetch trims and refuses some values; bytes above 0x7f go as Latin-1
-        const answer = yield* Effect.promise(() =>
-          rawRequestPromise(service.baseUrl, Buffer.from(`GET /ready HTTP/1.1\r\nhost: x\r\nx-request-id: ${given}\r\nconnection: close\r\n\r\n`, "latin1"))
-        )
-        // HTTP drops the spaces and tabs around a header's value before anyone reads it
-        const delivered = given.replace(/^[ \t]+|[ \t]+$/g, "")
-        const sane = /^[\x21-\x7e]{1,128}$/.test(delivered)
-        const echoed = answer.headers["x-request-id"]
-        if (sane) expect(echoed).toBe(delivered)
-        else expect(echoed).toMatch(uuidV4)
-      }),
-    { fastCheck: { numRuns: 60 } }
   )
 })
 

@@ -8,7 +8,7 @@
  * Effect's metric registry is global to the test process, so counts are compared before and after.
  */
 import { expect, layer } from "@effect/vitest"
-import { Effect, Layer, Option, Redacted } from "effect"
+import { Context, Effect, Layer, Option, Redacted } from "effect"
 import { freePort } from "../../src/Db/Embedded.ts"
 import { contentType } from "../../src/Observability/Prometheus.ts"
 import { expectError, expectStatus, getText, send, sendText } from "../support/Http.ts"
@@ -144,13 +144,13 @@ layer(withFakeVendor((c) => ({ ...c, metrics: { ...c.metrics, port: Option.none(
 })
 
 /** The service with `/metrics` on a port of its own (no token), and that port. */
-const onOwnPort = Layer.unwrapEffect(Effect.map(Effect.promise(freePort), (port) =>
+const onOwnPort = Layer.unwrap(Effect.map(Effect.promise(freePort), (port) =>
   Layer.merge(
     Service.layer((c) => ({ ...c, metrics: { port: Option.some(port), host: "127.0.0.1", token: Option.none() } })),
     Layer.succeed(MetricsPort, port)
   )))
 
-class MetricsPort extends Effect.Tag("test/MetricsPort")<MetricsPort, number>() {}
+class MetricsPort extends Context.Service<MetricsPort, number>()("test/MetricsPort") {}
 
 layer(onOwnPort, { excludeTestServices: true })("/metrics on METRICS_PORT", (it) => {
   it.effect("its own port serves the exposition and nothing else; the main port has no /metrics", () =>

@@ -5,10 +5,11 @@
  * histogram's buckets are cumulative and end at `+Inf` with its count.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Metric, MetricBoundaries } from "effect"
-import * as fc from "effect/FastCheck"
+import { Effect, Metric } from "effect"
+import * as fc from "fast-check"
 import { type Family, familiesOf, formatValue, render } from "../../src/Observability/Prometheus.ts"
 import { parseExposition } from "../support/Prometheus.ts"
+import { forAll, forAllSync } from "../support/Property.ts"
 
 /** Text with the characters the format escapes over-represented. */
 const tricky = fc.array(fc.oneof(fc.constantFrom("\\", "\"", "\n", "\\n", "{", "}", ",", "=", " ", "é", "🙂"), fc.string()), { maxLength: 8 })
@@ -36,7 +37,7 @@ const family: fc.Arbitrary<Family> = fc.record({
 const sameNumber = (a: number, b: number) => Object.is(a, b) || (a === 0 && b === 0) || (Number.isNaN(a) && Number.isNaN(b))
 
 describe("Prometheus exposition", () => {
-  it.prop("label values and help texts round-trip through escaping", [fc.uniqueArray(family, { selector: (f) => f.name, maxLength: 5 })], ([families]) => {
+  it("label values and help texts round-trip through escaping", () => forAllSync([fc.uniqueArray(family, { selector: (f) => f.name, maxLength: 5 })], ([families]) => {
     const parsed = parseExposition(render(families))
     expect([...parsed.keys()]).toEqual(families.map((f) => f.name))
     for (const f of families) {
@@ -46,7 +47,7 @@ describe("Prometheus exposition", () => {
       expect(read.samples.map((s) => s.labels)).toEqual(f.samples.map((s) => Object.fromEntries(s.labels)))
       read.samples.forEach((s, i) => expect(sameNumber(s.value, f.samples[i]!.value)).toBe(true))
     }
-  })
+  }))
 
   it("escapes backslash, double quote and line feed in label values, and backslash and line feed in help", () => {
     const text = render([{ name: "x", help: "a\\b\nc\"", type: "gauge", samples: [{ labels: [["path", "C:\\dir\n\"q\""]], value: 1 }] }])
@@ -58,36 +59,41 @@ describe("Prometheus exposition", () => {
   })
 
   let histograms = 0
-  it.effect.prop(
+  it.effect(
     "an Effect histogram renders cumulative buckets ending at +Inf with its count, and its sum",
-    [fc.uniqueArray(fc.double({ min: 0.001, max: 1000, noNaN: true }), { minLength: 1, maxLength: 6 }), fc.array(fc.double({ min: 0, max: 2000, noNaN: true }), { minLength: 1, maxLength: 50 })],
-    ([bounds, values]) =>
-      Effect.gen(function*() {
-        // a name of its own per run: Effect's registry is global to the process
-        const name = `prop_histogram_${++histograms}`
-        const histogram = Metric.histogram(name, MetricBoundaries.fromIterable(bounds), "random values").pipe(Metric.tagged("kind", "a\"b"))
-        for (const v of values) yield* Metric.update(histogram, v)
-        const pairs = (yield* Metric.snapshot).filter((p) => p.metricKey.name === name)
-        const read = parseExposition(render(familiesOf(pairs))).get(name)!
-        expect(read.type).toBe("histogram")
-        const buckets = read.samples.filter((s) => s.name === `${name}_bucket`)
-        const les = buckets.map((b) => Number(b.labels.le === "+Inf" ? Infinity : b.labels.le))
-        expect(les).toEqual([...bounds].sort((a, b) => a - b).concat(Infinity))
-        buckets.forEach((b, i) => {
-          expect(b.labels.kind).toBe("a\"b")
-          expect(b.value).toBe(values.filter((v) => v <= les[i]!).length)
-          if (i > 0) expect(b.value).toBeGreaterThanOrEqual(buckets[i - 1]!.value)
-        })
-        expect(buckets.at(-1)!.value).toBe(values.length)
-        expect(read.samples.find((s) => s.name === `${name}_count`)!.value).toBe(values.length)
-        expect(read.samples.find((s) => s.name === `${name}_sum`)!.value).toBeCloseTo(values.reduce((a, b) => a + b, 0), 6)
-      })
+    () =>
+      forAll(
+        [fc.uniqueArray(fc.double({ min: 0.001, max: 1000, noNaN: true }), { minLength: 1, maxLength: 6 }), fc.array(fc.double({ min: 0, max: 2000, noNaN: true }), { minLength: 1, maxLength: 50 })],
+        ([bounds, values]) =>
+          Effect.gen(function*() {
+            // a name of its own per run: Effect's registry is global to the process
+            const name = `prop_histogram_${++histograms}`
+            const histogram = Metric.histogram(name, { description: "random values", boundaries: Metric.boundariesFromIterable(bounds) }).pipe(
+              Metric.withAttributes({ kind: "a\"b" })
+            )
+            for (const v of values) yield* Metric.update(histogram, v)
+            const pairs = (yield* Metric.snapshot).filter((p) => p.id === name)
+            const read = parseExposition(render(familiesOf(pairs))).get(name)!
+            expect(read.type).toBe("histogram")
+            const buckets = read.samples.filter((s) => s.name === `${name}_bucket`)
+            const les = buckets.map((b) => Number(b.labels.le === "+Inf" ? Infinity : b.labels.le))
+            expect(les).toEqual([...bounds].sort((a, b) => a - b).concat(Infinity))
+            buckets.forEach((b, i) => {
+              expect(b.labels.kind).toBe("a\"b")
+              expect(b.value).toBe(values.filter((v) => v <= les[i]!).length)
+              if (i > 0) expect(b.value).toBeGreaterThanOrEqual(buckets[i - 1]!.value)
+            })
+            expect(buckets.at(-1)!.value).toBe(values.length)
+            expect(read.samples.find((s) => s.name === `${name}_count`)!.value).toBe(values.length)
+            expect(read.samples.find((s) => s.name === `${name}_sum`)!.value).toBeCloseTo(values.reduce((a, b) => a + b, 0), 6)
+          })
+      )
   )
 
   it.effect("a counter without `_total` gets it, and its description becomes its help", () =>
     Effect.gen(function*() {
-      yield* Metric.increment(Metric.tagged(Metric.counter("renderer_test_requests", { description: "what it counts" }), "k", "v"))
-      const pairs = (yield* Metric.snapshot).filter((p) => p.metricKey.name === "renderer_test_requests")
+      yield* Metric.update(Metric.counter("renderer_test_requests", { description: "what it counts" }).pipe(Metric.withAttributes({ k: "v" })), 1)
+      const pairs = (yield* Metric.snapshot).filter((p) => p.id === "renderer_test_requests")
       expect(render(familiesOf(pairs))).toBe(
         "# HELP renderer_test_requests_total what it counts\n# TYPE renderer_test_requests_total counter\nrenderer_test_requests_total{k=\"v\"} 1\n"
       )

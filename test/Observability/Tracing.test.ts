@@ -40,11 +40,11 @@ interface Export {
 }
 
 /** A loopback OTLP/HTTP collector that keeps every export it receives, and answers `200 {}` to anything. */
-class Collector extends Context.Tag("test/Collector")<Collector, { readonly url: string; readonly exports: Array<Export> }>() {
-  static readonly layer = Layer.scoped(
+class Collector extends Context.Service<Collector, { readonly url: string; readonly exports: Array<Export> }>()("test/Collector") {
+  static readonly layer = Layer.effect(
     Collector,
     Effect.acquireRelease(
-      Effect.async<{ readonly server: http.Server; readonly url: string; readonly exports: Array<Export> }>((resume) => {
+      Effect.callback<{ readonly server: http.Server; readonly url: string; readonly exports: Array<Export> }>((resume) => {
         const exports: Array<Export> = []
         const server = http.createServer((req, res) => {
           let text = ""
@@ -84,7 +84,7 @@ const attribute = (span: OtlpSpan, key: string) => span.attributes.find((a) => a
 const SERVER = 2
 const CLIENT = 3
 
-const withCollector = Layer.unwrapEffect(Effect.map(Collector, (collector) => Service.layer(exportingTo(collector.url)))).pipe(
+const withCollector = Layer.unwrap(Effect.map(Collector, (collector) => Service.layer(exportingTo(collector.url)))).pipe(
   Layer.provideMerge(Collector.layer)
 )
 
@@ -163,7 +163,7 @@ layer(withCollector, { excludeTestServices: true })("traces exported to an OTLP 
     }))
 })
 
-const deadCollector = Layer.unwrapEffect(Effect.map(Effect.promise(freePort), (port) => Service.layer(exportingTo(`http://127.0.0.1:${port}`))))
+const deadCollector = Layer.unwrap(Effect.map(Effect.promise(freePort), (port) => Service.layer(exportingTo(`http://127.0.0.1:${port}`))))
 
 layer(deadCollector, { excludeTestServices: true })("traces with the collector down", (it) => {
   it.effect("requests are answered as usual, and keep being answered while exports fail", () =>

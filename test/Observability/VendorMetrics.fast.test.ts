@@ -3,9 +3,9 @@
  * HttpClient: a 2xx is `success`, any other status `http_error`, a transport failure
  * `network_error`, and a call cut by its caller's timeout `timeout`; each is timed.
  */
-import { HttpClient, HttpClientError, HttpClientRequest, HttpClientResponse } from "@effect/platform"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
+import { HttpClient, HttpClientError, HttpClientRequest, HttpClientResponse } from "effect/http"
 import { exposition, measuredVendor } from "../../src/Observability/Metrics.ts"
 import { parseExposition, valueOf } from "../support/Prometheus.ts"
 
@@ -16,7 +16,7 @@ const vendorAnswering = (behaviour: Behaviour) =>
     behaviour === "hang"
       ? Effect.never
       : behaviour === "transport"
-      ? Effect.fail(new HttpClientError.RequestError({ request, reason: "Transport", description: "connection refused" }))
+      ? Effect.fail(new HttpClientError.HttpClientError({ reason: new HttpClientError.TransportError({ request, description: "connection refused" }) }))
       : Effect.succeed(HttpClientResponse.fromWeb(request, new Response(behaviour.status === 204 ? null : "{}", { status: behaviour.status })))
   ).pipe(measuredVendor("repohost"))
 

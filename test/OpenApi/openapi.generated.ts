@@ -946,102 +946,185 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
+        StorageResource: {
+            /** @description Signed URL to PUT the bytes to, with the declared Content-Type (or none); absent when existing_file is true */
+            upload_url?: string;
+            /** @description Absolute URL that serves the file without authentication until it expires */
+            download_url: string;
+            /** @description Whether a live file of the caller with the same bytes (file_hash) is answered */
+            existing_file: boolean;
+            /**
+             * Format: date-time
+             * @description When the file, and both its URLs, expire (24 hours after creation)
+             */
+            expires_at: string;
+        };
+        StorageRequest: {
+            /** @description Name of the file, such as image.png; the download URL ends with it */
+            file_name: string;
+            /** @description Media type of the file, such as image/png; application/octet-stream when absent */
+            content_type?: string;
+            /** @description SHA-256 of the file's bytes, in hex: a live file of the caller with these bytes is answered instead of a new one */
+            file_hash?: string;
+        };
+        ApiKeyList: {
+            /** @description The caller's unrevoked keys, oldest first */
+            api_keys: components["schemas"]["ApiKey"][];
+        };
+        ApiKey: {
+            /**
+             * Format: uuid
+             * @description Identifier of the key
+             */
+            id: string;
+            /** @description Name of the key */
+            name: string;
+            /** @description What the key is for */
+            description?: string;
+            /** @description The key masked: its prefix, '…', and its last characters */
+            key_prefix: string;
+            /**
+             * Format: date-time
+             * @description Creation time of the key
+             */
+            created_at: string;
+        };
+        CreatedApiKey: {
+            /** @description The new key, with its value */
+            api_key: components["schemas"]["ApiKeyWithPlaintext"];
+        };
+        ApiKeyWithPlaintext: {
+            /**
+             * Format: uuid
+             * @description Identifier of the key
+             */
+            id: string;
+            /** @description Name of the key */
+            name: string;
+            /** @description What the key is for */
+            description?: string;
+            /** @description The key masked: its prefix, '…', and its last characters */
+            key_prefix: string;
+            /**
+             * Format: date-time
+             * @description Creation time of the key
+             */
+            created_at: string;
+            /** @description The key itself: send it as the X-API-KEY header; shown in this answer only */
+            plaintext_key: string;
+        };
+        ApiKeyCreate: {
+            /** @description Name of the key, to tell keys apart */
+            name: string;
+            /** @description What the key is for */
+            description?: string;
+        };
+        BulkNodeVersionsResponse: {
+            /** @description One result per requested pair, in the request's order */
+            node_versions: components["schemas"]["BulkNodeVersionResult"][];
+        };
+        BulkNodeVersionResult: {
+            /** @description The pair as it was asked */
+            identifier: components["schemas"]["NodeVersionIdentifier"];
+            /** @description `success`: node_version holds the version; `not_found`: no such node or version (or a deleted one); `error`: refused, error_message says why */
+            status: components["schemas"]["BulkNodeVersionStatus"];
+            /** @description The version, when status is success */
+            node_version?: components["schemas"]["NodeVersion"];
+            /** @description Why the version is refused, when status is error */
+            error_message?: string;
+        };
         /**
          * @example {
-         *       "limit": 10,
-         *       "nodes": [
-         *         {
-         *           "author": "Lumen Lab",
-         *           "banner_url": "https://lumenlab.example.com/film-grade/banner.png",
-         *           "created_at": "2024-02-20T10:05:44.000Z",
-         *           "description": "Colour grading with film LUTs, grain and halation",
-         *           "downloads": 18422,
-         *           "repohost_stars": 312,
-         *           "icon": "https://lumenlab.example.com/film-grade/icon.png",
-         *           "id": "film-grade-nodes",
-         *           "latest_version": {
-         *             "changelog": "Adds a 16-bit output to the LUT loader",
-         *             "createdAt": "2024-05-03T14:21:07.512Z",
-         *             "dependencies": [
-         *               "numpy>=1.24",
-         *               "colour-science"
-         *             ],
-         *             "deprecated": false,
-         *             "downloadUrl": "https://registry.example.com/archives/film-grade-nodes/1.4.2",
-         *             "id": "7d4f2a9c-1b3e-4c5d-8e6f-0a1b2c3d4e5f",
-         *             "node_id": "film-grade-nodes",
-         *             "status": "NodeVersionStatusActive",
-         *             "supported_accelerators": [
-         *               "cuda",
-         *               "mps"
-         *             ],
-         *             "supported_host_version": ">=0.3.0",
-         *             "supported_os": [
-         *               "linux",
-         *               "windows",
-         *               "macos"
-         *             ],
-         *             "tags": [],
-         *             "tags_admin": [],
-         *             "version": "1.4.2"
-         *           },
-         *           "license": "LICENSE",
-         *           "name": "Film Grade Nodes",
-         *           "preempted_host_node_names": [],
-         *           "publisher": {
-         *             "createdAt": "2024-02-12T09:30:00.000Z",
-         *             "description": "Nodes for colour grading and film emulation",
-         *             "id": "lumen-lab",
-         *             "logo": "https://lumenlab.example.com/logo.png",
-         *             "name": "Lumen Lab",
-         *             "source_code_repo": "https://git.example.com/lumen-lab",
-         *             "status": "PublisherStatusActive",
-         *             "support": "https://lumenlab.example.com/support",
-         *             "website": "https://lumenlab.example.com"
-         *           },
-         *           "rating": 4.6,
-         *           "repository": "https://git.example.com/lumen-lab/film-grade-nodes",
-         *           "status": "NodeStatusActive",
-         *           "supported_accelerators": [
-         *             "cuda",
-         *             "mps"
-         *           ],
-         *           "supported_host_version": ">=0.3.0",
-         *           "supported_os": [
-         *             "linux",
-         *             "windows",
-         *             "macos"
-         *           ],
-         *           "tags": [
-         *             "color",
-         *             "film",
-         *             "post-processing"
-         *           ],
-         *           "tags_admin": [],
-         *           "translations": {
-         *             "fr": {
-         *               "name": "Nœuds d'étalonnage film",
-         *               "description": "Étalonnage avec des LUT de film, grain et halo"
-         *             }
-         *           }
-         *         }
+         *       "changelog": "Adds a 16-bit output to the LUT loader",
+         *       "createdAt": "2024-05-03T14:21:07.512Z",
+         *       "dependencies": [
+         *         "numpy>=1.24",
+         *         "colour-science"
          *       ],
-         *       "page": 1,
-         *       "total": 1,
-         *       "totalPages": 1
+         *       "deprecated": false,
+         *       "downloadUrl": "https://registry.example.com/archives/film-grade-nodes/1.4.2",
+         *       "id": "7d4f2a9c-1b3e-4c5d-8e6f-0a1b2c3d4e5f",
+         *       "node_id": "film-grade-nodes",
+         *       "status": "NodeVersionStatusActive",
+         *       "supported_accelerators": [
+         *         "cuda",
+         *         "mps"
+         *       ],
+         *       "supported_host_version": ">=0.3.0",
+         *       "supported_os": [
+         *         "linux",
+         *         "windows",
+         *         "macos"
+         *       ],
+         *       "tags": [],
+         *       "tags_admin": [],
+         *       "version": "1.4.2"
          *     }
          */
-        NodeList: {
-            /** @description Nodes per page, as served (at most 500) */
-            limit: number;
-            /** @description Nodes of this page */
-            nodes: components["schemas"]["Node"][];
+        NodeVersion: {
+            /** @description Summary of changes in this version */
+            changelog?: string;
+            /** @description Status of the extraction of this version's host-nodes */
+            host_node_extract_status?: string;
+            /**
+             * Format: date-time
+             * @description Creation time of the version
+             */
+            createdAt: string;
+            /** @description Package dependencies required by the node in this version */
+            dependencies: string[];
+            /** @description Whether this version is deprecated */
+            deprecated: boolean;
+            /** @description Output only: URL to download this version's archive, present while the version is installable */
+            downloadUrl?: string;
+            /** @description Identifier of the version */
+            id: string;
+            /** @description Identifier of the node */
+            node_id: string;
+            /** @description Status of the version */
+            status: components["schemas"]["NodeVersionStatus"];
+            /** @description Why the version has its status, such as what its checks found */
+            status_reason?: string;
+            /** @description Accelerators supported by this version (free strings) */
+            supported_accelerators: string[];
+            /** @description Host frontend versions this version supports, as a semantic-version range */
+            supported_host_frontend_version?: string;
+            /** @description Host application versions this version supports, as a semantic-version range */
+            supported_host_version?: string;
+            /** @description Operating systems supported by this version */
+            supported_os: string[];
+            /** @description Tags of this version */
+            tags: string[];
+            /** @description Admin-only tags of this version */
+            tags_admin: string[];
+            /** @description Semantic version identifier; unique for the node */
+            version: string;
+        };
+        /** @enum {string} */
+        NodeVersionStatus: "NodeVersionStatusActive" | "NodeVersionStatusDeleted" | "NodeVersionStatusBanned" | "NodeVersionStatusPending" | "NodeVersionStatusFlagged";
+        /** @enum {string} */
+        BulkNodeVersionStatus: "success" | "not_found" | "error";
+        NodeVersionIdentifier: {
+            /** @description Identifier of the node */
+            node_id: string;
+            /** @description The version string, such as 1.2.0 */
+            version: string;
+        };
+        BulkNodeVersionsRequest: {
+            /** @description The pairs to resolve, at most 5000; answered in this order */
+            node_versions: components["schemas"]["NodeVersionIdentifier"][];
+        };
+        NodeVersionPage: {
             /** @description Page number, from 1 */
             page: number;
-            /** @description Number of matching nodes on all pages */
+            /** @description Versions per page, as served (at most 100) */
+            pageSize: number;
+            /** @description Number of matching versions on all pages */
             total: number;
-            /** @description Number of pages: total divided by limit, rounded up */
+            /** @description Number of pages: total divided by pageSize, rounded up */
             totalPages: number;
+            /** @description Versions of this page, newest first */
+            versions: components["schemas"]["NodeVersion"][];
         };
         /**
          * @example {
@@ -1181,75 +1264,14 @@ export interface components {
                 };
             };
         };
-        /**
-         * @example {
-         *       "changelog": "Adds a 16-bit output to the LUT loader",
-         *       "createdAt": "2024-05-03T14:21:07.512Z",
-         *       "dependencies": [
-         *         "numpy>=1.24",
-         *         "colour-science"
-         *       ],
-         *       "deprecated": false,
-         *       "downloadUrl": "https://registry.example.com/archives/film-grade-nodes/1.4.2",
-         *       "id": "7d4f2a9c-1b3e-4c5d-8e6f-0a1b2c3d4e5f",
-         *       "node_id": "film-grade-nodes",
-         *       "status": "NodeVersionStatusActive",
-         *       "supported_accelerators": [
-         *         "cuda",
-         *         "mps"
-         *       ],
-         *       "supported_host_version": ">=0.3.0",
-         *       "supported_os": [
-         *         "linux",
-         *         "windows",
-         *         "macos"
-         *       ],
-         *       "tags": [],
-         *       "tags_admin": [],
-         *       "version": "1.4.2"
-         *     }
-         */
-        NodeVersion: {
-            /** @description Summary of changes in this version */
-            changelog?: string;
-            /** @description Status of the extraction of this version's host-nodes */
-            host_node_extract_status?: string;
-            /**
-             * Format: date-time
-             * @description Creation time of the version
-             */
-            createdAt: string;
-            /** @description Package dependencies required by the node in this version */
-            dependencies: string[];
-            /** @description Whether this version is deprecated */
-            deprecated: boolean;
-            /** @description Output only: URL to download this version's archive, present while the version is installable */
-            downloadUrl?: string;
-            /** @description Identifier of the version */
-            id: string;
-            /** @description Identifier of the node */
-            node_id: string;
-            /** @description Status of the version */
-            status: components["schemas"]["NodeVersionStatus"];
-            /** @description Why the version has its status, such as what its checks found */
-            status_reason?: string;
-            /** @description Accelerators supported by this version (free strings) */
-            supported_accelerators: string[];
-            /** @description Host frontend versions this version supports, as a semantic-version range */
-            supported_host_frontend_version?: string;
-            /** @description Host application versions this version supports, as a semantic-version range */
-            supported_host_version?: string;
-            /** @description Operating systems supported by this version */
-            supported_os: string[];
-            /** @description Tags of this version */
-            tags: string[];
-            /** @description Admin-only tags of this version */
-            tags_admin: string[];
-            /** @description Semantic version identifier; unique for the node */
-            version: string;
+        /** @description A JSON value; an array holds no array directly */
+        JsonValue: string | number | boolean | null | components["schemas"]["JsonObject"] | (string | number | boolean | null | components["schemas"]["JsonObject"])[];
+        /** @description A JSON object */
+        JsonObject: {
+            [key: string]: components["schemas"]["JsonValue"];
         };
         /** @enum {string} */
-        NodeVersionStatus: "NodeVersionStatusActive" | "NodeVersionStatusDeleted" | "NodeVersionStatusBanned" | "NodeVersionStatusPending" | "NodeVersionStatusFlagged";
+        NodeStatus: "NodeStatusActive" | "NodeStatusDeleted" | "NodeStatusBanned";
         /**
          * @example {
          *       "createdAt": "2024-02-12T09:30:00.000Z",
@@ -1288,6 +1310,8 @@ export interface components {
             /** @description URL of the publisher's website */
             website?: string;
         };
+        /** @enum {string} */
+        PublisherStatus: "PublisherStatusActive" | "PublisherStatusBanned";
         PublisherMember: {
             /** @description Identifier of the member: the member's user id */
             id: string;
@@ -1296,8 +1320,6 @@ export interface components {
             /** @description The user who is a member */
             user: components["schemas"]["PublisherUser"];
         };
-        /** @enum {string} */
-        PublisherRole: "owner" | "admin" | "member";
         PublisherUser: {
             /** @description E-mail address of the user */
             email?: string;
@@ -1307,378 +1329,125 @@ export interface components {
             name?: string;
         };
         /** @enum {string} */
-        PublisherStatus: "PublisherStatusActive" | "PublisherStatusBanned";
-        /** @enum {string} */
-        NodeStatus: "NodeStatusActive" | "NodeStatusDeleted" | "NodeStatusBanned";
-        /** @description A JSON value; an array holds no array directly */
-        JsonValue: (string | number | boolean | null) | components["schemas"]["JsonObject"] | ((string | number | boolean | null) | components["schemas"]["JsonObject"])[];
-        /** @description A JSON object */
-        JsonObject: {
-            [key: string]: components["schemas"]["JsonValue"];
+        PublisherRole: "owner" | "admin" | "member";
+        MediaTaskEnvelope: {
+            /** @description The task */
+            data: components["schemas"]["MediaTask"];
         };
-        PublisherAvailability: {
-            /** @description True when the id is well-formed, not reserved and not taken (deleted publishers keep theirs) */
-            isAvailable: boolean;
-        };
-        PublisherCreate: {
-            /** @description Unique identifier of the publisher, akin to a username: lowercase letters, digits and '-' */
-            id: string;
-            /** @description Description of the publisher */
-            description?: string;
-            /** @description URL of the publisher's logo */
-            logo?: string;
-            /** @description Display name of the publisher */
-            name?: string;
-            /** @description URL where the publisher's source code is hosted */
-            source_code_repo?: string;
-            /** @description Where users of the publisher's nodes get support */
-            support?: string;
-            /** @description URL of the publisher's website */
-            website?: string;
-        };
-        PublisherUpdate: {
-            /** @description Description of the publisher */
-            description?: string;
-            /** @description URL of the publisher's logo */
-            logo?: string;
-            /** @description Display name of the publisher */
-            name?: string;
-            /** @description URL where the publisher's source code is hosted */
-            source_code_repo?: string;
-            /** @description Where users of the publisher's nodes get support */
-            support?: string;
-            /** @description URL of the publisher's website */
-            website?: string;
-            /** @description Identifier of the publisher; if sent, it must be the path's */
-            id?: string;
-            /** @description New status of the publisher (site admins only) */
-            status?: components["schemas"]["PublisherStatus"];
-            /** @description Members of the publisher with their roles: output only, ignored on input */
-            readonly members?: components["schemas"]["PublisherMember"][];
-            /**
-             * Format: date-time
-             * @description Creation time of the publisher: output only, ignored on input
-             */
-            readonly createdAt?: string;
-        };
-        EditPermission: {
-            /** @description True when the caller may change it: an owner or admin of the publisher, or a site admin */
-            canEdit: boolean;
-        };
-        MemberAdd: {
-            /** @description Identifier of the user to add, or whose role to change */
-            user_id: string;
-            /** @description Role to give the user in the publisher */
-            role: components["schemas"]["PublisherRole"];
-        };
-        TokenCreate: {
-            /** @description Name of the token; may be a simple description */
-            name: string;
-            /** @description Detailed description of the intended use */
-            description?: string;
-            /**
-             * Format: date-time
-             * @description Creation time of the token: output only, ignored on input
-             */
-            readonly createdAt?: string;
+        /**
+         * @example {
+         *       "generated": [
+         *         "https://cdn.imagevendor.example.com/results/3f9a6c2e-5b1d-4e7a-9c8b-2d4e6f8a0b1c/0.png"
+         *       ],
+         *       "status": "COMPLETED",
+         *       "task_id": "3f9a6c2e-5b1d-4e7a-9c8b-2d4e6f8a0b1c"
+         *     }
+         */
+        MediaTask: {
+            /** @description Generated outputs: URLs of the images the task produced */
+            generated: string[];
+            /** @description Status of the task */
+            status: components["schemas"]["MediaTaskStatus"];
             /**
              * Format: uuid
-             * @description Identifier of the token record: output only, ignored on input
+             * @description Identifier of the task
              */
-            readonly id?: string;
-            /** @description The token value, shown once in the creation answer: output only, ignored on input */
-            readonly token?: string;
-        };
-        CreatedToken: {
-            /** @description The new personal access token; shown in this answer only */
-            token: string;
-        };
-        TokenSummary: {
-            /**
-             * Format: date-time
-             * @description Creation time of the token
-             */
-            createdAt: string;
-            /** @description Detailed description of the intended use */
-            description?: string;
-            /**
-             * Format: uuid
-             * @description Identifier of the token record
-             */
-            id: string;
-            /** @description Name of the token */
-            name: string;
-            /** @description The token value masked: its first characters, then '…' */
-            token: string;
-            /**
-             * Format: date-time
-             * @description When the token was last used; absent when it never was
-             */
-            lastUsedAt?: string;
-        };
-        ClaimRequest: {
-            /** @description A token for the repository host, used to verify that the user administers the node's repository */
-            VCS_TOKEN: string;
-        };
-        ClaimResult: {
-            /** @description Confirmation that the node was claimed */
-            message: string;
-            /** @description The claimed node, now the publisher's */
-            node: components["schemas"]["Node"];
-        };
-        HostNode: {
-            /** @description Unique identifier of the host-node */
-            host_node_name: string;
-            /** @description UI category used for grouping */
-            category?: string;
-            /** @description Whether the host-node is deprecated; deprecated host-nodes are hidden in the UI */
-            deprecated?: boolean;
-            /** @description Brief description of the host-node */
-            description?: string;
-            /** @description Whether the host-node is experimental: subject to change or removal */
-            experimental?: boolean;
-            /** @description Name of the entry-point function */
-            function?: string;
-            /** @description Definition of the input parameters */
-            input_types?: string;
-            /** @description One flag per output: whether it is a list */
-            output_is_list?: boolean[];
-            /** @description Policy of the host-node */
-            policy: components["schemas"]["HostNodePolicy"];
-            /** @description Names of the outputs */
-            return_names?: string;
-            /** @description Types of the outputs */
-            return_types?: string;
+            task_id: string;
         };
         /** @enum {string} */
-        HostNodePolicy: "HostNodePolicyActive" | "HostNodePolicyBanned" | "HostNodePolicyLocalOnly";
-        HostNodePage: {
-            /** @description Records of this page, by host-node name, then node, then newest version */
-            host_nodes: components["schemas"]["ListedHostNode"][];
-            /** @description Page number, from 1 */
-            page: number;
-            /** @description Records per page, as served (at most 500) */
-            pageSize: number;
-            /** @description Number of matching records on all pages */
-            total: number;
-            /** @description Number of pages: total divided by pageSize, rounded up */
-            totalPages: number;
+        MediaTaskStatus: "CREATED" | "IN_PROGRESS" | "COMPLETED" | "FAILED";
+        SkinEnhancerFlexibleRequest: {
+            /** @description Image to enhance: base64 image data, a data: URL, or a publicly accessible https URL */
+            image: string;
+            /** @description Sharpening intensity, 0 to 100 (default 0) */
+            sharpen?: number;
+            /** @description Smart grain intensity, 0 to 100 (default 2) */
+            smart_grain?: number;
+            /**
+             * Format: uri
+             * @description URL called back for asynchronous notification of the task
+             */
+            webhook_url?: string;
+            /**
+             * @description What the enhancement is optimised for (default enhance_skin)
+             * @enum {string}
+             */
+            optimized_for?: "enhance_skin" | "improve_lighting" | "enhance_everything" | "transform_to_real" | "no_make_up";
         };
-        ListedHostNode: {
-            /** @description Unique identifier of the host-node */
-            host_node_name: string;
-            /** @description UI category used for grouping */
-            category?: string;
-            /** @description Whether the host-node is deprecated; deprecated host-nodes are hidden in the UI */
-            deprecated?: boolean;
-            /** @description Brief description of the host-node */
-            description?: string;
-            /** @description Whether the host-node is experimental: subject to change or removal */
-            experimental?: boolean;
-            /** @description Name of the entry-point function */
-            function?: string;
-            /** @description Definition of the input parameters */
-            input_types?: string;
-            /** @description One flag per output: whether it is a list */
-            output_is_list?: boolean[];
-            /** @description Policy of the host-node */
-            policy: components["schemas"]["HostNodePolicy"];
-            /** @description Names of the outputs */
-            return_names?: string;
-            /** @description Types of the outputs */
-            return_types?: string;
-            /** @description Identifier of the node whose version provides the host-node */
-            node_id: string;
-            /** @description The version string of that version */
-            node_version: string;
+        SkinEnhancerFaithfulRequest: {
+            /** @description Image to enhance: base64 image data, a data: URL, or a publicly accessible https URL */
+            image: string;
+            /** @description Sharpening intensity, 0 to 100 (default 0) */
+            sharpen?: number;
+            /** @description Smart grain intensity, 0 to 100 (default 2) */
+            smart_grain?: number;
+            /**
+             * Format: uri
+             * @description URL called back for asynchronous notification of the task
+             */
+            webhook_url?: string;
+            /** @description Skin detail enhancement level, 0 to 100 (default 80) */
+            skin_detail?: number;
         };
-        HostNodeCreate: {
-            /** @description UI category used for grouping */
-            category?: string;
-            /** @description Whether the host-node is deprecated; deprecated host-nodes are hidden in the UI */
-            deprecated?: boolean;
-            /** @description Brief description of the host-node */
-            description?: string;
-            /** @description Whether the host-node is experimental: subject to change or removal */
-            experimental?: boolean;
-            /** @description Name of the entry-point function */
-            function?: string;
-            /** @description Definition of the input parameters */
-            input_types?: string;
-            /** @description One flag per output: whether it is a list */
-            output_is_list?: boolean[];
-            /** @description Policy of the host-node (site admins only) */
-            policy?: components["schemas"]["HostNodePolicy"];
-            /** @description Names of the outputs */
-            return_names?: string;
-            /** @description Types of the outputs */
-            return_types?: string;
-            /** @description Unique identifier of the host-node */
-            host_node_name: string;
+        SkinEnhancerRequest: {
+            /** @description Image to enhance: base64 image data, a data: URL, or a publicly accessible https URL */
+            image: string;
+            /** @description Sharpening intensity, 0 to 100 (default 0) */
+            sharpen?: number;
+            /** @description Smart grain intensity, 0 to 100 (default 2) */
+            smart_grain?: number;
+            /**
+             * Format: uri
+             * @description URL called back for asynchronous notification of the task
+             */
+            webhook_url?: string;
         };
-        HostNodeUpdate: {
-            /** @description UI category used for grouping */
-            category?: string;
-            /** @description Whether the host-node is deprecated; deprecated host-nodes are hidden in the UI */
-            deprecated?: boolean;
-            /** @description Brief description of the host-node */
-            description?: string;
-            /** @description Whether the host-node is experimental: subject to change or removal */
-            experimental?: boolean;
-            /** @description Name of the entry-point function */
-            function?: string;
-            /** @description Definition of the input parameters */
-            input_types?: string;
-            /** @description One flag per output: whether it is a list */
-            output_is_list?: boolean[];
-            /** @description Policy of the host-node (site admins only) */
-            policy?: components["schemas"]["HostNodePolicy"];
-            /** @description Names of the outputs */
-            return_names?: string;
-            /** @description Types of the outputs */
-            return_types?: string;
-            /** @description Unique identifier of the host-node; the path names the record: output only, ignored on input */
-            readonly host_node_name?: string;
+        StyleTransferRequest: {
+            /** @description Image to transform: base64 image data, a data: URL, or an http(s) URL */
+            image: string;
+            /** @description Style reference image: base64 image data, a data: URL, or an http(s) URL */
+            reference_image: string;
+            /**
+             * @description Engine preset
+             * @enum {string}
+             */
+            engine?: "balanced" | "definio" | "illusio" | "3d_cartoon" | "colorful_anime" | "caricature" | "real" | "super_real" | "softy";
+            /** @description When enabled, the same settings give the same image */
+            fixed_generation?: boolean;
+            /**
+             * @description Flavor of the style
+             * @enum {string}
+             */
+            flavor?: "faithful" | "gen_z" | "psychedelia" | "detaily" | "clear" | "donotstyle" | "donotstyle_sharp";
+            /** @description Whether to process the image as a portrait */
+            is_portrait?: boolean;
+            /**
+             * @description Face beautifier; used only when is_portrait is true
+             * @enum {string}
+             */
+            portrait_beautifier?: "beautify_face" | "beautify_face_max";
+            /**
+             * @description Portrait style; used only when is_portrait is true
+             * @enum {string}
+             */
+            portrait_style?: "standard" | "pop" | "super_pop";
+            /** @description Prompt for the model (at most 2000 characters) */
+            prompt?: string;
+            /** @description How much of the original's structure to keep, 0 to 100 */
+            structure_strength?: number;
+            /** @description Percentage of style strength, 0 to 100 */
+            style_strength?: number;
+            /**
+             * Format: uri
+             * @description URL called back for asynchronous notification of the task
+             */
+            webhook_url?: string;
         };
-        AdminNodeCreate: {
-            /** @description Unique identifier of the node: letters, digits, '.', '_' and '-', starting with a letter or digit */
-            id: string;
-            /** @description URL of the node's source repository, whose administrators may claim the node */
-            repository: string;
-            /** @description Display name of the node */
-            name?: string;
-            /** @description Description of the node */
-            description?: string;
-            /** @description Author of the node */
-            author?: string;
-            /** @description Path to the license file in the node's repository */
-            license?: string;
-            /** @description URL of the node's icon */
-            icon?: string;
-            /** @description Tags of the node (they replace category) */
-            tags?: string[];
-        } & {
-            [key: string]: unknown;
-        };
-        AdminNodeUpdate: {
-            /** @description New status of the node */
-            status?: components["schemas"]["NodeStatus"];
-            /** @description Why the node has its status */
-            status_detail?: string;
-            /** @description Admin-only tags for security warnings and admin metadata */
-            tags_admin?: string[];
-            /** @description Value used to sort search results; lower ranks first */
-            search_ranking?: number;
-            /** @description Names of host-nodes that this node preempts */
-            preempted_host_node_names?: string[];
-            /** @description Host application versions the node supports: a version range such as >=1.2.0 <2.0.0, ^1.4 or >=1.2.0,<2.0.0 */
-            supported_host_version?: string;
-            /** @description Host frontend versions the node supports: a version range such as >=1.2.0 <2.0.0, ^1.4 or >=1.2.0,<2.0.0 */
-            supported_host_frontend_version?: string;
-        } & {
-            [key: string]: unknown;
-        };
-        AdminPublisherUpdate: {
-            /** @description New status of the publisher */
-            status: components["schemas"]["PublisherStatus"];
-        };
-        AdminNodeVersionUpdate: {
-            /** @description New status of the version */
-            status?: components["schemas"]["NodeVersionStatus"];
-            /** @description Why the version has its status; without status, it explains the current one */
-            status_reason?: string;
-            /** @description Operating systems supported by this version */
-            supported_os?: string[];
-            /** @description Accelerators supported by this version (free strings) */
-            supported_accelerators?: string[];
-            /** @description Host application versions this version supports: a version range such as >=1.2.0 <2.0.0, ^1.4 or >=1.2.0,<2.0.0 */
-            supported_host_version?: string;
-            /** @description Host frontend versions this version supports: a version range such as >=1.2.0 <2.0.0, ^1.4 or >=1.2.0,<2.0.0 */
-            supported_host_frontend_version?: string;
-        } & {
-            [key: string]: unknown;
-        };
-        NodeCreate: {
-            /** @description Unique identifier of the node: letters, digits, '.', '_' and '-', starting with a letter or digit */
-            id: string;
-            /** @description Display name of the node */
-            name?: string;
-            /** @description Description of the node */
-            description?: string;
-            /** @description Author of the node */
-            author?: string;
-            /** @description Path to the license file in the node's repository */
-            license?: string;
-            /** @description URL of the node's icon */
-            icon?: string;
-            /** @description URL of the node's banner */
-            banner_url?: string;
-            /** @description Deprecated: use tags; will be removed in a future version */
-            category?: string;
-            /** @description URL of the node's source repository */
-            repository?: string;
-            /** @description Tags of the node (they replace category) */
-            tags?: string[];
-            /** @description Operating systems supported by the node */
-            supported_os?: string[];
-            /** @description Accelerators supported by the node (free strings) */
-            supported_accelerators?: string[];
-            /** @description Host application versions the node supports: a version range such as >=1.2.0 <2.0.0, ^1.4 or >=1.2.0,<2.0.0 */
-            supported_host_version?: string;
-            /** @description Host frontend versions the node supports: a version range such as >=1.2.0 <2.0.0, ^1.4 or >=1.2.0,<2.0.0 */
-            supported_host_frontend_version?: string;
-            /** @description Translated metadata of the node, by language key */
-            translations?: {
-                [key: string]: {
-                    [key: string]: components["schemas"]["JsonValue"];
-                };
-            };
-        } & {
-            [key: string]: unknown;
-        };
-        NodeUpdate: {
-            /** @description Identifier of the node; if sent, it must be the path's */
-            id?: string;
-            /** @description Display name of the node */
-            name?: string;
-            /** @description Description of the node */
-            description?: string;
-            /** @description Author of the node */
-            author?: string;
-            /** @description Path to the license file in the node's repository */
-            license?: string;
-            /** @description URL of the node's icon */
-            icon?: string;
-            /** @description URL of the node's banner */
-            banner_url?: string;
-            /** @description Deprecated: use tags; will be removed in a future version */
-            category?: string;
-            /** @description URL of the node's source repository */
-            repository?: string;
-            /** @description Tags of the node (they replace category) */
-            tags?: string[];
-            /** @description Operating systems supported by the node */
-            supported_os?: string[];
-            /** @description Accelerators supported by the node (free strings) */
-            supported_accelerators?: string[];
-            /** @description Host application versions the node supports: a version range such as >=1.2.0 <2.0.0, ^1.4 or >=1.2.0,<2.0.0 */
-            supported_host_version?: string;
-            /** @description Host frontend versions the node supports: a version range such as >=1.2.0 <2.0.0, ^1.4 or >=1.2.0,<2.0.0 */
-            supported_host_frontend_version?: string;
-            /** @description Translated metadata of the node, by language key */
-            translations?: {
-                [key: string]: {
-                    [key: string]: components["schemas"]["JsonValue"];
-                };
-            };
-        } & {
-            [key: string]: unknown;
-        };
-        NodeVersionUpdate: {
-            /** @description Summary of changes in this version */
-            changelog?: string;
-            /** @description Whether this version is deprecated */
-            deprecated?: boolean;
+        PublishNodeVersionResponse: {
+            /** @description URL to PUT the version's zip archive to (Content-Type: application/zip) */
+            signedUrl: string;
+            /** @description The new version, NodeVersionStatusPending until its archive is uploaded */
+            node_version: components["schemas"]["NodeVersion"];
         };
         PublishNodeVersionRequest: {
             /** @description A personal access token of the publisher; without it, the call needs a bearer token */
@@ -1749,235 +1518,466 @@ export interface components {
         } & {
             [key: string]: unknown;
         };
-        PublishNodeVersionResponse: {
-            /** @description URL to PUT the version's zip archive to (Content-Type: application/zip) */
-            signedUrl: string;
-            /** @description The new version, NodeVersionStatusPending until its archive is uploaded */
-            node_version: components["schemas"]["NodeVersion"];
+        NodeVersionUpdate: {
+            /** @description Summary of changes in this version */
+            changelog?: string;
+            /** @description Whether this version is deprecated */
+            deprecated?: boolean;
         };
-        StyleTransferRequest: {
-            /** @description Image to transform: base64 image data, a data: URL, or an http(s) URL */
-            image: string;
-            /** @description Style reference image: base64 image data, a data: URL, or an http(s) URL */
-            reference_image: string;
-            /**
-             * @description Engine preset
-             * @enum {string}
-             */
-            engine?: "balanced" | "definio" | "illusio" | "3d_cartoon" | "colorful_anime" | "caricature" | "real" | "super_real" | "softy";
-            /** @description When enabled, the same settings give the same image */
-            fixed_generation?: boolean;
-            /**
-             * @description Flavor of the style
-             * @enum {string}
-             */
-            flavor?: "faithful" | "gen_z" | "psychedelia" | "detaily" | "clear" | "donotstyle" | "donotstyle_sharp";
-            /** @description Whether to process the image as a portrait */
-            is_portrait?: boolean;
-            /**
-             * @description Face beautifier; used only when is_portrait is true
-             * @enum {string}
-             */
-            portrait_beautifier?: "beautify_face" | "beautify_face_max";
-            /**
-             * @description Portrait style; used only when is_portrait is true
-             * @enum {string}
-             */
-            portrait_style?: "standard" | "pop" | "super_pop";
-            /** @description Prompt for the model (at most 2000 characters) */
-            prompt?: string;
-            /** @description How much of the original's structure to keep, 0 to 100 */
-            structure_strength?: number;
-            /** @description Percentage of style strength, 0 to 100 */
-            style_strength?: number;
-            /**
-             * Format: uri
-             * @description URL called back for asynchronous notification of the task
-             */
-            webhook_url?: string;
+        NodeUpdate: {
+            /** @description Identifier of the node; if sent, it must be the path's */
+            id?: string;
+            /** @description Display name of the node */
+            name?: string;
+            /** @description Description of the node */
+            description?: string;
+            /** @description Author of the node */
+            author?: string;
+            /** @description Path to the license file in the node's repository */
+            license?: string;
+            /** @description URL of the node's icon */
+            icon?: string;
+            /** @description URL of the node's banner */
+            banner_url?: string;
+            /** @description Deprecated: use tags; will be removed in a future version */
+            category?: string;
+            /** @description URL of the node's source repository */
+            repository?: string;
+            /** @description Tags of the node (they replace category) */
+            tags?: string[];
+            /** @description Operating systems supported by the node */
+            supported_os?: string[];
+            /** @description Accelerators supported by the node (free strings) */
+            supported_accelerators?: string[];
+            /** @description Host application versions the node supports: a version range such as >=1.2.0 <2.0.0, ^1.4 or >=1.2.0,<2.0.0 */
+            supported_host_version?: string;
+            /** @description Host frontend versions the node supports: a version range such as >=1.2.0 <2.0.0, ^1.4 or >=1.2.0,<2.0.0 */
+            supported_host_frontend_version?: string;
+            /** @description Translated metadata of the node, by language key */
+            translations?: {
+                [key: string]: {
+                    [key: string]: components["schemas"]["JsonValue"];
+                };
+            };
+        } & {
+            [key: string]: unknown;
         };
-        /**
-         * @example {
-         *       "generated": [
-         *         "https://cdn.imagevendor.example.com/results/3f9a6c2e-5b1d-4e7a-9c8b-2d4e6f8a0b1c/0.png"
-         *       ],
-         *       "status": "COMPLETED",
-         *       "task_id": "3f9a6c2e-5b1d-4e7a-9c8b-2d4e6f8a0b1c"
-         *     }
-         */
-        MediaTask: {
-            /** @description Generated outputs: URLs of the images the task produced */
-            generated: string[];
-            /** @description Status of the task */
-            status: components["schemas"]["MediaTaskStatus"];
-            /**
-             * Format: uuid
-             * @description Identifier of the task
-             */
-            task_id: string;
+        NodeCreate: {
+            /** @description Unique identifier of the node: letters, digits, '.', '_' and '-', starting with a letter or digit */
+            id: string;
+            /** @description Display name of the node */
+            name?: string;
+            /** @description Description of the node */
+            description?: string;
+            /** @description Author of the node */
+            author?: string;
+            /** @description Path to the license file in the node's repository */
+            license?: string;
+            /** @description URL of the node's icon */
+            icon?: string;
+            /** @description URL of the node's banner */
+            banner_url?: string;
+            /** @description Deprecated: use tags; will be removed in a future version */
+            category?: string;
+            /** @description URL of the node's source repository */
+            repository?: string;
+            /** @description Tags of the node (they replace category) */
+            tags?: string[];
+            /** @description Operating systems supported by the node */
+            supported_os?: string[];
+            /** @description Accelerators supported by the node (free strings) */
+            supported_accelerators?: string[];
+            /** @description Host application versions the node supports: a version range such as >=1.2.0 <2.0.0, ^1.4 or >=1.2.0,<2.0.0 */
+            supported_host_version?: string;
+            /** @description Host frontend versions the node supports: a version range such as >=1.2.0 <2.0.0, ^1.4 or >=1.2.0,<2.0.0 */
+            supported_host_frontend_version?: string;
+            /** @description Translated metadata of the node, by language key */
+            translations?: {
+                [key: string]: {
+                    [key: string]: components["schemas"]["JsonValue"];
+                };
+            };
+        } & {
+            [key: string]: unknown;
+        };
+        AdminNodeVersionUpdate: {
+            /** @description New status of the version */
+            status?: components["schemas"]["NodeVersionStatus"];
+            /** @description Why the version has its status; without status, it explains the current one */
+            status_reason?: string;
+            /** @description Operating systems supported by this version */
+            supported_os?: string[];
+            /** @description Accelerators supported by this version (free strings) */
+            supported_accelerators?: string[];
+            /** @description Host application versions this version supports: a version range such as >=1.2.0 <2.0.0, ^1.4 or >=1.2.0,<2.0.0 */
+            supported_host_version?: string;
+            /** @description Host frontend versions this version supports: a version range such as >=1.2.0 <2.0.0, ^1.4 or >=1.2.0,<2.0.0 */
+            supported_host_frontend_version?: string;
+        } & {
+            [key: string]: unknown;
+        };
+        AdminPublisherUpdate: {
+            /** @description New status of the publisher */
+            status: components["schemas"]["PublisherStatus"];
+        };
+        AdminNodeUpdate: {
+            /** @description New status of the node */
+            status?: components["schemas"]["NodeStatus"];
+            /** @description Why the node has its status */
+            status_detail?: string;
+            /** @description Admin-only tags for security warnings and admin metadata */
+            tags_admin?: string[];
+            /** @description Value used to sort search results; lower ranks first */
+            search_ranking?: number;
+            /** @description Names of host-nodes that this node preempts */
+            preempted_host_node_names?: string[];
+            /** @description Host application versions the node supports: a version range such as >=1.2.0 <2.0.0, ^1.4 or >=1.2.0,<2.0.0 */
+            supported_host_version?: string;
+            /** @description Host frontend versions the node supports: a version range such as >=1.2.0 <2.0.0, ^1.4 or >=1.2.0,<2.0.0 */
+            supported_host_frontend_version?: string;
+        } & {
+            [key: string]: unknown;
+        };
+        AdminNodeCreate: {
+            /** @description Unique identifier of the node: letters, digits, '.', '_' and '-', starting with a letter or digit */
+            id: string;
+            /** @description URL of the node's source repository, whose administrators may claim the node */
+            repository: string;
+            /** @description Display name of the node */
+            name?: string;
+            /** @description Description of the node */
+            description?: string;
+            /** @description Author of the node */
+            author?: string;
+            /** @description Path to the license file in the node's repository */
+            license?: string;
+            /** @description URL of the node's icon */
+            icon?: string;
+            /** @description Tags of the node (they replace category) */
+            tags?: string[];
+        } & {
+            [key: string]: unknown;
+        };
+        HostNode: {
+            /** @description Unique identifier of the host-node */
+            host_node_name: string;
+            /** @description UI category used for grouping */
+            category?: string;
+            /** @description Whether the host-node is deprecated; deprecated host-nodes are hidden in the UI */
+            deprecated?: boolean;
+            /** @description Brief description of the host-node */
+            description?: string;
+            /** @description Whether the host-node is experimental: subject to change or removal */
+            experimental?: boolean;
+            /** @description Name of the entry-point function */
+            function?: string;
+            /** @description Definition of the input parameters */
+            input_types?: string;
+            /** @description One flag per output: whether it is a list */
+            output_is_list?: boolean[];
+            /** @description Policy of the host-node */
+            policy: components["schemas"]["HostNodePolicy"];
+            /** @description Names of the outputs */
+            return_names?: string;
+            /** @description Types of the outputs */
+            return_types?: string;
         };
         /** @enum {string} */
-        MediaTaskStatus: "CREATED" | "IN_PROGRESS" | "COMPLETED" | "FAILED";
-        SkinEnhancerRequest: {
-            /** @description Image to enhance: base64 image data, a data: URL, or a publicly accessible https URL */
-            image: string;
-            /** @description Sharpening intensity, 0 to 100 (default 0) */
-            sharpen?: number;
-            /** @description Smart grain intensity, 0 to 100 (default 2) */
-            smart_grain?: number;
-            /**
-             * Format: uri
-             * @description URL called back for asynchronous notification of the task
-             */
-            webhook_url?: string;
+        HostNodePolicy: "HostNodePolicyActive" | "HostNodePolicyBanned" | "HostNodePolicyLocalOnly";
+        HostNodeUpdate: {
+            /** @description UI category used for grouping */
+            category?: string;
+            /** @description Whether the host-node is deprecated; deprecated host-nodes are hidden in the UI */
+            deprecated?: boolean;
+            /** @description Brief description of the host-node */
+            description?: string;
+            /** @description Whether the host-node is experimental: subject to change or removal */
+            experimental?: boolean;
+            /** @description Name of the entry-point function */
+            function?: string;
+            /** @description Definition of the input parameters */
+            input_types?: string;
+            /** @description One flag per output: whether it is a list */
+            output_is_list?: boolean[];
+            /** @description Policy of the host-node (site admins only) */
+            policy?: components["schemas"]["HostNodePolicy"];
+            /** @description Names of the outputs */
+            return_names?: string;
+            /** @description Types of the outputs */
+            return_types?: string;
+            /** @description Unique identifier of the host-node; the path names the record: output only, ignored on input */
+            readonly host_node_name?: string;
         };
-        MediaTaskEnvelope: {
-            /** @description The task */
-            data: components["schemas"]["MediaTask"];
+        HostNodeCreate: {
+            /** @description UI category used for grouping */
+            category?: string;
+            /** @description Whether the host-node is deprecated; deprecated host-nodes are hidden in the UI */
+            deprecated?: boolean;
+            /** @description Brief description of the host-node */
+            description?: string;
+            /** @description Whether the host-node is experimental: subject to change or removal */
+            experimental?: boolean;
+            /** @description Name of the entry-point function */
+            function?: string;
+            /** @description Definition of the input parameters */
+            input_types?: string;
+            /** @description One flag per output: whether it is a list */
+            output_is_list?: boolean[];
+            /** @description Policy of the host-node (site admins only) */
+            policy?: components["schemas"]["HostNodePolicy"];
+            /** @description Names of the outputs */
+            return_names?: string;
+            /** @description Types of the outputs */
+            return_types?: string;
+            /** @description Unique identifier of the host-node */
+            host_node_name: string;
         };
-        SkinEnhancerFaithfulRequest: {
-            /** @description Image to enhance: base64 image data, a data: URL, or a publicly accessible https URL */
-            image: string;
-            /** @description Sharpening intensity, 0 to 100 (default 0) */
-            sharpen?: number;
-            /** @description Smart grain intensity, 0 to 100 (default 2) */
-            smart_grain?: number;
-            /**
-             * Format: uri
-             * @description URL called back for asynchronous notification of the task
-             */
-            webhook_url?: string;
-            /** @description Skin detail enhancement level, 0 to 100 (default 80) */
-            skin_detail?: number;
-        };
-        SkinEnhancerFlexibleRequest: {
-            /** @description Image to enhance: base64 image data, a data: URL, or a publicly accessible https URL */
-            image: string;
-            /** @description Sharpening intensity, 0 to 100 (default 0) */
-            sharpen?: number;
-            /** @description Smart grain intensity, 0 to 100 (default 2) */
-            smart_grain?: number;
-            /**
-             * Format: uri
-             * @description URL called back for asynchronous notification of the task
-             */
-            webhook_url?: string;
-            /**
-             * @description What the enhancement is optimised for (default enhance_skin)
-             * @enum {string}
-             */
-            optimized_for?: "enhance_skin" | "improve_lighting" | "enhance_everything" | "transform_to_real" | "no_make_up";
-        };
-        NodeVersionPage: {
+        HostNodePage: {
+            /** @description Records of this page, by host-node name, then node, then newest version */
+            host_nodes: components["schemas"]["ListedHostNode"][];
             /** @description Page number, from 1 */
             page: number;
-            /** @description Versions per page, as served (at most 100) */
+            /** @description Records per page, as served (at most 500) */
             pageSize: number;
-            /** @description Number of matching versions on all pages */
+            /** @description Number of matching records on all pages */
             total: number;
             /** @description Number of pages: total divided by pageSize, rounded up */
             totalPages: number;
-            /** @description Versions of this page, newest first */
-            versions: components["schemas"]["NodeVersion"][];
         };
-        BulkNodeVersionsRequest: {
-            /** @description The pairs to resolve, at most 5000; answered in this order */
-            node_versions: components["schemas"]["NodeVersionIdentifier"][];
-        };
-        NodeVersionIdentifier: {
-            /** @description Identifier of the node */
+        ListedHostNode: {
+            /** @description Unique identifier of the host-node */
+            host_node_name: string;
+            /** @description UI category used for grouping */
+            category?: string;
+            /** @description Whether the host-node is deprecated; deprecated host-nodes are hidden in the UI */
+            deprecated?: boolean;
+            /** @description Brief description of the host-node */
+            description?: string;
+            /** @description Whether the host-node is experimental: subject to change or removal */
+            experimental?: boolean;
+            /** @description Name of the entry-point function */
+            function?: string;
+            /** @description Definition of the input parameters */
+            input_types?: string;
+            /** @description One flag per output: whether it is a list */
+            output_is_list?: boolean[];
+            /** @description Policy of the host-node */
+            policy: components["schemas"]["HostNodePolicy"];
+            /** @description Names of the outputs */
+            return_names?: string;
+            /** @description Types of the outputs */
+            return_types?: string;
+            /** @description Identifier of the node whose version provides the host-node */
             node_id: string;
-            /** @description The version string, such as 1.2.0 */
-            version: string;
+            /** @description The version string of that version */
+            node_version: string;
         };
-        BulkNodeVersionsResponse: {
-            /** @description One result per requested pair, in the request's order */
-            node_versions: components["schemas"]["BulkNodeVersionResult"][];
+        ClaimResult: {
+            /** @description Confirmation that the node was claimed */
+            message: string;
+            /** @description The claimed node, now the publisher's */
+            node: components["schemas"]["Node"];
         };
-        BulkNodeVersionResult: {
-            /** @description The pair as it was asked */
-            identifier: components["schemas"]["NodeVersionIdentifier"];
-            /** @description `success`: node_version holds the version; `not_found`: no such node or version (or a deleted one); `error`: refused, error_message says why */
-            status: components["schemas"]["BulkNodeVersionStatus"];
-            /** @description The version, when status is success */
-            node_version?: components["schemas"]["NodeVersion"];
-            /** @description Why the version is refused, when status is error */
-            error_message?: string;
+        ClaimRequest: {
+            /** @description A token for the repository host, used to verify that the user administers the node's repository */
+            VCS_TOKEN: string;
         };
-        /** @enum {string} */
-        BulkNodeVersionStatus: "success" | "not_found" | "error";
-        ApiKeyCreate: {
-            /** @description Name of the key, to tell keys apart */
-            name: string;
-            /** @description What the key is for */
+        TokenSummary: {
+            /**
+             * Format: date-time
+             * @description Creation time of the token
+             */
+            createdAt: string;
+            /** @description Detailed description of the intended use */
             description?: string;
-        };
-        CreatedApiKey: {
-            /** @description The new key, with its value */
-            api_key: components["schemas"]["ApiKeyWithPlaintext"];
-        };
-        ApiKeyWithPlaintext: {
             /**
              * Format: uuid
-             * @description Identifier of the key
+             * @description Identifier of the token record
              */
             id: string;
-            /** @description Name of the key */
+            /** @description Name of the token */
             name: string;
-            /** @description What the key is for */
-            description?: string;
-            /** @description The key masked: its prefix, '…', and its last characters */
-            key_prefix: string;
+            /** @description The token value masked: its first characters, then '…' */
+            token: string;
             /**
              * Format: date-time
-             * @description Creation time of the key
+             * @description When the token was last used; absent when it never was
              */
-            created_at: string;
-            /** @description The key itself: send it as the X-API-KEY header; shown in this answer only */
-            plaintext_key: string;
+            lastUsedAt?: string;
         };
-        ApiKeyList: {
-            /** @description The caller's unrevoked keys, oldest first */
-            api_keys: components["schemas"]["ApiKey"][];
+        CreatedToken: {
+            /** @description The new personal access token; shown in this answer only */
+            token: string;
         };
-        ApiKey: {
+        TokenCreate: {
+            /** @description Name of the token; may be a simple description */
+            name: string;
+            /** @description Detailed description of the intended use */
+            description?: string;
+            /**
+             * Format: date-time
+             * @description Creation time of the token: output only, ignored on input
+             */
+            readonly createdAt?: string;
             /**
              * Format: uuid
-             * @description Identifier of the key
+             * @description Identifier of the token record: output only, ignored on input
              */
-            id: string;
-            /** @description Name of the key */
-            name: string;
-            /** @description What the key is for */
+            readonly id?: string;
+            /** @description The token value, shown once in the creation answer: output only, ignored on input */
+            readonly token?: string;
+        };
+        MemberAdd: {
+            /** @description Identifier of the user to add, or whose role to change */
+            user_id: string;
+            /** @description Role to give the user in the publisher */
+            role: components["schemas"]["PublisherRole"];
+        };
+        EditPermission: {
+            /** @description True when the caller may change it: an owner or admin of the publisher, or a site admin */
+            canEdit: boolean;
+        };
+        PublisherUpdate: {
+            /** @description Description of the publisher */
             description?: string;
-            /** @description The key masked: its prefix, '…', and its last characters */
-            key_prefix: string;
+            /** @description URL of the publisher's logo */
+            logo?: string;
+            /** @description Display name of the publisher */
+            name?: string;
+            /** @description URL where the publisher's source code is hosted */
+            source_code_repo?: string;
+            /** @description Where users of the publisher's nodes get support */
+            support?: string;
+            /** @description URL of the publisher's website */
+            website?: string;
+            /** @description Identifier of the publisher; if sent, it must be the path's */
+            id?: string;
+            /** @description New status of the publisher (site admins only) */
+            status?: components["schemas"]["PublisherStatus"];
+            /** @description Members of the publisher with their roles: output only, ignored on input */
+            readonly members?: components["schemas"]["PublisherMember"][];
             /**
              * Format: date-time
-             * @description Creation time of the key
+             * @description Creation time of the publisher: output only, ignored on input
              */
-            created_at: string;
+            readonly createdAt?: string;
         };
-        StorageRequest: {
-            /** @description Name of the file, such as image.png; the download URL ends with it */
-            file_name: string;
-            /** @description Media type of the file, such as image/png; application/octet-stream when absent */
-            content_type?: string;
-            /** @description SHA-256 of the file's bytes, in hex: a live file of the caller with these bytes is answered instead of a new one */
-            file_hash?: string;
+        PublisherCreate: {
+            /** @description Unique identifier of the publisher, akin to a username: lowercase letters, digits and '-' */
+            id: string;
+            /** @description Description of the publisher */
+            description?: string;
+            /** @description URL of the publisher's logo */
+            logo?: string;
+            /** @description Display name of the publisher */
+            name?: string;
+            /** @description URL where the publisher's source code is hosted */
+            source_code_repo?: string;
+            /** @description Where users of the publisher's nodes get support */
+            support?: string;
+            /** @description URL of the publisher's website */
+            website?: string;
         };
-        StorageResource: {
-            /** @description Signed URL to PUT the bytes to, with the declared Content-Type (or none); absent when existing_file is true */
-            upload_url?: string;
-            /** @description Absolute URL that serves the file without authentication until it expires */
-            download_url: string;
-            /** @description Whether a live file of the caller with the same bytes (file_hash) is answered */
-            existing_file: boolean;
-            /**
-             * Format: date-time
-             * @description When the file, and both its URLs, expire (24 hours after creation)
-             */
-            expires_at: string;
+        PublisherAvailability: {
+            /** @description True when the id is well-formed, not reserved and not taken (deleted publishers keep theirs) */
+            isAvailable: boolean;
+        };
+        /**
+         * @example {
+         *       "limit": 10,
+         *       "nodes": [
+         *         {
+         *           "author": "Lumen Lab",
+         *           "banner_url": "https://lumenlab.example.com/film-grade/banner.png",
+         *           "created_at": "2024-02-20T10:05:44.000Z",
+         *           "description": "Colour grading with film LUTs, grain and halation",
+         *           "downloads": 18422,
+         *           "repohost_stars": 312,
+         *           "icon": "https://lumenlab.example.com/film-grade/icon.png",
+         *           "id": "film-grade-nodes",
+         *           "latest_version": {
+         *             "changelog": "Adds a 16-bit output to the LUT loader",
+         *             "createdAt": "2024-05-03T14:21:07.512Z",
+         *             "dependencies": [
+         *               "numpy>=1.24",
+         *               "colour-science"
+         *             ],
+         *             "deprecated": false,
+         *             "downloadUrl": "https://registry.example.com/archives/film-grade-nodes/1.4.2",
+         *             "id": "7d4f2a9c-1b3e-4c5d-8e6f-0a1b2c3d4e5f",
+         *             "node_id": "film-grade-nodes",
+         *             "status": "NodeVersionStatusActive",
+         *             "supported_accelerators": [
+         *               "cuda",
+         *               "mps"
+         *             ],
+         *             "supported_host_version": ">=0.3.0",
+         *             "supported_os": [
+         *               "linux",
+         *               "windows",
+         *               "macos"
+         *             ],
+         *             "tags": [],
+         *             "tags_admin": [],
+         *             "version": "1.4.2"
+         *           },
+         *           "license": "LICENSE",
+         *           "name": "Film Grade Nodes",
+         *           "preempted_host_node_names": [],
+         *           "publisher": {
+         *             "createdAt": "2024-02-12T09:30:00.000Z",
+         *             "description": "Nodes for colour grading and film emulation",
+         *             "id": "lumen-lab",
+         *             "logo": "https://lumenlab.example.com/logo.png",
+         *             "name": "Lumen Lab",
+         *             "source_code_repo": "https://git.example.com/lumen-lab",
+         *             "status": "PublisherStatusActive",
+         *             "support": "https://lumenlab.example.com/support",
+         *             "website": "https://lumenlab.example.com"
+         *           },
+         *           "rating": 4.6,
+         *           "repository": "https://git.example.com/lumen-lab/film-grade-nodes",
+         *           "status": "NodeStatusActive",
+         *           "supported_accelerators": [
+         *             "cuda",
+         *             "mps"
+         *           ],
+         *           "supported_host_version": ">=0.3.0",
+         *           "supported_os": [
+         *             "linux",
+         *             "windows",
+         *             "macos"
+         *           ],
+         *           "tags": [
+         *             "color",
+         *             "film",
+         *             "post-processing"
+         *           ],
+         *           "tags_admin": [],
+         *           "translations": {
+         *             "fr": {
+         *               "name": "Nœuds d'étalonnage film",
+         *               "description": "Étalonnage avec des LUT de film, grain et halo"
+         *             }
+         *           }
+         *         }
+         *       ],
+         *       "page": 1,
+         *       "total": 1,
+         *       "totalPages": 1
+         *     }
+         */
+        NodeList: {
+            /** @description Nodes per page, as served (at most 500) */
+            limit: number;
+            /** @description Nodes of this page */
+            nodes: components["schemas"]["Node"][];
+            /** @description Page number, from 1 */
+            page: number;
+            /** @description Number of matching nodes on all pages */
+            total: number;
+            /** @description Number of pages: total divided by limit, rounded up */
+            totalPages: number;
         };
         MusicDurationEvent: {
             /**

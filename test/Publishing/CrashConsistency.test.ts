@@ -10,7 +10,8 @@
  * store go back to Pending with a reason, and nothing else moves.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, FastCheck as fc } from "effect"
+import { Effect } from "effect"
+import * as fc from "fast-check"
 import { type ChildProcess } from "node:child_process"
 import * as fs from "node:fs/promises"
 import * as os from "node:os"
@@ -24,6 +25,7 @@ import { type ServiceProcess, spawnService } from "../support/Process.ts"
 import { freshDatabase, type Running, startService } from "../support/Service.ts"
 import { rawZip, zipOf } from "../support/Zip.ts"
 import { download, install, makePublisher, pathOf, published, upload } from "./Flow.ts"
+import { forAllSync } from "../support/Property.ts"
 
 const tempDir = Effect.acquireRelease(
   Effect.promise(() => fs.mkdtemp(path.join(os.tmpdir(), "registry-crash-"))),
@@ -141,7 +143,7 @@ describe("uploads killed at each step", () => {
   // kills is restarted as the next step's, which first checks every earlier crash (re-uploads
   // wait for a child without a fault). Seven starts in all, one after another; the time limit
   // allows for a loaded machine (each start takes seconds of CPU).
-  it.scopedLive("every restart hands out no dead URL; a version back to Pending takes a new upload; a lost archive is repaired", () =>
+  it.live("every restart hands out no dead URL; a version back to Pending takes a new upload; a lost archive is repaired", () =>
     Effect.gen(function*() {
       const { url } = yield* freshDatabase
       const setup = yield* startService(url)
@@ -172,7 +174,7 @@ describe("uploads killed at each step", () => {
 })
 
 describe("the start-up repair", () => {
-  it.scopedLive("moves only installable versions whose archive is missing, and leaves them open to a new upload", () =>
+  it.live("moves only installable versions whose archive is missing, and leaves them open to a new upload", () =>
     Effect.gen(function*() {
       const { url } = yield* freshDatabase
       const first = yield* startService(url)
@@ -211,12 +213,12 @@ describe("the start-up repair", () => {
       }
     }))
 
-  it.prop("a folder is misplaced when two or more archives are lost and they are half of all or more", [
+  it("a folder is misplaced when two or more archives are lost and they are half of all or more", () => forAllSync([
     fc.integer({ min: 0, max: 10_000 }),
     fc.integer({ min: 0, max: 10_000 })
   ], ([a, b]) => {
     const [lost, installable] = a <= b ? [a, b] : [b, a]
     // one lost archive is always a crash's; otherwise the share decides
     expect(looksMisplaced(lost, installable)).toBe(lost >= 2 && lost >= installable / 2)
-  })
+  }))
 })

@@ -28,14 +28,14 @@ const lifecycle = (a: Running, b: Running) =>
     const owner = yield* bearerClient(a, acme.ownerJwt)
     const moderator = yield* bearerClient(a, admin)
     const anyone = yield* clientFor(b)
-    const getNode = anyone.api.catalog.getNode({ path: { nodeId: "image-tools" }, urlParams: {} })
+    const getNode = anyone.api.catalog.getNode({ params: { nodeId: "image-tools" }, query: {} })
     const listed = Effect.map(
-      anyone.api.catalog.listAllNodes({ urlParams: { node_id: ["image-tools"] } }),
+      anyone.api.catalog.listAllNodes({ query: { node_id: ["image-tools"] } }),
       (page) => page.nodes
     )
-    const search = (search: string) => Effect.map(anyone.api.catalog.searchNodes({ urlParams: { search } }), (page) => page.nodes)
+    const search = (search: string) => Effect.map(anyone.api.catalog.searchNodes({ query: { search } }), (page) => page.nodes)
     const install = (version?: string) =>
-      Effect.map(anyone.api.catalog.installNode({ path: { nodeId: "image-tools" }, urlParams: version === undefined ? {} : { version } }), (v) => {
+      Effect.map(anyone.api.catalog.installNode({ params: { nodeId: "image-tools" }, query: version === undefined ? {} : { version } }), (v) => {
         expect(v.downloadUrl).toMatch(/^https?:\/\//)
         return v
       })
@@ -78,8 +78,8 @@ const lifecycle = (a: Running, b: Running) =>
     // a URL signed by one instance is accepted by the other: the key is the database's
     yield* withFiles(anyone.uploadArchive(onInstance(b, second.signedUrl), archive2))
     const versions = yield* anyone.api.catalog.listNodeVersions({
-      path: { nodeId: "image-tools" },
-      urlParams: {}
+      params: { nodeId: "image-tools" },
+      query: {}
     })
     expect(versions.map((v) => v.version)).toEqual(["1.1.0", "1.0.0"])
     const afterSecond = yield* getNode
@@ -100,11 +100,11 @@ const lifecycle = (a: Running, b: Running) =>
     expect((yield* getNode).downloads).toBe(2)
 
     // 7. maintain: changelog and deprecation, then delete the newest version
-    const changed = yield* owner.api.publishing.updateVersion({ path: versionPath("1.1.0"), payload: { changelog: "Faster", deprecated: true } })
+    const changed = yield* owner.api.publishing.updateVersion({ params: versionPath("1.1.0"), payload: { changelog: "Faster", deprecated: true } })
     expect(changed).toMatchObject({ changelog: "Faster", deprecated: true })
     // deprecated versions stay installable
     expect((yield* install()).version).toBe("1.1.0")
-    yield* owner.api.publishing.deleteVersion({ path: versionPath("1.1.0") })
+    yield* owner.api.publishing.deleteVersion({ params: versionPath("1.1.0") })
     expect((yield* getNode).latest_version?.version).toBe("1.0.0")
     expect((yield* listed)[0]?.latest_version?.version).toBe("1.0.0")
     expectError(yield* send(b, "GET", "/nodes/image-tools/install?version=1.1.0"), 404, "no_installable_version")
@@ -115,7 +115,7 @@ const lifecycle = (a: Running, b: Running) =>
 
     // admin moderation: flag the remaining version with a reason, then restore it
     const moderate = (status: "NodeVersionStatusFlagged" | "NodeVersionStatusActive", status_reason: string) =>
-      moderator.api.admin.moderateVersion({ path: { nodeId: "image-tools", version: "1.0.0" }, payload: { status, status_reason } })
+      moderator.api.admin.moderateVersion({ params: { nodeId: "image-tools", version: "1.0.0" }, payload: { status, status_reason } })
     expect(yield* moderate("NodeVersionStatusFlagged", "reported as malware"))
       .toMatchObject({ status: "NodeVersionStatusFlagged", status_reason: "reported as malware" })
     expect((yield* getNode).latest_version).toBeUndefined()
@@ -125,12 +125,12 @@ const lifecycle = (a: Running, b: Running) =>
 
     // node metadata, then the node's soft delete
     const renamed = yield* owner.api.publishing.updateNode({
-      path: { publisherId: "acme", nodeId: "image-tools" },
+      params: { publisherId: "acme", nodeId: "image-tools" },
       payload: { name: "Image Tools 2" }
     })
     expect(renamed.name).toBe("Image Tools 2")
     expect((yield* listed)[0]?.name).toBe("Image Tools 2")
-    yield* owner.api.publishing.deleteNode({ path: { publisherId: "acme", nodeId: "image-tools" } })
+    yield* owner.api.publishing.deleteNode({ params: { publisherId: "acme", nodeId: "image-tools" } })
     expectError(yield* get(b, "/nodes/image-tools"), 404)
     expectError(yield* send(b, "GET", "/nodes/image-tools/install"), 404)
     expect(yield* listed).toEqual([])
@@ -146,7 +146,7 @@ layer(Service.layer(), { excludeTestServices: true })("publishing end to end, on
 })
 
 /** Two instances on one database, sharing one archive folder (as instances behind one load balancer). */
-const TwoInstances = Layer.scoped(
+const TwoInstances = Layer.effect(
   Service,
   Effect.gen(function*() {
     const db = yield* freshDatabase

@@ -7,7 +7,8 @@
  * version is deleted. And 50 concurrent installs of one node from one address add exactly one download.
  */
 import { expect, layer } from "@effect/vitest"
-import { Effect, FastCheck as fc } from "effect"
+import { Effect } from "effect"
+import * as fc from "fast-check"
 import semver from "semver"
 import { Node, type NodeVersionStatus } from "../../src/Domain/Node.ts"
 import { nodeVersionStatusMoves } from "../../src/Domain/Transitions.ts"
@@ -18,6 +19,7 @@ import { clearOfHourEnd } from "../support/Hours.ts"
 import { Service } from "../support/Service.ts"
 import { rawZip, zipOf } from "../support/Zip.ts"
 import { decodePublished, install, makePublisher, type Publisher, publish, upload } from "./Flow.ts"
+import { forAll } from "../support/Property.ts"
 
 const decodeNode = decodeExact(Node)
 
@@ -67,116 +69,120 @@ layer(Service.layer(), { excludeTestServices: true })("publishing lifecycle agai
       goodZip = yield* Effect.promise(() => zipOf({ "pkg/__init__.py": "NODES = {}\n" }))
     }))
 
-  it.effect.prop(
+  it.effect(
     "latest_version is the highest active semver, downloads count installs once a version, numbers are never reused",
-    { steps: fc.array(step, { minLength: 1, maxLength: 14 }) },
-    ({ steps }) =>
-      Effect.gen(function*() {
-        const service = yield* Service
-        yield* clearOfHourEnd(60)
-        const nodeId = `prop-${run++}`
-        const model = new Map<string, ModelVersion>()
-        // one client: each version it installs counts once (this hour)
-        const installed = new Set<string>()
-        const highestActive = () =>
-          [...model.entries()].filter(([, v]) => v.status === "NodeVersionStatusActive").map(([k]) => k)
-            .sort(semver.rcompare)[0]
-        const highestInstallable = () =>
-          [...model.entries()].filter(([, v]) => installable(v)).map(([k]) => k).sort(semver.rcompare)[0]
+    () =>
+      forAll(
+        { steps: fc.array(step, { minLength: 1, maxLength: 14 }) },
+        ({ steps }) =>
+          Effect.gen(function*() {
+            const service = yield* Service
+            yield* clearOfHourEnd(60)
+            const nodeId = `prop-${run++}`
+            const model = new Map<string, ModelVersion>()
+            // one client: each version it installs counts once (this hour)
+            const installed = new Set<string>()
+            const highestActive = () =>
+              [...model.entries()].filter(([, v]) => v.status === "NodeVersionStatusActive").map(([k]) => k)
+                .sort(semver.rcompare)[0]
+            const highestInstallable = () =>
+              [...model.entries()].filter(([, v]) => installable(v)).map(([k]) => k).sort(semver.rcompare)[0]
 
-        for (const s of steps) {
-          const what = `${JSON.stringify(s)} on ${JSON.stringify([...model])}`
-          switch (s.kind) {
-            case "publish": {
-              const answer = yield* publish(service, acme.id, nodeId, s.version, { pat: acme.pat })
-              const existing = model.get(s.version)
-              if (existing?.status === "NodeVersionStatusDeleted") {
-                expectError(answer, 409, "version_exists")
-                break
+            for (const s of steps) {
+              const what = `${JSON.stringify(s)} on ${JSON.stringify([...model])}`
+              switch (s.kind) {
+                case "publish": {
+                  const answer = yield* publish(service, acme.id, nodeId, s.version, { pat: acme.pat })
+                  const existing = model.get(s.version)
+                  if (existing?.status === "NodeVersionStatusDeleted") {
+                    expectError(answer, 409, "version_exists")
+                    break
+                  }
+                  // every publish here has the same manifest: one of an existing version is a replay
+                  expect(answer.headers.get("idempotent-replayed"), what).toBe(existing === undefined ? null : "true")
+                  const { signedUrl, node_version } = decodePublished(expectStatus(answer, 201, what).body)
+                  const current = existing ?? { status: "NodeVersionStatusPending", hasArchive: false }
+                  model.set(s.version, current)
+                  expect(node_version.status, what).toBe(current.status)
+                  if (s.upload === "none") break
+                  const uploaded = yield* upload(service, signedUrl, s.upload === "good" ? goodZip : badZip)
+                  if (current.status === "NodeVersionStatusPending") {
+                    const status = s.upload === "good" ? "NodeVersionStatusActive" : "NodeVersionStatusFlagged"
+                    expect(decodeVersion(expectStatus(uploaded, 200, what).body).status, what).toBe(status)
+                    expect(uploaded.headers.get("idempotent-replayed"), what).toBeNull()
+                    model.set(s.version, { status, hasArchive: true, archive: s.upload })
+                  } else if (current.archive === s.upload) {
+                    expect(decodeVersion(expectStatus(uploaded, 200, what).body).status, what).toBe(current.status)
+                    expect(uploaded.headers.get("idempotent-replayed"), what).toBe("true")
+                  } else {
+                    expectError(uploaded as Answer, 409, "version_immutable")
+                  }
+                  break
+                }
+                case "delete": {
+                  const answer = yield* send(service, "DELETE", `/publishers/acme/nodes/${nodeId}/versions/${s.version}`, { token: acme.ownerJwt })
+                  const current = model.get(s.version)
+                  if (current === undefined) {
+                    // the node itself may not exist yet
+                    expectError(answer, 404)
+                  } else if (current.status === "NodeVersionStatusDeleted") {
+                    expectError(answer, 404)
+                  } else if (move(nodeVersionStatusMoves, current.status, "NodeVersionStatusDeleted") === "refused") {
+                    expectError(answer, 409, "conflict")
+                  } else {
+                    expectStatus(answer, 204, what)
+                    current.status = "NodeVersionStatusDeleted"
+                  }
+                  break
+                }
+                case "moderate": {
+                  const answer = yield* send(service, "PUT", `/admin/nodes/${nodeId}/versions/${s.version}`, {
+                    token: admin,
+                    body: { status: s.status, status_reason: "moderated" }
+                  })
+                  const current = model.get(s.version)
+                  if (current === undefined) {
+                    expectError(answer, 404)
+                  } else if (move(nodeVersionStatusMoves, current.status, s.status) === "refused") {
+                    expectError(answer, 409, "conflict")
+                  } else if (s.status === "NodeVersionStatusActive" && !current.hasArchive) {
+                    expectError(answer, 409, "archive_missing")
+                  } else {
+                    expect(decodeVersion(expectStatus(answer, 200, what).body).status).toBe(s.status)
+                    current.status = s.status
+                  }
+                  break
+                }
+                case "install": {
+                  const answer: Answer = yield* install(service, nodeId, s.version)
+                  const expected = s.version === undefined ? highestInstallable() : installable(model.get(s.version)) ? s.version : undefined
+                  if (expected === undefined) {
+                    expectError(answer, 404)
+                  } else {
+                    const v = decodeVersion(expectStatus(answer, 200, what).body)
+                    expect(v.version, what).toBe(expected)
+                    expect(v.downloadUrl, what).toMatch(new RegExp(`/archives/${nodeId}/${expected.replace(/\./g, "\\.")}$`))
+                    installed.add(expected)
+                  }
+                  break
+                }
               }
-              // every publish here has the same manifest: one of an existing version is a replay
-              expect(answer.headers.get("idempotent-replayed"), what).toBe(existing === undefined ? null : "true")
-              const { signedUrl, node_version } = decodePublished(expectStatus(answer, 201, what).body)
-              const current = existing ?? { status: "NodeVersionStatusPending", hasArchive: false }
-              model.set(s.version, current)
-              expect(node_version.status, what).toBe(current.status)
-              if (s.upload === "none") break
-              const uploaded = yield* upload(service, signedUrl, s.upload === "good" ? goodZip : badZip)
-              if (current.status === "NodeVersionStatusPending") {
-                const status = s.upload === "good" ? "NodeVersionStatusActive" : "NodeVersionStatusFlagged"
-                expect(decodeVersion(expectStatus(uploaded, 200, what).body).status, what).toBe(status)
-                expect(uploaded.headers.get("idempotent-replayed"), what).toBeNull()
-                model.set(s.version, { status, hasArchive: true, archive: s.upload })
-              } else if (current.archive === s.upload) {
-                expect(decodeVersion(expectStatus(uploaded, 200, what).body).status, what).toBe(current.status)
-                expect(uploaded.headers.get("idempotent-replayed"), what).toBe("true")
-              } else {
-                expectError(uploaded as Answer, 409, "version_immutable")
-              }
-              break
+              if (model.size === 0) continue
+              const node = decodeNode(expectStatus(yield* get(service, `/nodes/${nodeId}`), 200, what).body)
+              expect(node.latest_version?.version, what).toBe(highestActive())
+              expect(node.downloads, what).toBe(installed.size)
+              const listed = decodeNodeList(expectStatus(yield* get(service, `/nodes?node_id=${nodeId}`), 200, what).body)
+              expect(listed.nodes[0]?.latest_version?.version, what).toBe(highestActive())
             }
-            case "delete": {
-              const answer = yield* send(service, "DELETE", `/publishers/acme/nodes/${nodeId}/versions/${s.version}`, { token: acme.ownerJwt })
-              const current = model.get(s.version)
-              if (current === undefined) {
-                // the node itself may not exist yet
-                expectError(answer, 404)
-              } else if (current.status === "NodeVersionStatusDeleted") {
-                expectError(answer, 404)
-              } else if (move(nodeVersionStatusMoves, current.status, "NodeVersionStatusDeleted") === "refused") {
-                expectError(answer, 409, "conflict")
-              } else {
-                expectStatus(answer, 204, what)
-                current.status = "NodeVersionStatusDeleted"
-              }
-              break
+            // every number published stays taken to another manifest, whatever became of it
+            for (const version of model.keys()) {
+              const other = { pat: acme.pat, versionFields: { changelog: "another release" } }
+              expectError(yield* publish(service, acme.id, nodeId, version, other), 409, "version_exists")
             }
-            case "moderate": {
-              const answer = yield* send(service, "PUT", `/admin/nodes/${nodeId}/versions/${s.version}`, {
-                token: admin,
-                body: { status: s.status, status_reason: "moderated" }
-              })
-              const current = model.get(s.version)
-              if (current === undefined) {
-                expectError(answer, 404)
-              } else if (move(nodeVersionStatusMoves, current.status, s.status) === "refused") {
-                expectError(answer, 409, "conflict")
-              } else if (s.status === "NodeVersionStatusActive" && !current.hasArchive) {
-                expectError(answer, 409, "archive_missing")
-              } else {
-                expect(decodeVersion(expectStatus(answer, 200, what).body).status).toBe(s.status)
-                current.status = s.status
-              }
-              break
-            }
-            case "install": {
-              const answer: Answer = yield* install(service, nodeId, s.version)
-              const expected = s.version === undefined ? highestInstallable() : installable(model.get(s.version)) ? s.version : undefined
-              if (expected === undefined) {
-                expectError(answer, 404)
-              } else {
-                const v = decodeVersion(expectStatus(answer, 200, what).body)
-                expect(v.version, what).toBe(expected)
-                expect(v.downloadUrl, what).toMatch(new RegExp(`/archives/${nodeId}/${expected.replace(/\./g, "\\.")}$`))
-                installed.add(expected)
-              }
-              break
-            }
-          }
-          if (model.size === 0) continue
-          const node = decodeNode(expectStatus(yield* get(service, `/nodes/${nodeId}`), 200, what).body)
-          expect(node.latest_version?.version, what).toBe(highestActive())
-          expect(node.downloads, what).toBe(installed.size)
-          const listed = decodeNodeList(expectStatus(yield* get(service, `/nodes?node_id=${nodeId}`), 200, what).body)
-          expect(listed.nodes[0]?.latest_version?.version, what).toBe(highestActive())
-        }
-        // every number published stays taken to another manifest, whatever became of it
-        for (const version of model.keys()) {
-          const other = { pat: acme.pat, versionFields: { changelog: "another release" } }
-          expectError(yield* publish(service, acme.id, nodeId, version, other), 409, "version_exists")
-        }
-      }),
-    { timeout: 300_000, fastCheck: { numRuns: 15 } }
+          }),
+        { numRuns: 15 }
+      ),
+    { timeout: 300_000 }
   )
 
   it.effect("50 concurrent installs of one node from one address add exactly one download", () =>

@@ -87,10 +87,10 @@ layer(Service.layer(), { excludeTestServices: true })("publishing refusals", (it
       const service = yield* Service
       const before = yield* stored(service)
       const owner = yield* bearerClient(service, acme.ownerJwt)
-      const { token: revoked } = yield* owner.api.tokens.createToken({ path: { publisherId: "acme" }, payload: { name: "old" } })
-      const listed = yield* owner.api.tokens.listTokens({ path: { publisherId: "acme" } })
+      const { token: revoked } = yield* owner.api.tokens.createToken({ params: { publisherId: "acme" }, payload: { name: "old" } })
+      const listed = yield* owner.api.tokens.listTokens({ params: { publisherId: "acme" } })
       const revokedId = listed.find((t) => t.name === "old")!.id
-      yield* owner.api.tokens.revokeToken({ path: { publisherId: "acme", tokenId: revokedId } })
+      yield* owner.api.tokens.revokeToken({ params: { publisherId: "acme", tokenId: revokedId } })
 
       expectError(yield* publish(service, "acme", "fresh", "1.0.0"), 401, "unauthorized")
       expectError(yield* publish(service, "acme", "fresh", "1.0.0", { pat: "rgpat_" + "x".repeat(43) }), 401, "invalid_token")
@@ -122,7 +122,7 @@ layer(Service.layer(), { excludeTestServices: true })("publishing refusals", (it
       expectError(yield* send(service, "POST", "/publishers/other/nodes", { token: other.ownerJwt, body: { id: "existing" } }), 409, "node_exists")
       // a node created first, then published to
       const otherOwner = yield* bearerClient(service, other.ownerJwt)
-      const created = yield* otherOwner.api.publishing.createNode({ path: { publisherId: "other" }, payload: { id: "made-first", name: "Made first" } })
+      const created = yield* otherOwner.api.publishing.createNode({ params: { publisherId: "other" }, payload: { id: "made-first", name: "Made first" } })
       expect(created).toMatchObject({ id: "made-first", name: "Made first", publisher: { id: "other" } })
       yield* published(service, other, "made-first", "0.1.0")
       // banned node: no publish, no install, no listing, 403 when asked directly

@@ -91,7 +91,7 @@ const versionRow = (service: Running, nodeId: string, version: string) =>
     (row) => row ?? expect.fail(`no version ${nodeId}@${version}`)
   )
 
-it.scopedLive("two instances on one database and one bucket: publish on one, upload through the other, download from the first", () =>
+it.live("two instances on one database and one bucket: publish on one, upload through the other, download from the first", () =>
   Effect.gen(function*() {
     const { store, a, b, acme } = yield* twoInstancesOnOneBucket
 
@@ -162,7 +162,7 @@ it.scopedLive("two instances on one database and one bucket: publish on one, upl
     expect(yield* bucketKeys(store)).toEqual([archiveKey(row.id), archiveKey(flagged.id), archiveKey(thirdRow.id)].sort())
   }))
 
-it.scopedLive("two instances: a version or node deleted on one is gone on the other; its archive stays in the bucket, as on disk", () =>
+it.live("two instances: a version or node deleted on one is gone on the other; its archive stays in the bucket, as on disk", () =>
   Effect.gen(function*() {
     const { store, a, b, acme } = yield* twoInstancesOnOneBucket
     const zip = yield* Effect.promise(() => zipOf({ "image_tools/__init__.py": "NODES = {}\n" }))
@@ -206,7 +206,7 @@ it.scopedLive("two instances: a version or node deleted on one is gone on the ot
     expect(yield* bucketKeys(store)).toEqual(keys)
   }))
 
-it.scopedLive("with ARCHIVE_PUBLIC_BASE_URL, install, the listings and the service's archive URL all lead to the public base (a CDN)", () =>
+it.live("with ARCHIVE_PUBLIC_BASE_URL, install, the listings and the service's archive URL all lead to the public base (a CDN)", () =>
   Effect.gen(function*() {
     const store = yield* startObjectStore()
     const { url } = yield* freshDatabase
@@ -227,7 +227,7 @@ it.scopedLive("with ARCHIVE_PUBLIC_BASE_URL, install, the listings and the servi
     expect(redirect.headers.get("location")).toBe(`${cdn}/${archiveKey(id)}`)
   }))
 
-it.scopedLive("an archive lost from the bucket goes back to Pending when an instance starts; all of them lost is a wrong bucket", () =>
+it.live("an archive lost from the bucket goes back to Pending when an instance starts; all of them lost is a wrong bucket", () =>
   Effect.gen(function*() {
     const store = yield* startObjectStore()
     const { url } = yield* freshDatabase

@@ -1,6 +1,7 @@
 /** Signed upload URLs with TestClock: valid until their expiry, refused after, and bound to what they name. */
 import { expect, it } from "@effect/vitest"
-import { Effect, Redacted, TestClock } from "effect"
+import { Effect, Redacted } from "effect"
+import { TestClock } from "effect/testing"
 import { makeUrlSigner } from "../../src/Publishing/Signing.ts"
 import { failureTag } from "../support/Stub.ts"
 

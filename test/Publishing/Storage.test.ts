@@ -6,7 +6,8 @@
  */
 import { NodeFileSystem } from "@effect/platform-node"
 import { expect, it } from "@effect/vitest"
-import { ConfigProvider, Effect, Either, Exit, FastCheck as fc, Option, Stream } from "effect"
+import { ConfigProvider, Effect, Exit, Option, Result, Stream } from "effect"
+import * as fc from "fast-check"
 import { createHash } from "node:crypto"
 import * as fs from "node:fs/promises"
 import * as os from "node:os"
@@ -14,6 +15,7 @@ import * as path from "node:path"
 import { appConfig, storageFaultSteps } from "../../src/Config.ts"
 import { unsafeEntryName } from "../../src/Publishing/Checks.ts"
 import { makeLocalStorage, type StorageFailed, type Written } from "../../src/Publishing/Storage.ts"
+import { forAll, forAllSync } from "../support/Property.ts"
 
 const tempDir = Effect.acquireRelease(
   Effect.promise(() => fs.mkdtemp(path.join(os.tmpdir(), "registry-storage-"))),
@@ -31,7 +33,7 @@ const sha256Of = (bytes: Uint8Array) => createHash("sha256").update(bytes).diges
 const readAll = <E>(stream: Stream.Stream<Uint8Array, E>) =>
   Effect.map(Stream.runCollect(stream), (c) => Buffer.concat([...c]))
 
-it.scoped("put streams, records the complete file, which is placed under its key only by the record's place", () =>
+it.effect("put streams, records the complete file, which is placed under its key only by the record's place", () =>
   Effect.gen(function*() {
     const dir = yield* tempDir
     const storage = yield* Effect.provide(makeLocalStorage(dir), NodeFileSystem.layer)
@@ -65,7 +67,7 @@ it.scoped("put streams, records the complete file, which is placed under its key
     expect(Option.isNone(yield* storage.open("b.zip"))).toBe(true)
   }))
 
-it.scoped("past the limit, a failed body, a failed record or one that does not place: nothing stored, the old content kept", () =>
+it.effect("past the limit, a failed body, a failed record or one that does not place: nothing stored, the old content kept", () =>
   Effect.gen(function*() {
     const dir = yield* tempDir
     const storage = yield* Effect.provide(makeLocalStorage(dir), NodeFileSystem.layer)
@@ -82,7 +84,7 @@ it.scoped("past the limit, a failed body, a failed record or one that does not p
     expect(Option.getOrThrow(yield* storage.open("b.zip")).bytes).toBe(100)
   }))
 
-it.effect.prop("missing answers exactly the keys whose content is absent, in the order asked", {
+it.effect("missing answers exactly the keys whose content is absent, in the order asked", () => forAll({
   keys: fc.uniqueArray(fc.stringMatching(/^[a-z0-9]{1,8}\.zip$/), { maxLength: 12 }),
   stored: fc.array(fc.boolean(), { minLength: 12, maxLength: 12 })
 }, ({ keys, stored }) =>
@@ -92,25 +94,25 @@ it.effect.prop("missing answers exactly the keys whose content is absent, in the
     const place = { maxBytes: 100, record: (_: unknown, __: Written, place: Effect.Effect<void, StorageFailed>) => place }
     for (const [i, key] of keys.entries()) if (stored[i]) yield* storage.put(key, chunks(1, 1), place)
     expect(yield* storage.missing(keys)).toEqual(keys.filter((_, i) => !stored[i]))
-  }).pipe(Effect.scoped), { fastCheck: { numRuns: 30 } })
+  }).pipe(Effect.scoped), { numRuns: 30 }))
 
-it.prop("FAULT_INJECT_STORAGE: unset is no fault; exactly the five step names are taken", {
+it("FAULT_INJECT_STORAGE: unset is no fault; exactly the five step names are taken", () => forAllSync({
   raw: fc.oneof(fc.constantFrom(...storageFaultSteps), fc.string({ maxLength: 20 }))
 }, ({ raw }) => {
   const read = (env: Record<string, string>) =>
-    Effect.runSync(Effect.either(Effect.withConfigProvider(appConfig, ConfigProvider.fromMap(new Map(Object.entries(env))))))
-  expect(Option.isNone(Either.getOrThrow(read({})).storage.faultInjection)).toBe(true)
+    Effect.runSync(Effect.result(appConfig.parse(ConfigProvider.fromEnv({ env, preserveEmptyStrings: true }))))
+  expect(Option.isNone(Result.getOrThrow(read({})).storage.faultInjection)).toBe(true)
   const result = read({ FAULT_INJECT_STORAGE: raw })
   if ((storageFaultSteps as ReadonlyArray<string>).includes(raw)) {
-    expect(Either.getOrThrow(result).storage.faultInjection).toEqual(Option.some(raw))
+    expect(Result.getOrThrow(result).storage.faultInjection).toEqual(Option.some(raw))
   } else {
-    expect(Either.isLeft(result)).toBe(true)
+    expect(Result.isFailure(result)).toBe(true)
   }
-})
+}))
 
 const segment = fc.stringMatching(/^[A-Za-z0-9_][A-Za-z0-9_. -]{0,12}$/).filter((s) => s !== "." && s !== "..")
 
-it.prop("plain relative names pass; a '..' segment, a leading '/', a drive letter or a backslash anywhere fail", {
+it("plain relative names pass; a '..' segment, a leading '/', a drive letter or a backslash anywhere fail", () => forAllSync({
   segments: fc.array(segment, { minLength: 1, maxLength: 5 }),
   at: fc.nat(),
   trick: fc.constantFrom("..", "/", "C:", "\\")
@@ -124,4 +126,4 @@ it.prop("plain relative names pass; a '..' segment, a leading '/', a drive lette
     ? segments.join("/").slice(0, i) + "\\" + segments.join("/").slice(i)
     : trick + segments.join("/")
   expect(unsafeEntryName(name), name).toBeDefined()
-})
+}))

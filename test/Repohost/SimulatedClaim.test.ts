@@ -51,7 +51,7 @@ layer(Service.layer((c) => ({ ...c, repohostMode: "simulated" })), { excludeTest
 
       // as the registry web front-end claims (its claim-my-node call), through the typed client
       const client = yield* bearerClient(service, jwts.owner)
-      const result = yield* client.api.claims.claimMyNode({ path: { publisherId: "acme", nodeId: nodeId! }, payload: { VCS_TOKEN: "anything" } })
+      const result = yield* client.api.claims.claimMyNode({ params: { publisherId: "acme", nodeId: nodeId! }, payload: { VCS_TOKEN: "anything" } })
       expect(result.message).toBe(`Node ${nodeId} claimed by acme`)
       expect(result.node.publisher?.id).toBe("acme")
       expect(yield* ownerOf(service, nodeId!)).toBe("acme")

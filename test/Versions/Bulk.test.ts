@@ -4,13 +4,15 @@
  * PostgreSQL; a property test checks random requests against a model of the catalogue.
  */
 import { expect, layer } from "@effect/vitest"
-import { Effect, FastCheck as fc } from "effect"
+import { Effect } from "effect"
+import * as fc from "fast-check"
 import type { NodeStatus } from "../../src/Domain/Node.ts"
 import { BulkNodeVersionsResponse, maxBulkVersions } from "../../src/Domain/Versions.ts"
 import { arbVersionStatus, decodeExact } from "../support/Catalogue.ts"
 import { clientFor } from "../support/Client.ts"
 import { expectBadRequest, expectError, expectStatus, send } from "../support/Http.ts"
 import { type Running, Service } from "../support/Service.ts"
+import { forAll } from "../support/Property.ts"
 
 const decodeResponse = decodeExact(BulkNodeVersionsResponse)
 type Pair = { readonly node_id: string; readonly version: string }
@@ -133,48 +135,52 @@ layer(Service.layer(), { excludeTestServices: true })("POST /bulk/nodes/versions
       }
     }))
 
-  it.effect.prop(
+  it.effect(
     "random requests: every result is the model's, in order",
-    {
-      nodes: fc.array(
-        fc.record({
-          status: fc.constantFrom<NodeStatus>("NodeStatusActive", "NodeStatusActive", "NodeStatusBanned", "NodeStatusDeleted"),
-          bannedPublisher: fc.boolean(),
-          versions: fc.uniqueArray(fc.record({ version: fc.constantFrom("1.0.0", "1.1.0", "2.0.0"), status: arbVersionStatus }), {
-            selector: (v) => v.version
+    () =>
+      forAll(
+        {
+          nodes: fc.array(
+            fc.record({
+              status: fc.constantFrom<NodeStatus>("NodeStatusActive", "NodeStatusActive", "NodeStatusBanned", "NodeStatusDeleted"),
+              bannedPublisher: fc.boolean(),
+              versions: fc.uniqueArray(fc.record({ version: fc.constantFrom("1.0.0", "1.1.0", "2.0.0"), status: arbVersionStatus }), {
+                selector: (v) => v.version
+              })
+            }),
+            { maxLength: 4 }
+          ),
+          asked: fc.array(fc.record({ node: fc.integer({ min: 0, max: 4 }), version: fc.constantFrom("1.0.0", "1.1.0", "2.0.0", "9.0.0") }), {
+            maxLength: 30
           })
-        }),
-        { maxLength: 4 }
-      ),
-      asked: fc.array(fc.record({ node: fc.integer({ min: 0, max: 4 }), version: fc.constantFrom("1.0.0", "1.1.0", "2.0.0", "9.0.0") }), {
-        maxLength: 30
-      })
-    },
-    ({ asked, nodes }) =>
-      Effect.gen(function*() {
-        const service = yield* Service
-        const run = ++runs
-        const nodeId = (i: number) => `b${run}-${i}`
-        const publisher = (banned: boolean) => `bulk-${run}${banned ? "-banned" : ""}`
-        yield* service.writes.upsertPublishers([{ id: publisher(false) }, { id: publisher(true), status: "PublisherStatusBanned" }])
-        for (const [i, n] of nodes.entries()) {
-          yield* service.writes.insertNodes([{ id: nodeId(i), publisher_id: publisher(n.bannedPublisher), status: n.status }])
-        }
-        const versions = nodes.flatMap((n, i) => n.versions.map((v) => ({ node_id: nodeId(i), ...v })))
-        if (versions.length > 0) yield* service.writes.insertVersions(versions)
+        },
+        ({ asked, nodes }) =>
+          Effect.gen(function*() {
+            const service = yield* Service
+            const run = ++runs
+            const nodeId = (i: number) => `b${run}-${i}`
+            const publisher = (banned: boolean) => `bulk-${run}${banned ? "-banned" : ""}`
+            yield* service.writes.upsertPublishers([{ id: publisher(false) }, { id: publisher(true), status: "PublisherStatusBanned" }])
+            for (const [i, n] of nodes.entries()) {
+              yield* service.writes.insertNodes([{ id: nodeId(i), publisher_id: publisher(n.bannedPublisher), status: n.status }])
+            }
+            const versions = nodes.flatMap((n, i) => n.versions.map((v) => ({ node_id: nodeId(i), ...v })))
+            if (versions.length > 0) yield* service.writes.insertVersions(versions)
 
-        const model = (node: number, version: string): string => {
-          const n = nodes[node]
-          if (n === undefined || n.status === "NodeStatusDeleted") return "not_found"
-          if (n.status === "NodeStatusBanned" || n.bannedPublisher) return "error"
-          const v = n.versions.find((x) => x.version === version)
-          if (v === undefined || v.status === "NodeVersionStatusDeleted") return "not_found"
-          return v.status === "NodeVersionStatusBanned" ? "error" : `success: ${v.status}`
-        }
-        const results = yield* bulk(service, asked.map((a) => ({ node_id: nodeId(a.node), version: a.version })))
-        expect(results.map(outcome)).toEqual(asked.map((a) => model(a.node, a.version)))
-        expect(results.map((r) => r.identifier)).toEqual(asked.map((a) => ({ node_id: nodeId(a.node), version: a.version })))
-      }),
-    { timeout: 120_000, fastCheck: { numRuns: 25 } }
+            const model = (node: number, version: string): string => {
+              const n = nodes[node]
+              if (n === undefined || n.status === "NodeStatusDeleted") return "not_found"
+              if (n.status === "NodeStatusBanned" || n.bannedPublisher) return "error"
+              const v = n.versions.find((x) => x.version === version)
+              if (v === undefined || v.status === "NodeVersionStatusDeleted") return "not_found"
+              return v.status === "NodeVersionStatusBanned" ? "error" : `success: ${v.status}`
+            }
+            const results = yield* bulk(service, asked.map((a) => ({ node_id: nodeId(a.node), version: a.version })))
+            expect(results.map(outcome)).toEqual(asked.map((a) => model(a.node, a.version)))
+            expect(results.map((r) => r.identifier)).toEqual(asked.map((a) => ({ node_id: nodeId(a.node), version: a.version })))
+          }),
+        { numRuns: 25 }
+      ),
+    { timeout: 120_000 }
   )
 })

@@ -5,7 +5,8 @@
  * page of random catalogues against a model.
  */
 import { expect, layer } from "@effect/vitest"
-import { Effect, FastCheck as fc } from "effect"
+import { Effect } from "effect"
+import * as fc from "fast-check"
 import type { NodeInput, VersionInput } from "../../scripts/lib/Seeder.ts"
 import type { NodeStatus, NodeVersionStatus } from "../../src/Domain/Node.ts"
 import type { PublisherStatus } from "../../src/Domain/Publisher.ts"
@@ -15,6 +16,7 @@ import { clientFor } from "../support/Client.ts"
 import { query } from "../support/Db.ts"
 import { expectBadRequest, expectError, expectStatus, get } from "../support/Http.ts"
 import { type Running, Service } from "../support/Service.ts"
+import { forAll } from "../support/Property.ts"
 
 const decodePage = decodeExact(NodeVersionPage)
 type WirePage = typeof NodeVersionPage.Encoded
@@ -156,7 +158,7 @@ layer(Service.layer(), { excludeTestServices: true })("GET /versions", (it) => {
     Effect.gen(function*() {
       const service = yield* Service
       const admin = yield* clientFor(service, { bearer: adminToken })
-      const page = yield* admin.api.versionQueue.listAllNodeVersions({ urlParams: { pageSize: 100 } })
+      const page = yield* admin.api.versionQueue.listAllNodeVersions({ query: { pageSize: 100 } })
       expect({ page: page.page, pageSize: page.pageSize, total: page.total, totalPages: page.totalPages })
         .toEqual({ page: 1, pageSize: 100, total: 10, totalPages: 1 })
       expect(page.versions.map((v) => `${v.node_id}@${v.version}`)).toEqual(model.expected({ siteAdmin: true }).map((v) => v.pair))
@@ -172,7 +174,7 @@ layer(Service.layer(), { excludeTestServices: true })("GET /versions", (it) => {
       const expected = model.expected({ siteAdmin: false }).map((v) => v.pair)
       expect(expected.slice(-1)).toEqual(["alpha@1.0.0"])
       expect(expected).toHaveLength(3)
-      const page = yield* anonymous.api.versionQueue.listAllNodeVersions({ urlParams: {} })
+      const page = yield* anonymous.api.versionQueue.listAllNodeVersions({ query: {} })
       expect(page.versions.map((v) => `${v.node_id}@${v.version}`)).toEqual(expected)
       expect(page.total).toBe(3)
       for (const token of [undefined, strangerToken]) {
@@ -265,65 +267,69 @@ layer(Service.layer(), { excludeTestServices: true })("GET /versions", (it) => {
       expectError(yield* get(service, "/versions", { token: "not-a-jwt" }), 401, "unauthorized")
     }))
 
-  it.effect.prop(
+  it.effect(
     "every page of random catalogues, as a site admin and as the public, is the model's queue",
-    {
-      nodes: fc.uniqueArray(
-        fc.record({
-          suffix: fc.constantFrom("a", "b", "c", "d", "e", "f"),
-          status: fc.constantFrom<NodeStatus>("NodeStatusActive", "NodeStatusActive", "NodeStatusBanned", "NodeStatusDeleted"),
-          bannedPublisher: fc.boolean(),
-          versions: fc.uniqueArray(
+    () =>
+      forAll(
+        {
+          nodes: fc.uniqueArray(
             fc.record({
-              version: fc.constantFrom("1.0.0", "1.1.0", "2.0.0", "2.0.0-rc.1", "3.0.0"),
-              status: arbVersionStatus,
-              reason: fc.option(fc.constantFrom("ok", "Flagged: eval", "EVAL here"), { nil: undefined }),
-              minute: fc.integer({ min: 0, max: 4 })
+              suffix: fc.constantFrom("a", "b", "c", "d", "e", "f"),
+              status: fc.constantFrom<NodeStatus>("NodeStatusActive", "NodeStatusActive", "NodeStatusBanned", "NodeStatusDeleted"),
+              bannedPublisher: fc.boolean(),
+              versions: fc.uniqueArray(
+                fc.record({
+                  version: fc.constantFrom("1.0.0", "1.1.0", "2.0.0", "2.0.0-rc.1", "3.0.0"),
+                  status: arbVersionStatus,
+                  reason: fc.option(fc.constantFrom("ok", "Flagged: eval", "EVAL here"), { nil: undefined }),
+                  minute: fc.integer({ min: 0, max: 4 })
+                }),
+                { selector: (v) => v.version, maxLength: 5 }
+              )
             }),
-            { selector: (v) => v.version, maxLength: 5 }
-          )
-        }),
-        { selector: (n) => n.suffix, maxLength: 5 }
+            { selector: (n) => n.suffix, maxLength: 5 }
+          ),
+          siteAdmin: fc.boolean(),
+          pageSize: fc.integer({ min: 3, max: 40 }),
+          statuses: fc.option(fc.subarray([...allStatuses], { minLength: 1 }), { nil: undefined }),
+          reason: fc.option(fc.constantFrom("eval", "OK"), { nil: undefined })
+        },
+        ({ nodes, pageSize, reason, siteAdmin, statuses }) =>
+          Effect.gen(function*() {
+            const service = yield* Service
+            const run = ++runs
+            const publisher = (banned: boolean) => `prop-${run}${banned ? "-banned" : ""}`
+            yield* seed(service, {
+              publishers: [{ id: publisher(false) }, { id: publisher(true), status: "PublisherStatusBanned" }],
+              nodes: nodes.map((n) => ({ id: `p${run}-${n.suffix}`, publisher_id: publisher(n.bannedPublisher), status: n.status })),
+              versions: nodes.flatMap((n) =>
+                n.versions.map((v) => ({
+                  node_id: `p${run}-${n.suffix}`,
+                  version: v.version,
+                  status: v.status,
+                  created_at: at(v.minute),
+                  ...(v.reason === undefined ? {} : { status_reason: v.reason })
+                }))
+              )
+            })
+            const expected = model.expected({
+              siteAdmin,
+              ...(statuses === undefined ? {} : { statuses }),
+              ...(reason === undefined ? {} : { reason })
+            }).map((v) => v.pair)
+            const q: Query = { pageSize, statuses, status_reason: reason }
+            const token = siteAdmin ? adminToken : undefined
+            const served: Array<string> = []
+            const totalPages = Math.ceil(expected.length / pageSize)
+            for (let page = 1; page <= totalPages + 1; page++) {
+              const p = yield* getQueue(service, { ...q, page }, token)
+              expect({ total: p.total, totalPages: p.totalPages, page: p.page }).toEqual({ total: expected.length, totalPages, page })
+              served.push(...pairs(p))
+            }
+            expect(served).toEqual(expected)
+          }),
+        { numRuns: 15 }
       ),
-      siteAdmin: fc.boolean(),
-      pageSize: fc.integer({ min: 3, max: 40 }),
-      statuses: fc.option(fc.subarray([...allStatuses], { minLength: 1 }), { nil: undefined }),
-      reason: fc.option(fc.constantFrom("eval", "OK"), { nil: undefined })
-    },
-    ({ nodes, pageSize, reason, siteAdmin, statuses }) =>
-      Effect.gen(function*() {
-        const service = yield* Service
-        const run = ++runs
-        const publisher = (banned: boolean) => `prop-${run}${banned ? "-banned" : ""}`
-        yield* seed(service, {
-          publishers: [{ id: publisher(false) }, { id: publisher(true), status: "PublisherStatusBanned" }],
-          nodes: nodes.map((n) => ({ id: `p${run}-${n.suffix}`, publisher_id: publisher(n.bannedPublisher), status: n.status })),
-          versions: nodes.flatMap((n) =>
-            n.versions.map((v) => ({
-              node_id: `p${run}-${n.suffix}`,
-              version: v.version,
-              status: v.status,
-              created_at: at(v.minute),
-              ...(v.reason === undefined ? {} : { status_reason: v.reason })
-            }))
-          )
-        })
-        const expected = model.expected({
-          siteAdmin,
-          ...(statuses === undefined ? {} : { statuses }),
-          ...(reason === undefined ? {} : { reason })
-        }).map((v) => v.pair)
-        const q: Query = { pageSize, statuses, status_reason: reason }
-        const token = siteAdmin ? adminToken : undefined
-        const served: Array<string> = []
-        const totalPages = Math.ceil(expected.length / pageSize)
-        for (let page = 1; page <= totalPages + 1; page++) {
-          const p = yield* getQueue(service, { ...q, page }, token)
-          expect({ total: p.total, totalPages: p.totalPages, page: p.page }).toEqual({ total: expected.length, totalPages, page })
-          served.push(...pairs(p))
-        }
-        expect(served).toEqual(expected)
-      }),
-    { timeout: 120_000, fastCheck: { numRuns: 15 } }
+    { timeout: 120_000 }
   )
 })

@@ -44,7 +44,7 @@ async function callApi(api, token, method, path, body) {
 
 /** A loopback server of the front-end page: an origin of its own. */
 const pageServer = Effect.acquireRelease(
-  Effect.async<http.Server>((resume) => {
+  Effect.callback<http.Server>((resume) => {
     const server = http.createServer((_request, response) => {
       response.writeHead(200, { "content-type": "text/html; charset=utf-8" })
       response.end(frontEnd)
@@ -57,9 +57,9 @@ const pageServer = Effect.acquireRelease(
 const originOf = (server: http.Server) => `http://127.0.0.1:${(server.address() as AddressInfo).port}`
 
 /** Two front-end origins, the first of them allowed by the service's CORS_ORIGINS. */
-class FrontEnds extends Context.Tag("test/FrontEnds")<FrontEnds, { readonly allowed: string; readonly refused: string }>() {}
+class FrontEnds extends Context.Service<FrontEnds, { readonly allowed: string; readonly refused: string }>()("test/FrontEnds") {}
 
-const TestLayers = Layer.unwrapScoped(Effect.gen(function*() {
+const TestLayers = Layer.unwrap(Effect.gen(function*() {
   const allowed = originOf(yield* pageServer)
   const refused = originOf(yield* pageServer)
   return Layer.merge(
@@ -107,7 +107,7 @@ const watch = (page: Page) => {
 const openPage = Effect.flatMap(launch, ({ context }) => Effect.promise(() => context.newPage()))
 
 layer(TestLayers, { excludeTestServices: true })("in Chromium", (it) => {
-  it.scoped.skipIf(!chromiumFound && process.env.CI === undefined)(
+  it.effect.skipIf(!chromiumFound && process.env.CI === undefined)(
     chromiumFound ? "a page on an allowed origin creates a publisher with fetch and a bearer token, and reads an exposed ETag" : skipReason,
     () =>
       Effect.gen(function*() {
@@ -134,7 +134,7 @@ layer(TestLayers, { excludeTestServices: true })("in Chromium", (it) => {
     60_000
   )
 
-  it.scoped.skipIf(!chromiumFound && process.env.CI === undefined)(
+  it.effect.skipIf(!chromiumFound && process.env.CI === undefined)(
     chromiumFound ? "the same page on an origin CORS_ORIGINS does not list is refused by the browser, and nothing is written" : skipReason,
     () =>
       Effect.gen(function*() {
@@ -158,7 +158,7 @@ layer(TestLayers, { excludeTestServices: true })("in Chromium", (it) => {
     60_000
   )
 
-  it.scoped.skipIf(!chromiumFound && process.env.CI === undefined)(
+  it.effect.skipIf(!chromiumFound && process.env.CI === undefined)(
     chromiumFound ? "/docs renders under its content security policy: nothing in the console, nothing refused but an eval probe" : skipReason,
     () =>
       Effect.gen(function*() {

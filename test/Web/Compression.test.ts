@@ -5,11 +5,13 @@
  * stored compressed forms without compressing anything.
  */
 import { expect, layer } from "@effect/vitest"
-import { Effect, FastCheck as fc } from "effect"
+import { Effect } from "effect"
+import * as fc from "fast-check"
 import * as zlib from "node:zlib"
 import { negotiate } from "../../src/Web/Compression.ts"
 import { compressionsSoFar } from "../support/Compressions.ts"
 import { expectNdjson, fileForm, postForm } from "../support/Music.ts"
+import { forAll } from "../support/Property.ts"
 import { type AnswerAsSent, requestAsSent } from "../support/RawHttp.ts"
 import { Service } from "../support/Service.ts"
 import { mp4 } from "../support/Video.ts"
@@ -64,28 +66,31 @@ layer(Service.layer((c) => ({ ...c, vendorMode: "simulated" })), { excludeTestSe
       })))
     }))
 
-  it.effect.prop(
+  it.effect(
     "the chosen coding is the most acceptable one, and decodes to the identity body",
-    [acceptEncoding, fc.constantFrom(listPath, searchPath)],
-    ([{ entries, header }, path]) =>
-      Effect.gen(function*() {
-        const service = yield* Service
-        const identity = yield* raw(service, path)
-        expect(identity.headers["content-encoding"]).toBeUndefined()
-        const answer = yield* raw(service, path, { "accept-encoding": header })
-        expect(answer.status).toBe(200)
-        expect(decoded(answer).equals(identity.bytes)).toBe(true)
-        expect(Number(answer.headers["content-length"])).toBe(answer.bytes.length)
-        expect(answer.headers["vary"]).toMatch(/accept-encoding/i)
-        const chosen = answer.headers["content-encoding"] ?? "identity"
-        const weights = { br: weightIn(entries, "br"), gzip: weightIn(entries, "gzip"), identity: weightIn(entries, "identity") }
-        const best = Math.max(weights.br, weights.gzip, weights.identity)
-        if (best === 0) expect(chosen).toBe("identity")
-        else expect(weights[chosen as keyof typeof weights]).toBe(best)
-        if (weights.br === best && best > 0) expect(chosen).toBe("br")
-        if (chosen !== "identity") expect(answer.headers["etag"] ?? "W/").toMatch(/^W\//)
-      }),
-    { fastCheck: { numRuns: 60 } }
+    () =>
+      forAll(
+        [acceptEncoding, fc.constantFrom(listPath, searchPath)],
+        ([{ entries, header }, path]) =>
+          Effect.gen(function*() {
+            const service = yield* Service
+            const identity = yield* raw(service, path)
+            expect(identity.headers["content-encoding"]).toBeUndefined()
+            const answer = yield* raw(service, path, { "accept-encoding": header })
+            expect(answer.status).toBe(200)
+            expect(decoded(answer).equals(identity.bytes)).toBe(true)
+            expect(Number(answer.headers["content-length"])).toBe(answer.bytes.length)
+            expect(answer.headers["vary"]).toMatch(/accept-encoding/i)
+            const chosen = answer.headers["content-encoding"] ?? "identity"
+            const weights = { br: weightIn(entries, "br"), gzip: weightIn(entries, "gzip"), identity: weightIn(entries, "identity") }
+            const best = Math.max(weights.br, weights.gzip, weights.identity)
+            if (best === 0) expect(chosen).toBe("identity")
+            else expect(weights[chosen as keyof typeof weights]).toBe(best)
+            if (weights.br === best && best > 0) expect(chosen).toBe("br")
+            if (chosen !== "identity") expect(answer.headers["etag"] ?? "W/").toMatch(/^W\//)
+          }),
+        { numRuns: 60 }
+      )
   )
 
   it("the parser ignores malformed entries and reads weights case-insensitively", () => {

@@ -3,9 +3,11 @@
  * them in `Origin`; anything else is a configuration error naming the setting.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { ConfigProvider, Effect, Either, FastCheck as fc } from "effect"
+import { ConfigProvider, Effect, Result } from "effect"
+import * as fc from "fast-check"
 import { appConfig } from "../../src/Config.ts"
 import { parseCorsOrigins } from "../../src/Web/Origins.ts"
+import { forAllSync } from "../support/Property.ts"
 
 const label = fc.stringMatching(/^[a-z]([a-z0-9-]{0,10}[a-z0-9])?$/)
 const host = fc.oneof(
@@ -40,39 +42,42 @@ const notAnOrigin = fc.oneof(
 
 const refused = (raw: string) => {
   const parsed = parseCorsOrigins(raw)
-  if (Either.isRight(parsed)) expect.fail(`"${raw}" was accepted as ${String(parsed.right)}`)
-  expect(parsed.left).toContain("CORS_ORIGINS")
+  if (Result.isSuccess(parsed)) expect.fail(`"${raw}" was accepted as ${String(parsed.success)}`)
+  expect(parsed.failure).toContain("CORS_ORIGINS")
 }
 
 describe("CORS_ORIGINS", () => {
   it("empty or unset turns CORS off; `*` alone is any origin", () => {
-    expect(parseCorsOrigins("")).toEqual(Either.right(new Set()))
-    expect(parseCorsOrigins(" , ")).toEqual(Either.right(new Set()))
-    expect(parseCorsOrigins(" * ")).toEqual(Either.right("*"))
+    expect(parseCorsOrigins("")).toEqual(Result.succeed(new Set()))
+    expect(parseCorsOrigins(" , ")).toEqual(Result.succeed(new Set()))
+    expect(parseCorsOrigins(" * ")).toEqual(Result.succeed("*"))
   })
 
-  it.prop("a list of origins, however spelt, is the set of their serializations", [fc.array(fc.tuple(origin, spelling), { minLength: 1, maxLength: 5 })], ([entries]) => {
-    const parsed = parseCorsOrigins(entries.map(([o, spell]) => spell(o)).join(","))
-    expect(parsed).toEqual(Either.right(new Set(entries.map(([o]) => o))))
-  })
+  it("a list of origins, however spelt, is the set of their serializations", () =>
+    forAllSync([fc.array(fc.tuple(origin, spelling), { minLength: 1, maxLength: 5 })], ([entries]) => {
+      const parsed = parseCorsOrigins(entries.map(([o, spell]) => spell(o)).join(","))
+      expect(parsed).toEqual(Result.succeed(new Set(entries.map(([o]) => o))))
+    }))
 
-  it.prop("an entry that is not an origin, anywhere in the list, is refused naming the setting and the entry", [fc.array(origin, { maxLength: 3 }), notAnOrigin, fc.nat()], ([good, bad, at]) => {
-    const entries = [...good]
-    entries.splice(at % (good.length + 1), 0, bad)
-    refused(entries.join(","))
-    expect(Either.getLeft(parseCorsOrigins(entries.join(",")))).toEqual(expect.objectContaining({ value: expect.stringContaining(bad.trim()) }))
-  })
+  it("an entry that is not an origin, anywhere in the list, is refused naming the setting and the entry", () =>
+    forAllSync([fc.array(origin, { maxLength: 3 }), notAnOrigin, fc.nat()], ([good, bad, at]) => {
+      const entries = [...good]
+      entries.splice(at % (good.length + 1), 0, bad)
+      refused(entries.join(","))
+      expect(Result.getFailure(parseCorsOrigins(entries.join(",")))).toEqual(expect.objectContaining({ value: expect.stringContaining(bad.trim()) }))
+    }))
 
-  it.prop("`*` among origins is refused", [fc.array(origin, { minLength: 1, maxLength: 3 })], ([origins]) => {
-    refused([...origins, "*"].join(","))
-  })
+  it("`*` among origins is refused", () =>
+    forAllSync([fc.array(origin, { minLength: 1, maxLength: 3 })], ([origins]) => {
+      refused([...origins, "*"].join(","))
+    }))
 
   it.effect("a malformed setting fails the configuration at start-up, naming CORS_ORIGINS", () =>
     Effect.gen(function*() {
-      const provider = (value: string) => ConfigProvider.fromMap(new Map([["CORS_ORIGINS", value]]))
-      const error = yield* Effect.flip(Effect.withConfigProvider(appConfig, provider("https://app.example/path")))
+      const provider = (value: string) => ConfigProvider.fromEnv({ env: { CORS_ORIGINS: value }, preserveEmptyStrings: true })
+      const error = yield* Effect.flip(appConfig.parse(provider("https://app.example/path")))
       expect(String(error)).toContain("CORS_ORIGINS")
-      const config = yield* Effect.withConfigProvider(appConfig, provider("https://app.example, http://localhost:5173"))
+      const config = yield* appConfig.parse(provider("https://app.example, http://localhost:5173"))
       expect(config.corsOrigins).toEqual(new Set(["https://app.example", "http://localhost:5173"]))
     }))
 })

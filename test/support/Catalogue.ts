@@ -4,7 +4,7 @@
  * ids), and a JS model of which nodes a listing holds and in what order.
  */
 import { Effect, Schema } from "effect"
-import * as fc from "effect/FastCheck"
+import * as fc from "fast-check"
 import semver from "semver"
 import { expect } from "vitest"
 import type { NodeInput, VersionInput } from "../../scripts/lib/Seeder.ts"
@@ -21,7 +21,7 @@ import type { Running } from "./Service.ts"
  * know, on `null`s and on missing required fields, and answers the wire form as it came (times as
  * ISO strings), checked against the schema's decoding too.
  */
-export const decodeExact = <A, I>(schema: Schema.Schema<A, I>) => (u: unknown): I => {
+export const decodeExact = <A, I>(schema: Schema.Codec<A, I>) => (u: unknown): I => {
   expectNoNulls(u)
   Schema.decodeUnknownSync(schema)(u, { onExcessProperty: "error" })
   return u as I

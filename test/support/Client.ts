@@ -2,9 +2,9 @@
  * The typed client (src/client.ts) pointed at a test instance: happy paths call the service the
  * way its users do, through the contract's own client.
  */
-import { HttpClient } from "@effect/platform"
+import { HttpClient } from "effect/http"
 import { NodeFileSystem, NodeHttpClient } from "@effect/platform-node"
-import { Chunk, Effect, Stream } from "effect"
+import { Effect, Stream } from "effect"
 import * as http from "node:http"
 import * as https from "node:https"
 import { type ApiClient, type ClientConfig, makeClient, type RegistryClient } from "../../src/client.ts"
@@ -14,8 +14,7 @@ import type { Running } from "./Service.ts"
  * Node's HTTP client on agents of the test process (not scoped to a test: the client outlives
  * the effect that makes it). Idle keep-alive sockets do not hold the process open.
  */
-const httpClient = Effect.runSync(Effect.provideService(NodeHttpClient.make, NodeHttpClient.HttpAgent, {
-  [NodeHttpClient.HttpAgentTypeId]: NodeHttpClient.HttpAgentTypeId,
+const httpClient = Effect.runSync(Effect.provideService(NodeHttpClient.makeNodeHttp, NodeHttpClient.HttpAgent, {
   http: new http.Agent({ keepAlive: true }),
   https: new https.Agent({ keepAlive: true })
 }))
@@ -35,7 +34,7 @@ export const clientFor = (service: Running, auth?: ClientConfig["auth"]) =>
     const known = byAuth.get(key)
     return known !== undefined ? Effect.succeed(known) : makeClient({ baseUrl: service.baseUrl, auth }).pipe(
       Effect.provideService(HttpClient.HttpClient, httpClient),
-      Effect.tap((client) => byAuth.set(key, client))
+      Effect.tap((client) => Effect.sync(() => byAuth.set(key, client)))
     )
   })
 
@@ -50,10 +49,10 @@ export const onInstance = (service: Running, url: string) => {
 
 /** A download's bytes, read whole. */
 export const bytesOf = <E>(bytes: Stream.Stream<Uint8Array, E>) =>
-  Effect.map(Stream.runCollect(bytes), (chunks) => Buffer.concat(Chunk.toReadonlyArray(chunks)))
+  Effect.map(Stream.runCollect(bytes), (chunks) => Buffer.concat(chunks))
 
 /** Files read from this machine's disk (uploads and videos given by path). */
 export const withFiles = Effect.provide(NodeFileSystem.layer)
 
 /** `GET /nodes` parameters as the typed client takes them. */
-export type ListParams = Parameters<ApiClient["catalog"]["listAllNodes"]>[0]["urlParams"]
+export type ListParams = Parameters<ApiClient["catalog"]["listAllNodes"]>[0]["query"]

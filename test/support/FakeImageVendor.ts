@@ -141,8 +141,8 @@ export const startFakeImageVendor = (options: { readonly record?: boolean } = {}
     })
   })
 
-export class FakeImageVendor extends Context.Tag("test/FakeImageVendor")<FakeImageVendor, FakeVendor>() {
-  static readonly layer = Layer.scoped(
+export class FakeImageVendor extends Context.Service<FakeImageVendor, FakeVendor>()("test/FakeImageVendor") {
+  static readonly layer = Layer.effect(
     FakeImageVendor,
     Effect.acquireRelease(Effect.promise(() => startFakeImageVendor()), (fake) => Effect.promise(fake.close))
   )

@@ -149,8 +149,8 @@ const start = () =>
     })
   })
 
-export class FakeMusicVendor extends Context.Tag("test/FakeMusicVendor")<FakeMusicVendor, Fake>() {
-  static readonly layer = Layer.scoped(
+export class FakeMusicVendor extends Context.Service<FakeMusicVendor, Fake>()("test/FakeMusicVendor") {
+  static readonly layer = Layer.effect(
     FakeMusicVendor,
     Effect.acquireRelease(Effect.promise(start), ({ server }) =>
       Effect.promise(() => closeServer(server))).pipe(Effect.map(({ fake }) => fake))

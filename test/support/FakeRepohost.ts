@@ -123,8 +123,8 @@ const start = () =>
     })
   })
 
-export class FakeRepohost extends Context.Tag("test/FakeRepohost")<FakeRepohost, Fake>() {
-  static readonly layer = Layer.scoped(
+export class FakeRepohost extends Context.Service<FakeRepohost, Fake>()("test/FakeRepohost") {
+  static readonly layer = Layer.effect(
     FakeRepohost,
     Effect.acquireRelease(Effect.promise(start), ({ server }) =>
       Effect.promise(() => closeServer(server))).pipe(Effect.map(({ fake }) => fake))

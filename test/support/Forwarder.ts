@@ -7,7 +7,7 @@ import { Effect } from "effect"
 import * as net from "node:net"
 
 export const tcpForwarder = Effect.acquireRelease(
-  Effect.async<{
+  Effect.callback<{
     readonly url: string
     readonly port: number
     readonly target: { port: number }
@@ -31,7 +31,7 @@ export const tcpForwarder = Effect.acquireRelease(
     })
   }),
   ({ close: { server, sockets } }) =>
-    Effect.async<void>((resume) => {
+    Effect.callback<void>((resume) => {
       for (const s of sockets) s.destroy()
       server.close(() => resume(Effect.void))
     })

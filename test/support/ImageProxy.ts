@@ -39,7 +39,7 @@ export const freshStart = (sub = "ann") =>
 
 /** The service and a fake vendor it calls. */
 export const withFakeVendor = (more?: ConfigOverrides) =>
-  Layer.unwrapEffect(Effect.map(FakeImageVendor, (fake) => Service.layer(atFake(fake, more)))).pipe(
+  Layer.unwrap(Effect.map(FakeImageVendor, (fake) => Service.layer(atFake(fake, more)))).pipe(
     Layer.provideMerge(FakeImageVendor.layer)
   )
 
@@ -47,7 +47,7 @@ export const withFakeVendor = (more?: ConfigOverrides) =>
  * The service with the simulated vendor, reached through a forwarder whose URL (known before the
  * service starts) is its PUBLIC_BASE_URL: the absolute URLs it hands out open as they are.
  */
-export const simulatedAtPublicUrl = Layer.scoped(
+export const simulatedAtPublicUrl = Layer.effect(
   Service,
   Effect.gen(function*() {
     const forwarder = yield* tcpForwarder

@@ -22,8 +22,8 @@ export interface JwksServerShape {
   ) => Promise<string>
 }
 
-export class JwksServer extends Context.Tag("test/JwksServer")<JwksServer, JwksServerShape>() {
-  static readonly layer = Layer.scoped(
+export class JwksServer extends Context.Service<JwksServer, JwksServerShape>()("test/JwksServer") {
+  static readonly layer = Layer.effect(
     JwksServer,
     Effect.gen(function*() {
       const { privateKey, publicKey } = yield* Effect.promise(() => jose.generateKeyPair("RS256", { extractable: true }))
@@ -33,7 +33,7 @@ export class JwksServer extends Context.Tag("test/JwksServer")<JwksServer, JwksS
       const body = JSON.stringify({ keys: [jwk] })
       let hits = 0
       const server = yield* Effect.acquireRelease(
-        Effect.async<http.Server>((resume) => {
+        Effect.callback<http.Server>((resume) => {
           const s = http.createServer((req, res) => {
             if (req.url === "/.well-known/jwks.json") {
               hits++
@@ -44,7 +44,7 @@ export class JwksServer extends Context.Tag("test/JwksServer")<JwksServer, JwksS
           })
           s.listen(0, "127.0.0.1", () => resume(Effect.succeed(s)))
         }),
-        (s) => Effect.async<void>((resume) => {
+        (s) => Effect.callback<void>((resume) => {
           s.closeAllConnections()
           s.close(() => resume(Effect.void))
         })

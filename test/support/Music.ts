@@ -23,7 +23,7 @@ export const atFakeVendor = (fake: Fake, more: ConfigOverrides = (c) => c): Conf
 
 /** The service against a fresh fake vendor. */
 export const serviceWithFakeVendor = (more?: ConfigOverrides) =>
-  Layer.unwrapEffect(Effect.map(FakeMusicVendor, (fake) => Service.layer(atFakeVendor(fake, more)))).pipe(
+  Layer.unwrap(Effect.map(FakeMusicVendor, (fake) => Service.layer(atFakeVendor(fake, more)))).pipe(
     Layer.provideMerge(FakeMusicVendor.layer)
   )
 
@@ -55,7 +55,7 @@ export const postForm = (
   })
 
 /** The event types the relay decodes: the members of MusicEvent. */
-export const knownEventTypes: ReadonlySet<string> = new Set(MusicEvent.members.map((m) => m.fields.type.literals[0]))
+export const knownEventTypes: ReadonlySet<string> = new Set(MusicEvent.members.map((m) => m.schema.fields.type.literal))
 
 /**
  * The answer's events, keep-alive lines left out. Not checked against the event schemas: the

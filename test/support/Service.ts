@@ -2,9 +2,9 @@
  * The real service for tests: its own database on the run's PostgreSQL server, served over
  * loopback HTTP on a free port, with a fixed HS256 secret so tests can mint tokens.
  */
-import { HttpServer } from "@effect/platform"
+import { HttpServer } from "effect/http"
 import { NodeFileSystem } from "@effect/platform-node"
-import { Effect, Layer, Logger, LogLevel, Option, Redacted, Context } from "effect"
+import { Context, Effect, Layer, Option, Redacted, References } from "effect"
 import { randomBytes } from "node:crypto"
 import * as fs from "node:fs/promises"
 import * as os from "node:os"
@@ -49,7 +49,7 @@ export interface Running {
    * Bulk writes on the instance's own writers (its page cache notified as for any write): the
    * tests' catalogues, with fields no endpoint sets (downloads, statuses, creation times).
    */
-  readonly writes: Seeder
+  readonly writes: Seeder["Service"]
   readonly token: (claims: { sub: string; email?: string; name?: string; admin?: boolean }) => Promise<string>
   readonly fetch: (pathAndQuery: string, init?: RequestInit) => Promise<Response>
 }
@@ -57,7 +57,7 @@ export interface Running {
 export type ConfigOverrides = (config: AppConfigShape) => AppConfigShape
 
 /** Effect's default logger, at warn unless TEST_LOG_LEVEL=debug. */
-const testLogging = Logger.minimumLogLevel(process.env.TEST_LOG_LEVEL === "debug" ? LogLevel.Debug : LogLevel.Warning)
+const testLogging = Layer.succeed(References.MinimumLogLevel, process.env.TEST_LOG_LEVEL === "debug" ? "Debug" : "Warn")
 
 /**
  * Starts one instance of the service on `databaseUrl`; it stops when the scope closes. `logging`
@@ -86,7 +86,7 @@ export const startService = (databaseUrl: string, overrides: ConfigOverrides = (
     const layer = AppLive.pipe(
       // on the configuration's port (0: a free one) and host, with its connection limits
       Layer.provideMerge(HttpServerLive),
-      Layer.provideMerge(Layer.provideMerge(Seeder.Default, ServicesLive)),
+      Layer.provideMerge(Layer.provideMerge(Seeder.layer, ServicesLive)),
       // traces leave only when the configuration names a collector, as in main.ts
       Layer.provide(TracingLive),
       Layer.provideMerge(configLayer),
@@ -95,7 +95,8 @@ export const startService = (databaseUrl: string, overrides: ConfigOverrides = (
     const context = yield* Layer.build(layer)
     const server = Context.get(context, HttpServer.HttpServer)
     const config = Context.get(context, AppConfig)
-    const address = server.address as HttpServer.TcpAddress
+    const address = server.address
+    if (address._tag === "UnixPathAddress") return yield* Effect.die(new Error(`the service listens on ${address.path}, not on a port`))
     const baseUrl = `http://127.0.0.1:${address.port}`
     return {
       baseUrl,
@@ -115,15 +116,15 @@ export const serviceOnFreshDatabase = (overrides?: ConfigOverrides, logging?: La
  * Use with the top-level `layer` of @effect/vitest and real clocks:
  * `layer(Service.layer(), { excludeTestServices: true })("...", (it) => { ... })`
  */
-export class Service extends Context.Tag("test/Service")<Service, Running>() {
+export class Service extends Context.Service<Service, Running>()("test/Service") {
   static readonly layer = (overrides?: ConfigOverrides, logging?: Layer.Layer<never>) =>
-    Layer.scoped(Service, serviceOnFreshDatabase(overrides, logging))
+    Layer.effect(Service, serviceOnFreshDatabase(overrides, logging))
 }
 
 
 /** Two instances of the service on one database, as a scaled-out deployment runs them; `acme` exists. */
-export class ServicePair extends Context.Tag("test/ServicePair")<ServicePair, { readonly a: Running; readonly b: Running }>() {
-  static readonly layer = Layer.scoped(
+export class ServicePair extends Context.Service<ServicePair, { readonly a: Running; readonly b: Running }>()("test/ServicePair") {
+  static readonly layer = Layer.effect(
     ServicePair,
     Effect.gen(function*() {
       const { url } = yield* freshDatabase
