@@ -93,6 +93,10 @@ const clientOn = (url: Redacted.Redacted) =>
       connectTimeout: connectTimeoutMillis,
       // as the pg pool did before Effect 4: an idle connection is closed after 10 s, not 60 s
       idleTimeout: "10 seconds",
+      // PgClient 4 keeps its statements prepared, and after five runs PostgreSQL may plan one
+      // for any parameters: the search's generic plan cost PostgreSQL twice the CPU of the plan
+      // made for the words asked (bench, "search"). Parsing stays cached; plans are made per call.
+      startupParameters: { plan_cache_mode: "force_custom_plan" },
       types: pgTypes,
       ...(tcp === undefined ? {} : { stream: () => watched(tcp) })
     })
