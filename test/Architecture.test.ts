@@ -1,7 +1,7 @@
 /**
  * The layers of ARCHITECTURE.md, checked on the source text: the contract (`src/Api.ts`, each
- * feature's `Api.ts`, `src/Domain`) is a leaf that a client can import without the server, and
- * `src` has no import cycles.
+ * feature's `Api.ts`, `src/Domain`) is a leaf that a client can import without the server, `src`
+ * has no import cycles, and no module imports a package that Effect 4 folded into `effect`.
  *
  * Imports are read with a small parser rather than by importing `src`, so these checks run (and
  * say where the layering broke) even while `src` does not type-check.
@@ -68,14 +68,19 @@ const isContractModule = (file: string): boolean => {
 }
 
 /**
- * What a client of the contract must be able to install: `effect` and the root of
- * `@effect/platform` (not `@effect/platform-node`). `semver` is the one exception: the Domain's
+ * What a client of the contract must be able to install: `effect` alone (its HttpApi is
+ * `effect/http-api`; not `@effect/platform-node`). `semver` is the one exception: the Domain's
  * semantic-version schemas parse with it, and it runs anywhere.
  */
 const isContractPackage = (specifier: string): boolean =>
   specifier === "effect" || specifier.startsWith("effect/") ||
-  specifier === "@effect/platform" ||
   specifier === "semver"
+
+/** Effect 3 packages that Effect 4 folded into `effect`: importing one would install Effect 3 again. */
+const foldedIntoEffect = ["@effect/platform", "@effect/sql", "@effect/schema", "@effect/cli", "@effect/printer", "@effect/printer-ansi", "@effect/rpc", "@effect/cluster", "@effect/experimental"]
+
+const isFoldedPackage = (specifier: string): boolean =>
+  foldedIntoEffect.some((name) => specifier === name || specifier.startsWith(`${name}/`))
 
 interface ContractWalk {
   /** Every module reached, with the chain of imports from `src/Api.ts` that reached it first. */
@@ -207,9 +212,18 @@ describe("architecture", () => {
     )
   })
 
-  it("the contract is a leaf: src/Api.ts reaches only contracts and Domain, over effect and @effect/platform", () => {
+  it("the contract is a leaf: src/Api.ts reaches only contracts and Domain, over effect", () => {
     const { problems } = walkContract()
     expect(problems, `the contract must not pull in the server:\n${problems.join("\n")}`).toEqual([])
+  })
+
+  it("no module imports an Effect 3 package that Effect 4 folded into effect", () => {
+    expect(isFoldedPackage("@effect/platform/HttpApi")).toBe(true)
+    expect(isFoldedPackage("@effect/platform-node")).toBe(false)
+    const found = ["src", "test", "scripts", "bench"].flatMap((dir) => sourceFiles(path.join(root, dir))).flatMap((file) =>
+      readModule(file).bare.filter(isFoldedPackage).map((specifier) => `${show(file)}: ${specifier}`)
+    )
+    expect(found).toEqual([])
   })
 
   it("no import cycles in src", () => {
