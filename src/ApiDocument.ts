@@ -11,7 +11,7 @@
 import { OpenApi } from "effect/http-api"
 import { Schema } from "effect"
 import { Api } from "./Api.ts"
-import { apiErrors, BadRequest, DatabaseUnavailable, InternalError, MethodNotAllowed, PayloadTooLarge, UnsupportedMediaType } from "./Domain/ApiErrors.ts"
+import { apiErrors, DatabaseUnavailable, InternalError, MethodNotAllowed, PayloadTooLarge, UnsupportedMediaType } from "./Domain/ApiErrors.ts"
 import { OptionalAuthentication } from "./Domain/Auth.ts"
 import { MusicEvent } from "./Domain/MusicEvents.ts"
 
@@ -199,19 +199,16 @@ const errorComponent = (error: typeof apiErrors[number]): Json => ({
   additionalProperties: false
 })
 
-const errorNames: ReadonlySet<string> = new Set([...apiErrors.map((e) => e.identifier), "HttpApiDecodeError", "Issue", "PropertyKey", "ErrorResponse"])
+const errorNames: ReadonlySet<string> = new Set([...apiErrors.map((e) => e.identifier), "ErrorResponse"])
 const errorByName: ReadonlyMap<string, typeof apiErrors[number]> = new Map(apiErrors.map((e) => [e.identifier, e]))
 
-/** The error classes an error response refers to; a failed decode is answered as `bad_request`. */
+/** The error classes an error response refers to. */
 const classesOf = (schema: Json | undefined): Array<string> =>
   schema === undefined
     ? []
     : typeof schema.$ref === "string"
-    ? [schema.$ref.replace(schemaRef(""), "").replace("HttpApiDecodeError", BadRequest.identifier)]
+    ? [schema.$ref.replace(schemaRef(""), "")]
     : [...(schema.anyOf ?? []), ...(schema.oneOf ?? [])].flatMap(classesOf)
-
-/** What HttpApi documents for every endpoint: a failed decode of its input. */
-const decodeFailure = { "application/json": { schema: { $ref: schemaRef("HttpApiDecodeError") } } }
 
 const errorResponse = (names: ReadonlyArray<string>, headers?: Json): Json => {
   const unique = [...new Set(names)]
@@ -332,9 +329,6 @@ const precise = (generated: Json): Json => {
     if (optionalBearer.has(`${method} ${path}`)) operation.security = [{ bearer: [] }, {}]
 
     const responses: Json = operation.responses
-    // every endpoint may fail to decode its input; one that takes none cannot
-    const takesInput = (operation.parameters ?? []).length > 0 || operation.requestBody !== undefined
-    if (!takesInput && JSON.stringify(responses["400"]?.content) === JSON.stringify(decodeFailure)) delete responses["400"]
     for (const [status, response] of Object.entries<Json>(responses)) {
       if (Number(status) < 400) continue
       responses[status] = errorResponse(

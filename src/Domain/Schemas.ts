@@ -50,9 +50,6 @@ export const refusingUnknownFields = <S extends Schema.Top>(schema: S): S["Rebui
  */
 export const refusingBody = { onExcessProperty: "error" } as const
 
-/** Whether `schema` is a body marked by `refusingUnknownFields`. */
-export const refusesUnknownFields = (schema: Schema.Top): boolean => Schema.resolveAnnotations(schema)?.["refusesUnknownFields"] === true
-
 /**
  * A request body (or an object inside one) that takes fields it does not declare and ignores
  * them, as Schema decodes by default: the clients in the field send such fields there. The
