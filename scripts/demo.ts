@@ -14,7 +14,7 @@ import * as path from "node:path"
 import { mintToken } from "../src/Auth/Jwt.ts"
 import { AppConfig } from "../src/Config.ts"
 import { unclaimedPublisherId } from "../src/Domain/Publisher.ts"
-import { AppLive, HttpServerLive, ServicesLive } from "../src/Server.ts"
+import { AppLive, HttpServerLive, ServicesLive } from "../src/App.ts"
 import { seedNodes, seedPublishers } from "./lib/Catalogue.ts"
 import { Seeder } from "./lib/Seeder.ts"
 

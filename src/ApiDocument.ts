@@ -8,8 +8,11 @@
  * the tags' descriptions, the response headers handlers set themselves, and the signed upload's
  * parameters, which the schema keeps optional only so that a missing one answers 403.
  */
-import { OpenApi } from "effect/http-api"
-import { Schema } from "effect"
+import { HttpApiScalar, OpenApi } from "effect/http-api"
+import { HttpRouter, HttpServerResponse } from "effect/http"
+import { Effect, Layer, Schema } from "effect"
+import { AppConfig } from "./Config.ts"
+import type { ExtraRoute } from "./Http/Routes.ts"
 import { Api } from "./Api.ts"
 import { apiErrors, DatabaseUnavailable, InternalError, MethodNotAllowed, PayloadTooLarge, UnsupportedMediaType } from "./Domain/ApiErrors.ts"
 import { OptionalAuthentication } from "./Domain/Auth.ts"
@@ -425,3 +428,23 @@ export const documentedApi = (publicBaseUrl: string) =>
 
 /** The OpenAPI document served at `publicBaseUrl`. */
 export const apiDocument = (publicBaseUrl: string): Json => OpenApi.fromApi(documentedApi(publicBaseUrl)) as Json
+
+/**
+ * The documents' routes, for the route table: the same bytes on every answer until the next
+ * deployment, so validated by the edge, cached for five minutes, and compressed once.
+ */
+export const documentRoutes: ReadonlyArray<ExtraRoute> = [
+  { method: "GET", pattern: "/openapi.json", revalidate: "public, max-age=300", stable: true },
+  { method: "GET", pattern: "/docs", revalidate: "public, max-age=300", stable: true, page: true }
+]
+
+/** `/openapi.json` and `/docs`, of the documented Api with this instance's public URL. */
+export const DocumentsLive = Layer.unwrap(Effect.map(AppConfig, (config) => {
+  const api = documentedApi(config.publicBaseUrl)
+  // worked out on the first request, then the same answer (and body) every time
+  let document: HttpServerResponse.HttpServerResponse | undefined
+  return Layer.mergeAll(
+    HttpRouter.add("GET", "/openapi.json", Effect.sync(() => document ??= HttpServerResponse.jsonUnsafe(apiDocument(config.publicBaseUrl)))),
+    HttpApiScalar.layer(api, { path: "/docs", scalar: { layout: "modern", theme: "default", withDefaultFonts: false } })
+  )
+}))

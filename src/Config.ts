@@ -1,6 +1,7 @@
 import { Config, ConfigProvider, Context, Effect, Layer, type LogLevel, Option, Redacted, Result, Schema, SchemaIssue } from "effect"
 import * as path from "node:path"
-import { type CorsOrigins, parseCorsOrigins } from "./Web/Origins.ts"
+import { type OptionalPiece, parseEdgeOff } from "./Http/EdgeOff.ts"
+import { type CorsOrigins, parseCorsOrigins } from "./Http/Origins.ts"
 import { type LogFormat, logFormats } from "./Observability/Logging.ts"
 
 /** Every setting of the service, read once from the environment (see the README's table). */
@@ -119,6 +120,8 @@ export interface AppConfigShape {
     /** Longest a streamed upload (archives, media, music video) may stay silent; it has no overall limit. */
     readonly uploadIdleTimeoutMillis: number
   }
+  /** Edge pieces left out, to measure what they cost (Http/EdgeOff.ts). */
+  readonly edgeOff: ReadonlySet<OptionalPiece>
   /** Prometheus metrics at `/metrics` (README, "Metrics"). */
   readonly metrics: {
     /** A port of its own that serves only `/metrics`; `None`: `/metrics` is on the main port when `token` is set. */
@@ -350,6 +353,7 @@ export const appConfig: Config.Config<AppConfigShape> = Config.all({
   keepAliveTimeoutSeconds: Config.Finite("HTTP_KEEP_ALIVE_TIMEOUT_SECONDS").pipe(Config.withDefault(5)),
   idleTimeoutSeconds: Config.Finite("HTTP_IDLE_TIMEOUT_SECONDS").pipe(Config.withDefault(30)),
   uploadIdleTimeoutSeconds: Config.Finite("UPLOAD_IDLE_TIMEOUT_SECONDS").pipe(Config.withDefault(60)),
+  edgeOff: Config.String("HTTP_EDGE_OFF").pipe(Config.withDefault(""), refine(parseEdgeOff)),
   shutdownGraceSeconds: Config.Finite("SHUTDOWN_GRACE_SECONDS").pipe(Config.withDefault(25)),
   tempFileMaxAgeSeconds: Config.Finite("TEMP_FILE_MAX_AGE_SECONDS").pipe(Config.withDefault(3600)),
   tempSweepIntervalSeconds: Config.Finite("TEMP_SWEEP_INTERVAL_SECONDS").pipe(Config.withDefault(600)),
@@ -433,6 +437,7 @@ export const appConfig: Config.Config<AppConfigShape> = Config.all({
       idleTimeoutMillis: seconds(c.idleTimeoutSeconds),
       uploadIdleTimeoutMillis: seconds(c.uploadIdleTimeoutSeconds)
     },
+    edgeOff: c.edgeOff,
     shutdownGraceMillis: seconds(c.shutdownGraceSeconds),
     metrics: {
       port: c.metricsPort,

@@ -1,28 +1,19 @@
 /**
- * Every failure of a request, answered as ErrorResponse `{error, message}`.
- *
- * - Domain failures (services, repositories, clients) become the client-facing class the table
- *   below names for them, with their message: a feature's handlers apply `answer` and can fail
- *   only with the classes their endpoints declare.
- * - Those classes (Domain/ApiErrors.ts) encode as their wire form.
- * - The framework's own failures (schema decoding, unknown routes, unreadable bodies) and defects
- *   are rewritten by `respondToCause`, the one funnel for what no handler answered.
+ * Domain failures (services, repositories, clients) become the client-facing class the table
+ * below names for them, with their message: a feature's handlers apply `answer` and can fail only
+ * with the classes their endpoints declare. Those classes (Domain/ApiErrors.ts) encode as their
+ * wire form; whatever no handler answered goes through the edge's funnel (Http/Failures.ts).
  */
-import { HttpApiError } from "effect/http-api"
-import { HttpEffect, HttpServerError, type HttpServerRequest, HttpServerResponse } from "effect/http"
-import { isSqlError } from "effect/sql/SqlError"
-import { Cause, Effect, Option, Result, SchemaAST, SchemaIssue } from "effect"
+import { HttpEffect, type HttpServerRequest, HttpServerResponse } from "effect/http"
+import { Effect } from "effect"
 import {
-  type ApiErrorInstance,
   ArchiveMissing,
   BadRequest,
-  ClientClosedRequest,
   Conflict,
   DatabaseUnavailable,
   Forbidden,
   IdempotencyKeyInProgress,
   IdempotencyKeyReused,
-  infoOf,
   InternalError,
   InvalidSignature,
   InvalidToken,
@@ -30,7 +21,6 @@ import {
   InvalidVideo,
   isApiError,
   LastOwner,
-  MethodNotAllowed,
   NodeAlreadyClaimed,
   NodeBanned,
   NodeDeleted,
@@ -57,9 +47,7 @@ import {
   VersionImmutable,
   VideoTooLong
 } from "./Domain/ApiErrors.ts"
-import { conflictRetryAfterSeconds, persistedConflict } from "./Db/Conflicts.ts"
-import { DatabaseOutages, outageOf, retryAfterSeconds } from "./Db/Outages.ts"
-import { sqlState } from "./Db/Rows.ts"
+import { retryAfterOf } from "./Http/Failures.ts"
 
 /**
  * Which client-facing class answers each domain failure, by its tag. A failure missing here
@@ -155,12 +143,6 @@ type Answers = typeof answers
 export type Answered<E> = E extends { readonly _tag: infer Tag } ? Tag extends keyof Answers ? InstanceType<Answers[Tag]> : E
   : E
 
-/** The `Retry-After` of an answer that says how long to wait (RateLimited, DatabaseUnavailable). */
-const retryAfterOf = (error: unknown): string | undefined => {
-  const retryAfter = (error as { readonly retryAfter?: unknown } | undefined)?.retryAfter
-  return typeof retryAfter === "number" ? String(Math.max(0, Math.ceil(retryAfter))) : undefined
-}
-
 /**
  * Fails with the client-facing `error`, and sets its `Retry-After` on the answer when it has one.
  * HttpApi encodes a handler's (or an authentication middleware's) error inside the route, from the
@@ -188,135 +170,3 @@ export const answer = <A, E extends { readonly _tag: string; readonly message: s
     return failAnswered(new Answer(retryAfter === undefined ? { message: e.message } : { message: e.message, retryAfter }) as Answered<E>)
   })
 
-/** The wire form of a client-facing error: ErrorResponse. */
-export const wireOf = (error: ApiErrorInstance<string>) => ({ error: infoOf(error).code, message: error.message })
-
-/** An ErrorResponse answer of `error`, with its status and, for RateLimited and DatabaseUnavailable, `Retry-After`. */
-export const errorResponse = (error: ApiErrorInstance<string>, headers?: Record<string, string>) => {
-  const { status } = infoOf(error)
-  const retryAfter = retryAfterOf(error)
-  return HttpServerResponse.jsonUnsafe(wireOf(error), {
-    status,
-    headers: {
-      ...(retryAfter === undefined ? {} : { "retry-after": retryAfter }),
-      ...headers
-    }
-  })
-}
-
-const formatIssues = SchemaIssue.makeFormatterStandardSchemaV1()
-
-/** The issue the formatter lists first (its leaf, or a filter): to tell an unknown field from a wrong value. */
-const firstIssue = (issue: SchemaIssue.Issue): SchemaIssue.Issue => {
-  switch (issue._tag) {
-    case "Pointer":
-    case "Encoding":
-      return firstIssue(issue.issue)
-    case "Composite":
-    case "AnyOf":
-      return issue.issues.length > 0 ? firstIssue(issue.issues[0]!) : issue
-    default:
-      return issue
-  }
-}
-
-/** The fields an object declares, for the message refusing one it does not. */
-const declaredFields = (ast: SchemaAST.AST) =>
-  SchemaAST.isObjects(ast) ? ast.propertySignatures.map((p) => String(p.name)).join(", ") : ""
-
-/** The parameter or field a decode issue is about, and what was wrong with it. */
-const describeDecodeError = (e: HttpApiError.HttpApiSchemaError): string => {
-  const issue = formatIssues(e.cause.issue).issues[0]
-  if (!issue) return "The request is not valid"
-  const path = issue.path ?? []
-  const where = path.length > 0 ? path.map((segment) => String(typeof segment === "object" ? segment.key : segment)).join(".") : "request"
-  // a field the body does not declare, where the body refuses those (Schemas.ts, refusingUnknownFields)
-  const first = firstIssue(e.cause.issue)
-  if (first._tag === "UnexpectedKey") return `Unknown field '${where}': this object takes ${declaredFields(first.ast)}`
-  return `Invalid value for '${where}': ${issue.message}`
-}
-
-/** A request whose body could not be read: past its size limit, or not the JSON it claims to be. */
-const fromRequestError = (e: HttpServerError.RequestParseError) => {
-  if (e.reason === "BodyTooLarge") return errorResponse(new PayloadTooLarge({ message: "The request body is too large" }))
-  const detail = String((e.cause as { message?: unknown } | undefined)?.message ?? e.description ?? "")
-  return errorResponse(new BadRequest({ message: `The request body could not be read as JSON${detail ? `: ${detail}` : ""}` }))
-}
-
-/** The PostgreSQL error code behind an SqlError defect. */
-const sqlErrorCode = (defect: unknown): string | undefined => isSqlError(defect) ? sqlState(defect) : undefined
-
-/** PostgreSQL's "invalid byte sequence" and "untranslatable character": the client's text, not our fault. */
-const isUnstorableText = (defect: unknown) => {
-  const code = sqlErrorCode(defect)
-  return code === "22021" || code === "22P05"
-}
-
-/** PostgreSQL's "canceling statement due to user request": a query cancelled with its request. */
-const isCancelledQuery = (defect: unknown) => sqlErrorCode(defect) === "57014"
-
-/** Which methods a path would accept: a known path asked with another method answers 405. */
-export type AllowedMethods = (path: string) => ReadonlyArray<string>
-
-/**
- * Turns a failure of a request into its answer. Client-facing errors answer as themselves; the
- * framework's failures are rewritten; a database that cannot be reached is an outage, answered
- * 503 with `Retry-After` (Db/Outages.ts), and so is a transaction that kept losing to concurrent
- * ones through all its retries (Db/Conflicts.ts); anything else is a defect: logged with its
- * cause, answered 500 without internals.
- */
-export const respondToCause = (allowedMethods: AllowedMethods) => (cause: Cause.Cause<unknown>) =>
-  Effect.gen(function*() {
-    // HttpApiBuilder turns request decoding failures and unreadable bodies into defects: look at
-    // defects as well as failures
-    const defect = Result.getSuccess(Cause.findDefect(cause))
-    const failure = Option.orElse(Cause.findErrorOption(cause), () => defect)
-    if (Option.isSome(failure)) {
-      const e = failure.value
-      if (isApiError(e)) return errorResponse(e)
-      // a request that does not decode (its params, query, headers or body); an answer that does
-      // not encode is the service's fault, a defect (below)
-      if (HttpApiError.HttpApiSchemaError.is(e) && e.kind !== "Body" && e.kind !== "ResponseHeaders") {
-        return errorResponse(new BadRequest({ message: describeDecodeError(e) }))
-      }
-      if (HttpApiError.HttpApiPayloadTooLarge.is(e)) return errorResponse(new PayloadTooLarge({ message: "The request body is too large" }))
-      if (HttpServerError.isHttpServerError(e)) {
-        if (e.reason._tag === "RouteNotFound") return routeNotFound(e.reason.request, allowedMethods)
-        if (e.reason._tag === "RequestParseError") return fromRequestError(e.reason)
-      }
-    }
-    const outage = outageOf(cause)
-    if (Option.isSome(outage)) {
-      // an outage is logged once, by DatabaseOutages, not with a stack trace per request
-      yield* Effect.flatMap(DatabaseOutages, (outages) => outages.answered(outage.value))
-      return errorResponse(new DatabaseUnavailable({ message: "The database is unavailable: try again shortly", retryAfter: retryAfterSeconds }))
-    }
-    if (persistedConflict(cause.reasons.filter(Cause.isDieReason).map((reason) => reason.defect))) {
-      // the load's doing, not a bug: no stack trace, but an operator should see it happen
-      yield* Effect.logWarning("a write kept conflicting with concurrent ones through its retries: answered 503")
-      return errorResponse(
-        new DatabaseUnavailable({ message: "The database is busy with conflicting changes: try again shortly", retryAfter: conflictRetryAfterSeconds })
-      )
-    }
-    if (Option.exists(defect, isUnstorableText)) {
-      // the schemas refuse such text with the field's name; this is the net under them
-      return errorResponse(new BadRequest({ message: "The request holds text the registry cannot store (NUL or invalid characters)" }))
-    }
-    if (Cause.hasInterruptsOnly(cause) || (Cause.hasInterrupts(cause) && Option.exists(defect, isCancelledQuery))) {
-      // the client went away (its query cancelled with it): nobody will read this answer
-      return errorResponse(new ClientClosedRequest({ message: "The request was cancelled" }))
-    }
-    yield* Effect.logError("unhandled failure", cause)
-    return errorResponse(new InternalError({ message: "The service failed to answer this request" }))
-  })
-
-const routeNotFound = (request: HttpServerRequest.HttpServerRequest, allowedMethods: AllowedMethods) => {
-  const path = request.url.split("?")[0] ?? "/"
-  const allowed = allowedMethods(path)
-  return allowed.length > 0
-    ? errorResponse(
-      new MethodNotAllowed({ message: `${request.method} is not allowed on ${path}; use ${allowed.join(", ")}` }),
-      { allow: allowed.join(", ") }
-    )
-    : errorResponse(new NotFound({ message: `No route for ${request.method} ${path}` }))
-}

@@ -5,6 +5,7 @@ import { Authentication, OptionalAuthentication } from "../Domain/Auth.ts"
 import { Node, NodeList, NodeVersion, NodeVersionStatus, type SortKey, sortColumns } from "../Domain/Node.ts"
 import { DecimalIntegerString, documentedAs, field, IsoDateTimeFromString, PathParam, Text } from "../Domain/Schemas.ts"
 import { HostVersion } from "../Domain/Semver.ts"
+import { Revalidated } from "../Domain/HttpHints.ts"
 
 /** Served page sizes: larger requests are clamped, not refused (CONTRACT.md). */
 export const maxLimit = 500
@@ -204,6 +205,8 @@ export class CatalogApi extends HttpApiGroup.make("catalog")
       success: Node,
       error: [BadRequest, NotFound, NodeBanned]
     })
+      // a node changes with any write: a client revalidates before each reuse
+      .annotate(Revalidated, "no-cache")
       .annotate(OpenApi.Summary, "Get a node with its latest version")
       .annotate(OpenApi.Description, "A deleted node is 404, a banned one (or one of a banned publisher) 403 node_banned. Answers carry an ETag; If-None-Match is honoured with 304.")
   )

@@ -1,5 +1,5 @@
 import { HttpApiBuilder } from "effect/http-api"
-import { type HttpServerRequest, HttpServerResponse } from "effect/http"
+import { HttpServerResponse } from "effect/http"
 import { Effect, Metric, Option } from "effect"
 import { Api } from "../Api.ts"
 import { clientAddress } from "../Auth/Failures.ts"
@@ -12,8 +12,7 @@ import { type RenderedPage, ServedPage } from "./PageCache.ts"
 import { Catalog } from "./Service.ts"
 import { Archives } from "../Publishing/Archives.ts"
 import { NodeVersion } from "../Domain/Node.ts"
-import { noneMatchHolds } from "../Web/Validators.ts"
-import { negotiate, varyOnEncoding, withEncoding } from "../Web/Compression.ts"
+import { represent } from "../Http/Representation.ts"
 import { labelledCounter } from "../Observability/Metrics.ts"
 
 /** The parameters' defaults, where the contract leaves them out (see Api.ts). */
@@ -52,29 +51,19 @@ const toSearch = (p: SearchNodesParams): SearchQuery => ({
 const json = (page: RenderedPage) => HttpServerResponse.uint8Array(page.body, { contentType: "application/json" })
 
 /**
- * A listing page with its validators; 304 when the client has it. A stored page is sent in the
- * coding the request accepts from its kept forms (PageCache.ts), so that only the first hit in a
- * coding compresses; a page computed for this request alone is left to the compression middleware.
+ * A listing page with its validators, and its kept compressed forms when it is stored
+ * (PageCache.ts): the edge answers 304 when the client has it, and sends a stored page in the
+ * coding the request accepts from its forms, so that only the first hit in a coding compresses.
  */
-const respond = (request: HttpServerRequest.HttpServerRequest, served: ServedPage) => {
-  const { encoded, etag } = served.page
-  const coding = encoded === undefined ? "identity" : negotiate(request.headers["accept-encoding"])
-  const headers = {
-    etag,
-    "cache-control": "no-cache",
-    "x-cache": ServedPage.$match(served, { Hit: () => "hit", Miss: () => "miss", Bypass: () => "bypass" })
-  }
-  if (noneMatchHolds(request.headers["if-none-match"], etag)) {
-    // the ETag of the representation the client would have been sent
-    return Effect.succeed(
-      varyOnEncoding(HttpServerResponse.empty({ status: 304, headers: { ...headers, etag: coding === "identity" ? etag : `W/${etag}` } }))
-    )
-  }
-  const page = varyOnEncoding(HttpServerResponse.setHeaders(json(served.page), headers))
-  return encoded === undefined || coding === "identity"
-    ? Effect.succeed(page)
-    : Effect.map(encoded[coding], (body) => withEncoding(page, coding, body))
-}
+const respond = (served: ServedPage) =>
+  represent({
+    body: served.page.body,
+    contentType: "application/json",
+    etag: served.page.etag,
+    cacheControl: "no-cache",
+    forms: served.page.encoded,
+    headers: { "x-cache": ServedPage.$match(served, { Hit: () => "hit", Miss: () => "miss", Bypass: () => "bypass" }) }
+  })
 
 const listRequests = labelledCounter("nodes_list_requests", "GET /nodes requests by form factor")
 const knownFormFactors = new Set(["desktop-win", "desktop-mac", "git-windows", "git-mac", "git-linux", "other"])
@@ -107,10 +96,10 @@ export const CatalogLive = HttpApiBuilder.group(Api, "catalog", (handlers) =>
             Effect.as(Effect.logWarning("presigning an install's download URL failed; the service's URL is given", failure.cause), version))
         )
     return handlers
-      .handle("listAllNodes", ({ query, request }) =>
+      .handle("listAllNodes", ({ query }) =>
         countRequest(query.form_factor).pipe(
           Effect.andThen(catalog.listNodes(toQuery(query), query.latest ?? false)),
-          Effect.flatMap((served) => respond(request, served))
+          Effect.map(respond)
         ))
       .handle("searchNodes", ({ query }) => catalog.search(toSearch(query)).pipe(answer, Effect.map(json)))
       .handle("getNodeVersion", ({ params }) => answer(catalog.getVersion(params.nodeId, params.versionId)))

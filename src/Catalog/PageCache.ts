@@ -11,7 +11,7 @@
  *
  * A cached page keeps its br and gzip forms, each compressed when an answer first asks for it,
  * so that later hits compress nothing and a form nobody asks for costs nothing
- * (Web/Compression.ts). The pages' bytes, their forms counted as they are made, are bounded
+ * (Http/Coding.ts). The pages' bytes, their forms counted as they are made, are bounded
  * beside their number, the earliest filled dropped first.
  *
  * LISTEN runs on a connection of its own rather than through `PgClient.listen`: that one ignores
@@ -24,7 +24,8 @@ import { AppConfig } from "../Config.ts"
 import { type NodeQuery, NodePages } from "./NodePages.ts"
 import { span, traced } from "../Tracing.ts"
 import { recordListCache } from "../Observability/Metrics.ts"
-import { encodeForms, type EncodedForms, minCompressedBytes } from "../Web/Compression.ts"
+import { encodeForms, minCompressedBytes } from "../Http/Coding.ts"
+import type { EncodedForms } from "../Http/Representation.ts"
 
 /** The channel every catalogue write notifies. */
 export const catalogueChannel = "catalogue_changed"

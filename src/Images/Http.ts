@@ -1,6 +1,5 @@
 /** The image proxy's handlers: the schemas validate, ImageTasks does the rest. */
 import { HttpApiBuilder } from "effect/http-api"
-import { HttpEffect, HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { Effect } from "effect"
 import { Api } from "../Api.ts"
 import { AppConfig } from "../Config.ts"
@@ -63,22 +62,3 @@ export const SimulatedImagesLive = HttpApiBuilder.group(Api, "simulatedImages", 
     })
   }))
 
-/**
- * With VENDOR_MODE=simulated every answer of the image proxy, errors included, carries
- * `x-vendor-mode: simulated`, so that nobody mistakes its images for a vendor's.
- */
-export const SimulatedModeHeader = HttpRouter.middleware(
-  Effect.map(AppConfig, (config) => (app) =>
-    config.vendorMode !== "simulated"
-      ? app
-      : Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) =>
-        request.url.startsWith("/proxy/imagevendor/")
-          ? Effect.andThen(
-            HttpEffect.appendPreResponseHandler((_request, response) =>
-              Effect.succeed(HttpServerResponse.setHeader(response, "x-vendor-mode", "simulated"))
-            ),
-            app
-          )
-          : app)),
-  { global: true }
-)

@@ -12,6 +12,7 @@ import {
 import { KeyOrBearerAuthentication } from "../Domain/Auth.ts"
 import { StorageRequest, StorageResource } from "../Domain/MediaFile.ts"
 import { field, optionalField, PathParam, refusingBody, Text } from "../Domain/Schemas.ts"
+import { StreamedBody } from "../Domain/HttpHints.ts"
 
 /** Media files for the host's API nodes: created by a signed-in caller (bearer or API key). */
 export class MediaStorageApi extends HttpApiGroup.make("mediaStorage")
@@ -57,6 +58,7 @@ export class MediaFilesApi extends HttpApiGroup.make("mediaFiles")
           "their live files; 415 when Content-Type differs from the declared type. Uploading again replaces the bytes."
       )
       // the body is read as a stream by the handler, not declared as a payload (which would buffer it)
+      .annotate(StreamedBody, true)
       .annotate(OpenApi.Override, {
         requestBody: { required: true, content: { "application/octet-stream": { schema: { type: "string", format: "binary" } } } }
       })

@@ -19,6 +19,7 @@ import {
 } from "../Domain/ApiErrors.ts"
 import { KeyOrBearerAuthentication } from "../Domain/Auth.ts"
 import { MusicForm, MusicUrlForm } from "../Domain/Media.ts"
+import { StreamedBody } from "../Domain/HttpHints.ts"
 
 /** The answer: one JSON event per line. */
 export const MusicEventStream = Schema.String.pipe(HttpApiSchema.asText({ contentType: "application/x-ndjson" })).annotate({
@@ -43,6 +44,8 @@ export class MusicProxyApi extends HttpApiGroup.make("musicProxy")
         UpstreamTimeout
       ]
     })
+      // the upload is read as it arrives, by the handler (Form.ts)
+      .annotate(StreamedBody, true)
       .annotate(OpenApi.Summary, "Generate music for a video (streamed NDJSON)")
       .annotate(
         OpenApi.Description,

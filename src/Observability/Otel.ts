@@ -2,7 +2,8 @@
  * OpenTelemetry traces (README, "Tracing"): with `OTEL_EXPORTER_OTLP_ENDPOINT` set, every span
  * (one per request, per SQL statement, per vendor call, per traced service method) is sent in
  * batches as OTLP/HTTP JSON to `<endpoint>/v1/traces` by Effect's own OTLP exporter
- * (effect/observability), which needs no OpenTelemetry SDK. Unset, Effect keeps its own in-process tracer and nothing leaves.
+ * (effect/observability), which needs no OpenTelemetry SDK. Unset, tracing is off
+ * (`References.TracerEnabled`): no span is made, and nothing leaves.
  *
  * The exporter sends from a fiber of its own, so requests never wait for it, and it does not
  * trace its own requests. A collector that fails costs its spans, never the service: the
@@ -14,10 +15,9 @@ import { NodeHttpClient } from "@effect/platform-node"
 import * as OtlpExporter from "effect/observability/OtlpExporter"
 import * as OtlpSerialization from "effect/observability/OtlpSerialization"
 import * as OtlpTracer from "effect/observability/OtlpTracer"
-import { Effect, Layer, Option, Redacted, Tracer } from "effect"
+import { Effect, Layer, Option, Redacted, References, Tracer } from "effect"
 import { constTrue } from "effect/Function"
 import { AppConfig } from "../Config.ts"
-import { routeLabel } from "./MetricsEndpoint.ts"
 
 /** The exporter's HTTP client, which reports a failing collector once per outage. */
 const exporterClient = (url: string) =>
@@ -80,7 +80,8 @@ const namingSqlSpans = (tracer: Tracer.Tracer): Tracer.Tracer =>
 /** The OTLP tracer of the configuration (OtlpTracer.layer, its spans named as above), or none when no endpoint is set. */
 export const TracingLive = Layer.unwrap(Effect.map(AppConfig, ({ imageVendor, tracing }) =>
   Option.match(tracing.tracesUrl, {
-    onNone: (): Layer.Layer<never> => Layer.empty,
+    // nothing would see a span: none is made (the server's, the statements', the methods')
+    onNone: (): Layer.Layer<never> => Layer.succeed(References.TracerEnabled, false),
     onSome: (url) =>
       Layer.effect(
         Tracer.Tracer,
@@ -101,10 +102,3 @@ export const TracingLive = Layer.unwrap(Effect.map(AppConfig, ({ imageVendor, tr
       )
   })
 ))
-
-/** Server spans named `<METHOD> <route pattern>`, as OpenTelemetry's HTTP conventions name them (the server's layer). */
-export const namingServerSpans = <A, E, R>(server: Layer.Layer<A, E, R>): Layer.Layer<A, E, R> =>
-  Layer.provide(
-    server,
-    Layer.succeed(HttpMiddleware.SpanNameGenerator, (request) => `${request.method} ${routeLabel(request.method, request.url)}`)
-  )

@@ -26,6 +26,7 @@ import {
   VersionExists,
   VersionImmutable
 } from "../Domain/ApiErrors.ts"
+import { StreamedBody } from "../Domain/HttpHints.ts"
 import { Authentication, OptionalAuthentication } from "../Domain/Auth.ts"
 import { Node, NodeId, NodeVersion, Translations } from "../Domain/Node.ts"
 import {
@@ -261,6 +262,7 @@ export class ArchivesApi extends HttpApiGroup.make("archives")
           "413 beyond the size limit."
       )
       // the body is read as a stream by the handler, not declared as a payload (which would buffer it)
+      .annotate(StreamedBody, true)
       .annotate(OpenApi.Override, {
         requestBody: { required: true, content: { "application/zip": { schema: { type: "string", format: "binary" } } } }
       })

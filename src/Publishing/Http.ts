@@ -5,10 +5,8 @@ import { Effect } from "effect"
 import { Api } from "../Api.ts"
 import { PublishResponse } from "./Api.ts"
 import { AuthFailures } from "../Auth/Failures.ts"
-import { RangeNotSatisfiable } from "../Domain/ApiErrors.ts"
-import { answer, errorResponse } from "../Errors.ts"
-import { byteRange, ifRangeHolds, RangeAnswer } from "../Web/ByteRanges.ts"
-import { noneMatchHolds } from "../Web/Validators.ts"
+import { answer } from "../Errors.ts"
+import { offerDownload } from "../Http/Ranges.ts"
 import { Archives } from "./Archives.ts"
 import type { Opened } from "./Storage.ts"
 import { Publishing } from "./Service.ts"
@@ -85,7 +83,7 @@ export const ArchivesLive = HttpApiBuilder.group(Api, "archives", (handlers) =>
           answer,
           Effect.map((download) =>
             download._tag === "Here"
-              ? downloadAnswer(request, download, `${params.nodeId}-${params.version}.zip`)
+              ? downloadAnswer(download, `${params.nodeId}-${params.version}.zip`)
               : redirectToStore(download.url)
           )
         ))))
@@ -94,38 +92,21 @@ export const ArchivesLive = HttpApiBuilder.group(Api, "archives", (handlers) =>
 const immutable = "public, max-age=31536000, immutable"
 
 /**
- * A download of `archive` as the request's validators and Range ask: 304 when the client has it,
- * one range as 206, a range past the end as 416, else the whole archive. The bytes stream from
- * the store; a HEAD gets the same headers and none of them (the platform sends no body). Downloads
- * are counted by install (`GET /nodes/{id}/install`), never here, so neither a HEAD nor the parts
- * of a resumed download count twice.
+ * A download of `archive`: the edge answers 304 when the client has it, one range as 206, a range
+ * past the end as 416, else the whole archive (Http/Ranges.ts). The bytes stream from the store;
+ * a HEAD gets the same headers and none of them (the platform sends no body). Downloads are
+ * counted by install (`GET /nodes/{id}/install`), never here, so neither a HEAD nor the parts of a
+ * resumed download count twice.
  */
-const downloadAnswer = (
-  request: HttpServerRequest.HttpServerRequest,
-  archive: Opened & { readonly etag: string },
-  fileName: string
-): HttpServerResponse.HttpServerResponse => {
-  const lastModified = archive.modified.toUTCString()
-  const validators = { etag: archive.etag, "last-modified": lastModified, "cache-control": immutable, "accept-ranges": "bytes" }
-  if (noneMatchHolds(request.headers["if-none-match"], archive.etag)) return HttpServerResponse.empty({ status: 304, headers: validators })
-  const range = ifRangeHolds(request.headers["if-range"], archive.etag, lastModified)
-    ? byteRange(request.headers["range"], archive.bytes)
-    : RangeAnswer.Whole()
-  const headers = { ...validators, "content-disposition": `attachment; filename="${fileName}"` }
-  switch (range._tag) {
-    case "Whole":
-      return HttpServerResponse.stream(archive.stream, { contentType: "application/zip", contentLength: archive.bytes, headers })
-    case "Partial":
-      return HttpServerResponse.stream(archive.slice(range.start, range.end - range.start + 1), {
-        status: 206,
-        contentType: "application/zip",
-        contentLength: range.end - range.start + 1,
-        headers: { ...headers, "content-range": `bytes ${range.start}-${range.end}/${archive.bytes}` }
-      })
-    case "Unsatisfiable":
-      return errorResponse(
-        new RangeNotSatisfiable({ message: `The range is outside the archive's ${archive.bytes} bytes` }),
-        { "content-range": `bytes */${archive.bytes}`, "accept-ranges": "bytes" }
-      )
-  }
-}
+const downloadAnswer = (archive: Opened & { readonly etag: string }, fileName: string): HttpServerResponse.HttpServerResponse =>
+  offerDownload({
+    noun: "archive",
+    bytes: archive.bytes,
+    contentType: "application/zip",
+    etag: archive.etag,
+    lastModified: archive.modified,
+    cacheControl: immutable,
+    stream: archive.stream,
+    slice: archive.slice,
+    headers: { "content-disposition": `attachment; filename="${fileName}"` }
+  })

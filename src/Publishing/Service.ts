@@ -19,7 +19,7 @@ import {
 import { nodeVersionStatusMoves, statesReaching } from "../Domain/Transitions.ts"
 import { PublisherRepo } from "../Publishers/Repo.ts"
 import { TokenRepo } from "../Tokens/Repo.ts"
-import { noteToken } from "../Observability/Caller.ts"
+import { noteToken } from "../Http/Exchange.ts"
 import { manifestDigest, type VersionManifest } from "./Manifest.ts"
 import { type NodePatch, PublishingRepo, type VersionPatch } from "./Repo.ts"
 import { UrlSigner } from "./Signing.ts"

@@ -11,7 +11,7 @@ import { NodePages, type NodeQuery } from "../../src/Catalog/NodePages.ts"
 import { CatalogueNotices, ListenerLost, PageCache, ServedPage } from "../../src/Catalog/PageCache.ts"
 import { stub, testConfig } from "../support/Stub.ts"
 import { compressionsSoFar } from "../support/Compressions.ts"
-import { encodeForms } from "../../src/Web/Compression.ts"
+import { encodeForms } from "../../src/Http/Coding.ts"
 
 const ttlMillis = 60_000
 /** The payload this instance's own changes carry. */

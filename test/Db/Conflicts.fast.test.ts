@@ -9,7 +9,7 @@ import { SqlError, UnknownError } from "effect/sql/SqlError"
 import * as fc from "fast-check"
 import { isConflict, LockRace, persistedConflict, retryConflicts } from "../../src/Db/Conflicts.ts"
 import { DatabaseOutages } from "../../src/Db/Outages.ts"
-import { respondToCause } from "../../src/Errors.ts"
+import { respondToCause } from "../../src/Http/Failures.ts"
 import { forAllSync } from "../support/Property.ts"
 
 const sqlError = (code: string) =>

@@ -2,7 +2,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import * as fc from "fast-check"
 import { createHash } from "node:crypto"
-import { etagOf, noneMatchHolds } from "../../src/Web/Validators.ts"
+import { etagOf, noneMatchHolds } from "../../src/Http/Conditional.ts"
 import { forAllSync } from "../support/Property.ts"
 
 const opaque = fc.stringMatching(/^[A-Za-z0-9_-]{1,27}$/)

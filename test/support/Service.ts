@@ -15,7 +15,7 @@ import { Seeder } from "../../scripts/lib/Seeder.ts"
 import { mintToken } from "../../src/Auth/Jwt.ts"
 import { AppConfig, type AppConfigShape } from "../../src/Config.ts"
 import { TracingLive } from "../../src/Observability/Otel.ts"
-import { AppLive, HttpServerLive, ServicesLive } from "../../src/Server.ts"
+import { AppLive, HttpServerLive, ServicesLive } from "../../src/App.ts"
 
 export const testJwtSecret = "test-secret-for-the-registry-suite-0123456789"
 

@@ -21,11 +21,11 @@
  * platform's teardown is removed from that answer (`withoutPlatformTeardown`), Node ends the
  * connection through the socket's `destroySoon` as it did before, and the drain below bounds it.
  */
-import { HttpServerError, HttpServerRequest, HttpServerResponse, UrlParams } from "effect/http"
-import { NodeHttpServerRequest } from "@effect/platform-node"
+import { HttpServerError, type HttpServerRequest, HttpServerResponse, UrlParams } from "effect/http"
 import { Effect } from "effect"
 import * as http from "node:http"
 import type { Readable } from "node:stream"
+import type { Piece } from "./Exchange.ts"
 
 /** How much of a refused body is read after the answer, and for how long (README, Configuration). */
 export interface DrainLimits {
@@ -175,21 +175,16 @@ const withoutPlatformTeardown = (response: http.ServerResponse) => {
 }
 
 /**
- * Wraps the whole application: an answer that leaves before its request's body has arrived closes
- * the connection, after the bounded drain above.
+ * An answer that leaves before its request's body has arrived closes the connection, after the
+ * bounded drain above.
  */
-export const closingAfterEarlyAnswers = (limits: DrainLimits) =>
-<E, R>(
-  app: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>
-): Effect.Effect<HttpServerResponse.HttpServerResponse, E, R | HttpServerRequest.HttpServerRequest> =>
-  Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) =>
-    Effect.map(app, (response) => {
-      const incoming = NodeHttpServerRequest.toIncomingMessage(request)
-      const outgoing = NodeHttpServerRequest.toServerResponse(request)
-      // this server speaks HTTP/1.1 only (Server.ts)
-      if (!(incoming instanceof http.IncomingMessage) || !(outgoing instanceof http.ServerResponse)) return response
-      if (!hasUnreadBody(incoming)) return response
-      withoutPlatformTeardown(outgoing)
-      lingerAfterAnswer(incoming, limits)
-      return HttpServerResponse.setHeader(response, "connection", "close")
-    }))
+export const closingAfterEarlyAnswers = (limits: DrainLimits): Piece => (next) => (exchange) =>
+  Effect.map(next(exchange), (response) => {
+    const { incoming, outgoing } = exchange
+    // this server speaks HTTP/1.1 only (NodeServer.ts)
+    if (!(incoming instanceof http.IncomingMessage) || !(outgoing instanceof http.ServerResponse)) return response
+    if (!hasUnreadBody(incoming)) return response
+    withoutPlatformTeardown(outgoing)
+    lingerAfterAnswer(incoming, limits)
+    return HttpServerResponse.setHeader(response, "connection", "close")
+  })

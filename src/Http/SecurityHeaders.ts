@@ -1,13 +1,13 @@
 /**
  * Headers that tell browsers what not to do with an answer: `X-Content-Type-Options: nosniff` on
- * every answer (set on the Node server, Server.ts, so that nothing escapes it: the application's
- * answers, and those written on the bare socket), and a content security policy on `/docs`.
+ * every answer (set on the Node server, NodeServer.ts, so that nothing escapes it: the application's
+ * answers, and those written on the bare socket), and a content security policy on the service's
+ * own page, `/docs` (a route that says `page`, Routes.ts).
  */
-import { HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
+import { HttpServerResponse } from "effect/http"
 import { Effect } from "effect"
 import { createHash } from "node:crypto"
-import { AppConfig } from "../Config.ts"
-import { routeOf } from "../Routes.ts"
+import type { Piece } from "./Exchange.ts"
 
 /** A declared type is the only one a browser may assume: no answer is ever run as a script or a page it is not. */
 export const noSniff = { name: "x-content-type-options", value: "nosniff" } as const
@@ -40,13 +40,13 @@ export const docsPolicy = (html: string, publicBaseUrl: string) =>
     "object-src 'none'"
   ].join("; ")
 
-/** `Content-Security-Policy` on the `/docs` page, worked out once from the page itself (it never changes). */
-export const DocsContentSecurityPolicy = HttpRouter.middleware(Effect.map(AppConfig, (config) => {
+/** `Content-Security-Policy` on the service's page, worked out once from the page itself (it never changes). */
+export const pagePolicy = (publicBaseUrl: string): Piece => {
   const policies = new WeakMap<Uint8Array, string>()
   const policyOf = (bytes: Uint8Array) => {
     const known = policies.get(bytes)
     if (known !== undefined) return known
-    const policy = docsPolicy(new TextDecoder().decode(bytes), config.publicBaseUrl)
+    const policy = docsPolicy(new TextDecoder().decode(bytes), publicBaseUrl)
     policies.set(bytes, policy)
     return policy
   }
@@ -54,7 +54,5 @@ export const DocsContentSecurityPolicy = HttpRouter.middleware(Effect.map(AppCon
     response.body._tag === "Uint8Array"
       ? HttpServerResponse.setHeader(response, "content-security-policy", policyOf(response.body.body))
       : response
-  return (app) =>
-    Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) =>
-      routeOf(request.method, request.url.split("?")[0] ?? "/") === "/docs" ? Effect.map(app, withPolicy) : app)
-}), { global: true })
+  return (next) => (exchange) => exchange.route?.page === true ? Effect.map(next(exchange), withPolicy) : next(exchange)
+}

@@ -1,21 +1,21 @@
 /**
  * Cross-origin calls from browsers (`CORS_ORIGINS`, Origins.ts). Preflights of a declared path
  * are answered here with the methods that path declares (Routes.ts); every other answer, errors
- * and streams included, gets its CORS headers as it leaves (a pre-response handler runs on
- * whatever the application answers, whichever middleware or funnel produced it).
+ * and streams included, gets its CORS headers as it leaves (the piece sits outside the error
+ * funnel, Edge.ts).
  *
  * With `*`, `Access-Control-Allow-Origin: *` and no credentials: the API authenticates with
  * headers a page sets itself (a bearer token, `X-API-KEY`), never with cookies, so a page
  * elsewhere can use only a token it already holds. Authorization stays an allowed header then,
  * and every method stays open: there is no ambient credential for another site to ride on.
  */
-import { HttpEffect, HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
+import { type HttpServerRequest, HttpServerResponse } from "effect/http"
 import { Effect } from "effect"
-import { AppConfig } from "../Config.ts"
 import { Forbidden } from "../Domain/ApiErrors.ts"
-import { errorResponse } from "../Errors.ts"
-import { allowedMethods } from "../Routes.ts"
+import type { Piece } from "./Exchange.ts"
+import { errorResponse } from "./Failures.ts"
 import type { CorsOrigins } from "./Origins.ts"
+import type { RouteTable } from "./Routes.ts"
 
 /** The request headers a page may send: those the API reads, and a request id for tracing. */
 export const allowedRequestHeaders = ["Authorization", "Content-Type", "Idempotency-Key", "X-API-KEY", "X-Request-Id"]
@@ -74,17 +74,13 @@ const preflight = (origins: CorsOrigins, origin: string, methods: ReadonlyArray<
       }
     }))
 
-/** CORS for every answer when `CORS_ORIGINS` is set; nothing at all otherwise. */
-export const Cors = HttpRouter.middleware(Effect.map(AppConfig, (config) => {
-  const origins = config.corsOrigins
-  return (app) =>
-    isOff(origins) ? app : Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
-      const origin = request.headers["origin"]
-      const methods = allowedMethods(request.url.split("?")[0] ?? "/")
-      if (isPreflight(request) && methods.length > 0) return Effect.succeed(preflight(origins, origin!, methods))
-      return Effect.andThen(
-        HttpEffect.appendPreResponseHandler((_request, response) => Effect.succeed(withCors(origins, origin)(response))),
-        app
-      )
-    })
-}), { global: true })
+/** CORS on every answer when `CORS_ORIGINS` is set; nothing at all otherwise (the edge leaves the piece out). */
+export const cors = (origins: CorsOrigins, table: RouteTable): Piece | undefined =>
+  isOff(origins) ? undefined : (next) => (exchange) => {
+    const origin = exchange.request.headers["origin"]
+    if (isPreflight(exchange.request)) {
+      const methods = table.allowedMethods(exchange.request.url)
+      if (methods.length > 0) return Effect.succeed(preflight(origins, origin!, methods))
+    }
+    return Effect.map(next(exchange), withCors(origins, origin))
+  }

@@ -1,17 +1,23 @@
 /**
- * Content coding of answers by `Accept-Encoding`: br or gzip for JSON and HTML bodies of 1 KiB
- * or more. Streams (the music proxy's NDJSON, which must leave event by event, and archives) and
- * binary types are sent as they are; an answer that already carries a Content-Encoding (the list
- * pages, stored compressed: Catalog/PageCache.ts) is left alone.
+ * Content coding of answers by `Accept-Encoding`, its one owner: br or gzip for JSON and HTML
+ * bodies of 1 KiB or more. Streams (the music proxy's NDJSON, which must leave event by event, and
+ * archives) and binary types are sent as they are. A Representation with kept forms (a stored list
+ * page, Catalog/PageCache.ts) is sent in the form the request accepts, compressed once per form;
+ * the answers of a route whose body never changes (the documents) are compressed once, at the
+ * highest levels. `negotiate` is this service's own: `negotiator` gives identity the lowest weight
+ * listed rather than full weight when the header does not name it, and does not know `x-gzip`.
  *
  * Levels are chosen for the CPU of one request (measured on a 200 KB page of 500 nodes: br
  * quality 4 about 3 ms, gzip 6 about 2 ms; br quality 11 over a second). The answers computed once
  * (`/docs`, `/openapi.json`) are compressed once, at the highest levels, on their first request.
  */
-import { HttpBody, HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
+import { HttpBody, HttpServerResponse } from "effect/http"
 import { Deferred, Effect, Metric } from "effect"
 import { promisify } from "node:util"
 import * as zlib from "node:zlib"
+import { type EncodedForms, representationOf } from "./Representation.ts"
+import type { Piece } from "./Exchange.ts"
+import type { Entry } from "./Routes.ts"
 
 export type Coding = "br" | "gzip" | "identity"
 
@@ -93,16 +99,6 @@ export const compress = (coding: Exclude<Coding, "identity">, body: Uint8Array, 
   )
 
 /**
- * A stored body's br and gzip forms: each is compressed the first time an answer asks for it
- * (concurrent askers share that one compression), then kept. A form nobody asks for (many
- * package managers send no Accept-Encoding, few ask for br) costs nothing.
- */
-export interface EncodedForms {
-  readonly br: Effect.Effect<Uint8Array>
-  readonly gzip: Effect.Effect<Uint8Array>
-}
-
-/**
  * The forms of `body`, made on demand; `made` hears each form's size when it is made. A form is
  * compressed on a fiber of its own, which the askers await: an asker that goes away stops only
  * its own wait. (`Effect.cached` would keep the first asker's interruption as the result.)
@@ -146,9 +142,6 @@ export const withEncoding = (response: HttpServerResponse.HttpServerResponse, co
 
 const compressibleType = /^\s*(application\/([\w.-]+\+)?json|text\/(html|plain))\s*(;|$)/i
 
-/** The paths whose answers are computed once at start; their compressed forms are kept. */
-const staticPaths: ReadonlySet<string> = new Set(["/docs", "/openapi.json"])
-
 interface StaticEntry {
   readonly source: Uint8Array
   readonly etag: string | undefined
@@ -156,13 +149,13 @@ interface StaticEntry {
 }
 
 /**
- * The compressed forms of the static answers, one entry per path: valid while the body is the
+ * The compressed forms of the stable answers, one entry per route: valid while the body is the
  * same one (the same bytes object, or the same strong ETag). Concurrent first requests share one
  * compression.
  */
-const makeStaticForms = () => {
-  const entries = new Map<string, StaticEntry>()
-  return (path: string, coding: Exclude<Coding, "identity">, body: Uint8Array, etag: string | undefined) => {
+const makeStableForms = () => {
+  const entries = new Map<Entry, StaticEntry>()
+  return (path: Entry, coding: Exclude<Coding, "identity">, body: Uint8Array, etag: string | undefined) => {
     let entry = entries.get(path)
     const strong = etag !== undefined && !etag.startsWith("W/") ? etag : undefined
     if (entry === undefined || (entry.source !== body && (strong === undefined || entry.etag !== strong))) {
@@ -182,24 +175,31 @@ const makeStaticForms = () => {
  * Compresses the answers that gain from it. A HEAD gets the identity answer's headers: computing
  * a compressed length would cost the compression it spares.
  */
-export const Compression = HttpRouter.middleware(Effect.sync(() => {
-  const staticForm = makeStaticForms()
-  return (app) =>
-    Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) =>
-      Effect.flatMap(app, (response) => {
-        if (!compressibleType.test(response.headers["content-type"] ?? "")) return Effect.succeed(response)
+export const coding = (): Piece => {
+  const stableForm = makeStableForms()
+  return (next) => (exchange) =>
+    Effect.flatMap(next(exchange), (response) => {
+      const represented = representationOf(response)
+      if (represented?.forms !== undefined) {
         const varied = varyOnEncoding(response)
-        const body = response.body
-        if (
-          response.headers["content-encoding"] !== undefined || request.method === "HEAD" || body._tag !== "Uint8Array" ||
-          body.body.byteLength < minCompressedBytes
-        ) return Effect.succeed(varied)
-        const coding = negotiate(request.headers["accept-encoding"])
-        if (coding === "identity") return Effect.succeed(varied)
-        const path = request.url.split("?")[0]!
-        const encoded = staticPaths.has(path)
-          ? staticForm(path, coding, body.body, response.headers["etag"])
-          : compress(coding, body.body)
-        return Effect.map(encoded, (bytes) => withEncoding(varied, coding, bytes))
-      }))
-}), { global: true })
+        const chosen = negotiate(exchange.request.headers["accept-encoding"])
+        return chosen === "identity"
+          ? Effect.succeed(varied)
+          : Effect.map(represented.forms[chosen], (bytes) => withEncoding(varied, chosen, bytes))
+      }
+      if (!compressibleType.test(response.headers["content-type"] ?? "")) return Effect.succeed(response)
+      const varied = varyOnEncoding(response)
+      const body = response.body
+      if (
+        response.headers["content-encoding"] !== undefined || exchange.method === "HEAD" || body._tag !== "Uint8Array" ||
+        body.body.byteLength < minCompressedBytes
+      ) return Effect.succeed(varied)
+      const chosen = negotiate(exchange.request.headers["accept-encoding"])
+      if (chosen === "identity") return Effect.succeed(varied)
+      const entry = exchange.resolved.entry
+      const encoded = entry !== undefined && exchange.route?.stable === true
+        ? stableForm(entry, chosen, body.body, response.headers["etag"])
+        : compress(chosen, body.body)
+      return Effect.map(encoded, (bytes) => withEncoding(varied, chosen, bytes))
+    })
+}

@@ -14,11 +14,11 @@
  * is not JSON fails as the framework's reader fails, when the body is decoded (after the route's
  * authentication): a 400 saying so (Errors.ts).
  */
-import { type HttpServerResponse, HttpServerError, HttpServerRequest, UrlParams } from "effect/http"
-import { NodeHttpServerRequest } from "@effect/platform-node"
+import { HttpServerError, type HttpServerRequest, UrlParams } from "effect/http"
 import { Effect } from "effect"
-import { BadRequest, PayloadTooLarge, UnsupportedMediaType } from "./Domain/ApiErrors.ts"
-import { errorResponse } from "./Errors.ts"
+import { BadRequest, PayloadTooLarge, UnsupportedMediaType } from "../Domain/ApiErrors.ts"
+import type { Piece } from "./Exchange.ts"
+import { errorResponse } from "./Failures.ts"
 import { BodyOverLimit, type ReadBody, readWithin, withBody } from "./RefusedBodies.ts"
 
 /** The largest JSON body read: a bulk host-node record of 5,000 entries fits with room to spare. */
@@ -83,34 +83,36 @@ const asJson = (request: HttpServerRequest.HttpServerRequest, type: string) =>
   type.startsWith("application/json") ? request.headers : { ...request.headers, "content-type": "application/json" }
 
 /**
- * `app`, given the request's body as read here, unless it is too large (413, a declared length
- * before a byte is read) or one of the two above: then a 415 or a 400. Use it on the routes that
- * read JSON (or URL-encoded) bodies.
+ * The request's body read here, unless it is too large (413, a declared length before a byte is
+ * read) or one of the two above: then a 415 or a 400. On the routes that read JSON (or
+ * URL-encoded) bodies: not on those that stream their own (`streamed`), nor where no route
+ * answers (nothing reads the body there). The framework reads bodies no further than the JSON
+ * limit either (`MaxBodySize`, Router.ts).
  */
-export const checkingBodies = <E, R>(
-  app: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>
-): Effect.Effect<HttpServerResponse.HttpServerResponse, E, R | HttpServerRequest.HttpServerRequest> =>
-  Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
-    if (Number(request.headers["content-length"] ?? 0) > maxJsonBodyBytes) return Effect.succeed(tooLarge())
-    if (request.method === "GET" || request.method === "HEAD") return app
-    const type = contentTypeOf(request)
-    if (!readsAsText(type)) {
-      return Effect.succeed(errorResponse(new UnsupportedMediaType({ message: `Send this request as application/json, not ${type.split(";")[0]}` })))
-    }
-    return readWithin(NodeHttpServerRequest.toIncomingMessage(request), maxJsonBodyBytes).pipe(
-      Effect.matchEffect({
-        onFailure: (e) =>
-          e instanceof BodyOverLimit
-            ? Effect.succeed(tooLarge())
-            // as the framework's reader would have it: a defect that the error funnel answers
-            : Effect.die(new HttpServerError.HttpServerError({ reason: new HttpServerError.RequestParseError({ request, reason: "Parse", cause: e }) })),
-        onSuccess: (body) => {
-          const text = body.toString("utf8")
-          if (!isUrlEncoded(type) && nestsDeeperThan(text, maxJsonDepth)) {
-            return Effect.succeed(errorResponse(new BadRequest({ message: `The JSON body nests deeper than ${maxJsonDepth} levels` })))
-          }
-          return Effect.provideService(app, HttpServerRequest.HttpServerRequest, withBody(request, body, readAsJson(type, text), asJson(request, type)))
+export const bodyChecks: Piece = (next) => (exchange) => {
+  const { request, route } = exchange
+  if (route === undefined || route.streamed) return next(exchange)
+  if (Number(request.headers["content-length"] ?? 0) > maxJsonBodyBytes) return Effect.succeed(tooLarge())
+  if (request.method === "GET" || request.method === "HEAD") return next(exchange)
+  const type = contentTypeOf(request)
+  if (!readsAsText(type)) {
+    return Effect.succeed(errorResponse(new UnsupportedMediaType({ message: `Send this request as application/json, not ${type.split(";")[0]}` })))
+  }
+  return readWithin(exchange.incoming, maxJsonBodyBytes).pipe(
+    Effect.matchEffect({
+      onFailure: (e) =>
+        e instanceof BodyOverLimit
+          ? Effect.succeed(tooLarge())
+          // as the framework's reader would have it: a defect that the error funnel answers
+          : Effect.die(new HttpServerError.HttpServerError({ reason: new HttpServerError.RequestParseError({ request, reason: "Parse", cause: e }) })),
+      onSuccess: (body) => {
+        const text = body.toString("utf8")
+        if (!isUrlEncoded(type) && nestsDeeperThan(text, maxJsonDepth)) {
+          return Effect.succeed(errorResponse(new BadRequest({ message: `The JSON body nests deeper than ${maxJsonDepth} levels` })))
         }
-      })
-    )
-  })
+        exchange.request = withBody(request, body, readAsJson(type, text), asJson(request, type))
+        return next(exchange)
+      }
+    })
+  )
+}

@@ -1,48 +1,25 @@
 /**
- * Where `/metrics` is served, and the per-request metrics (README, "Metrics"):
+ * Where `/metrics` is served (README, "Metrics"):
  * - `METRICS_PORT` set: on a server of its own (`METRICS_HOST`, else `HOST`) that serves nothing
  *   else, asking for `METRICS_TOKEN` when that is set too;
  * - else `METRICS_TOKEN` set: on the main port, to `Authorization: Bearer <METRICS_TOKEN>` only;
  * - neither: nowhere (`/metrics` is an unknown path, 404).
  * It is not part of the Api: the public document and the typed client do not list it.
  */
-import { HttpMiddleware, HttpRouter, HttpServer, HttpServerError, HttpServerRequest, HttpServerResponse } from "effect/http"
+import { HttpMiddleware, HttpRouter, HttpServer, HttpServerRequest, HttpServerResponse } from "effect/http"
 import type { ServeError } from "effect/http/HttpServerError"
 import { NodeHttpServer } from "@effect/platform-node"
 import { Effect, Layer, Option, Redacted } from "effect"
 import { createHash, timingSafeEqual } from "node:crypto"
 import * as http from "node:http"
-import { performance } from "node:perf_hooks"
 import { AppConfig } from "../Config.ts"
 import { NotFound, Unauthorized } from "../Domain/ApiErrors.ts"
-import { errorResponse } from "../Errors.ts"
-import { routeOf } from "../Routes.ts"
-import { exposition, processMetrics, recordRequest } from "./Metrics.ts"
-import { contentType } from "./Prometheus.ts"
+import { errorResponse } from "../Http/Failures.ts"
+import type { ExtraRoute } from "../Http/Routes.ts"
+import { exposition, processMetrics } from "../Observability/Metrics.ts"
+import { contentType } from "../Observability/Prometheus.ts"
 
 export const metricsPath = "/metrics"
-
-/** The route label of a request: its declared pattern, `/metrics`, or `unmatched`. */
-export const routeLabel = (method: string, url: string) => {
-  const path = url.split("?", 1)[0]!
-  return routeOf(method, path) ?? (path === metricsPath ? metricsPath : "unmatched")
-}
-
-/**
- * Counts each answered request under its route pattern, method and status, and names the route
- * on the request's server span (`http.route`, as OpenTelemetry's conventions call it).
- */
-export const requestMetrics = HttpMiddleware.make((app) =>
-  Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
-    const start = performance.now()
-    const route = routeLabel(request.method, request.url)
-    return Effect.andThen(
-      Effect.annotateCurrentSpan("http.route", route),
-      Effect.onExit(app, (exit) =>
-        recordRequest(route, request.method, HttpServerError.exitResponse(exit).status, (performance.now() - start) / 1000))
-    )
-  })
-)
 
 const digest = (text: string) => createHash("sha256").update(text).digest()
 
@@ -93,3 +70,6 @@ export const MetricsLive = Layer.unwrap(Effect.map(AppConfig, ({ metrics }): Lay
     ? onMainPort(metrics.token.value)
     : Layer.empty
 ))
+
+/** `/metrics` in the route table: served on the main port only when configured so (`onMainPort`). */
+export const metricsRoute: ExtraRoute = { method: "GET", pattern: metricsPath }
