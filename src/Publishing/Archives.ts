@@ -8,14 +8,14 @@ import { NodeRepo, requireVisible } from "../Catalog/Repo.ts"
 import { AppConfig } from "../Config.ts"
 import { NodeIsBanned, VersionMissing } from "../Domain/Errors.ts"
 import type { NodeVersionStatus } from "../Domain/Node.ts"
-import { checkArchive, type ZipSource } from "./Checks.ts"
+import { checkArchive } from "./Checks.ts"
 import { PublishingRepo, VersionLocked } from "./Repo.ts"
-import { BadSignature, UrlSigner } from "./Signing.ts"
-import { Storage } from "./Store.ts"
-import type { Opened, StorageFailed, Written } from "./Storage.ts"
+import { BadSignature, UrlSigner } from "../Storage/Signing.ts"
+import { Storage } from "../Storage/Store.ts"
+import type { Opened, StorageFailed, StoredContent, Written } from "../Storage/Storage.ts"
 import { traced } from "../Tracing.ts"
 import { recordUpload } from "../Observability/Metrics.ts"
-import { archiveKey } from "./Keys.ts"
+import { archiveKey } from "../Storage/Keys.ts"
 
 export class NotAZip extends Data.TaggedError("NotAZip")<{}> {
   override get message() {
@@ -194,7 +194,7 @@ export class Archives extends Context.Service<Archives>()("Archives", {
 
         // the archive is durable in its place before its verdict commits; another upload of this
         // version that finished first stays, and this one is dropped
-        const record = (content: ZipSource, written: Written, place: Effect.Effect<void, StorageFailed>) =>
+        const record = (content: StoredContent, written: Written, place: Effect.Effect<void, StorageFailed>) =>
           Effect.flatMap(checkArchive(content, limits), (verdict) => repo.recordArchive(state.id, written, verdict, place))
         const { recorded } = yield* storage.put(archiveKey(state.id), upload.body, { maxBytes: maxArchiveBytes, record }).pipe(
           Effect.catchTags({

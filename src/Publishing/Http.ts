@@ -10,9 +10,9 @@ import { answer, errorResponse } from "../Errors.ts"
 import { byteRange, ifRangeHolds, RangeAnswer } from "../Web/ByteRanges.ts"
 import { noneMatchHolds } from "../Web/Validators.ts"
 import { Archives } from "./Archives.ts"
-import type { Opened } from "./Storage.ts"
+import type { Opened } from "../Storage/Storage.ts"
 import { Publishing } from "./Service.ts"
-import { downloadMethod, redirectToStore } from "../Web/StoreRedirects.ts"
+import { downloadMethod, redirectToStore } from "../Storage/Http.ts"
 
 /** The media type of the request's Content-Type, lowercase, without parameters. */
 export const mediaType = (request: HttpServerRequest.HttpServerRequest) =>
