@@ -15,7 +15,7 @@ import { Storage } from "../Storage/Store.ts"
 import type { Opened, StorageFailed, StoredContent, Written } from "../Storage/Storage.ts"
 import { traced } from "../Tracing.ts"
 import { recordUpload } from "../Observability/Metrics.ts"
-import { archiveKey } from "../Storage/Keys.ts"
+import { archiveKey, archiveServed } from "../Storage/Keys.ts"
 
 export class NotAZip extends Data.TaggedError("NotAZip")<{}> {
   override get message() {
@@ -57,12 +57,6 @@ export type Download = Data.TaggedEnum<{
 export const Download = Data.taggedEnum<Download>()
 
 export { archiveKey }
-
-/** How a store serves an archive: as a download named after the node and version, to anyone. */
-const archiveServed = (nodeId: string, version: string) => ({
-  contentDisposition: `attachment; filename="${nodeId}-${version}.zip"`,
-  public: true
-})
 
 /** An archive's entries may declare at most this many times the size limit once uncompressed (zip bombs). */
 const uncompressedPerArchiveByte = 20
@@ -165,14 +159,6 @@ export class Archives extends Context.Service<Archives>()("Archives", {
       })
 
     return {
-      /**
-       * Where a client fetches an installable version's archive straight from its store, when the
-       * store serves it (a bucket): a URL presigned for GET, or the public base's. `None` for the
-       * local disk, whose archives the service serves itself.
-       */
-      directUrl: (nodeId: string, version: string, versionId: string) =>
-        storage.downloadUrl(archiveKey(versionId), "GET", archiveServed(nodeId, version)),
-
       /**
        * Stores the archive of a Pending version and records the checks' verdict: the version becomes
        * Active, or Flagged with the reason. Answers the version as it then is, and whether the
