@@ -12,16 +12,7 @@ import { noneMatchHolds } from "../Web/Validators.ts"
 import { Archives } from "./Archives.ts"
 import type { Opened } from "../Storage/Storage.ts"
 import { Publishing } from "./Service.ts"
-import { downloadMethod, redirectToStore } from "../Storage/Http.ts"
-
-/** The media type of the request's Content-Type, lowercase, without parameters. */
-export const mediaType = (request: HttpServerRequest.HttpServerRequest) =>
-  (request.headers["content-type"] ?? "").split(";")[0]!.trim().toLowerCase()
-
-export const declaredLength = (request: HttpServerRequest.HttpServerRequest) => {
-  const length = Number(request.headers["content-length"])
-  return Number.isFinite(length) ? length : undefined
-}
+import { declaredLength, downloadMethod, mediaType, redirectToStore } from "../Storage/Http.ts"
 
 /**
  * The header that tells a replay from a first success: a retried write whose work was done before
