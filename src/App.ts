@@ -50,6 +50,7 @@ import { ApiKeyRepo } from "./ApiKeys/Repo.ts"
 import { MediaFilesLive, MediaStorageLive } from "./MediaStorage/Http.ts"
 import { MediaStorage } from "./MediaStorage/Service.ts"
 import { Leftovers } from "./System/Leftovers.ts"
+import { Storage } from "./Storage/Store.ts"
 import { ShutdownReport } from "./Observability/ShutdownReport.ts"
 
 export const ServicesLive = Layer.mergeAll(
@@ -71,6 +72,8 @@ export const ServicesLive = Layer.mergeAll(
   MediaStorage.layer,
   KeyOrBearerAuthenticationLive,
   Leftovers.layer,
+  // the catalogue hands out the store's own download URLs
+  Storage.layer,
   AuthFailures.layer
 ).pipe(
   Layer.provide([JwtVerifier.layer, UserRepo.layer, ApiKeyRepo.layer, AuthFailures.layer]),

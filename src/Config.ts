@@ -174,7 +174,7 @@ export type StorageBackend =
   | { readonly _tag: "local" }
   | ({ readonly _tag: "s3" } & S3Settings)
 
-/** The steps of an archive upload, in order, at which a crash test may kill the process (Publishing/Storage.ts). */
+/** The steps of an archive upload, in order, at which a crash test may kill the process (Storage/Storage.ts). */
 export const storageFaultSteps = ["after-temp-write", "after-fsync", "after-rename", "after-dir-fsync", "after-commit"] as const
 export type StorageFaultStep = typeof storageFaultSteps[number]
 

@@ -1,7 +1,8 @@
 /**
  * The layers of ARCHITECTURE.md, checked on the source text: the contract (`src/Api.ts`, each
  * feature's `Api.ts`, `src/Domain`) is a leaf that a client can import without the server, `src`
- * has no import cycles, and no module imports a package that Effect 4 folded into `effect`.
+ * has no import cycles, its folders sit on floors that import only downwards (so no folder imports
+ * another that imports it back), and no module imports a package that Effect 4 folded into `effect`.
  *
  * Imports are read with a small parser rather than by importing `src`, so these checks run (and
  * say where the layering broke) even while `src` does not type-check.
@@ -27,11 +28,13 @@ const clause = String.raw`(?:[\w$*\s{},]|\/\/[^\n]*|\/\*[\s\S]*?\*\/)*?`
 const fromImport = new RegExp(String.raw`^[ \t]*(?:import|export)\b${clause}\bfrom\s*["']([^"']+)["']`, "gm")
 const sideEffectImport = /^[ \t]*import\s*["']([^"']+)["']/gm
 
-/** The specifiers a module imports or re-exports from, type-only ones included, in source order. */
-const importsOf = (source: string): Array<string> =>
+/** The specifiers a module imports or re-exports from, type-only ones included, in source order, each with its line. */
+const importLines = (source: string): Array<{ readonly specifier: string; readonly line: number }> =>
   [...source.matchAll(fromImport), ...source.matchAll(sideEffectImport)]
     .sort((a, b) => a.index - b.index)
-    .map((match) => match[1]!)
+    .map((match) => ({ specifier: match[1]!, line: source.slice(0, match.index).split("\n").length }))
+
+const importsOf = (source: string): Array<string> => importLines(source).map((found) => found.specifier)
 
 const isRelative = (specifier: string) => specifier.startsWith("./") || specifier.startsWith("../")
 
@@ -168,6 +171,170 @@ const findCycles = (graph: ReadonlyMap<string, ReadonlyArray<string>>): Array<Ar
 const sourceGraph = (): Map<string, ReadonlyArray<string>> =>
   new Map(sourceFiles(src).sort().map((file) => [file, readModule(file).relative]))
 
+// --- (c) folders on floors -----------------------------------------------------------------------
+
+/**
+ * A folder directly under `src` (`Catalog/`) or a file directly in it (`Api.ts`): what the floors
+ * place. Paths here are relative to `src`, with `/`.
+ */
+const unitOf = (file: string): string => {
+  const [first, ...rest] = file.split("/")
+  return rest.length === 0 ? first! : `${first}/`
+}
+
+interface Floor {
+  readonly name: string
+  /** Each unit on the floor, with the units of its own floor it may import (it may import every lower floor). */
+  readonly units: Readonly<Record<string, ReadonlyArray<string>>>
+}
+
+/**
+ * The floors of `src`, lowest first: the allowed direction, written down. A unit imports units on
+ * lower floors, and on its own floor only those listed beside it; never a higher floor. Since the
+ * lists beside the units have no cycle either, no folder can import another that imports it back.
+ * A new folder goes on a floor here (the test says when one is missing).
+ */
+const floors: ReadonlyArray<Floor> = [
+  { name: "domain (the records and errors every floor speaks in)", units: { "Domain/": [] } },
+  { name: "spans", units: { "Tracing.ts": [] } },
+  { name: "signals (logs, metrics) and the vendors' failure reading", units: { "Observability/": [], "Vendors/": [] } },
+  // above Observability: it parses the log formats Logging.ts defines
+  { name: "configuration", units: { "Config.ts": [] } },
+  { name: "database", units: { "Db/": [] } },
+  { name: "stores and clients", units: { "Storage/": [], "Repohost/": [] } },
+  // issue 24 moves its table into the features and its funnel into src/Http/
+  { name: "error answers", units: { "Errors.ts": [] } },
+  {
+    name: "features",
+    units: {
+      "ApiKeys/": [],
+      // authentication looks up API keys
+      "Auth/": ["ApiKeys/"],
+      "Catalog/": ["Auth/"],
+      "Tokens/": ["Auth/"],
+      "Publishers/": ["Auth/", "Catalog/"],
+      "Publishing/": ["Auth/", "Catalog/", "Publishers/", "Tokens/"],
+      "Claims/": ["Auth/", "Catalog/"],
+      "HostNodes/": ["Auth/", "Catalog/"],
+      "Reviews/": ["Catalog/"],
+      "Versions/": ["Catalog/"],
+      "Admin/": ["Auth/", "Catalog/", "Publishers/", "Publishing/"],
+      "Images/": [],
+      "Music/": [],
+      "MediaStorage/": [],
+      // the sweeps clear the music form's spool
+      "System/": ["Music/"]
+    }
+  },
+  { name: "the contract, composed", units: { "Api.ts": [] } },
+  { name: "over the contract", units: { "ApiDocument.ts": [], "Client/": [], "Routes.ts": [] } },
+  // issue 24: the lead moves these into src/Http/
+  { name: "HTTP edge", units: { "Web/": [], "Compat/": [], "BodyChecks.ts": [], "RefusedBodies.ts": [] } },
+  { name: "applications", units: { "Server.ts": [], "client.ts": [] } },
+  { name: "entry points", units: { "main.ts": [], "Cli/": [] } }
+]
+
+/** An import in `src`: the importing file, its line, and the file imported. */
+interface Import {
+  readonly from: string
+  readonly line: number
+  readonly to: string
+}
+
+const showImport = (i: Import) => `src/${i.from}:${i.line} imports src/${i.to}`
+
+/**
+ * Imports the floors do not judge yet, each with why. Issue 24: these go when its parts land, and
+ * the lead deletes each entry at merge (the test fails on an entry that excuses nothing any more).
+ */
+interface Exception {
+  readonly why: string
+  readonly excuses: (i: Import) => boolean
+}
+
+const edgeFiles = [
+  "Web/", "Server.ts", "Routes.ts", "BodyChecks.ts", "RefusedBodies.ts", "Compat/Rewrite.ts",
+  "Observability/AccessLog.ts", "Observability/RequestId.ts", "Observability/MetricsEndpoint.ts", "Observability/Otel.ts"
+]
+const isEdgeFile = (file: string) => edgeFiles.some((edge) => edge.endsWith("/") ? file.startsWith(edge) : file === edge)
+
+const knownExceptions: ReadonlyArray<Exception> = [
+  {
+    why: "issue 24 (errors): each feature's Http.ts builds its group on the whole src/Api.ts, which composes the features",
+    excuses: (i) => /^[^/]+\/Http\.ts$/.test(i.from) && i.to === "Api.ts"
+  },
+  {
+    why: "issue 24 (lead): the edge, moving into src/Http/, and whatever it imports or is imported by",
+    excuses: (i) => isEdgeFile(i.from) || isEdgeFile(i.to)
+  }
+]
+
+const srcPath = (file: string) => path.relative(src, file).split(path.sep).join("/")
+
+/** Every relative import from a module of `src` to another, in file and line order. */
+const srcImports = (): Array<Import> =>
+  sourceFiles(src).sort().flatMap((file) =>
+    importLines(fs.readFileSync(file, "utf8"))
+      .filter((found) => isRelative(found.specifier))
+      .map((found) => ({ from: srcPath(file), line: found.line, to: srcPath(resolve(file, found.specifier)) }))
+      .filter((i) => !i.to.startsWith("../"))
+  )
+
+/** The imports between two units that no exception excuses. */
+const judged = (imports: ReadonlyArray<Import>, exceptions: ReadonlyArray<Exception>) =>
+  imports.filter((i) => unitOf(i.from) !== unitOf(i.to) && !exceptions.some((e) => e.excuses(i)))
+
+/** Why the floors are not a well-formed list: units placed twice, and same-floor allowances that name another floor or close a cycle. */
+const floorFaults = (list: ReadonlyArray<Floor>): Array<string> => {
+  const faults: Array<string> = []
+  const placed = new Map<string, string>()
+  for (const floor of list) {
+    for (const [unit, alongside] of Object.entries(floor.units)) {
+      if (placed.has(unit)) faults.push(`${unit} is on two floors: ${placed.get(unit)} and ${floor.name}`)
+      placed.set(unit, floor.name)
+      for (const other of alongside) {
+        if (!(other in floor.units)) faults.push(`${unit} may import ${other} "on its floor", which is not on ${floor.name}`)
+      }
+    }
+  }
+  const allowances = new Map(list.flatMap((floor) => Object.entries(floor.units)))
+  for (const cycle of findCycles(allowances)) faults.push(`the floors allow a cycle: ${cycle.join(" -> ")}`)
+  return faults
+}
+
+/** Each import that goes up a floor, or sideways where its floor does not list it: the import, and the rule. */
+const wrongWayImports = (imports: ReadonlyArray<Import>, list: ReadonlyArray<Floor>, exceptions: ReadonlyArray<Exception>) => {
+  const level = new Map(list.flatMap((floor, index) => Object.keys(floor.units).map((unit) => [unit, index] as const)))
+  return judged(imports, exceptions).flatMap((i) => {
+    const from = unitOf(i.from)
+    const to = unitOf(i.to)
+    const [a, b] = [level.get(from), level.get(to)]
+    if (a === undefined || b === undefined || b < a || (a === b && list[a]!.units[from]!.includes(to))) return []
+    const rule = a === b
+      ? `${from} may import ${to} only if the floors list it beside ${from} (${list[a]!.name})`
+      : `${from} (${list[a]!.name}) is below ${to} (${list[b]!.name})`
+    return [`${showImport(i)}: ${rule}`]
+  })
+}
+
+/** Cycles between units, each step shown by its first import. */
+const unitCycles = (imports: ReadonlyArray<Import>, exceptions: ReadonlyArray<Exception>): Array<string> => {
+  const first = new Map<string, Import>()
+  for (const i of judged(imports, exceptions)) {
+    const key = `${unitOf(i.from)}\n${unitOf(i.to)}`
+    if (!first.has(key)) first.set(key, i)
+  }
+  const graph = new Map<string, Array<string>>()
+  for (const key of first.keys()) {
+    const [from, to] = key.split("\n") as [string, string]
+    graph.set(from, [...graph.get(from) ?? [], to])
+    if (!graph.has(to)) graph.set(to, [])
+  }
+  return findCycles(graph).map((cycle) =>
+    `${cycle.join(" -> ")}: ${cycle.slice(1).map((to, n) => showImport(first.get(`${cycle[n]}\n${to}`)!)).join("; ")}`
+  )
+}
+
 // --- the tests -----------------------------------------------------------------------------------
 
 describe("architecture", () => {
@@ -229,5 +396,59 @@ describe("architecture", () => {
   it("no import cycles in src", () => {
     const cycles = findCycles(sourceGraph()).map((cycle) => cycle.map(show).join(" -> "))
     expect(cycles, `import cycles:\n${cycles.join("\n")}`).toEqual([])
+  })
+
+  it("the floor check names each import against the floors, and each folder cycle by its imports", () => {
+    const list: ReadonlyArray<Floor> = [
+      { name: "low", units: { "Db/": [] } },
+      { name: "middle", units: { "Catalog/": [], "Publishing/": ["Catalog/"] } },
+      { name: "high", units: { "Api.ts": [] } }
+    ]
+    const imports: ReadonlyArray<Import> = [
+      { from: "Publishing/Service.ts", line: 3, to: "Catalog/Repo.ts" },
+      { from: "Catalog/Repo.ts", line: 5, to: "Db/Rows.ts" },
+      { from: "Catalog/Repo.ts", line: 6, to: "Catalog/Records.ts" },
+      { from: "Catalog/Http.ts", line: 7, to: "Publishing/Archives.ts" },
+      { from: "Db/Rows.ts", line: 9, to: "Api.ts" }
+    ]
+    expect(wrongWayImports(imports, list, [])).toEqual([
+      "src/Catalog/Http.ts:7 imports src/Publishing/Archives.ts: Catalog/ may import Publishing/ only if the floors list it beside Catalog/ (middle)",
+      "src/Db/Rows.ts:9 imports src/Api.ts: Db/ (low) is below Api.ts (high)"
+    ])
+    expect(unitCycles(imports, [])).toEqual([
+      "Publishing/ -> Catalog/ -> Publishing/: src/Publishing/Service.ts:3 imports src/Catalog/Repo.ts; src/Catalog/Http.ts:7 imports src/Publishing/Archives.ts"
+    ])
+    const excused: Exception = { why: "a test's", excuses: (i) => i.from === "Catalog/Http.ts" }
+    expect(wrongWayImports(imports, list, [excused])).toHaveLength(1)
+    expect(unitCycles(imports, [excused])).toEqual([])
+    expect(floorFaults(list)).toEqual([])
+    expect(floorFaults([...list, { name: "top", units: { "Db/": ["Api.ts"], "A/": ["B/"], "B/": ["A/"] } }])).toEqual([
+      "Db/ is on two floors: low and top",
+      `Db/ may import Api.ts "on its floor", which is not on top`,
+      "the floors allow a cycle: A/ -> B/ -> A/"
+    ])
+  })
+
+  it("every folder of src and every file directly in it is on a floor, and the floors are well formed", () => {
+    const units = [...new Set(sourceFiles(src).map((file) => unitOf(srcPath(file))))].sort()
+    const placed = floors.flatMap((floor) => Object.keys(floor.units))
+    expect(units.filter((unit) => !placed.includes(unit)), "on no floor: add each to `floors`").toEqual([])
+    expect(placed.filter((unit) => !units.includes(unit)), "on a floor but not in src").toEqual([])
+    expect(floorFaults(floors)).toEqual([])
+  })
+
+  it("folders import only down the floors, beside issue 24's known exceptions", () => {
+    const wrong = wrongWayImports(srcImports(), floors, knownExceptions)
+    expect(wrong, `imports against the floors:\n${wrong.join("\n")}`).toEqual([])
+  })
+
+  it("no folder imports another that imports it back, directly or through others", () => {
+    const cycles = unitCycles(srcImports(), knownExceptions)
+    expect(cycles, `folder cycles:\n${cycles.join("\n")}`).toEqual([])
+  })
+
+  it("each known exception still excuses an import (delete the ones that do not)", () => {
+    const imports = srcImports().filter((i) => unitOf(i.from) !== unitOf(i.to))
+    expect(knownExceptions.filter((e) => !imports.some(e.excuses)).map((e) => e.why)).toEqual([])
   })
 })

@@ -7,17 +7,17 @@ import { Context, Effect, Layer, Option } from "effect"
 import { CurrentUser } from "../Domain/Auth.ts"
 import { NotPermitted, PublisherMissing } from "../Domain/Errors.ts"
 import { managerRoles, type PublisherRole } from "../Domain/Publisher.ts"
-import { PublisherRepo } from "../Publishers/Repo.ts"
 import { span, traced } from "../Tracing.ts"
+import { UserRepo } from "./UserRepo.ts"
 
 export class Policy extends Context.Service<Policy>()("Policy", {
   make: Effect.gen(function*() {
-    const publishers = yield* PublisherRepo
+    const users = yield* UserRepo
 
     /** The caller, the publisher's status and the caller's role in it (none for strangers). */
     const standingIn = traced("Policy.standingIn")(function*(publisherId: string) {
       const user = yield* CurrentUser
-      const standing = yield* publishers.standing(publisherId, user.id)
+      const standing = yield* users.standing(publisherId, user.id)
       if (Option.isNone(standing)) return yield* new PublisherMissing({ publisherId })
       return { user, ...standing.value }
     })
@@ -63,5 +63,5 @@ export class Policy extends Context.Service<Policy>()("Policy", {
   })
 }) {
   static readonly layerWithoutDependencies = Layer.effect(Policy, Policy.make)
-  static readonly layer = Policy.layerWithoutDependencies.pipe(Layer.provide(PublisherRepo.layer))
+  static readonly layer = Policy.layerWithoutDependencies.pipe(Layer.provide(UserRepo.layer))
 }

@@ -1,5 +1,6 @@
-import { SqlClient } from "effect/sql"
-import { Context, Effect, Layer } from "effect"
+import { SqlClient, SqlSchema } from "effect/sql"
+import { Context, Effect, Layer, Schema } from "effect"
+import { PublisherRole, PublisherStatus } from "../Domain/Publisher.ts"
 import type { Claims } from "./Jwt.ts"
 import { traced } from "../Tracing.ts"
 
@@ -23,7 +24,24 @@ export class UserRepo extends Context.Service<UserRepo>()("UserRepo", {
       known.set(claims.sub, fingerprint)
     })
 
-    return { recordSeen }
+    // a user's standing, read here rather than in the publishers' repository: Policy asks it, and
+    // the publishers' service asks Policy
+    const findStanding = SqlSchema.findOneOption({
+      Request: Schema.Struct({ publisherId: Schema.String, userId: Schema.String }),
+      Result: Schema.Struct({ status: PublisherStatus, role: Schema.OptionFromNullOr(PublisherRole) }),
+      execute: ({ publisherId, userId }) =>
+        sql`SELECT p.status, m.role FROM publishers p
+            LEFT JOIN publisher_members m ON m.publisher_id = p.id AND m.user_id = ${userId}
+            WHERE p.id = ${publisherId} AND p.deleted_at IS NULL`
+    })
+
+    return {
+      recordSeen,
+      /** The publisher's status and the user's role in it (none for strangers); `None` when there is no such publisher. */
+      standing: traced("UserRepo.standing")(function*(publisherId: string, userId: string) {
+        return yield* Effect.orDie(findStanding({ publisherId, userId }))
+      })
+    }
   })
 }) {
   static readonly layer = Layer.effect(UserRepo, UserRepo.make)

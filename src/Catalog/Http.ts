@@ -10,10 +10,11 @@ import { defaultLimit, defaultPage, defaultStatuses, type ListNodesParams, type 
 import type { NodeQuery, SearchQuery } from "./NodePages.ts"
 import { type RenderedPage, ServedPage } from "./PageCache.ts"
 import { Catalog } from "./Service.ts"
-import { Archives } from "../Publishing/Archives.ts"
 import { NodeVersion } from "../Domain/Node.ts"
 import { represent } from "../Http/Representation.ts"
 import { labelledCounter } from "../Observability/Metrics.ts"
+import { archiveKey, archiveServed } from "../Storage/Keys.ts"
+import { Storage } from "../Storage/Store.ts"
 
 /** The parameters' defaults, where the contract leaves them out (see Api.ts). */
 const pageOf = (p: { readonly page?: number | undefined; readonly limit?: number | undefined }) => ({
@@ -75,7 +76,7 @@ const countRequest = (formFactor: string | undefined) => {
 export const CatalogLive = HttpApiBuilder.group(Api, "catalog", (handlers) =>
   Effect.gen(function*() {
     const catalog = yield* Catalog
-    const archives = yield* Archives
+    const storage = yield* Storage
     const { trustProxy } = yield* AppConfig
     /**
      * The version to install, its `downloadUrl` the store's own when archives are in a bucket, so
@@ -86,7 +87,7 @@ export const CatalogLive = HttpApiBuilder.group(Api, "catalog", (handlers) =>
     const fromItsStore = (version: NodeVersion) =>
       version.downloadUrl === undefined
         ? Effect.succeed(version)
-        : archives.directUrl(version.node_id, version.version, version.id).pipe(
+        : storage.downloadUrl(archiveKey(version.id), "GET", archiveServed(version.node_id, version.version)).pipe(
           Effect.map(Option.match({
             onNone: () => version,
             // an instance: the success schema encodes NodeVersion instances only

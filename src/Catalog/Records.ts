@@ -10,7 +10,7 @@ import { installableStatus, Node, NodeStatus, NodeVersion, Translations } from "
 import { Publisher, PublisherStatus } from "../Domain/Publisher.ts"
 import { Strings } from "../Domain/Schemas.ts"
 import { DbTime, nullable, rowsOf } from "../Db/Rows.ts"
-import { archiveKeySuffix } from "../Publishing/Keys.ts"
+import { archiveKeySuffix } from "../Storage/Keys.ts"
 
 /** An SQL string literal of a configured (trusted) text. */
 const sqlString = (s: string) => `'${s.replace(/'/g, "''")}'`

@@ -4,9 +4,8 @@ import { NodeHttpServerRequest, NodeStream } from "@effect/platform-node"
 import { Effect } from "effect"
 import { Api } from "../Api.ts"
 import { answer } from "../Errors.ts"
-import { declaredLength, mediaType } from "../Publishing/Http.ts"
 import { MediaStorage } from "./Service.ts"
-import { downloadMethod, redirectToStore } from "../Web/StoreRedirects.ts"
+import { declaredLength, downloadMethod, mediaType, redirectToStore } from "../Storage/Http.ts"
 
 export const MediaStorageLive = HttpApiBuilder.group(Api, "mediaStorage", (handlers) =>
   Effect.map(MediaStorage, (media) => handlers.handle("createStorageResource", ({ payload }) => answer(media.create(payload)))))

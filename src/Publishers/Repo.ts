@@ -100,15 +100,6 @@ export class PublisherRepo extends Context.Service<PublisherRepo>()("PublisherRe
         sql`SELECT role FROM publisher_members WHERE publisher_id = ${publisherId} AND user_id = ${userId}`
     })
 
-    const findStanding = SqlSchema.findOneOption({
-      Request: Schema.Struct({ publisherId: Schema.String, userId: Schema.String }),
-      Result: Schema.Struct({ status: PublisherStatus, role: Schema.OptionFromNullOr(PublisherRole) }),
-      execute: ({ publisherId, userId }) =>
-        sql`SELECT p.status, m.role FROM publishers p
-            LEFT JOIN publisher_members m ON m.publisher_id = p.id AND m.user_id = ${userId}
-            WHERE p.id = ${publisherId} AND p.deleted_at IS NULL`
-    })
-
     const findPublisher = SqlSchema.findOneOption({
       Request: Schema.String,
       Result: PublisherRow,
@@ -163,11 +154,6 @@ export class PublisherRepo extends Context.Service<PublisherRepo>()("PublisherRe
       /** The publisher's status; `None` when there is no such publisher. */
       status: traced("PublisherRepo.status")(function*(publisherId: string) {
         return Option.map(yield* Effect.orDie(findStatus(publisherId)), (r) => r.status)
-      }),
-
-      /** The publisher's status and the user's role in it (none for strangers); `None` when there is no such publisher. */
-      standing: traced("PublisherRepo.standing")(function*(publisherId: string, userId: string) {
-        return yield* Effect.orDie(findStanding({ publisherId, userId }))
       }),
 
       /** The user's role in the publisher, if a member. */

@@ -8,14 +8,14 @@ import { NodeRepo, requireVisible } from "../Catalog/Repo.ts"
 import { AppConfig } from "../Config.ts"
 import { NodeIsBanned, VersionMissing } from "../Domain/Errors.ts"
 import type { NodeVersionStatus } from "../Domain/Node.ts"
-import { checkArchive, type ZipSource } from "./Checks.ts"
+import { checkArchive } from "./Checks.ts"
 import { PublishingRepo, VersionLocked } from "./Repo.ts"
-import { BadSignature, UrlSigner } from "./Signing.ts"
-import { Storage } from "./Store.ts"
-import type { Opened, StorageFailed, Written } from "./Storage.ts"
+import { BadSignature, UrlSigner } from "../Storage/Signing.ts"
+import { Storage } from "../Storage/Store.ts"
+import type { Opened, StorageFailed, StoredContent, Written } from "../Storage/Storage.ts"
 import { traced } from "../Tracing.ts"
 import { recordUpload } from "../Observability/Metrics.ts"
-import { archiveKey } from "./Keys.ts"
+import { archiveKey, archiveServed } from "../Storage/Keys.ts"
 
 export class NotAZip extends Data.TaggedError("NotAZip")<{}> {
   override get message() {
@@ -57,12 +57,6 @@ export type Download = Data.TaggedEnum<{
 export const Download = Data.taggedEnum<Download>()
 
 export { archiveKey }
-
-/** How a store serves an archive: as a download named after the node and version, to anyone. */
-const archiveServed = (nodeId: string, version: string) => ({
-  contentDisposition: `attachment; filename="${nodeId}-${version}.zip"`,
-  public: true
-})
 
 /** An archive's entries may declare at most this many times the size limit once uncompressed (zip bombs). */
 const uncompressedPerArchiveByte = 20
@@ -166,14 +160,6 @@ export class Archives extends Context.Service<Archives>()("Archives", {
 
     return {
       /**
-       * Where a client fetches an installable version's archive straight from its store, when the
-       * store serves it (a bucket): a URL presigned for GET, or the public base's. `None` for the
-       * local disk, whose archives the service serves itself.
-       */
-      directUrl: (nodeId: string, version: string, versionId: string) =>
-        storage.downloadUrl(archiveKey(versionId), "GET", archiveServed(nodeId, version)),
-
-      /**
        * Stores the archive of a Pending version and records the checks' verdict: the version becomes
        * Active, or Flagged with the reason. Answers the version as it then is, and whether the
        * upload was a replay: the version held these very bytes already, and nothing was written.
@@ -194,7 +180,7 @@ export class Archives extends Context.Service<Archives>()("Archives", {
 
         // the archive is durable in its place before its verdict commits; another upload of this
         // version that finished first stays, and this one is dropped
-        const record = (content: ZipSource, written: Written, place: Effect.Effect<void, StorageFailed>) =>
+        const record = (content: StoredContent, written: Written, place: Effect.Effect<void, StorageFailed>) =>
           Effect.flatMap(checkArchive(content, limits), (verdict) => repo.recordArchive(state.id, written, verdict, place))
         const { recorded } = yield* storage.put(archiveKey(state.id), upload.body, { maxBytes: maxArchiveBytes, record }).pipe(
           Effect.catchTags({

@@ -5,21 +5,8 @@
  * declare once uncompressed (a zip bomb fails here without a byte being inflated).
  */
 import { Data, Effect } from "effect"
-import type { Readable } from "node:stream"
 import yauzl from "yauzl"
-
-/**
- * Stored content read by ranges (an object store's ranged GETs): the checks read only the end
- * record and the central directory, never the whole archive.
- */
-export interface RangedContent {
-  readonly bytes: number
-  /** The bytes from `start` up to `end` (exclusive). */
-  readonly range: (start: number, end: number) => Readable
-}
-
-/** A complete upload to check: a local file's path, or content read by ranges. */
-export type ZipSource = string | RangedContent
+import type { RangedContent, StoredContent } from "../Storage/Storage.ts"
 
 class RangeReader extends yauzl.RandomAccessReader {
   constructor(private readonly content: RangedContent) {
@@ -32,7 +19,7 @@ class RangeReader extends yauzl.RandomAccessReader {
 
 type Opened = (err: Error | null, zipfile?: yauzl.ZipFile) => void
 
-const openZip = (source: ZipSource, options: yauzl.Options, callback: Opened) =>
+const openZip = (source: StoredContent, options: yauzl.Options, callback: Opened) =>
   typeof source === "string"
     ? yauzl.open(source, options, callback)
     : yauzl.fromRandomAccessReader(new RangeReader(source), source.bytes, options, callback)
@@ -62,7 +49,7 @@ export const unsafeEntryName = (name: string): string | undefined => {
 }
 
 /** Checks the zip at `source`; never fails: a bad archive is a result, not an error. */
-export const checkArchive = (source: ZipSource, limits: CheckLimits): Effect.Effect<ArchiveVerdict> =>
+export const checkArchive = (source: StoredContent, limits: CheckLimits): Effect.Effect<ArchiveVerdict> =>
   Effect.callback<ArchiveVerdict>((resume) => {
     let settled = false
     let zip: yauzl.ZipFile | undefined

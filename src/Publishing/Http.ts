@@ -1,5 +1,5 @@
 import { HttpApiBuilder } from "effect/http-api"
-import { HttpEffect, type HttpServerRequest, HttpServerResponse } from "effect/http"
+import { HttpEffect, HttpServerResponse } from "effect/http"
 import { NodeHttpServerRequest, NodeStream } from "@effect/platform-node"
 import { Effect } from "effect"
 import { Api } from "../Api.ts"
@@ -8,18 +8,9 @@ import { AuthFailures } from "../Auth/Failures.ts"
 import { answer } from "../Errors.ts"
 import { offerDownload } from "../Http/Ranges.ts"
 import { Archives } from "./Archives.ts"
-import type { Opened } from "./Storage.ts"
+import type { Opened } from "../Storage/Storage.ts"
 import { Publishing } from "./Service.ts"
-import { downloadMethod, redirectToStore } from "../Web/StoreRedirects.ts"
-
-/** The media type of the request's Content-Type, lowercase, without parameters. */
-export const mediaType = (request: HttpServerRequest.HttpServerRequest) =>
-  (request.headers["content-type"] ?? "").split(";")[0]!.trim().toLowerCase()
-
-export const declaredLength = (request: HttpServerRequest.HttpServerRequest) => {
-  const length = Number(request.headers["content-length"])
-  return Number.isFinite(length) ? length : undefined
-}
+import { declaredLength, downloadMethod, mediaType, redirectToStore } from "../Storage/Http.ts"
 
 /**
  * The header that tells a replay from a first success: a retried write whose work was done before

@@ -12,7 +12,7 @@ import { installableStatus, type NodeStatus, type NodeVersionStatus } from "../D
 import type { HostRange, SemanticVersion } from "../Domain/Semver.ts"
 import { chunks, onForeignKeyViolation, orDieOnDatabase } from "../Db/Rows.ts"
 import { ArchiveVerdict } from "./Checks.ts"
-import type { StorageFailed, Written } from "./Storage.ts"
+import type { StorageFailed, Written } from "../Storage/Storage.ts"
 import { traced } from "../Tracing.ts"
 
 export class NodeIdTaken extends Data.TaggedError("NodeIdTaken")<{ readonly nodeId: string; readonly byAnother: boolean }> {

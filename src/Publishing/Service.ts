@@ -22,7 +22,7 @@ import { TokenRepo } from "../Tokens/Repo.ts"
 import { noteToken } from "../Http/Exchange.ts"
 import { manifestDigest, type VersionManifest } from "./Manifest.ts"
 import { type NodePatch, PublishingRepo, type VersionPatch } from "./Repo.ts"
-import { UrlSigner } from "./Signing.ts"
+import { UrlSigner } from "../Storage/Signing.ts"
 import { traced } from "../Tracing.ts"
 
 /** A banned node's status is the site admins' to change. */

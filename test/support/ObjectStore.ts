@@ -20,7 +20,7 @@ import * as fs from "node:fs/promises"
 import * as os from "node:os"
 import * as path from "node:path"
 import type { S3Settings } from "../../src/Config.ts"
-import { makeS3Client } from "../../src/Publishing/S3Storage.ts"
+import { makeS3Client } from "../../src/Storage/S3Storage.ts"
 
 /** s3rver's built-in account: the only key it accepts. */
 export const objectStoreCredentials = { accessKeyId: "S3RVER", secretAccessKey: "S3RVER" } as const

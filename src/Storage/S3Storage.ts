@@ -31,8 +31,7 @@ import { createHash, randomBytes } from "node:crypto"
 import { PassThrough, Readable } from "node:stream"
 import type { S3Settings } from "../Config.ts"
 import { span, traced } from "../Tracing.ts"
-import type { RangedContent } from "./Checks.ts"
-import { BodyBroken, BodyTooLarge, failed, type Opened, type PutOptions, safeKey, type Served, type StorageFailed, type StorageShape, type Stored, type Written } from "./Storage.ts"
+import { BodyBroken, BodyTooLarge, failed, type Opened, type PutOptions, type RangedContent, safeKey, type Served, type StorageFailed, type StorageShape, type Stored, type Written } from "./Storage.ts"
 
 /** Where uploads are written until placed; a lifecycle rule on this prefix expires a crash's leftovers. */
 export const incomingPrefix = ".incoming/"

@@ -13,9 +13,9 @@ import { createHash } from "node:crypto"
 import * as fs from "node:fs/promises"
 import type { Readable } from "node:stream"
 import { appConfig } from "../../src/Config.ts"
-import { checkArchive, type ZipSource } from "../../src/Publishing/Checks.ts"
-import { incomingPrefix, makeS3Client, makeS3Storage, partsInFlight } from "../../src/Publishing/S3Storage.ts"
-import type { StorageFailed, Written } from "../../src/Publishing/Storage.ts"
+import { checkArchive } from "../../src/Publishing/Checks.ts"
+import { incomingPrefix, makeS3Client, makeS3Storage, partsInFlight } from "../../src/Storage/S3Storage.ts"
+import type { StorageFailed, StoredContent, Written } from "../../src/Storage/Storage.ts"
 import { type ObjectStore, startObjectStore } from "../support/ObjectStore.ts"
 import { rawZip, zipOf } from "../support/Zip.ts"
 import { forAll, forAllSync } from "../support/Property.ts"
@@ -93,7 +93,7 @@ const everyUploadFinished = (sent: ReturnType<typeof recordCommands>) => {
 /** Small parts: several of them for a few kilobytes (s3rver has no 5 MiB minimum). */
 const partBytes = 4096
 
-const placeOnly = { maxBytes: 100_000, record: (_: ZipSource, __: Written, place: Effect.Effect<void, StorageFailed>) => place }
+const placeOnly = { maxBytes: 100_000, record: (_: StoredContent, __: Written, place: Effect.Effect<void, StorageFailed>) => place }
 
 it.live("put streams in parts, the record reads the upload by ranges, and only its place makes it the key's", () =>
   Effect.gen(function*() {

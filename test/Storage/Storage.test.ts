@@ -14,7 +14,7 @@ import * as os from "node:os"
 import * as path from "node:path"
 import { appConfig, storageFaultSteps } from "../../src/Config.ts"
 import { unsafeEntryName } from "../../src/Publishing/Checks.ts"
-import { makeLocalStorage, type StorageFailed, type Written } from "../../src/Publishing/Storage.ts"
+import { makeLocalStorage, type StorageFailed, type Written } from "../../src/Storage/Storage.ts"
 import { forAll, forAllSync } from "../support/Property.ts"
 
 const tempDir = Effect.acquireRelease(

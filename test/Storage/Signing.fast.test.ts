@@ -2,7 +2,7 @@
 import { expect, it } from "@effect/vitest"
 import { Effect, Redacted } from "effect"
 import { TestClock } from "effect/testing"
-import { makeUrlSigner } from "../../src/Publishing/Signing.ts"
+import { makeUrlSigner } from "../../src/Storage/Signing.ts"
 import { failureTag } from "../support/Stub.ts"
 
 const ttlSeconds = 3600

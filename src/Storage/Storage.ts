@@ -14,8 +14,8 @@ import { isPlatformError, type PlatformError } from "effect/PlatformError"
 import { Data, Effect, Option, Stream } from "effect"
 import { createHash, randomBytes } from "node:crypto"
 import * as path from "node:path"
+import type { Readable } from "node:stream"
 import type { StorageFaultStep } from "../Config.ts"
-import type { ZipSource } from "./Checks.ts"
 import { span, traced } from "../Tracing.ts"
 
 /** The body went past the byte limit; nothing was stored. */
@@ -39,6 +39,19 @@ export class StorageFailed extends Data.TaggedError("StorageFailed")<{ readonly 
   }
 }
 
+/**
+ * Stored content read by ranges (an object store's ranged GETs): the archive checks read only the
+ * end record and the central directory, never the whole archive.
+ */
+export interface RangedContent {
+  readonly bytes: number
+  /** The bytes from `start` up to `end` (exclusive). */
+  readonly range: (start: number, end: number) => Readable
+}
+
+/** A complete upload, read back before it is placed: a local file's path, or content read by ranges. */
+export type StoredContent = string | RangedContent
+
 /** What an upload wrote: its size, and its SHA-256 (computed as it streamed, in the same pass). */
 export interface Written {
   readonly bytes: number
@@ -58,7 +71,7 @@ export interface PutOptions<A, E, R> {
    * readable as `content`). It runs `place` to make the content the key's, durably, before its
    * own record commits; content it does not place is dropped.
    */
-  readonly record: (content: ZipSource, written: Written, place: Effect.Effect<void, StorageFailed>) => Effect.Effect<A, E, R>
+  readonly record: (content: StoredContent, written: Written, place: Effect.Effect<void, StorageFailed>) => Effect.Effect<A, E, R>
 }
 
 /** How content fetched from the store directly is to be served. */
@@ -212,5 +225,5 @@ export const makeLocalStorage = (dir: string, faultAt: Option.Option<StorageFaul
     }
   })
 
-/** What every store offers (the local one is the model; Publishing/S3Storage.ts the other). */
+/** What every store offers (the local one is the model; S3Storage.ts the other). */
 export type StorageShape = Effect.Success<ReturnType<typeof makeLocalStorage>>
