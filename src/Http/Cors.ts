@@ -14,7 +14,7 @@ import { Effect } from "effect"
 import { Forbidden } from "../Domain/ApiErrors.ts"
 import type { Piece } from "./Exchange.ts"
 import { errorResponse } from "./Failures.ts"
-import type { CorsOrigins } from "./Origins.ts"
+import type { CorsOrigins } from "../Config.ts"
 import type { RouteTable } from "./Routes.ts"
 
 /** The request headers a page may send: those the API reads, and a request id for tracing. */

@@ -6,7 +6,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { ConfigProvider, Effect, Result } from "effect"
 import * as fc from "fast-check"
 import { appConfig } from "../../src/Config.ts"
-import { parseCorsOrigins } from "../../src/Http/Origins.ts"
+import { parseCorsOrigins } from "../../src/Config.ts"
 import { forAllSync } from "../support/Property.ts"
 
 const label = fc.stringMatching(/^[a-z]([a-z0-9-]{0,10}[a-z0-9])?$/)
