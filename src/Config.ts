@@ -1,6 +1,5 @@
 import { Config, ConfigProvider, Context, Effect, Layer, type LogLevel, Option, Redacted, Result, Schema, SchemaIssue } from "effect"
 import * as path from "node:path"
-import { type LogFormat, logFormats } from "./Observability/Logging.ts"
 
 /** An S3-compatible bucket (STORAGE=s3): the type of `s3Settings`' value. */
 export interface S3Settings extends Config.Success<typeof s3Settings> {}
@@ -59,6 +58,10 @@ const logLevels: Record<string, LogLevel.LogLevel> = {
 }
 
 /** Pretty for a person at a terminal; logfmt, one line per entry, for whatever collects the output. */
+/** How log lines are written on stdout (Observability/Logging.ts). */
+export const logFormats = ["json", "logfmt", "pretty"] as const
+export type LogFormat = typeof logFormats[number]
+
 const defaultLogFormat: LogFormat = process.stdout.isTTY === true ? "pretty" : "logfmt"
 
 const optionalString = (name: string) =>

@@ -197,10 +197,10 @@ interface Floor {
 const floors: ReadonlyArray<Floor> = [
   { name: "domain (the records and errors every floor speaks in)", units: { "Domain/": [] } },
   { name: "spans", units: { "Tracing.ts": [] } },
-  { name: "signals (logs, metrics) and the vendors' failure reading", units: { "Observability/": [], "Vendors/": [] } },
   { name: "the clients' aliases", units: { "Compat/": [] } },
-  // above Observability: it parses the log formats Logging.ts defines
   { name: "configuration", units: { "Config.ts": [] } },
+  // above the configuration: the tracer and the log output are configured
+  { name: "signals (logs, metrics, traces) and the vendors' failure reading", units: { "Observability/": [], "Vendors/": [] } },
   { name: "database", units: { "Db/": [] } },
   { name: "stores and clients", units: { "Storage/": [], "Repohost/": [] } },
   // below the features: they answer in its vocabulary (Representation, Download, the caller's notes)

@@ -4,8 +4,7 @@
  */
 import { Formatter, Layer, Logger, type LogLevel, References } from "effect"
 
-export const logFormats = ["json", "logfmt", "pretty"] as const
-export type LogFormat = typeof logFormats[number]
+import type { LogFormat } from "../Config.ts"
 
 /**
  * Effect's structured entry with its level under `logLevel`, where the collectors' queries (and
