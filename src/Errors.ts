@@ -1,192 +1,33 @@
 /**
  * Every failure of a request, answered as ErrorResponse `{error, message}`.
  *
- * - Domain failures (services, repositories, clients) become the client-facing class the table
- *   below names for them, with their message: a feature's handlers apply `answer` and can fail
- *   only with the classes their endpoints declare.
+ * - Domain failures (services, repositories, clients) become the client-facing class their
+ *   feature names for them, with their message (Domain/Answers.ts): a feature's handlers apply
+ *   its `answer` and can fail only with the classes their endpoints declare.
  * - Those classes (Domain/ApiErrors.ts) encode as their wire form.
  * - The framework's own failures (schema decoding, unknown routes, unreadable bodies) and defects
  *   are rewritten by `respondToCause`, the one funnel for what no handler answered.
  */
 import { HttpApiError } from "effect/http-api"
-import { HttpEffect, HttpServerError, type HttpServerRequest, HttpServerResponse } from "effect/http"
+import { HttpServerError, type HttpServerRequest, HttpServerResponse } from "effect/http"
 import { isSqlError } from "effect/sql/SqlError"
 import { Cause, Effect, Option, Result, SchemaAST, SchemaIssue } from "effect"
 import {
   type ApiErrorInstance,
-  ArchiveMissing,
   BadRequest,
   ClientClosedRequest,
-  Conflict,
   DatabaseUnavailable,
-  Forbidden,
-  IdempotencyKeyInProgress,
-  IdempotencyKeyReused,
   infoOf,
   InternalError,
-  InvalidSignature,
-  InvalidToken,
-  InvalidVcsToken,
-  InvalidVideo,
   isApiError,
-  LastOwner,
   MethodNotAllowed,
-  NodeAlreadyClaimed,
-  NodeBanned,
-  NodeDeleted,
-  NodeExists,
-  NoInstallableVersion,
   NotFound,
-  PayloadTooLarge,
-  PublisherBanned,
-  PublisherExists,
-  PublisherHasNodes,
-  PublisherIdReserved,
-  RateLimited,
-  RepositoryNotOwned,
-  RepositoryNotRecognised,
-  ServiceUnavailable,
-  Unauthorized,
-  UnsupportedMediaType,
-  UpstreamError,
-  UpstreamTimeout,
-  UrlExpired,
-  UserNotFound,
-  VendorNotConfigured,
-  VersionExists,
-  VersionImmutable,
-  VideoTooLong
+  PayloadTooLarge
 } from "./Domain/ApiErrors.ts"
+import { retryAfterOf } from "./Domain/Answers.ts"
 import { conflictRetryAfterSeconds, persistedConflict } from "./Db/Conflicts.ts"
 import { DatabaseOutages, outageOf, retryAfterSeconds } from "./Db/Outages.ts"
 import { sqlState } from "./Db/Rows.ts"
-
-/**
- * Which client-facing class answers each domain failure, by its tag. A failure missing here
- * reaches its handler unchanged, where the type checker refuses it.
- */
-const answers = {
-  // shared (Domain/Errors.ts)
-  NodeMissing: NotFound,
-  VersionMissing: NotFound,
-  NodeIsBanned: NodeBanned,
-  PublisherMissing: NotFound,
-  PublisherIsBanned: PublisherBanned,
-  NotPermitted: Forbidden,
-  TransitionRefused: Conflict,
-  IdMismatch: BadRequest,
-  // catalogue
-  NothingToInstall: NoInstallableVersion,
-  // publishers and members
-  PublisherIdTaken: PublisherExists,
-  PublisherIdIsReserved: PublisherIdReserved,
-  UnknownUser: UserNotFound,
-  NotAMember: NotFound,
-  LastOwnerStays: LastOwner,
-  UnclaimedStaysActive: Conflict,
-  PublisherNotEmpty: PublisherHasNodes,
-  UnclaimedStays: Conflict,
-  // tokens
-  TokenMissing: NotFound,
-  // publishing
-  NodeIdTaken: NodeExists,
-  NodeIsDeleted: NodeDeleted,
-  VersionTaken: VersionExists,
-  VersionLocked: VersionImmutable,
-  NoArchive: ArchiveMissing,
-  NodeBannedForOwner: Conflict,
-  TokenRejected: InvalidToken,
-  NoCredentials: Unauthorized,
-  TooManyFailures: RateLimited,
-  BadSignature: InvalidSignature,
-  SignatureExpired: UrlExpired,
-  NotAZip: UnsupportedMediaType,
-  ArchiveTooLarge: PayloadTooLarge,
-  UploadBroken: BadRequest,
-  NotDownloadable: NotFound,
-  ArchiveNotStored: NotFound,
-  NotPublishersNode: NotFound,
-  NodesPublisherDeleted: Conflict,
-  StorageFailed: InternalError,
-  // claims
-  AlreadyClaimed: NodeAlreadyClaimed,
-  RepositoryUnrecognised: RepositoryNotRecognised,
-  NotRepositoryAdmin: RepositoryNotOwned,
-  RepohostInvalidToken: InvalidVcsToken,
-  RepohostRateLimited: RateLimited,
-  RepohostUnavailable: ServiceUnavailable,
-  // host-nodes
-  HostNodeMissing: NotFound,
-  HostNodeProviderMissing: NotFound,
-  HostNodeNamesRepeated: Conflict,
-  HostNodeNamesTaken: Conflict,
-  // media
-  TaskMissing: NotFound,
-  KeyReused: IdempotencyKeyReused,
-  KeyInProgress: IdempotencyKeyInProgress,
-  VendorRefused: BadRequest,
-  VendorLostTask: NotFound,
-  VendorRateLimited: RateLimited,
-  VendorFailed: UpstreamError,
-  VendorTimedOut: UpstreamTimeout,
-  VendorUnconfigured: VendorNotConfigured,
-  FormInvalid: BadRequest,
-  FormNotAccepted: UnsupportedMediaType,
-  FormTooLarge: PayloadTooLarge,
-  VideoTooLarge: PayloadTooLarge,
-  VideoUnreadable: InvalidVideo,
-  VideoOverlong: VideoTooLong,
-  // operations
-  DatabaseDown: DatabaseUnavailable,
-  // API keys
-  ApiKeyMissing: NotFound,
-  // media storage
-  MediaFileMissing: NotFound,
-  MediaUrlExpired: UrlExpired,
-  MediaTypeMismatch: UnsupportedMediaType,
-  MediaFileTooLarge: PayloadTooLarge,
-  MediaQuotaExceeded: PayloadTooLarge,
-  MediaUploadBroken: BadRequest
-} as const
-
-type Answers = typeof answers
-
-/** What a failure `E` is answered with: its class from the table, or itself. */
-export type Answered<E> = E extends { readonly _tag: infer Tag } ? Tag extends keyof Answers ? InstanceType<Answers[Tag]> : E
-  : E
-
-/** The `Retry-After` of an answer that says how long to wait (RateLimited, DatabaseUnavailable). */
-const retryAfterOf = (error: unknown): string | undefined => {
-  const retryAfter = (error as { readonly retryAfter?: unknown } | undefined)?.retryAfter
-  return typeof retryAfter === "number" ? String(Math.max(0, Math.ceil(retryAfter))) : undefined
-}
-
-/**
- * Fails with the client-facing `error`, and sets its `Retry-After` on the answer when it has one.
- * HttpApi encodes a handler's (or an authentication middleware's) error inside the route, from the
- * endpoint's error schemas, where the wait is a service-only field: the header is added as the
- * answer leaves.
- */
-export const failAnswered = <E>(error: E): Effect.Effect<never, E, HttpServerRequest.HttpServerRequest> => {
-  const retryAfter = isApiError(error) ? retryAfterOf(error) : undefined
-  return retryAfter === undefined
-    ? Effect.fail(error)
-    : Effect.andThen(
-      HttpEffect.appendPreResponseHandler((_request, response) => Effect.succeed(HttpServerResponse.setHeader(response, "retry-after", retryAfter))),
-      Effect.fail(error)
-    )
-}
-
-/** Answers a handler's domain failures with their client-facing classes (the table above). */
-export const answer = <A, E extends { readonly _tag: string; readonly message: string }, R>(
-  effect: Effect.Effect<A, E, R>
-): Effect.Effect<A, Answered<E>, R | HttpServerRequest.HttpServerRequest> =>
-  Effect.catch(effect, (e) => {
-    const Answer = (answers as Record<string, new(props: { message: string; retryAfter?: number }) => unknown>)[e._tag]
-    if (Answer === undefined) return Effect.fail(e as Answered<E>)
-    const retryAfter = (e as { readonly retryAfterSeconds?: number }).retryAfterSeconds
-    return failAnswered(new Answer(retryAfter === undefined ? { message: e.message } : { message: e.message, retryAfter }) as Answered<E>)
-  })
 
 /** The wire form of a client-facing error: ErrorResponse. */
 export const wireOf = (error: ApiErrorInstance<string>) => ({ error: infoOf(error).code, message: error.message })

@@ -1,9 +1,19 @@
 import { HttpApiBuilder } from "effect/http-api"
 import { Effect } from "effect"
 import { Api } from "../Api.ts"
-import { answer } from "../Errors.ts"
 import { Publishers } from "../Publishers/Service.ts"
 import { Moderation } from "./Service.ts"
+import { answering, sharedAnswers } from "../Domain/Answers.ts"
+import { ArchiveMissing, Conflict, NodeExists } from "../Domain/ApiErrors.ts"
+
+/** Which class answers each failure these handlers meet. */
+const answer = answering({
+  ...sharedAnswers,
+  NodeIdTaken: NodeExists,
+  NodesPublisherDeleted: Conflict,
+  NoArchive: ArchiveMissing,
+  UnclaimedStaysActive: Conflict
+})
 
 export const AdminLive = HttpApiBuilder.group(Api, "admin", (handlers) =>
   Effect.gen(function*() {

@@ -5,7 +5,6 @@ import { Api } from "../Api.ts"
 import { clientAddress } from "../Auth/Failures.ts"
 import { AppConfig } from "../Config.ts"
 import { hostVersionKey } from "../Domain/Semver.ts"
-import { answer } from "../Errors.ts"
 import { defaultLimit, defaultPage, defaultStatuses, type ListNodesParams, type SearchNodesParams } from "./Api.ts"
 import type { NodeQuery, SearchQuery } from "./NodePages.ts"
 import { type RenderedPage, ServedPage } from "./PageCache.ts"
@@ -15,6 +14,14 @@ import { NodeVersion } from "../Domain/Node.ts"
 import { noneMatchHolds } from "../Web/Validators.ts"
 import { negotiate, varyOnEncoding, withEncoding } from "../Web/Compression.ts"
 import { labelledCounter } from "../Observability/Metrics.ts"
+import { answering, sharedAnswers } from "../Domain/Answers.ts"
+import { NoInstallableVersion } from "../Domain/ApiErrors.ts"
+
+/** Which class answers each failure these handlers meet. */
+const answer = answering({
+  ...sharedAnswers,
+  NothingToInstall: NoInstallableVersion
+})
 
 /** The parameters' defaults, where the contract leaves them out (see Api.ts). */
 const pageOf = (p: { readonly page?: number | undefined; readonly limit?: number | undefined }) => ({

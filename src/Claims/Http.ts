@@ -1,9 +1,21 @@
 import { HttpApiBuilder } from "effect/http-api"
 import { Effect, Redacted } from "effect"
 import { Api } from "../Api.ts"
-import { answer } from "../Errors.ts"
 import { ClaimResult } from "./Api.ts"
 import { Claims } from "./Service.ts"
+import { answering, sharedAnswers } from "../Domain/Answers.ts"
+import { InvalidVcsToken, NodeAlreadyClaimed, RateLimited, RepositoryNotOwned, RepositoryNotRecognised, ServiceUnavailable } from "../Domain/ApiErrors.ts"
+
+/** Which class answers each failure these handlers meet. */
+const answer = answering({
+  ...sharedAnswers,
+  AlreadyClaimed: NodeAlreadyClaimed,
+  RepositoryUnrecognised: RepositoryNotRecognised,
+  NotRepositoryAdmin: RepositoryNotOwned,
+  RepohostInvalidToken: InvalidVcsToken,
+  RepohostRateLimited: RateLimited,
+  RepohostUnavailable: ServiceUnavailable
+})
 
 export const ClaimsLive = HttpApiBuilder.group(Api, "claims", (handlers) =>
   Effect.map(Claims, (claims) =>

@@ -3,8 +3,18 @@ import { Effect } from "effect"
 import { Api } from "../Api.ts"
 import { defaultPage } from "../Catalog/Api.ts"
 import { defaultHostNodePageSize } from "../Domain/HostNode.ts"
-import { answer } from "../Errors.ts"
 import { HostNodes } from "./Service.ts"
+import { answering, sharedAnswers } from "../Domain/Answers.ts"
+import { Conflict, NotFound } from "../Domain/ApiErrors.ts"
+
+/** Which class answers each failure these handlers meet. */
+const answer = answering({
+  ...sharedAnswers,
+  HostNodeMissing: NotFound,
+  HostNodeProviderMissing: NotFound,
+  HostNodeNamesRepeated: Conflict,
+  HostNodeNamesTaken: Conflict
+})
 
 export const PublicHostNodesLive = HttpApiBuilder.group(Api, "publicHostNodes", (handlers) =>
   Effect.map(HostNodes, (hostNodes) =>

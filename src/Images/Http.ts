@@ -4,7 +4,7 @@ import { HttpEffect, HttpRouter, HttpServerRequest, HttpServerResponse } from "e
 import { Effect } from "effect"
 import { Api } from "../Api.ts"
 import { AppConfig } from "../Config.ts"
-import { NotFound } from "../Domain/ApiErrors.ts"
+import { IdempotencyKeyInProgress, IdempotencyKeyReused, NotFound } from "../Domain/ApiErrors.ts"
 import {
   MediaTaskEnvelope,
   type SkinEnhancerFaithfulRequest,
@@ -12,9 +12,19 @@ import {
   type SkinEnhancerRequest,
   skinEnhancerDefaults
 } from "../Domain/Media.ts"
-import { answer } from "../Errors.ts"
 import { ImageTasks, toWire } from "./Service.ts"
 import { cachedSimulatedPngs } from "./SimulatedImage.ts"
+import { answering, sharedAnswers } from "../Domain/Answers.ts"
+import { vendorAnswers } from "../Vendors/Failure.ts"
+
+/** Which class answers each failure these handlers meet. */
+const answer = answering({
+  ...sharedAnswers,
+  ...vendorAnswers,
+  TaskMissing: NotFound,
+  KeyReused: IdempotencyKeyReused,
+  KeyInProgress: IdempotencyKeyInProgress
+})
 
 const enveloped = (task: Parameters<typeof toWire>[0]) => new MediaTaskEnvelope({ data: toWire(task) }, { disableChecks: true })
 

@@ -3,10 +3,24 @@ import { HttpServerResponse } from "effect/http"
 import { NodeHttpServerRequest, NodeStream } from "@effect/platform-node"
 import { Effect } from "effect"
 import { Api } from "../Api.ts"
-import { answer } from "../Errors.ts"
 import { declaredLength, mediaType } from "../Publishing/Http.ts"
 import { MediaStorage } from "./Service.ts"
 import { downloadMethod, redirectToStore } from "../Web/StoreRedirects.ts"
+import { answering, sharedAnswers } from "../Domain/Answers.ts"
+import { BadRequest, InternalError, InvalidSignature, NotFound, PayloadTooLarge, UnsupportedMediaType, UrlExpired } from "../Domain/ApiErrors.ts"
+
+/** Which class answers each failure these handlers meet. */
+const answer = answering({
+  ...sharedAnswers,
+  MediaFileMissing: NotFound,
+  MediaUrlExpired: UrlExpired,
+  MediaTypeMismatch: UnsupportedMediaType,
+  MediaFileTooLarge: PayloadTooLarge,
+  MediaQuotaExceeded: PayloadTooLarge,
+  MediaUploadBroken: BadRequest,
+  BadSignature: InvalidSignature,
+  StorageFailed: InternalError
+})
 
 export const MediaStorageLive = HttpApiBuilder.group(Api, "mediaStorage", (handlers) =>
   Effect.map(MediaStorage, (media) => handlers.handle("createStorageResource", ({ payload }) => answer(media.create(payload)))))

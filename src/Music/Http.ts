@@ -8,9 +8,24 @@ import { Effect } from "effect"
 import { Api } from "../Api.ts"
 import { AppConfig } from "../Config.ts"
 import { maxVideoBytes } from "../Domain/Media.ts"
-import { answer, respondToCause } from "../Errors.ts"
+import { respondToCause } from "../Errors.ts"
 import { formContentType, readVideoForm, spoolDirOf } from "./Form.ts"
 import { Music } from "./Service.ts"
+import { answering, sharedAnswers } from "../Domain/Answers.ts"
+import { vendorAnswers } from "../Vendors/Failure.ts"
+import { BadRequest, InvalidVideo, PayloadTooLarge, UnsupportedMediaType, VideoTooLong } from "../Domain/ApiErrors.ts"
+
+/** Which class answers each failure these handlers meet. */
+const answer = answering({
+  ...sharedAnswers,
+  ...vendorAnswers,
+  FormInvalid: BadRequest,
+  FormNotAccepted: UnsupportedMediaType,
+  FormTooLarge: PayloadTooLarge,
+  VideoTooLarge: PayloadTooLarge,
+  VideoUnreadable: InvalidVideo,
+  VideoOverlong: VideoTooLong
+})
 
 /** Failures answered here, before any method routing: no path has other methods to offer. */
 const answerFailure = respondToCause(() => [])

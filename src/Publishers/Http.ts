@@ -4,10 +4,24 @@ import { Effect, Schema } from "effect"
 import { Api } from "../Api.ts"
 import { defaultPage } from "../Catalog/Api.ts"
 import { PublisherMember } from "../Domain/Publisher.ts"
-import { answer } from "../Errors.ts"
 import { maxPublishersPerPage } from "./Api.ts"
 import { MemberChange } from "./Repo.ts"
 import { Publishers } from "./Service.ts"
+import { answering, sharedAnswers } from "../Domain/Answers.ts"
+import { Conflict, LastOwner, NotFound, PublisherExists, PublisherHasNodes, PublisherIdReserved, UserNotFound } from "../Domain/ApiErrors.ts"
+
+/** Which class answers each failure these handlers meet. */
+const answer = answering({
+  ...sharedAnswers,
+  PublisherIdTaken: PublisherExists,
+  PublisherIdIsReserved: PublisherIdReserved,
+  UnknownUser: UserNotFound,
+  NotAMember: NotFound,
+  LastOwnerStays: LastOwner,
+  UnclaimedStaysActive: Conflict,
+  PublisherNotEmpty: PublisherHasNodes,
+  UnclaimedStays: Conflict
+})
 
 const memberResponse = HttpServerResponse.schemaJson(Schema.toCodecJson(PublisherMember))
 

@@ -5,14 +5,37 @@ import { Effect } from "effect"
 import { Api } from "../Api.ts"
 import { PublishResponse } from "./Api.ts"
 import { AuthFailures } from "../Auth/Failures.ts"
-import { RangeNotSatisfiable } from "../Domain/ApiErrors.ts"
-import { answer, errorResponse } from "../Errors.ts"
+import { BadRequest, Conflict, InternalError, InvalidSignature, InvalidToken, NodeDeleted, NodeExists, NotFound, PayloadTooLarge, RangeNotSatisfiable, RateLimited, Unauthorized, UnsupportedMediaType, UrlExpired, VersionExists, VersionImmutable } from "../Domain/ApiErrors.ts"
+import { errorResponse } from "../Errors.ts"
 import { byteRange, ifRangeHolds, RangeAnswer } from "../Web/ByteRanges.ts"
 import { noneMatchHolds } from "../Web/Validators.ts"
 import { Archives } from "./Archives.ts"
 import type { Opened } from "./Storage.ts"
 import { Publishing } from "./Service.ts"
 import { downloadMethod, redirectToStore } from "../Web/StoreRedirects.ts"
+import { answering, sharedAnswers } from "../Domain/Answers.ts"
+
+/** Which class answers each failure these handlers meet. */
+const answer = answering({
+  ...sharedAnswers,
+  NodeIdTaken: NodeExists,
+  NodeIsDeleted: NodeDeleted,
+  VersionTaken: VersionExists,
+  VersionLocked: VersionImmutable,
+  NodeBannedForOwner: Conflict,
+  NodesPublisherDeleted: Conflict,
+  TokenRejected: InvalidToken,
+  NoCredentials: Unauthorized,
+  TooManyFailures: RateLimited,
+  BadSignature: InvalidSignature,
+  SignatureExpired: UrlExpired,
+  NotAZip: UnsupportedMediaType,
+  ArchiveTooLarge: PayloadTooLarge,
+  UploadBroken: BadRequest,
+  NotDownloadable: NotFound,
+  ArchiveNotStored: NotFound,
+  StorageFailed: InternalError
+})
 
 /** The media type of the request's Content-Type, lowercase, without parameters. */
 export const mediaType = (request: HttpServerRequest.HttpServerRequest) =>
