@@ -29,6 +29,7 @@ import { AppConfig, type AppConfigShape } from "./Config.ts"
 import { DatabaseLive } from "./Db/Database.ts"
 import { DatabaseOutages } from "./Db/Outages.ts"
 import { BadRequest, infoOf, PayloadTooLarge, RequestTimeout, RequestTooLarge, UnsupportedMediaType } from "./Domain/ApiErrors.ts"
+import { AnyEndpoint } from "./Domain/RegistryApi.ts"
 import { errorResponse, respondToCause, wireOf } from "./Errors.ts"
 import { HostNodesLive, PublicHostNodesLive } from "./HostNodes/Http.ts"
 import { HostNodes } from "./HostNodes/Service.ts"
@@ -167,6 +168,7 @@ export const ServicesLive = Layer.mergeAll(
   ApiKeys.layer,
   MediaStorage.layer,
   KeyOrBearerAuthenticationLive,
+  AnyEndpoint.layer,
   Leftovers.layer,
   AuthFailures.layer
 ).pipe(

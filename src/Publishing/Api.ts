@@ -6,10 +6,8 @@
 import { HttpApi, HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
 import { Schema } from "effect"
 import {
-  BadRequest,
   Conflict,
   Forbidden,
-  InternalError,
   InvalidSignature,
   InvalidToken,
   NodeBanned,
@@ -142,7 +140,7 @@ export class PublishingApi extends HttpApiGroup.make("publishing")
       params: { publisherId: field(PathParam, "Identifier of the publisher") },
       payload: NodeCreate,
       success: Node.pipe(HttpApiSchema.status(201)),
-      error: [BadRequest, Forbidden, PublisherBanned, NotFound, NodeExists]
+      error: [Forbidden, PublisherBanned, NotFound, NodeExists]
     })
       .annotate(OpenApi.Summary, "Create a node")
       .annotate(OpenApi.Description, "Owners, admins and site admins. 409 node_exists when the id is taken.")
@@ -152,7 +150,7 @@ export class PublishingApi extends HttpApiGroup.make("publishing")
       params: PublisherNodePath,
       payload: NodeUpdate,
       success: Node,
-      error: [BadRequest, Forbidden, NodeBanned, NotFound]
+      error: [Forbidden, NodeBanned, NotFound]
     })
       .annotate(OpenApi.Summary, "Update a node's metadata")
   )
@@ -160,7 +158,7 @@ export class PublishingApi extends HttpApiGroup.make("publishing")
     HttpApiEndpoint.delete("deleteNode", "/publishers/:publisherId/nodes/:nodeId", {
       params: PublisherNodePath,
       success: HttpApiSchema.NoContent,
-      error: [BadRequest, Forbidden, NotFound, Conflict]
+      error: [Forbidden, NotFound, Conflict]
     })
       .annotate(OpenApi.Summary, "Delete a node (soft: NodeStatusDeleted)")
   )
@@ -169,7 +167,7 @@ export class PublishingApi extends HttpApiGroup.make("publishing")
       params: PublisherVersionPath,
       payload: VersionUpdate,
       success: NodeVersion,
-      error: [BadRequest, Forbidden, NotFound]
+      error: [Forbidden, NotFound]
     })
       .annotate(HttpApi.PayloadParseOptions, refusingBody)
       .annotate(OpenApi.Summary, "Change a version's changelog or deprecation")
@@ -178,7 +176,7 @@ export class PublishingApi extends HttpApiGroup.make("publishing")
     HttpApiEndpoint.delete("deleteVersion", "/publishers/:publisherId/nodes/:nodeId/versions/:versionId", {
       params: PublisherVersionPath,
       success: HttpApiSchema.NoContent,
-      error: [BadRequest, Forbidden, NotFound, Conflict]
+      error: [Forbidden, NotFound, Conflict]
     })
       .annotate(OpenApi.Summary, "Delete a version (soft: NodeVersionStatusDeleted; its number is never reused)")
   )
@@ -197,7 +195,6 @@ export class PublishApi extends HttpApiGroup.make("publish")
       payload: PublishRequest,
       success: PublishResponse.pipe(HttpApiSchema.status(201)),
       error: [
-        BadRequest,
         Unauthorized,
         InvalidToken,
         Forbidden,
@@ -239,15 +236,13 @@ export class ArchivesApi extends HttpApiGroup.make("archives")
       },
       success: NodeVersion,
       error: [
-        BadRequest,
         InvalidSignature,
         UrlExpired,
         NodeBanned,
         NotFound,
         VersionImmutable,
         PayloadTooLarge,
-        UnsupportedMediaType,
-        InternalError
+        UnsupportedMediaType
       ]
     })
       .annotate(OpenApi.Summary, "Upload a version's zip archive to its signed URL")
@@ -269,7 +264,7 @@ export class ArchivesApi extends HttpApiGroup.make("archives")
     HttpApiEndpoint.get("downloadArchive", "/archives/:nodeId/:version", {
       params: ArchivePath,
       success: Schema.Uint8Array.pipe(HttpApiSchema.asUint8Array({ contentType: "application/zip" })),
-      error: [BadRequest, NodeBanned, NotFound, RangeNotSatisfiable, InternalError]
+      error: [NodeBanned, NotFound, RangeNotSatisfiable]
     })
       .annotate(OpenApi.Summary, "Download a version's archive (installable versions only)")
       .annotate(
