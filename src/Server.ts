@@ -1,60 +1,25 @@
 /**
- * The service's Layers: the HTTP application over every feature's handlers, the services they
- * use, and the HTTP server. `main.ts` composes them with the real configuration; the tests with a
+ * The service's Layers: the HTTP application over every feature's handlers (composed in App.ts)
+ * and the HTTP server. `main.ts` composes them with the real configuration; the tests with a
  * configuration pointing at their own database and a server on a free port.
  */
-import { HttpApiBuilder, HttpApiScalar } from "effect/http-api"
+import { HttpApiScalar } from "effect/http-api"
 import { HttpIncomingMessage, HttpRouter, HttpServer, HttpServerRequest, HttpServerResponse } from "effect/http"
-import { NodeFileSystem, NodeHttpServer } from "@effect/platform-node"
+import { NodeHttpServer } from "@effect/platform-node"
 import { ByteSize, type Cause, Clock, Effect, Fiber, flow, identity, Layer, type Types } from "effect"
 import * as http from "node:http"
 import type * as net from "node:net"
 import type * as stream from "node:stream"
-import { AdminLive } from "./Admin/Http.ts"
-import { Moderation } from "./Admin/Service.ts"
-import { Api } from "./Api.ts"
+import { ApiLive } from "./App.ts"
 import { allowedMethods } from "./Routes.ts"
 import { apiDocument, documentedApi } from "./ApiDocument.ts"
-import { AuthFailures } from "./Auth/Failures.ts"
-import { AuthenticationLive, KeyOrBearerAuthenticationLive, OptionalAuthenticationLive } from "./Auth/Authentication.ts"
-import { JwtVerifier } from "./Auth/Jwt.ts"
-import { UserRepo } from "./Auth/UserRepo.ts"
 import { checkingBodies, maxJsonBodyBytes } from "./BodyChecks.ts"
-import { CatalogLive, PublisherNodesLive } from "./Catalog/Http.ts"
-import { Catalog } from "./Catalog/Service.ts"
-import { ClaimsLive } from "./Claims/Http.ts"
-import { Claims } from "./Claims/Service.ts"
 import { aliasRewriting } from "./Compat/Rewrite.ts"
 import { AppConfig, type AppConfigShape } from "./Config.ts"
-import { DatabaseLive } from "./Db/Database.ts"
 import { DatabaseOutages } from "./Db/Outages.ts"
 import { BadRequest, infoOf, PayloadTooLarge, RequestTimeout, RequestTooLarge, UnsupportedMediaType } from "./Domain/ApiErrors.ts"
-import { AnyEndpoint } from "./Domain/RegistryApi.ts"
 import { errorResponse, respondToCause, wireOf } from "./Errors.ts"
-import { HostNodesLive, PublicHostNodesLive } from "./HostNodes/Http.ts"
-import { HostNodes } from "./HostNodes/Service.ts"
-import { ImageProxyLive, SimulatedImagesLive, SimulatedModeHeader } from "./Images/Http.ts"
-import { ImageTasks } from "./Images/Service.ts"
-import { MusicProxyLive } from "./Music/Http.ts"
-import { Music } from "./Music/Service.ts"
-import { PublicPublishersLive, PublishersLive } from "./Publishers/Http.ts"
-import { Publishers } from "./Publishers/Service.ts"
-import { Archives } from "./Publishing/Archives.ts"
-import { ArchivesLive, PublishingLive, PublishLive } from "./Publishing/Http.ts"
-import { Publishing } from "./Publishing/Service.ts"
-import { ReviewsLive } from "./Reviews/Http.ts"
-import { Reviews } from "./Reviews/Service.ts"
-import { SystemLive } from "./System/Http.ts"
-import { TokensLive } from "./Tokens/Http.ts"
-import { Tokens } from "./Tokens/Service.ts"
-import { BulkVersionsLive, VersionQueueLive } from "./Versions/Http.ts"
-import { Versions } from "./Versions/Service.ts"
-import { ApiKeysLive } from "./ApiKeys/Http.ts"
-import { ApiKeys } from "./ApiKeys/Service.ts"
-import { ApiKeyRepo } from "./ApiKeys/Repo.ts"
-import { MediaFilesLive, MediaStorageLive } from "./MediaStorage/Http.ts"
-import { MediaStorage } from "./MediaStorage/Service.ts"
-import { Leftovers } from "./System/Leftovers.ts"
+import { SimulatedModeHeader } from "./Images/Http.ts"
 import { closingAfterEarlyAnswers, rememberListeners } from "./RefusedBodies.ts"
 import { MetricsLive, requestMetrics } from "./Observability/MetricsEndpoint.ts"
 import { namingServerSpans } from "./Observability/Otel.ts"
@@ -144,53 +109,6 @@ const Docs = Layer.unwrap(Effect.map(AppConfig, (config) => {
     HttpApiScalar.layer(api, { path: "/docs", scalar: { layout: "modern", theme: "default", withDefaultFonts: false } })
   )
 }))
-
-/**
- * Every feature's service (each `.layer` brings the repositories and clients it uses) and the
- * authentication middleware, over one database pool and the local file system. Layers are built
- * once however many services name them.
- */
-export const ServicesLive = Layer.mergeAll(
-  Catalog.layer,
-  Publishing.layer,
-  Archives.layer,
-  Publishers.layer,
-  Tokens.layer,
-  Claims.layer,
-  HostNodes.layer,
-  Moderation.layer,
-  ImageTasks.layer,
-  Music.layer,
-  Reviews.layer,
-  Versions.layer,
-  AuthenticationLive,
-  OptionalAuthenticationLive,
-  ApiKeys.layer,
-  MediaStorage.layer,
-  KeyOrBearerAuthenticationLive,
-  AnyEndpoint.layer,
-  Leftovers.layer,
-  AuthFailures.layer
-).pipe(
-  Layer.provide([JwtVerifier.layer, UserRepo.layer, ApiKeyRepo.layer, AuthFailures.layer]),
-  Layer.provideMerge(DatabaseLive),
-  // under the database: its scope closes after the database's, so its last line ends the stop
-  Layer.provideMerge(ShutdownReport.layer),
-  Layer.provideMerge(NodeFileSystem.layer)
-)
-
-const ApiLive = HttpApiBuilder.layer(Api).pipe(
-  Layer.provide([CatalogLive, PublisherNodesLive, SystemLive]),
-  Layer.provide([PublicHostNodesLive, HostNodesLive, AdminLive]),
-  Layer.provide([TokensLive, ClaimsLive]),
-  Layer.provide([PublishingLive, PublishLive, ArchivesLive]),
-  Layer.provide([PublicPublishersLive, PublishersLive]),
-  Layer.provide([ImageProxyLive, SimulatedImagesLive]),
-  Layer.provide(MusicProxyLive),
-  Layer.provide(ReviewsLive),
-  Layer.provide([VersionQueueLive, BulkVersionsLive]),
-  Layer.provide([ApiKeysLive, MediaStorageLive, MediaFilesLive])
-)
 
 /**
  * The routes (the Api's, the documents', `/metrics`) under the router's global middlewares. The

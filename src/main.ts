@@ -4,7 +4,8 @@ import { Cause, Effect, Exit, Layer, Runtime } from "effect"
 import { AppConfig } from "./Config.ts"
 import { TracingLive } from "./Observability/Otel.ts"
 import { loggingLayer } from "./Observability/Logging.ts"
-import { AppLive, HttpServerLive, ServicesLive } from "./Server.ts"
+import { ServicesLive } from "./App.ts"
+import { AppLive, HttpServerLive } from "./Server.ts"
 
 const LoggingLive = Layer.unwrap(
   Effect.map(AppConfig, (config) => loggingLayer(config.logFormat, config.logLevel))

@@ -1,11 +1,11 @@
 import { HttpApiBuilder } from "effect/http-api"
 import { type HttpServerRequest, HttpServerResponse } from "effect/http"
-import { Effect, Metric, Option } from "effect"
-import { Api } from "../Api.ts"
+import { Effect, Layer, Metric, Option } from "effect"
+import { CatalogApi, defaultLimit, defaultPage, defaultStatuses, type ListNodesParams, PublisherNodesApi, type SearchNodesParams } from "./Api.ts"
+import { registryApi } from "../Domain/RegistryApi.ts"
 import { clientAddress } from "../Auth/Failures.ts"
 import { AppConfig } from "../Config.ts"
 import { hostVersionKey } from "../Domain/Semver.ts"
-import { defaultLimit, defaultPage, defaultStatuses, type ListNodesParams, type SearchNodesParams } from "./Api.ts"
 import type { NodeQuery, SearchQuery } from "./NodePages.ts"
 import { type RenderedPage, ServedPage } from "./PageCache.ts"
 import { Catalog } from "./Service.ts"
@@ -90,7 +90,10 @@ const countRequest = (formFactor: string | undefined) => {
   return Metric.update(listRequests({ form_factor: knownFormFactors.has(ff) ? ff : "unknown" }), 1)
 }
 
-export const CatalogLive = HttpApiBuilder.group(Api, "catalog", (handlers) =>
+/** This folder's groups, under what every endpoint shares: its handlers are built against these alone. */
+const api = registryApi(CatalogApi, PublisherNodesApi)
+
+const CatalogLive = HttpApiBuilder.group(api, "catalog", (handlers) =>
   Effect.gen(function*() {
     const catalog = yield* Catalog
     const archives = yield* Archives
@@ -128,7 +131,7 @@ export const CatalogLive = HttpApiBuilder.group(Api, "catalog", (handlers) =>
         answer(Effect.flatMap(catalog.install(params.nodeId, query.version, clientAddress(request, trustProxy)), fromItsStore)))
   }))
 
-export const PublisherNodesLive = HttpApiBuilder.group(Api, "publisherNodes", (handlers) =>
+const PublisherNodesLive = HttpApiBuilder.group(api, "publisherNodes", (handlers) =>
   Effect.gen(function*() {
     const catalog = yield* Catalog
     return handlers
@@ -143,3 +146,6 @@ export const PublisherNodesLive = HttpApiBuilder.group(Api, "publisherNodes", (h
           pageOf(query)
         ).pipe(answer, Effect.map(json)))
   }))
+
+/** This folder's handlers, with the services they use (src/App.ts provides what every feature shares). */
+export const CatalogHttp = Layer.mergeAll(CatalogLive, PublisherNodesLive).pipe(Layer.provide([Catalog.layer, Archives.layer]))

@@ -1,8 +1,9 @@
 /** The image proxy's handlers: the schemas validate, ImageTasks does the rest. */
 import { HttpApiBuilder } from "effect/http-api"
 import { HttpEffect, HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
-import { Effect } from "effect"
-import { Api } from "../Api.ts"
+import { Effect, Layer } from "effect"
+import { ImageProxyApi, SimulatedImagesApi } from "./Api.ts"
+import { registryApi } from "../Domain/RegistryApi.ts"
 import { AppConfig } from "../Config.ts"
 import { IdempotencyKeyInProgress, IdempotencyKeyReused, NotFound } from "../Domain/ApiErrors.ts"
 import {
@@ -45,7 +46,10 @@ const withFlexibleDefaults = (request: SkinEnhancerFlexibleRequest) => ({
   optimized_for: request.optimized_for ?? skinEnhancerDefaults.optimized_for
 })
 
-export const ImageProxyLive = HttpApiBuilder.group(Api, "imageProxy", (handlers) =>
+/** This folder's groups, under what every endpoint shares: its handlers are built against these alone. */
+const api = registryApi(ImageProxyApi, SimulatedImagesApi)
+
+const ImageProxyLive = HttpApiBuilder.group(api, "imageProxy", (handlers) =>
   Effect.map(ImageTasks, (tasks) =>
     handlers
       .handle("startStyleTransfer", ({ headers, payload }) =>
@@ -61,7 +65,7 @@ export const ImageProxyLive = HttpApiBuilder.group(Api, "imageProxy", (handlers)
 
 const simulatedFile = /^([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\.png$/i
 
-export const SimulatedImagesLive = HttpApiBuilder.group(Api, "simulatedImages", (handlers) =>
+const SimulatedImagesLive = HttpApiBuilder.group(api, "simulatedImages", (handlers) =>
   Effect.gen(function*() {
     const { vendorMode } = yield* AppConfig
     const pngOf = cachedSimulatedPngs()
@@ -92,3 +96,6 @@ export const SimulatedModeHeader = HttpRouter.middleware(
           : app)),
   { global: true }
 )
+
+/** This folder's handlers, with the services they use (src/App.ts provides what every feature shares). */
+export const ImagesHttp = Layer.mergeAll(ImageProxyLive, SimulatedImagesLive).pipe(Layer.provide(ImageTasks.layer))

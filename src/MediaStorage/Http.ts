@@ -1,8 +1,9 @@
 import { HttpApiBuilder } from "effect/http-api"
 import { HttpServerResponse } from "effect/http"
 import { NodeHttpServerRequest, NodeStream } from "@effect/platform-node"
-import { Effect } from "effect"
-import { Api } from "../Api.ts"
+import { Effect, Layer } from "effect"
+import { MediaStorageApi, MediaFilesApi } from "./Api.ts"
+import { registryApi } from "../Domain/RegistryApi.ts"
 import { declaredLength, mediaType } from "../Publishing/Http.ts"
 import { MediaStorage } from "./Service.ts"
 import { downloadMethod, redirectToStore } from "../Web/StoreRedirects.ts"
@@ -22,10 +23,13 @@ const answer = answering({
   StorageFailed: InternalError
 })
 
-export const MediaStorageLive = HttpApiBuilder.group(Api, "mediaStorage", (handlers) =>
+/** This folder's groups, under what every endpoint shares: its handlers are built against these alone. */
+const api = registryApi(MediaStorageApi, MediaFilesApi)
+
+const MediaStorageLive = HttpApiBuilder.group(api, "mediaStorage", (handlers) =>
   Effect.map(MediaStorage, (media) => handlers.handle("createStorageResource", ({ payload }) => answer(media.create(payload)))))
 
-export const MediaFilesLive = HttpApiBuilder.group(Api, "mediaFiles", (handlers) =>
+const MediaFilesLive = HttpApiBuilder.group(api, "mediaFiles", (handlers) =>
   Effect.map(MediaStorage, (media) =>
     handlers
       .handle("uploadMediaFile", ({ params, query, request }) =>
@@ -61,3 +65,6 @@ export const MediaFilesLive = HttpApiBuilder.group(Api, "mediaFiles", (handlers)
               })
           )
         ))))
+
+/** This folder's handlers, with the services they use (src/App.ts provides what every feature shares). */
+export const MediaStorageHttp = Layer.mergeAll(MediaStorageLive, MediaFilesLive).pipe(Layer.provide(MediaStorage.layer))

@@ -4,8 +4,9 @@
  */
 import { HttpApiBuilder } from "effect/http-api"
 import { HttpServerResponse } from "effect/http"
-import { Effect } from "effect"
-import { Api } from "../Api.ts"
+import { Effect, Layer } from "effect"
+import { MusicProxyApi } from "./Api.ts"
+import { registryApi } from "../Domain/RegistryApi.ts"
 import { AppConfig } from "../Config.ts"
 import { maxVideoBytes } from "../Domain/Media.ts"
 import { respondToCause } from "../Errors.ts"
@@ -30,7 +31,10 @@ const answer = answering({
 /** Failures answered here, before any method routing: no path has other methods to offer. */
 const answerFailure = respondToCause(() => [])
 
-export const MusicProxyLive = HttpApiBuilder.group(Api, "musicProxy", (handlers) =>
+/** This folder's groups, under what every endpoint shares: its handlers are built against these alone. */
+const api = registryApi(MusicProxyApi)
+
+const MusicProxyLive = HttpApiBuilder.group(api, "musicProxy", (handlers) =>
   Effect.gen(function*() {
     const music = yield* Music
     const { dataDir, vendorMode } = yield* AppConfig
@@ -57,3 +61,6 @@ export const MusicProxyLive = HttpApiBuilder.group(Api, "musicProxy", (handlers)
         )
       ))
   }))
+
+/** This folder's handlers, with the services they use (src/App.ts provides what every feature shares). */
+export const MusicHttp = MusicProxyLive.pipe(Layer.provide(Music.layer))

@@ -1,10 +1,10 @@
 import { HttpApiBuilder } from "effect/http-api"
 import { HttpServerResponse } from "effect/http"
-import { Effect, Schema } from "effect"
-import { Api } from "../Api.ts"
+import { Effect, Layer, Schema } from "effect"
+import { maxPublishersPerPage, PublicPublishersApi, PublishersApi } from "./Api.ts"
+import { registryApi } from "../Domain/RegistryApi.ts"
 import { defaultPage } from "../Catalog/Api.ts"
 import { PublisherMember } from "../Domain/Publisher.ts"
-import { maxPublishersPerPage } from "./Api.ts"
 import { MemberChange } from "./Repo.ts"
 import { Publishers } from "./Service.ts"
 import { answering, sharedAnswers } from "../Domain/Answers.ts"
@@ -25,7 +25,10 @@ const answer = answering({
 
 const memberResponse = HttpServerResponse.schemaJson(Schema.toCodecJson(PublisherMember))
 
-export const PublicPublishersLive = HttpApiBuilder.group(Api, "publicPublishers", (handlers) =>
+/** This folder's groups, under what every endpoint shares: its handlers are built against these alone. */
+const api = registryApi(PublicPublishersApi, PublishersApi)
+
+const PublicPublishersLive = HttpApiBuilder.group(api, "publicPublishers", (handlers) =>
   Effect.map(Publishers, (publishers) =>
     handlers
       .handle("validatePublisher", ({ query }) => publishers.validate(query.username))
@@ -35,7 +38,7 @@ export const PublicPublishersLive = HttpApiBuilder.group(Api, "publicPublishers"
       })
       .handle("getPublisher", ({ params }) => answer(publishers.get(params.publisherId)))))
 
-export const PublishersLive = HttpApiBuilder.group(Api, "publishers", (handlers) =>
+const PublishersLive = HttpApiBuilder.group(api, "publishers", (handlers) =>
   Effect.map(Publishers, (publishers) =>
     handlers
       .handle("createPublisher", ({ payload }) => answer(publishers.create(payload)))
@@ -55,3 +58,6 @@ export const PublishersLive = HttpApiBuilder.group(Api, "publishers", (handlers)
           )
         ))
       .handle("removeMember", ({ params }) => answer(publishers.removeMember(params.publisherId, params.userId)))))
+
+/** This folder's handlers, with the services they use (src/App.ts provides what every feature shares). */
+export const PublishersHttp = Layer.mergeAll(PublicPublishersLive, PublishersLive).pipe(Layer.provide(Publishers.layer))

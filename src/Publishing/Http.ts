@@ -1,9 +1,9 @@
 import { HttpApiBuilder } from "effect/http-api"
 import { HttpEffect, type HttpServerRequest, HttpServerResponse } from "effect/http"
 import { NodeHttpServerRequest, NodeStream } from "@effect/platform-node"
-import { Effect } from "effect"
-import { Api } from "../Api.ts"
-import { PublishResponse } from "./Api.ts"
+import { Effect, Layer } from "effect"
+import { ArchivesApi, PublishApi, PublishingApi, PublishResponse } from "./Api.ts"
+import { registryApi } from "../Domain/RegistryApi.ts"
 import { AuthFailures } from "../Auth/Failures.ts"
 import { BadRequest, Conflict, InternalError, InvalidSignature, InvalidToken, NodeDeleted, NodeExists, NotFound, PayloadTooLarge, RangeNotSatisfiable, RateLimited, Unauthorized, UnsupportedMediaType, UrlExpired, VersionExists, VersionImmutable } from "../Domain/ApiErrors.ts"
 import { errorResponse } from "../Errors.ts"
@@ -61,7 +61,10 @@ const answerMarked = <A>(replayed: boolean, value: A) =>
     )
     : Effect.succeed(value)
 
-export const PublishingLive = HttpApiBuilder.group(Api, "publishing", (handlers) =>
+/** This folder's groups, under what every endpoint shares: its handlers are built against these alone. */
+const api = registryApi(PublishingApi, PublishApi, ArchivesApi)
+
+const PublishingLive = HttpApiBuilder.group(api, "publishing", (handlers) =>
   Effect.map(Publishing, (publishing) =>
     handlers
       .handle("createNode", ({ params, payload }) => answer(publishing.createNode(params.publisherId, payload)))
@@ -72,7 +75,7 @@ export const PublishingLive = HttpApiBuilder.group(Api, "publishing", (handlers)
       .handle("deleteVersion", ({ params }) => answer(publishing.deleteVersion(params.publisherId, params.nodeId, params.versionId)))))
 
 /** A publish with a personal access token counts a refused token against the caller's address. */
-export const PublishLive = HttpApiBuilder.group(Api, "publish", (handlers) =>
+const PublishLive = HttpApiBuilder.group(api, "publish", (handlers) =>
   Effect.gen(function*() {
     const publishing = yield* Publishing
     const failures = yield* AuthFailures
@@ -84,7 +87,7 @@ export const PublishLive = HttpApiBuilder.group(Api, "publish", (handlers) =>
     })
   }))
 
-export const ArchivesLive = HttpApiBuilder.group(Api, "archives", (handlers) =>
+const ArchivesLive = HttpApiBuilder.group(api, "archives", (handlers) =>
   Effect.map(Archives, (archives) =>
     handlers
       .handle("uploadArchive", ({ params, query, request }) =>
@@ -152,3 +155,6 @@ const downloadAnswer = (
       )
   }
 }
+
+/** This folder's handlers, with the services they use (src/App.ts provides what every feature shares). */
+export const PublishingHttp = Layer.mergeAll(PublishingLive, PublishLive, ArchivesLive).pipe(Layer.provide([Publishing.layer, Archives.layer]))

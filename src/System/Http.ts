@@ -1,6 +1,7 @@
 import { HttpApiBuilder } from "effect/http-api"
 import { Effect } from "effect"
-import { Api } from "../Api.ts"
+import { SystemApi } from "./Api.ts"
+import { registryApi } from "../Domain/RegistryApi.ts"
 import { databaseAnswers } from "../Db/Database.ts"
 import { answering, sharedAnswers } from "../Domain/Answers.ts"
 import { DatabaseUnavailable } from "../Domain/ApiErrors.ts"
@@ -11,7 +12,11 @@ const answer = answering({
   DatabaseDown: DatabaseUnavailable
 })
 
-export const SystemLive = HttpApiBuilder.group(Api, "system", (handlers) =>
+/** This folder's groups, under what every endpoint shares: its handlers are built against these alone. */
+const api = registryApi(SystemApi)
+
+/** This folder's handlers (src/App.ts provides what they use, all of it shared). */
+export const SystemHttp = HttpApiBuilder.group(api, "system", (handlers) =>
   handlers
     .handle("health", () => Effect.succeed({ status: "ok" as const }))
     .handle("ready", () => answer(databaseAnswers).pipe(Effect.as({ status: "ready" as const, database: "up" as const }))))

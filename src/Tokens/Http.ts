@@ -1,6 +1,7 @@
 import { HttpApiBuilder } from "effect/http-api"
-import { Effect } from "effect"
-import { Api } from "../Api.ts"
+import { Effect, Layer } from "effect"
+import { TokensApi } from "./Api.ts"
+import { registryApi } from "../Domain/RegistryApi.ts"
 import { Tokens } from "./Service.ts"
 import { answering, sharedAnswers } from "../Domain/Answers.ts"
 import { NotFound } from "../Domain/ApiErrors.ts"
@@ -11,9 +12,15 @@ const answer = answering({
   TokenMissing: NotFound
 })
 
-export const TokensLive = HttpApiBuilder.group(Api, "tokens", (handlers) =>
+/** This folder's groups, under what every endpoint shares: its handlers are built against these alone. */
+const api = registryApi(TokensApi)
+
+const TokensLive = HttpApiBuilder.group(api, "tokens", (handlers) =>
   Effect.map(Tokens, (tokens) =>
     handlers
       .handle("createToken", ({ params, payload }) => answer(tokens.create(params.publisherId, payload)))
       .handle("listTokens", ({ params }) => answer(tokens.list(params.publisherId)))
       .handle("revokeToken", ({ params }) => answer(tokens.revoke(params.publisherId, params.tokenId)))))
+
+/** This folder's handlers, with the services they use (src/App.ts provides what every feature shares). */
+export const TokensHttp = TokensLive.pipe(Layer.provide(Tokens.layer))

@@ -15,7 +15,8 @@ import { Seeder } from "../../scripts/lib/Seeder.ts"
 import { mintToken } from "../../src/Auth/Jwt.ts"
 import { AppConfig, type AppConfigShape } from "../../src/Config.ts"
 import { TracingLive } from "../../src/Observability/Otel.ts"
-import { AppLive, HttpServerLive, ServicesLive } from "../../src/Server.ts"
+import { ServicesLive } from "../../src/App.ts"
+import { AppLive, HttpServerLive } from "../../src/Server.ts"
 
 export const testJwtSecret = "test-secret-for-the-registry-suite-0123456789"
 
