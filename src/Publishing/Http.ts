@@ -5,7 +5,24 @@ import { Effect, Layer } from "effect"
 import { ArchivesApi, PublishApi, PublishingApi, PublishResponse } from "./Api.ts"
 import { registryApi } from "../Domain/RegistryApi.ts"
 import { AuthFailures } from "../Auth/Failures.ts"
-import { BadRequest, Conflict, InternalError, InvalidSignature, InvalidToken, NodeDeleted, NodeExists, NotFound, PayloadTooLarge, RangeNotSatisfiable, RateLimited, Unauthorized, UnsupportedMediaType, UrlExpired, VersionExists, VersionImmutable } from "../Domain/ApiErrors.ts"
+import {
+  BadRequest,
+  Conflict,
+  InternalError,
+  InvalidSignature,
+  InvalidToken,
+  NodeDeleted,
+  NodeExists,
+  NotFound,
+  PayloadTooLarge,
+  RangeNotSatisfiable,
+  RateLimited,
+  Unauthorized,
+  UnsupportedMediaType,
+  UrlExpired,
+  VersionExists,
+  VersionImmutable
+} from "../Domain/ApiErrors.ts"
 import { errorResponse } from "../Errors.ts"
 import { byteRange, ifRangeHolds, RangeAnswer } from "../Web/ByteRanges.ts"
 import { noneMatchHolds } from "../Web/Validators.ts"
