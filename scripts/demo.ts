@@ -109,12 +109,19 @@ const demo = Effect.gen(function*() {
   if (Option.isSome(config.auth.jwksUrl)) {
     return yield* Effect.die(new Error("AUTH_JWKS_URL is set: the demo mints its own tokens; unset it to run the demo"))
   }
-  // the services (database up and migrated) first, then the catalogue, then the server listens
-  const services = yield* Layer.build(Layer.provideMerge(Seeder.layer, ServicesLive))
+  // the services (database up and migrated) first, then the catalogue, then the server listens;
+  // one memo map for both builds, so that the features share the seeder's page cache
+  const memoMap = yield* Layer.makeMemoMap
+  const scope = yield* Effect.scope
+  const services = yield* Layer.buildWithMemoMap(Layer.provideMerge(Seeder.layer, ServicesLive), memoMap, scope)
   const nodes = yield* Effect.provide(seedIfEmpty, services)
   const unclaimed = yield* Effect.provide(unclaimedNode, services)
   const token = yield* Effect.provide(mintToken(config, demoUser, "30d"), services)
-  const app = yield* Layer.build(AppLive.pipe(Layer.provideMerge(HttpServerLive), Layer.provide(Layer.succeedContext(services))))
+  const app = yield* Layer.buildWithMemoMap(
+    AppLive.pipe(Layer.provideMerge(HttpServerLive), Layer.provide(Layer.succeedContext(services))),
+    memoMap,
+    scope
+  )
   const { address } = Context.get(app, HttpServer.HttpServer)
   const base = address._tag === "UnixPathAddress" ? HttpServer.formatAddress(address) : `http://localhost:${address.port}`
   yield* Console.log(banner(base, config.dataDir, nodes, token, unclaimed))

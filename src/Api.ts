@@ -1,8 +1,9 @@
 /**
  * The whole HTTP interface: one declaration gives the server, the typed client (src/client.ts)
- * and, through ApiDocument.ts, /openapi.json and /docs.
+ * and, through ApiDocument.ts, /openapi.json and /docs. Every endpoint may also answer the
+ * errors `registryApi` declares for all (Domain/RegistryApi.ts).
  */
-import { HttpApi, OpenApi } from "effect/http-api"
+import { OpenApi } from "effect/http-api"
 import { AdminApi } from "./Admin/Api.ts"
 import { CatalogApi, PublisherNodesApi } from "./Catalog/Api.ts"
 import { ClaimApi } from "./Claims/Api.ts"
@@ -16,31 +17,33 @@ import { SystemApi } from "./System/Api.ts"
 import { TokensApi } from "./Tokens/Api.ts"
 import { BulkVersionsApi, VersionQueueApi } from "./Versions/Api.ts"
 import { ApiKeysApi } from "./ApiKeys/Api.ts"
+import { registryApi } from "./Domain/RegistryApi.ts"
 import { MediaFilesApi, MediaStorageApi } from "./MediaStorage/Api.ts"
 
-export class Api extends HttpApi.make("registry")
-  .add(CatalogApi)
-  .add(PublisherNodesApi)
-  .add(PublicPublishersApi)
-  .add(PublishersApi)
-  .add(TokensApi)
-  .add(ClaimApi)
-  .add(PublicHostNodesApi)
-  .add(HostNodesApi)
-  .add(AdminApi)
-  .add(PublishingApi)
-  .add(PublishApi)
-  .add(ArchivesApi)
-  .add(SystemApi)
-  .add(ImageProxyApi)
-  .add(SimulatedImagesApi)
-  .add(MusicProxyApi)
-  .add(ReviewsApi)
-  .add(VersionQueueApi)
-  .add(BulkVersionsApi)
-  .add(ApiKeysApi)
-  .add(MediaStorageApi)
-  .add(MediaFilesApi)
+export class Api extends registryApi(
+  CatalogApi,
+  PublisherNodesApi,
+  PublicPublishersApi,
+  PublishersApi,
+  TokensApi,
+  ClaimApi,
+  PublicHostNodesApi,
+  HostNodesApi,
+  AdminApi,
+  PublishingApi,
+  PublishApi,
+  ArchivesApi,
+  SystemApi,
+  ImageProxyApi,
+  SimulatedImagesApi,
+  MusicProxyApi,
+  ReviewsApi,
+  VersionQueueApi,
+  BulkVersionsApi,
+  ApiKeysApi,
+  MediaStorageApi,
+  MediaFilesApi
+)
   .annotate(OpenApi.Title, "Extension Registry and Media Proxy")
   .annotate(OpenApi.Version, "1.0")
   .annotate(OpenApi.Description, "Extension-node registry (publishers, nodes, versions, host-nodes, tokens, claiming) and a proxy for AI media operations. Every error body is ErrorResponse {error, message}.")

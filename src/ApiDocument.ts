@@ -14,8 +14,9 @@ import { Effect, Layer, Schema } from "effect"
 import { AppConfig } from "./Config.ts"
 import type { ExtraRoute } from "./Http/Routes.ts"
 import { Api } from "./Api.ts"
-import { apiErrors, DatabaseUnavailable, InternalError, MethodNotAllowed, PayloadTooLarge, UnsupportedMediaType } from "./Domain/ApiErrors.ts"
+import { apiErrors, BadRequest, DatabaseUnavailable, MethodNotAllowed, PayloadTooLarge, UnsupportedMediaType } from "./Domain/ApiErrors.ts"
 import { OptionalAuthentication } from "./Domain/Auth.ts"
+import { AnyEndpoint } from "./Domain/RegistryApi.ts"
 import { MusicEvent } from "./Domain/MusicEvents.ts"
 
 type Json = Record<string, any>
@@ -213,8 +214,11 @@ const classesOf = (schema: Json | undefined): Array<string> =>
     ? [schema.$ref.replace(schemaRef(""), "")]
     : [...(schema.anyOf ?? []), ...(schema.oneOf ?? [])].flatMap(classesOf)
 
+/** The classes every endpoint declares (Domain/RegistryApi.ts): named first in their status. */
+const everyEndpoints: ReadonlySet<string> = new Set([...AnyEndpoint.error].map((error) => (error as typeof apiErrors[number]).identifier))
+
 const errorResponse = (names: ReadonlyArray<string>, headers?: Json): Json => {
-  const unique = [...new Set(names)]
+  const unique = [...new Set(names)].sort((a, b) => Number(everyEndpoints.has(b)) - Number(everyEndpoints.has(a)))
   const refs = unique.map((name) => ({ $ref: schemaRef(name) }))
   return {
     description: unique.map((name) => {
@@ -332,6 +336,11 @@ const precise = (generated: Json): Json => {
     if (optionalBearer.has(`${method} ${path}`)) operation.security = [{ bearer: [] }, {}]
 
     const responses: Json = operation.responses
+    // an operation that takes nothing (no parameter, no body) has nothing a client can get wrong
+    const takesNothing = (operation.parameters ?? []).length === 0 && operation.requestBody === undefined
+    if (takesNothing && classesOf(responses["400"]?.content?.["application/json"]?.schema).every((name) => name === BadRequest.identifier)) {
+      delete responses["400"]
+    }
     for (const [status, response] of Object.entries<Json>(responses)) {
       if (Number(status) < 400) continue
       responses[status] = errorResponse(
@@ -347,7 +356,6 @@ const precise = (generated: Json): Json => {
     if (operation.requestBody?.content?.["application/json"] !== undefined && responses["415"] === undefined) {
       responses["415"] = errorResponse([UnsupportedMediaType.identifier])
     }
-    responses["500"] = errorResponse([InternalError.identifier])
     if (!withoutDatabase.has(operation.operationId)) {
       const others = classesOf(responses["503"]?.content?.["application/json"]?.schema)
       responses["503"] = errorResponse([...others, DatabaseUnavailable.identifier], { "Retry-After": headerRef("RetryAfter") })

@@ -1,99 +1,88 @@
 /**
- * The application: every feature's routes and services, served through the HTTP edge
- * (src/Http/). `main.ts` composes it with the real configuration; the tests with a configuration
- * pointing at their own database and a server on a free port.
+ * The application: every feature folder's handlers, one line each (each feature's layer brings
+ * the services its handlers use), over what the features share, provided once, served through
+ * the HTTP edge (src/Http/). Layers are
+ * memoised by reference within one build, so a service several features use (Publishers,
+ * Archives, the page cache behind the catalogue's writes) is built once, over the one pool.
  */
 import { HttpApiBuilder } from "effect/http-api"
 import { HttpRouter } from "effect/http"
 import { NodeFileSystem } from "@effect/platform-node"
 import { Effect, Layer } from "effect"
-import { AdminLive } from "./Admin/Http.ts"
-import { Moderation } from "./Admin/Service.ts"
+import { AdminHttp } from "./Admin/Http.ts"
 import { Api } from "./Api.ts"
-import { DocumentsLive, documentRoutes } from "./ApiDocument.ts"
-import { AuthFailures } from "./Auth/Failures.ts"
+import { ApiKeysHttp } from "./ApiKeys/Http.ts"
+import { ApiKeyRepo } from "./ApiKeys/Repo.ts"
 import { AuthenticationLive, KeyOrBearerAuthenticationLive, OptionalAuthenticationLive } from "./Auth/Authentication.ts"
+import { AuthFailures } from "./Auth/Failures.ts"
 import { JwtVerifier } from "./Auth/Jwt.ts"
 import { UserRepo } from "./Auth/UserRepo.ts"
-import { CatalogLive, PublisherNodesLive } from "./Catalog/Http.ts"
-import { Catalog } from "./Catalog/Service.ts"
-import { ClaimsLive } from "./Claims/Http.ts"
-import { Claims } from "./Claims/Service.ts"
+import { CatalogHttp } from "./Catalog/Http.ts"
+import { ClaimsHttp } from "./Claims/Http.ts"
 import { DatabaseLive } from "./Db/Database.ts"
-import { HostNodesLive, PublicHostNodesLive } from "./HostNodes/Http.ts"
-import { HostNodes } from "./HostNodes/Service.ts"
+import { AnyEndpoint } from "./Domain/RegistryApi.ts"
+import { DocumentsLive, documentRoutes } from "./ApiDocument.ts"
 import { EdgeLive } from "./Http/Edge.ts"
 import { HttpServerLive as NodeServerLive } from "./Http/NodeServer.ts"
 import { makeRouter } from "./Http/Router.ts"
 import { declaredRoutes, makeRouteTable, Routes } from "./Http/Routes.ts"
 import { spanNames } from "./Http/Spans.ts"
-import { ImageProxyLive, SimulatedImagesLive } from "./Images/Http.ts"
-import { ImageTasks } from "./Images/Service.ts"
-import { MusicProxyLive } from "./Music/Http.ts"
-import { Music } from "./Music/Service.ts"
-import { PublicPublishersLive, PublishersLive } from "./Publishers/Http.ts"
-import { Publishers } from "./Publishers/Service.ts"
-import { Archives } from "./Publishing/Archives.ts"
-import { ArchivesLive, PublishingLive, PublishLive } from "./Publishing/Http.ts"
-import { Publishing } from "./Publishing/Service.ts"
-import { ReviewsLive } from "./Reviews/Http.ts"
-import { Reviews } from "./Reviews/Service.ts"
-import { SystemLive } from "./System/Http.ts"
-import { metricsRoute, MetricsLive } from "./System/MetricsEndpoint.ts"
-import { TokensLive } from "./Tokens/Http.ts"
-import { Tokens } from "./Tokens/Service.ts"
-import { BulkVersionsLive, VersionQueueLive } from "./Versions/Http.ts"
-import { Versions } from "./Versions/Service.ts"
-import { ApiKeysLive } from "./ApiKeys/Http.ts"
-import { ApiKeys } from "./ApiKeys/Service.ts"
-import { ApiKeyRepo } from "./ApiKeys/Repo.ts"
-import { MediaFilesLive, MediaStorageLive } from "./MediaStorage/Http.ts"
-import { MediaStorage } from "./MediaStorage/Service.ts"
-import { Leftovers } from "./System/Leftovers.ts"
 import { Storage } from "./Storage/Store.ts"
+import { metricsRoute, MetricsLive } from "./System/MetricsEndpoint.ts"
+import { HostNodesHttp } from "./HostNodes/Http.ts"
+import { ImagesHttp } from "./Images/Http.ts"
+import { MediaStorageHttp } from "./MediaStorage/Http.ts"
+import { MusicHttp } from "./Music/Http.ts"
 import { ShutdownReport } from "./Observability/ShutdownReport.ts"
+import { PublishersHttp } from "./Publishers/Http.ts"
+import { PublishingHttp } from "./Publishing/Http.ts"
+import { ReviewsHttp } from "./Reviews/Http.ts"
+import { Leftovers } from "./System/Leftovers.ts"
+import { SystemHttp } from "./System/Http.ts"
+import { TokensHttp } from "./Tokens/Http.ts"
+import { VersionsHttp } from "./Versions/Http.ts"
 
+/** The Api's routes: one line per feature folder, its groups with the services they use. */
+export const ApiLive = HttpApiBuilder.layer(Api).pipe(
+  Layer.provide([
+    CatalogHttp,
+    PublishersHttp,
+    TokensHttp,
+    ClaimsHttp,
+    HostNodesHttp,
+    AdminHttp,
+    PublishingHttp,
+    SystemHttp,
+    ImagesHttp,
+    MusicHttp,
+    ReviewsHttp,
+    VersionsHttp,
+    ApiKeysHttp,
+    MediaStorageHttp
+  ])
+)
+
+/**
+ * What every feature shares, provided once: the middlewares the Api's groups name (the three
+ * authentications, AnyEndpoint), the failed-authentication counts (the bearer middleware and the
+ * publish endpoint's token check count together), the sweep of crash leftovers; over one
+ * database pool, the shutdown report and the local file system.
+ */
 export const ServicesLive = Layer.mergeAll(
-  Catalog.layer,
-  Publishing.layer,
-  Archives.layer,
-  Publishers.layer,
-  Tokens.layer,
-  Claims.layer,
-  HostNodes.layer,
-  Moderation.layer,
-  ImageTasks.layer,
-  Music.layer,
-  Reviews.layer,
-  Versions.layer,
   AuthenticationLive,
   OptionalAuthenticationLive,
-  ApiKeys.layer,
-  MediaStorage.layer,
   KeyOrBearerAuthenticationLive,
+  AnyEndpoint.layer,
+  AuthFailures.layer,
   Leftovers.layer,
-  // the catalogue hands out the store's own download URLs
-  Storage.layer,
-  AuthFailures.layer
+  // the catalogue hands out the store's own download URLs, publishing and media write there
+  Storage.layer
 ).pipe(
   Layer.provide([JwtVerifier.layer, UserRepo.layer, ApiKeyRepo.layer, AuthFailures.layer]),
   Layer.provideMerge(DatabaseLive),
   // under the database: its scope closes after the database's, so its last line ends the stop
   Layer.provideMerge(ShutdownReport.layer),
   Layer.provideMerge(NodeFileSystem.layer)
-)
-
-const ApiLive = HttpApiBuilder.layer(Api).pipe(
-  Layer.provide([CatalogLive, PublisherNodesLive, SystemLive]),
-  Layer.provide([PublicHostNodesLive, HostNodesLive, AdminLive]),
-  Layer.provide([TokensLive, ClaimsLive]),
-  Layer.provide([PublishingLive, PublishLive, ArchivesLive]),
-  Layer.provide([PublicPublishersLive, PublishersLive]),
-  Layer.provide([ImageProxyLive, SimulatedImagesLive]),
-  Layer.provide(MusicProxyLive),
-  Layer.provide(ReviewsLive),
-  Layer.provide([VersionQueueLive, BulkVersionsLive]),
-  Layer.provide([ApiKeysLive, MediaStorageLive, MediaFilesLive])
 )
 
 /** Every route the service serves: the Api's endpoints, the documents, `/metrics`. */

@@ -206,8 +206,6 @@ const floors: ReadonlyArray<Floor> = [
   // below the features: they answer in its vocabulary (Representation, Download, the caller's notes)
   // and never the other way round; the application hands the edge its routes (App.ts)
   { name: "HTTP edge", units: { "Http/": [] } },
-  // issue 24 moves its table into the features
-  { name: "error answers", units: { "Errors.ts": [] } },
   {
     name: "features",
     units: {
@@ -246,20 +244,15 @@ interface Import {
 const showImport = (i: Import) => `src/${i.from}:${i.line} imports src/${i.to}`
 
 /**
- * Imports the floors do not judge yet, each with why. Issue 24: these go when its parts land, and
- * the lead deletes each entry at merge (the test fails on an entry that excuses nothing any more).
+ * Imports the floors do not judge yet, each with why: none today. An entry is a debt with its
+ * reason; the test fails on an entry that excuses nothing any more.
  */
 interface Exception {
   readonly why: string
   readonly excuses: (i: Import) => boolean
 }
 
-const knownExceptions: ReadonlyArray<Exception> = [
-  {
-    why: "issue 24 (errors): each feature's Http.ts builds its group on the whole src/Api.ts, which composes the features",
-    excuses: (i) => /^[^/]+\/Http\.ts$/.test(i.from) && i.to === "Api.ts"
-  }
-]
+const knownExceptions: ReadonlyArray<Exception> = []
 
 const srcPath = (file: string) => path.relative(src, file).split(path.sep).join("/")
 

@@ -1,6 +1,6 @@
 import { HttpApi, HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
 import { Schema, Struct } from "effect"
-import { ArchiveMissing, BadRequest, Conflict, Forbidden, NodeExists, NotFound } from "../Domain/ApiErrors.ts"
+import { ArchiveMissing, Conflict, Forbidden, NodeExists, NotFound } from "../Domain/ApiErrors.ts"
 import { Authentication } from "../Domain/Auth.ts"
 import { Node, NodeId, NodeStatus, NodeVersion, NodeVersionStatus } from "../Domain/Node.ts"
 import { Publisher, PublisherStatus } from "../Domain/Publisher.ts"
@@ -62,7 +62,7 @@ export class AdminApi extends HttpApiGroup.make("admin")
     HttpApiEndpoint.post("createUnclaimedNode", "/admin/nodes", {
       payload: AdminNodeCreate,
       success: Node.pipe(HttpApiSchema.status(201)),
-      error: [BadRequest, Forbidden, NodeExists]
+      error: [Forbidden, NodeExists]
     })
       .annotate(OpenApi.Summary, "Create an unclaimed node (site admins)")
   )
@@ -71,7 +71,7 @@ export class AdminApi extends HttpApiGroup.make("admin")
       params: Schema.Struct({ nodeId: field(PathParam, "Identifier of the node") }),
       payload: AdminNodeUpdate,
       success: Node,
-      error: [BadRequest, Forbidden, NotFound, Conflict]
+      error: [Forbidden, NotFound, Conflict]
     })
       .annotate(OpenApi.Summary, "Moderate a node (site admins): status, tags_admin, search_ranking, preempted host-node names, host compatibility")
   )
@@ -81,7 +81,7 @@ export class AdminApi extends HttpApiGroup.make("admin")
       payload: refusingUnknownFields(Schema.Struct({ status: field(PublisherStatus, "New status of the publisher") }))
         .annotate({ identifier: "AdminPublisherUpdate" }),
       success: Publisher,
-      error: [BadRequest, Forbidden, NotFound, Conflict]
+      error: [Forbidden, NotFound, Conflict]
     })
       .annotate(HttpApi.PayloadParseOptions, refusingBody)
       .annotate(OpenApi.Summary, "Ban or unban a publisher (site admins); a banned publisher's nodes leave every listing")
@@ -91,7 +91,7 @@ export class AdminApi extends HttpApiGroup.make("admin")
       params: Schema.Struct({ nodeId: field(PathParam, "Identifier of the node"), version: field(PathParam, "The version string (such as 1.2.0) or the version's id") }),
       payload: AdminNodeVersionUpdate,
       success: NodeVersion,
-      error: [BadRequest, Forbidden, NotFound, Conflict, ArchiveMissing]
+      error: [Forbidden, NotFound, Conflict, ArchiveMissing]
     })
       .annotate(OpenApi.Summary, "Set a version's status with a reason, or its compatibility (site admins)")
       .annotate(

@@ -1,11 +1,25 @@
 import { HttpApiBuilder } from "effect/http-api"
-import { Effect } from "effect"
-import { Api } from "../Api.ts"
-import { answer } from "../Errors.ts"
+import { Effect, Layer } from "effect"
+import { AdminApi } from "./Api.ts"
+import { registryApi } from "../Domain/RegistryApi.ts"
 import { Publishers } from "../Publishers/Service.ts"
 import { Moderation } from "./Service.ts"
+import { answering, sharedAnswers } from "../Domain/Answers.ts"
+import { ArchiveMissing, Conflict, NodeExists } from "../Domain/ApiErrors.ts"
 
-export const AdminLive = HttpApiBuilder.group(Api, "admin", (handlers) =>
+/** Which class answers each failure these handlers meet. */
+const answer = answering({
+  ...sharedAnswers,
+  NodeIdTaken: NodeExists,
+  NodesPublisherDeleted: Conflict,
+  NoArchive: ArchiveMissing,
+  UnclaimedStaysActive: Conflict
+})
+
+/** This folder's groups, under what every endpoint shares: its handlers are built against these alone. */
+const api = registryApi(AdminApi)
+
+const AdminLive = HttpApiBuilder.group(api, "admin", (handlers) =>
   Effect.gen(function*() {
     const moderation = yield* Moderation
     const publishers = yield* Publishers
@@ -16,3 +30,6 @@ export const AdminLive = HttpApiBuilder.group(Api, "admin", (handlers) =>
         answer(moderation.moderateVersion(params.nodeId, params.version, payload)))
       .handle("moderatePublisher", ({ params, payload }) => answer(publishers.moderate(params.publisherId, payload.status)))
   }))
+
+/** This folder's handlers, with the services they use (src/App.ts provides what every feature shares). */
+export const AdminHttp = AdminLive.pipe(Layer.provide([Moderation.layer, Publishers.layer]))

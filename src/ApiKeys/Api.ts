@@ -1,6 +1,6 @@
 import { HttpApi, HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
 import { Schema } from "effect"
-import { BadRequest, NotFound } from "../Domain/ApiErrors.ts"
+import { NotFound } from "../Domain/ApiErrors.ts"
 import { ApiKeyCreate, ApiKeyList, CreatedApiKey } from "../Domain/ApiKey.ts"
 import { Authentication } from "../Domain/Auth.ts"
 import { field, PathParam, refusingBody } from "../Domain/Schemas.ts"
@@ -10,8 +10,7 @@ export class ApiKeysApi extends HttpApiGroup.make("apiKeys")
   .add(
     HttpApiEndpoint.post("createApiKey", "/users/api-keys", {
       payload: ApiKeyCreate,
-      success: CreatedApiKey.pipe(HttpApiSchema.status(201)),
-      error: BadRequest
+      success: CreatedApiKey.pipe(HttpApiSchema.status(201))
     })
       .annotate(HttpApi.PayloadParseOptions, refusingBody)
       .annotate(OpenApi.Summary, "Create an API key")
@@ -31,7 +30,7 @@ export class ApiKeysApi extends HttpApiGroup.make("apiKeys")
     HttpApiEndpoint.delete("revokeApiKey", "/users/api-keys/:keyId", {
       params: Schema.Struct({ keyId: field(PathParam, "Identifier of the key") }),
       success: HttpApiSchema.NoContent,
-      error: [BadRequest, NotFound]
+      error: [NotFound]
     })
       .annotate(OpenApi.Summary, "Revoke one of your API keys at once")
   )

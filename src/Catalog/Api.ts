@@ -1,6 +1,6 @@
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "effect/http-api"
 import { Schema, SchemaTransformation } from "effect"
-import { BadRequest, NodeBanned, NoInstallableVersion, NotFound, Forbidden } from "../Domain/ApiErrors.ts"
+import { NodeBanned, NoInstallableVersion, NotFound, Forbidden } from "../Domain/ApiErrors.ts"
 import { Authentication, OptionalAuthentication } from "../Domain/Auth.ts"
 import { Node, NodeList, NodeVersion, NodeVersionStatus, type SortKey, sortColumns } from "../Domain/Node.ts"
 import { DecimalIntegerString, documentedAs, field, IsoDateTimeFromString, PathParam, Text } from "../Domain/Schemas.ts"
@@ -167,8 +167,7 @@ export class CatalogApi extends HttpApiGroup.make("catalog")
   .add(
     HttpApiEndpoint.get("listAllNodes", "/nodes", {
       query: ListNodesParams,
-      success: NodeList,
-      error: BadRequest
+      success: NodeList
     })
       .annotate(OpenApi.Summary, "List all nodes (paginated)")
       .annotate(OpenApi.Description, "Nodes of every publisher, banned and deleted ones excluded. Answers carry an ETag; If-None-Match is honoured with 304.")
@@ -177,7 +176,7 @@ export class CatalogApi extends HttpApiGroup.make("catalog")
     HttpApiEndpoint.get("searchNodes", "/nodes/search", {
       query: SearchNodesParams,
       success: NodeList,
-      error: [BadRequest, Forbidden]
+      error: [Forbidden]
     })
       .middleware(OptionalAuthentication)
       .annotate(OpenApi.Summary, "Search nodes (paginated)")
@@ -193,7 +192,7 @@ export class CatalogApi extends HttpApiGroup.make("catalog")
     HttpApiEndpoint.get("getNodeVersion", "/nodes/:nodeId/versions/:versionId", {
       params: Schema.Struct({ nodeId: field(PathParam, "Identifier of the node"), versionId: field(PathParam, "The version string (such as 1.2.0) or the version's id") }),
       success: NodeVersion,
-      error: [BadRequest, NotFound, NodeBanned]
+      error: [NotFound, NodeBanned]
     })
       .annotate(OpenApi.Summary, "Get a node version")
       .annotate(OpenApi.Description, "`versionId` is the version string (1.2.0) or the version's id.")
@@ -203,7 +202,7 @@ export class CatalogApi extends HttpApiGroup.make("catalog")
       params: Schema.Struct({ nodeId: field(PathParam, "Identifier of the node") }),
       query: Schema.Struct({ include_translations: Flag("Include the node's translations", true) }),
       success: Node,
-      error: [BadRequest, NotFound, NodeBanned]
+      error: [NotFound, NodeBanned]
     })
       // a node changes with any write: a client revalidates before each reuse
       .annotate(Revalidated, "no-cache")
@@ -221,7 +220,7 @@ export class CatalogApi extends HttpApiGroup.make("catalog")
         )
       }),
       success: Schema.Array(NodeVersion),
-      error: [BadRequest, NotFound, NodeBanned]
+      error: [NotFound, NodeBanned]
     })
       .annotate(OpenApi.Summary, "List a node's versions, newest semantic version first")
   )
@@ -232,7 +231,7 @@ export class CatalogApi extends HttpApiGroup.make("catalog")
         version: optionalParam(Text(100), "The version to install; default the newest installable")
       }),
       success: NodeVersion,
-      error: [BadRequest, NotFound, NodeBanned, NoInstallableVersion]
+      error: [NotFound, NodeBanned, NoInstallableVersion]
     })
       .annotate(OpenApi.Summary, "Install a node: the version to install, with its downloadUrl; counts one download per client address, node and version an hour")
       .annotate(
@@ -252,7 +251,7 @@ export class PublisherNodesApi extends HttpApiGroup.make("publisherNodes")
       params: PublisherIdParams,
       query: Schema.Struct({ include_banned: includeBanned }),
       success: Schema.Array(Node),
-      error: [BadRequest, Forbidden, NotFound]
+      error: [Forbidden, NotFound]
     })
       .annotate(OpenApi.Identifier, "ListNodesForPublisher")
       .annotate(OpenApi.Summary, "List all nodes of a publisher")
@@ -262,7 +261,7 @@ export class PublisherNodesApi extends HttpApiGroup.make("publisherNodes")
       params: PublisherIdParams,
       query: Schema.Struct({ page: Page, limit: Limit, include_banned: includeBanned }),
       success: NodeList,
-      error: [BadRequest, Forbidden, NotFound]
+      error: [Forbidden, NotFound]
     })
       .annotate(OpenApi.Summary, "List nodes of a publisher, paginated")
   )

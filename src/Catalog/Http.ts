@@ -1,12 +1,11 @@
 import { HttpApiBuilder } from "effect/http-api"
 import { HttpServerResponse } from "effect/http"
-import { Effect, Metric, Option } from "effect"
-import { Api } from "../Api.ts"
+import { Effect, Layer, Metric, Option } from "effect"
+import { CatalogApi, defaultLimit, defaultPage, defaultStatuses, type ListNodesParams, PublisherNodesApi, type SearchNodesParams } from "./Api.ts"
+import { registryApi } from "../Domain/RegistryApi.ts"
 import { clientAddress } from "../Auth/Failures.ts"
 import { AppConfig } from "../Config.ts"
 import { hostVersionKey } from "../Domain/Semver.ts"
-import { answer } from "../Errors.ts"
-import { defaultLimit, defaultPage, defaultStatuses, type ListNodesParams, type SearchNodesParams } from "./Api.ts"
 import type { NodeQuery, SearchQuery } from "./NodePages.ts"
 import { type RenderedPage, ServedPage } from "./PageCache.ts"
 import { Catalog } from "./Service.ts"
@@ -15,6 +14,14 @@ import { represent } from "../Http/Representation.ts"
 import { labelledCounter } from "../Observability/Metrics.ts"
 import { archiveKey, archiveServed } from "../Storage/Keys.ts"
 import { Storage } from "../Storage/Store.ts"
+import { answering, sharedAnswers } from "../Domain/Answers.ts"
+import { NoInstallableVersion } from "../Domain/ApiErrors.ts"
+
+/** Which class answers each failure these handlers meet. */
+const answer = answering({
+  ...sharedAnswers,
+  NothingToInstall: NoInstallableVersion
+})
 
 /** The parameters' defaults, where the contract leaves them out (see Api.ts). */
 const pageOf = (p: { readonly page?: number | undefined; readonly limit?: number | undefined }) => ({
@@ -73,7 +80,10 @@ const countRequest = (formFactor: string | undefined) => {
   return Metric.update(listRequests({ form_factor: knownFormFactors.has(ff) ? ff : "unknown" }), 1)
 }
 
-export const CatalogLive = HttpApiBuilder.group(Api, "catalog", (handlers) =>
+/** This folder's groups, under what every endpoint shares: its handlers are built against these alone. */
+const api = registryApi(CatalogApi, PublisherNodesApi)
+
+const CatalogLive = HttpApiBuilder.group(api, "catalog", (handlers) =>
   Effect.gen(function*() {
     const catalog = yield* Catalog
     const storage = yield* Storage
@@ -111,7 +121,7 @@ export const CatalogLive = HttpApiBuilder.group(Api, "catalog", (handlers) =>
         answer(Effect.flatMap(catalog.install(params.nodeId, query.version, clientAddress(request, trustProxy)), fromItsStore)))
   }))
 
-export const PublisherNodesLive = HttpApiBuilder.group(Api, "publisherNodes", (handlers) =>
+const PublisherNodesLive = HttpApiBuilder.group(api, "publisherNodes", (handlers) =>
   Effect.gen(function*() {
     const catalog = yield* Catalog
     return handlers
@@ -126,3 +136,6 @@ export const PublisherNodesLive = HttpApiBuilder.group(Api, "publisherNodes", (h
           pageOf(query)
         ).pipe(answer, Effect.map(json)))
   }))
+
+/** This folder's handlers, with the services they use (src/App.ts provides what every feature shares). */
+export const CatalogHttp = Layer.mergeAll(CatalogLive, PublisherNodesLive).pipe(Layer.provide([Catalog.layer, Storage.layer]))

@@ -1,7 +1,6 @@
 import { HttpApi, HttpApiEndpoint, HttpApiGroup, OpenApi } from "effect/http-api"
 import { Schema } from "effect"
 import {
-  BadRequest,
   Forbidden,
   InvalidVcsToken,
   NodeAlreadyClaimed,
@@ -32,7 +31,7 @@ export class ClaimApi extends HttpApiGroup.make("claims")
         )
       })).annotate({ identifier: "ClaimRequest" }),
       success: ClaimResult,
-      error: [BadRequest, Forbidden, InvalidVcsToken, RepositoryNotOwned, NotFound, NodeAlreadyClaimed, RepositoryNotRecognised, RateLimited, ServiceUnavailable]
+      error: [Forbidden, InvalidVcsToken, RepositoryNotOwned, NotFound, NodeAlreadyClaimed, RepositoryNotRecognised, RateLimited, ServiceUnavailable]
     })
       .annotate(HttpApi.PayloadParseOptions, refusingBody)
       .annotate(OpenApi.Summary, "Claim an unclaimed node whose repository the caller administers")

@@ -2,8 +2,8 @@
  * Domain failures shared by several features: what went wrong in the registry's own words, with no
  * HTTP status. Services and repositories fail with these (features keep their own failures beside
  * their services); each feature's HTTP layer answers them with the client-facing classes of
- * ApiErrors.ts, through the one table in src/Errors.ts. Each says in `message` what a client
- * should read.
+ * ApiErrors.ts, through the one mapping of these in Answers.ts (`sharedAnswers`). Each says in
+ * `message` what a client should read.
  */
 import { Data } from "effect"
 

@@ -1,7 +1,7 @@
 import { HttpApi, HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
 import { Schema } from "effect"
 import { optionalParam, Page, PageSize } from "../Catalog/Api.ts"
-import { BadRequest, Conflict, Forbidden, NodeBanned, NotFound } from "../Domain/ApiErrors.ts"
+import { Conflict, Forbidden, NodeBanned, NotFound } from "../Domain/ApiErrors.ts"
 import { Authentication } from "../Domain/Auth.ts"
 import {
   defaultHostNodePageSize,
@@ -34,7 +34,7 @@ export class PublicHostNodesApi extends HttpApiGroup.make("publicHostNodes")
     HttpApiEndpoint.get("listHostNodes", "/nodes/:nodeId/versions/:version/host-nodes", {
       params: VersionPath,
       success: Schema.Array(HostNode),
-      error: [BadRequest, NotFound, NodeBanned]
+      error: [NotFound, NodeBanned]
     })
       .annotate(OpenApi.Summary, "List the host-nodes of a node version")
   )
@@ -42,7 +42,7 @@ export class PublicHostNodesApi extends HttpApiGroup.make("publicHostNodes")
     HttpApiEndpoint.get("getHostNode", "/nodes/:nodeId/versions/:version/host-nodes/:hostNodeName", {
       params: RecordPath,
       success: HostNode,
-      error: [BadRequest, NotFound, NodeBanned]
+      error: [NotFound, NodeBanned]
     })
       .annotate(OpenApi.Summary, "Get one host-node of a node version")
       .annotate(
@@ -53,8 +53,7 @@ export class PublicHostNodesApi extends HttpApiGroup.make("publicHostNodes")
   .add(
     HttpApiEndpoint.get("listAllHostNodes", "/host-nodes", {
       query: ListAllHostNodesParams,
-      success: HostNodePage,
-      error: BadRequest
+      success: HostNodePage
     })
       .annotate(OpenApi.Summary, "List host-nodes across nodes (paginated)")
       .annotate(
@@ -66,7 +65,7 @@ export class PublicHostNodesApi extends HttpApiGroup.make("publicHostNodes")
     HttpApiEndpoint.get("getNodeByHostNodeName", "/host-nodes/:hostNodeName/node", {
       params: Schema.Struct({ hostNodeName: field(PathParam, "Name of the host-node") }),
       success: Node,
-      error: [BadRequest, NotFound]
+      error: [NotFound]
     })
       .annotate(OpenApi.Summary, "Get the node that provides a host-node")
       .annotate(
@@ -86,7 +85,7 @@ export class HostNodesApi extends HttpApiGroup.make("hostNodes")
       params: VersionPath,
       payload: refusingUnknownFields(Schema.Array(HostNodeCreate).pipe(Schema.check(Schema.isMaxLength(maxHostNodesPerRequest)))),
       success: Schema.Array(HostNode).pipe(HttpApiSchema.status(201)),
-      error: [BadRequest, Forbidden, NotFound, Conflict]
+      error: [Forbidden, NotFound, Conflict]
     })
       .annotate(HttpApi.PayloadParseOptions, refusingBody)
       .annotate(OpenApi.Summary, "Record the host-nodes of a node version (site admins: the extraction job)")
@@ -96,7 +95,7 @@ export class HostNodesApi extends HttpApiGroup.make("hostNodes")
       params: RecordPath,
       payload: HostNodeUpdate,
       success: HostNode,
-      error: [BadRequest, Forbidden, NotFound, Conflict]
+      error: [Forbidden, NotFound, Conflict]
     })
       .annotate(HttpApi.PayloadParseOptions, refusingBody)
       .annotate(OpenApi.Summary, "Update a host-node")

@@ -1,12 +1,26 @@
 import { HttpApiBuilder } from "effect/http-api"
-import { Effect } from "effect"
-import { Api } from "../Api.ts"
+import { Effect, Layer } from "effect"
+import { PublicHostNodesApi, HostNodesApi } from "./Api.ts"
+import { registryApi } from "../Domain/RegistryApi.ts"
 import { defaultPage } from "../Catalog/Api.ts"
 import { defaultHostNodePageSize } from "../Domain/HostNode.ts"
-import { answer } from "../Errors.ts"
 import { HostNodes } from "./Service.ts"
+import { answering, sharedAnswers } from "../Domain/Answers.ts"
+import { Conflict, NotFound } from "../Domain/ApiErrors.ts"
 
-export const PublicHostNodesLive = HttpApiBuilder.group(Api, "publicHostNodes", (handlers) =>
+/** Which class answers each failure these handlers meet. */
+const answer = answering({
+  ...sharedAnswers,
+  HostNodeMissing: NotFound,
+  HostNodeProviderMissing: NotFound,
+  HostNodeNamesRepeated: Conflict,
+  HostNodeNamesTaken: Conflict
+})
+
+/** This folder's groups, under what every endpoint shares: its handlers are built against these alone. */
+const api = registryApi(PublicHostNodesApi, HostNodesApi)
+
+const PublicHostNodesLive = HttpApiBuilder.group(api, "publicHostNodes", (handlers) =>
   Effect.map(HostNodes, (hostNodes) =>
     handlers
       .handle("listHostNodes", ({ params }) => answer(hostNodes.list(params.nodeId, params.version)))
@@ -21,9 +35,12 @@ export const PublicHostNodesLive = HttpApiBuilder.group(Api, "publicHostNodes", 
         }))
       .handle("getNodeByHostNodeName", ({ params }) => answer(hostNodes.provider(params.hostNodeName)))))
 
-export const HostNodesLive = HttpApiBuilder.group(Api, "hostNodes", (handlers) =>
+const HostNodesLive = HttpApiBuilder.group(api, "hostNodes", (handlers) =>
   Effect.map(HostNodes, (hostNodes) =>
     handlers
       .handle("createHostNodes", ({ params, payload }) => answer(hostNodes.create(params.nodeId, params.version, payload)))
       .handle("updateHostNode", ({ params, payload }) =>
         answer(hostNodes.update(params.nodeId, params.version, params.hostNodeName, payload)))))
+
+/** This folder's handlers, with the services they use (src/App.ts provides what every feature shares). */
+export const HostNodesHttp = Layer.mergeAll(PublicHostNodesLive, HostNodesLive).pipe(Layer.provide(HostNodes.layer))

@@ -22,17 +22,12 @@ import {
   PayloadTooLarge,
   UnsupportedMediaType
 } from "../Domain/ApiErrors.ts"
+import { retryAfterOf } from "../Domain/Answers.ts"
 import { conflictRetryAfterSeconds, persistedConflict } from "../Db/Conflicts.ts"
 import { DatabaseOutages, outageOf, retryAfterSeconds } from "../Db/Outages.ts"
 import { sqlState } from "../Db/Rows.ts"
 import type { Piece } from "./Exchange.ts"
 import type { RouteTable } from "./Routes.ts"
-
-/** The `Retry-After` of an answer that says how long to wait (RateLimited, DatabaseUnavailable). */
-export const retryAfterOf = (error: unknown): string | undefined => {
-  const retryAfter = (error as { readonly retryAfter?: unknown } | undefined)?.retryAfter
-  return typeof retryAfter === "number" ? String(Math.max(0, Math.ceil(retryAfter))) : undefined
-}
 
 /** The wire form of a client-facing error: ErrorResponse. */
 export const wireOf = (error: ApiErrorInstance<string>) => ({ error: infoOf(error).code, message: error.message })

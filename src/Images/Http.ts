@@ -1,9 +1,10 @@
 /** The image proxy's handlers: the schemas validate, ImageTasks does the rest. */
 import { HttpApiBuilder } from "effect/http-api"
-import { Effect } from "effect"
-import { Api } from "../Api.ts"
+import { Effect, Layer } from "effect"
+import { ImageProxyApi, SimulatedImagesApi } from "./Api.ts"
+import { registryApi } from "../Domain/RegistryApi.ts"
 import { AppConfig } from "../Config.ts"
-import { NotFound } from "../Domain/ApiErrors.ts"
+import { IdempotencyKeyInProgress, IdempotencyKeyReused, NotFound } from "../Domain/ApiErrors.ts"
 import {
   MediaTaskEnvelope,
   type SkinEnhancerFaithfulRequest,
@@ -11,9 +12,19 @@ import {
   type SkinEnhancerRequest,
   skinEnhancerDefaults
 } from "../Domain/Media.ts"
-import { answer } from "../Errors.ts"
 import { ImageTasks, toWire } from "./Service.ts"
 import { cachedSimulatedPngs } from "./SimulatedImage.ts"
+import { answering, sharedAnswers } from "../Domain/Answers.ts"
+import { vendorAnswers } from "../Vendors/Failure.ts"
+
+/** Which class answers each failure these handlers meet. */
+const answer = answering({
+  ...sharedAnswers,
+  ...vendorAnswers,
+  TaskMissing: NotFound,
+  KeyReused: IdempotencyKeyReused,
+  KeyInProgress: IdempotencyKeyInProgress
+})
 
 const enveloped = (task: Parameters<typeof toWire>[0]) => new MediaTaskEnvelope({ data: toWire(task) }, { disableChecks: true })
 
@@ -34,7 +45,10 @@ const withFlexibleDefaults = (request: SkinEnhancerFlexibleRequest) => ({
   optimized_for: request.optimized_for ?? skinEnhancerDefaults.optimized_for
 })
 
-export const ImageProxyLive = HttpApiBuilder.group(Api, "imageProxy", (handlers) =>
+/** This folder's groups, under what every endpoint shares: its handlers are built against these alone. */
+const api = registryApi(ImageProxyApi, SimulatedImagesApi)
+
+const ImageProxyLive = HttpApiBuilder.group(api, "imageProxy", (handlers) =>
   Effect.map(ImageTasks, (tasks) =>
     handlers
       .handle("startStyleTransfer", ({ headers, payload }) =>
@@ -50,7 +64,7 @@ export const ImageProxyLive = HttpApiBuilder.group(Api, "imageProxy", (handlers)
 
 const simulatedFile = /^([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\.png$/i
 
-export const SimulatedImagesLive = HttpApiBuilder.group(Api, "simulatedImages", (handlers) =>
+const SimulatedImagesLive = HttpApiBuilder.group(api, "simulatedImages", (handlers) =>
   Effect.gen(function*() {
     const { vendorMode } = yield* AppConfig
     const pngOf = cachedSimulatedPngs()
@@ -62,3 +76,5 @@ export const SimulatedImagesLive = HttpApiBuilder.group(Api, "simulatedImages", 
     })
   }))
 
+/** This folder's handlers, with the services they use (src/App.ts provides what every feature shares). */
+export const ImagesHttp = Layer.mergeAll(ImageProxyLive, SimulatedImagesLive).pipe(Layer.provide(ImageTasks.layer))

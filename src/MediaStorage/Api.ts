@@ -1,8 +1,6 @@
 import { HttpApi, HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
 import { Schema } from "effect"
 import {
-  BadRequest,
-  InternalError,
   InvalidSignature,
   NotFound,
   PayloadTooLarge,
@@ -19,8 +17,7 @@ export class MediaStorageApi extends HttpApiGroup.make("mediaStorage")
   .add(
     HttpApiEndpoint.post("createStorageResource", "/customers/storage", {
       payload: StorageRequest,
-      success: StorageResource,
-      error: BadRequest
+      success: StorageResource
     })
       .annotate(HttpApi.PayloadParseOptions, refusingBody)
       .annotate(OpenApi.Summary, "Make a media file: a signed URL to upload it, a public one to download it")
@@ -49,7 +46,7 @@ export class MediaFilesApi extends HttpApiGroup.make("mediaFiles")
         signature: optionalField(Text(100), "Signature of the URL, as upload_url carries it")
       },
       success: HttpApiSchema.NoContent,
-      error: [BadRequest, InvalidSignature, UrlExpired, NotFound, PayloadTooLarge, UnsupportedMediaType, InternalError]
+      error: [InvalidSignature, UrlExpired, NotFound, PayloadTooLarge, UnsupportedMediaType]
     })
       .annotate(OpenApi.Summary, "Upload a media file's bytes to its signed URL")
       .annotate(
@@ -67,7 +64,7 @@ export class MediaFilesApi extends HttpApiGroup.make("mediaFiles")
     HttpApiEndpoint.get("downloadMediaFile", "/media/:token/:fileName", {
       params: FilePath,
       success: Schema.Uint8Array.pipe(HttpApiSchema.asUint8Array({ contentType: "application/octet-stream" })),
-      error: [BadRequest, NotFound, InternalError]
+      error: [NotFound]
     })
       .annotate(OpenApi.Summary, "Download a media file, with the content type it was declared with")
       .annotate(

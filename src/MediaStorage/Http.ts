@@ -1,16 +1,34 @@
 import { HttpApiBuilder } from "effect/http-api"
 import { HttpServerResponse } from "effect/http"
 import { NodeHttpServerRequest, NodeStream } from "@effect/platform-node"
-import { Effect } from "effect"
-import { Api } from "../Api.ts"
-import { answer } from "../Errors.ts"
+import { Effect, Layer } from "effect"
+import { MediaStorageApi, MediaFilesApi } from "./Api.ts"
+import { registryApi } from "../Domain/RegistryApi.ts"
 import { MediaStorage } from "./Service.ts"
 import { declaredLength, downloadMethod, mediaType, redirectToStore } from "../Storage/Http.ts"
+import { answering, sharedAnswers } from "../Domain/Answers.ts"
+import { BadRequest, InternalError, InvalidSignature, NotFound, PayloadTooLarge, UnsupportedMediaType, UrlExpired } from "../Domain/ApiErrors.ts"
 
-export const MediaStorageLive = HttpApiBuilder.group(Api, "mediaStorage", (handlers) =>
+/** Which class answers each failure these handlers meet. */
+const answer = answering({
+  ...sharedAnswers,
+  MediaFileMissing: NotFound,
+  MediaUrlExpired: UrlExpired,
+  MediaTypeMismatch: UnsupportedMediaType,
+  MediaFileTooLarge: PayloadTooLarge,
+  MediaQuotaExceeded: PayloadTooLarge,
+  MediaUploadBroken: BadRequest,
+  BadSignature: InvalidSignature,
+  StorageFailed: InternalError
+})
+
+/** This folder's groups, under what every endpoint shares: its handlers are built against these alone. */
+const api = registryApi(MediaStorageApi, MediaFilesApi)
+
+const MediaStorageLive = HttpApiBuilder.group(api, "mediaStorage", (handlers) =>
   Effect.map(MediaStorage, (media) => handlers.handle("createStorageResource", ({ payload }) => answer(media.create(payload)))))
 
-export const MediaFilesLive = HttpApiBuilder.group(Api, "mediaFiles", (handlers) =>
+const MediaFilesLive = HttpApiBuilder.group(api, "mediaFiles", (handlers) =>
   Effect.map(MediaStorage, (media) =>
     handlers
       .handle("uploadMediaFile", ({ params, query, request }) =>
@@ -46,3 +64,6 @@ export const MediaFilesLive = HttpApiBuilder.group(Api, "mediaFiles", (handlers)
               })
           )
         ))))
+
+/** This folder's handlers, with the services they use (src/App.ts provides what every feature shares). */
+export const MediaStorageHttp = Layer.mergeAll(MediaStorageLive, MediaFilesLive).pipe(Layer.provide(MediaStorage.layer))

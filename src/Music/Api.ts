@@ -6,7 +6,6 @@
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
 import { Schema } from "effect"
 import {
-  BadRequest,
   InvalidVideo,
   NotFound,
   PayloadTooLarge,
@@ -32,7 +31,6 @@ export class MusicProxyApi extends HttpApiGroup.make("musicProxy")
       payload: [MusicForm.pipe(HttpApiSchema.asMultipart()), MusicUrlForm.pipe(HttpApiSchema.asFormUrlEncoded())],
       success: MusicEventStream,
       error: [
-        BadRequest,
         InvalidVideo,
         VideoTooLong,
         NotFound,

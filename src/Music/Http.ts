@@ -4,19 +4,37 @@
  */
 import { HttpApiBuilder } from "effect/http-api"
 import { HttpServerResponse } from "effect/http"
-import { Effect } from "effect"
-import { Api } from "../Api.ts"
+import { Effect, Layer } from "effect"
+import { MusicProxyApi } from "./Api.ts"
+import { registryApi } from "../Domain/RegistryApi.ts"
 import { AppConfig } from "../Config.ts"
 import { maxVideoBytes } from "../Domain/Media.ts"
-import { answer } from "../Errors.ts"
 import { respondToCause } from "../Http/Failures.ts"
 import { formContentType, readVideoForm, spoolDirOf } from "./Form.ts"
 import { Music } from "./Service.ts"
+import { answering, sharedAnswers } from "../Domain/Answers.ts"
+import { vendorAnswers } from "../Vendors/Failure.ts"
+import { BadRequest, InvalidVideo, PayloadTooLarge, UnsupportedMediaType, VideoTooLong } from "../Domain/ApiErrors.ts"
+
+/** Which class answers each failure these handlers meet. */
+const answer = answering({
+  ...sharedAnswers,
+  ...vendorAnswers,
+  FormInvalid: BadRequest,
+  FormNotAccepted: UnsupportedMediaType,
+  FormTooLarge: PayloadTooLarge,
+  VideoTooLarge: PayloadTooLarge,
+  VideoUnreadable: InvalidVideo,
+  VideoOverlong: VideoTooLong
+})
 
 /** Failures answered here, before any method routing: no path has other methods to offer. */
 const answerFailure = respondToCause(() => [])
 
-export const MusicProxyLive = HttpApiBuilder.group(Api, "musicProxy", (handlers) =>
+/** This folder's groups, under what every endpoint shares: its handlers are built against these alone. */
+const api = registryApi(MusicProxyApi)
+
+const MusicProxyLive = HttpApiBuilder.group(api, "musicProxy", (handlers) =>
   Effect.gen(function*() {
     const music = yield* Music
     const { dataDir, vendorMode } = yield* AppConfig
@@ -43,3 +61,6 @@ export const MusicProxyLive = HttpApiBuilder.group(Api, "musicProxy", (handlers)
         )
       ))
   }))
+
+/** This folder's handlers, with the services they use (src/App.ts provides what every feature shares). */
+export const MusicHttp = MusicProxyLive.pipe(Layer.provide(Music.layer))

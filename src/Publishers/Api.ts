@@ -2,7 +2,6 @@ import { HttpApi, HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "
 import { Schema } from "effect"
 import { clampedTo, Page, PositiveInt } from "../Catalog/Api.ts"
 import {
-  BadRequest,
   Conflict,
   Forbidden,
   LastOwner,
@@ -48,8 +47,7 @@ export class PublicPublishersApi extends HttpApiGroup.make("publicPublishers")
       query: Schema.Struct({
         username: field(PublisherId, "The publisher id to check: a lowercase letter, then 1 to 63 lowercase letters, digits or '-'")
       }),
-      success: PublisherAvailability,
-      error: BadRequest
+      success: PublisherAvailability
     })
       .annotate(OpenApi.Summary, "Whether a publisher id is available")
       .annotate(OpenApi.Description, "Public. Reserved ids and ids of existing publishers (deleted ones included: their ids are never reused) are unavailable; a malformed id is 400.")
@@ -57,8 +55,7 @@ export class PublicPublishersApi extends HttpApiGroup.make("publicPublishers")
   .add(
     HttpApiEndpoint.get("listPublishers", "/publishers", {
       query: Schema.Struct({ page: Page, limit: PublishersLimit }),
-      success: Schema.Array(Publisher),
-      error: BadRequest
+      success: Schema.Array(Publisher)
     })
       .annotate(OpenApi.Summary, "List publishers, by id")
       .annotate(OpenApi.Description, `Public, paginated by \`page\` and \`limit\`; the answer is a plain array. Without \`limit\`, a page holds ${maxPublishersPerPage} publishers. Banned publishers are listed to site admins only; deleted ones to nobody. \`members\` is never included.`)
@@ -67,7 +64,7 @@ export class PublicPublishersApi extends HttpApiGroup.make("publicPublishers")
     HttpApiEndpoint.get("getPublisher", "/publishers/:publisherId", {
       params: PublisherPath,
       success: Publisher,
-      error: [BadRequest, NotFound]
+      error: [NotFound]
     })
       .annotate(OpenApi.Summary, "Get a publisher")
       .annotate(OpenApi.Description, "Public. `members` (with e-mail addresses) is shown to members of the publisher and site admins only.")
@@ -81,7 +78,7 @@ export class PublishersApi extends HttpApiGroup.make("publishers")
     HttpApiEndpoint.post("createPublisher", "/publishers", {
       payload: PublisherCreate,
       success: Publisher.pipe(HttpApiSchema.status(201)),
-      error: [BadRequest, PublisherExists, PublisherIdReserved]
+      error: [PublisherExists, PublisherIdReserved]
     })
       .annotate(HttpApi.PayloadParseOptions, refusingBody)
       .annotate(OpenApi.Summary, "Create a publisher; the caller becomes its owner")
@@ -91,7 +88,7 @@ export class PublishersApi extends HttpApiGroup.make("publishers")
       params: PublisherPath,
       payload: PublisherUpdate,
       success: Publisher,
-      error: [BadRequest, Forbidden, NotFound, Conflict]
+      error: [Forbidden, NotFound, Conflict]
     })
       .annotate(HttpApi.PayloadParseOptions, refusingBody)
       .annotate(OpenApi.Summary, "Update a publisher")
@@ -101,7 +98,7 @@ export class PublishersApi extends HttpApiGroup.make("publishers")
     HttpApiEndpoint.delete("deletePublisher", "/publishers/:publisherId", {
       params: PublisherPath,
       success: HttpApiSchema.NoContent,
-      error: [BadRequest, Forbidden, NotFound, PublisherHasNodes, Conflict]
+      error: [Forbidden, NotFound, PublisherHasNodes, Conflict]
     })
       .annotate(OpenApi.Summary, "Delete a publisher (owners and site admins)")
       .annotate(OpenApi.Description, "Refused with 409 `publisher_has_nodes` while the publisher has nodes that are not deleted (the message gives their number): delete them first. The deletion is soft and loses nothing: deleted nodes keep their versions and archives, members and tokens stay recorded. Its personal access tokens are revoked, and its id is never reused. The reserved publisher `unclaimed` cannot be deleted (409).")
@@ -110,7 +107,7 @@ export class PublishersApi extends HttpApiGroup.make("publishers")
     HttpApiEndpoint.get("getPermissionOnPublisher", "/publishers/:publisherId/permissions", {
       params: PublisherPath,
       success: EditPermission,
-      error: [BadRequest, NotFound]
+      error: [NotFound]
     })
       .annotate(OpenApi.Summary, "Whether the caller may edit the publisher")
       .annotate(OpenApi.Description, "`canEdit` is exactly the check of the publisher's writes (PUT /publishers/{publisherId}, its nodes and versions): owners, admins and site admins.")
@@ -122,7 +119,7 @@ export class PublishersApi extends HttpApiGroup.make("publishers")
         nodeId: field(PathParam, "Identifier of the publisher's node")
       }),
       success: EditPermission,
-      error: [BadRequest, NotFound]
+      error: [NotFound]
     })
       .annotate(OpenApi.Summary, "Whether the caller may edit the publisher's node")
       .annotate(OpenApi.Description, "`canEdit` is exactly the check of the node's writes: owners, admins and site admins. A node that is not the publisher's, or is deleted, is 404, as for its writes.")
@@ -138,7 +135,7 @@ export class PublishersApi extends HttpApiGroup.make("publishers")
       params: PublisherPath,
       payload: MemberAdd,
       success: PublisherMember.pipe(HttpApiSchema.status(201)),
-      error: [BadRequest, Forbidden, NotFound, UserNotFound, LastOwner]
+      error: [Forbidden, NotFound, UserNotFound, LastOwner]
     })
       .annotate(HttpApi.PayloadParseOptions, refusingBody)
       .annotate(OpenApi.Summary, "Add a member (owners only); an existing member's role is changed")
@@ -147,7 +144,7 @@ export class PublishersApi extends HttpApiGroup.make("publishers")
     HttpApiEndpoint.delete("removeMember", "/publishers/:publisherId/members/:userId", {
       params: Schema.Struct({ publisherId: field(PathParam, "Identifier of the publisher"), userId: field(PathParam, "Identifier of the member's user") }),
       success: HttpApiSchema.NoContent,
-      error: [BadRequest, Forbidden, NotFound, LastOwner]
+      error: [Forbidden, NotFound, LastOwner]
     })
       .annotate(OpenApi.Summary, "Remove a member (owners only); the last owner stays")
   )

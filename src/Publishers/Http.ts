@@ -1,17 +1,34 @@
 import { HttpApiBuilder } from "effect/http-api"
 import { HttpServerResponse } from "effect/http"
-import { Effect, Schema } from "effect"
-import { Api } from "../Api.ts"
+import { Effect, Layer, Schema } from "effect"
+import { maxPublishersPerPage, PublicPublishersApi, PublishersApi } from "./Api.ts"
+import { registryApi } from "../Domain/RegistryApi.ts"
 import { defaultPage } from "../Catalog/Api.ts"
 import { PublisherMember } from "../Domain/Publisher.ts"
-import { answer } from "../Errors.ts"
-import { maxPublishersPerPage } from "./Api.ts"
 import { MemberChange } from "./Repo.ts"
 import { Publishers } from "./Service.ts"
+import { answering, sharedAnswers } from "../Domain/Answers.ts"
+import { Conflict, LastOwner, NotFound, PublisherExists, PublisherHasNodes, PublisherIdReserved, UserNotFound } from "../Domain/ApiErrors.ts"
+
+/** Which class answers each failure these handlers meet. */
+const answer = answering({
+  ...sharedAnswers,
+  PublisherIdTaken: PublisherExists,
+  PublisherIdIsReserved: PublisherIdReserved,
+  UnknownUser: UserNotFound,
+  NotAMember: NotFound,
+  LastOwnerStays: LastOwner,
+  UnclaimedStaysActive: Conflict,
+  PublisherNotEmpty: PublisherHasNodes,
+  UnclaimedStays: Conflict
+})
 
 const memberResponse = HttpServerResponse.schemaJson(Schema.toCodecJson(PublisherMember))
 
-export const PublicPublishersLive = HttpApiBuilder.group(Api, "publicPublishers", (handlers) =>
+/** This folder's groups, under what every endpoint shares: its handlers are built against these alone. */
+const api = registryApi(PublicPublishersApi, PublishersApi)
+
+const PublicPublishersLive = HttpApiBuilder.group(api, "publicPublishers", (handlers) =>
   Effect.map(Publishers, (publishers) =>
     handlers
       .handle("validatePublisher", ({ query }) => publishers.validate(query.username))
@@ -21,7 +38,7 @@ export const PublicPublishersLive = HttpApiBuilder.group(Api, "publicPublishers"
       })
       .handle("getPublisher", ({ params }) => answer(publishers.get(params.publisherId)))))
 
-export const PublishersLive = HttpApiBuilder.group(Api, "publishers", (handlers) =>
+const PublishersLive = HttpApiBuilder.group(api, "publishers", (handlers) =>
   Effect.map(Publishers, (publishers) =>
     handlers
       .handle("createPublisher", ({ payload }) => answer(publishers.create(payload)))
@@ -41,3 +58,6 @@ export const PublishersLive = HttpApiBuilder.group(Api, "publishers", (handlers)
           )
         ))
       .handle("removeMember", ({ params }) => answer(publishers.removeMember(params.publisherId, params.userId)))))
+
+/** This folder's handlers, with the services they use (src/App.ts provides what every feature shares). */
+export const PublishersHttp = Layer.mergeAll(PublicPublishersLive, PublishersLive).pipe(Layer.provide(Publishers.layer))

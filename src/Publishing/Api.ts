@@ -6,10 +6,8 @@
 import { HttpApi, HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
 import { Schema } from "effect"
 import {
-  BadRequest,
   Conflict,
   Forbidden,
-  InternalError,
   InvalidSignature,
   InvalidToken,
   NodeBanned,
@@ -143,7 +141,7 @@ export class PublishingApi extends HttpApiGroup.make("publishing")
       params: { publisherId: field(PathParam, "Identifier of the publisher") },
       payload: NodeCreate,
       success: Node.pipe(HttpApiSchema.status(201)),
-      error: [BadRequest, Forbidden, PublisherBanned, NotFound, NodeExists]
+      error: [Forbidden, PublisherBanned, NotFound, NodeExists]
     })
       .annotate(OpenApi.Summary, "Create a node")
       .annotate(OpenApi.Description, "Owners, admins and site admins. 409 node_exists when the id is taken.")
@@ -153,7 +151,7 @@ export class PublishingApi extends HttpApiGroup.make("publishing")
       params: PublisherNodePath,
       payload: NodeUpdate,
       success: Node,
-      error: [BadRequest, Forbidden, NodeBanned, NotFound]
+      error: [Forbidden, NodeBanned, NotFound]
     })
       .annotate(OpenApi.Summary, "Update a node's metadata")
   )
@@ -161,7 +159,7 @@ export class PublishingApi extends HttpApiGroup.make("publishing")
     HttpApiEndpoint.delete("deleteNode", "/publishers/:publisherId/nodes/:nodeId", {
       params: PublisherNodePath,
       success: HttpApiSchema.NoContent,
-      error: [BadRequest, Forbidden, NotFound, Conflict]
+      error: [Forbidden, NotFound, Conflict]
     })
       .annotate(OpenApi.Summary, "Delete a node (soft: NodeStatusDeleted)")
   )
@@ -170,7 +168,7 @@ export class PublishingApi extends HttpApiGroup.make("publishing")
       params: PublisherVersionPath,
       payload: VersionUpdate,
       success: NodeVersion,
-      error: [BadRequest, Forbidden, NotFound]
+      error: [Forbidden, NotFound]
     })
       .annotate(HttpApi.PayloadParseOptions, refusingBody)
       .annotate(OpenApi.Summary, "Change a version's changelog or deprecation")
@@ -179,7 +177,7 @@ export class PublishingApi extends HttpApiGroup.make("publishing")
     HttpApiEndpoint.delete("deleteVersion", "/publishers/:publisherId/nodes/:nodeId/versions/:versionId", {
       params: PublisherVersionPath,
       success: HttpApiSchema.NoContent,
-      error: [BadRequest, Forbidden, NotFound, Conflict]
+      error: [Forbidden, NotFound, Conflict]
     })
       .annotate(OpenApi.Summary, "Delete a version (soft: NodeVersionStatusDeleted; its number is never reused)")
   )
@@ -198,7 +196,6 @@ export class PublishApi extends HttpApiGroup.make("publish")
       payload: PublishRequest,
       success: PublishResponse.pipe(HttpApiSchema.status(201)),
       error: [
-        BadRequest,
         Unauthorized,
         InvalidToken,
         Forbidden,
@@ -240,15 +237,13 @@ export class ArchivesApi extends HttpApiGroup.make("archives")
       },
       success: NodeVersion,
       error: [
-        BadRequest,
         InvalidSignature,
         UrlExpired,
         NodeBanned,
         NotFound,
         VersionImmutable,
         PayloadTooLarge,
-        UnsupportedMediaType,
-        InternalError
+        UnsupportedMediaType
       ]
     })
       .annotate(OpenApi.Summary, "Upload a version's zip archive to its signed URL")
@@ -271,7 +266,7 @@ export class ArchivesApi extends HttpApiGroup.make("archives")
     HttpApiEndpoint.get("downloadArchive", "/archives/:nodeId/:version", {
       params: ArchivePath,
       success: Schema.Uint8Array.pipe(HttpApiSchema.asUint8Array({ contentType: "application/zip" })),
-      error: [BadRequest, NodeBanned, NotFound, RangeNotSatisfiable, InternalError]
+      error: [NodeBanned, NotFound, RangeNotSatisfiable]
     })
       .annotate(OpenApi.Summary, "Download a version's archive (installable versions only)")
       .annotate(

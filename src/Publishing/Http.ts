@@ -1,16 +1,55 @@
 import { HttpApiBuilder } from "effect/http-api"
 import { HttpEffect, HttpServerResponse } from "effect/http"
 import { NodeHttpServerRequest, NodeStream } from "@effect/platform-node"
-import { Effect } from "effect"
-import { Api } from "../Api.ts"
-import { PublishResponse } from "./Api.ts"
+import { Effect, Layer } from "effect"
+import { ArchivesApi, PublishApi, PublishingApi, PublishResponse } from "./Api.ts"
+import { registryApi } from "../Domain/RegistryApi.ts"
 import { AuthFailures } from "../Auth/Failures.ts"
-import { answer } from "../Errors.ts"
 import { offerDownload } from "../Http/Ranges.ts"
+import {
+  BadRequest,
+  Conflict,
+  InternalError,
+  InvalidSignature,
+  InvalidToken,
+  NodeDeleted,
+  NodeExists,
+  NotFound,
+  PayloadTooLarge,
+  RateLimited,
+  Unauthorized,
+  UnsupportedMediaType,
+  UrlExpired,
+  VersionExists,
+  VersionImmutable
+} from "../Domain/ApiErrors.ts"
 import { Archives } from "./Archives.ts"
 import type { Opened } from "../Storage/Storage.ts"
 import { Publishing } from "./Service.ts"
 import { declaredLength, downloadMethod, mediaType, redirectToStore } from "../Storage/Http.ts"
+import { answering, sharedAnswers } from "../Domain/Answers.ts"
+
+/** Which class answers each failure these handlers meet. */
+const answer = answering({
+  ...sharedAnswers,
+  NodeIdTaken: NodeExists,
+  NodeIsDeleted: NodeDeleted,
+  VersionTaken: VersionExists,
+  VersionLocked: VersionImmutable,
+  NodeBannedForOwner: Conflict,
+  NodesPublisherDeleted: Conflict,
+  TokenRejected: InvalidToken,
+  NoCredentials: Unauthorized,
+  TooManyFailures: RateLimited,
+  BadSignature: InvalidSignature,
+  SignatureExpired: UrlExpired,
+  NotAZip: UnsupportedMediaType,
+  ArchiveTooLarge: PayloadTooLarge,
+  UploadBroken: BadRequest,
+  NotDownloadable: NotFound,
+  ArchiveNotStored: NotFound,
+  StorageFailed: InternalError
+})
 
 /**
  * The header that tells a replay from a first success: a retried write whose work was done before
@@ -27,7 +66,10 @@ const answerMarked = <A>(replayed: boolean, value: A) =>
     )
     : Effect.succeed(value)
 
-export const PublishingLive = HttpApiBuilder.group(Api, "publishing", (handlers) =>
+/** This folder's groups, under what every endpoint shares: its handlers are built against these alone. */
+const api = registryApi(PublishingApi, PublishApi, ArchivesApi)
+
+const PublishingLive = HttpApiBuilder.group(api, "publishing", (handlers) =>
   Effect.map(Publishing, (publishing) =>
     handlers
       .handle("createNode", ({ params, payload }) => answer(publishing.createNode(params.publisherId, payload)))
@@ -38,7 +80,7 @@ export const PublishingLive = HttpApiBuilder.group(Api, "publishing", (handlers)
       .handle("deleteVersion", ({ params }) => answer(publishing.deleteVersion(params.publisherId, params.nodeId, params.versionId)))))
 
 /** A publish with a personal access token counts a refused token against the caller's address. */
-export const PublishLive = HttpApiBuilder.group(Api, "publish", (handlers) =>
+const PublishLive = HttpApiBuilder.group(api, "publish", (handlers) =>
   Effect.gen(function*() {
     const publishing = yield* Publishing
     const failures = yield* AuthFailures
@@ -50,7 +92,7 @@ export const PublishLive = HttpApiBuilder.group(Api, "publish", (handlers) =>
     })
   }))
 
-export const ArchivesLive = HttpApiBuilder.group(Api, "archives", (handlers) =>
+const ArchivesLive = HttpApiBuilder.group(api, "archives", (handlers) =>
   Effect.map(Archives, (archives) =>
     handlers
       .handle("uploadArchive", ({ params, query, request }) =>
@@ -101,3 +143,6 @@ const downloadAnswer = (archive: Opened & { readonly etag: string }, fileName: s
     slice: archive.slice,
     headers: { "content-disposition": `attachment; filename="${fileName}"` }
   })
+
+/** This folder's handlers, with the services they use (src/App.ts provides what every feature shares). */
+export const PublishingHttp = Layer.mergeAll(PublishingLive, PublishLive, ArchivesLive).pipe(Layer.provide([Publishing.layer, Archives.layer]))

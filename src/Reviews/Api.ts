@@ -1,6 +1,6 @@
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "effect/http-api"
 import { Schema } from "effect"
-import { BadRequest, NodeBanned, NotFound } from "../Domain/ApiErrors.ts"
+import { NodeBanned, NotFound } from "../Domain/ApiErrors.ts"
 import { Authentication } from "../Domain/Auth.ts"
 import { Node } from "../Domain/Node.ts"
 import { StarParam } from "../Domain/Review.ts"
@@ -12,7 +12,7 @@ export class ReviewsApi extends HttpApiGroup.make("reviews")
       params: Schema.Struct({ nodeId: field(PathParam, "Identifier of the node") }),
       query: Schema.Struct({ star: StarParam }),
       success: Node,
-      error: [BadRequest, NotFound, NodeBanned]
+      error: [NotFound, NodeBanned]
     })
       .annotate(OpenApi.Summary, "Rate a node with 1 to 5 stars")
       .annotate(

@@ -1,6 +1,6 @@
 import { HttpApi, HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
 import { Schema } from "effect"
-import { BadRequest, Forbidden, NotFound } from "../Domain/ApiErrors.ts"
+import { Forbidden, NotFound } from "../Domain/ApiErrors.ts"
 import { Authentication } from "../Domain/Auth.ts"
 import { field, PathParam, refusingBody } from "../Domain/Schemas.ts"
 import { CreatedToken, TokenCreate, TokenSummary } from "../Domain/Token.ts"
@@ -13,7 +13,7 @@ export class TokensApi extends HttpApiGroup.make("tokens")
       params: PublisherPath,
       payload: TokenCreate,
       success: CreatedToken.pipe(HttpApiSchema.status(201)),
-      error: [BadRequest, Forbidden, NotFound]
+      error: [Forbidden, NotFound]
     })
       .annotate(HttpApi.PayloadParseOptions, refusingBody)
       .annotate(OpenApi.Summary, "Create a personal access token")
@@ -23,7 +23,7 @@ export class TokensApi extends HttpApiGroup.make("tokens")
     HttpApiEndpoint.get("listTokens", "/publishers/:publisherId/tokens", {
       params: PublisherPath,
       success: Schema.Array(TokenSummary),
-      error: [BadRequest, Forbidden, NotFound]
+      error: [Forbidden, NotFound]
     })
       .annotate(OpenApi.Summary, "List a publisher's tokens, values masked")
   )
@@ -31,7 +31,7 @@ export class TokensApi extends HttpApiGroup.make("tokens")
     HttpApiEndpoint.delete("revokeToken", "/publishers/:publisherId/tokens/:tokenId", {
       params: Schema.Struct({ publisherId: field(PathParam, "Identifier of the publisher"), tokenId: field(PathParam, "Identifier of the token") }),
       success: HttpApiSchema.NoContent,
-      error: [BadRequest, Forbidden, NotFound]
+      error: [Forbidden, NotFound]
     })
       .annotate(OpenApi.Summary, "Revoke a token at once")
   )

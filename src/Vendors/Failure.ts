@@ -5,6 +5,8 @@
  */
 import type { HttpClientError } from "effect/http"
 import { Clock, Data, Effect, Option, Schema } from "effect"
+import { BadRequest, NotFound, RateLimited, UpstreamError, UpstreamTimeout, VendorNotConfigured } from "../Domain/ApiErrors.ts"
+import type { Answers } from "../Domain/Answers.ts"
 import { retryAfterSeconds } from "./RetryAfter.ts"
 
 /** The vendor refused the request as the caller's mistake (its 400 or 422), in its own words when it gave some. */
@@ -55,6 +57,16 @@ export class VendorUnconfigured extends Data.TaggedError("VendorUnconfigured")<{
 }
 
 export type VendorFailure = VendorRefused | VendorLostTask | VendorRateLimited | VendorFailed | VendorTimedOut
+
+/** How both proxies answer these: as the vendor did, in our classes (the wait as `Retry-After`). */
+export const vendorAnswers = {
+  VendorRefused: BadRequest,
+  VendorLostTask: NotFound,
+  VendorRateLimited: RateLimited,
+  VendorFailed: UpstreamError,
+  VendorTimedOut: UpstreamTimeout,
+  VendorUnconfigured: VendorNotConfigured
+} as const satisfies Answers
 
 /** A non-blank text, trimmed. */
 const Said = Schema.Trim.check(Schema.isNonEmpty())

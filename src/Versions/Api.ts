@@ -1,7 +1,6 @@
 import { HttpApi, HttpApiEndpoint, HttpApiGroup, OpenApi } from "effect/http-api"
 import { Schema } from "effect"
 import { Flag, optionalParam, Page, PageSize } from "../Catalog/Api.ts"
-import { BadRequest } from "../Domain/ApiErrors.ts"
 import { OptionalAuthentication } from "../Domain/Auth.ts"
 import { NodeVersionStatus } from "../Domain/Node.ts"
 import { documentedAs, refusingBody, Text } from "../Domain/Schemas.ts"
@@ -35,8 +34,7 @@ export class VersionQueueApi extends HttpApiGroup.make("versionQueue")
   .add(
     HttpApiEndpoint.get("listAllNodeVersions", "/versions", {
       query: ListAllNodeVersionsParams,
-      success: NodeVersionPage,
-      error: BadRequest
+      success: NodeVersionPage
     })
       .annotate(OpenApi.Summary, "List node versions across nodes: the moderation queue (paginated)")
       .annotate(
@@ -54,8 +52,7 @@ export class BulkVersionsApi extends HttpApiGroup.make("bulkVersions")
   .add(
     HttpApiEndpoint.post("getBulkNodeVersions", "/bulk/nodes/versions", {
       payload: BulkNodeVersionsRequest,
-      success: BulkNodeVersionsResponse,
-      error: BadRequest
+      success: BulkNodeVersionsResponse
     })
       .annotate(HttpApi.PayloadParseOptions, refusingBody)
       .annotate(OpenApi.Summary, "Resolve many node versions in one request (lock files)")

@@ -1,11 +1,14 @@
 import { HttpApiBuilder } from "effect/http-api"
-import { Effect } from "effect"
-import { Api } from "../Api.ts"
+import { Effect, Layer } from "effect"
+import { BulkVersionsApi, defaultVersionPageSize, VersionQueueApi } from "./Api.ts"
+import { registryApi } from "../Domain/RegistryApi.ts"
 import { defaultPage } from "../Catalog/Api.ts"
-import { defaultVersionPageSize } from "./Api.ts"
 import { Versions } from "./Service.ts"
 
-export const VersionQueueLive = HttpApiBuilder.group(Api, "versionQueue", (handlers) =>
+/** This folder's groups, under what every endpoint shares: its handlers are built against these alone. */
+const api = registryApi(VersionQueueApi, BulkVersionsApi)
+
+const VersionQueueLive = HttpApiBuilder.group(api, "versionQueue", (handlers) =>
   Effect.map(Versions, (versions) =>
     handlers.handle("listAllNodeVersions", ({ query }) =>
       versions.queue({
@@ -17,7 +20,10 @@ export const VersionQueueLive = HttpApiBuilder.group(Api, "versionQueue", (handl
         includeStatusReason: query.include_status_reason ?? false
       }))))
 
-export const BulkVersionsLive = HttpApiBuilder.group(Api, "bulkVersions", (handlers) =>
+const BulkVersionsLive = HttpApiBuilder.group(api, "bulkVersions", (handlers) =>
   Effect.map(Versions, (versions) =>
     handlers.handle("getBulkNodeVersions", ({ payload }) =>
       Effect.map(versions.resolve(payload.node_versions), (node_versions) => ({ node_versions })))))
+
+/** This folder's handlers, with the services they use (src/App.ts provides what every feature shares). */
+export const VersionsHttp = Layer.mergeAll(VersionQueueLive, BulkVersionsLive).pipe(Layer.provide(Versions.layer))
