@@ -1,11 +1,15 @@
 /**
  * The service as a process: with LOG_FORMAT=json its stdout is JSON, one entry a line, and a
  * request's access line is there with the id it was sent; what a dependency prints (the
- * object-store SDK's multi-line warning) is one JSON line too. The formats' details are in
+ * object-store SDK's multi-line warning) and the embedded PostgreSQL's notices are JSON lines
+ * too. The formats' details are in
  * Logs.test.ts, the routing's in PrintedAsLogs.fast.test.ts.
  */
 import { expect, it } from "@effect/vitest"
 import { Effect } from "effect"
+import * as fs from "node:fs/promises"
+import * as os from "node:os"
+import * as path from "node:path"
 import { objectStoreCredentials, startObjectStore } from "../support/ObjectStore.ts"
 import { serviceNodeOptions, spawnService } from "../support/Process.ts"
 import { freshDatabase } from "../support/Service.ts"
@@ -84,3 +88,31 @@ it.live("LOG_FORMAT=json with STORAGE=s3: the object-store SDK's multi-line warn
     // Node's printer no longer writes it to stderr
     expect(service.output()).not.toContain("(node:")
   })), 120_000)
+
+it.live("LOG_FORMAT=json with the embedded PostgreSQL: its notices are JSON lines, from the first start to the stop", () =>
+  Effect.gen(function*() {
+    const dataDir = yield* Effect.acquireRelease(
+      Effect.promise(() => fs.mkdtemp(path.join(os.tmpdir(), "registry-logs-"))),
+      (dir) => Effect.promise(() => fs.rm(dir, { recursive: true, force: true }))
+    )
+    const service = yield* Effect.promise(() =>
+      spawnService({ env: { DATABASE_URL: undefined, DATA_DIR: dataDir, LOG_LEVEL: "info", LOG_FORMAT: "json" } })
+    )
+    // a stop by signal stops the embedded server too, which a kill would leave running
+    const code = yield* Effect.promise(() =>
+      new Promise<number | null>((resolve) => {
+        service.child.on("exit", resolve)
+        service.child.kill("SIGTERM")
+      })
+    )
+    expect(code).toBe(0)
+    const entries = service.stdout().split("\n").filter((line) => line !== "").map((line) => {
+      try {
+        return JSON.parse(line) as { message: string; logLevel: string }
+      } catch {
+        throw new Error(`a stdout line is not JSON: ${line}`)
+      }
+    })
+    expect(entries.find((e) => e.message.startsWith("embedded PostgreSQL: initialising a PostgreSQL cluster"))?.logLevel).toBe("INFO")
+    expect(entries.some((e) => e.message.startsWith("shutdown done"))).toBe(true)
+  }).pipe(Effect.scoped), 180_000)
