@@ -4,7 +4,8 @@
  * A loopback fake vendor (test/support/FakeImageVendor.ts, answering at once) and the service
  * (src/main.ts as a child process on a throw-away embedded PostgreSQL, pointed at the fake) are
  * measured side by side in one run: the same requests straight to the fake and through the
- * proxy, for starting a style transfer (POST) and polling a task (GET). Each pair is measured
+ * proxy, for starting a style transfer (POST) and polling a task (GET), finished (the proxy answers
+ * from its record) and unfinished (it asks the vendor each time). Each pair is measured
  * twice: one connection sending requests one after another (timed here with sub-millisecond
  * precision: the added latency), and autocannon with many connections (throughput, p50/p99
  * under load). Prints a Markdown table; `benchImageProxy` answers it for bench/run.ts.
@@ -35,7 +36,8 @@ const round = (n: number, digits = 2) => Math.round(n * 10 ** digits) / 10 ** di
 
 const vendorKey = "bench-vendor-key"
 const jwtSecret = "bench-jwt-secret-0123456789abcdef0123456789"
-const targetAddedP50Ms = 2
+/** What the proxy may add at p50 (issue 24): to a start, and to a poll of a finished task. */
+const targetAddedP50Ms = { start: 2, finishedPoll: 1 }
 
 const styleBody = JSON.stringify({
   image: "https://images.example/portrait.jpg",
@@ -43,6 +45,14 @@ const styleBody = JSON.stringify({
   engine: "colorful_anime",
   style_strength: 80
 })
+
+/** The same request straight to the fake vendor and through the proxy; `target`: the most the proxy may add at p50. */
+interface Pair {
+  readonly name: string
+  readonly target?: number
+  readonly direct: Target
+  readonly proxy: Target
+}
 
 interface Target {
   readonly method: "GET" | "POST"
@@ -142,21 +152,33 @@ export const benchImageProxy = async (options: { readonly quick: boolean }): Pro
     const toVendor = { ...json, "x-api-key": vendorKey }
     const toProxy = { ...json, authorization: `Bearer ${token}` }
 
-    const started = await fetch(`${service}/proxy/imagevendor/v1/ai/image-style-transfer`, { method: "POST", headers: toProxy, body: styleBody })
-    const { task_id: taskId } = await started.json() as { task_id: string }
-    if (started.status !== 200) throw new Error(`starting a task through the proxy answered ${started.status}`)
+    const startTask = async () => {
+      const started = await fetch(`${service}/proxy/imagevendor/v1/ai/image-style-transfer`, { method: "POST", headers: toProxy, body: styleBody })
+      if (started.status !== 200) throw new Error(`starting a task through the proxy answered ${started.status}`)
+      return (await started.json() as { task_id: string }).task_id
+    }
+    const pollOf = (taskId: string): Pick<Pair, "direct" | "proxy"> => ({
+      direct: { method: "GET", url: `${fake.url}/v1/ai/image-style-transfer/${taskId}`, headers: { "x-api-key": vendorKey } },
+      proxy: { method: "GET", url: `${service}/proxy/imagevendor/v1/ai/image-style-transfer/${taskId}`, headers: { authorization: `Bearer ${token}` } }
+    })
+    // the fake answers polls IN_PROGRESS unless scripted: one task it calls COMPLETED, polled once
+    // through the proxy so that the service has recorded it finished
+    const finishedId = await startTask()
+    fake.script(finishedId, ["COMPLETED"])
+    const finishing = await fetch(pollOf(finishedId).proxy.url, { headers: pollOf(finishedId).proxy.headers })
+    const finished = await finishing.json() as { data: { status: string } }
+    if (finished.data.status !== "COMPLETED") throw new Error(`the finished task's poll answered ${finished.data.status}`)
+    const unfinishedId = await startTask()
 
-    const pairs: ReadonlyArray<{ name: string; direct: Target; proxy: Target }> = [
+    const pairs: ReadonlyArray<Pair> = [
       {
         name: "POST style transfer",
+        target: targetAddedP50Ms.start,
         direct: { method: "POST", url: `${fake.url}/v1/ai/image-style-transfer`, headers: toVendor, body: styleBody },
         proxy: { method: "POST", url: `${service}/proxy/imagevendor/v1/ai/image-style-transfer`, headers: toProxy, body: styleBody }
       },
-      {
-        name: "GET poll",
-        direct: { method: "GET", url: `${fake.url}/v1/ai/image-style-transfer/${taskId}`, headers: { "x-api-key": vendorKey } },
-        proxy: { method: "GET", url: `${service}/proxy/imagevendor/v1/ai/image-style-transfer/${taskId}`, headers: { authorization: `Bearer ${token}` } }
-      }
+      { name: "GET poll, finished task", target: targetAddedP50Ms.finishedPoll, ...pollOf(finishedId) },
+      { name: "GET poll, unfinished task", ...pollOf(unfinishedId) }
     ]
 
     const rows: Array<string> = []
@@ -178,7 +200,11 @@ export const benchImageProxy = async (options: { readonly quick: boolean }): Pro
         `| ${pair.name} | proxy | ${round(seqProxy.p50)} | ${round(seqProxy.p99)} | ${round(loadProxy.rps, 0)} | ${loadProxy.p50} | ${loadProxy.p99} | ${loadProxy.failures} |`,
         `| ${pair.name} | **added** | **${round(addedP50)}** | **${round(addedP99)}** | | ${loadProxy.p50 - loadDirect.p50} | ${loadProxy.p99 - loadDirect.p99} | |`
       )
-      verdicts.push(`- ${pair.name}: added p50 ${round(addedP50)} ms (target <= ${targetAddedP50Ms} ms): ${addedP50 <= targetAddedP50Ms ? "met" : "NOT met"}`)
+      verdicts.push(
+        pair.target === undefined
+          ? `- ${pair.name}: added p50 ${round(addedP50)} ms (no target: one vendor exchange more than the direct call's)`
+          : `- ${pair.name}: added p50 ${round(addedP50)} ms (target <= ${pair.target} ms): ${addedP50 <= pair.target ? "met" : "NOT met"}`
+      )
     }
     // what any request costs this service on this machine, vendor or not: one exchange, one SQL statement
     const ready: Target = { method: "GET", url: `${service}/ready`, headers: {} }
@@ -191,7 +217,7 @@ export const benchImageProxy = async (options: { readonly quick: boolean }): Pro
       `## Image proxy${options.quick ? " (quick)" : ""}`,
       "",
       `A loopback fake vendor answering at once, straight and through the proxy (bearer JWT, validation, PostgreSQL ` +
-      `task record; polls of an unfinished task ask the vendor each time). Sequential: one connection, ` +
+      `task record; a finished task's poll is answered from the record, an unfinished one's asks the vendor each time). Sequential: one connection, ` +
       `${settings.sequential} requests after 50 of warm-up, timed with sub-millisecond precision. Load: autocannon, ` +
       `${settings.connections} connections, ${settings.seconds} s after 1 s of warm-up (whole milliseconds). ${os.cpus().length} CPUs, Node ${process.version}.`,
       "",
