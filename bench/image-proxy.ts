@@ -74,12 +74,40 @@ const sequential = async (target: Target, count: number) => {
       req.on("error", reject)
       req.end(target.body)
     })
+  const result = await timed(once, count)
+  agent.destroy()
+  return result
+}
+
+/** `count` runs of `once` one after another, and its p50 and p99 in ms. */
+const timed = async (once: () => Promise<number>, count: number) => {
   const times: Array<number> = []
   for (let i = 0; i < count; i++) times.push(await once())
-  agent.destroy()
   times.sort((a, b) => a - b)
   const at = (p: number) => times[Math.min(times.length - 1, Math.floor((p / 100) * times.length))]!
   return { p50: at(50), p99: at(99) }
+}
+
+/**
+ * `count` one-row INSERTs straight to PostgreSQL, each its own transaction: what the commit that a
+ * start waits for (the task's record, flushed to disk before the client hears of it) costs alone.
+ */
+const durableInserts = async (url: string, count: number) => {
+  const { default: pg } = await import("pg")
+  const client = new pg.Client({ connectionString: url })
+  await client.connect()
+  try {
+    await client.query("CREATE TABLE bench_commit_floor (id bigserial PRIMARY KEY, at timestamptz NOT NULL DEFAULT now())")
+    const once = async () => {
+      const started = performance.now()
+      await client.query("INSERT INTO bench_commit_floor DEFAULT VALUES")
+      return performance.now() - started
+    }
+    await timed(once, 50)
+    return await timed(once, count)
+  } finally {
+    await client.end()
+  }
 }
 
 /** autocannon at `connections`: requests per second, p50 and p99 (whole ms), failures. */
@@ -212,6 +240,9 @@ export const benchImageProxy = async (options: { readonly quick: boolean }): Pro
     const seqReady = await sequential(ready, settings.sequential)
     const loadReady = await loaded(ready, settings.connections, settings.seconds)
     rows.push(`| floor: GET /ready (one SQL statement, no vendor) | service | ${round(seqReady.p50)} | ${round(seqReady.p99)} | ${round(loadReady.rps, 0)} | ${loadReady.p50} | ${loadReady.p99} | ${loadReady.failures} |`)
+    const commit = await durableInserts(db.url, settings.sequential)
+    rows.push(`| floor: one-row INSERT, its own transaction, straight to PostgreSQL (the commit a start waits for) | PostgreSQL | ${round(commit.p50)} | ${round(commit.p99)} | | | | |`)
+    verdicts.push(`- a durable commit alone takes p50 ${round(commit.p50)} ms on this disk: a start pays it, a poll does not`)
     const load = os.loadavg()[0]!
     return [
       `## Image proxy${options.quick ? " (quick)" : ""}`,
