@@ -21,6 +21,7 @@ import { freePort, startEmbedded } from "../src/Db/Embedded.ts"
 import { startFakeImageVendor } from "../test/support/FakeImageVendor.ts"
 import { root, runAlone } from "./standalone.ts"
 import { benchedServiceOptions } from "./processes.ts"
+import { cpuSeconds } from "./proc.ts"
 
 // autocannon sends request bodies too (bench/autocannon.d.ts declares what the catalogue bench uses)
 declare module "autocannon" {
@@ -171,6 +172,12 @@ export const benchImageProxy = async (options: { readonly quick: boolean }): Pro
       await exited
     })
     const service = `http://127.0.0.1:${port}`
+    /** `run` with the service's CPU time per request over it (from /proc, so that a busy machine does not inflate it). */
+    const serviceCpu = async (run: () => Promise<{ p50: number; p99: number }>) => {
+      const before = await cpuSeconds(child.pid!)
+      const result = await run()
+      return { ...result, cpuMs: ((await cpuSeconds(child.pid!)) - before) * 1000 / settings.sequential }
+    }
     await waitReady(service, child)
     log(`service on ${service}, fake vendor on ${fake.url}`)
 
@@ -217,16 +224,16 @@ export const benchImageProxy = async (options: { readonly quick: boolean }): Pro
       await sequential(pair.direct, 50)
       await sequential(pair.proxy, 50)
       const seqDirect = await sequential(pair.direct, settings.sequential)
-      const seqProxy = await sequential(pair.proxy, settings.sequential)
+      const seqProxy = await serviceCpu(() => sequential(pair.proxy, settings.sequential))
       log(`${pair.name}: autocannon, ${settings.connections} connections, ${settings.seconds} s each way`)
       const loadDirect = await loaded(pair.direct, settings.connections, settings.seconds)
       const loadProxy = await loaded(pair.proxy, settings.connections, settings.seconds)
       const addedP50 = seqProxy.p50 - seqDirect.p50
       const addedP99 = seqProxy.p99 - seqDirect.p99
       rows.push(
-        `| ${pair.name} | direct | ${round(seqDirect.p50)} | ${round(seqDirect.p99)} | ${round(loadDirect.rps, 0)} | ${loadDirect.p50} | ${loadDirect.p99} | ${loadDirect.failures} |`,
-        `| ${pair.name} | proxy | ${round(seqProxy.p50)} | ${round(seqProxy.p99)} | ${round(loadProxy.rps, 0)} | ${loadProxy.p50} | ${loadProxy.p99} | ${loadProxy.failures} |`,
-        `| ${pair.name} | **added** | **${round(addedP50)}** | **${round(addedP99)}** | | ${loadProxy.p50 - loadDirect.p50} | ${loadProxy.p99 - loadDirect.p99} | |`
+        `| ${pair.name} | direct | ${round(seqDirect.p50)} | ${round(seqDirect.p99)} | | ${round(loadDirect.rps, 0)} | ${loadDirect.p50} | ${loadDirect.p99} | ${loadDirect.failures} |`,
+        `| ${pair.name} | proxy | ${round(seqProxy.p50)} | ${round(seqProxy.p99)} | ${round(seqProxy.cpuMs, 3)} | ${round(loadProxy.rps, 0)} | ${loadProxy.p50} | ${loadProxy.p99} | ${loadProxy.failures} |`,
+        `| ${pair.name} | **added** | **${round(addedP50)}** | **${round(addedP99)}** | | | ${loadProxy.p50 - loadDirect.p50} | ${loadProxy.p99 - loadDirect.p99} | |`
       )
       verdicts.push(
         pair.target === undefined
@@ -237,23 +244,24 @@ export const benchImageProxy = async (options: { readonly quick: boolean }): Pro
     // what any request costs this service on this machine, vendor or not: one exchange, one SQL statement
     const ready: Target = { method: "GET", url: `${service}/ready`, headers: {} }
     await sequential(ready, 50)
-    const seqReady = await sequential(ready, settings.sequential)
+    const seqReady = await serviceCpu(() => sequential(ready, settings.sequential))
     const loadReady = await loaded(ready, settings.connections, settings.seconds)
-    rows.push(`| floor: GET /ready (one SQL statement, no vendor) | service | ${round(seqReady.p50)} | ${round(seqReady.p99)} | ${round(loadReady.rps, 0)} | ${loadReady.p50} | ${loadReady.p99} | ${loadReady.failures} |`)
+    rows.push(`| floor: GET /ready (one SQL statement, no vendor) | service | ${round(seqReady.p50)} | ${round(seqReady.p99)} | ${round(seqReady.cpuMs, 3)} | ${round(loadReady.rps, 0)} | ${loadReady.p50} | ${loadReady.p99} | ${loadReady.failures} |`)
     const commit = await durableInserts(db.url, settings.sequential)
-    rows.push(`| floor: one-row INSERT, its own transaction, straight to PostgreSQL (the commit a start waits for) | PostgreSQL | ${round(commit.p50)} | ${round(commit.p99)} | | | | |`)
+    rows.push(`| floor: one-row INSERT, its own transaction, straight to PostgreSQL (the commit a start waits for) | PostgreSQL | ${round(commit.p50)} | ${round(commit.p99)} | | | | | |`)
     verdicts.push(`- a durable commit alone takes p50 ${round(commit.p50)} ms on this disk: a start pays it, a poll does not`)
     const load = os.loadavg()[0]!
     return [
       `## Image proxy${options.quick ? " (quick)" : ""}`,
       "",
       `A loopback fake vendor answering at once, straight and through the proxy (bearer JWT, validation, PostgreSQL ` +
-      `task record; a finished task's poll is answered from the record, an unfinished one's asks the vendor each time). Sequential: one connection, ` +
-      `${settings.sequential} requests after 50 of warm-up, timed with sub-millisecond precision. Load: autocannon, ` +
+      `task record; a finished task's poll is answered without the vendor, an unfinished one's asks it each time). Sequential: one connection, ` +
+      `${settings.sequential} requests after 50 of warm-up, timed with sub-millisecond precision, with the service's CPU time per request (from /proc: ` +
+      `what a busy machine does not inflate). Load: autocannon, ` +
       `${settings.connections} connections, ${settings.seconds} s after 1 s of warm-up (whole milliseconds). ${os.cpus().length} CPUs, Node ${process.version}.`,
       "",
-      "| request | path | sequential p50 ms | sequential p99 ms | load req/s | load p50 ms | load p99 ms | failures |",
-      "|---|---|---|---|---|---|---|---|",
+      "| request | path | sequential p50 ms | sequential p99 ms | service CPU ms/req | load req/s | load p50 ms | load p99 ms | failures |",
+      "|---|---|---|---|---|---|---|---|---|",
       ...rows,
       "",
       ...verdicts,
