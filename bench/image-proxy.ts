@@ -4,14 +4,16 @@
  * A loopback fake vendor (test/support/FakeImageVendor.ts, answering at once) and the service
  * (src/main.ts as a child process on a throw-away embedded PostgreSQL, pointed at the fake) are
  * measured side by side in one run: the same requests straight to the fake and through the
- * proxy, for starting a style transfer (POST) and polling a task (GET), finished (the proxy answers
- * from its record) and unfinished (it asks the vendor each time). Each pair is measured
+ * proxy, for starting a style transfer (POST, without and with an Idempotency-Key) and polling a
+ * task (GET), finished (the proxy answers without the vendor) and unfinished (it asks the vendor
+ * each time). Each pair is measured
  * twice: one connection sending requests one after another (timed here with sub-millisecond
  * precision: the added latency), and autocannon with many connections (throughput, p50/p99
  * under load). Prints a Markdown table; `benchImageProxy` answers it for bench/run.ts.
  */
 import autocannon from "autocannon"
 import { type ChildProcess, spawn } from "node:child_process"
+import { randomUUID } from "node:crypto"
 import * as fs from "node:fs/promises"
 import * as http from "node:http"
 import * as os from "node:os"
@@ -60,7 +62,11 @@ interface Target {
   readonly url: string
   readonly headers: Record<string, string>
   readonly body?: string
+  /** Headers made anew for every request (a fresh Idempotency-Key). */
+  readonly fresh?: () => Record<string, string>
 }
+
+const headersOf = (target: Target) => target.fresh === undefined ? target.headers : { ...target.headers, ...target.fresh() }
 
 /** `count` requests one after another on one kept-alive connection; latencies in ms. */
 const sequential = async (target: Target, count: number) => {
@@ -68,7 +74,7 @@ const sequential = async (target: Target, count: number) => {
   const once = () =>
     new Promise<number>((resolve, reject) => {
       const started = performance.now()
-      const req = http.request(target.url, { method: target.method, headers: target.headers, agent }, (res) => {
+      const req = http.request(target.url, { method: target.method, headers: headersOf(target), agent }, (res) => {
         res.resume()
         res.on("end", () => res.statusCode === 200 ? resolve(performance.now() - started) : reject(new Error(`${target.url} answered ${res.statusCode}`)))
       })
@@ -118,7 +124,7 @@ const loaded = async (target: Target, connections: number, seconds: number) => {
       url: target.url,
       connections,
       duration,
-      requests: [{ setupRequest: (r) => ({ ...r, method: target.method, headers: target.headers, ...(target.body ? { body: target.body } : {}) }) }]
+      requests: [{ setupRequest: (r) => ({ ...r, method: target.method, headers: headersOf(target), ...(target.body ? { body: target.body } : {}) }) }]
     })
   await run(1)
   const r = await run(seconds)
@@ -211,6 +217,18 @@ export const benchImageProxy = async (options: { readonly quick: boolean }): Pro
         target: targetAddedP50Ms.start,
         direct: { method: "POST", url: `${fake.url}/v1/ai/image-style-transfer`, headers: toVendor, body: styleBody },
         proxy: { method: "POST", url: `${service}/proxy/imagevendor/v1/ai/image-style-transfer`, headers: toProxy, body: styleBody }
+      },
+      {
+        name: "POST style transfer, new Idempotency-Key each",
+        target: targetAddedP50Ms.start,
+        direct: { method: "POST", url: `${fake.url}/v1/ai/image-style-transfer`, headers: toVendor, body: styleBody },
+        proxy: {
+          method: "POST",
+          url: `${service}/proxy/imagevendor/v1/ai/image-style-transfer`,
+          headers: toProxy,
+          body: styleBody,
+          fresh: () => ({ "idempotency-key": randomUUID() })
+        }
       },
       { name: "GET poll, finished task", target: targetAddedP50Ms.finishedPoll, ...pollOf(finishedId) },
       { name: "GET poll, unfinished task", ...pollOf(unfinishedId) }
