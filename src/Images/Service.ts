@@ -56,6 +56,9 @@ const keyPollMillis = 25
 /** How much longer than the vendor timeout a repeat waits for the first request. */
 const keyWaitGraceMillis = 2_000
 
+/** Finished tasks an instance remembers at most (the oldest remembered is forgotten first). */
+const finishedCapacity = 10_000
+
 /** Why a start at the vendor failed. */
 type StartFailure = VendorFailure | VendorUnconfigured
 
@@ -70,6 +73,19 @@ export class ImageTasks extends Context.Service<ImageTasks>()("ImageTasks", {
     const vendor = yield* ImageVendor
     const tasks = yield* TaskRepo
     const { vendorTimeoutMillis } = yield* AppConfig
+
+    /**
+     * Finished tasks by id, with their owners. A finished task never changes again (TaskRepo's
+     * UPDATE refuses to move it) and nothing deletes tasks, so its poll is answered from here
+     * without the vendor or the database; another instance reads it once from the database.
+     */
+    const finished = new Map<string, { readonly ownerId: string; readonly task: StoredTask }>()
+    const remember = (ownerId: string, task: StoredTask) => {
+      if (!terminalStatuses.includes(task.status) || finished.has(task.id)) return task
+      if (finished.size >= finishedCapacity) finished.delete(finished.keys().next().value!)
+      finished.set(task.id, { ownerId, task })
+      return task
+    }
 
     /**
      * Starts the task at the vendor and records it (binding the claimed key, if any). It runs to
@@ -174,14 +190,17 @@ export class ImageTasks extends Context.Service<ImageTasks>()("ImageTasks", {
       /** The caller's task, after asking the vendor unless it has finished. */
       poll: traced("ImageTasks.poll")(function*(kind: ImageTaskKind, taskId: string) {
         const user = yield* CurrentUser
+        // ids are UUIDs, stored in lower case; anyone else's task, or another kind's, is asked of the database (and is 404)
+        const known = finished.get(taskId.toLowerCase())
+        if (known !== undefined && known.ownerId === user.id && known.task.kind === kind) return known.task
         const task = yield* ownTask(user.id, kind, taskId)
-        if (terminalStatuses.includes(task.status)) return task
+        if (terminalStatuses.includes(task.status)) return remember(user.id, task)
         const answer = yield* vendor.poll(kind, task.vendorTaskId)
         // a status this service does not know is not stored, nor one that changes nothing
         if (Option.isNone(answer.status)) return task
         const unchanged = answer.status.value === task.status &&
           (answer.generated === undefined || sameList(answer.generated, task.generated))
-        return unchanged ? task : yield* tasks.advance(task.id, answer.status.value, answer.generated)
+        return unchanged ? task : remember(user.id, yield* tasks.advance(task.id, answer.status.value, answer.generated))
       })
     }
   })

@@ -64,6 +64,12 @@ const HeldRow = Schema.Struct({
   task_id: Schema.OptionFromNullOr(Schema.String)
 })
 
+/** What claiming a key answers: no hash when it is ours now, else the holder's hash and task. */
+const ClaimRow = Schema.Struct({
+  request_hash: Schema.NullOr(Schema.Uint8Array),
+  task_id: Schema.OptionFromNullOr(Schema.String)
+})
+
 const held = (row: typeof HeldRow.Type) =>
   ClaimOutcome.Held({ requestHash: new Uint8Array(row.request_hash), taskId: row.task_id })
 
@@ -73,11 +79,12 @@ export class TaskRepo extends Context.Service<TaskRepo>()("TaskRepo", {
     const staleAfterMillis = (yield* AppConfig).vendorTimeoutMillis + abandonedClaimGraceMillis
     const window = sql.literal(`interval '${idempotencyWindowHours} hours'`)
 
-    // one statement, so that recording the task and binding its key need no transaction
+    // one statement, so that recording the task and binding its key need no transaction; its
+    // commit is waited for (the client hears of the task only after), and flushes the claim's too
     const insertTask = SqlSchema.findOneOption({
       Request: Schema.Struct({
         task: Schema.Struct({ ...StoredTask.fields, ownerId: Schema.String }),
-        claim: Schema.NullOr(KeyRequest)
+        claim: Schema.NullOr(Schema.Struct({ ...KeyRequest.fields, requestHash: Schema.Uint8Array }))
       }),
       Result: TaskRow,
       execute: ({ claim, task }) =>
@@ -87,8 +94,11 @@ export class TaskRepo extends Context.Service<TaskRepo>()("TaskRepo", {
               ON CONFLICT (id) DO NOTHING
               RETURNING ${sql.literal(taskColumns)}
             ), bound AS (
-              UPDATE media_idempotency_keys SET task_id = (SELECT id::uuid FROM task)
-              WHERE ${claim !== null} AND owner_id = ${claim?.ownerId ?? ""} AND kind = ${claim?.kind ?? ""} AND key = ${claim?.key ?? ""}
+              -- the claim again if PostgreSQL lost it (its commit was not waited for): the key still binds
+              INSERT INTO media_idempotency_keys (owner_id, kind, key, request_hash, task_id)
+              SELECT ${claim?.ownerId ?? ""}, ${claim?.kind ?? ""}, ${claim?.key ?? ""}, ${claim?.requestHash ?? new Uint8Array()}, id::uuid
+              FROM task WHERE ${claim !== null}
+              ON CONFLICT (owner_id, kind, key) DO UPDATE SET task_id = excluded.task_id
             )
             SELECT * FROM task`
     })
@@ -131,23 +141,51 @@ export class TaskRepo extends Context.Service<TaskRepo>()("TaskRepo", {
 
     const readKey = (claim: KeyClaim) => Effect.map(findKey(claim), Option.map(held))
 
+    /**
+     * Claims the key or reads who holds it, in one statement. An expired claim binds nothing (the
+     * user's others are cleared on the way); one still without a task after `staleAfterMillis`
+     * lost its request (a crash) and is taken over.
+     *
+     * Its commit is not waited for (`synchronous_commit` off for this statement only): a claim
+     * only matters while its request runs, and PostgreSQL flushes its log in order, so the task's
+     * own commit, which is waited for before the client hears of the task, makes the claim durable
+     * too. If PostgreSQL crashes before that, the claim may be lost with the request it belonged
+     * to (whose client was told nothing): a repeat claims the key anew, as it does today after the
+     * stale delay; and should that request still record its task, the task's statement binds the
+     * key again.
+     */
+    const claimOrRead = SqlSchema.findOneOption({
+      Request: Schema.Struct({ ...KeyRequest.fields, requestHash: Schema.Uint8Array }),
+      Result: ClaimRow,
+      execute: ({ key, kind, ownerId, requestHash }) =>
+        sql`WITH relaxed AS (
+              SELECT set_config('synchronous_commit', 'off', true)
+            ), expired AS (
+              DELETE FROM media_idempotency_keys
+              WHERE owner_id = ${ownerId} AND created_at < now() - ${window} AND NOT (kind = ${kind} AND key = ${key})
+            ), claimed AS (
+              INSERT INTO media_idempotency_keys (owner_id, kind, key, request_hash)
+              SELECT ${ownerId}, ${kind}, ${key}, ${requestHash} FROM relaxed
+              ON CONFLICT (owner_id, kind, key) DO UPDATE SET request_hash = excluded.request_hash, created_at = now(), task_id = NULL
+                WHERE media_idempotency_keys.created_at < now() - ${window}
+                   OR (media_idempotency_keys.task_id IS NULL
+                       AND media_idempotency_keys.created_at < now() - ${staleAfterMillis} * interval '1 millisecond')
+              RETURNING 1
+            )
+            SELECT NULL::bytea AS request_hash, NULL::text AS task_id FROM claimed
+            UNION ALL
+            SELECT request_hash, task_id::text FROM media_idempotency_keys
+            WHERE owner_id = ${ownerId} AND kind = ${kind} AND key = ${key} AND created_at >= now() - ${window}
+              AND NOT EXISTS (SELECT 1 FROM claimed)`
+    })
+
     const claimKey = (claim: KeyClaim): Effect.Effect<ClaimOutcome, unknown> =>
-      Effect.gen(function*() {
-        // an expired claim binds nothing: clear the user's before claiming
-        yield* sql`DELETE FROM media_idempotency_keys WHERE owner_id = ${claim.ownerId} AND created_at < now() - ${window}`
-        // a claim still without a task after `staleAfterMillis` lost its request (a crash): take it over
-        const inserted = yield* sql`
-          INSERT INTO media_idempotency_keys (owner_id, kind, key, request_hash)
-          VALUES (${claim.ownerId}, ${claim.kind}, ${claim.key}, ${claim.requestHash})
-          ON CONFLICT (owner_id, kind, key) DO UPDATE SET request_hash = excluded.request_hash, created_at = now()
-            WHERE media_idempotency_keys.task_id IS NULL
-              AND media_idempotency_keys.created_at < now() - ${staleAfterMillis} * interval '1 millisecond'
-          RETURNING 1 AS claimed`
-        if (inserted.length > 0) return ClaimOutcome.Claimed()
-        const current = yield* readKey(claim)
-        // released between the two statements: try again
-        return Option.isSome(current) ? current.value : yield* claimKey(claim)
-      })
+      Effect.flatMap(claimOrRead(claim), Option.match({
+        // claimed by another request after this statement began, or released since: look again
+        onNone: () => claimKey(claim),
+        onSome: ({ request_hash, task_id }) =>
+          Effect.succeed(request_hash === null ? ClaimOutcome.Claimed() : held({ request_hash, task_id }))
+      }))
 
     return {
       /**

@@ -1,10 +1,11 @@
 /**
  * Idempotency-Key on the image proxy's POSTs: a repeat answers the same task and the vendor is
  * called once, also when ten repeats race; another body is 409; keys are per user and per
- * endpoint; a failed vendor call frees the key; a key lasts 24 hours; malformed keys are 400.
+ * endpoint; a failed vendor call frees the key; a key lasts 24 hours; a claim lost before its
+ * task is recorded is bound again; malformed keys are 400.
  */
 import { expect, layer } from "@effect/vitest"
-import { Effect } from "effect"
+import { Effect, Fiber } from "effect"
 import { bearerClient } from "../support/Client.ts"
 import { query } from "../support/Db.ts"
 import { FakeImageVendor } from "../support/FakeImageVendor.ts"
@@ -134,6 +135,20 @@ layer(withFakeVendor(), { excludeTestServices: true })("Idempotency-Key", (it) =
       const task = expectFlatTask(yield* post(service, paths.style, token, "abandoned", styleBody))
       expect(fake.requests()).toHaveLength(1)
       expect(expectFlatTask(yield* post(service, paths.style, token, "abandoned", styleBody)).task_id).toBe(task.task_id)
+      expect(fake.requests()).toHaveLength(1)
+    }))
+
+  it.effect("a claim lost while its request is at the vendor is bound again when the task is recorded", () =>
+    Effect.gen(function*() {
+      const { service, fake, token } = yield* freshStart()
+      fake.setDelay(500)
+      const first = yield* Effect.forkChild(post(service, paths.style, token, "lost", styleBody))
+      // as a crash of PostgreSQL before the claim's commit reached the disk leaves it: no claim
+      yield* Effect.sleep("250 millis")
+      yield* query(service, "DELETE FROM media_idempotency_keys WHERE key = 'lost'")
+      const task = expectFlatTask(yield* Fiber.join(first))
+      fake.setDelay(0)
+      expect(expectFlatTask(yield* post(service, paths.style, token, "lost", styleBody)).task_id).toBe(task.task_id)
       expect(fake.requests()).toHaveLength(1)
     }))
 
