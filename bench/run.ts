@@ -14,6 +14,8 @@
  *
  * `--quick`: a smoke run (2,000 nodes, short runs, no 100,000 step).
  * `--only <scenario>` (repeatable): measures the named scenarios alone (names as in the report).
+ * `--runs N`: measures each read scenario N times, the service and the baseline alternately, and
+ * judges the mean of the N ratios (bench/README.md).
  */
 import autocannon from "autocannon"
 import * as jose from "jose"
@@ -40,9 +42,15 @@ import { benchedServiceOptions } from "./processes.ts"
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..")
 
 const { values: flags } = parseArgs({
-  options: { quick: { type: "boolean", default: false }, only: { type: "string", multiple: true } }
+  options: {
+    quick: { type: "boolean", default: false },
+    only: { type: "string", multiple: true },
+    runs: { type: "string", default: "1" }
+  }
 })
 const quick = flags.quick
+const runs = Number(flags.runs)
+if (!Number.isInteger(runs) || runs < 1) throw new Error(`--runs takes a whole number of at least 1, not "${flags.runs}"`)
 /** Whether the scenario is measured in this run: every one, unless `--only` names some. */
 const selected = (scenario: string) => flags.only === undefined || flags.only.includes(scenario)
 
@@ -53,6 +61,8 @@ const settings = {
   connections: 32,
   warmupSeconds: quick ? 1 : 2,
   seconds: quick ? 3 : 10,
+  /** How many times each read scenario is measured on each server (`--runs`). */
+  runs,
   versionUrls: 200,
   /** The nodes of the publisher whose record `publisher update` rewrites. */
   publisherNodes: 1_000,
@@ -82,7 +92,11 @@ const targets = {
   p99Ms: 25,
   publisherUpdateP99Ms: 50,
   deepVsFirstPage: 1.5,
-  largeVsSmall: 1.5
+  largeVsSmall: 1.5,
+  /** Server CPU per request, service over baseline (issue 24): the pages, search and a version. */
+  cpuVsBaseline: { uncached: 1.5, cached: 1.3, "filtered+sorted": 1.5, "deep page": 1.5, search: 1.5, version: 1.5 } as Record<string, number>,
+  /** A version from memory serves at least as many requests per second as the baseline's query. */
+  versionVsBaseline: 1.0
 }
 
 const log = (line: string) => console.error(`[bench] ${line}`)
@@ -229,6 +243,8 @@ interface Measurement {
   /** CPU milliseconds per request of the server process, of PostgreSQL, and of autocannon (this process). */
   readonly cpuMsPerRequest: { readonly server: number; readonly postgres: number; readonly client: number }
   readonly loadAverage: readonly [before: number, after: number]
+  /** Which of the `--runs` it is, from 1. */
+  readonly run: number
 }
 
 /** Paths are requested in turn (one path is the common case), as fast as answered. */
@@ -341,7 +357,8 @@ const measure = async (
       postgres: perRequest((await postgresCpuSeconds(db.postmaster)) - cpuBefore[1]),
       client: perRequest((client.user + client.system) / 1e6)
     },
-    loadAverage: [round(before), round(os.loadavg()[0]!)]
+    loadAverage: [round(before), round(os.loadavg()[0]!)],
+    run: 1
   }
   log(
     `  ${m.requestsPerSecond} req/s, p50 ${m.latencyMs.p50} ms, p99 ${m.latencyMs.p99} ms, CPU ms/request: ` +
@@ -392,7 +409,8 @@ const explain = async (recorder: StatementRecorder, client: pg.Client, url: stri
 interface Verdict {
   readonly target: string
   readonly measured: string
-  readonly met: boolean
+  /** undefined: the run cannot decide (one run has no spread to tell a difference from noise) */
+  readonly met: boolean | undefined
 }
 
 interface Report {
@@ -424,21 +442,67 @@ const num = (n: number) => (Number.isFinite(n) ? String(n) : "n/a")
 const latency = (m: Measurement, p: "p50" | "p99") => (answered(m) ? String(m.latencyMs[p]) : "n/a")
 const noAnswers = (ms: ReadonlyArray<Measurement>) =>
   `no successful requests (${ms.filter((m) => !answered(m)).map((m) => `${m.server} ${m.scenario}: ${m.failures} failures`).join(", ")})`
+const verdictWord = (v: Verdict) => (v.met === undefined ? "open" : v.met ? "met" : "missed")
+
+/** A figure over the runs of `--runs`: their mean and spread. */
+interface Spread {
+  readonly mean: number
+  readonly min: number
+  readonly max: number
+  readonly runs: number
+}
+
+const spreadOf = (values: ReadonlyArray<number>): Spread => ({
+  mean: values.reduce((a, b) => a + b, 0) / values.length,
+  min: Math.min(...values),
+  max: Math.max(...values),
+  runs: values.length
+})
+
+/** `1.23x (1.10x-1.35x over 3 runs)`; one run is one figure. */
+const showSpread = (s: Spread, show: (n: number) => string) =>
+  s.runs > 1 ? `${show(s.mean)} (${show(s.min)}-${show(s.max)} over ${s.runs} runs)` : show(s.mean)
+
+/**
+ * A scenario's runs on the service beside the baseline's of the same run: per run, the service's
+ * server CPU per request and req/s over the baseline's. Empty when either server answered nothing.
+ */
+const ratiosOf = (ms: ReadonlyArray<Measurement>, scenario: string) => {
+  const pairs = ms.filter((m) => m.scenario === scenario && m.server === "service").flatMap((s) => {
+    const b = ms.find((m) => m.scenario === scenario && m.server === "baseline" && m.run === s.run)
+    return b ? [[s, b] as const] : []
+  })
+  const silent = pairs.flat().filter((m) => !answered(m))
+  return {
+    pairs: pairs.length,
+    silent,
+    cpu: spreadOf(pairs.map(([s, b]) => ratio(s.cpuMsPerRequest.server, b.cpuMsPerRequest.server))),
+    rps: spreadOf(pairs.map(([s, b]) => ratio(s.requestsPerSecond, b.requestsPerSecond)))
+  }
+}
 
 const verdictsOf = (ms: ReadonlyArray<Measurement>): Array<Verdict> => {
   const get = (scenario: string, server: Measurement["server"]) => ms.find((m) => m.scenario === scenario && m.server === server)
   const out: Array<Verdict> = []
+  // the mean of the runs' ratios, each run's service and baseline measured one after the other
   const vsBaseline = (scenario: string, min: number, label: string) => {
-    const s = get(scenario, "service")
-    const b = get(scenario, "baseline")
+    const r = ratiosOf(ms, scenario)
     const target = `${label} >= ${min}x baseline throughput`
-    if (!s || !b) return
-    if (!answered(s) || !answered(b)) return out.push({ target, measured: noAnswers([s, b]), met: false })
-    const r = ratio(s.requestsPerSecond, b.requestsPerSecond)
-    out.push({ target, measured: times(r), met: r >= min })
+    if (r.pairs === 0) return
+    if (r.silent.length > 0) return out.push({ target, measured: noAnswers(r.silent), met: false })
+    out.push({ target, measured: showSpread(r.rps, times), met: r.rps.mean >= min })
+  }
+  const cpuVsBaseline = (scenario: string, max: number) => {
+    const r = ratiosOf(ms, scenario)
+    const target = `${scenario}: server CPU per request <= ${max}x the baseline's`
+    if (r.pairs === 0) return
+    if (r.silent.length > 0) return out.push({ target, measured: noAnswers(r.silent), met: false })
+    out.push({ target, measured: showSpread(r.cpu, times), met: r.cpu.mean <= max })
   }
   vsBaseline("uncached", targets.uncachedVsBaseline, "uncached page")
   vsBaseline("cached", targets.cachedVsBaseline, "cached page")
+  for (const [scenario, max] of Object.entries(targets.cpuVsBaseline)) cpuVsBaseline(scenario, max)
+  vsBaseline("version", targets.versionVsBaseline, "version")
   const service = ms.filter((m) => m.server === "service" && m.scenario !== publisherUpdate)
   const slow = service.filter((m) => !answered(m) || m.latencyMs.p99 > targets.p99Ms)
   if (service.length > 0) out.push({
@@ -474,14 +538,40 @@ const verdictsOf = (ms: ReadonlyArray<Measurement>): Array<Verdict> => {
   return out
 }
 
+/** The baseline's measurement of the same scenario in the same run. */
+const baselineOf = (ms: ReadonlyArray<Measurement>, m: Measurement) =>
+  ms.find((b) => b.server === "baseline" && b.scenario === m.scenario && b.run === m.run)
+const runLabel = (report: Report, m: Measurement) => (report.settings.runs > 1 ? ` #${m.run}` : "")
+
+/**
+ * Per scenario measured on both servers, the mean of the runs' ratios service/baseline with their
+ * spread: server CPU per request and req/s. As a Markdown section and as printed lines.
+ */
+const againstBaseline = (ms: ReadonlyArray<Measurement>) => {
+  const scenarios = [...new Set(ms.filter((m) => m.server === "baseline").map((m) => m.scenario))]
+  const rows = scenarios.flatMap((scenario) => {
+    const r = ratiosOf(ms, scenario)
+    return r.pairs === 0 || r.silent.length > 0 ? [] : [{ scenario, cpu: showSpread(r.cpu, times), rps: showSpread(r.rps, times) }]
+  })
+  if (rows.length === 0) return { markdown: [], text: [] }
+  return {
+    markdown: [
+      "Service over baseline, the mean of each run's ratio (its spread, min-max, with `--runs` above 1):",
+      "",
+      "| scenario | server CPU ms/req ratio | req/s ratio |",
+      "|---|---:|---:|",
+      ...rows.map((r) => `| ${r.scenario} | ${r.cpu} | ${r.rps} |`)
+    ],
+    text: ["service / baseline, mean of the runs' ratios (min-max):", ...rows.map((r) => `  ${r.scenario}: CPU ms/req ${r.cpu}, req/s ${r.rps}`)]
+  }
+}
+
 const markdown = (report: Report) => {
-  const baselineOf = (m: Measurement) =>
-    report.measurements.find((b) => b.server === "baseline" && b.scenario === m.scenario)
   const rows = report.measurements.map((m) => {
-    const b = baselineOf(m)
+    const b = baselineOf(report.measurements, m)
     const vs = m.server === "service" && b && answered(m) && answered(b) ? times(ratio(m.requestsPerSecond, b.requestsPerSecond)) : ""
     const cpu = m.cpuMsPerRequest
-    return `| ${m.scenario} | ${m.server} | \`${m.path}\` | ${m.requestsPerSecond} | ${latency(m, "p50")} | ${latency(m, "p99")} | ` +
+    return `| ${m.scenario}${runLabel(report, m)} | ${m.server} | \`${m.path}\` | ${m.requestsPerSecond} | ${latency(m, "p50")} | ${latency(m, "p99")} | ` +
       `${vs} | ${num(cpu.server)} | ${num(cpu.postgres)} | ${m.failures} | ${m.loadAverage[0]} |`
   })
   const busiest = Math.max(...report.measurements.flatMap((m) => m.loadAverage))
@@ -490,7 +580,8 @@ const markdown = (report: Report) => {
     `# Benchmark ${report.date}${report.quick ? " (quick)" : ""}`,
     "",
     `${nodesLabel}; ${report.settings.connections} connections, ${report.settings.warmupSeconds} s warm-up then ` +
-    `${report.settings.seconds} s per measurement; the service and the baseline measured one after the other.`,
+    `${report.settings.seconds} s per measurement; the service and the baseline measured one after the other` +
+    (report.settings.runs > 1 ? `, ${report.settings.runs} times, the first of the two alternating from run to run.` : "."),
     "",
     `Machine: ${report.machine.cpus} cores (${report.machine.cpuModel}); Node ${report.machine.node}; ${report.machine.postgres}; ` +
     `commit ${report.machine.commit}. **autocannon, the service (or baseline) and PostgreSQL all share these ` +
@@ -512,7 +603,9 @@ const markdown = (report: Report) => {
     "",
     "| target | measured | verdict |",
     "|---|---|---|",
-    ...report.verdicts.map((v) => `| ${v.target} | ${v.measured} | ${v.met ? "met" : "**missed**"} |`),
+    ...report.verdicts.map((v) => `| ${v.target} | ${v.measured} | ${v.met === false ? "**missed**" : verdictWord(v)} |`),
+    "",
+    ...againstBaseline(report.measurements).markdown,
     "",
     report.answersDiffer.length === 0
       ? "The service and the baseline gave identical answers for every measured path, with the right totals."
@@ -544,9 +637,9 @@ const markdown = (report: Report) => {
 const printTable = (report: Report) => {
   const header = ["scenario", "server", "req/s", "p50 ms", "p99 ms", "vs baseline", "CPU ms/req", "PG ms/req", "failures"]
   const lines = report.measurements.map((m) => {
-    const b = report.measurements.find((x) => x.server === "baseline" && x.scenario === m.scenario)
+    const b = baselineOf(report.measurements, m)
     return [
-      m.scenario,
+      m.scenario + runLabel(report, m),
       m.server,
       String(m.requestsPerSecond),
       latency(m, "p50"),
@@ -563,7 +656,9 @@ const printTable = (report: Report) => {
   console.log(fmt(header))
   for (const l of lines) console.log(fmt(l))
   console.log()
-  for (const v of report.verdicts) console.log(`${v.met ? "met   " : "MISSED"}  ${v.target}: ${v.measured}`)
+  for (const line of againstBaseline(report.measurements).text) console.log(line)
+  console.log()
+  for (const v of report.verdicts) console.log(`${v.met === undefined ? "open  " : v.met ? "met   " : "MISSED"}  ${v.target}: ${v.measured}`)
   console.log()
   console.log(
     `note: autocannon, the servers and PostgreSQL share this machine's ${report.machine.cpus} cores; ` +
@@ -737,11 +832,21 @@ const main = async () => {
   }
 
   const database: Database = { client, postmaster }
+  const media: Array<string> = []
   const measurements: Array<Measurement> = []
-  for (const s of scenarios) {
-    measurements.push(await measure(s.name, "service", service, database, s.paths))
-    measurements.push(await measure(s.name, "baseline", baseline, database, s.paths))
+  // runs one after another rather than a scenario's back to back, so that a busy spell of the
+  // machine falls on every scenario's runs alike; which server goes first alternates, so that
+  // neither always meets the database just after the other's load
+  for (let run = 1; run <= runs; run++) {
+    if (runs > 1) log(`run ${run} of ${runs}`)
+    const order = [["service", service], ["baseline", baseline]] as const
+    for (const s of scenarios) {
+      for (const [server, target] of run % 2 === 1 ? order : [...order].reverse()) {
+        measurements.push({ ...await measure(s.name, server, target, database, s.paths), run })
+      }
+    }
   }
+
 
   if (selected(publisherUpdate)) {
     await settleDisk(client)
@@ -765,7 +870,6 @@ const main = async () => {
   }
 
   // the media proxy, each part with its own service process and fake vendor, the registry's idle
-  const media: Array<string> = []
   if (selected(moderationScenario)) {
     log("concurrent moderation: publisher and node changes released together")
     const moderation = await benchModeration(service.base, client, jwtSecret)
