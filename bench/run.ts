@@ -524,7 +524,7 @@ const verdictsOf = (ms: ReadonlyArray<Measurement>, edgeOffHonoured: boolean): A
     target: `service p99 <= ${targets.p99Ms} ms at ${settings.connections} connections (every scenario)`,
     measured: slow.length === 0
       ? `max ${Math.max(...service.map((m) => m.latencyMs.p99))} ms`
-      : slow.map((m) => `${m.scenario} ${answered(m) ? `${m.latencyMs.p99} ms` : "no successful requests"}`).join(", "),
+      : slow.map((m) => `${m.scenario}${runs > 1 ? ` #${m.run}` : ""} ${answered(m) ? `${m.latencyMs.p99} ms` : "no successful requests"}`).join(", "),
     met: slow.length === 0
   })
   const update = get(publisherUpdate, "service")
@@ -536,20 +536,24 @@ const verdictsOf = (ms: ReadonlyArray<Measurement>, edgeOffHonoured: boolean): A
       met: answered(update) && update.failures === 0 && update.latencyMs.p99 <= targets.publisherUpdateP99Ms
     })
   }
-  const within = (label: string, slower: Measurement | undefined, faster: Measurement | undefined, max: number) => {
-    if (!slower || !faster) return
+  // over the runs, the means of each side's p50 and req/s
+  const within = (label: string, slower: ReadonlyArray<Measurement>, faster: ReadonlyArray<Measurement>, max: number) => {
+    if (slower.length === 0 || faster.length === 0) return
     const target = `${label} within ${max}x (p50 latency and req/s)`
-    if (!answered(slower) || !answered(faster)) return out.push({ target, measured: noAnswers([slower, faster]), met: false })
-    const latency = ratio(slower.latencyMs.p50, faster.latencyMs.p50)
-    const throughput = ratio(faster.requestsPerSecond, slower.requestsPerSecond)
+    const silent = [...slower, ...faster].filter((m) => !answered(m))
+    if (silent.length > 0) return out.push({ target, measured: noAnswers(silent), met: false })
+    const mean = (ms: ReadonlyArray<Measurement>, of: (m: Measurement) => number) => spreadOf(ms.map(of)).mean
+    const latency = ratio(mean(slower, (m) => m.latencyMs.p50), mean(faster, (m) => m.latencyMs.p50))
+    const throughput = ratio(mean(faster, (m) => m.requestsPerSecond), mean(slower, (m) => m.requestsPerSecond))
     out.push({
       target,
       measured: `p50 ${times(latency)}, req/s ${times(throughput)}`,
       met: latency <= max && throughput <= max
     })
   }
-  within("deep page vs page 1", get("deep page", "service"), get("uncached", "service"), targets.deepVsFirstPage)
-  within("100,000 nodes vs 10,000", get("uncached, 100k nodes", "service"), get("uncached", "service"), targets.largeVsSmall)
+  const all = (scenario: string) => ms.filter((m) => m.scenario === scenario && m.server === "service")
+  within("deep page vs page 1", all("deep page"), all("uncached"), targets.deepVsFirstPage)
+  within("100,000 nodes vs 10,000", all("uncached, 100k nodes"), all("uncached"), targets.largeVsSmall)
   out.push(...edgeVerdicts(ms, edgeOffHonoured))
   return out
 }
