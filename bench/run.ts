@@ -14,11 +14,14 @@
  *
  * `--quick`: a smoke run (2,000 nodes, short runs, no 100,000 step).
  * `--only <scenario>` (repeatable): measures the named scenarios alone (names as in the report).
+ * `--runs N`: measures each read scenario N times, the service and the baseline alternately, and
+ * judges the mean of the N ratios (bench/README.md).
  */
 import autocannon from "autocannon"
 import * as jose from "jose"
 import { type ChildProcess, execFileSync, spawn } from "node:child_process"
 import { randomBytes } from "node:crypto"
+import { closeSync, openSync } from "node:fs"
 import * as fs from "node:fs/promises"
 import * as http from "node:http"
 import * as os from "node:os"
@@ -40,9 +43,15 @@ import { benchedServiceOptions } from "./processes.ts"
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..")
 
 const { values: flags } = parseArgs({
-  options: { quick: { type: "boolean", default: false }, only: { type: "string", multiple: true } }
+  options: {
+    quick: { type: "boolean", default: false },
+    only: { type: "string", multiple: true },
+    runs: { type: "string", default: "1" }
+  }
 })
 const quick = flags.quick
+const runs = Number(flags.runs)
+if (!Number.isInteger(runs) || runs < 1) throw new Error(`--runs takes a whole number of at least 1, not "${flags.runs}"`)
 /** Whether the scenario is measured in this run: every one, unless `--only` names some. */
 const selected = (scenario: string) => flags.only === undefined || flags.only.includes(scenario)
 
@@ -53,6 +62,8 @@ const settings = {
   connections: 32,
   warmupSeconds: quick ? 1 : 2,
   seconds: quick ? 3 : 10,
+  /** How many times each read scenario is measured on each server (`--runs`). */
+  runs,
   versionUrls: 200,
   /** The nodes of the publisher whose record `publisher update` rewrites. */
   publisherNodes: 1_000,
@@ -82,7 +93,13 @@ const targets = {
   p99Ms: 25,
   publisherUpdateP99Ms: 50,
   deepVsFirstPage: 1.5,
-  largeVsSmall: 1.5
+  largeVsSmall: 1.5,
+  /** Server CPU per request, service over baseline (issue 24): the pages, search and a version. */
+  cpuVsBaseline: { uncached: 1.5, cached: 1.3, "filtered+sorted": 1.5, "deep page": 1.5, search: 1.5, version: 1.5 } as Record<string, number>,
+  /** A version from memory serves at least as many requests per second as the baseline's query. */
+  versionVsBaseline: 1.0,
+  /** The access log at INFO, request metrics and the request id: their share of the cached page's CPU per request. */
+  observedEdgeShare: 0.1
 }
 
 const log = (line: string) => console.error(`[bench] ${line}`)
@@ -103,16 +120,26 @@ const prefixLines = (prefix: string, write: (line: string) => void) => {
 
 /**
  * `node <script>` from the repository's root (`--import tsx` for a .ts one), its output prefixed
- * with its name.
+ * with its name; with `stdoutFile`, its stdout goes straight to that file instead, as a process
+ * manager would take it, so that the bench's own reading of a pipe costs the process nothing.
  */
-const spawnScript = (name: string, script: string, args: ReadonlyArray<string>, env: Record<string, string>) => {
+const spawnScript = (
+  name: string,
+  script: string,
+  args: ReadonlyArray<string>,
+  env: Record<string, string>,
+  stdoutFile?: string
+) => {
   const loader = script.endsWith(".ts") ? ["--import", "tsx"] : []
-  const node = name === "service" ? benchedServiceOptions : []
+  const node = name.startsWith("service") ? benchedServiceOptions : []
+  const stdout = stdoutFile === undefined ? "pipe" : openSync(stdoutFile, "a")
   const child = spawn(process.execPath, ["--max-old-space-size=4096", ...node, ...loader, script, ...args], {
     cwd: root,
     env: { ...process.env, ...env },
-    stdio: ["ignore", "pipe", "pipe"]
+    stdio: ["ignore", stdout, "pipe"]
   })
+  // the child holds its own copy of the file's descriptor
+  if (typeof stdout === "number") closeSync(stdout)
   children.add(child)
   child.once("exit", (code, signal) => {
     children.delete(child)
@@ -125,7 +152,7 @@ const spawnScript = (name: string, script: string, args: ReadonlyArray<string>, 
     output.push(line)
     console.error(line)
   }
-  child.stdout!.on("data", prefixLines(`[${name}]`, collect))
+  child.stdout?.on("data", prefixLines(`[${name}]`, collect))
   child.stderr!.on("data", prefixLines(`[${name}]`, collect))
   return { child, output }
 }
@@ -166,9 +193,9 @@ for (const [signal, code] of [["SIGINT", 130], ["SIGTERM", 143]] as const) {
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
 /** Starts a server and waits until its /ready answers 200. */
-const startServer = async (name: string, script: string, env: Record<string, string>) => {
+const startServer = async (name: string, script: string, env: Record<string, string>, stdoutFile?: string) => {
   const port = await freePort()
-  const { child } = spawnScript(name, script, [], { ...env, PORT: String(port) })
+  const { child } = spawnScript(name, script, [], { ...env, PORT: String(port) }, stdoutFile)
   const base = `http://127.0.0.1:${port}`
   const deadline = Date.now() + 120_000
   while (Date.now() < deadline) {
@@ -229,6 +256,8 @@ interface Measurement {
   /** CPU milliseconds per request of the server process, of PostgreSQL, and of autocannon (this process). */
   readonly cpuMsPerRequest: { readonly server: number; readonly postgres: number; readonly client: number }
   readonly loadAverage: readonly [before: number, after: number]
+  /** Which of the `--runs` it is, from 1. */
+  readonly run: number
 }
 
 /** Paths are requested in turn (one path is the common case), as fast as answered. */
@@ -341,7 +370,8 @@ const measure = async (
       postgres: perRequest((await postgresCpuSeconds(db.postmaster)) - cpuBefore[1]),
       client: perRequest((client.user + client.system) / 1e6)
     },
-    loadAverage: [round(before), round(os.loadavg()[0]!)]
+    loadAverage: [round(before), round(os.loadavg()[0]!)],
+    run: 1
   }
   log(
     `  ${m.requestsPerSecond} req/s, p50 ${m.latencyMs.p50} ms, p99 ${m.latencyMs.p99} ms, CPU ms/request: ` +
@@ -392,7 +422,8 @@ const explain = async (recorder: StatementRecorder, client: pg.Client, url: stri
 interface Verdict {
   readonly target: string
   readonly measured: string
-  readonly met: boolean
+  /** undefined: the run cannot decide (one run has no spread to tell a difference from noise) */
+  readonly met: boolean | undefined
 }
 
 interface Report {
@@ -424,28 +455,76 @@ const num = (n: number) => (Number.isFinite(n) ? String(n) : "n/a")
 const latency = (m: Measurement, p: "p50" | "p99") => (answered(m) ? String(m.latencyMs[p]) : "n/a")
 const noAnswers = (ms: ReadonlyArray<Measurement>) =>
   `no successful requests (${ms.filter((m) => !answered(m)).map((m) => `${m.server} ${m.scenario}: ${m.failures} failures`).join(", ")})`
+const verdictWord = (v: Verdict) => (v.met === undefined ? "open" : v.met ? "met" : "missed")
 
-const verdictsOf = (ms: ReadonlyArray<Measurement>): Array<Verdict> => {
+/** A figure over the runs of `--runs`: their mean and spread. */
+interface Spread {
+  readonly mean: number
+  readonly min: number
+  readonly max: number
+  readonly runs: number
+}
+
+const spreadOf = (values: ReadonlyArray<number>): Spread => ({
+  mean: values.reduce((a, b) => a + b, 0) / values.length,
+  min: Math.min(...values),
+  max: Math.max(...values),
+  runs: values.length
+})
+
+/** `1.23x (1.10x-1.35x over 3 runs)`; one run is one figure. */
+const showSpread = (s: Spread, show: (n: number) => string) =>
+  s.runs > 1 ? `${show(s.mean)} (${show(s.min)}-${show(s.max)} over ${s.runs} runs)` : show(s.mean)
+const percent = (n: number) => (Number.isFinite(n) ? `${(n * 100).toFixed(1)}%` : "n/a")
+
+/**
+ * A scenario's runs on the service beside the baseline's of the same run: per run, the service's
+ * server CPU per request and req/s over the baseline's. Empty when either server answered nothing.
+ */
+const ratiosOf = (ms: ReadonlyArray<Measurement>, scenario: string) => {
+  const pairs = ms.filter((m) => m.scenario === scenario && m.server === "service").flatMap((s) => {
+    const b = ms.find((m) => m.scenario === scenario && m.server === "baseline" && m.run === s.run)
+    return b ? [[s, b] as const] : []
+  })
+  const silent = pairs.flat().filter((m) => !answered(m))
+  return {
+    pairs: pairs.length,
+    silent,
+    cpu: spreadOf(pairs.map(([s, b]) => ratio(s.cpuMsPerRequest.server, b.cpuMsPerRequest.server))),
+    rps: spreadOf(pairs.map(([s, b]) => ratio(s.requestsPerSecond, b.requestsPerSecond)))
+  }
+}
+
+/** `edgeOffHonoured`: whether the service left out what `HTTP_EDGE_OFF` named (edge observability). */
+const verdictsOf = (ms: ReadonlyArray<Measurement>, edgeOffHonoured: boolean): Array<Verdict> => {
   const get = (scenario: string, server: Measurement["server"]) => ms.find((m) => m.scenario === scenario && m.server === server)
   const out: Array<Verdict> = []
+  // the mean of the runs' ratios, each run's service and baseline measured one after the other
   const vsBaseline = (scenario: string, min: number, label: string) => {
-    const s = get(scenario, "service")
-    const b = get(scenario, "baseline")
+    const r = ratiosOf(ms, scenario)
     const target = `${label} >= ${min}x baseline throughput`
-    if (!s || !b) return
-    if (!answered(s) || !answered(b)) return out.push({ target, measured: noAnswers([s, b]), met: false })
-    const r = ratio(s.requestsPerSecond, b.requestsPerSecond)
-    out.push({ target, measured: times(r), met: r >= min })
+    if (r.pairs === 0) return
+    if (r.silent.length > 0) return out.push({ target, measured: noAnswers(r.silent), met: false })
+    out.push({ target, measured: showSpread(r.rps, times), met: r.rps.mean >= min })
+  }
+  const cpuVsBaseline = (scenario: string, max: number) => {
+    const r = ratiosOf(ms, scenario)
+    const target = `${scenario}: server CPU per request <= ${max}x the baseline's`
+    if (r.pairs === 0) return
+    if (r.silent.length > 0) return out.push({ target, measured: noAnswers(r.silent), met: false })
+    out.push({ target, measured: showSpread(r.cpu, times), met: r.cpu.mean <= max })
   }
   vsBaseline("uncached", targets.uncachedVsBaseline, "uncached page")
   vsBaseline("cached", targets.cachedVsBaseline, "cached page")
+  for (const [scenario, max] of Object.entries(targets.cpuVsBaseline)) cpuVsBaseline(scenario, max)
+  vsBaseline("version", targets.versionVsBaseline, "version")
   const service = ms.filter((m) => m.server === "service" && m.scenario !== publisherUpdate)
   const slow = service.filter((m) => !answered(m) || m.latencyMs.p99 > targets.p99Ms)
   if (service.length > 0) out.push({
     target: `service p99 <= ${targets.p99Ms} ms at ${settings.connections} connections (every scenario)`,
     measured: slow.length === 0
       ? `max ${Math.max(...service.map((m) => m.latencyMs.p99))} ms`
-      : slow.map((m) => `${m.scenario} ${answered(m) ? `${m.latencyMs.p99} ms` : "no successful requests"}`).join(", "),
+      : slow.map((m) => `${m.scenario}${runs > 1 ? ` #${m.run}` : ""} ${answered(m) ? `${m.latencyMs.p99} ms` : "no successful requests"}`).join(", "),
     met: slow.length === 0
   })
   const update = get(publisherUpdate, "service")
@@ -457,31 +536,62 @@ const verdictsOf = (ms: ReadonlyArray<Measurement>): Array<Verdict> => {
       met: answered(update) && update.failures === 0 && update.latencyMs.p99 <= targets.publisherUpdateP99Ms
     })
   }
-  const within = (label: string, slower: Measurement | undefined, faster: Measurement | undefined, max: number) => {
-    if (!slower || !faster) return
+  // over the runs, the means of each side's p50 and req/s
+  const within = (label: string, slower: ReadonlyArray<Measurement>, faster: ReadonlyArray<Measurement>, max: number) => {
+    if (slower.length === 0 || faster.length === 0) return
     const target = `${label} within ${max}x (p50 latency and req/s)`
-    if (!answered(slower) || !answered(faster)) return out.push({ target, measured: noAnswers([slower, faster]), met: false })
-    const latency = ratio(slower.latencyMs.p50, faster.latencyMs.p50)
-    const throughput = ratio(faster.requestsPerSecond, slower.requestsPerSecond)
+    const silent = [...slower, ...faster].filter((m) => !answered(m))
+    if (silent.length > 0) return out.push({ target, measured: noAnswers(silent), met: false })
+    const mean = (ms: ReadonlyArray<Measurement>, of: (m: Measurement) => number) => spreadOf(ms.map(of)).mean
+    const latency = ratio(mean(slower, (m) => m.latencyMs.p50), mean(faster, (m) => m.latencyMs.p50))
+    const throughput = ratio(mean(faster, (m) => m.requestsPerSecond), mean(slower, (m) => m.requestsPerSecond))
     out.push({
       target,
       measured: `p50 ${times(latency)}, req/s ${times(throughput)}`,
       met: latency <= max && throughput <= max
     })
   }
-  within("deep page vs page 1", get("deep page", "service"), get("uncached", "service"), targets.deepVsFirstPage)
-  within("100,000 nodes vs 10,000", get("uncached, 100k nodes", "service"), get("uncached", "service"), targets.largeVsSmall)
+  const all = (scenario: string) => ms.filter((m) => m.scenario === scenario && m.server === "service")
+  within("deep page vs page 1", all("deep page"), all("uncached"), targets.deepVsFirstPage)
+  within("100,000 nodes vs 10,000", all("uncached, 100k nodes"), all("uncached"), targets.largeVsSmall)
+  out.push(...edgeVerdicts(ms, edgeOffHonoured))
   return out
 }
 
+/** The baseline's measurement of the same scenario in the same run. */
+const baselineOf = (ms: ReadonlyArray<Measurement>, m: Measurement) =>
+  ms.find((b) => b.server === "baseline" && b.scenario === m.scenario && b.run === m.run)
+const runLabel = (report: Report, m: Measurement) => (report.settings.runs > 1 ? ` #${m.run}` : "")
+
+/**
+ * Per scenario measured on both servers, the mean of the runs' ratios service/baseline with their
+ * spread: server CPU per request and req/s. As a Markdown section and as printed lines.
+ */
+const againstBaseline = (ms: ReadonlyArray<Measurement>) => {
+  const scenarios = [...new Set(ms.filter((m) => m.server === "baseline").map((m) => m.scenario))]
+  const rows = scenarios.flatMap((scenario) => {
+    const r = ratiosOf(ms, scenario)
+    return r.pairs === 0 || r.silent.length > 0 ? [] : [{ scenario, cpu: showSpread(r.cpu, times), rps: showSpread(r.rps, times) }]
+  })
+  if (rows.length === 0) return { markdown: [], text: [] }
+  return {
+    markdown: [
+      "Service over baseline, the mean of each run's ratio (its spread, min-max, with `--runs` above 1):",
+      "",
+      "| scenario | server CPU ms/req ratio | req/s ratio |",
+      "|---|---:|---:|",
+      ...rows.map((r) => `| ${r.scenario} | ${r.cpu} | ${r.rps} |`)
+    ],
+    text: ["service / baseline, mean of the runs' ratios (min-max):", ...rows.map((r) => `  ${r.scenario}: CPU ms/req ${r.cpu}, req/s ${r.rps}`)]
+  }
+}
+
 const markdown = (report: Report) => {
-  const baselineOf = (m: Measurement) =>
-    report.measurements.find((b) => b.server === "baseline" && b.scenario === m.scenario)
   const rows = report.measurements.map((m) => {
-    const b = baselineOf(m)
+    const b = baselineOf(report.measurements, m)
     const vs = m.server === "service" && b && answered(m) && answered(b) ? times(ratio(m.requestsPerSecond, b.requestsPerSecond)) : ""
     const cpu = m.cpuMsPerRequest
-    return `| ${m.scenario} | ${m.server} | \`${m.path}\` | ${m.requestsPerSecond} | ${latency(m, "p50")} | ${latency(m, "p99")} | ` +
+    return `| ${m.scenario}${runLabel(report, m)} | ${m.server} | \`${m.path}\` | ${m.requestsPerSecond} | ${latency(m, "p50")} | ${latency(m, "p99")} | ` +
       `${vs} | ${num(cpu.server)} | ${num(cpu.postgres)} | ${m.failures} | ${m.loadAverage[0]} |`
   })
   const busiest = Math.max(...report.measurements.flatMap((m) => m.loadAverage))
@@ -490,7 +600,8 @@ const markdown = (report: Report) => {
     `# Benchmark ${report.date}${report.quick ? " (quick)" : ""}`,
     "",
     `${nodesLabel}; ${report.settings.connections} connections, ${report.settings.warmupSeconds} s warm-up then ` +
-    `${report.settings.seconds} s per measurement; the service and the baseline measured one after the other.`,
+    `${report.settings.seconds} s per measurement; the service and the baseline measured one after the other` +
+    (report.settings.runs > 1 ? `, ${report.settings.runs} times, the first of the two alternating from run to run.` : "."),
     "",
     `Machine: ${report.machine.cpus} cores (${report.machine.cpuModel}); Node ${report.machine.node}; ${report.machine.postgres}; ` +
     `commit ${report.machine.commit}. **autocannon, the service (or baseline) and PostgreSQL all share these ` +
@@ -512,7 +623,9 @@ const markdown = (report: Report) => {
     "",
     "| target | measured | verdict |",
     "|---|---|---|",
-    ...report.verdicts.map((v) => `| ${v.target} | ${v.measured} | ${v.met ? "met" : "**missed**"} |`),
+    ...report.verdicts.map((v) => `| ${v.target} | ${v.measured} | ${v.met === false ? "**missed**" : verdictWord(v)} |`),
+    "",
+    ...againstBaseline(report.measurements).markdown,
     "",
     report.answersDiffer.length === 0
       ? "The service and the baseline gave identical answers for every measured path, with the right totals."
@@ -544,9 +657,9 @@ const markdown = (report: Report) => {
 const printTable = (report: Report) => {
   const header = ["scenario", "server", "req/s", "p50 ms", "p99 ms", "vs baseline", "CPU ms/req", "PG ms/req", "failures"]
   const lines = report.measurements.map((m) => {
-    const b = report.measurements.find((x) => x.server === "baseline" && x.scenario === m.scenario)
+    const b = baselineOf(report.measurements, m)
     return [
-      m.scenario,
+      m.scenario + runLabel(report, m),
       m.server,
       String(m.requestsPerSecond),
       latency(m, "p50"),
@@ -563,7 +676,9 @@ const printTable = (report: Report) => {
   console.log(fmt(header))
   for (const l of lines) console.log(fmt(l))
   console.log()
-  for (const v of report.verdicts) console.log(`${v.met ? "met   " : "MISSED"}  ${v.target}: ${v.measured}`)
+  for (const line of againstBaseline(report.measurements).text) console.log(line)
+  console.log()
+  for (const v of report.verdicts) console.log(`${v.met === undefined ? "open  " : v.met ? "met   " : "MISSED"}  ${v.target}: ${v.measured}`)
   console.log()
   console.log(
     `note: autocannon, the servers and PostgreSQL share this machine's ${report.machine.cpus} cores; ` +
@@ -657,6 +772,202 @@ const benchCompressedPage = async (service: Target, database: Database) => {
   return { measured, section }
 }
 
+// ---------------------------------------------------------------------------------------------
+// Edge observability: what the edge's optional pieces cost, on and off in one run
+
+const edgeObservability = "edge observability"
+
+/** The pieces (b) leaves out of the edge (`HTTP_EDGE_OFF`, src/Http/). */
+const observedPieces = "access-log,request-metrics,request-id"
+
+/**
+ * The service processes started beside the measured one (the default: `LOG_LEVEL=warn`, no
+ * tracer configured), each with its own settings on the same database: (a) the access log at INFO,
+ * its stdout written to a file as a process manager would take it, and `/metrics` on a port of its
+ * own; (b) the same with the access log, the request metrics and the request id left out; (c)
+ * spans left out altogether.
+ */
+const edgeVariants = {
+  a: { settings: "LOG_LEVEL=info ACCESS_LOG=true", env: { LOG_LEVEL: "info", ACCESS_LOG: "true" }, logged: true },
+  b: {
+    settings: `as (a), HTTP_EDGE_OFF=${observedPieces}`,
+    env: { LOG_LEVEL: "info", ACCESS_LOG: "true", HTTP_EDGE_OFF: observedPieces },
+    logged: true
+  },
+  c: { settings: "HTTP_EDGE_OFF=spans", env: { HTTP_EDGE_OFF: "spans" }, logged: false }
+} as const
+type EdgeVariant = keyof typeof edgeVariants
+
+interface EdgeProcess extends Target {
+  /** Where its stdout goes, for (a) and (b). */
+  readonly stdoutFile: string | undefined
+  readonly metrics: string | undefined
+}
+
+const edgeScenario = (page: "cached" | "version", variant: EdgeVariant | "default") =>
+  `${page}, edge ${variant === "default" ? "default" : `(${variant})`}`
+
+const startEdgeVariants = async (env: Record<string, string>, dataDir: string) =>
+  Object.fromEntries(await Promise.all(Object.entries(edgeVariants).map(async ([key, variant]) => {
+    const stdoutFile = variant.logged ? path.join(dataDir, `service-${key}.log`) : undefined
+    const metricsPort = variant.logged ? await freePort() : undefined
+    const name = `service-${key}`
+    const target = await startServer(name, "dist/main.js", {
+      ...env,
+      ...variant.env,
+      ...(metricsPort === undefined ? {} : { METRICS_PORT: String(metricsPort) }),
+      DATA_DIR: path.join(dataDir, name)
+    }, stdoutFile)
+    const metrics = metricsPort === undefined ? undefined : `http://127.0.0.1:${metricsPort}/metrics`
+    return [key, { ...target, stdoutFile, metrics }] as const
+  }))) as Record<EdgeVariant, EdgeProcess>
+
+/** The access lines a process wrote to its stdout file, and the file's size. */
+const accessLines = async (file: string) => {
+  const text = await fs.readFile(file, "utf8")
+  return { lines: text.split("\n").filter((l) => /\bmessage=http\b/.test(l)).length, bytes: Buffer.byteLength(text) }
+}
+
+/** The requests `http_requests_total` counted, all routes together. */
+const requestsCounted = async (metrics: string) => {
+  const text = await (await fetch(metrics)).text()
+  return text.split("\n").filter((l) => l.startsWith("http_requests_total")).reduce((n, l) => n + Number(l.split(" ").at(-1)), 0)
+}
+
+/**
+ * The cached page on the default service and on (a), (b) and (c), and a version on the default
+ * and (c), `--runs` times, the order reversed every other run. Checks first that each answers as
+ * the default does, the page from its cache; afterwards, that (a) wrote access lines and counted
+ * requests and whether (b) did not, which says whether this build honours `HTTP_EDGE_OFF`.
+ */
+const benchEdgeObservability = async (
+  service: Target,
+  edge: Record<EdgeVariant, EdgeProcess>,
+  database: Database,
+  versionPaths: ReadonlyArray<string>
+) => {
+  const cachedPage = "/nodes?limit=30"
+  const processes: Record<EdgeVariant | "default", Target> = { default: service, ...edge }
+  const differing: Array<string> = []
+  for (const [key, p] of Object.entries(edge)) {
+    const differs = await compareAnswers(p.base, service.base, [cachedPage, versionPaths[0]!])
+    differing.push(...differs.map((d) => `(${key}) against the default: ${d}`))
+  }
+  log("edge observability: warming up (a), (b) and (c)")
+  for (const p of Object.values(edge)) {
+    await load(p.base, [cachedPage], settings.warmupSeconds)
+    await load(p.base, versionPaths, settings.warmupSeconds)
+  }
+  for (const [key, p] of Object.entries(processes)) {
+    const cache = (await fetch(p.base + cachedPage)).headers.get("x-cache")
+    if (cache !== "hit") log(`WARNING: ${cachedPage} on (${key}) is not served from the cache (x-cache: ${cache})`)
+  }
+  const steps = [
+    { page: "cached", paths: [cachedPage], variants: ["default", "a", "b", "c"] },
+    { page: "version", paths: versionPaths, variants: ["default", "c"] }
+  ] as const
+  const measured: Array<Measurement> = []
+  for (let run = 1; run <= runs; run++) {
+    if (runs > 1) log(`edge observability: run ${run} of ${runs}`)
+    for (const step of steps) {
+      for (const variant of run % 2 === 1 ? step.variants : [...step.variants].reverse()) {
+        measured.push({ ...await measure(edgeScenario(step.page, variant), "service", processes[variant], database, step.paths), run })
+      }
+    }
+  }
+
+  const notes: Array<string> = []
+  let honoured = true
+  for (const key of ["a", "b"] as const) {
+    const { lines, bytes } = await accessLines(edge[key].stdoutFile!)
+    const counted = await requestsCounted(edge[key].metrics!)
+    notes.push(`- (${key}) wrote ${lines.toLocaleString("en")} access lines (${(bytes / 2 ** 20).toFixed(1)} MiB of stdout) ` +
+      `and counted ${counted.toLocaleString("en")} requests in \`http_requests_total\`.`)
+    if (key === "a" && (lines === 0 || counted === 0)) log("WARNING: (a) wrote no access lines or counted no requests: it measures nothing")
+    if (key === "b" && (lines > 0 || counted > 0)) {
+      honoured = false
+      notes.push(`- **(b) still logs or counts requests: this build does not honour \`HTTP_EDGE_OFF\`, so (b) and (c) measure what (a) and the default do.**`)
+      log("WARNING: (b) still writes access lines or counts requests: this build ignores HTTP_EDGE_OFF")
+    }
+  }
+  const figures = (scenario: string) => {
+    const ms = measured.filter((m) => m.scenario === scenario)
+    if (ms.length === 0) return ["", ""]
+    if (!ms.every(answered)) return [noAnswers(ms), ""]
+    const three = (n: number) => n.toFixed(3)
+    return [showSpread(spreadOf(ms.map((m) => m.cpuMsPerRequest.server)), three), showSpread(spreadOf(ms.map((m) => m.requestsPerSecond)), (n) => n.toFixed(0))]
+  }
+  const rows = (["default", "a", "b", "c"] as const).map((variant) => {
+    const settingsOf = variant === "default" ? "LOG_LEVEL=warn, no tracer configured" : edgeVariants[variant].settings
+    return `| ${variant} | ${settingsOf} | ${[...figures(edgeScenario("cached", variant)), ...figures(edgeScenario("version", variant))].join(" | ")} |`
+  })
+  const section = [
+    "## Edge observability",
+    "",
+    `\`GET ${cachedPage}\` from the list cache on four service processes started side by side on the same database, ` +
+    "and a version on two of them, measured one after the other in each run (the order reversed every other run). " +
+    "Server CPU ms per request and req/s, the mean over the runs (min-max):",
+    "",
+    "| process | settings | cached CPU ms/req | cached req/s | version CPU ms/req | version req/s |",
+    "|---|---|---:|---:|---:|---:|",
+    ...rows,
+    "",
+    ...notes,
+    ...differing.map((d) => `- **differing answer:** ${d}`)
+  ].join("\n")
+  return { measured, section, differing, honoured }
+}
+
+/**
+ * The edge targets: (a-b)/a of the cached page's CPU per request, per run; and spans, whose cost
+ * is measurable when every run of the default costs more than every run of (c) (the ranges of the
+ * two do not overlap, the default's above; with identical processes that happens by chance once
+ * in 6 with 2 runs, once in 20 with 3, once in 252 with 5). One run has no range: the verdict stays open, as it does when
+ * the service ignored `HTTP_EDGE_OFF` (the pieces were on in every process).
+ */
+const edgeVerdicts = (ms: ReadonlyArray<Measurement>, edgeOffHonoured: boolean): Array<Verdict> => {
+  const ignored = "HTTP_EDGE_OFF ignored by this build, nothing was off: "
+  const out: Array<Verdict> = []
+  const of = (page: "cached" | "version", variant: EdgeVariant | "default") => ms.filter((m) => m.scenario === edgeScenario(page, variant))
+  const cpu = (m: Measurement) => m.cpuMsPerRequest.server
+  const msPerRequest = (s: Spread) => `${showSpread(s, (n) => n.toFixed(3))} ms/req`
+  const [a, b] = [of("cached", "a"), of("cached", "b")]
+  if (a.length > 0 && b.length > 0) {
+    const target = `access log at INFO + request metrics + request id <= ${percent(targets.observedEdgeShare)} of the cached page's ` +
+      "server CPU per request, (a-b)/a"
+    const silent = [...a, ...b].filter((m) => !answered(m))
+    if (silent.length > 0) out.push({ target, measured: noAnswers(silent), met: false })
+    else {
+      const shares = spreadOf(a.flatMap((x) => b.filter((y) => y.run === x.run).map((y) => (cpu(x) - cpu(y)) / cpu(x))))
+      const measured = `${showSpread(shares, percent)}: (a) ${msPerRequest(spreadOf(a.map(cpu)))}, (b) ${msPerRequest(spreadOf(b.map(cpu)))}`
+      out.push(edgeOffHonoured
+        ? { target, measured, met: shares.mean <= targets.observedEdgeShare }
+        : { target, measured: ignored + measured, met: undefined })
+    }
+  }
+  for (const page of ["cached", "version"] as const) {
+    const [d, c] = [of(page, "default"), of(page, "c")]
+    if (d.length === 0 || c.length === 0) continue
+    const target = `${page}: spans with no tracer configured cost nothing measurable (default against (c), server CPU per request)`
+    const silent = [...d, ...c].filter((m) => !answered(m))
+    if (silent.length > 0) {
+      out.push({ target, measured: noAnswers(silent), met: false })
+      continue
+    }
+    const [ds, cs] = [spreadOf(d.map(cpu)), spreadOf(c.map(cpu))]
+    const measured = `default ${msPerRequest(ds)}, (c) ${msPerRequest(cs)}, difference ${percent((ds.mean - cs.mean) / cs.mean)}`
+    if (!edgeOffHonoured) {
+      out.push({ target, measured: ignored + measured, met: undefined })
+    } else if (Math.min(d.length, c.length) < 2) {
+      out.push({ target, measured: `${measured}; one run has no spread (--runs 3 or more decides)`, met: undefined })
+    } else {
+      const measurable = ds.min > cs.max
+      out.push({ target, measured: `${measured}; ${measurable ? "every run of the default above every run of (c)" : "the runs' ranges overlap"}`, met: !measurable })
+    }
+  }
+  return out
+}
+
 const main = async () => {
   const date = new Date().toISOString()
   // the compiled service is measured, as `npm start` runs it
@@ -690,9 +1001,10 @@ const main = async () => {
     DATA_DIR: path.join(dataDir, "service"),
     AUTH_JWT_SECRET: jwtSecret
   }
-  const [service, baseline] = await Promise.all([
+  const [service, baseline, edge] = await Promise.all([
     startServer("service", "dist/main.js", env),
-    startServer("baseline", "bench/baseline.ts", { DATABASE_URL: databaseUrl })
+    startServer("baseline", "bench/baseline.ts", { DATABASE_URL: databaseUrl }),
+    selected(edgeObservability) ? startEdgeVariants(env, dataDir) : undefined
   ])
   log(`service on ${service.base}, baseline on ${baseline.base}`)
   const writer = await setUpWriter(service.base, client, jwtSecret)
@@ -737,10 +1049,30 @@ const main = async () => {
   }
 
   const database: Database = { client, postmaster }
+  const media: Array<string> = []
+  let edgeOffHonoured = true
   const measurements: Array<Measurement> = []
-  for (const s of scenarios) {
-    measurements.push(await measure(s.name, "service", service, database, s.paths))
-    measurements.push(await measure(s.name, "baseline", baseline, database, s.paths))
+  // runs one after another rather than a scenario's back to back, so that a busy spell of the
+  // machine falls on every scenario's runs alike; which server goes first alternates, so that
+  // neither always meets the database just after the other's load
+  for (let run = 1; run <= runs; run++) {
+    if (runs > 1) log(`run ${run} of ${runs}`)
+    const order = [["service", service], ["baseline", baseline]] as const
+    for (const s of scenarios) {
+      for (const [server, target] of run % 2 === 1 ? order : [...order].reverse()) {
+        measurements.push({ ...await measure(s.name, server, target, database, s.paths), run })
+      }
+    }
+  }
+
+  if (edge !== undefined) {
+    const { measured, section, differing, honoured } = await benchEdgeObservability(service, edge, database, versionPaths)
+    edgeOffHonoured = honoured
+    measurements.push(...measured)
+    answersDiffer.push(...differing)
+    media.push(section)
+    // their cores are the later scenarios' now
+    await Promise.all([...children].filter((c) => Object.values(edge).some((p) => p.pid === c.pid)).map(stopChild))
   }
 
   if (selected(publisherUpdate)) {
@@ -765,7 +1097,6 @@ const main = async () => {
   }
 
   // the media proxy, each part with its own service process and fake vendor, the registry's idle
-  const media: Array<string> = []
   if (selected(moderationScenario)) {
     log("concurrent moderation: publisher and node changes released together")
     const moderation = await benchModeration(service.base, client, jwtSecret)
@@ -818,7 +1149,7 @@ const main = async () => {
     seeds,
     answersDiffer,
     measurements,
-    verdicts: verdictsOf(measurements),
+    verdicts: verdictsOf(measurements, edgeOffHonoured),
     plans,
     media
   }
