@@ -2,7 +2,8 @@
  * OpenTelemetry traces (README, "Tracing"): with `OTEL_EXPORTER_OTLP_ENDPOINT` set, every span
  * (one per request, per SQL statement, per vendor call, per traced service method) is sent in
  * batches as OTLP/HTTP JSON to `<endpoint>/v1/traces` by Effect's own OTLP exporter
- * (effect/observability), which needs no OpenTelemetry SDK. Unset, Effect keeps its own in-process tracer and nothing leaves.
+ * (effect/observability), which needs no OpenTelemetry SDK. Unset, tracing is off (`References.TracerEnabled`)
+ * and a span costs nothing (Tracing.ts).
  *
  * The exporter sends from a fiber of its own, so requests never wait for it, and it does not
  * trace its own requests. A collector that fails costs its spans, never the service: the
@@ -14,7 +15,7 @@ import { NodeHttpClient } from "@effect/platform-node"
 import * as OtlpExporter from "effect/observability/OtlpExporter"
 import * as OtlpSerialization from "effect/observability/OtlpSerialization"
 import * as OtlpTracer from "effect/observability/OtlpTracer"
-import { Effect, Layer, Option, Redacted, Tracer } from "effect"
+import { Effect, Layer, Option, Redacted, References, Tracer } from "effect"
 import { constTrue } from "effect/Function"
 import { AppConfig } from "../Config.ts"
 import { routeLabel } from "./MetricsEndpoint.ts"
@@ -80,7 +81,9 @@ const namingSqlSpans = (tracer: Tracer.Tracer): Tracer.Tracer =>
 /** The OTLP tracer of the configuration (OtlpTracer.layer, its spans named as above), or none when no endpoint is set. */
 export const TracingLive = Layer.unwrap(Effect.map(AppConfig, ({ imageVendor, tracing }) =>
   Option.match(tracing.tracesUrl, {
-    onNone: (): Layer.Layer<never> => Layer.empty,
+    // no tracer: spans off, so that a span costs nothing (Effect's own in-process tracer would
+    // make every one, and nothing reads them)
+    onNone: (): Layer.Layer<never> => Layer.succeed(References.TracerEnabled, false),
     onSome: (url) =>
       Layer.effect(
         Tracer.Tracer,
