@@ -113,7 +113,9 @@ const CatalogLive = HttpApiBuilder.group(api, "catalog", (handlers) =>
           Effect.map(respond)
         ))
       .handle("searchNodes", ({ query }) => catalog.search(toSearch(query)).pipe(answer, Effect.map(json)))
-      .handle("getNodeVersion", ({ params }) => answer(catalog.getVersion(params.nodeId, params.versionId)))
+      .handle("getNodeVersion", ({ params }) =>
+        Effect.map(answer(catalog.getVersion(params.nodeId, params.versionId)), (body) =>
+          HttpServerResponse.uint8Array(body, { contentType: "application/json" })))
       .handle("getNode", ({ params, query }) =>
         answer(catalog.getNode(params.nodeId, { translations: query.include_translations ?? true })))
       .handle("listNodeVersions", ({ params, query }) => answer(catalog.listVersions(params.nodeId, query.statuses ?? defaultStatuses)))

@@ -151,9 +151,15 @@ export class NodePages extends Context.Service<NodePages>()("NodePages", {
       return sql.and(clauses)
     }
 
+    // the statements' constant parts, built once rather than on every request
+    const versionJson = sql.literal(versionObject("v", base))
+    const pageNodesJson = sql.literal(nodeJson("n", "p", "lv.json"))
+    const searchOrderSql = sql.literal(searchOrder)
+    const defaultOrderSql = sql.literal(orderSql([], "n"))
+
     const latestVersion = (hostVersionKey: string | undefined) =>
       sql`LEFT JOIN LATERAL (
-        SELECT ${sql.literal(versionObject("v", base))} AS json FROM node_versions v
+        SELECT ${versionJson} AS json FROM node_versions v
         WHERE v.node_id = n.id AND ${activeVersion}
           ${hostVersionKey !== undefined ? sql`AND ${admitsHost(hostVersionKey)}` : sql``}
         ORDER BY v.semver_key DESC, v.version DESC LIMIT 1) lv ON true`
@@ -168,7 +174,7 @@ export class NodePages extends Context.Service<NodePages>()("NodePages", {
     /** A page of nodes: one statement, one row. */
     const listPage = traced("NodePages.listPage")(function*(q: NodeQuery) {
       const where = filters(q)
-      const order = orderSql(q.sort, "n")
+      const order = q.sort.length === 0 ? defaultOrderSql : sql.literal(orderSql(q.sort, "n"))
       const total = unfiltered(q)
         ? sql`(SELECT listed::int FROM catalogue_counts)`
         : sql`(SELECT count(*)::int FROM nodes n WHERE ${where})`
@@ -176,8 +182,8 @@ export class NodePages extends Context.Service<NodePages>()("NodePages", {
       // the page), then only its nodes are read in full.
       const rows = yield* sql<NodePage>`
         WITH page AS (SELECT n.id FROM nodes n WHERE ${where}
-                      ORDER BY ${sql.literal(order)} LIMIT ${q.limit} OFFSET ${(q.page - 1) * q.limit})
-        SELECT coalesce(string_agg(${sql.literal(nodeJson("n", "p", "lv.json"))}, ',' ORDER BY ${sql.literal(order)}), '') AS nodes,
+                      ORDER BY ${order} LIMIT ${q.limit} OFFSET ${(q.page - 1) * q.limit})
+        SELECT coalesce(string_agg(${pageNodesJson}, ',' ORDER BY ${order}), '') AS nodes,
                ${total} AS total
         FROM page JOIN nodes n ON n.id = page.id
         JOIN publishers p ON p.id = n.publisher_id
@@ -233,8 +239,8 @@ export class NodePages extends Context.Service<NodePages>()("NodePages", {
                  ${q.hostNode === undefined ? sql`0` : hostNodeCloseness(q.hostNode)} AS host_node_closeness,
                  ${q.repository === undefined ? sql`0` : repositoryCloseness(q.repository)} AS repository_closeness
           FROM nodes n WHERE ${sql.and(where)}),
-        page AS (SELECT * FROM matches m ORDER BY ${sql.literal(searchOrder)} LIMIT ${q.limit} OFFSET ${(q.page - 1) * q.limit})
-        SELECT coalesce(string_agg(${sql.literal(nodeJson("n", "p", "lv.json"))}, ',' ORDER BY ${sql.literal(searchOrder)}), '') AS nodes,
+        page AS (SELECT * FROM matches m ORDER BY ${searchOrderSql} LIMIT ${q.limit} OFFSET ${(q.page - 1) * q.limit})
+        SELECT coalesce(string_agg(${pageNodesJson}, ',' ORDER BY ${searchOrderSql}), '') AS nodes,
                (SELECT count(*)::int FROM matches) AS total
         FROM page m JOIN nodes n ON n.id = m.id
         JOIN publishers p ON p.id = n.publisher_id

@@ -249,7 +249,13 @@ export class PageCache extends Context.Service<PageCache>()("PageCache", {
     return {
       get: (query: NodeQuery, bypass: boolean) => Effect.tap(get(query, bypass), (served) => recordListCache(cacheResults[served._tag])),
       invalidate,
-      sender: notices.sender
+      sender: notices.sender,
+      /**
+       * The generation answers may be kept under now (how many invalidations this process has
+       * seen), or `undefined` while nothing may be kept (the listener down, or the cache off): other
+       * answers that only catalogue writes change are kept under it too (VersionCache.ts).
+       */
+      generation: (): number | undefined => (listening && listCacheTtlMillis > 0 ? generation : undefined)
     }
   })
 }) {

@@ -69,7 +69,8 @@ export class NodeRepo extends Context.Service<NodeRepo>()("NodeRepo", {
   make: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const base = yield* archiveBase
-    const version = (alias: string) => sql.literal(`${versionRecord(alias, base)} AS version`)
+    // built once: the version's record is a long expression, and every read of a version selects it
+    const versionOfV = sql.literal(`${versionRecord("v", base)} AS version`)
     /** `v` is the version `versionOrId` names: its version string, or its id when it is a UUID. */
     const named = (versionOrId: string) =>
       isUuid(versionOrId) ? sql`(v.version = ${versionOrId} OR v.id = ${versionOrId}::uuid)` : sql`v.version = ${versionOrId}`
@@ -108,7 +109,7 @@ export class NodeRepo extends Context.Service<NodeRepo>()("NodeRepo", {
       Request: Schema.Struct({ nodeId: Schema.String, versionOrId: Schema.String }),
       Result: VisibleVersion,
       execute: ({ nodeId, versionOrId }) =>
-        sql`SELECT n.status AS "nodeStatus", p.status AS "publisherStatus", ${version("v")}
+        sql`SELECT n.status AS "nodeStatus", p.status AS "publisherStatus", ${versionOfV}
             FROM node_versions v JOIN nodes n ON n.id = v.node_id JOIN publishers p ON p.id = n.publisher_id
             WHERE v.node_id = ${nodeId} AND v.status <> 'NodeVersionStatusDeleted' AND ${named(versionOrId)}
             LIMIT 1`
@@ -118,7 +119,7 @@ export class NodeRepo extends Context.Service<NodeRepo>()("NodeRepo", {
       Request: Schema.Struct({ nodeId: Schema.String, statuses: Schema.Array(NodeVersionStatus) }),
       Result: VersionRow,
       execute: ({ nodeId, statuses }) =>
-        sql`SELECT ${version("v")} FROM node_versions v
+        sql`SELECT ${versionOfV} FROM node_versions v
             WHERE v.node_id = ${nodeId} AND v.status = ANY(${statuses as Array<string>})
             ORDER BY v.semver_key DESC, v.version DESC`
     })
@@ -126,7 +127,7 @@ export class NodeRepo extends Context.Service<NodeRepo>()("NodeRepo", {
     const findVersionById = SqlSchema.findOneOption({
       Request: Schema.String,
       Result: VersionRow,
-      execute: (versionId) => sql`SELECT ${version("v")} FROM node_versions v WHERE v.id = ${versionId}::uuid`
+      execute: (versionId) => sql`SELECT ${versionOfV} FROM node_versions v WHERE v.id = ${versionId}::uuid`
     })
 
     const findVersionState = SqlSchema.findOneOption({

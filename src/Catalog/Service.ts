@@ -11,7 +11,8 @@ import { Node, type NodeVersionStatus } from "../Domain/Node.ts"
 import { type NodeQuery, NodePages, type SearchQuery } from "./NodePages.ts"
 import { PageCache, renderPage } from "./PageCache.ts"
 import { NodeRepo, requireVisible } from "./Repo.ts"
-import { traced } from "../Tracing.ts"
+import { span, traced } from "../Tracing.ts"
+import { renderVersion, VersionCache } from "./VersionCache.ts"
 
 /** The node has no installable version (or not the one asked for). */
 export class NothingToInstall extends Data.TaggedError("NothingToInstall")<{
@@ -43,6 +44,7 @@ export class Catalog extends Context.Service<Catalog>()("Catalog", {
     const pages = yield* NodePages
     const cache = yield* PageCache
     const policy = yield* Policy
+    const versions = yield* VersionCache
 
     /** The node's standing, failing unless clients may see it. */
     const visibleState = (nodeId: string) =>
@@ -50,6 +52,21 @@ export class Catalog extends Context.Service<Catalog>()("Catalog", {
         onNone: () => Effect.fail(new NodeMissing({ nodeId })),
         onSome: (state) => Effect.as(requireVisible(nodeId, state), state)
       }))
+
+    /** A version's answer from the database. */
+    const findVersion = (nodeId: string, versionOrId: string) =>
+      Effect.gen(function*() {
+        const found = yield* nodes.findVersion(nodeId, versionOrId)
+        if (Option.isSome(found)) {
+          yield* requireVisible(nodeId, { status: found.value.nodeStatus, publisherStatus: found.value.publisherStatus }).pipe(
+            Effect.catchTag("NodeMissing", () => new VersionMissing({ nodeId, version: versionOrId }))
+          )
+          return renderVersion(found.value.version)
+        }
+        // no such version: a banned node is refused as such, whatever was asked of it
+        yield* visibleState(nodeId).pipe(Effect.catchTag("NodeMissing", () => Effect.void))
+        return yield* new VersionMissing({ nodeId, version: versionOrId })
+      })
 
     /** The publisher exists, and banned nodes are shown to its members and site admins only. */
     const authorizeListing = (listing: PublisherListing) =>
@@ -135,19 +152,12 @@ export class Catalog extends Context.Service<Catalog>()("Catalog", {
         return new Node(rest, { disableChecks: true })
       }),
 
-      /** A version by version string or id; a deleted one is missing. */
-      getVersion: traced("Catalog.getVersion")(function*(nodeId: string, versionOrId: string) {
-        const found = yield* nodes.findVersion(nodeId, versionOrId)
-        if (Option.isSome(found)) {
-          yield* requireVisible(nodeId, { status: found.value.nodeStatus, publisherStatus: found.value.publisherStatus }).pipe(
-            Effect.catchTag("NodeMissing", () => new VersionMissing({ nodeId, version: versionOrId }))
-          )
-          return found.value.version
-        }
-        // no such version: a banned node is refused as such, whatever was asked of it
-        yield* visibleState(nodeId).pipe(Effect.catchTag("NodeMissing", () => Effect.void))
-        return yield* new VersionMissing({ nodeId, version: versionOrId })
-      }),
+      /**
+       * A version by version string or id, as the bytes of its answer (VersionCache.ts); a
+       * deleted one is missing.
+       */
+      getVersion: (nodeId: string, versionOrId: string) =>
+        versions.get(nodeId, versionOrId, findVersion(nodeId, versionOrId)).pipe(span("Catalog.getVersion")),
 
       /** The node's versions in these statuses, newest semantic version first. */
       listVersions: traced("Catalog.listVersions")(function*(nodeId: string, statuses: ReadonlyArray<NodeVersionStatus>) {
@@ -171,5 +181,5 @@ export class Catalog extends Context.Service<Catalog>()("Catalog", {
   })
 }) {
   static readonly layerWithoutDependencies = Layer.effect(Catalog, Catalog.make)
-  static readonly layer = Catalog.layerWithoutDependencies.pipe(Layer.provide([NodeRepo.layer, NodePages.layer, PageCache.layer, Policy.layer]))
+  static readonly layer = Catalog.layerWithoutDependencies.pipe(Layer.provide([NodeRepo.layer, NodePages.layer, PageCache.layer, VersionCache.layer, Policy.layer]))
 }
