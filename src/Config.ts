@@ -208,8 +208,11 @@ export const parseCorsOrigins = (raw: string): Result.Result<CorsOrigins, string
 
 // --- HTTP_EDGE_OFF: edge pieces left out, to measure what they cost (Http/Edge.ts) ------------------
 
-/** The pieces that may be left out: the observing ones, which no answer depends on. */
-export const optionalPieces = ["access-log", "request-metrics", "request-id"] as const
+/**
+ * The pieces that may be left out: the observing ones, which no answer depends on. `spans` turns
+ * tracing off even with a collector configured; without one it is off already.
+ */
+export const optionalPieces = ["access-log", "request-metrics", "request-id", "spans"] as const
 export type OptionalPiece = typeof optionalPieces[number]
 
 const isOptional = (name: string): name is OptionalPiece => (optionalPieces as ReadonlyArray<string>).includes(name)

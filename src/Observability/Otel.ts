@@ -78,8 +78,8 @@ const namingSqlSpans = (tracer: Tracer.Tracer): Tracer.Tracer =>
   })
 
 /** The OTLP tracer of the configuration (OtlpTracer.layer, its spans named as above), or none when no endpoint is set. */
-export const TracingLive = Layer.unwrap(Effect.map(AppConfig, ({ imageVendor, tracing }) =>
-  Option.match(tracing.tracesUrl, {
+export const TracingLive = Layer.unwrap(Effect.map(AppConfig, ({ edgeOff, imageVendor, tracing }) =>
+  Option.match(edgeOff.has("spans") ? Option.none() : tracing.tracesUrl, {
     // nothing would see a span: none is made (the server's, the statements', the methods')
     onNone: (): Layer.Layer<never> => Layer.succeed(References.TracerEnabled, false),
     onSome: (url) =>
