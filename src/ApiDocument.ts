@@ -376,7 +376,7 @@ const precise = (generated: Json): Json => {
     if (stream !== undefined) stream.schema = musicEvents(spec)
   }
 
-  // GET /nodes and GET /nodes/{nodeId} honour If-None-Match (Catalog/Http.ts, Web/Validators.ts)
+  // GET /nodes and GET /nodes/{nodeId} honour If-None-Match (Http/Conditional.ts)
   for (const path of ["/nodes", "/nodes/{nodeId}"]) {
     const get = spec.paths[path]?.get
     if (get === undefined) continue

@@ -7,7 +7,7 @@
  * fails with 40001 (serialization failure). Both leave nothing behind and are safe to run again:
  * PostgreSQL's documentation asks applications to retry them. `retryConflicts` does so a bounded
  * number of times with jitter; a conflict that persists is answered `503` with `Retry-After`
- * (Errors.ts), never `500`.
+ * (Http/Failures.ts), never `500`.
  */
 import { isSqlError } from "effect/sql/SqlError"
 import { Data, Effect, Schedule } from "effect"

@@ -36,7 +36,7 @@ export const documentedAs = (fragment: { readonly [key: string]: Schema.Json }, 
 
 /**
  * A request body that refuses the fields it does not declare, at every depth: `400` naming the
- * field (Errors.ts). Effect 4 sets excess-property handling per decode, not per schema: the
+ * field (Http/Failures.ts). Effect 4 sets excess-property handling per decode, not per schema: the
  * endpoints that take such a body say so with `HttpApi.PayloadParseOptions` (`refusingBody`);
  * this marks the schema for the reader and the document, which says `additionalProperties: false`
  * of every object not marked otherwise. Decided per body: docs/compatibility.md, "Unknown fields".

@@ -12,7 +12,7 @@
  * structured-syntax type (`+json`) is read as such; URL-encoded fields as the object of their
  * values (repeated names a list), decoded by the same schema, as Effect 3's HttpApi did. Text that
  * is not JSON fails as the framework's reader fails, when the body is decoded (after the route's
- * authentication): a 400 saying so (Errors.ts).
+ * authentication): a 400 saying so (Failures.ts).
  */
 import { HttpServerError, type HttpServerRequest, UrlParams } from "effect/http"
 import { Effect } from "effect"

@@ -11,7 +11,7 @@
  * (a client that leaves an upload must stop the vendor request or the write it feeds).
  */
 import { HttpRouter, HttpServerError, HttpServerRequest, HttpServerResponse } from "effect/http"
-import { Context, Effect, Option } from "effect"
+import { Context, Effect, Option, Tracer } from "effect"
 import { CurrentExchange, type Exchange } from "./Exchange.ts"
 import type { RouteTable } from "./Routes.ts"
 
@@ -29,6 +29,9 @@ export const dispatch = (exchange: Exchange): Handler => {
   if (entry === undefined) return routeNotFound(exchange.request)
   const route = entry.handler as HttpRouter.Route<unknown, unknown>
   return Effect.withFiber((fiber) => {
+    // the server span, when a tracer made one, names its route as OpenTelemetry's conventions do
+    const span = Context.getOrUndefined(fiber.context, Tracer.ParentSpan)
+    if (span !== undefined && span._tag === "Span" && span.sampled) span.attribute("http.route", entry.info.pattern)
     const added = Context.makeUnsafe<never>(
       new Map<string, unknown>([
         [HttpServerRequest.HttpServerRequest.key, exchange.request],
