@@ -14,7 +14,8 @@ const embeddedServer = Effect.gen(function*() {
   const config = yield* AppConfig
   // its notices (a cluster initialised, a stale server stopped) are log lines like any other
   const context = yield* Effect.context<never>()
-  const notice = (line: string) => Effect.runSyncWith(context)(Effect.logInfo(`embedded PostgreSQL: ${line}`))
+  const notice = (line: string, level?: "warn") =>
+    Effect.runSyncWith(context)((level === "warn" ? Effect.logWarning : Effect.logInfo)(`embedded PostgreSQL: ${line}`))
   const server = yield* Effect.acquireRelease(
     Effect.tryPromise({
       try: () => startEmbedded(config.dataDir, notice),

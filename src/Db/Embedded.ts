@@ -88,15 +88,18 @@ const postmasterRuns = async (pgdata: string) => {
   return pid > 0 && pid !== process.pid && (await processRuns(pid))
 }
 
+/** What the embedded server tells its caller; `warn` for a recovery from a crash or a failure, which an operator should see. */
+export type Notice = (line: string, level?: "warn") => void
+
 /**
  * Removes the lock file of a postmaster that no longer runs. PostgreSQL takes a zombie's PID in
  * it for a live server and refuses to start (and `pg_ctl stop` waits for it) until the zombie is
  * reaped, which an init that reaps late or never may not do; its shared memory, found by the
  * data folder and not by this file, still guards against backends that outlived the postmaster.
  */
-const removeStaleLock = async (pgdata: string, log: (line: string) => void) => {
+const removeStaleLock = async (pgdata: string, log: Notice) => {
   if ((await postmasterPid(pgdata)) === 0) return
-  log("removing the lock file of a PostgreSQL server that no longer runs")
+  log("removing the lock file of a PostgreSQL server that no longer runs", "warn")
   await fs.rm(path.join(pgdata, "postmaster.pid"), { force: true })
 }
 
@@ -117,7 +120,7 @@ export interface EmbeddedServer {
  * is stopped first; one whose owner runs is an error, since two services must not share one data
  * folder's server.
  */
-export const startEmbedded = async (dir: string, log: (line: string) => void = () => {}): Promise<EmbeddedServer> => {
+export const startEmbedded = async (dir: string, log: Notice = () => {}): Promise<EmbeddedServer> => {
   const bin = await loadBinaries()
   const runAs = await runAsUser()
   const pgdata = path.join(dir, "pg")
@@ -132,7 +135,7 @@ export const startEmbedded = async (dir: string, log: (line: string) => void = (
     throw new Error(`The embedded database in ${dir} is in use by process ${owner.pid}; stop it or set DATA_DIR`)
   }
   if (await postmasterRuns(pgdata)) {
-    log("stopping a PostgreSQL server left behind by a previous run")
+    log("stopping a PostgreSQL server left behind by a previous run", "warn")
     await run(bin.pg_ctl, ["stop", "-D", pgdata, "-m", "fast", "-w", "-t", "30"], runAs).catch(() => undefined)
   } else {
     await removeStaleLock(pgdata, log)
@@ -188,7 +191,7 @@ export const startEmbedded = async (dir: string, log: (line: string) => void = (
     stop: async () => {
       if (stopped) return
       stopped = true
-      await run(bin.pg_ctl, ["stop", "-D", pgdata, "-m", "fast", "-w", "-t", "30"], runAs).catch((e) => log(String(e)))
+      await run(bin.pg_ctl, ["stop", "-D", pgdata, "-m", "fast", "-w", "-t", "30"], runAs).catch((e) => log(String(e), "warn"))
       await fs.rm(ownerFile, { force: true })
     }
   }
