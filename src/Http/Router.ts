@@ -22,7 +22,7 @@ const routeNotFound = (request: HttpServerRequest.HttpServerRequest) =>
 
 /**
  * Runs the exchange's handler with what the handler reads from its context: the request the edge
- * hands on, its query, its path parameters, and the Exchange. One context for all four.
+ * hands on, its query, its path parameters, and the Exchange.
  */
 export const dispatch = (exchange: Exchange): Handler => {
   const entry = exchange.resolved.entry
@@ -32,15 +32,14 @@ export const dispatch = (exchange: Exchange): Handler => {
     // the server span, when a tracer made one, names its route as OpenTelemetry's conventions do
     const span = Context.getOrUndefined(fiber.context, Tracer.ParentSpan)
     if (span !== undefined && span._tag === "Span" && span.sampled) span.attribute("http.route", entry.info.pattern)
-    const added = Context.makeUnsafe<never>(
-      new Map<string, unknown>([
-        [HttpServerRequest.HttpServerRequest.key, exchange.request],
-        [HttpServerRequest.ParsedSearchParams.key, exchange.searchParams],
-        [HttpRouter.RouteContext.key, { route, params: exchange.resolved.params }],
-        [CurrentExchange.key, exchange]
-      ])
-    )
-    const handler = Effect.provideContext(route.handler as Effect.Effect<HttpServerResponse.HttpServerResponse, unknown>, Context.merge(fiber.context, added))
+    // four overlays on the request's context: a merge would copy every service of the application
+    const handler: Handler = Effect.updateContext(route.handler as Handler, (context: Context.Context<never>) =>
+      context.pipe(
+        Context.add(HttpServerRequest.HttpServerRequest, exchange.request),
+        Context.add(HttpServerRequest.ParsedSearchParams, exchange.searchParams),
+        Context.add(HttpRouter.RouteContext, { route, params: exchange.resolved.params }),
+        Context.add(CurrentExchange, exchange)
+      ))
     return entry.info.streamed ? Effect.interruptible(handler) : handler
   })
 }
