@@ -50,10 +50,11 @@ const pieces = (
     closingAfterEarlyAnswers(config.refusedBodies),
     // outside the funnel and the validators: every JSON answer may be coded, and a 304 has no body
     coding(),
-    // ETag and 304 on the body as the handler rendered it; If-None-Match comes before Range
-    conditional,
-    // 206 and 416 of a download that is not a 304
+    // 206 and 416 of a download, outside the validators: an answer comes back up the list, so a
+    // 304 for If-None-Match is decided first, and a range is taken of a 200 only
     ranges,
+    // ETag and 304 on the body as the handler rendered it
+    conditional,
     // the page's policy is of its bytes as rendered, before any coding
     pagePolicy(config.publicBaseUrl),
     // the funnel: whatever the pieces below and the handler fail with leaves as ErrorResponse

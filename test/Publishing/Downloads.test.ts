@@ -116,6 +116,16 @@ layer(Service.layer(), { excludeTestServices: true })("archive downloads", (it) 
       }
     }))
 
+  it.effect("If-None-Match naming the archive answers 304 even with a Range (RFC 9110, 13.2.2)", () =>
+    Effect.gen(function*() {
+      const service = yield* Service
+      const whole = yield* raw(service, path)
+      const answer = yield* raw(service, path, { "if-none-match": String(whole.headers["etag"]), range: "bytes=0-9" })
+      expect(answer.status).toBe(304)
+      expect(answer.headers["content-range"]).toBeUndefined()
+      expect(answer.bytes.length).toBe(0)
+    }))
+
   it.effect("a download resumed as aria2 does: the parts join into the archive", () =>
     Effect.gen(function*() {
       const service = yield* Service
