@@ -172,8 +172,9 @@ const makeStableForms = () => {
 }
 
 /**
- * Compresses the answers that gain from it. A HEAD gets the identity answer's headers: computing
- * a compressed length would cost the compression it spares.
+ * Compresses the answers that gain from it. A HEAD gets the identity answer's headers, since
+ * computing a compressed length would cost the compression it spares; a Representation's kept
+ * form costs nothing after its first answer, so a HEAD of it gets that form's headers.
  */
 export const coding = (): Piece => {
   const stableForm = makeStableForms()

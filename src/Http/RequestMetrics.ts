@@ -6,7 +6,7 @@ import { Effect } from "effect"
 import { recordRequest } from "../Observability/Metrics.ts"
 import type { Piece } from "./Exchange.ts"
 
-/** The route label of an exchange: its declared pattern, or `unmatched`. */
+/** Counts and times every answer under its route's pattern (`unmatched` where no route answers). */
 export const requestMetrics: Piece = (next) => (exchange) =>
   Effect.tap(next(exchange), (response) =>
     recordRequest(

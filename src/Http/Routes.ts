@@ -91,7 +91,6 @@ export interface RouteTable {
   readonly allowedMethods: (url: string) => ReadonlyArray<string>
   /** The table's entry of `method` and `pattern`, to give it its handler (Router.ts). */
   readonly entryOf: (method: string, pattern: string) => Entry | undefined
-  readonly entries: ReadonlyArray<Entry>
 }
 
 /** A table of `routes`; a route declared twice is a mistake, refused at start. */
@@ -123,8 +122,7 @@ export const makeRouteTable = (routes: ReadonlyArray<ExtraRoute>): RouteTable =>
       return resolved
     },
     allowedMethods: (url) => methods.filter((method) => found(router.find(method, url)) !== undefined),
-    entryOf: (method, pattern) => byKey.get(`${method} ${pattern}`),
-    entries: [...byKey.values()]
+    entryOf: (method, pattern) => byKey.get(`${method} ${pattern}`)
   }
 }
 
