@@ -7,7 +7,7 @@
  */
 import { HttpApiBuilder } from "effect/http-api"
 import { HttpRouter } from "effect/http"
-import { NodeFileSystem } from "@effect/platform-node"
+import { NodeFileSystem, NodeHttpServer } from "@effect/platform-node"
 import { Effect, Layer } from "effect"
 import { AdminHttp } from "./Admin/Http.ts"
 import { Api } from "./Api.ts"
@@ -99,7 +99,11 @@ const addingRoutes = <A, E, R>(layer: Layer.Layer<A, E, R>) =>
   layer as unknown as Layer.Layer<A, HttpRouter.Request.Without<E>, HttpRouter.Request.Without<R> | HttpRouter.Request.Only<"Requires", R>>
 
 /** The layers that add routes: built before the edge serves, so that no request finds the table empty. */
-const RoutesLive = addingRoutes(Layer.mergeAll(ApiLive, DocumentsLive, MetricsLive)).pipe(Layer.provide(RouterLive))
+const RoutesLive = addingRoutes(Layer.mergeAll(ApiLive, DocumentsLive, MetricsLive)).pipe(
+  Layer.provide(RouterLive),
+  // the platform's services (files, ETags), which the server's layer provides too: built before it
+  Layer.provide(NodeHttpServer.layerHttpServices)
+)
 
 /**
  * Serves the API on the provided HttpServer with the provided services. Build the services
@@ -111,5 +115,10 @@ export const AppLive = EdgeLive.pipe(
   Layer.provide(RouteTableLive)
 )
 
-/** The Node HTTP server of the configured host and port (Http/NodeServer.ts), over the same route table. */
-export const HttpServerLive = NodeServerLive.pipe(Layer.provide(RouteTableLive))
+/**
+ * The Node HTTP server of the configured host and port (Http/NodeServer.ts), over the same route
+ * table. It listens once the routes are added (RoutesLive is built first, once: layers are
+ * memoised), so that a client waiting for the service, as the README's `until curl` loop does,
+ * is refused a connection rather than left on one that nothing answers.
+ */
+export const HttpServerLive = NodeServerLive.pipe(Layer.provide(RoutesLive), Layer.provide(RouteTableLive))

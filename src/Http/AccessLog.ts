@@ -85,16 +85,17 @@ export const accessLog: Piece = (next) => (exchange) =>
     })
   })
 
-export type RefusedRequestLog = (status: number, bytes: number, requestId: string) => void
+export type RefusedRequestLog = (status: number, bytes: number, requestId: string, route?: string) => void
 
 /**
- * The access line of a request that Node's parser refused (NodeServer.ts, `clientError`): it never
- * reaches the application, and has no method or route; `route` says so.
+ * The access line of a request that never reaches the application (NodeServer.ts): one Node's
+ * parser refused (`clientError`), which has no method or route (`route` is `unparsed`), or one
+ * that arrived while the service was starting (`starting`).
  */
 export const refusedRequestLog = (config: AppConfig["Service"]): Effect.Effect<RefusedRequestLog> =>
   Effect.map(Effect.context<never>(), (context) => {
     if (!config.accessLog) return () => {}
     const run = Effect.runForkWith(context)
-    return (status, bytes, requestId) =>
-      void run(Effect.annotateLogs(Effect.logInfo("http"), { [requestIdKey]: requestId, route: "unparsed", status, bytes }))
+    return (status, bytes, requestId, route = "unparsed") =>
+      void run(Effect.annotateLogs(Effect.logInfo("http"), { [requestIdKey]: requestId, route, status, bytes }))
   })

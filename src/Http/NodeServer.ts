@@ -11,7 +11,7 @@ import * as http from "node:http"
 import type * as net from "node:net"
 import type * as stream from "node:stream"
 import { AppConfig, type AppConfigShape } from "../Config.ts"
-import { BadRequest, infoOf, RequestTimeout, RequestTooLarge } from "../Domain/ApiErrors.ts"
+import { BadRequest, infoOf, RequestTimeout, RequestTooLarge, ServiceUnavailable } from "../Domain/ApiErrors.ts"
 import { emptyTally, type InFlightKind, ShutdownReport } from "../Observability/ShutdownReport.ts"
 import { type RefusedRequestLog, refusedRequestLog } from "./AccessLog.ts"
 import { wireOf } from "./Failures.ts"
@@ -96,6 +96,8 @@ const limitArrival = (limits: HttpLimits, table: RouteTable, request: http.Incom
  * their limit) are answered as ErrorResponse too, before they ever reach the application.
  */
 const makeHttpServer = (limits: HttpLimits, table: RouteTable, logRefused: RefusedRequestLog) => {
+  // the platform's adapter listens once the application is attached (`serve`); before, nothing would answer
+  let attached = false
   const server = http.createServer({
     headersTimeout: limits.headersTimeoutMillis,
     requestTimeout: 0,
@@ -113,6 +115,7 @@ const makeHttpServer = (limits: HttpLimits, table: RouteTable, logRefused: Refus
     response.setHeader(noSniff.name, noSniff.value)
     response.once("close", () => inFlight.get(request.socket) === request && inFlight.delete(request.socket))
     limitArrival(limits, table, request, response)
+    if (!attached) answerStarting(request, response, logRefused)
   })
   // Node answers `Expect: 100-continue` itself only while nothing listens for `checkContinue`;
   // the platform's adapter does, and acknowledges once its own body readers run. This service
@@ -132,7 +135,31 @@ const makeHttpServer = (limits: HttpLimits, table: RouteTable, logRefused: Refus
     // a client that leaves (its request, if one had arrived, has its own access line) is not refused
     if (bytes > 0 && !clientLeft(err)) logRefused(infoOf(error).status, bytes, requestId)
   })
-  return server
+  return { server, attach: () => void (attached = true) }
+}
+
+/** Seconds a request that arrived while the service was starting is told to wait (`Retry-After`). */
+const startingRetryAfterSeconds = 1
+
+/**
+ * Answers a request that arrived after the server listened but before the application was
+ * attached: the layers build the routes first (App.ts), so this is a window of moments, but a
+ * request in it would otherwise wait forever on its open connection.
+ */
+const answerStarting = (request: http.IncomingMessage, response: http.ServerResponse, logRefused: RefusedRequestLog) => {
+  const error = new ServiceUnavailable({ message: "The service is starting: try again in a moment" })
+  const body = JSON.stringify(wireOf(error))
+  const requestId = requestIdOf(undefined)
+  response.writeHead(infoOf(error).status, {
+    "content-type": "application/json",
+    "retry-after": String(startingRetryAfterSeconds),
+    [requestIdHeader]: requestId,
+    connection: "close"
+  })
+  response.end(body)
+  // the body is not read: the connection closes after the answer
+  request.resume()
+  logRefused(infoOf(error).status, Buffer.byteLength(body), requestId, "starting")
 }
 
 /** A request being answered, and once the drain has begun, its kind at the start (or on arrival). */
@@ -218,7 +245,7 @@ export const HttpServerLive = Layer.unwrap(
     const config = yield* AppConfig
     const table = yield* Routes
     const report = yield* ShutdownReport
-    const server = makeHttpServer(config.http, table, yield* refusedRequestLog(config))
+    const { server, attach } = makeHttpServer(config.http, table, yield* refusedRequestLog(config))
     const close = boundedClose(server, config.shutdownGraceMillis, report)
     const draining = Layer.effect(
       HttpServer.HttpServer,
@@ -227,7 +254,10 @@ export const HttpServerLive = Layer.unwrap(
           address: platform.address,
           // finalizers run last first: the drain, then the platform's detaching of the application
           serve: (app, middleware) =>
-            Effect.andThen(middleware ? platform.serve(app, middleware) : platform.serve(app), Effect.addFinalizer(() => close))
+            (middleware ? platform.serve(app, middleware) : platform.serve(app)).pipe(
+              Effect.andThen(Effect.sync(attach)),
+              Effect.andThen(Effect.addFinalizer(() => close))
+            )
         }))
     )
     return Layer.provideMerge(draining, NodeHttpServer.layer(() => server, { port: config.port, host: config.host }))

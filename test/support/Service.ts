@@ -61,9 +61,15 @@ const testLogging = Layer.succeed(References.MinimumLogLevel, process.env.TEST_L
 
 /**
  * Starts one instance of the service on `databaseUrl`; it stops when the scope closes. `logging`
- * replaces the loggers of the instance (the log tests capture its lines).
+ * replaces the loggers of the instance (the log tests capture its lines). `app` is what serves on
+ * the server: `Layer.empty` leaves it listening with nothing attached, as it is while starting.
  */
-export const startService = (databaseUrl: string, overrides: ConfigOverrides = (c) => c, logging: Layer.Layer<never> = testLogging) =>
+export const startService = (
+  databaseUrl: string,
+  overrides: ConfigOverrides = (c) => c,
+  logging: Layer.Layer<never> = testLogging,
+  app: typeof AppLive | Layer.Layer<never> = AppLive
+) =>
   Effect.gen(function*() {
     const dataDir = yield* Effect.acquireRelease(
       Effect.promise(() => fs.mkdtemp(path.join(os.tmpdir(), "registry-data-"))),
@@ -83,7 +89,7 @@ export const startService = (databaseUrl: string, overrides: ConfigOverrides = (
         auth: { ...c.auth, jwtSecret: Option.some(Redacted.make(testJwtSecret)), failureLimit: 1_000_000 }
       })
     )
-    const layer = AppLive.pipe(
+    const layer = app.pipe(
       // on the configuration's port (0: a free one) and host, with its connection limits
       Layer.provideMerge(HttpServerLive),
       Layer.provideMerge(Layer.provideMerge(Seeder.layer, ServicesLive)),
