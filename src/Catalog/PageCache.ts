@@ -18,7 +18,7 @@
  * its connection's errors and end, so a lost LISTEN would go unnoticed and pages would stay stale.
  */
 import { PgClient } from "@effect/sql-pg"
-import { Cache, Context, Data, Effect, Equal, Hash, Layer, Option, Schedule, Stream } from "effect"
+import { Cache, Context, Data, Deferred, Effect, Equal, Hash, Layer, Option, Schedule, Stream } from "effect"
 import { createHash, randomUUID } from "node:crypto"
 import { AppConfig } from "../Config.ts"
 import { type NodeQuery, NodePages } from "./NodePages.ts"
@@ -89,6 +89,16 @@ class PageKey implements Equal.Equal {
     return Hash.combine(Hash.number(this.generation))(Hash.string(this.id))
   }
 }
+
+/** How long an instance waits at start for its change listener before it serves with the cache off. */
+const listenerStartMillis = 5_000
+
+/** Resumes after `millis` of wall-clock time. */
+const waitingAtMost = (millis: number) =>
+  Effect.callback<void>((resume) => {
+    const timer = setTimeout(() => resume(Effect.void), millis)
+    return Effect.sync(() => clearTimeout(timer))
+  })
 
 /** The connection listening for catalogue changes closed or failed. */
 export class ListenerLost extends Data.TaggedError("ListenerLost")<{ readonly reason: string }> {}
@@ -199,6 +209,9 @@ export class PageCache extends Context.Service<PageCache>()("PageCache", {
     // a lost listener is logged when it is lost and when it is back, not at every failed attempt
     // in between (an outage of the database would repeat it every few seconds)
     let lost = false
+    // the instance is built, and reports ready, once others' writes can drop its pages: a page
+    // asked for before that is not kept, and its repeats would all be misses
+    const listeningOnce = yield* Deferred.make<void>()
     yield* notices.stream.pipe(
       // this instance's own changes dropped its pages after their commit already
       Stream.filter((payload) => payload !== notices.sender),
@@ -207,6 +220,7 @@ export class PageCache extends Context.Service<PageCache>()("PageCache", {
           // the first element says LISTEN is in place: what changed before it is not in the cache
           Effect.suspend(() => {
             listening = true
+            Deferred.doneUnsafe(listeningOnce, Effect.void)
             if (!lost) return Effect.void
             lost = false
             return Effect.logInfo("catalogue change listener: listening again; list cache on")
@@ -228,6 +242,9 @@ export class PageCache extends Context.Service<PageCache>()("PageCache", {
       Effect.retry(Schedule.min([Schedule.exponential("100 millis"), Schedule.spaced("5 seconds")])),
       Effect.forkScoped
     )
+    // bounded by the wall clock, not Effect's: a database that refuses the listener leaves the
+    // cache off after this long, not the instance unbuilt (and a test clock does not move it)
+    yield* Effect.raceFirst(Deferred.await(listeningOnce), waitingAtMost(listenerStartMillis))
 
     /** The page of `query`: from the cache when it is on, computed when `bypass` or on a miss. */
     const get = traced("PageCache.get")(function*(query: NodeQuery, bypass: boolean) {
