@@ -5,9 +5,8 @@
  *
  * Most runs call the CLI's own entry (`run` of src/Cli/Commands.ts, what main.ts runs) in this
  * process, with its environment and output streams given to it. A few are the CLI as users run it,
- * a child process of the compiled dist/ or of the installed launcher: a login, a publish, a failure
- * that ends the process with its exit code, and the launcher's search and help. Each start of a
- * process loads Effect, about two seconds of CPU, which every run used to pay.
+ * a child process of the bundle dist/cli.js or of the installed launcher that runs it: a login, a
+ * publish, a failure that ends the process with its exit code, and the launcher's search and help.
  *
  * The service hands out absolute URLs (signed upload URLs, download URLs) under its
  * PUBLIC_BASE_URL. A test instance listens on a port chosen when it starts, so it is reached
@@ -28,8 +27,8 @@ import { tcpForwarder } from "../support/Forwarder.ts"
 import { type Running, Service, serviceOnFreshDatabase } from "../support/Service.ts"
 
 const repoRoot = path.resolve(import.meta.dirname, "../..")
-/** Compiled by the test run's global set-up (test/support/globalSetup.ts). */
-const mainJs = path.join(repoRoot, "dist/Cli/main.js")
+/** Bundled by the test run's global set-up (test/support/globalSetup.ts runs scripts/build.mjs). */
+const bundle = path.join(repoRoot, "dist/cli.js")
 const launcher = path.join(repoRoot, "bin/registry.mjs")
 
 /** Largest archive the test instance takes: entries may uncompress to 20 times this before they are flagged. */
@@ -70,7 +69,7 @@ const inProcess = (args: ReadonlyArray<string>, env: Readonly<Record<string, str
     let stderr = ""
     const streams = { stdout: { write: (s: string) => (stdout += s) }, stderr: { write: (s: string) => (stderr += s) } }
     const environment = ConfigProvider.fromEnv({ env: { REGISTRY_CONFIG: state.config, ...env } })
-    return run([process.execPath, mainJs, ...args]).pipe(
+    return run([process.execPath, bundle, ...args]).pipe(
       Effect.provideService(Streams, streams),
       Effect.provideService(ConfigProvider.ConfigProvider, environment),
       Effect.provide(Layer.merge(NodeServices.layer, NodeHttpClient.layerNodeHttp)),
@@ -78,12 +77,12 @@ const inProcess = (args: ReadonlyArray<string>, env: Readonly<Record<string, str
     )
   })
 
-/** The CLI in a child process: the compiled dist/Cli/main.js, or the launcher bin/registry.mjs as installed. */
+/** The CLI in a child process: the bundle dist/cli.js, or the launcher bin/registry.mjs as installed. */
 const spawned = (args: ReadonlyArray<string>, env: Readonly<Record<string, string>>, via: "node" | "bin") =>
   Effect.promise(() =>
     new Promise<Ran>((resolve, reject) => {
       const inherited = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith("REGISTRY_")))
-      const command = via === "node" ? [process.execPath, mainJs] : [launcher]
+      const command = via === "node" ? [process.execPath, bundle] : [launcher]
       const child = spawn(command[0]!, [...command.slice(1), ...args], {
         cwd: repoRoot,
         env: { ...inherited, REGISTRY_CONFIG: state.config, ...env },
