@@ -328,6 +328,12 @@ layer(ServiceBehindForwarder, { excludeTestServices: true, timeout: 120_000 })("
 
       const mine = ok(yield* cli(["nodes", "--publisher", "acme"]), "nodes --publisher")
       expect(mine).toMatch(/^image-tools\s+1\.0\.0\s+acme/m)
+      // the bundle, as users run it, prints the same tables, plain on a pipe
+      for (const args of [["search", "image"], ["versions", "image-tools"], ["nodes", "--publisher", "acme"]]) {
+        const bundled = ok(yield* cli(args, {}, "node"), `bundled ${args.join(" ")}`)
+        expect(bundled, args.join(" ")).toBe(ok(yield* cli(args), args.join(" ")))
+        expect(bundled, args.join(" ")).not.toContain("\x1b")
+      }
       const mineJson = JSON.parse(ok(yield* cli(["nodes", "--publisher", "acme", "--json"]), "nodes --publisher --json"))
       expect(mineJson.map((n: { id: string }) => n.id).sort()).toEqual(["bomb", "image-tools"])
       const all = JSON.parse(ok(yield* cli(["nodes", "--json"]), "nodes --json"))
@@ -352,7 +358,13 @@ layer(ServiceBehindForwarder, { excludeTestServices: true, timeout: 120_000 })("
       fails(yield* cli(["search"]), 2, "usage")
       const viaBin = yield* cli(["search", "image", "--json"], {}, "bin")
       expect(JSON.parse(ok(viaBin, "bin/registry.mjs")).total).toBe(1)
-      const help = ok(yield* cli(["--help"], {}, "bin"), "--help")
+      // piped: plain; FORCE_COLOR styles it unless NO_COLOR is set too (empty: unset, whatever this process has)
+      const help = ok(yield* cli(["--help"], { FORCE_COLOR: "", NO_COLOR: "" }, "bin"), "--help")
       expect(help).toContain("EXIT CODES")
+      expect(help).not.toContain("\x1b")
+      const forced = ok(yield* cli(["--help"], { FORCE_COLOR: "1", NO_COLOR: "" }, "bin"), "FORCE_COLOR=1 --help")
+      expect(forced).toContain("\x1b[")
+      expect(forced.replace(/\x1b\[[0-9;]*m/g, "")).toBe(help)
+      expect(ok(yield* cli(["--help"], { FORCE_COLOR: "1", NO_COLOR: "1" }, "bin"), "NO_COLOR=1 --help")).toBe(help)
     }), slow)
 })
