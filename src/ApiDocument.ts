@@ -446,9 +446,19 @@ export const documentRoutes: ReadonlyArray<ExtraRoute> = [
   { method: "GET", pattern: "/docs", revalidate: "public, max-age=300", stable: true, page: true }
 ]
 
-/** `/openapi.json` and `/docs`, of the documented Api with this instance's public URL. */
+/**
+ * The server `/docs` names: the public URL's path alone, which the page resolves against the
+ * host it was opened on, so that its "Test Request" goes back there (127.0.0.1, localhost or the
+ * public name alike) and not to another origin the browser refuses to read.
+ */
+export const pageServer = (publicBaseUrl: string) => (URL.canParse(publicBaseUrl) ? new URL(publicBaseUrl).pathname : "/")
+
+/**
+ * `/openapi.json`, with this instance's public URL for the tools that read it from elsewhere, and
+ * `/docs`, with the relative server of `pageServer`.
+ */
 export const DocumentsLive = Layer.unwrap(Effect.map(AppConfig, (config) => {
-  const api = documentedApi(config.publicBaseUrl)
+  const api = documentedApi(pageServer(config.publicBaseUrl))
   // worked out on the first request, then the same answer (and body) every time
   let document: HttpServerResponse.HttpServerResponse | undefined
   return Layer.mergeAll(

@@ -2,7 +2,8 @@
  * The API's documentation: `/openapi.json` is a complete OpenAPI 3.1 document of the Api (paths,
  * parameters, the bearer scheme, ErrorResponse for errors), derived from the Api declaration itself
  * rather than a hand-written list; and `/docs` renders the reference in headless Chromium with the
- * network closed (the page's script is embedded, no CDN).
+ * network closed (the page's script is embedded, no CDN), and its "Test Request" reaches the host
+ * the page was opened on.
  */
 import { expect, layer } from "@effect/vitest"
 import { Effect, type Schema, SchemaAST } from "effect"
@@ -250,6 +251,62 @@ layer(Service.layer(), { excludeTestServices: true })("documentation", (it) => {
         expect(pageErrors).toEqual([])
         // anything the page tried to fetch from elsewhere (fonts, say) was refused and it rendered all the same
         if (blocked.length > 0) console.info(`/docs asked for external resources (refused): ${blocked.join(", ")}`)
+      }),
+    90_000
+  )
+
+  it.effect.skipIf(!chromiumFound && !inCi)(
+    chromiumFound
+      ? "GET /docs: Test Request answers 200 whether the page was opened at 127.0.0.1 or at localhost"
+      : `GET /docs: Test Request from any host (${inCi ? "fails in CI" : "skipped"}: ${browserSkipReason})`,
+    () =>
+      Effect.gen(function*() {
+        if (!chromiumFound) {
+          return yield* Effect.die(new Error(`CI is set and ${browserSkipReason}; .ci/run must install it`))
+        }
+        const service = yield* Service
+        const { spec } = yield* fetchSpec(service)
+        // /openapi.json names the public URL for tools elsewhere, which is neither of the hosts below
+        expect(spec.servers).toEqual([{ url: service.config.publicBaseUrl, description: expect.any(String) }])
+        expect(service.config.publicBaseUrl).toBe("http://127.0.0.1")
+        const browser = yield* Effect.acquireRelease(
+          Effect.promise(() => chromium.launch({ executablePath: chromiumPath, args: [...chromiumArgs] })),
+          (b) => Effect.promise(() => b.close())
+        )
+        const port = new URL(service.baseUrl).port
+        for (const host of ["127.0.0.1", "localhost"]) {
+          const origin = `http://${host}:${port}`
+          const page = yield* Effect.promise(() => browser.newPage())
+          // only the page's own origin answers; what reached /nodes, and from where
+          const sent: Array<{ readonly url: string; readonly status: number }> = []
+          yield* Effect.promise(() =>
+            page.route("**/*", (route) => {
+              const url = route.request().url()
+              if (url.startsWith(`${origin}/`) || url.startsWith("data:") || url.startsWith("blob:")) return route.continue()
+              return route.abort("internetdisconnected")
+            })
+          )
+          page.on("response", (r) => {
+            if (new URL(r.url()).pathname === "/nodes") sent.push({ url: r.url(), status: r.status() })
+          })
+          yield* Effect.promise(() => page.goto(`${origin}/docs`, { waitUntil: "load" }))
+          const visible = { state: "visible", timeout: 30_000 } as const
+          const listAll = page.getByRole("region", { name: "List all nodes (paginated)" })
+          yield* Effect.promise(() => listAll.getByRole("heading", { name: "List all nodes (paginated)" }).waitFor(visible))
+          yield* Effect.promise(() => listAll.getByRole("button", { name: /Test Request/ }).first().click())
+          // the reference's request client: it names the page's host as the server, and sends there
+          const client = page.getByRole("dialog").first()
+          yield* Effect.promise(() => client.getByRole("button", { name: /^Send/ }).first().waitFor(visible))
+          expect(yield* Effect.promise(() => client.getByRole("button", { name: /^Server:/ }).first().innerText())).toContain(origin)
+          yield* Effect.promise(() => client.getByRole("button", { name: /^Send/ }).first().click())
+          yield* Effect.promise(() => client.getByText("200 OK").first().waitFor(visible))
+          expect(sent.length, host).toBeGreaterThan(0)
+          for (const answer of sent) {
+            expect(answer.url.startsWith(`${origin}/nodes?`), answer.url).toBe(true)
+            expect(answer.status, answer.url).toBe(200)
+          }
+          yield* Effect.promise(() => page.close())
+        }
       }),
     90_000
   )

@@ -8,7 +8,7 @@ import { login, publisher, token } from "./Account.ts"
 import { nodes, search, versions } from "./Browse.ts"
 import { exitCodeMeanings, exitCodeOf, exitCodes, formatReport, reportOf } from "./Failure.ts"
 import { install } from "./Install.ts"
-import { note, print } from "./Output.ts"
+import { canColor, note, print, Streams } from "./Output.ts"
 import { publish } from "./Publish.ts"
 
 export const root = Command.make("registry").pipe(
@@ -59,10 +59,23 @@ const cli = Command.runWith(root, { version })
 /** Help shown because a command that only groups others was named alone: not a failure. */
 const isPlainHelp = (error: unknown) => CliError.isCliError(error) && error._tag === "ShowHelp" && error.errors.length === 0
 
+/**
+ * The parser's colours follow stdout and the environment of this run (Output.ts `canColor`)
+ * rather than its default, which looks at the process's stdout and environment once.
+ */
+const withColorOfStdout = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+  Effect.gen(function*() {
+    const { stdout } = yield* Streams
+    const capabilities = yield* TerminalCapabilities.TerminalCapabilities
+    const color = yield* canColor(stdout)
+    return yield* Effect.provideService(effect, TerminalCapabilities.TerminalCapabilities, { ...capabilities, canColor: color })
+  })
+
 /** Runs the CLI on `argv` (as `process.argv`): the exit code. */
 export const run = (argv: ReadonlyArray<string>) =>
   cli(argv.slice(2)).pipe(
     Effect.provideService(CliOutput.Presenter, presenter),
+    withColorOfStdout,
     Effect.as(exitCodes.ok),
     Effect.catchCause((cause) => {
       if (Cause.hasInterruptsOnly(cause)) return Effect.succeed(130)

@@ -2,7 +2,7 @@
  * What the CLI prints: results on stdout (human tables, or with `--json` the service's JSON), and
  * on stderr only notes, the upload's progress and the one line of a failure.
  */
-import { Context, Effect, Schema } from "effect"
+import { Config, Context, Effect, Option, Schema } from "effect"
 import { Flag } from "effect/cli"
 
 /** A stream the CLI writes text to. */
@@ -18,6 +18,22 @@ export interface Sink {
 export class Streams extends Context.Reference<{ readonly stdout: Sink; readonly stderr: Sink }>("cli/Streams", {
   defaultValue: () => ({ stdout: process.stdout, stderr: process.stderr })
 }) {}
+
+const setting = (name: string) => Effect.map(Effect.orDie(Config.option(Config.NonEmptyString(name))), Option.getOrUndefined)
+
+/**
+ * Whether text written to `sink` may carry colour (ANSI escapes): never with NO_COLOR set to
+ * anything or TERM=dumb, always with FORCE_COLOR set (but to 0 or false), else only on a
+ * terminal. Read from the run's environment and its own stream, not the process's, so that
+ * a run inside another process (the tests) decides as a child process would.
+ */
+export const canColor = (sink: Sink) =>
+  Effect.gen(function*() {
+    if ((yield* setting("NO_COLOR")) !== undefined || (yield* setting("TERM")) === "dumb") return false
+    const force = (yield* setting("FORCE_COLOR"))?.toLowerCase()
+    if (force !== undefined && force !== "0" && force !== "false") return true
+    return sink.isTTY === true
+  })
 
 /** A line on stdout. */
 export const print = (line: string) => Effect.flatMap(Streams, ({ stdout }) => Effect.sync(() => void stdout.write(line + "\n")))

@@ -5,9 +5,8 @@
  *
  * Most runs call the CLI's own entry (`run` of src/Cli/Commands.ts, what main.ts runs) in this
  * process, with its environment and output streams given to it. A few are the CLI as users run it,
- * a child process of the compiled dist/ or of the installed launcher: a login, a publish, a failure
- * that ends the process with its exit code, and the launcher's search and help. Each start of a
- * process loads Effect, about two seconds of CPU, which every run used to pay.
+ * a child process of the bundle dist/cli.js or of the installed launcher that runs it: a login, a
+ * publish, a failure that ends the process with its exit code, and the launcher's search and help.
  *
  * The service hands out absolute URLs (signed upload URLs, download URLs) under its
  * PUBLIC_BASE_URL. A test instance listens on a port chosen when it starts, so it is reached
@@ -28,8 +27,8 @@ import { tcpForwarder } from "../support/Forwarder.ts"
 import { type Running, Service, serviceOnFreshDatabase } from "../support/Service.ts"
 
 const repoRoot = path.resolve(import.meta.dirname, "../..")
-/** Compiled by the test run's global set-up (test/support/globalSetup.ts). */
-const mainJs = path.join(repoRoot, "dist/Cli/main.js")
+/** Bundled by the test run's global set-up (test/support/globalSetup.ts runs scripts/build.mjs). */
+const bundle = path.join(repoRoot, "dist/cli.js")
 const launcher = path.join(repoRoot, "bin/registry.mjs")
 
 /** Largest archive the test instance takes: entries may uncompress to 20 times this before they are flagged. */
@@ -70,7 +69,7 @@ const inProcess = (args: ReadonlyArray<string>, env: Readonly<Record<string, str
     let stderr = ""
     const streams = { stdout: { write: (s: string) => (stdout += s) }, stderr: { write: (s: string) => (stderr += s) } }
     const environment = ConfigProvider.fromEnv({ env: { REGISTRY_CONFIG: state.config, ...env } })
-    return run([process.execPath, mainJs, ...args]).pipe(
+    return run([process.execPath, bundle, ...args]).pipe(
       Effect.provideService(Streams, streams),
       Effect.provideService(ConfigProvider.ConfigProvider, environment),
       Effect.provide(Layer.merge(NodeServices.layer, NodeHttpClient.layerNodeHttp)),
@@ -78,12 +77,12 @@ const inProcess = (args: ReadonlyArray<string>, env: Readonly<Record<string, str
     )
   })
 
-/** The CLI in a child process: the compiled dist/Cli/main.js, or the launcher bin/registry.mjs as installed. */
+/** The CLI in a child process: the bundle dist/cli.js, or the launcher bin/registry.mjs as installed. */
 const spawned = (args: ReadonlyArray<string>, env: Readonly<Record<string, string>>, via: "node" | "bin") =>
   Effect.promise(() =>
     new Promise<Ran>((resolve, reject) => {
       const inherited = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith("REGISTRY_")))
-      const command = via === "node" ? [process.execPath, mainJs] : [launcher]
+      const command = via === "node" ? [process.execPath, bundle] : [launcher]
       const child = spawn(command[0]!, [...command.slice(1), ...args], {
         cwd: repoRoot,
         env: { ...inherited, REGISTRY_CONFIG: state.config, ...env },
@@ -329,6 +328,12 @@ layer(ServiceBehindForwarder, { excludeTestServices: true, timeout: 120_000 })("
 
       const mine = ok(yield* cli(["nodes", "--publisher", "acme"]), "nodes --publisher")
       expect(mine).toMatch(/^image-tools\s+1\.0\.0\s+acme/m)
+      // the bundle, as users run it, prints the same tables, plain on a pipe
+      for (const args of [["search", "image"], ["versions", "image-tools"], ["nodes", "--publisher", "acme"]]) {
+        const bundled = ok(yield* cli(args, {}, "node"), `bundled ${args.join(" ")}`)
+        expect(bundled, args.join(" ")).toBe(ok(yield* cli(args), args.join(" ")))
+        expect(bundled, args.join(" ")).not.toContain("\x1b")
+      }
       const mineJson = JSON.parse(ok(yield* cli(["nodes", "--publisher", "acme", "--json"]), "nodes --publisher --json"))
       expect(mineJson.map((n: { id: string }) => n.id).sort()).toEqual(["bomb", "image-tools"])
       const all = JSON.parse(ok(yield* cli(["nodes", "--json"]), "nodes --json"))
@@ -353,7 +358,13 @@ layer(ServiceBehindForwarder, { excludeTestServices: true, timeout: 120_000 })("
       fails(yield* cli(["search"]), 2, "usage")
       const viaBin = yield* cli(["search", "image", "--json"], {}, "bin")
       expect(JSON.parse(ok(viaBin, "bin/registry.mjs")).total).toBe(1)
-      const help = ok(yield* cli(["--help"], {}, "bin"), "--help")
+      // piped: plain; FORCE_COLOR styles it unless NO_COLOR is set too (empty: unset, whatever this process has)
+      const help = ok(yield* cli(["--help"], { FORCE_COLOR: "", NO_COLOR: "" }, "bin"), "--help")
       expect(help).toContain("EXIT CODES")
+      expect(help).not.toContain("\x1b")
+      const forced = ok(yield* cli(["--help"], { FORCE_COLOR: "1", NO_COLOR: "" }, "bin"), "FORCE_COLOR=1 --help")
+      expect(forced).toContain("\x1b[")
+      expect(forced.replace(/\x1b\[[0-9;]*m/g, "")).toBe(help)
+      expect(ok(yield* cli(["--help"], { FORCE_COLOR: "1", NO_COLOR: "1" }, "bin"), "NO_COLOR=1 --help")).toBe(help)
     }), slow)
 })

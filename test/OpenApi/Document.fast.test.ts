@@ -12,7 +12,7 @@ import * as os from "node:os"
 import * as path from "node:path"
 import { promisify } from "node:util"
 import { generatedTypes, typesBaseUrl } from "../../scripts/lib/OpenApiTypes.ts"
-import { apiDocument } from "../../src/ApiDocument.ts"
+import { apiDocument, pageServer } from "../../src/ApiDocument.ts"
 import { apiErrors } from "../../src/Domain/ApiErrors.ts"
 
 type Json = Record<string, any>
@@ -208,6 +208,9 @@ describe("the OpenAPI document", () => {
   it("names its server, license and tags", () => {
     expect(document.servers).toEqual([{ url: typesBaseUrl, description: expect.any(String) }])
     expect(apiDocument("https://nodes.example.org").servers[0].url).toBe("https://nodes.example.org")
+    // /docs names the public URL's path only, resolved against whatever host the page was opened on
+    expect(pageServer("http://localhost:8080")).toBe("/")
+    expect(pageServer("https://example.org/registry")).toBe("/registry")
     expect(document.info.license.name).toBeTypeOf("string")
     for (const tag of document.tags) expect(tag.description, tag.name).toMatch(/^[A-Z]/)
     const used = new Set(operations.flatMap((o) => o.operation.tags))
