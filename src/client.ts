@@ -8,11 +8,13 @@
  * `Effect.catchTag("VersionExists", ...)` works as on the server; `errorCode` gives its wire code.
  *
  *     const registry = yield* makeClient({ baseUrl: "https://registry.example", auth: { bearer: jwt } })
- *     const node = yield* registry.api.catalog.getNode({ params: { nodeId: "tool" }, query: {} })
+ *     const node = yield* registry.api.catalog.getNode({ params: { nodeId: "tool" } })
+ *
+ * It imports nothing but `effect` and Node's built-ins: it is also published on its own
+ * (packages/client), and `Registry.layer` runs it over `fetch`.
  */
-import { NodeHttpClient } from "@effect/platform-node"
-import { Context, Effect, type FileSystem, Layer, type PlatformError, type Stream } from "effect"
-import { HttpClient, type HttpClientError, HttpClientRequest } from "effect/http"
+import { Context, Effect, Layer, type PlatformError, type Stream } from "effect"
+import { FetchHttpClient, HttpClient, type HttpClientError, HttpClientRequest, type HttpClientResponse } from "effect/http"
 import { HttpApiClient } from "effect/http-api"
 import { Api } from "./Api.ts"
 import type { MusicEvent } from "./Domain/MusicEvents.ts"
@@ -39,8 +41,60 @@ export interface ClientConfig {
 const derive = (httpClient: HttpClient.HttpClient.With<HttpClientError.HttpClientError | ServiceFault>) =>
   HttpApiClient.makeWith(Api, { httpClient })
 
-/** Every endpoint of the contract, typed: `api.catalog.getNode({ params: { nodeId }, query: {} })`. */
-export type ApiClient = Effect.Success<ReturnType<typeof derive>>
+/** The client HttpApiClient derives, where `params`, `query` and `headers` are required even when empty. */
+type DerivedClient = Effect.Success<ReturnType<typeof derive>>
+
+/** The parts of a request the client fills with `{}` when they are left out. */
+type FillablePart = "params" | "query" | "headers"
+
+/** A request of the default mode (decoded answers) whose parts that may be empty may be left out. */
+type LooseRequest<Request> =
+  & { readonly [K in keyof Request as K extends FillablePart ? ({} extends Request[K] ? K : never) : never]?: Request[K] }
+  & {
+    readonly [K in keyof Request as K extends FillablePart ? ({} extends Request[K] ? never : K) : K extends "responseMode" ? never : K]:
+      Request[K]
+  }
+  & { readonly responseMode?: "decoded-only" | undefined }
+
+/** The answer of a call in the default mode: the decoded value, without the raw response of the other modes. */
+type DecodedCall<Method> = Method extends (...args: ReadonlyArray<any>) => Effect.Effect<infer A, infer E, infer R>
+  ? Effect.Effect<Exclude<A, HttpClientResponse.HttpClientResponse | readonly [unknown, HttpClientResponse.HttpClientResponse]>, E, R>
+  : never
+
+/**
+ * A derived method, callable as well without the parts that may be empty: `listAllNodes()`,
+ * `getNode({ params })`. The loose form comes first; the derived one, last, is what
+ * `Parameters` and `ReturnType` read and what a call of another response mode takes.
+ */
+type LooseMethod<Method> = Method extends (request: infer Request) => any
+  ? void extends Request ? Method
+  : Exclude<Request, void> extends infer Whole ? {} extends LooseRequest<Whole> ? ((request?: LooseRequest<Whole>) => DecodedCall<Method>) & Method
+    : ((request: LooseRequest<Whole>) => DecodedCall<Method>) & Method
+  : never
+  : Method
+
+/** Every endpoint of the contract, typed: `api.catalog.getNode({ params: { nodeId } })`, `api.catalog.listAllNodes()`. */
+export type ApiClient = {
+  readonly [Group in keyof DerivedClient]: { readonly [Endpoint in keyof DerivedClient[Group]]: LooseMethod<DerivedClient[Group][Endpoint]> }
+}
+
+/** A request with its left-out parts given as `{}`, as the derived client needs them. */
+const filled = (request: Record<string, unknown> | undefined) => ({
+  ...request,
+  params: request?.["params"] ?? {},
+  query: request?.["query"] ?? {},
+  headers: request?.["headers"] ?? {}
+})
+
+/** The derived client, its methods taking requests whose empty parts are left out. */
+const loosen = (derived: DerivedClient): ApiClient =>
+  Object.fromEntries(Object.entries(derived).map(([group, methods]) => [
+    group,
+    Object.fromEntries(Object.entries(methods as Record<string, (request: unknown) => unknown>).map(([name, method]) => [
+      name,
+      (request?: Record<string, unknown>) => method(filled(request))
+    ]))
+  ])) as unknown as ApiClient
 
 /** How a call of `api[group][endpoint]` may fail: its declared classes, the service's faults, transport and decoding. */
 export type EndpointError<Group extends keyof ApiClient, Endpoint extends keyof ApiClient[Group]> =
@@ -50,7 +104,7 @@ export type EndpointError<Group extends keyof ApiClient, Endpoint extends keyof 
 export type PublishNodeVersionResponse = PublishResponse
 
 export interface RegistryClient {
-  /** every endpoint, typed: api.catalog.getNode({ params: { nodeId }, query: {} }), api.publish.publishVersion(...), ... */
+  /** every endpoint, typed: api.catalog.getNode({ params: { nodeId } }), api.publish.publishVersion(...), ... */
   readonly api: ApiClient
   /**
    * Publishes a version. The request is the body as JSON carries it (`version: "1.2.0"`); one
@@ -71,12 +125,11 @@ export interface RegistryClient {
     signedUrl: string,
     file: ArchiveSource,
     options?: UploadOptions
-  ) => Effect.Effect<
-    void,
-    EndpointError<"archives", "uploadArchive"> | PlatformError.PlatformError,
-    FileSystem.FileSystem
-  >
-  /** GETs an archive by its downloadUrl (absolute, or a path of the registry) as a byte stream, with its Content-Length. */
+  ) => Effect.Effect<void, EndpointError<"archives", "uploadArchive"> | PlatformError.PlatformError>
+  /**
+   * GETs an archive by its downloadUrl (absolute, or a path of the registry) as a byte stream,
+   * with its Content-Length; a redirect (to the object store's signed URL) is followed.
+   */
   readonly download: (url: string) => Effect.Effect<
     { readonly size: number | undefined; readonly bytes: Stream.Stream<Uint8Array, HttpClientError.HttpClientError> },
     EndpointError<"archives", "downloadArchive">
@@ -89,11 +142,7 @@ export interface RegistryClient {
    */
   readonly generateMusic: (
     input: MusicInput
-  ) => Stream.Stream<
-    MusicEvent,
-    EndpointError<"musicProxy", "generateMusic"> | PlatformError.PlatformError,
-    FileSystem.FileSystem
-  >
+  ) => Stream.Stream<MusicEvent, EndpointError<"musicProxy", "generateMusic"> | PlatformError.PlatformError>
 }
 
 /** A path of the registry as a URL. */
@@ -120,7 +169,7 @@ export const makeClient = (config: ClientConfig): Effect.Effect<RegistryClient, 
         return bearer === undefined ? located : HttpClientRequest.bearerToken(located, bearer)
       })
     )
-    const api = yield* derive(registry)
+    const api = loosen(yield* derive(registry))
 
     return {
       api,
@@ -130,14 +179,14 @@ export const makeClient = (config: ClientConfig): Effect.Effect<RegistryClient, 
           (payload) => api.publish.publishVersion({ params: { publisherId, nodeId }, payload })
         ),
       uploadArchive: uploadArchive(anywhere),
-      download: (url) => download(anywhere)(URL.canParse(url) ? url : onRegistry(config.baseUrl, url)),
+      download: (url) => download(answering)(URL.canParse(url) ? url : onRegistry(config.baseUrl, url)),
       generateMusic: generateMusic(HttpClient.filterStatusOk(registry))
     } satisfies RegistryClient
   })
 
 /** The client as a service, for programs that take it from their context. */
 export class Registry extends Context.Service<Registry, RegistryClient>()("registry/Client") {
-  /** The client over Node's HTTP client. */
+  /** The client over `fetch` (Effect's FetchHttpClient). */
   static readonly layer = (config: ClientConfig): Layer.Layer<Registry> =>
-    Layer.effect(Registry, makeClient(config)).pipe(Layer.provide(NodeHttpClient.layerNodeHttp))
+    Layer.effect(Registry, makeClient(config)).pipe(Layer.provide(FetchHttpClient.layer))
 }

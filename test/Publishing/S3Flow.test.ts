@@ -15,6 +15,7 @@ import { Effect, Option } from "effect"
 import { archiveKey, archiveLostReason } from "../../src/Publishing/Archives.ts"
 import { downloadUrlTtlSeconds } from "../../src/Storage/S3Storage.ts"
 import { decodeVersion } from "../support/Catalogue.ts"
+import { bytesOf, clientFor, onInstance } from "../support/Client.ts"
 import { queryOne } from "../support/Db.ts"
 import { eventually } from "../support/Eventually.ts"
 import { expectError, expectStatus, send } from "../support/Http.ts"
@@ -134,6 +135,10 @@ it.live("two instances on one database and one bucket: publish on one, upload th
     expect(whole.status).toBe(200)
     expect(whole.bytes).toEqual(archive)
     expect(whole.headers.get("content-disposition")).toBe('attachment; filename="image-tools-1.0.0.zip"')
+    // and by the typed client over Node's HTTP client, which does not follow them by itself
+    const typed = yield* Effect.flatMap(clientFor(a), (client) => client.download(onInstance(a, version.downloadUrl!)))
+    expect(typed.size).toBe(archive.length)
+    expect(yield* bytesOf(typed.bytes)).toEqual(archive)
     const ranged = yield* Effect.promise(() => a.fetch(pathOf(version.downloadUrl!), { headers: { range: "bytes=10-29" } }))
     expect(ranged.status).toBe(206)
     expect(Buffer.from(yield* Effect.promise(() => ranged.arrayBuffer()))).toEqual(archive.subarray(10, 30))
