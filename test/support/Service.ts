@@ -104,14 +104,15 @@ export const startService = (
     const address = server.address
     if (address._tag === "UnixPathAddress") return yield* Effect.die(new Error(`the service listens on ${address.path}, not on a port`))
     const baseUrl = `http://127.0.0.1:${address.port}`
-    return {
+    const running: Running = {
       baseUrl,
       config,
       databaseUrl,
       writes: Context.get(context, Seeder),
       token: (claims) => Effect.runPromise(Effect.provide(mintToken(config, claims), NodeFileSystem.layer)),
       fetch: (pathAndQuery, init) => fetch(baseUrl + pathAndQuery, init)
-    } satisfies Running
+    }
+    return running
   })
 
 /** The usual test subject: one instance on a fresh database. */
