@@ -45,7 +45,7 @@ const newDatabase = (create: (name: string) => string) => Effect.acquireRelease(
  * A new database with the schema already migrated, copied from the run's template (globalSetup.ts):
  * what the service would make of an empty one, without running the migrations for each test.
  */
-export const freshDatabase = newDatabase((name) => `CREATE DATABASE ${name} TEMPLATE ${inject("templateDatabase")}`)
+export const freshDatabase = newDatabase((name) => `CREATE DATABASE ${name} TEMPLATE ${inject("templateDatabase")} ${inject("copyStrategy")}`)
 
 /** A new, empty database, for the tests of the migrations themselves. */
 export const emptyDatabase = newDatabase((name) => `CREATE DATABASE ${name}`)

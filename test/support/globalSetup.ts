@@ -25,6 +25,8 @@ declare module "vitest" {
     adminDatabaseUrl: string
     /** The run's migrated database, to copy (no connection may stay open on it). */
     templateDatabase: string
+    /** How `CREATE DATABASE` copies it: `STRATEGY FILE_COPY` where that is the cheaper, else "". */
+    copyStrategy: string
   }
 }
 
@@ -47,6 +49,24 @@ const withDatabase = (url: string, name: string) => {
   return at.toString()
 }
 
+/**
+ * A server without fsync copies a small database file by file (FILE_COPY) six times faster than
+ * through its write-ahead log (the default since PostgreSQL 15: 50 against 290 ms here); with
+ * fsync, FILE_COPY's two checkpoints per copy would cost more than they save.
+ */
+const copyStrategyOn = async (url: string) => {
+  const client = new pg.Client({ connectionString: url })
+  await client.connect()
+  try {
+    const { rows } = await client.query<{ version: string; fsync: string }>(
+      "SELECT current_setting('server_version_num') AS version, current_setting('fsync') AS fsync"
+    )
+    return Number(rows[0]!.version) >= 150000 && rows[0]!.fsync === "off" ? "STRATEGY FILE_COPY" : ""
+  } finally {
+    await client.end()
+  }
+}
+
 /** A database named for this run, migrated by the service's own migrator; dropped by the returned function. */
 const migratedTemplate = async (admin: string) => {
   const name = `t_template_${randomBytes(4).toString("hex")}`
@@ -66,6 +86,7 @@ export default async function setup(project: TestProject) {
     const template = await migratedTemplate(external)
     project.provide("adminDatabaseUrl", external)
     project.provide("templateDatabase", template.name)
+    project.provide("copyStrategy", await copyStrategyOn(external))
     return template.drop
   }
   const dir = await fs.mkdtemp(path.join(os.tmpdir(), "registry-test-"))
@@ -82,6 +103,7 @@ export default async function setup(project: TestProject) {
   const template = await migratedTemplate(server.url)
   project.provide("adminDatabaseUrl", server.url)
   project.provide("templateDatabase", template.name)
+  project.provide("copyStrategy", await copyStrategyOn(server.url))
   return async () => {
     await server.stop()
     await fs.rm(dir, { recursive: true, force: true })
