@@ -8,7 +8,7 @@ import { promisify } from "node:util"
 import { identityOf, ownerRuns, parseOwner, parseStat } from "../../src/Db/Owner.ts"
 import { query } from "../support/Db.ts"
 import { serviceCommand, spawnService } from "../support/Process.ts"
-import { freshDatabase, startService } from "../support/Service.ts"
+import { emptyDatabase, startService } from "../support/Service.ts"
 
 /** `npm start`'s command on the embedded database in `dataDir`. */
 const startProcess = (dataDir: string) => spawnService({ env: { DATA_DIR: dataDir, DATABASE_URL: undefined } })
@@ -224,7 +224,8 @@ describe("a crash never blocks the next start (issue 22)", () => {
 describe("migrations", () => {
   it.live("run once when instances start together", () =>
     Effect.gen(function*() {
-      const { url } = yield* freshDatabase
+      // empty: the other tests' databases are copies of one the suite migrated (globalSetup.ts)
+      const { url } = yield* emptyDatabase
       yield* Effect.all([startService(url), startService(url), startService(url)], { concurrency: "unbounded" })
       const rows = yield* query<{ id: string; n: number }>(
         { databaseUrl: url },

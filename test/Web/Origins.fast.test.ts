@@ -9,7 +9,8 @@ import { appConfig } from "../../src/Config.ts"
 import { parseCorsOrigins } from "../../src/Config.ts"
 import { forAllSync } from "../support/Property.ts"
 
-const label = fc.stringMatching(/^[a-z]([a-z0-9-]{0,10}[a-z0-9])?$/)
+// not `xx--…`: such a label is punycode (`xn--a` is refused as a host), a spelling of another name
+const label = fc.stringMatching(/^[a-z]([a-z0-9-]{0,10}[a-z0-9])?$/).filter((l) => l.slice(2, 4) !== "--")
 const host = fc.oneof(
   fc.array(label, { minLength: 1, maxLength: 3 }).map((labels) => labels.join(".")),
   fc.constantFrom("localhost", "127.0.0.1", "[::1]")

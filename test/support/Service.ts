@@ -19,14 +19,14 @@ import { AppLive, HttpServerLive, ServicesLive } from "../../src/App.ts"
 
 export const testJwtSecret = "test-secret-for-the-registry-suite-0123456789"
 
-/** A new, empty database on the run's server; dropped when the scope closes. */
-export const freshDatabase = Effect.acquireRelease(
+/** A new database on the run's server, made by `create` (its name given); dropped when the scope closes. */
+const newDatabase = (create: (name: string) => string) => Effect.acquireRelease(
   Effect.promise(async () => {
     const admin = new URL(inject("adminDatabaseUrl"))
     const name = `t_${randomBytes(6).toString("hex")}`
     const client = new pg.Client({ connectionString: admin.toString() })
     await client.connect()
-    await client.query(`CREATE DATABASE ${name}`)
+    await client.query(create(name))
     await client.end()
     const url = new URL(admin)
     url.pathname = `/${name}`
@@ -40,6 +40,15 @@ export const freshDatabase = Effect.acquireRelease(
       await client.end()
     })
 )
+
+/**
+ * A new database with the schema already migrated, copied from the run's template (globalSetup.ts):
+ * what the service would make of an empty one, without running the migrations for each test.
+ */
+export const freshDatabase = newDatabase((name) => `CREATE DATABASE ${name} TEMPLATE ${inject("templateDatabase")} ${inject("copyStrategy")}`)
+
+/** A new, empty database, for the tests of the migrations themselves. */
+export const emptyDatabase = newDatabase((name) => `CREATE DATABASE ${name}`)
 
 export interface Running {
   readonly baseUrl: string
