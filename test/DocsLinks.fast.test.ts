@@ -1,5 +1,5 @@
 /**
- * The documentation's relative links resolve: in README.md, docs/*.md and bench/README.md, every
+ * The documentation's relative links resolve: in README.md, docs/*.md, docs/design/*.md and bench/README.md, every
  * link that is not an absolute URL names a file or folder of the repository, and a `#anchor`
  * names a heading of the page it points at, as GitHub derives heading anchors. Links inside code
  * blocks and code spans are text, not links. Reads files only: no service, no database.
@@ -14,6 +14,7 @@ const root = path.resolve(import.meta.dirname, "..")
 export const documentationPages = (): Array<string> => [
   "README.md",
   ...fs.readdirSync(path.join(root, "docs")).filter((name) => name.endsWith(".md")).sort().map((name) => `docs/${name}`),
+  ...fs.readdirSync(path.join(root, "docs", "design")).filter((name) => name.endsWith(".md")).sort().map((name) => `docs/design/${name}`),
   "bench/README.md"
 ]
 
@@ -122,7 +123,7 @@ describe("the documentation's links", () => {
 
   it("checks every page of the documentation map", () => {
     const pages = documentationPages()
-    expect(pages).toEqual(expect.arrayContaining(["README.md", "docs/operating.md", "docs/api.md", "docs/publishing.md", "docs/architecture.md", "bench/README.md"]))
+    expect(pages).toEqual(expect.arrayContaining(["README.md", "docs/operating.md", "docs/api.md", "docs/publishing.md", "docs/architecture.md", "docs/design/publishing.md", "bench/README.md"]))
     const linked = pages.reduce((n, page) => n + linksOf(fs.readFileSync(path.join(root, page), "utf8")).filter((l) => !isAbsolute(l.target)).length, 0)
     expect(linked).toBeGreaterThan(100)
   })
