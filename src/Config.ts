@@ -331,7 +331,7 @@ export const appConfig = group({
      * instance to start, so every instance on that database accepts the others' upload URLs.
      */
     signingSecret: optionalRedacted("STORAGE_SIGNING_SECRET"),
-    /** Tests only (docs/architecture.md, "Crash-consistent archives"): the step of an upload at which the process SIGKILLs itself. */
+    /** Tests only (docs/design/publishing.md, "Crash-consistent archives"): the step of an upload at which the process SIGKILLs itself. */
     // read only when set: unset (production) there is no fault and no default to get wrong
     faultInjection: Config.option(Config.Literals(storageFaultSteps, "FAULT_INJECT_STORAGE"))
   }),

@@ -35,7 +35,7 @@ const variablesDocumented = (): ReadonlySet<string> => {
 const undocumentedOnPurpose = new Set([
   // the SDK's own variable, named in S3_REGION's default
   "AWS_REGION",
-  // tests only: the crash-consistency test's (docs/architecture.md, "Crash-consistent archives")
+  // tests only: the crash-consistency test's (docs/design/publishing.md, "Crash-consistent archives")
   "FAULT_INJECT_STORAGE"
 ])
 
