@@ -1,9 +1,9 @@
 /**
- * The README's table of error codes, generated from the error classes so the two cannot drift
- * apart (test/ErrorTable.test.ts fails when they do).
+ * The table of error codes in docs/api.md, generated from the error classes so the two cannot
+ * drift apart (test/ErrorTable.test.ts fails when they do).
  *
- *   npm run errors:table             rewrite the table in README.md
- *   npm run errors:table -- --check  exit 1 if README.md's table is out of date, write nothing
+ *   npm run errors:table             rewrite the table in docs/api.md
+ *   npm run errors:table -- --check  exit 1 if docs/api.md's table is out of date, write nothing
  */
 import * as fs from "node:fs"
 import * as path from "node:path"
@@ -13,7 +13,7 @@ import { apiErrors } from "../src/Domain/ApiErrors.ts"
 export const startMarker = "<!-- error-codes:start -->"
 export const endMarker = "<!-- error-codes:end -->"
 
-const readmePath = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../README.md")
+export const tablePath = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../docs/api.md")
 
 /** A pipe inside a cell would end it. */
 const cell = (text: string) => text.replaceAll("|", "\\|")
@@ -27,36 +27,36 @@ export const errorTable = (): string =>
   ].join("\n") + "\n"
 
 /** Where the table lies: from the line after the start marker to the end marker's line. */
-const tableBounds = (readme: string): { readonly start: number; readonly end: number } | undefined => {
-  const marker = readme.indexOf(`${startMarker}\n`)
-  const end = readme.indexOf(endMarker, marker)
+const tableBounds = (page: string): { readonly start: number; readonly end: number } | undefined => {
+  const marker = page.indexOf(`${startMarker}\n`)
+  const end = page.indexOf(endMarker, marker)
   return marker < 0 || end < 0 ? undefined : { start: marker + startMarker.length + 1, end }
 }
 
 /** What lies between the marker lines, or undefined without them. */
-export const tableSection = (readme: string): string | undefined => {
-  const bounds = tableBounds(readme)
-  return bounds && readme.slice(bounds.start, bounds.end)
+export const tableSection = (page: string): string | undefined => {
+  const bounds = tableBounds(page)
+  return bounds && page.slice(bounds.start, bounds.end)
 }
 
 const main = () => {
-  const readme = fs.readFileSync(readmePath, "utf8")
-  const bounds = tableBounds(readme)
+  const page = fs.readFileSync(tablePath, "utf8")
+  const bounds = tableBounds(page)
   if (bounds === undefined) {
-    console.error(`README.md has no "${startMarker}" line followed by an "${endMarker}" line to put the table between`)
+    console.error(`docs/api.md has no "${startMarker}" line followed by an "${endMarker}" line to put the table between`)
     process.exit(1)
   }
   const table = errorTable()
-  if (readme.slice(bounds.start, bounds.end) === table) {
-    console.log(`README.md: the table of error codes is up to date (${apiErrors.length} codes)`)
+  if (page.slice(bounds.start, bounds.end) === table) {
+    console.log(`docs/api.md: the table of error codes is up to date (${apiErrors.length} codes)`)
     return
   }
   if (process.argv.includes("--check")) {
-    console.error("README.md: the table of error codes differs from src/Domain/ApiErrors.ts: run `npm run errors:table`")
+    console.error("docs/api.md: the table of error codes differs from src/Domain/ApiErrors.ts: run `npm run errors:table`")
     process.exit(1)
   }
-  fs.writeFileSync(readmePath, readme.slice(0, bounds.start) + table + readme.slice(bounds.end))
-  console.log(`README.md: rewrote the table of error codes (${apiErrors.length} codes)`)
+  fs.writeFileSync(tablePath, page.slice(0, bounds.start) + table + page.slice(bounds.end))
+  console.log(`docs/api.md: rewrote the table of error codes (${apiErrors.length} codes)`)
 }
 
 if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {

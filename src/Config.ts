@@ -229,7 +229,7 @@ export const parseEdgeOff = (raw: string): Result.Result<ReadonlySet<OptionalPie
 
 /**
  * Every setting of the service, each declared once here: its variable, type, default and checks
- * (the README's table says what each means). Values are in the units the code uses: a variable in
+ * (the table in docs/operating.md says what each means). Values are in the units the code uses: a variable in
  * seconds becomes milliseconds where the field's name says so.
  */
 export const appConfig = group({
@@ -331,7 +331,7 @@ export const appConfig = group({
      * instance to start, so every instance on that database accepts the others' upload URLs.
      */
     signingSecret: optionalRedacted("STORAGE_SIGNING_SECRET"),
-    /** Tests only (docs/design.md, "Crash-consistent archives"): the step of an upload at which the process SIGKILLs itself. */
+    /** Tests only (docs/design/publishing.md, "Crash-consistent archives"): the step of an upload at which the process SIGKILLs itself. */
     // read only when set: unset (production) there is no fault and no default to get wrong
     faultInjection: Config.option(Config.Literals(storageFaultSteps, "FAULT_INJECT_STORAGE"))
   }),
@@ -370,7 +370,7 @@ export const appConfig = group({
     /** Longest a streamed upload (archives, media, music video) may stay silent; it has no overall limit. */
     uploadIdleTimeoutMillis: limitMillis("UPLOAD_IDLE_TIMEOUT_SECONDS", 60)
   }),
-  /** Prometheus metrics at `/metrics` (README, "Metrics"). */
+  /** Prometheus metrics at `/metrics` (docs/operating.md, "Metrics"). */
   metrics: group({
     /** A port of its own that serves only `/metrics`; `None`: `/metrics` is on the main port when `token` is set. */
     port: Config.option(Config.Port("METRICS_PORT")),
@@ -379,7 +379,7 @@ export const appConfig = group({
     /** The bearer token `/metrics` asks for (on its own port too, when set). */
     token: optionalRedacted("METRICS_TOKEN")
   }),
-  /** OpenTelemetry traces exported over OTLP/HTTP JSON (README, "Tracing"). */
+  /** OpenTelemetry traces exported over OTLP/HTTP JSON (docs/operating.md, "Tracing"). */
   tracing: group({
     /** Where spans are posted; `None`: no export. */
     tracesUrl: Config.all([optionalHttpUrl("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"), optionalHttpUrl("OTEL_EXPORTER_OTLP_ENDPOINT")]).pipe(
@@ -397,7 +397,7 @@ export const appConfig = group({
   shutdownGraceMillis: limitMillis("SHUTDOWN_GRACE_SECONDS", 25),
   /** Temporary files a crash left behind: partial archive and media uploads, spooled videos. */
   leftovers: group({
-    /** A temporary file untouched this long is no live upload's (see README). */
+    /** A temporary file untouched this long is no live upload's (docs/operating.md, Settings). */
     maxAgeMillis: limitMillis("TEMP_FILE_MAX_AGE_SECONDS", 3600),
     sweepIntervalMillis: limitMillis("TEMP_SWEEP_INTERVAL_SECONDS", 600)
   }),

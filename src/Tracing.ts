@@ -4,7 +4,7 @@
  * `traced("Feature.method")(function*(...) {...})` is `Effect.fn("Feature.method")` without the
  * caller's stack trace: `Effect.fn` allocates an `Error` on every call to point the span at its
  * call site, and with two or three traced calls per request that allocation was the largest part
- * of what tracing cost a request (docs/design.md, "Layers", Spans). Failures keep their own traces.
+ * of what tracing cost a request (docs/architecture.md, "Layers", Spans). Failures keep their own traces.
  * Effect 4's `Effect.fn` still does (effect/internal/effect.ts, `makeFn`: a `new Error()` per call
  * for the call-site frame, and its span options have no `captureStackTrace`), so this stays.
  */

@@ -1,6 +1,6 @@
 /**
- * The settings, each declared once in src/Config.ts: the variables it reads are the README's
- * table, and the rules between settings (derived defaults, floors) hold for any value given.
+ * The settings, each declared once in src/Config.ts: the variables it reads are the table of
+ * docs/operating.md, and the rules between settings (derived defaults, floors) hold for any value given.
  */
 import { describe, expect, it } from "@effect/vitest"
 import { ConfigProvider, Effect, Result } from "effect"
@@ -23,10 +23,10 @@ const variablesRead = (): ReadonlySet<string> => {
   return names
 }
 
-/** The variables of the first column of the README's configuration table. */
+/** The variables of the first column of the table in docs/operating.md, "Settings". */
 const variablesDocumented = (): ReadonlySet<string> => {
-  const readme = fs.readFileSync(path.join(import.meta.dirname, "..", "README.md"), "utf8")
-  const table = readme.slice(readme.indexOf("## Configuration"), readme.indexOf("### Logs"))
+  const page = fs.readFileSync(path.join(import.meta.dirname, "..", "docs", "operating.md"), "utf8")
+  const table = page.slice(page.indexOf("## Settings"), page.indexOf("## Logs"))
   const cells = [...table.matchAll(/^\| ((?:`[A-Z0-9_]+`(?:, )?)+) \|/gm)].map((m) => m[1]!)
   return new Set(cells.flatMap((cell) => [...cell.matchAll(/`([A-Z0-9_]+)`/g)].map((m) => m[1]!)))
 }
@@ -35,14 +35,14 @@ const variablesDocumented = (): ReadonlySet<string> => {
 const undocumentedOnPurpose = new Set([
   // the SDK's own variable, named in S3_REGION's default
   "AWS_REGION",
-  // tests only: the crash-consistency test's (docs/design.md, "Crash-consistent archives")
+  // tests only: the crash-consistency test's (docs/design/publishing.md, "Crash-consistent archives")
   "FAULT_INJECT_STORAGE"
 ])
 
 const domain = fc.domain().map((d) => d.toLowerCase())
 
 describe("the configuration", () => {
-  it("reads exactly the variables of the README's table", () => {
+  it("reads exactly the variables of docs/operating.md's table", () => {
     const readNames = variablesRead()
     const documented = variablesDocumented()
     expect(documented.size).toBeGreaterThan(50)

@@ -1,21 +1,20 @@
 /**
- * The error classes and the README's table of codes: the table is exactly what
+ * The error classes and the table of codes in docs/api.md: the table is exactly what
  * `scripts/error-table.ts` renders from `apiErrors`, `apiErrors` holds every class, and the classes
  * are well formed (unique snake_case codes, error statuses, a description for the table).
  */
 import { describe, expect, it } from "@effect/vitest"
 import * as fs from "node:fs"
-import * as path from "node:path"
-import { errorTable, tableSection } from "../scripts/error-table.ts"
+import { errorTable, tablePath, tableSection } from "../scripts/error-table.ts"
 import * as ApiErrors from "../src/Domain/ApiErrors.ts"
 
 const { apiErrors } = ApiErrors
 
-const readme = fs.readFileSync(path.resolve(import.meta.dirname, "../README.md"), "utf8")
+const page = fs.readFileSync(tablePath, "utf8")
 
 describe("error codes", () => {
-  it("the README's table is generated from the error classes", () => {
-    expect(tableSection(readme), "README.md's table of error codes is out of date: run `npm run errors:table`")
+  it("docs/api.md's table is generated from the error classes", () => {
+    expect(tableSection(page), "docs/api.md's table of error codes is out of date: run `npm run errors:table`")
       .toBe(errorTable())
   })
 

@@ -1,6 +1,6 @@
 /**
- * Features own their wiring and their error answers (docs/design.md, "One service style" and
- * "Errors"): each feature folder exports one layer of its handlers, which `src/App.ts` names once;
+ * Features own their wiring and their error answers (docs/architecture.md, "Layers": "One service
+ * style" and "Errors"): each feature folder exports one layer of its handlers, which `src/App.ts` names once;
  * no feature imports the whole Api or the application; and the errors every endpoint may answer
  * are declared once, by `AnyEndpoint`, never again on an endpoint.
  */

@@ -139,9 +139,9 @@ curl() { command curl -w '\\n%{stderr}::http %{http_code} %{url_effective}\\n' "
 
 const marker = (i: number) => `printf '\\n::segment ${i}\\n'; printf '::segment ${i}\\n' >&2`
 
-/** The settings of the README's configuration table: none may leak in from the suite's environment. */
-const configured = (readme: string) => {
-  const table = readme.slice(readme.indexOf("## Configuration"), readme.indexOf("## API"))
+/** Every setting (docs/operating.md, "Settings"): none may leak in from the suite's environment. */
+const configured = (operating: string) => {
+  const table = operating.slice(operating.indexOf("## Settings"), operating.indexOf("## Logs"))
   return new Set([...table.matchAll(/`([A-Z][A-Z0-9_]+)`/g)].map((m) => m[1]!))
 }
 
@@ -243,8 +243,9 @@ it.live.skipIf(!hasTools("curl", "jq", "zip") && process.env.CI === undefined)("
     const { url } = yield* freshDatabase
     const port = yield* Effect.promise(() => freePort())
     const readme = (yield* Effect.promise(() => fs.readFile(path.join(root, "README.md"), "utf8")))
+    const operating = yield* Effect.promise(() => fs.readFile(path.join(root, "docs", "operating.md"), "utf8"))
     const env: NodeJS.ProcessEnv = { ...process.env }
-    for (const name of configured(readme)) delete env[name]
+    for (const name of configured(operating)) delete env[name]
     Object.assign(env, { PORT: String(port), HOST: "127.0.0.1", DATABASE_URL: url, DATA_DIR: path.join(scratch, "data") })
 
     const blocks = replayedBlocks(readme.replaceAll("localhost:8080", `localhost:${port}`))

@@ -65,7 +65,7 @@ export const versionObject = (v: string, base: Option.Option<ArchiveUrls>) =>
  * The version row `v` as one JSON column that `NodeVersion` decodes (a SQL expression). One
  * column rather than seventeen: the driver parses it with one `JSON.parse` instead of a parser
  * per column, and decoding the encoded form is a third of the cost of decoding a row of columns
- * (docs/design.md, "Layers", Records).
+ * (docs/architecture.md, "Layers", Records).
  */
 export const versionRecord = (v: string, base: Option.Option<ArchiveUrls>) => `json_strip_nulls(${versionObject(v, base)})`
 

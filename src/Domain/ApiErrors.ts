@@ -5,7 +5,7 @@
  * and that body decodes back to a `VersionExists`, so a handler, the OpenAPI document and a client
  * derived from the Api all tell the codes apart, and `catchTag` works on both sides.
  *
- * `apiErrors` lists every class: the README's table of codes is generated from it.
+ * `apiErrors` lists every class: the table of codes in docs/api.md is generated from it.
  */
 import type {} from "effect/http-api"
 import { Schema, SchemaGetter } from "effect"
@@ -15,7 +15,7 @@ export interface ApiErrorInfo<Code extends string = string> {
   /** The stable snake_case code: the wire form's `error`. */
   readonly code: Code
   readonly status: number
-  /** What the code means, for the README's table and the OpenAPI document. */
+  /** What the code means, for the table in docs/api.md and the OpenAPI document. */
   readonly description: string
 }
 
@@ -332,7 +332,7 @@ export class UpstreamTimeout extends ApiError<UpstreamTimeout>()("UpstreamTimeou
   description: "A vendor did not answer within VENDOR_TIMEOUT_SECONDS"
 }) {}
 
-/** Every class above, in the order of the README's table. */
+/** Every class above, in the order of the table in docs/api.md. */
 export const apiErrors = [
   BadRequest,
   InvalidVideo,

@@ -91,7 +91,7 @@ const limitArrival = (limits: HttpLimits, table: RouteTable, request: http.Incom
 }
 
 /**
- * A Node HTTP server with the connection limits of `limits` (README, Configuration), whose
+ * A Node HTTP server with the connection limits of `limits` (docs/operating.md, Settings), whose
  * malformed or late requests (oversized headers or URL, bytes HTTP does not allow, headers past
  * their limit) are answered as ErrorResponse too, before they ever reach the application.
  */

@@ -27,7 +27,7 @@ import * as http from "node:http"
 import type { Readable } from "node:stream"
 import type { Piece } from "./Exchange.ts"
 
-/** How much of a refused body is read after the answer, and for how long (README, Configuration). */
+/** How much of a refused body is read after the answer, and for how long (docs/operating.md, Settings). */
 export interface DrainLimits {
   readonly drainBytes: number
   readonly drainMillis: number

@@ -1,5 +1,5 @@
 /**
- * Request metrics (README, "Metrics"): each answered request counted and timed under its route
+ * Request metrics (docs/operating.md, "Metrics"): each answered request counted and timed under its route
  * pattern (`unmatched` for none), method and status, from its arrival to its answer's headers.
  */
 import { Effect } from "effect"

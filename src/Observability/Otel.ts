@@ -1,5 +1,5 @@
 /**
- * OpenTelemetry traces (README, "Tracing"): with `OTEL_EXPORTER_OTLP_ENDPOINT` set, every span
+ * OpenTelemetry traces (docs/operating.md, "Tracing"): with `OTEL_EXPORTER_OTLP_ENDPOINT` set, every span
  * (one per request, per SQL statement, per vendor call, per traced service method) is sent in
  * batches as OTLP/HTTP JSON to `<endpoint>/v1/traces` by Effect's own OTLP exporter
  * (effect/observability), which needs no OpenTelemetry SDK. Unset, tracing is off

@@ -8,7 +8,7 @@
  * either no record, or a record whose content is under its key. Whatever happens to an upload,
  * its multipart upload is aborted or its temporary object deleted; what a crash leaves between
  * the two (a temporary object, an unfinished multipart upload) is swept (System/Leftovers.ts),
- * and a lifecycle rule on `.incoming/` can back the sweep up (README).
+ * and a lifecycle rule on `.incoming/` can back the sweep up (docs/operating.md, "Object storage").
  */
 import {
   AbortMultipartUploadCommand,
@@ -52,8 +52,8 @@ export const partsInFlight = 2
  * buffer's memory only when it collects the buffer, and the small objects an upload allocates fill
  * the young generation too slowly for that to happen often. Meanwhile the dead buffers' memory
  * counted against the heap's limit, which V8 met with full collections of the whole heap (70 MB):
- * 4 to 6 per 100 MiB, half of the service's CPU per upload (docs/design.md, "Upload and download,
- * measured").
+ * 4 to 6 per 100 MiB, half of the service's CPU per upload (bench/README.md, "Object storage:
+ * upload and download").
  */
 const collectYoungGarbage: () => void = typeof globalThis.gc === "function"
   ? () => globalThis.gc!({ type: "minor" })

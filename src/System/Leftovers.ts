@@ -10,8 +10,8 @@
  *
  * Under STORAGE=s3 the uploads' leftovers are in the bucket instead: temporary objects under
  * `.incoming/` and unfinished multipart uploads, which the store sweeps with its own client
- * (`sweepStale`) on the same age and schedule (a bucket lifecycle rule may do it too: README,
- * "Running several instances").
+ * (`sweepStale`) on the same age and schedule (a bucket lifecycle rule may do it too: docs/operating.md,
+ * "Object storage").
  */
 import { FileSystem } from "effect"
 import type { PlatformError } from "effect/PlatformError"

@@ -1,5 +1,5 @@
 /**
- * Where `/metrics` is served (README, "Metrics"):
+ * Where `/metrics` is served (docs/operating.md, "Metrics"):
  * - `METRICS_PORT` set: on a server of its own (`METRICS_HOST`, else `HOST`) that serves nothing
  *   else, asking for `METRICS_TOKEN` when that is set too;
  * - else `METRICS_TOKEN` set: on the main port, to `Authorization: Bearer <METRICS_TOKEN>` only;

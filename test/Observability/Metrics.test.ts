@@ -1,5 +1,5 @@
 /**
- * `/metrics` over real HTTP (README, "Metrics"): behind METRICS_TOKEN on the main port (401
+ * `/metrics` over real HTTP (docs/operating.md, "Metrics"): behind METRICS_TOKEN on the main port (401
  * without it, the exposition with it), on METRICS_PORT alone, and nowhere when neither is set.
  * Every line of the exposition is read by the strict reader of test/support/Prometheus.ts, and
  * the families move as the requests made say: requests by route pattern, the list cache's hits

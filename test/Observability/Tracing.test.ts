@@ -1,5 +1,5 @@
 /**
- * OpenTelemetry traces over OTLP/HTTP JSON (README, "Tracing"): a loopback collector receives
+ * OpenTelemetry traces over OTLP/HTTP JSON (docs/operating.md, "Tracing"): a loopback collector receives
  * `POST /v1/traces`, the service is pointed at it with OTEL_EXPORTER_OTLP_ENDPOINT's setting
  * and a short export delay (OTEL_BSP_SCHEDULE_DELAY), and a `GET /nodes` that misses the list
  * cache must arrive as one trace: the request's server span, named by its route pattern, with
