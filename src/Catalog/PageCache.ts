@@ -220,17 +220,18 @@ export class PageCache extends Context.Service<PageCache>()("PageCache", {
           // the first element says LISTEN is in place: what changed before it is not in the cache
           Effect.suspend(() => {
             listening = true
-            Deferred.doneUnsafe(listeningOnce, Effect.void)
             if (!lost) return Effect.void
             lost = false
             return Effect.logInfo("catalogue change listener: listening again; list cache on")
           }),
-          invalidate
+          // the wait at start ends after this first drop, so that no page asked for is dropped by it
+          Effect.andThen(invalidate, Deferred.succeed(listeningOnce, undefined))
         )
       ),
       Effect.tapError((e) =>
         Effect.andThen(
-          invalidate,
+          // a refused LISTEN ends the wait at start too: the instance serves with the cache off
+          Effect.andThen(invalidate, Deferred.succeed(listeningOnce, undefined)),
           Effect.suspend(() => {
             listening = false
             if (lost) return Effect.logDebug(`catalogue change listener: still reconnecting (${e.reason})`)
@@ -242,8 +243,8 @@ export class PageCache extends Context.Service<PageCache>()("PageCache", {
       Effect.retry(Schedule.min([Schedule.exponential("100 millis"), Schedule.spaced("5 seconds")])),
       Effect.forkScoped
     )
-    // bounded by the wall clock, not Effect's: a database that refuses the listener leaves the
-    // cache off after this long, not the instance unbuilt (and a test clock does not move it)
+    // bounded by the wall clock, not Effect's: a listener that neither listens nor fails leaves
+    // the cache off after this long, not the instance unbuilt (and a test clock does not move it)
     yield* Effect.raceFirst(Deferred.await(listeningOnce), waitingAtMost(listenerStartMillis))
 
     /** The page of `query`: from the cache when it is on, computed when `bypass` or on a miss. */

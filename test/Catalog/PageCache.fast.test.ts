@@ -4,7 +4,7 @@
  * misses of one page share one query, and nothing is cached while the listener is down.
  */
 import { expect, it } from "@effect/vitest"
-import { Deferred, Effect, Fiber, Layer, Schedule, Stream } from "effect"
+import { Deferred, Effect, Fiber, Layer, Stream } from "effect"
 import { TestClock } from "effect/testing"
 import * as zlib from "node:zlib"
 import { NodePages, type NodeQuery } from "../../src/Catalog/NodePages.ts"
@@ -112,16 +112,17 @@ it.effect("while the listener is down nothing is cached", () => {
 
 it.effect("another instance's notification drops the pages; the echo of this instance's own does not", () => {
   const { computed, layer } = cacheOver(
-    // listening, then this instance's echo, then another instance's change, a moment apart each
-    Stream.concat(
-      Stream.fromIterable([undefined, ownSender, "another-instance"]).pipe(Stream.schedule(Schedule.spaced("1 second"))),
-      Stream.never
+    // listening at once (the instance is built once it listens), then this instance's echo, then
+    // another instance's change, a moment apart each
+    Stream.make(undefined).pipe(
+      Stream.concat(Stream.fromEffect(Effect.as(Effect.sleep("1 second"), ownSender))),
+      Stream.concat(Stream.fromEffect(Effect.as(Effect.sleep("1 second"), "another-instance"))),
+      Stream.concat(Stream.never)
     )
   )
   return Effect.gen(function*() {
     const cache = yield* PageCache
     expect(cache.sender).toBe(ownSender)
-    yield* TestClock.adjust("1 second")
     expect((yield* cache.get(query, false))._tag).toBe("Miss")
     yield* TestClock.adjust("1 second")
     expect((yield* cache.get(query, false))._tag).toBe("Hit")
