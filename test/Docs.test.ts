@@ -7,7 +7,7 @@
  */
 import { expect, layer } from "@effect/vitest"
 import { Effect, type Schema, SchemaAST } from "effect"
-import { chromium } from "playwright-core"
+import { chromium, type Page } from "playwright-core"
 import { Api } from "../src/Api.ts"
 import { ListNodesParams } from "../src/Catalog/Api.ts"
 import { listNodesParams } from "./support/Catalogue.ts"
@@ -49,6 +49,32 @@ const fetchSpec = (service: Running) =>
     contentType: reply.headers.get("content-type"),
     spec: parseJson(reply.text, "/openapi.json") as Json
   }))
+
+/** Headless Chromium for the scope: a test that needs it fails in CI without it (.ci/run installs it). */
+const launchedBrowser = Effect.gen(function*() {
+  if (!chromiumFound) return yield* Effect.die(new Error(`CI is set and ${browserSkipReason}; .ci/run must install it`))
+  return yield* Effect.acquireRelease(
+    Effect.promise(() => chromium.launch({ executablePath: chromiumPath, args: [...chromiumArgs] })),
+    (b) => Effect.promise(() => b.close())
+  )
+})
+
+/** The title of a browser test, saying why where it cannot run. */
+const browserTitle = (title: string) => chromiumFound ? title : `${title} (${inCi ? "fails in CI" : "skipped"}: ${browserSkipReason})`
+
+/** The network closed to `page`: only `origin` answers; what else it asked for goes to `refused`. */
+const closedNetwork = (page: Page, origin: string, refused: Array<string> = []) =>
+  Effect.promise(() =>
+    page.route("**/*", (route) => {
+      const url = route.request().url()
+      if (url.startsWith(`${origin}/`) || url.startsWith("data:") || url.startsWith("blob:")) return route.continue()
+      refused.push(url)
+      return route.abort("internetdisconnected")
+    })
+  )
+
+/** How long the reference may take to show something. */
+const visible = { state: "visible", timeout: 30_000 } as const
 
 layer(Service.layer(), { excludeTestServices: true })("documentation", (it) => {
   it.effect("GET /openapi.json is an OpenAPI 3.1 JSON document", () =>
@@ -179,43 +205,22 @@ layer(Service.layer(), { excludeTestServices: true })("documentation", (it) => {
     }))
 
   it.effect.skipIf(!chromiumFound && !inCi)(
-    chromiumFound
-      ? "GET /docs renders the API reference in headless Chromium with the network closed"
-      : `GET /docs renders in headless Chromium (${inCi ? "fails in CI" : "skipped"}: ${browserSkipReason})`,
+    browserTitle("GET /docs renders the API reference in headless Chromium with the network closed"),
     () =>
       Effect.gen(function*() {
-        if (!chromiumFound) {
-          return yield* Effect.die(new Error(`CI is set and ${browserSkipReason}; .ci/run must install it`))
-        }
+        const browser = yield* launchedBrowser
         const service = yield* Service
         const { spec } = yield* fetchSpec(service)
-        const browser = yield* Effect.acquireRelease(
-          Effect.promise(() =>
-            chromium.launch({
-              executablePath: chromiumPath,
-              args: [...chromiumArgs]
-            })
-          ),
-          (b) => Effect.promise(() => b.close())
-        )
         const page = yield* Effect.promise(() => browser.newPage())
         const origin = new URL(service.baseUrl).origin
         const blocked: Array<string> = []
         const pageErrors: Array<string> = []
         page.on("pageerror", (e) => pageErrors.push(String(e)))
         // the network is closed: only the service itself answers
-        yield* Effect.promise(() =>
-          page.route("**/*", (route) => {
-            const url = route.request().url()
-            if (url.startsWith(`${origin}/`) || url.startsWith("data:") || url.startsWith("blob:")) return route.continue()
-            blocked.push(url)
-            return route.abort("internetdisconnected")
-          })
-        )
+        yield* closedNetwork(page, origin, blocked)
         const response = yield* Effect.promise(() => page.goto(`${service.baseUrl}/docs`, { waitUntil: "load" }))
         expect(response?.status()).toBe(200)
         // the reference is rendered by the embedded script: its title and the first operation's section appear
-        const visible = { state: "visible", timeout: 30_000 } as const
         yield* Effect.promise(() => page.getByRole("heading", { level: 1, name: spec.info.title }).waitFor(visible))
         const listAll = page.getByRole("region", { name: "List all nodes (paginated)" })
         yield* Effect.promise(() => listAll.getByRole("heading", { name: "List all nodes (paginated)" }).waitFor(visible))
@@ -256,41 +261,26 @@ layer(Service.layer(), { excludeTestServices: true })("documentation", (it) => {
   )
 
   it.effect.skipIf(!chromiumFound && !inCi)(
-    chromiumFound
-      ? "GET /docs: Test Request answers 200 whether the page was opened at 127.0.0.1 or at localhost"
-      : `GET /docs: Test Request from any host (${inCi ? "fails in CI" : "skipped"}: ${browserSkipReason})`,
+    browserTitle("GET /docs: Test Request answers 200 whether the page was opened at 127.0.0.1 or at localhost"),
     () =>
       Effect.gen(function*() {
-        if (!chromiumFound) {
-          return yield* Effect.die(new Error(`CI is set and ${browserSkipReason}; .ci/run must install it`))
-        }
+        const browser = yield* launchedBrowser
         const service = yield* Service
         const { spec } = yield* fetchSpec(service)
         // /openapi.json names the public URL for tools elsewhere, which is neither of the hosts below
         expect(spec.servers).toEqual([{ url: service.config.publicBaseUrl, description: expect.any(String) }])
         expect(service.config.publicBaseUrl).toBe("http://127.0.0.1")
-        const browser = yield* Effect.acquireRelease(
-          Effect.promise(() => chromium.launch({ executablePath: chromiumPath, args: [...chromiumArgs] })),
-          (b) => Effect.promise(() => b.close())
-        )
         const port = new URL(service.baseUrl).port
         for (const host of ["127.0.0.1", "localhost"]) {
           const origin = `http://${host}:${port}`
           const page = yield* Effect.promise(() => browser.newPage())
           // only the page's own origin answers; what reached /nodes, and from where
           const sent: Array<{ readonly url: string; readonly status: number }> = []
-          yield* Effect.promise(() =>
-            page.route("**/*", (route) => {
-              const url = route.request().url()
-              if (url.startsWith(`${origin}/`) || url.startsWith("data:") || url.startsWith("blob:")) return route.continue()
-              return route.abort("internetdisconnected")
-            })
-          )
+          yield* closedNetwork(page, origin)
           page.on("response", (r) => {
             if (new URL(r.url()).pathname === "/nodes") sent.push({ url: r.url(), status: r.status() })
           })
           yield* Effect.promise(() => page.goto(`${origin}/docs`, { waitUntil: "load" }))
-          const visible = { state: "visible", timeout: 30_000 } as const
           const listAll = page.getByRole("region", { name: "List all nodes (paginated)" })
           yield* Effect.promise(() => listAll.getByRole("heading", { name: "List all nodes (paginated)" }).waitFor(visible))
           yield* Effect.promise(() => listAll.getByRole("button", { name: /Test Request/ }).first().click())
