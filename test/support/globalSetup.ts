@@ -32,12 +32,14 @@ declare module "vitest" {
 
 const root = path.resolve(import.meta.dirname, "../..")
 
-/** Runs `statements` one by one on a connection of its own to `url`. */
+/** Runs `statements` one by one on a connection of its own to `url`: the last one's rows. */
 const execute = async (url: string, ...statements: ReadonlyArray<string>) => {
   const client = new pg.Client({ connectionString: url })
   await client.connect()
   try {
-    for (const statement of statements) await client.query(statement)
+    let rows: Array<Record<string, string>> = []
+    for (const statement of statements) rows = (await client.query<Record<string, string>>(statement)).rows
+    return rows
   } finally {
     await client.end()
   }
@@ -55,16 +57,8 @@ const withDatabase = (url: string, name: string) => {
  * fsync, FILE_COPY's two checkpoints per copy would cost more than they save.
  */
 const copyStrategyOn = async (url: string) => {
-  const client = new pg.Client({ connectionString: url })
-  await client.connect()
-  try {
-    const { rows } = await client.query<{ version: string; fsync: string }>(
-      "SELECT current_setting('server_version_num') AS version, current_setting('fsync') AS fsync"
-    )
-    return Number(rows[0]!.version) >= 150000 && rows[0]!.fsync === "off" ? "STRATEGY FILE_COPY" : ""
-  } finally {
-    await client.end()
-  }
+  const [settings] = await execute(url, "SELECT current_setting('server_version_num') AS version, current_setting('fsync') AS fsync")
+  return Number(settings!["version"]) >= 150000 && settings!["fsync"] === "off" ? "STRATEGY FILE_COPY" : ""
 }
 
 /** A database named for this run, migrated by the service's own migrator; dropped by the returned function. */
