@@ -40,7 +40,13 @@ type HttpLimits = AppConfigShape["http"]
  * the application, as Node itself does. A socket the client keeps open is then closed by the idle
  * limit. Answers the body bytes written (0: the socket was gone).
  */
-const answerOnSocket = (socket: stream.Duplex, error: Refusal, reason: string, requestId?: string): number => {
+const answerOnSocket = (
+  socket: stream.Duplex,
+  error: Refusal,
+  reason: string,
+  requestId?: string,
+  headers: Record<string, string> = {}
+): number => {
   if (!socket.writable) {
     socket.destroy()
     return 0
@@ -48,15 +54,19 @@ const answerOnSocket = (socket: stream.Duplex, error: Refusal, reason: string, r
   const { status } = infoOf(error)
   const body = JSON.stringify(wireOf(error))
   const bytes = Buffer.byteLength(body)
-  const idLine = requestId === undefined ? "" : `${requestIdHeader}: ${requestId}\r\n`
+  const lines = Object.entries({
+    ...(requestId === undefined ? {} : { [requestIdHeader]: requestId }),
+    ...headers,
+    [noSniff.name]: noSniff.value
+  }).map(([name, value]) => `${name}: ${value}\r\n`).join("")
   socket.end(
     `HTTP/1.1 ${status} ${reason}\r\ncontent-type: application/json\r\ncontent-length: ${bytes}\r\n` +
-      `${idLine}${noSniff.name}: ${noSniff.value}\r\nconnection: close\r\n\r\n${body}`
+      `${lines}connection: close\r\n\r\n${body}`
   )
   return bytes
 }
 
-type Refusal = RequestTimeout | RequestTooLarge | BadRequest
+type Refusal = RequestTimeout | RequestTooLarge | BadRequest | ServiceUnavailable
 
 const requestTimedOut = () => new RequestTimeout({ message: "The request did not arrive in time" })
 
@@ -115,7 +125,7 @@ const makeHttpServer = (limits: HttpLimits, table: RouteTable, logRefused: Refus
     response.setHeader(noSniff.name, noSniff.value)
     response.once("close", () => inFlight.get(request.socket) === request && inFlight.delete(request.socket))
     limitArrival(limits, table, request, response)
-    if (!attached) answerStarting(request, response, logRefused)
+    if (!attached) answerStarting(request, logRefused)
   })
   // Node answers `Expect: 100-continue` itself only while nothing listens for `checkContinue`;
   // the platform's adapter does, and acknowledges once its own body readers run. This service
@@ -146,20 +156,11 @@ const startingRetryAfterSeconds = 1
  * attached: the layers build the routes first (App.ts), so this is a window of moments, but a
  * request in it would otherwise wait forever on its open connection.
  */
-const answerStarting = (request: http.IncomingMessage, response: http.ServerResponse, logRefused: RefusedRequestLog) => {
-  const error = new ServiceUnavailable({ message: "The service is starting: try again in a moment" })
-  const body = JSON.stringify(wireOf(error))
+const answerStarting = (request: http.IncomingMessage, logRefused: RefusedRequestLog) => {
   const requestId = requestIdOf(undefined)
-  response.writeHead(infoOf(error).status, {
-    "content-type": "application/json",
-    "retry-after": String(startingRetryAfterSeconds),
-    [requestIdHeader]: requestId,
-    connection: "close"
-  })
-  response.end(body)
-  // the body is not read: the connection closes after the answer
-  request.resume()
-  logRefused(infoOf(error).status, Buffer.byteLength(body), requestId, "starting")
+  const error = new ServiceUnavailable({ message: "The service is starting: try again in a moment" })
+  const bytes = answerOnSocket(request.socket, error, "Service Unavailable", requestId, { "retry-after": String(startingRetryAfterSeconds) })
+  if (bytes > 0) logRefused(infoOf(error).status, bytes, requestId, "starting")
 }
 
 /** A request being answered, and once the drain has begun, its kind at the start (or on arrival). */
