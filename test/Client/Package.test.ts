@@ -10,12 +10,12 @@ import { expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { execFile } from "node:child_process"
 import * as fs from "node:fs/promises"
-import * as net from "node:net"
-import * as os from "node:os"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
+import { freePort } from "../../src/Db/Embedded.ts"
 import { makePublisher } from "../Publishing/Flow.ts"
 import { startObjectStore } from "../support/ObjectStore.ts"
+import { tempDir } from "../support/TempDir.ts"
 import { freshDatabase, startService } from "../support/Service.ts"
 import { zipOf } from "../support/Zip.ts"
 
@@ -38,22 +38,6 @@ const blockAfter = (page: string, heading: string, language: string) => {
   if (at < 0 || block === null) throw new Error(`docs/client.md has no ${language} block after "${heading}"`)
   return block[1]!
 }
-
-/** A loopback port free now, so that the service's public base URL can name it before it listens. */
-const freePort = Effect.promise(() =>
-  new Promise<number>((resolve, reject) => {
-    const server = net.createServer().listen(0, "127.0.0.1", () => {
-      const address = server.address() as net.AddressInfo
-      server.close(() => resolve(address.port))
-    }).on("error", reject)
-  })
-)
-
-const tempDir = (prefix: string) =>
-  Effect.acquireRelease(
-    Effect.promise(() => fs.mkdtemp(path.join(os.tmpdir(), prefix))),
-    (dir) => Effect.promise(() => fs.rm(dir, { recursive: true, force: true }))
-  )
 
 it.live("packed, installed in a fresh project, compiled with tsc --strict and run with node against the service", () =>
   Effect.gen(function*() {
@@ -104,7 +88,8 @@ it.live("packed, installed in a fresh project, compiled with tsc --strict and ru
     // the service, its archives in a bucket, its public base URL its own address
     const store = yield* startObjectStore()
     const { url } = yield* freshDatabase
-    const port = yield* freePort
+    // free now, so that the service's public base URL can name it before it listens
+    const port = yield* Effect.promise(freePort)
     const service = yield* startService(url, (c) => ({
       ...c,
       port,

@@ -16,11 +16,9 @@
 import { Effect, Option, Redacted } from "effect"
 import { S3Client } from "@aws-sdk/client-s3"
 import S3rver from "s3rver"
-import * as fs from "node:fs/promises"
-import * as os from "node:os"
-import * as path from "node:path"
 import type { S3Settings } from "../../src/Config.ts"
 import { makeS3Client } from "../../src/Storage/S3Storage.ts"
+import { tempDir } from "./TempDir.ts"
 
 /** s3rver's built-in account: the only key it accepts. */
 export const objectStoreCredentials = { accessKeyId: "S3RVER", secretAccessKey: "S3RVER" } as const
@@ -39,10 +37,7 @@ export interface ObjectStore {
 /** Starts s3rver on 127.0.0.1 with the bucket `bucket`; it stops when the scope closes. */
 export const startObjectStore = (bucket = "registry-test") =>
   Effect.gen(function*() {
-    const directory = yield* Effect.acquireRelease(
-      Effect.promise(() => fs.mkdtemp(path.join(os.tmpdir(), "registry-s3-"))),
-      (dir) => Effect.promise(() => fs.rm(dir, { recursive: true, force: true }))
-    )
+    const directory = yield* tempDir("registry-s3-")
     const server = new S3rver({ address: "127.0.0.1", port: 0, silent: true, directory, configureBuckets: [{ name: bucket }] })
     const address = yield* Effect.acquireRelease(
       Effect.promise(() => server.run()),

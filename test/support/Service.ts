@@ -6,8 +6,6 @@ import { HttpServer } from "effect/http"
 import { NodeFileSystem } from "@effect/platform-node"
 import { Context, Effect, Layer, Option, Redacted, References } from "effect"
 import { randomBytes } from "node:crypto"
-import * as fs from "node:fs/promises"
-import * as os from "node:os"
 import * as path from "node:path"
 import pg from "pg"
 import { inject } from "vitest"
@@ -16,6 +14,7 @@ import { mintToken } from "../../src/Auth/Jwt.ts"
 import { AppConfig, type AppConfigShape } from "../../src/Config.ts"
 import { TracingLive } from "../../src/Observability/Otel.ts"
 import { AppLive, HttpServerLive, ServicesLive } from "../../src/App.ts"
+import { tempDir } from "./TempDir.ts"
 
 export const testJwtSecret = "test-secret-for-the-registry-suite-0123456789"
 
@@ -80,10 +79,7 @@ export const startService = (
   app: typeof AppLive | Layer.Layer<never> = AppLive
 ) =>
   Effect.gen(function*() {
-    const dataDir = yield* Effect.acquireRelease(
-      Effect.promise(() => fs.mkdtemp(path.join(os.tmpdir(), "registry-data-"))),
-      (dir) => Effect.promise(() => fs.rm(dir, { recursive: true, force: true }))
-    )
+    const dataDir = yield* tempDir("registry-data-")
     const configLayer = AppConfig.layerWith((c) =>
       overrides({
         ...c,
