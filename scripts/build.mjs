@@ -14,6 +14,7 @@ import * as fs from "node:fs"
 import { createRequire } from "node:module"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
+import { isStale as isStaleStamp, writeStamp } from "./lib/Stamp.mjs"
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..")
 const dist = path.join(root, "dist")
@@ -21,25 +22,7 @@ const stamp = path.join(dist, ".built")
 /** What dist/ is compiled from; migrations/ is read from the repository at run time, not copied. */
 const inputs = ["src", "package.json", "tsconfig.json", "tsconfig.build.json", "scripts/build.mjs", "scripts/token.ts"]
 
-const newestMillis = (file) => {
-  const stat = fs.statSync(path.join(root, file))
-  if (!stat.isDirectory()) return stat.mtimeMs
-  return fs.readdirSync(path.join(root, file), { recursive: true })
-    .reduce((newest, entry) => Math.max(newest, fs.statSync(path.join(root, file, entry)).mtimeMs), stat.mtimeMs)
-}
-
-const builtMillis = () => {
-  try {
-    return fs.statSync(stamp).mtimeMs
-  } catch {
-    return -1
-  }
-}
-
-const isStale = () => {
-  const built = builtMillis()
-  return built < 0 || inputs.some((input) => newestMillis(input) > built)
-}
+const isStale = () => isStaleStamp(stamp, inputs.map((input) => path.join(root, input)))
 
 const require = createRequire(path.join(root, "package.json"))
 
@@ -105,8 +88,7 @@ const build = () => {
   const run = spawnSync(process.execPath, [tsc, "-p", "tsconfig.build.json"], { cwd: root, stdio: "inherit" })
   if (run.status !== 0) return run.status ?? 1
   if (bundleCommands() !== 0) return 1
-  fs.writeFileSync(stamp, "")
-  fs.utimesSync(stamp, began, began)
+  writeStamp(stamp, began)
   return 0
 }
 

@@ -12,6 +12,7 @@ import * as fs from "node:fs"
 import { createRequire } from "node:module"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
+import { isStale, writeStamp } from "../../scripts/lib/Stamp.mjs"
 
 const here = path.dirname(fileURLToPath(import.meta.url))
 const dist = path.join(here, "dist")
@@ -21,23 +22,14 @@ const require = createRequire(path.join(here, "package.json"))
 /** Imports the bundle may keep: its peer dependency and Node's built-ins. */
 const allowedImport = (specifier) => specifier === "effect" || specifier.startsWith("effect/") || specifier.startsWith("node:")
 
-/** Written after a build, dated when it began: a source saved during a build still counts as newer. */
+/** Written after a build (../../scripts/lib/Stamp.mjs). */
 const stamp = path.join(dist, ".built")
 /** What dist/ is built from: the service's sources (the client's graph is part of them) and this package. */
 const inputs = [path.join(here, "../../src"), path.join(here, "../../tsconfig.json"), path.join(here, "tsconfig.json"), path.join(here, "build.mjs"), path.join(here, "package.json")]
 
-const newestMillis = (file) => {
-  const stat = fs.statSync(file)
-  if (!stat.isDirectory()) return stat.mtimeMs
-  return fs.readdirSync(file, { recursive: true }).reduce((newest, entry) => Math.max(newest, fs.statSync(path.join(file, entry)).mtimeMs), stat.mtimeMs)
-}
-
 // a pack of an unchanged tree (the package test, run again) reuses the last build: tsc's
 // declarations take most of its 20 s of CPU
-if (fs.existsSync(stamp)) {
-  const built = fs.statSync(stamp).mtimeMs
-  if (inputs.every((input) => newestMillis(input) <= built)) process.exit(0)
-}
+if (!isStale(stamp, inputs)) process.exit(0)
 
 const began = new Date()
 fs.rmSync(dist, { recursive: true, force: true })
@@ -100,5 +92,4 @@ if (stray.length > 0) {
   process.exit(1)
 }
 
-fs.writeFileSync(stamp, "")
-fs.utimesSync(stamp, began, began)
+writeStamp(stamp, began)
