@@ -30,7 +30,8 @@ const startDemo = async (dataDir: string): Promise<Demo> => {
   for (const name of ["DATABASE_URL", "AUTH_JWT_SECRET", "AUTH_JWKS_URL", "AUTH_ISSUER", "AUTH_AUDIENCE", "VENDOR_MODE", "PUBLIC_BASE_URL"]) {
     delete env[name]
   }
-  const child = spawn(process.execPath, ["--import", "tsx", "scripts/demo.ts"], { cwd: root, env, stdio: ["ignore", "pipe", "pipe"] })
+  // the bundle `npm run demo` runs, which the run's global set-up built
+  const child = spawn(process.execPath, ["dist/demo.js"], { cwd: root, env, stdio: ["ignore", "pipe", "pipe"] })
   let out = ""
   let err = ""
   child.stdout.on("data", (chunk: Buffer) => (out += chunk.toString()))

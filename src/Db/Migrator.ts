@@ -1,11 +1,22 @@
 import { SqlClient } from "effect/sql"
 import { Effect, FileSystem } from "effect"
+import * as fs from "node:fs"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 import { span } from "../Tracing.ts"
 
-/** `migrations/` at the top of the repository: numbered SQL files, applied in order, each once. */
-export const migrationsDir = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../migrations")
+/**
+ * `migrations/` at the top of the repository: numbered SQL files, applied in order, each once.
+ * Found next to the nearest package.json above this module, which is src/Db/ in the sources and
+ * dist/ in the bundle that `npm start` runs.
+ */
+export const migrationsDir = (() => {
+  const here = path.dirname(fileURLToPath(import.meta.url))
+  for (let dir = here; ; dir = path.dirname(dir)) {
+    if (fs.existsSync(path.join(dir, "package.json"))) return path.join(dir, "migrations")
+    if (path.dirname(dir) === dir) throw new Error(`no package.json above ${here}: where are the migrations?`)
+  }
+})()
 
 interface Migration {
   readonly id: number
