@@ -34,7 +34,8 @@ if (!isStale(stamp, inputs)) process.exit(0)
 const began = new Date()
 fs.rmSync(dist, { recursive: true, force: true })
 
-const tsc = spawnSync(process.execPath, [require.resolve("typescript/bin/tsc"), "-p", path.join(here, "tsconfig.json")], {
+// TypeScript 7 (the typescript7 alias): its package exports no path to its command, so from its folder
+const tsc = spawnSync(process.execPath, [path.join(path.dirname(require.resolve("typescript7/package.json")), "bin/tsc"), "-p", path.join(here, "tsconfig.json")], {
   stdio: "inherit"
 })
 if (tsc.status !== 0) process.exit(tsc.status ?? 1)

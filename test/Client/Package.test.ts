@@ -20,7 +20,7 @@ import { freshDatabase, startService } from "../support/Service.ts"
 import { zipOf } from "../support/Zip.ts"
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..")
-const tsc = path.join(root, "node_modules/typescript/bin/tsc")
+const tsc = path.join(root, "node_modules/typescript7/bin/tsc")
 const effectVersion: string = JSON.parse(await fs.readFile(path.join(root, "node_modules/effect/package.json"), "utf8")).version
 const nodeTypesVersion: string = JSON.parse(await fs.readFile(path.join(root, "node_modules/@types/node/package.json"), "utf8")).version
 

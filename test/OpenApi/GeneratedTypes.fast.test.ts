@@ -2,7 +2,7 @@
  * What a client generated from /openapi.json with openapi-typescript gets: the records' fields the
  * service always sends are required, exactly as in our own schemas, and no type is `unknown`.
  *
- * These are type assertions: `npm test` runs `tsc --noEmit` first, and a wrong type fails there.
+ * These are type assertions: `npm test` runs the type check first, and a wrong type fails there.
  * The committed generated file is kept current by Document.fast.test.ts.
  */
 import { describe, expectTypeOf, it } from "vitest"
