@@ -16,14 +16,28 @@ export default defineConfig({
         test: { name: "fast", include: ["test/**/*.fast.test.ts"], isolate: false }
       },
       {
-        // the service over real HTTP on real PostgreSQL: one server for the run, a database per file.
-        // Not isolated either: each file starts its own services on its own database, and a worker
-        // that keeps its imports spends half the CPU (27 files: 161 s isolated, 79 s not).
+        // the service over real HTTP on real PostgreSQL, in the test's own process: one server for
+        // the run, a database per file. Not isolated either: each file starts its own services on
+        // its own database, and a worker that keeps its imports spends half the CPU (27 files:
+        // 161 s isolated, 79 s not).
         extends: true,
         test: {
           name: "service",
           include: ["test/**/*.test.ts"],
-          exclude: ["test/**/*.fast.test.ts"],
+          exclude: ["test/**/*.fast.test.ts", "test/**/*.process.test.ts"],
+          globalSetup: ["test/support/globalSetup.ts"],
+          isolate: false
+        }
+      },
+      {
+        // what only a process shows, run apart (npm run test:process; CI runs every project): the
+        // bundled service, CLI and demo started as processes (start-up, signals, crashes,
+        // outages), the README's and docs' commands replayed in a shell, the client package
+        // packed and installed, pages in headless Chromium. The same server as `service` when both run.
+        extends: true,
+        test: {
+          name: "process",
+          include: ["test/**/*.process.test.ts"],
           globalSetup: ["test/support/globalSetup.ts"],
           isolate: false
         }

@@ -2,7 +2,7 @@
  * Colour only where someone reads it: the help is styled on a terminal, and plain (no ESC byte)
  * when stdout is a pipe or a file, with NO_COLOR set to anything, or with TERM=dumb; FORCE_COLOR
  * turns it on off a terminal unless NO_COLOR is set too. Failures are one plain line everywhere.
- * The CLI's entry runs here with its environment and streams given to it, as in test/Cli/Cli.test.ts.
+ * The CLI's entry runs here with its environment and streams given to it, as in test/Cli/Cli.process.test.ts.
  */
 import { NodeHttpClient, NodeServices } from "@effect/platform-node"
 import { describe, expect, it } from "@effect/vitest"

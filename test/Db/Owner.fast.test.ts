@@ -2,7 +2,7 @@
  * The embedded database's owner check (issue 22, item 6) over a stub /proc: a zombie owner and
  * an owner whose PID another process now holds count as gone, a live owner as running, and
  * without /proc the PID alone decides, as `kill(pid, 0)` says. The same check on real processes
- * (a real zombie, a live process with another identity) is in Startup.test.ts.
+ * (a real zombie, a live process with another identity) is in Startup.process.test.ts.
  */
 import { describe, expect, it } from "@effect/vitest"
 import * as FastCheck from "fast-check"

@@ -73,15 +73,20 @@ const migratedTemplate = async (admin: string) => {
   return { name, drop: () => execute(admin, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`) }
 }
 
-export default async function setup(project: TestProject) {
+interface Setup {
+  readonly adminDatabaseUrl: string
+  readonly templateDatabase: string
+  readonly copyStrategy: string
+  readonly stop: () => Promise<unknown>
+}
+
+/** The build, the server and its template. */
+const start = async (): Promise<Setup> => {
   execFileSync(process.execPath, ["scripts/build.mjs", "--if-stale"], { cwd: root, stdio: "inherit" })
   const external = process.env.DATABASE_URL
   if (external) {
     const template = await migratedTemplate(external)
-    project.provide("adminDatabaseUrl", external)
-    project.provide("templateDatabase", template.name)
-    project.provide("copyStrategy", await copyStrategyOn(external))
-    return template.drop
+    return { adminDatabaseUrl: external, templateDatabase: template.name, copyStrategy: await copyStrategyOn(external), stop: template.drop }
   }
   const dir = await fs.mkdtemp(path.join(os.tmpdir(), "registry-test-"))
   const server = await startEmbedded(dir)
@@ -95,11 +100,34 @@ export default async function setup(project: TestProject) {
     "SELECT pg_reload_conf()"
   )
   const template = await migratedTemplate(server.url)
-  project.provide("adminDatabaseUrl", server.url)
-  project.provide("templateDatabase", template.name)
-  project.provide("copyStrategy", await copyStrategyOn(server.url))
+  return {
+    adminDatabaseUrl: server.url,
+    templateDatabase: template.name,
+    copyStrategy: await copyStrategyOn(server.url),
+    stop: async () => {
+      await server.stop()
+      await fs.rm(dir, { recursive: true, force: true })
+    }
+  }
+}
+
+/**
+ * Each project that uses this file (`service`, `process`) runs it; when both run, they share one
+ * set-up, started by the first and stopped after the last (vitest runs global set-ups in its
+ * main process, where globalThis is one).
+ */
+const shared = globalThis as { registryTestSetup?: { readonly ready: Promise<Setup>; users: number } }
+
+export default async function setup(project: TestProject) {
+  const entry = shared.registryTestSetup ??= { ready: start(), users: 0 }
+  entry.users++
+  const ready = await entry.ready
+  project.provide("adminDatabaseUrl", ready.adminDatabaseUrl)
+  project.provide("templateDatabase", ready.templateDatabase)
+  project.provide("copyStrategy", ready.copyStrategy)
   return async () => {
-    await server.stop()
-    await fs.rm(dir, { recursive: true, force: true })
+    if (--entry.users > 0) return
+    delete shared.registryTestSetup
+    await ready.stop()
   }
 }

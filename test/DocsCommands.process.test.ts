@@ -1,9 +1,9 @@
 /**
  * The commands docs/ marks as replayable run as written: each shell block after a
- * `<!-- replayed by test/DocsCommands.test.ts -->` line in docs/*.md or bench/README.md runs in
+ * `<!-- replayed by test/DocsCommands.process.test.ts -->` line in docs/*.md or bench/README.md runs in
  * bash (`set -eo pipefail`), in a scratch folder of its own, and must succeed. Marked are only
  * commands that run in seconds, offline and without a service (the README's walkthrough, which
- * starts one, is test/Readme.test.ts's). `npm` runs the project's scripts from the scratch folder,
+ * starts one, is test/Readme.process.test.ts's). `npm` runs the project's scripts from the scratch folder,
  * which also holds the data folder, so that no block writes into the repository.
  */
 import { expect, it } from "@effect/vitest"
@@ -16,7 +16,7 @@ import { promisify } from "node:util"
 const root = path.resolve(import.meta.dirname, "..")
 const execFileAsync = promisify(execFile)
 
-const marker = "<!-- replayed by test/DocsCommands.test.ts -->"
+const marker = "<!-- replayed by test/DocsCommands.process.test.ts -->"
 
 interface Block {
   readonly page: string
@@ -26,7 +26,7 @@ interface Block {
 
 /** The marked shell blocks of a page, with the line of each marker. */
 export const replayable = (page: string, markdown: string): Array<Block> =>
-  [...markdown.matchAll(/^<!-- replayed by test\/DocsCommands\.test\.ts -->\n```sh\n([\s\S]*?)\n```/gm)].map((m) => ({
+  [...markdown.matchAll(/^<!-- replayed by test\/DocsCommands\.process\.test\.ts -->\n```sh\n([\s\S]*?)\n```/gm)].map((m) => ({
     page,
     line: markdown.slice(0, m.index).split("\n").length,
     script: m[1]!
