@@ -1,4 +1,22 @@
+import { readFileSync } from "node:fs"
 import { defineConfig } from "vitest/config"
+
+/**
+ * The run's scratch files in memory where the machine has a tmpfs at /dev/shm: the run's
+ * PostgreSQL, every test's temporary folder, the clusters and data of the services it spawns
+ * (os.tmpdir() reads TMPDIR, which the workers and their children inherit). On this project's
+ * machines a database copied from the template took 400-760 ms on the disk and 26 ms there. A
+ * TMPDIR the caller set is kept.
+ */
+const memoryTmp = "/dev/shm"
+const isTmpfs = (dir: string) => {
+  try {
+    return readFileSync("/proc/mounts", "utf8").split("\n").some((line) => line.split(" ")[1] === dir && line.split(" ")[2] === "tmpfs")
+  } catch {
+    return false
+  }
+}
+if (process.env.TMPDIR === undefined && isTmpfs(memoryTmp)) process.env.TMPDIR = memoryTmp
 
 export default defineConfig({
   test: {
