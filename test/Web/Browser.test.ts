@@ -6,8 +6,9 @@
  *   from an interceptor in pages/_app.tsx and no credentials mode): the browser preflights
  *   the request, sends it, and lets the page read the answer and its exposed ETag; the same page
  *   served from an origin CORS_ORIGINS does not list is refused by the browser and nothing is
- *   written;
- * - `/docs` renders under its content security policy without a single violation.
+ *   written.
+ * `/docs` under its content security policy is checked in test/Docs.test.ts, on the page load
+ * that serves its other checks.
  */
 import { expect, layer } from "@effect/vitest"
 import { Context, Effect, Layer } from "effect"
@@ -16,7 +17,7 @@ import * as http from "node:http"
 import type { AddressInfo } from "node:net"
 import * as os from "node:os"
 import * as path from "node:path"
-import { chromium, type Page } from "playwright-core"
+import { type BrowserContext, chromium, type Page } from "playwright-core"
 import { closeServer } from "../support/Loopback.ts"
 import { chromiumArgs, chromiumFound, chromiumPath, chromiumSkipReason } from "../support/Chromium.ts"
 import { Service } from "../support/Service.ts"
@@ -62,9 +63,10 @@ class FrontEnds extends Context.Service<FrontEnds, { readonly allowed: string; r
 const TestLayers = Layer.unwrap(Effect.gen(function*() {
   const allowed = originOf(yield* pageServer)
   const refused = originOf(yield* pageServer)
-  return Layer.merge(
+  return Layer.mergeAll(
     Service.layer((c) => ({ ...c, corsOrigins: new Set([allowed]) })),
-    Layer.succeed(FrontEnds, { allowed, refused })
+    Layer.succeed(FrontEnds, { allowed, refused }),
+    BrowserLive
   )
 }))
 
@@ -104,7 +106,17 @@ const watch = (page: Page) => {
   return { messages }
 }
 
-const openPage = Effect.flatMap(launch, ({ context }) => Effect.promise(() => context.newPage()))
+/** One Chromium for the file (a launch costs about a second of CPU), or none where it is missing. */
+class Browser extends Context.Service<Browser, { readonly context: BrowserContext | undefined }>()("test/Browser") {}
+
+const BrowserLive = Layer.effect(Browser, chromiumFound ? Effect.map(launch, ({ context }) => ({ context })) : Effect.succeed({ context: undefined }))
+
+/** A page of its own for a test, closed with it. */
+const openPage = Effect.gen(function*() {
+  const { context } = yield* Browser
+  if (context === undefined) return yield* Effect.die(new Error(skipReason))
+  return yield* Effect.acquireRelease(Effect.promise(() => context.newPage()), (page) => Effect.promise(() => page.close()))
+})
 
 layer(TestLayers, { excludeTestServices: true })("in Chromium", (it) => {
   it.effect.skipIf(!chromiumFound && process.env.CI === undefined)(
@@ -156,41 +168,5 @@ layer(TestLayers, { excludeTestServices: true })("in Chromium", (it) => {
         expect(read.failed).toMatch(/TypeError: Failed to fetch/)
       }),
     60_000
-  )
-
-  it.effect.skipIf(!chromiumFound && process.env.CI === undefined)(
-    chromiumFound ? "/docs renders under its content security policy: nothing in the console, nothing refused but an eval probe" : skipReason,
-    () =>
-      Effect.gen(function*() {
-        const service = yield* Service
-        const page = yield* openPage
-        const seen = watch(page)
-        // every violation the page meets, reported or not to the console
-        yield* Effect.promise(() =>
-          page.addInitScript({
-            content: `window.violations = []; document.addEventListener("securitypolicyviolation", (e) =>
-              window.violations.push(e.violatedDirective + " " + e.blockedURI + " at " + e.sourceFile + ":" + e.lineNumber))`
-          })
-        )
-        const response = yield* Effect.promise(() => page.goto(`${service.baseUrl}/docs`, { waitUntil: "load" }))
-        expect(response?.headers()["content-security-policy"]).toMatch(/script-src 'sha256-/)
-        const spec = (yield* Effect.promise(() => fetch(`${service.baseUrl}/openapi.json`).then((r) => r.json()))) as { info: { title: string } }
-        const visible = { state: "visible", timeout: 30_000 } as const
-        yield* Effect.promise(() => page.getByRole("heading", { level: 1, name: spec.info.title }).waitFor(visible))
-        // an operation's example request: a part of the page drawn on demand, highlighted code
-        const sidebar = page.getByRole("navigation").first()
-        yield* Effect.promise(() => sidebar.getByRole("button", { name: /^Open Group/ }).first().click())
-        yield* Effect.promise(() => sidebar.getByText("List all nodes of a publisher", { exact: true }).first().click())
-        const ofPublisher = page.getByRole("region", { name: "List all nodes of a publisher" })
-        yield* Effect.promise(() => ofPublisher.getByText("Authorization: Bearer", { exact: false }).first().waitFor(visible))
-        yield* Effect.promise(() => page.waitForTimeout(1000))
-        const violations = yield* Effect.promise(() => page.evaluate("window.violations") as Promise<Array<string>>)
-        // one report is expected: the bundle's schema library probes for eval (`new Function("")` in a
-        // try) and, refused, parses without it; the policy grants no JavaScript eval on purpose
-        expect(violations.filter((v) => !/^script-src eval /.test(v))).toEqual([])
-        expect(violations.length).toBeLessThanOrEqual(1)
-        expect(seen.messages.filter((line) => /Content Security Policy|Refused to/i.test(line))).toEqual([])
-      }),
-    90_000
   )
 })
