@@ -7,8 +7,8 @@
  *   the request, sends it, and lets the page read the answer and its exposed ETag; the same page
  *   served from an origin CORS_ORIGINS does not list is refused by the browser and nothing is
  *   written.
- * `/docs` under its content security policy is checked in test/Docs.test.ts, on the page load
- * that serves its other checks.
+ * `/docs` under its content security policy is checked in test/Web/DocsPage.process.test.ts, on
+ * the page load that serves its other checks.
  */
 import { expect, layer } from "@effect/vitest"
 import { Context, Effect, Layer } from "effect"
