@@ -20,6 +20,21 @@ const withClient = <A>(db: Database, f: (client: pg.Client) => Promise<A>) =>
     }
   })
 
+/** The rows of the last of `texts`, run one by one on one connection (settings, then a reload). */
+export const statements = (db: Database, ...texts: ReadonlyArray<string>) =>
+  withClient(db, async (client) => {
+    let rows: Array<Record<string, unknown>> = []
+    for (const text of texts) rows = (await client.query(text)).rows
+    return rows
+  })
+
+/** `url` with its database replaced by `name`. */
+export const databaseNamed = (url: string, name: string) => {
+  const at = new URL(url)
+  at.pathname = `/${name}`
+  return at.toString()
+}
+
 /** The rows of one statement. */
 export const query = <Row = Record<string, unknown>>(db: Database, text: string, params: ReadonlyArray<unknown> = []) =>
   withClient(db, async (client) => (await client.query(text, [...params])).rows as Array<Row>)

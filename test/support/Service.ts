@@ -7,38 +7,27 @@ import { NodeFileSystem } from "@effect/platform-node"
 import { Context, Effect, Layer, Option, Redacted, References } from "effect"
 import { randomBytes } from "node:crypto"
 import * as path from "node:path"
-import pg from "pg"
 import { inject } from "vitest"
 import { Seeder } from "../../scripts/lib/Seeder.ts"
 import { mintToken } from "../../src/Auth/Jwt.ts"
 import { AppConfig, type AppConfigShape } from "../../src/Config.ts"
 import { TracingLive } from "../../src/Observability/Otel.ts"
 import { AppLive, HttpServerLive, ServicesLive } from "../../src/App.ts"
+import { databaseNamed, statements } from "./Db.ts"
 import { tempDir } from "./TempDir.ts"
 
 export const testJwtSecret = "test-secret-for-the-registry-suite-0123456789"
 
 /** A new database on the run's server, made by `create` (its name given); dropped when the scope closes. */
-const newDatabase = (create: (name: string) => string) => Effect.acquireRelease(
-  Effect.promise(async () => {
-    const admin = new URL(inject("adminDatabaseUrl"))
-    const name = `t_${randomBytes(6).toString("hex")}`
-    const client = new pg.Client({ connectionString: admin.toString() })
-    await client.connect()
-    await client.query(create(name))
-    await client.end()
-    const url = new URL(admin)
-    url.pathname = `/${name}`
-    return { url: url.toString(), name, admin: admin.toString() }
-  }),
-  ({ admin, name }) =>
-    Effect.promise(async () => {
-      const client = new pg.Client({ connectionString: admin })
-      await client.connect()
-      await client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)
-      await client.end()
-    })
-)
+const newDatabase = (create: (name: string) => string) =>
+  Effect.acquireRelease(
+    Effect.suspend(() => {
+      const admin = { databaseUrl: inject("adminDatabaseUrl") }
+      const name = `t_${randomBytes(6).toString("hex")}`
+      return Effect.as(statements(admin, create(name)), { url: databaseNamed(admin.databaseUrl, name), name, admin })
+    }),
+    ({ admin, name }) => statements(admin, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)
+  )
 
 /**
  * A new database with the schema already migrated, copied from the run's template (globalSetup.ts):

@@ -14,10 +14,10 @@ import { randomBytes } from "node:crypto"
 import * as fs from "node:fs/promises"
 import * as os from "node:os"
 import * as path from "node:path"
-import pg from "pg"
 import type { TestProject } from "vitest/node"
 import { startEmbedded } from "../../src/Db/Embedded.ts"
 import { migrate } from "../../src/Db/Migrator.ts"
+import { databaseNamed, statements } from "./Db.ts"
 
 declare module "vitest" {
   export interface ProvidedContext {
@@ -32,24 +32,8 @@ declare module "vitest" {
 
 const root = path.resolve(import.meta.dirname, "../..")
 
-/** Runs `statements` one by one on a connection of its own to `url`: the last one's rows. */
-const execute = async (url: string, ...statements: ReadonlyArray<string>) => {
-  const client = new pg.Client({ connectionString: url })
-  await client.connect()
-  try {
-    let rows: Array<Record<string, string>> = []
-    for (const statement of statements) rows = (await client.query<Record<string, string>>(statement)).rows
-    return rows
-  } finally {
-    await client.end()
-  }
-}
-
-const withDatabase = (url: string, name: string) => {
-  const at = new URL(url)
-  at.pathname = `/${name}`
-  return at.toString()
-}
+/** Runs `texts` one by one on a connection of its own to `url`: the last one's rows. */
+const execute = (url: string, ...texts: ReadonlyArray<string>) => Effect.runPromise(statements({ databaseUrl: url }, ...texts))
 
 /**
  * A server without fsync copies a small database file by file (FILE_COPY) six times faster than
@@ -66,7 +50,7 @@ const migratedTemplate = async (admin: string) => {
   const name = `t_template_${randomBytes(4).toString("hex")}`
   await execute(admin, `CREATE DATABASE ${name}`)
   await Effect.runPromise(migrate.pipe(
-    Effect.provide(Layer.mergeAll(PgClient.layer({ url: Redacted.make(withDatabase(admin, name)) }), NodeFileSystem.layer)),
+    Effect.provide(Layer.mergeAll(PgClient.layer({ url: Redacted.make(databaseNamed(admin, name)) }), NodeFileSystem.layer)),
     // its "applied migration" lines are the same for every run
     Effect.provideService(References.MinimumLogLevel, "Warn")
   ))
