@@ -12,11 +12,12 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { promisify } from "node:util"
+import { replayMarker, shellBlocksAfter } from "./support/Markdown.ts"
 
 const root = path.resolve(import.meta.dirname, "..")
 const execFileAsync = promisify(execFile)
 
-const marker = "<!-- replayed by test/DocsCommands.process.test.ts -->"
+const marker = replayMarker("test/DocsCommands.process.test.ts")
 
 interface Block {
   readonly page: string
@@ -26,11 +27,7 @@ interface Block {
 
 /** The marked shell blocks of a page, with the line of each marker. */
 export const replayable = (page: string, markdown: string): Array<Block> =>
-  [...markdown.matchAll(/^<!-- replayed by test\/DocsCommands\.process\.test\.ts -->\n```sh\n([\s\S]*?)\n```/gm)].map((m) => ({
-    page,
-    line: markdown.slice(0, m.index).split("\n").length,
-    script: m[1]!
-  }))
+  shellBlocksAfter(markdown, marker).map(({ index, script }) => ({ page, line: markdown.slice(0, index).split("\n").length, script }))
 
 const pages = [
   ...fs.readdirSync(path.join(root, "docs")).filter((name) => name.endsWith(".md")).sort().map((name) => `docs/${name}`),

@@ -1,17 +1,16 @@
 /**
- * The README's walkthrough, replayed as a newcomer types it: the shell blocks marked
- * `<!-- replayed by test/Readme.process.test.ts -->`, in order, in one bash session (the service that
- * its first block starts with `npm start &` serves them all), in a scratch folder of its own on a
- * free port. Every command must succeed (`set -e`), every HTTP answer must be below 400, and
- * where the README shows an answer (`# 201 {"id": "acme", …}`) the last answer before it must
- * have that status and that shape: `…` stands for any value, any more members or elements, or
- * any text within a string.
+ * The README's walkthrough, replayed as a newcomer types it: the shell blocks marked `<!-- replayed
+ * by test/Readme.process.test.ts -->`, in order, in one bash session (the service that its first
+ * block starts with `npm start &` serves them all), in a scratch folder of its own on a free port.
+ * Every command must succeed (`set -e`), every HTTP answer must be below 400, and where the README
+ * shows an answer (`# 201 {"id": "acme", …}`) the last answer before it must have that status and
+ * that shape: `…` stands for any value, any more members or elements, or any text within a string.
  *
- * Not replayed: the install and test commands (the suite itself), the music example (it uploads
- * a video file), the benchmarks (minutes), the demo's token command (Demo.process.test.ts runs what the
- * demo prints). The session runs against the suite's PostgreSQL (`DATABASE_URL`): the embedded
- * server that a fresh clone gets is started by Demo.process.test.ts, so this one skips its seconds of
- * start-up.
+ * Not replayed: the install and test commands (the suite itself), the music example (it uploads a
+ * video file), the benchmarks (minutes), the demo's token command (Demo.process.test.ts runs what
+ * the demo prints). The session runs against the suite's PostgreSQL (`DATABASE_URL`): the embedded
+ * server that a fresh clone gets is started by Demo.process.test.ts, so this one skips its seconds
+ * of start-up.
  */
 import { expect, it } from "@effect/vitest"
 import { Effect } from "effect"
@@ -21,6 +20,7 @@ import * as os from "node:os"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 import { freePort } from "../src/Db/Embedded.ts"
+import { replayMarker, shellBlocksAfter } from "./support/Markdown.ts"
 import { freshDatabase } from "./support/Service.ts"
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..")
@@ -39,7 +39,7 @@ interface Segment {
 
 /** The bodies of the marked shell blocks, in order. */
 export const replayedBlocks = (readme: string) =>
-  [...readme.matchAll(/<!-- replayed by test\/Readme\.process\.test\.ts -->\n```sh\n([\s\S]*?)\n```/g)].map((m) => m[1]!)
+  shellBlocksAfter(readme, replayMarker("test/Readme.process.test.ts")).map((block) => block.script)
 
 /** A block cut after each shown answer: `# <status> <JSON>`, continued on the comment lines below it. */
 export const segmentsOf = (block: string): Array<Segment> => {
