@@ -9,8 +9,8 @@ import { Effect, type Schema, SchemaAST } from "effect"
 import { Api } from "../src/Api.ts"
 import { ListNodesParams } from "../src/Catalog/Api.ts"
 import { listNodesParams } from "./support/Catalogue.ts"
-import { getText, parseJson } from "./support/Http.ts"
-import { type Running, Service } from "./support/Service.ts"
+import { getOpenApi, getText } from "./support/Http.ts"
+import { Service } from "./support/Service.ts"
 
 type Json = Record<string, any>
 
@@ -34,17 +34,10 @@ const declaredOperations = Object.values(Api.groups).flatMap((group) =>
   })
 )
 
-const fetchSpec = (service: Running) =>
-  Effect.map(getText(service, "/openapi.json"), (reply) => ({
-    status: reply.status,
-    contentType: reply.headers.get("content-type"),
-    spec: parseJson(reply.text, "/openapi.json") as Json
-  }))
-
 layer(Service.layer(), { excludeTestServices: true })("documentation", (it) => {
   it.effect("GET /openapi.json is an OpenAPI 3.1 JSON document", () =>
     Effect.gen(function*() {
-      const { status, contentType, spec } = yield* fetchSpec(yield* Service)
+      const { status, contentType, spec } = yield* getOpenApi(yield* Service)
       expect(status).toBe(200)
       expect(contentType).toMatch(/^application\/json/)
       expect(spec.openapi).toMatch(/^3\.1\.\d+$/)
@@ -54,7 +47,7 @@ layer(Service.layer(), { excludeTestServices: true })("documentation", (it) => {
 
   it.effect("lists every operation of the Api, and no other", () =>
     Effect.gen(function*() {
-      const { spec } = yield* fetchSpec(yield* Service)
+      const { spec } = yield* getOpenApi(yield* Service)
       expect(declaredOperations.length).toBeGreaterThanOrEqual(6)
       const methods = new Set(["get", "put", "post", "delete", "patch", "head", "options", "trace"])
       const documented = Object.entries<Json>(spec.paths).flatMap(([path, item]) =>
@@ -70,7 +63,7 @@ layer(Service.layer(), { excludeTestServices: true })("documentation", (it) => {
 
   it.effect("documents every path and query parameter of every operation", () =>
     Effect.gen(function*() {
-      const { spec } = yield* fetchSpec(yield* Service)
+      const { spec } = yield* getOpenApi(yield* Service)
       // the derivation itself sees the declared parameters
       expect(declaredOperations.find((o) => o.path === "/nodes")?.urlParams).toContain("page")
       expect(declaredOperations.find((o) => o.path === "/publishers/{publisherId}/nodes")?.pathParams).toEqual(["publisherId"])
@@ -85,7 +78,7 @@ layer(Service.layer(), { excludeTestServices: true })("documentation", (it) => {
 
   it.effect("documents every GET /nodes query parameter of the contract", () =>
     Effect.gen(function*() {
-      const { spec } = yield* fetchSpec(yield* Service)
+      const { spec } = yield* getOpenApi(yield* Service)
       const parameters: Array<Json> = spec.paths["/nodes"].get.parameters
       const query = parameters.filter((p) => p.in === "query").map((p) => p.name)
       // the contract's table (CONTRACT.md, "GET /nodes query parameters")...
@@ -105,7 +98,7 @@ layer(Service.layer(), { excludeTestServices: true })("documentation", (it) => {
 
   it.effect("declares the bearer and API key security schemes and uses them on the authenticated operations", () =>
     Effect.gen(function*() {
-      const { spec } = yield* fetchSpec(yield* Service)
+      const { spec } = yield* getOpenApi(yield* Service)
       const schemes: Json = spec.components?.securitySchemes ?? {}
       const bearerSchemes = Object.entries<Json>(schemes)
         .filter(([, s]) => s.type === "http" && String(s.scheme).toLowerCase() === "bearer")
@@ -132,7 +125,7 @@ layer(Service.layer(), { excludeTestServices: true })("documentation", (it) => {
 
   it.effect("every error response of every operation is an ErrorResponse of the codes it may carry", () =>
     Effect.gen(function*() {
-      const { spec } = yield* fetchSpec(yield* Service)
+      const { spec } = yield* getOpenApi(yield* Service)
       const schemas: Json = spec.components?.schemas ?? {}
       for (const op of declaredOperations) {
         const responses = Object.entries<Json>(spec.paths[op.path][op.method].responses)

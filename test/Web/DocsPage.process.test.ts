@@ -9,8 +9,8 @@ import { Effect } from "effect"
 import { chromium, type Page } from "playwright-core"
 import { ListNodesParams } from "../../src/Catalog/Api.ts"
 import { chromiumArgs, chromiumFound, chromiumPath, chromiumSkipReason } from "../support/Chromium.ts"
-import { getText, parseJson } from "../support/Http.ts"
-import { type Running, Service } from "../support/Service.ts"
+import { getOpenApi } from "../support/Http.ts"
+import { Service } from "../support/Service.ts"
 
 type Json = Record<string, any>
 
@@ -19,13 +19,6 @@ const browserSkipReason = chromiumSkipReason
 if (!chromiumFound) {
   console.warn(inCi ? `CI: ${browserSkipReason} - the browser test fails` : `skipping the /docs browser test: ${browserSkipReason}`)
 }
-
-const fetchSpec = (service: Running) =>
-  Effect.map(getText(service, "/openapi.json"), (reply) => ({
-    status: reply.status,
-    contentType: reply.headers.get("content-type"),
-    spec: parseJson(reply.text, "/openapi.json") as Json
-  }))
 
 /** Headless Chromium for the scope: a test that needs it fails in CI without it (.ci/run installs it). */
 const launchedBrowser = Effect.gen(function*() {
@@ -66,7 +59,7 @@ layer(Service.layer(), { excludeTestServices: true })("the /docs page", (it) => 
       Effect.gen(function*() {
         const browser = yield* launchedBrowser
         const service = yield* Service
-        const { spec } = yield* fetchSpec(service)
+        const { spec } = yield* getOpenApi(service)
         // /openapi.json names the public URL for tools elsewhere, which is neither of the hosts below
         expect(spec.servers).toEqual([{ url: service.config.publicBaseUrl, description: expect.any(String) }])
         expect(service.config.publicBaseUrl).toBe("http://127.0.0.1")

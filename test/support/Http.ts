@@ -76,6 +76,14 @@ export const parseJson = (text: string, context: string): unknown => {
   }
 }
 
+/** `GET /openapi.json`: its status, its content type and the document, parsed. */
+export const getOpenApi = (service: Running) =>
+  Effect.map(getText(service, "/openapi.json"), (reply) => ({
+    status: reply.status,
+    contentType: reply.headers.get("content-type"),
+    spec: parseJson(reply.text, "/openapi.json") as Record<string, any>
+  }))
+
 // --- checks ------------------------------------------------------------------------------------
 
 /** The answer has `status`, or the test fails showing what came instead. */
