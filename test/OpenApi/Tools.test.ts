@@ -1,10 +1,13 @@
 /**
- * The OpenAPI document through the tools its readers use: Redocly's recommended rules, and
- * openapi-typescript's output (checked in, compiled by the project's strict tsconfig, asserted in
- * GeneratedTypes.fast.test.ts). Apart from Document.fast.test.ts because loading these tools
- * takes seconds, more than a contributor's fast loop should spend.
+ * The OpenAPI document through the tools its readers use: Ajv in strict JSON Schema 2020-12 mode,
+ * Redocly's recommended rules, and openapi-typescript's output (checked in, compiled by the
+ * project's strict tsconfig, asserted in GeneratedTypes.fast.test.ts). Apart from
+ * Document.fast.test.ts because loading and running these tools takes seconds, more than a
+ * contributor's fast loop should spend.
  */
 import { describe, expect, it } from "@effect/vitest"
+import { Ajv2020 } from "ajv/dist/2020.js"
+import addFormatsPlugin from "ajv-formats"
 import { execFile } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
@@ -16,9 +19,35 @@ import { apiDocument } from "../../src/ApiDocument.ts"
 type Json = Record<string, any>
 
 const document: Json = apiDocument(typesBaseUrl)
+const schemas: Json = document.components.schemas
 const root = path.resolve(import.meta.dirname, "../..")
 
 describe("the OpenAPI document through its readers' tools", () => {
+  it("every component schema compiles in Ajv (JSON Schema 2020-12, strict mode)", () => {
+    const ajv = new Ajv2020({ strict: true, discriminator: true })
+    addFormatsPlugin.default(ajv)
+    const base = "https://schemas.registry.test/components/schemas/"
+    for (const [name, schema] of Object.entries<Json>(schemas)) {
+      const absolute = JSON.parse(JSON.stringify(schema).replaceAll("\"#/components/schemas/", `"${base}`))
+      ajv.addSchema({ ...absolute, $id: base + name })
+    }
+    for (const name of Object.keys(schemas)) {
+      expect(() => ajv.getSchema(base + name), name).not.toThrow()
+      expect(ajv.getSchema(base + name), name).toBeTypeOf("function")
+    }
+    // the main records' examples are there (JSONSchema drops one that does not encode) and valid
+    for (const name of ["Node", "NodeVersion", "Publisher", "NodeList", "MediaTask"]) {
+      const example = schemas[name].examples?.[0]
+      expect(example, `${name} has an example`).toBeDefined()
+      const valid = ajv.getSchema(base + name)!
+      expect(valid(example), `${name}: ${JSON.stringify(valid.errors)}`).toBe(true)
+    }
+    // and the schemas say what the service sends: a node without its id is no node
+    const validNode = ajv.getSchema(`${base}Node`)!
+    const { id: _, ...withoutId } = schemas.Node.examples[0]
+    expect(validNode(withoutId)).toBe(false)
+  })
+
   it("passes Redocly's recommended rules without an error or a warning", async () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), "openapi-"))
     try {
