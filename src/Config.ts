@@ -340,7 +340,11 @@ export const appConfig = group({
     /** The host application's word: `<word>_version` is also read as `host_version`, ... */
     hostName: aliasWord("HOST_NAME_ALIAS", "comfyui"),
     /** The host-node word: `<word>_search` is also read as `host_node_search`, ... */
-    hostNode: aliasWord("HOST_NODE_ALIAS", "comfy_node")
+    hostNode: aliasWord("HOST_NODE_ALIAS", "comfy_node"),
+    /** The repository host's word: the claim's token is also read as `<WORD>_TOKEN`, stars are also answered as `<word>_stars`. */
+    repohost: aliasWord("REPOHOST_NAME_ALIAS", "github"),
+    /** Answers carry the clients' words too (docs/compatibility.md); off, they are the interface's alone, byte for byte. */
+    inAnswers: Config.Boolean("ANSWER_ALIASES").pipe(Config.withDefault(false))
   }),
   /** Media files of the host's API nodes (POST /customers/storage), kept in the archives' store. */
   media: group({

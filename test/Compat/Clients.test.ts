@@ -214,7 +214,7 @@ layer(Service.layer(), { excludeTestServices: true })("the clients' aliases, on 
     }))
 })
 
-layer(Service.layer((c) => ({ ...c, aliases: { hostName: "", hostNode: "" } })), { excludeTestServices: true })(
+layer(Service.layer((c) => ({ ...c, aliases: { ...c.aliases, hostName: "", hostNode: "", repohost: "" } })), { excludeTestServices: true })(
   "the clients' aliases, turned off by empty settings",
   (it) => {
     it.effect("comfy-cli's names are unknown fields and ComfyUI-Manager's comfyui_version an unknown parameter", () =>
