@@ -9,9 +9,10 @@
  */
 import { SqlClient, type Statement } from "effect/sql"
 import { Context, Effect, Layer } from "effect"
+import type { Beside } from "../Compat/Answers.ts"
 import { installableStatus, type SortKey } from "../Domain/Node.ts"
 import { traced } from "../Tracing.ts"
-import { archiveBase, displayName, nodeDescription, versionObject } from "./Records.ts"
+import { answerAliasesOf, archiveBase, besidePairs, displayName, nodeDescription, versionObject } from "./Records.ts"
 
 /** A page of `GET /nodes` (or of a publisher's listing, or of search), already validated. */
 export interface NodeQuery {
@@ -58,9 +59,12 @@ const publisherJson = (p: string) =>
     'logo', ${p}.logo, 'name', ${displayName(p)}, 'source_code_repo', ${p}.source_code_repo,
     'status', ${p}.status, 'support', ${p}.support, 'website', ${p}.website)`
 
-/** The node `n` of publisher `p` with latest version JSON `latest`, as wire JSON text (a SQL expression). */
-const nodeJson = (n: string, p: string, latest: string) =>
-  `json_strip_nulls(json_build_object(
+/**
+ * The node `n` of publisher `p` with latest version JSON `latest`, as wire JSON text, with the
+ * clients' names `beside` (a SQL expression).
+ */
+const nodeJson = (n: string, p: string, latest: string, beside: Beside) =>
+  `json_strip_nulls(json_build_object(${besidePairs(n, beside)}
     'author', ${n}.author, 'banner_url', ${n}.banner_url, 'category', ${n}.category,
     'created_at', iso_time(${n}.created_at), 'description', ${nodeDescription(n)},
     'downloads', ${n}.downloads, 'repohost_stars', ${n}.repohost_stars, 'icon', ${n}.icon,
@@ -110,6 +114,8 @@ export class NodePages extends Context.Service<NodePages>()("NodePages", {
   make: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const base = yield* archiveBase
+    // the clients' names in the pages too when answers carry them (ANSWER_ALIASES)
+    const aliases = yield* answerAliasesOf
 
     /** The version `v` admits the host version whose key is the given parameter. */
     const admitsHost = (hostKey: string): Statement.Fragment =>
@@ -152,8 +158,8 @@ export class NodePages extends Context.Service<NodePages>()("NodePages", {
     }
 
     // the statements' constant parts, built once rather than on every request
-    const versionJson = sql.literal(versionObject("v", base))
-    const pageNodesJson = sql.literal(nodeJson("n", "p", "lv.json"))
+    const versionJson = sql.literal(versionObject("v", base, aliases?.version))
+    const pageNodesJson = sql.literal(nodeJson("n", "p", "lv.json", aliases?.node ?? []))
     const searchOrderSql = sql.literal(searchOrder)
     const defaultOrderSql = sql.literal(orderSql([], "n"))
 

@@ -5,6 +5,7 @@
  * read as columns here and rendered as JSON there, and a property test holds the two equal.
  */
 import { Effect, Option, Schema } from "effect"
+import { answerAliases, type Beside } from "../Compat/Answers.ts"
 import { AppConfig } from "../Config.ts"
 import { installableStatus, Node, NodeStatus, NodeVersion, Translations } from "../Domain/Node.ts"
 import { Publisher, PublisherStatus } from "../Domain/Publisher.ts"
@@ -35,6 +36,15 @@ export const archiveBase = Effect.map(
   })
 )
 
+/**
+ * The clients' names the answers carry beside the interface's, when `ANSWER_ALIASES` is on (none
+ * when it is off, or without a configuration).
+ */
+export const answerAliasesOf = Effect.map(
+  Effect.serviceOption(AppConfig),
+  (config) => Option.isSome(config) && config.value.aliases.inAnswers ? answerAliases(config.value.aliases) : undefined
+)
+
 /** The absolute download URL of version `v` when it is installable with an archive, else NULL (a SQL expression). */
 const downloadUrl = (v: string, base: Option.Option<ArchiveUrls>) =>
   Option.match(base, {
@@ -47,12 +57,20 @@ const downloadUrl = (v: string, base: Option.Option<ArchiveUrls>) =>
   })
 
 /**
+ * The clients' names of `beside` (ANSWER_ALIASES, Compat/Answers.ts) as `json_build_object` pairs
+ * of the row `r`, each holding its interface name's column, with a trailing comma; "" for none.
+ */
+export const besidePairs = (r: string, beside: Beside) =>
+  beside.map(([name, alias]) => `${sqlString(alias)}, ${r}.${name}, `).join("")
+
+/**
  * The version row `v` as the encoded NodeVersion, absent fields still NULL (a SQL expression):
  * the one rendering of a version. The fast path embeds it in its pages, whose `json_strip_nulls`
- * drops the NULLs; typed reads take it through `versionRecord`.
+ * drops the NULLs, with the clients' names `beside` when answers carry them; typed reads take it
+ * through `versionRecord` (the edge gives their answers the clients' names).
  */
-export const versionObject = (v: string, base: Option.Option<ArchiveUrls>) =>
-  `json_build_object(
+export const versionObject = (v: string, base: Option.Option<ArchiveUrls>, beside: Beside = []) =>
+  `json_build_object(${besidePairs(v, beside)}
     'changelog', ${v}.changelog, 'host_node_extract_status', ${v}.host_node_extract_status,
     'createdAt', iso_time(${v}.created_at), 'dependencies', ${v}.dependencies,
     'deprecated', ${v}.deprecated, 'downloadUrl', ${downloadUrl(v, base)}, 'id', ${v}.id, 'node_id', ${v}.node_id,

@@ -14,6 +14,7 @@ import { AppConfig } from "../Config.ts"
 import { DatabaseOutages } from "../Db/Outages.ts"
 import { accessLog } from "./AccessLog.ts"
 import { aliasRewriting } from "./Aliases.ts"
+import { answerAliasing } from "./AnswerAliases.ts"
 import { bodyChecks } from "./BodyChecks.ts"
 import { coding } from "./Coding.ts"
 import { conditional } from "./Conditional.ts"
@@ -57,6 +58,8 @@ const pieces = (
     conditional,
     // the page's policy is of its bytes as rendered, before any coding
     pagePolicy(config.publicBaseUrl),
+    // the clients' names beside the interface's in JSON answers (ANSWER_ALIASES), before their ETag
+    answerAliasing(config.aliases),
     // the funnel: whatever the pieces below and the handler fail with leaves as ErrorResponse
     failures(table, outages),
     // JSON bodies are read here, within their limit, before anything decodes them

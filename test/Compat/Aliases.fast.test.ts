@@ -127,13 +127,14 @@ describe("renameQuery", () => {
   })
 })
 
-describe("the settings HOST_NAME_ALIAS and HOST_NODE_ALIAS", () => {
+describe("the settings HOST_NAME_ALIAS, HOST_NODE_ALIAS, REPOHOST_NAME_ALIAS and ANSWER_ALIASES", () => {
   const read = (env: Record<string, string>) =>
     Effect.runSync(Effect.result(appConfig.parse(ConfigProvider.fromEnv({ env, preserveEmptyStrings: true }))))
 
-  it("default to the clients' words; empty turns them off", () => {
-    expect(Result.getOrThrow(read({})).aliases).toEqual(defaults)
-    expect(Result.getOrThrow(read({ HOST_NAME_ALIAS: "", HOST_NODE_ALIAS: "" })).aliases).toEqual({ hostName: "", hostNode: "" })
+  it("default to the clients' words, answers in the interface's alone; empty turns a word off", () => {
+    expect(Result.getOrThrow(read({})).aliases).toEqual({ ...defaults, repohost: "github", inAnswers: false })
+    expect(Result.getOrThrow(read({ HOST_NAME_ALIAS: "", HOST_NODE_ALIAS: "", REPOHOST_NAME_ALIAS: "", ANSWER_ALIASES: "true" })).aliases)
+      .toEqual({ hostName: "", hostNode: "", repohost: "", inAnswers: true })
   })
 
   it("take lowercase letters, digits and underscores, and refuse anything else naming the setting", () => forAllSync([fc.string({ maxLength: 8 })], ([raw]) => {

@@ -80,12 +80,22 @@ export const queryString = (q: Query): string => {
 }
 
 /** A 200 page of `GET /nodes` (or a publisher's v2 listing), decoded strictly. */
-export const getPage = (service: Running, path: string, q: Query, token?: string) =>
+export const getPage = (service: Running, path: string, q: Query, token?: string, decode = decodeNodeList) =>
   Effect.gen(function*() {
     const answer = expectStatus(yield* get(service, path + queryString(q), { token }), 200, `${path}${queryString(q)}`)
     expect(answer.headers.get("content-type")).toMatch(/^application\/json/)
-    return decodeNodeList(answer.body)
+    return decode(answer.body)
   })
+
+/**
+ * A page that may carry fields beside the interface's (the clients' words, ANSWER_ALIASES): those
+ * are kept as sent, every other field is held to the wire format.
+ */
+export const decodeNodeListWithExtras = (u: unknown): WireNodeList => {
+  expectNoNulls(u)
+  Schema.decodeUnknownSync(NodeList)(u, { onExcessProperty: "ignore" })
+  return u as WireNodeList
+}
 
 /**
  * Every page of a listing from 1 until one past the end, checking on each that `page`,
