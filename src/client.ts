@@ -22,6 +22,7 @@ import { type ArchiveSource, download, uploadArchive, type UploadOptions } from 
 import { type ServiceFault, withApiErrors } from "./Client/Errors.ts"
 import { generateMusic, type MusicInput } from "./Client/Music.ts"
 import { decodePublishRequest, type PublishRequest } from "./Client/Publish.ts"
+import { withInterfacePolicies } from "./Client/Words.ts"
 import type { PublishResponse } from "./Publishing/Api.ts"
 
 export * from "./Domain/ApiErrors.ts"
@@ -169,7 +170,7 @@ export const makeClient = (config: ClientConfig): Effect.Effect<RegistryClient, 
         return bearer === undefined ? located : HttpClientRequest.bearerToken(located, bearer)
       })
     )
-    const api = loosen(yield* derive(registry))
+    const api = loosen(yield* derive(withInterfacePolicies(registry)))
 
     return {
       api,
