@@ -22,10 +22,17 @@ export interface AliasWords {
 /** Alias -> interface name. */
 export type Renames = ReadonlyMap<string, string>
 
-/** Where a route's aliases sit in its JSON body: the keys leading to an object ([] for the top level). */
+/** A field's values in the clients' word -> the interface's, by field name. */
+export type ValueRenames = ReadonlyMap<string, ReadonlyMap<string, string>>
+
+/**
+ * Where a route's aliases sit in its JSON body: the keys leading to an object ([] for the top
+ * level; an array there has each of its objects renamed), its renamed names and values.
+ */
 export interface BodyPlace {
   readonly at: ReadonlyArray<string>
   readonly renames: Renames
+  readonly values?: ValueRenames
 }
 
 /** A route (an endpoint's method and path, as the Api declares them) and where its aliases sit. */
@@ -52,6 +59,12 @@ export const aliasRoutes = (words: AliasWords): ReadonlyArray<AliasRoute> => {
   const hostNodeSearch = renames(words.hostNode, (w) => [[`${w}_search`, "host_node_search"]])
   const preempted = renames(words.hostNode, (w) => [[`preempted_${w}_names`, "preempted_host_node_names"]])
   const hostNodeName = renames(words.hostNode, (w) => [[`${w}_name`, "host_node_name"]])
+  // the web front-end's host-node editor sends the policy in its word (registry-web src/api/generated.ts, ComfyNodePolicy)
+  const policy: ValueRenames = new Map(words.hostNode === "" || pascal(words.hostNode) === "HostNode" ? [] : [[
+    "policy",
+    new Map(["Active", "Banned", "LocalOnly"].map((state) => [`${pascal(words.hostNode)}Policy${state}`, `HostNodePolicy${state}`]))
+  ]])
+  const none: Renames = new Map()
   const routes: ReadonlyArray<AliasRoute> = [
     { method: "GET", path: "/nodes", query: hostVersion },
     { method: "GET", path: "/nodes/search", query: hostNodeSearch },
@@ -64,10 +77,16 @@ export const aliasRoutes = (words: AliasWords): ReadonlyArray<AliasRoute> => {
     { method: "POST", path: "/publishers/:publisherId/nodes", body: [{ at: [], renames: supported }] },
     { method: "PUT", path: "/publishers/:publisherId/nodes/:nodeId", body: [{ at: [], renames: supported }] },
     { method: "PUT", path: "/admin/nodes/:nodeId", body: [{ at: [], renames: merged(supported, preempted) }] },
-    { method: "PUT", path: "/admin/nodes/:nodeId/versions/:version", body: [{ at: [], renames: supported }] }
+    { method: "PUT", path: "/admin/nodes/:nodeId/versions/:version", body: [{ at: [], renames: supported }] },
+    { method: "POST", path: "/nodes/:nodeId/versions/:version/host-nodes", body: [{ at: [], renames: none, values: policy }] },
+    { method: "PUT", path: "/nodes/:nodeId/versions/:version/host-nodes/:hostNodeName", body: [{ at: [], renames: none, values: policy }] }
   ]
-  return routes.filter((r) => (r.query?.size ?? 0) > 0 || (r.body ?? []).some((p) => p.renames.size > 0))
+  return routes.filter((r) => (r.query?.size ?? 0) > 0 || (r.body ?? []).some((p) => p.renames.size > 0 || (p.values?.size ?? 0) > 0))
 }
+
+/** `comfy_node` -> `ComfyNode`: the word as the clients spell their enums. */
+export const pascal = (word: string) =>
+  word.split("_").filter((part) => part !== "").map((part) => part[0]!.toUpperCase() + part.slice(1)).join("")
 
 const isRecord = (u: unknown): u is Readonly<Record<string, unknown>> =>
   typeof u === "object" && u !== null && !Array.isArray(u)
@@ -85,15 +104,29 @@ export const renameKeys = (record: Readonly<Record<string, unknown>>, table: Ren
 
 /** The JSON body with the aliases of each place renamed; the same value when nothing was renamed. */
 export const renameBody = (body: unknown, places: ReadonlyArray<BodyPlace>): unknown =>
-  places.reduce((out, place) => renameAt(out, place.at, place.renames), body)
+  places.reduce((out, place) => renameAt(out, place.at, place), body)
 
-const renameAt = (value: unknown, at: ReadonlyArray<string>, table: Renames): unknown => {
+/** The record with the values of `values` renamed; the same record when none is. */
+const renameValues = (record: Readonly<Record<string, unknown>>, values: ValueRenames | undefined) => {
+  if (values === undefined) return record
+  const renamed = Object.entries(record).map(([key, value]): [string, unknown] => {
+    const given = typeof value === "string" ? values.get(key)?.get(value) : undefined
+    return [key, given ?? value]
+  })
+  return renamed.some(([key, value]) => value !== record[key]) ? Object.fromEntries(renamed) : record
+}
+
+const renameAt = (value: unknown, at: ReadonlyArray<string>, place: BodyPlace): unknown => {
+  if (at.length === 0 && Array.isArray(value)) {
+    const items = value.map((item) => renameAt(item, at, place))
+    return items.some((item, i) => item !== value[i]) ? items : value
+  }
   // a body of another shape is left as it is, for the schema to refuse
   if (!isRecord(value)) return value
-  if (at.length === 0) return renameKeys(value, table)
+  if (at.length === 0) return renameValues(renameKeys(value, place.renames), place.values)
   const [key, ...rest] = at as [string, ...Array<string>]
   if (!(key in value)) return value
-  const inner = renameAt(value[key], rest, table)
+  const inner = renameAt(value[key], rest, place)
   return inner === value[key] ? value : { ...value, [key]: inner }
 }
 

@@ -13,7 +13,7 @@
  * clients' names in their statements (Catalog/NodePages.ts), every other JSON answer is given
  * them at the edge (Http/AnswerAliases.ts).
  */
-import type { AliasWords } from "./Aliases.ts"
+import { type AliasWords, pascal } from "./Aliases.ts"
 
 /** The words of HOST_NAME_ALIAS, HOST_NODE_ALIAS and REPOHOST_NAME_ALIAS; "" leaves that word's names out. */
 export interface AnswerWords extends AliasWords {
@@ -34,9 +34,6 @@ export interface AnswerAliases {
 
 const pairs = (word: string, make: (word: string) => Beside): Beside =>
   word === "" ? [] : make(word).filter(([name, alias]) => name !== alias)
-
-/** `comfy_node` -> `ComfyNode`. */
-const pascal = (word: string) => word.split("_").filter((part) => part !== "").map((part) => part[0]!.toUpperCase() + part.slice(1)).join("")
 
 /** The clients' names of each record for these words. */
 export const answerAliases = (words: AnswerWords): AnswerAliases => {

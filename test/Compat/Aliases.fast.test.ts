@@ -99,6 +99,18 @@ describe("renameBody", () => {
   it("leaves bodies of other shapes as they are", () => {
     for (const body of [null, 3, "x", [1], { node: "x" }, { node: [1] }]) expect(renameBody(body, places)).toBe(body)
   })
+
+  it("spells a host-node policy the interface's way, in a record or in each record of an array, and nothing else", () => {
+    const created = aliasRoutes(defaults).find((r) => r.method === "POST" && r.path.endsWith("/host-nodes"))!.body!
+    const policies = fc.constantFrom("ComfyNodePolicyActive", "ComfyNodePolicyBanned", "ComfyNodePolicyLocalOnly", "HostNodePolicyActive", "OtherPolicyBanned")
+    forAllSync([fc.array(fc.record({ host_node_name: fc.string({ maxLength: 4 }), policy: policies, category: policies }), { maxLength: 4 })], ([records]) => {
+      const interfaceWord = (p: string) => p.replace(/^ComfyNodePolicy/, "HostNodePolicy")
+      const expected = records.map((r) => ({ ...r, policy: interfaceWord(r.policy) }))
+      expect(renameBody(records, created)).toEqual(expected)
+      for (const record of records) expect(renameBody(record, created)).toEqual({ ...record, policy: interfaceWord(record.policy) })
+    })
+    expect(aliasRoutes({ hostName: "comfyui", hostNode: "" }).some((r) => r.path.endsWith("/host-nodes"))).toBe(false)
+  })
 })
 
 describe("renameQuery", () => {

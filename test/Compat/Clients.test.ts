@@ -199,6 +199,23 @@ layer(Service.layer(), { excludeTestServices: true })("the clients' aliases, on 
       expect(answer.text).not.toContain("comfy")
     }))
 
+  it.effect("registry-web src/api/generated.ts updateComfyNode / createComfyNodes: a policy in its word (ComfyNodePolicy…) is the interface's", () =>
+    Effect.gen(function*() {
+      const service = yield* Service
+      const admin = yield* Effect.promise(() => service.token({ sub: "root", admin: true }))
+      const path = "/nodes/old-tool/versions/1.0.0/host-nodes"
+      const created = yield* send(service, "POST", path, { token: admin, body: [{ host_node_name: "Edited", policy: "ComfyNodePolicyLocalOnly" }] })
+      expect(expectStatus(created, 201, "create").body).toEqual([{ host_node_name: "Edited", policy: "HostNodePolicyLocalOnly" }])
+      // ComfyNodeUpdateRequest: the record's fields, policy in the front-end's enum
+      const updated = yield* send(service, "PUT", `${path}/Edited`, {
+        token: admin,
+        body: { category: "loaders", deprecated: false, experimental: false, policy: "ComfyNodePolicyBanned" }
+      })
+      expect(expectStatus(updated, 200, "update").body).toMatchObject({ host_node_name: "Edited", policy: "HostNodePolicyBanned" })
+      // any other spelling is still refused, naming the field
+      expectBadRequest(yield* send(service, "PUT", `${path}/Edited`, { token: admin, body: { policy: "OtherPolicyBanned" } }), "policy")
+    }))
+
   it.effect("registry-web NodeVersionCompatibilityEditModal.tsx: the admin version update takes supported_comfyui_version; the manager's filter follows", () =>
     Effect.gen(function*() {
       const service = yield* Service
