@@ -60,7 +60,7 @@ const startOnce = async (way: Way, dataDir: string): Promise<Start> => {
     output += chunk.toString()
     const now = performance.now() - began
     if (Number.isNaN(moments.postgresMs) && output.includes("embedded PostgreSQL listening")) moments.postgresMs = now
-    if (Number.isNaN(moments.listeningMs) && output.includes("Listening on")) moments.listeningMs = now
+    if (Number.isNaN(moments.listeningMs) && output.includes("listening on http")) moments.listeningMs = now
   }
   child.stdout.on("data", watch)
   child.stderr.on("data", watch)

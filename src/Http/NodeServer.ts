@@ -257,6 +257,8 @@ export const HttpServerLive = Layer.unwrap(
           serve: (app, middleware) =>
             (middleware ? platform.serve(app, middleware) : platform.serve(app)).pipe(
               Effect.andThen(Effect.sync(attach)),
+              // the line an operator (and the start-up benchmark) waits for: requests are answered from here on
+              Effect.andThen(Effect.logInfo(`listening on ${HttpServer.formatAddress(platform.address)}`)),
               Effect.andThen(Effect.addFinalizer(() => close))
             )
         }))
