@@ -138,7 +138,7 @@ layer(Service.layer(), { excludeTestServices: true })("host_node_extract_status"
         }
       }), { numRuns: 15 }), { timeout: 120_000 })
 
-  it.effect("every answer carrying the version shows it: list, node, versions, version, bulk", () =>
+  it.effect("every answer carrying the version shows it: list, search, node, versions, version, bulk", () =>
     Effect.gen(function*() {
       const service = yield* Service
       const archive = yield* Effect.promise(() => zipOf({ "pack/__init__.py": "NODE_CLASS_MAPPINGS = {}\n" }))
@@ -160,15 +160,19 @@ layer(Service.layer(), { excludeTestServices: true })("host_node_extract_status"
             200,
             "bulk"
           ).body as { node_versions: ReadonlyArray<{ node_version?: V }> }
+          const found = expectStatus(yield* get(service, `/nodes/search?search=${nodeId}`), 200, "search").body as {
+            nodes: ReadonlyArray<{ id: string; latest_version?: V }>
+          }
           return {
             list: list.nodes[0]?.latest_version?.host_node_extract_status,
+            search: found.nodes.find((n) => n.id === nodeId)?.latest_version?.host_node_extract_status,
             node: node.latest_version?.host_node_extract_status,
             versions: versions.find((x) => x.version === "1.0.0")?.host_node_extract_status,
             version: version.host_node_extract_status,
             bulk: bulk.node_versions[0]?.node_version?.host_node_extract_status
           }
         })
-      const all = (status: string) => ({ list: status, node: status, versions: status, version: status, bulk: status })
+      const all = (status: string) => ({ list: status, search: status, node: status, versions: status, version: status, bulk: status })
 
       // read once each, so that the pages and version answers are cached when the status changes
       expect(yield* everywhere("shown-ok")).toEqual(all("pending"))

@@ -1087,7 +1087,7 @@ export interface components {
         NodeVersion: {
             /** @description Summary of changes in this version */
             changelog?: string;
-            /** @description Status of the extraction of this version's host-nodes */
+            /** @description Status of the extraction of this version's host-nodes: `pending` once published, `success` once they are recorded, `failed` when the extraction failed */
             host_node_extract_status?: string;
             /**
              * Format: date-time
