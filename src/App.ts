@@ -19,6 +19,8 @@ import { JwtVerifier } from "./Auth/Jwt.ts"
 import { UserRepo } from "./Auth/UserRepo.ts"
 import { CatalogHttp } from "./Catalog/Http.ts"
 import { ClaimsHttp } from "./Claims/Http.ts"
+import { aliasPatterns } from "./Compat/Aliases.ts"
+import { AppConfig } from "./Config.ts"
 import { DatabaseLive } from "./Db/Database.ts"
 import { AnyEndpoint } from "./Domain/RegistryApi.ts"
 import { DocumentsLive, documentRoutes } from "./ApiDocument.ts"
@@ -85,8 +87,12 @@ export const ServicesLive = Layer.mergeAll(
   Layer.provideMerge(NodeFileSystem.layer)
 )
 
-/** Every route the service serves: the Api's endpoints, the documents, `/metrics`. */
-const RouteTableLive = Layer.sync(Routes, () => makeRouteTable([...declaredRoutes(Api), ...documentRoutes, metricsRoute]))
+/** Every route the service serves: the Api's endpoints, the documents, `/metrics`; the host-node routes also under the clients' word. */
+const RouteTableLive = Layer.effect(
+  Routes,
+  Effect.map(AppConfig, (config) =>
+    makeRouteTable([...declaredRoutes(Api), ...documentRoutes, metricsRoute], aliasPatterns(config.aliases)))
+)
 
 /** The router the routes are added to: the route table's (Http/Router.ts). */
 const RouterLive = Layer.effect(HttpRouter.HttpRouter, Effect.flatMap(Effect.service(Routes), makeRouter))

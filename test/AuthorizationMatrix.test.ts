@@ -58,6 +58,7 @@ const matrix = [
   ["POST /publishers/:publisherId/nodes/:nodeId/claim-my-node",    401, 401,    403,     403,   200,  200,  403],
   ["POST /nodes/:nodeId/versions/:version/host-nodes",             401, 401,    403,     403,   403,  403,  201],
   ["PUT /nodes/:nodeId/versions/:version/host-nodes/:hostNodeName", 401, 401,   403,     403,   200,  200,  200],
+  ["PUT /nodes/:nodeId/versions/:version/host-node-extract-status", 401, 401,  403,     403,   403,  403,  204],
   ["POST /admin/nodes",                                            401, 401,    403,     403,   403,  403,  201],
   ["PUT /admin/nodes/:nodeId",                                     401, 401,    403,     403,   403,  403,  200],
   ["PUT /admin/publishers/:publisherId",                           401, 401,    403,     403,   403,  403,  200],
@@ -276,6 +277,11 @@ const requests: { readonly [K in RowKey]: Build } = {
     method: "PUT",
     path: `/nodes/${hostedNode}/versions/${hostedVersion}/host-nodes/${await freshHostNode(f)}`,
     body: { description: "edited" }
+  }),
+  "PUT /nodes/:nodeId/versions/:version/host-node-extract-status": async (f) => ({
+    method: "PUT",
+    path: `/nodes/${await freshNode(f, "1.0.0")}/versions/1.0.0/host-node-extract-status`,
+    body: { status: "failed" }
   }),
   "POST /admin/nodes": async (f) => {
     const nodeId = `waiting-${f.fresh()}`

@@ -158,3 +158,31 @@ export const renameQuery = (query: string, table: Renames): string => {
     })
     .join("&")
 }
+
+/** The path segment of the host-node routes, as the interface names it. */
+const hostNodesSegment = "host-nodes"
+
+/**
+ * The segment the clients use in its place: the node word with hyphens, plural, as they call it
+ * (`comfy_node` gives `comfy-nodes`); none when the word is off or gives the interface's segment.
+ */
+export const hostNodesAlias = (words: AliasWords): string | undefined => {
+  const segment = `${words.hostNode.replace(/_/g, "-")}s`
+  return words.hostNode === "" || segment === hostNodesSegment ? undefined : segment
+}
+
+/**
+ * The other patterns a route pattern answers under: a host-node route (one with a `host-nodes`
+ * segment) also under the clients' segment, so that the route table sends both to the one route
+ * (its handler, errors, caching and the name logs and metrics give it).
+ */
+export const aliasPatterns = (words: AliasWords) => {
+  const alias = hostNodesAlias(words)
+  return (pattern: string): ReadonlyArray<string> => {
+    if (alias === undefined) return []
+    const segments = pattern.split("/")
+    return segments.includes(hostNodesSegment)
+      ? [segments.map((s) => (s === hostNodesSegment ? alias : s)).join("/")]
+      : []
+  }
+}

@@ -89,3 +89,18 @@ export const HostNodePage = Schema.Struct({
   totalPages: field(Schema.Int, "Number of pages: total divided by pageSize, rounded up")
 }).annotate({ identifier: "HostNodePage" })
 export type HostNodePage = typeof HostNodePage.Type
+
+/**
+ * `host_node_extract_status` of a version: `pending` once published, `success` once its records
+ * are posted, `failed` when the extraction reports failure (Transitions.ts). Answers carry it as
+ * a string (interface 2.2); a version stored before it was kept carries none.
+ */
+export const HostNodeExtractStatus = Schema.Literals(["pending", "success", "failed"]).annotate({ identifier: "HostNodeExtractStatus" })
+export type HostNodeExtractStatus = typeof HostNodeExtractStatus.Type
+
+/** The body of the extraction's failure report: the one status a client sets, and why. */
+export const HostNodeExtractionFailure = refusingUnknownFields(Schema.Struct({
+  status: field(Schema.Literal("failed"), "The extraction's outcome: `failed` (posting the records is how it succeeds)"),
+  reason: optionalField(Text(2000), "Why it failed, for the service's log")
+})).annotate({ identifier: "HostNodeExtractionFailure" })
+export type HostNodeExtractionFailure = typeof HostNodeExtractionFailure.Type

@@ -32,7 +32,10 @@ export const NodeId = Schema.String.check(
 
 const nodeVersionFields = {
   changelog: optionalField(Schema.String, "Summary of changes in this version"),
-  host_node_extract_status: optionalField(Schema.String, "Status of the extraction of this version's host-nodes"),
+  host_node_extract_status: optionalField(
+    Schema.String,
+    "Status of the extraction of this version's host-nodes: `pending` once published, `success` once they are recorded, `failed` when the extraction failed"
+  ),
   createdAt: field(Timestamp, "Creation time of the version"),
   dependencies: field(Strings, "Package dependencies required by the node in this version"),
   deprecated: field(Schema.Boolean, "Whether this version is deprecated"),

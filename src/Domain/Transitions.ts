@@ -2,7 +2,7 @@
  * The state machines of CONTRACT.md ("States"). A move not listed is refused and leaves the
  * state unchanged; asking for the state a record is already in is not a move and changes nothing.
  */
-import type { HostNodePolicy } from "./HostNode.ts"
+import type { HostNodeExtractStatus, HostNodePolicy } from "./HostNode.ts"
 import type { NodeStatus, NodeVersionStatus } from "./Node.ts"
 import type { PublisherStatus } from "./Publisher.ts"
 
@@ -31,6 +31,17 @@ export const hostNodePolicyMoves: Moves<HostNodePolicy> = {
   HostNodePolicyActive: ["HostNodePolicyBanned", "HostNodePolicyLocalOnly"],
   HostNodePolicyBanned: ["HostNodePolicyActive", "HostNodePolicyLocalOnly"],
   HostNodePolicyLocalOnly: ["HostNodePolicyActive", "HostNodePolicyBanned"]
+}
+
+/**
+ * A version's host-node extraction: records posted make it `success` from any state (more records
+ * keep it so); a failure report makes it `failed` unless its records are in, which a later
+ * failed run does not undo. A version stored before the status was kept counts as `pending`.
+ */
+export const hostNodeExtractMoves: Moves<HostNodeExtractStatus> = {
+  pending: ["success", "failed"],
+  failed: ["success"],
+  success: []
 }
 
 /**

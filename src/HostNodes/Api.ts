@@ -7,6 +7,7 @@ import {
   defaultHostNodePageSize,
   HostNode,
   HostNodeCreate,
+  HostNodeExtractionFailure,
   HostNodePage,
   HostNodeUpdate,
   maxHostNodePageSize,
@@ -89,6 +90,25 @@ export class HostNodesApi extends HttpApiGroup.make("hostNodes")
     })
       .annotate(HttpApi.PayloadParseOptions, refusingBody)
       .annotate(OpenApi.Summary, "Record the host-nodes of a node version (site admins: the extraction job)")
+      .annotate(
+        OpenApi.Description,
+        "All the records or none. The version's host_node_extract_status is then `success` (an empty body records that it has none)."
+      )
+  )
+  .add(
+    HttpApiEndpoint.put("updateHostNodeExtractStatus", "/nodes/:nodeId/versions/:version/host-node-extract-status", {
+      params: VersionPath,
+      payload: HostNodeExtractionFailure,
+      success: HttpApiSchema.NoContent,
+      error: [Forbidden, NotFound, Conflict]
+    })
+      .annotate(HttpApi.PayloadParseOptions, refusingBody)
+      .annotate(OpenApi.Summary, "Report that a version's host-node extraction failed (site admins: the extraction job)")
+      .annotate(
+        OpenApi.Description,
+        "Sets host_node_extract_status to `failed` (publishing sets `pending`, posting the records `success`). " +
+          "Reporting it again changes nothing; once the records are in, it is refused (409 conflict) and the status stays `success`."
+      )
   )
   .add(
     HttpApiEndpoint.put("updateHostNode", "/nodes/:nodeId/versions/:version/host-nodes/:hostNodeName", {

@@ -39,6 +39,8 @@ const HostNodesLive = HttpApiBuilder.group(api, "hostNodes", (handlers) =>
   Effect.map(HostNodes, (hostNodes) =>
     handlers
       .handle("createHostNodes", ({ params, payload }) => answer(hostNodes.create(params.nodeId, params.version, payload)))
+      .handle("updateHostNodeExtractStatus", ({ params, payload }) =>
+        answer(hostNodes.extractionFailed(params.nodeId, params.version, payload.reason)))
       .handle("updateHostNode", ({ params, payload }) =>
         answer(hostNodes.update(params.nodeId, params.version, params.hostNodeName, payload)))))
 

@@ -1,13 +1,23 @@
 /**
- * SQL of host-node records (the host application's nodes found in a node version). They appear
- * in no listing of nodes, so writing them leaves the page cache alone.
+ * SQL of host-node records (the host application's nodes found in a node version), and of the
+ * version's `host_node_extract_status`. The records appear in no listing of nodes, but the status
+ * does (every version's answer carries it): so the writes that set it are catalogue changes
+ * (Catalog/Changes.ts), which drop the cached pages and version answers of every instance.
  */
 import { SqlClient, SqlSchema } from "effect/sql"
 import { Array as Arr, Context, Data, Effect, Layer, Option, Schema } from "effect"
+import { CatalogChanges } from "../Catalog/Changes.ts"
 import { TransitionRefused } from "../Domain/Errors.ts"
-import { HostNode, type HostNodeCreate, HostNodePolicy, type HostNodeUpdate, ListedHostNode } from "../Domain/HostNode.ts"
-import { hostNodePolicyMoves, statesReaching } from "../Domain/Transitions.ts"
-import { chunks, nullable, orDieOnDatabase, rowsOf } from "../Db/Rows.ts"
+import {
+  HostNode,
+  type HostNodeCreate,
+  HostNodeExtractStatus,
+  HostNodePolicy,
+  type HostNodeUpdate,
+  ListedHostNode
+} from "../Domain/HostNode.ts"
+import { hostNodeExtractMoves, hostNodePolicyMoves, statesReaching } from "../Domain/Transitions.ts"
+import { chunks, nullable, rowsOf } from "../Db/Rows.ts"
 import { traced } from "../Tracing.ts"
 
 /** The first few names, quoted, and how many more there are. */
@@ -98,6 +108,24 @@ const byName = (a: HostNode, b: HostNode) => Buffer.compare(Buffer.from(a.host_n
 export class HostNodeRepo extends Context.Service<HostNodeRepo>()("HostNodeRepo", {
   make: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
+    const { change, changeOne } = yield* CatalogChanges
+
+    /**
+     * Moves the version's extraction status to `to` where the machine allows it, checked in the
+     * statement (a version stored before the status was kept counts as pending); answers whether
+     * it moved. Asking for the status it has writes nothing.
+     */
+    const moveExtraction = (versionId: string, to: HostNodeExtractStatus) =>
+      sql`UPDATE node_versions SET host_node_extract_status = ${to}
+          WHERE id = ${versionId}::uuid AND coalesce(host_node_extract_status, 'pending') = ANY(${
+        statesReaching(hostNodeExtractMoves, to).filter((from) => from !== to) as Array<string>
+      })`
+
+    const extractStatus = (versionId: string) =>
+      Effect.map(
+        sql<{ status: string | null }>`SELECT host_node_extract_status AS status FROM node_versions WHERE id = ${versionId}::uuid`,
+        (rows) => Schema.decodeUnknownSync(HostNodeExtractStatus)(rows[0]?.status ?? "pending")
+      )
 
     const findAll = SqlSchema.findAll({
       Request: Schema.String,
@@ -197,9 +225,12 @@ export class HostNodeRepo extends Context.Service<HostNodeRepo>()("HostNodeRepo"
         return yield* Effect.orDie(findAll(versionId))
       }),
 
-      /** Stores all the records or none (a name the version has already refuses them all); answers them by name. */
+      /**
+       * Stores all the records or none (a name the version has already refuses them all); answers
+       * them by name. The version's extraction is then a success, in the same transaction.
+       */
       create: traced("HostNodeRepo.create")(function*(versionId: string, records: ReadonlyArray<HostNodeCreate>) {
-        return yield* sql.withTransaction(Effect.gen(function*() {
+        return yield* change(Effect.gen(function*() {
           const created: Array<HostNode> = []
           for (const batch of chunks(records)) {
             if (!Arr.isReadonlyArrayNonEmpty(batch)) continue
@@ -211,8 +242,22 @@ export class HostNodeRepo extends Context.Service<HostNodeRepo>()("HostNodeRepo"
             }
             created.push(...rows)
           }
+          yield* moveExtraction(versionId, "success")
           return created.sort(byName)
-        })).pipe(orDieOnDatabase)
+        }))
+      }),
+
+      /**
+       * The extraction failed: the version's status is `failed`, unless its records are in
+       * (refused: a failed run does not undo a successful one). A change only when it moves.
+       */
+      extractionFailed: traced("HostNodeRepo.extractionFailed")(function*(versionId: string) {
+        const moved = yield* changeOne(moveExtraction(versionId, "failed"))
+        if (moved.length > 0) return
+        const now = yield* Effect.orDie(extractStatus(versionId))
+        if (now !== "failed") {
+          return yield* new TransitionRefused({ record: "A version's host-node extraction", from: now, to: "failed" })
+        }
       }),
 
       /**
@@ -235,5 +280,6 @@ export class HostNodeRepo extends Context.Service<HostNodeRepo>()("HostNodeRepo"
     }
   })
 }) {
-  static readonly layer = Layer.effect(HostNodeRepo, HostNodeRepo.make)
+  static readonly layerWithoutDependencies = Layer.effect(HostNodeRepo, HostNodeRepo.make)
+  static readonly layer = HostNodeRepo.layerWithoutDependencies.pipe(Layer.provide(CatalogChanges.layer))
 }

@@ -103,6 +103,17 @@ export class HostNodes extends Context.Service<HostNodes>()("HostNodes", {
         return yield* repo.create(versionId, records)
       }),
 
+      /** The extraction job reports that it could not extract the version's host-nodes. */
+      extractionFailed: traced("HostNodes.extractionFailed")(function*(nodeId: string, version: string, reason: string | undefined) {
+        yield* policy.requireSiteAdmin
+        const versionId = yield* versionIdOf(nodeId, version, yield* locate(nodeId, version))
+        yield* repo.extractionFailed(versionId)
+        // the reason is the operators' to read: the answers carry the status alone
+        yield* Effect.logInfo("host-node extraction failed").pipe(
+          Effect.annotateLogs({ nodeId, version, reason: reason ?? "" })
+        )
+      }),
+
       update: traced("HostNodes.update")(
         function*(nodeId: string, version: string, name: string, patch: HostNodeUpdate) {
           const found = yield* locate(nodeId, version)

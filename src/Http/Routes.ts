@@ -93,8 +93,15 @@ export interface RouteTable {
   readonly entryOf: (method: string, pattern: string) => Entry | undefined
 }
 
-/** A table of `routes`; a route declared twice is a mistake, refused at start. */
-export const makeRouteTable = (routes: ReadonlyArray<ExtraRoute>): RouteTable => {
+/**
+ * A table of `routes`; a route declared twice is a mistake, refused at start. `aliasesOf` gives
+ * the other patterns a route answers under (the clients' path aliases, Compat/Aliases.ts): they
+ * find the very route, so everything after routing treats the request as the route's own.
+ */
+export const makeRouteTable = (
+  routes: ReadonlyArray<ExtraRoute>,
+  aliasesOf: (pattern: string) => ReadonlyArray<string> = () => []
+): RouteTable => {
   const router = FindMyWay.make<Entry>()
   const byKey = new Map<string, Entry>()
   for (const route of routes) {
@@ -102,7 +109,9 @@ export const makeRouteTable = (routes: ReadonlyArray<ExtraRoute>): RouteTable =>
     if (byKey.has(info.label)) throw new Error(`The route ${info.label} is declared twice`)
     const entry: Entry = { info, handler: undefined }
     byKey.set(info.label, entry)
-    router.on(info.method, info.pattern as FindMyWay.PathInput, entry)
+    for (const pattern of [info.pattern, ...aliasesOf(info.pattern)]) {
+      router.on(info.method, pattern as FindMyWay.PathInput, entry)
+    }
   }
   const found = (result: FindMyWay.FindResult<Entry> | undefined): Resolved | undefined =>
     result === undefined || result.handler.handler === undefined

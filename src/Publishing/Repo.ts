@@ -8,6 +8,7 @@ import { SqlClient, type Statement } from "effect/sql"
 import { Array as Arr, Context, Data, Effect, Layer, Option } from "effect"
 import { CatalogChanges } from "../Catalog/Changes.ts"
 import { NodeIsBanned, NodeMissing, PublisherMissing, TransitionRefused, VersionMissing } from "../Domain/Errors.ts"
+import type { HostNodeExtractStatus } from "../Domain/HostNode.ts"
 import { installableStatus, type NodeStatus, type NodeVersionStatus } from "../Domain/Node.ts"
 import type { HostRange, SemanticVersion } from "../Domain/Semver.ts"
 import { chunks, onForeignKeyViolation, orDieOnDatabase } from "../Db/Rows.ts"
@@ -90,6 +91,8 @@ export interface NewVersion {
   readonly created_at?: Date | undefined
   /** SHA-256 of the publish request's manifest (Manifest.ts): a retry of the publish matches it. */
   readonly manifest_sha256?: Uint8Array | undefined
+  /** Publishing sets `pending` (HostNodes/ moves it on); a seed's versions carry what they had, if anything. */
+  readonly host_node_extract_status?: HostNodeExtractStatus | undefined
 }
 
 /** The fields of a version its publisher may change after publishing. */
@@ -201,7 +204,8 @@ export class PublishingRepo extends Context.Service<PublishingRepo>()("Publishin
             admits_any_host: v.supported_host_version?.intervals === undefined,
             tags: list(v.tags),
             created_at: v.created_at ?? new Date(),
-            manifest_sha256: v.manifest_sha256 ?? null
+            manifest_sha256: v.manifest_sha256 ?? null,
+            host_node_extract_status: v.host_node_extract_status ?? null
           })))
         } RETURNING id::text`
         const ranges = versions.flatMap((v, i) => hostRangeRows(ids[i]!.id, v.supported_host_version))
@@ -336,7 +340,9 @@ export class PublishingRepo extends Context.Service<PublishingRepo>()("Publishin
               const columns = nodeColumns(node)
               if (Object.keys(columns).length > 0) yield* sql`UPDATE nodes SET ${sql.update(columns)} WHERE id = ${nodeId}`
             }
-            const [versionId] = yield* insertVersionRows([{ ...version, node_id: nodeId, status: "NodeVersionStatusPending" }])
+            const [versionId] = yield* insertVersionRows([
+              { ...version, node_id: nodeId, status: "NodeVersionStatusPending", host_node_extract_status: "pending" }
+            ])
             return { versionId: versionId!, replayed: false }
           }))
         }

@@ -8,7 +8,7 @@ import { ConfigProvider, Effect, Result } from "effect"
 import * as fc from "fast-check"
 import { Api } from "../../src/Api.ts"
 import { appConfig } from "../../src/Config.ts"
-import { aliasRoutes, type Renames, renameBody, renameKeys, renameQuery } from "../../src/Compat/Aliases.ts"
+import { aliasPatterns, aliasRoutes, hostNodesAlias, type Renames, renameBody, renameKeys, renameQuery } from "../../src/Compat/Aliases.ts"
 import { forAllSync } from "../support/Property.ts"
 
 const defaults = { hostName: "comfyui", hostNode: "comfy_node" }
@@ -157,4 +157,31 @@ describe("the settings HOST_NAME_ALIAS, HOST_NODE_ALIAS, REPOHOST_NAME_ALIAS and
       expect(String(result.failure)).toContain("HOST_NAME_ALIAS must be lowercase letters, digits and underscores")
     }
   }))
+})
+
+describe("the host-node paths under the node word", () => {
+  const patterns = Object.values(Api.groups).flatMap((g) => Object.values(g.endpoints).map((e) => e.path))
+
+  it("is the word with hyphens, plural; none when off or the interface's own", () => {
+    expect(hostNodesAlias(defaults)).toBe("comfy-nodes")
+    expect(hostNodesAlias({ hostName: "", hostNode: "custom_piece" })).toBe("custom-pieces")
+    expect(hostNodesAlias({ ...defaults, hostNode: "" })).toBeUndefined()
+    expect(hostNodesAlias({ ...defaults, hostNode: "host_node" })).toBeUndefined()
+  })
+
+  it("aliases exactly the Api's routes with a host-nodes segment, that segment alone", () => forAllSync([words], ([w]) => {
+    const alias = hostNodesAlias(w)
+    for (const pattern of patterns) {
+      const aliased = aliasPatterns(w)(pattern)
+      if (alias === undefined || !pattern.split("/").includes("host-nodes")) expect(aliased).toEqual([])
+      else expect(aliased).toEqual([pattern.replaceAll("/host-nodes", `/${alias}`)])
+    }
+  }))
+
+  it("gives the clients' paths by default (ComfyUI_frontend comfyRegistryService.ts, registry-web generated.ts)", () => {
+    const aliased = new Set(patterns.flatMap(aliasPatterns(defaults)))
+    for (const path of ["/comfy-nodes/:hostNodeName/node", "/nodes/:nodeId/versions/:version/comfy-nodes", "/nodes/:nodeId/versions/:version/comfy-nodes/:hostNodeName"]) {
+      expect(aliased.has(path), path).toBe(true)
+    }
+  })
 })

@@ -383,7 +383,10 @@ export interface paths {
         /** List the host-nodes of a node version */
         get: operations["ListHostNodes"];
         put?: never;
-        /** Record the host-nodes of a node version (site admins: the extraction job) */
+        /**
+         * Record the host-nodes of a node version (site admins: the extraction job)
+         * @description All the records or none. The version's host_node_extract_status is then `success` (an empty body records that it has none).
+         */
         post: operations["CreateHostNodes"];
         delete?: never;
         options?: never;
@@ -448,6 +451,26 @@ export interface paths {
          */
         get: operations["GetNodeByHostNodeName"];
         put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/nodes/{nodeId}/versions/{version}/host-node-extract-status": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Report that a version's host-node extraction failed (site admins: the extraction job)
+         * @description Sets host_node_extract_status to `failed` (publishing sets `pending`, posting the records `success`). Reporting it again changes nothing; once the records are in, it is refused (409 conflict) and the status stays `success`.
+         */
+        put: operations["UpdateHostNodeExtractStatus"];
         post?: never;
         delete?: never;
         options?: never;
@@ -1064,7 +1087,7 @@ export interface components {
         NodeVersion: {
             /** @description Summary of changes in this version */
             changelog?: string;
-            /** @description Status of the extraction of this version's host-nodes */
+            /** @description Status of the extraction of this version's host-nodes: `pending` once published, `success` once they are recorded, `failed` when the extraction failed */
             host_node_extract_status?: string;
             /**
              * Format: date-time
@@ -1707,6 +1730,15 @@ export interface components {
             return_types?: string;
             /** @description Unique identifier of the host-node; the path names the record: output only, ignored on input */
             readonly host_node_name?: string;
+        };
+        HostNodeExtractionFailure: {
+            /**
+             * @description The extraction's outcome: `failed` (posting the records is how it succeeds)
+             * @enum {string}
+             */
+            status: "failed";
+            /** @description Why it failed, for the service's log */
+            reason?: string;
         };
         HostNodeCreate: {
             /** @description UI category used for grouping */
@@ -5468,6 +5500,135 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["MethodNotAllowed"];
+                };
+            };
+            /** @description `internal_error`: The service failed: the cause is logged, the answer holds no internals */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InternalError"];
+                };
+            };
+            /** @description `database_unavailable`: The database cannot be reached (an outage, a restart of it), or a write kept conflicting with concurrent ones: try again after `Retry-After` seconds */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DatabaseUnavailable"];
+                };
+            };
+        };
+    };
+    UpdateHostNodeExtractStatus: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Identifier of the node */
+                nodeId: string;
+                /** @description The version string, such as 1.2.0 */
+                version: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["HostNodeExtractionFailure"];
+            };
+        };
+        responses: {
+            /** @description Success */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `bad_request`: The request is malformed, or a parameter or field has a bad value; the message names it */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BadRequest"];
+                };
+            };
+            /** @description `unauthorized`: No valid bearer token: missing, malformed, expired or not verifiable */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Unauthorized"];
+                };
+            };
+            /** @description `forbidden`: The caller lacks the role this needs; the message says which */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Forbidden"];
+                };
+            };
+            /** @description `not_found`: No such record, or no such route */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NotFound"];
+                };
+            };
+            /** @description `method_not_allowed`: The path exists, but not with this method (`Allow` lists the methods it takes) */
+            405: {
+                headers: {
+                    Allow: components["headers"]["Allow"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MethodNotAllowed"];
+                };
+            };
+            /** @description `conflict`: The request conflicts with the record's state: a move its state machine refuses, or a name given twice */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Conflict"];
+                };
+            };
+            /** @description `payload_too_large`: The body is over its limit (16 MiB of JSON, the archive size, 1024 MiB of video, 64 KiB of URL-encoded form) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PayloadTooLarge"];
+                };
+            };
+            /** @description `unsupported_media_type`: The body's Content-Type is not one the endpoint takes */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UnsupportedMediaType"];
+                };
+            };
+            /** @description `rate_limited`: Too many failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimited"];
                 };
             };
             /** @description `internal_error`: The service failed: the cause is logged, the answer holds no internals */
