@@ -117,7 +117,13 @@ layer(Service.layer((c) => ({ ...c, aliases: { ...c.aliases, inAnswers: true } }
             supported_comfyui_frontend_version: ">=1.2.0",
             preempted_comfy_node_names: ["OldLoader"],
             preempted_host_node_names: ["OldLoader"],
-            latest_version: { supported_comfyui_version: ">=0.3.0 <0.4.0", supported_comfyui_frontend_version: ">=1.2.0" }
+            // the records posted in the set-up made the extraction a success (ComfyUI_frontend packNodesAvailable reads it)
+            latest_version: {
+              supported_comfyui_version: ">=0.3.0 <0.4.0",
+              supported_comfyui_frontend_version: ">=1.2.0",
+              host_node_extract_status: "success",
+              comfy_node_extract_status: "success"
+            }
           })
         }
       }))
