@@ -48,7 +48,8 @@ export const answerAliases = (words: AnswerWords): AnswerAliases => {
       ...pairs(words.repohost, (w) => [["repohost_stars", `${w}_stars`]])
     ],
     version: [...supported, ...pairs(words.hostNode, (w) => [["host_node_extract_status", `${w}_extract_status`]])],
-    hostNode: pairs(words.hostNode, (w) => [["host_node_name", `${w}_name`]]),
+    // a page of records is `comfy_nodes` to the web front-end (registry-web src/api/generated.ts, ListComfyNodes200)
+    hostNode: pairs(words.hostNode, (w) => [["host_node_name", `${w}_name`], ["host_nodes", `${w}s`]]),
     policyPrefix: words.hostNode === "" || pascal(words.hostNode) === "HostNode" ? undefined : `${pascal(words.hostNode)}Policy`
   }
 }

@@ -136,6 +136,10 @@ layer(Service.layer((c) => ({ ...c, aliases: { ...c.aliases, inAnswers: true } }
         } | Array<Record<string, unknown>>
         const list = Array.isArray(records) ? records : records.host_nodes ?? []
         expect(list[0]).toMatchObject({ host_node_name: "FancyLoader", comfy_node_name: "FancyLoader", policy: "ComfyNodePolicyLocalOnly" })
+        // registry-web's ListAllComfyNodes200: { comfy_nodes, total }, on the path it calls
+        const all = expectStatus(yield* get(service, "/comfy-nodes?comfy_node_name=FancyLoader"), 200, "all records").body as Record<string, unknown>
+        expect(all.comfy_nodes).toEqual(all.host_nodes)
+        expect(all.comfy_nodes).toMatchObject([{ comfy_node_name: "FancyLoader", policy: "ComfyNodePolicyLocalOnly" }])
         const one = expectStatus(yield* get(service, "/nodes/loader/versions/1.0.0/host-nodes/FancyLoader"), 200, "record").body
         expect(one).toMatchObject({ comfy_node_name: "FancyLoader", policy: "ComfyNodePolicyLocalOnly" })
       }))

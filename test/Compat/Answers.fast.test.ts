@@ -86,7 +86,7 @@ describe("withClientNames", () => {
         ["supported_host_frontend_version", "supported_comfyui_frontend_version"],
         ["host_node_extract_status", "comfy_node_extract_status"]
       ],
-      hostNode: [["host_node_name", "comfy_node_name"]],
+      hostNode: [["host_node_name", "comfy_node_name"], ["host_nodes", "comfy_nodes"]],
       policyPrefix: "ComfyNodePolicy"
     })
   })

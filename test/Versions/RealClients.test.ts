@@ -1,6 +1,7 @@
 /**
  * The versions queue, bulk resolution and host-node lookups called exactly as the clients in the
- * field call them (their `comfy` words replaced by our `host` ones), over raw HTTP:
+ * field call them, over raw HTTP, on the paths and with the names they send (`comfy-nodes`,
+ * `comfy_node_name`: the default HOST_NODE_ALIAS, docs/compatibility.md):
  *
  * - registry-web `pages/admin/nodeversions.tsx` and `pages/admin/node-version-compatibility.tsx`
  *   (`useListAllNodeVersions`, query strings by `src/api/mutator/axios-instance.ts`: qs with
@@ -117,25 +118,25 @@ layer(Service.layer(), { excludeTestServices: true })("what the clients in the f
     Effect.gen(function*() {
       const service = yield* Service
       // `/comfy-nodes/${nodeName}/node`: the name as it is, a space percent-encoded by the URL
-      const pack = yield* call(service, "GET", "/host-nodes/Detailer%20(SEGS)/node")
+      const pack = yield* call(service, "GET", "/comfy-nodes/Detailer%20(SEGS)/node")
       expect({ id: pack.id, name: pack.name, latest: pack.latest_version.version }).toEqual({
         id: "impact-pack",
         name: "Impact Pack",
         latest: "8.1.0"
       })
-      expect((yield* call(service, "GET", "/host-nodes/SAMLoader/node")).id).toBe("impact-pack")
+      expect((yield* call(service, "GET", "/comfy-nodes/SAMLoader/node")).id).toBe("impact-pack")
     }))
 
   it.effect("registry-web generated.ts getComfyNode and listAllComfyNodes: one record, and the records of a version", () =>
     Effect.gen(function*() {
       const service = yield* Service
-      const one = yield* call(service, "GET", "/nodes/impact-pack/versions/8.1.0/host-nodes/SAMLoader")
+      const one = yield* call(service, "GET", "/nodes/impact-pack/versions/8.1.0/comfy-nodes/SAMLoader")
       expect(one).toEqual({ host_node_name: "SAMLoader", policy: "HostNodePolicyActive" })
-      // listAllComfyNodes({ pageSize, page, node_id, node_version, comfy_node_name }) -> our host_node_name
+      // listAllComfyNodes({ pageSize, page, node_id, node_version, comfy_node_name })
       const list = yield* call(
         service,
         "GET",
-        "/host-nodes?pageSize=100&page=1&node_id=impact-pack&node_version=8.1.0&host_node_name=SAMLoader"
+        "/comfy-nodes?pageSize=100&page=1&node_id=impact-pack&node_version=8.1.0&comfy_node_name=SAMLoader"
       )
       expect(list.host_nodes).toEqual([{ host_node_name: "SAMLoader", policy: "HostNodePolicyActive", node_id: "impact-pack", node_version: "8.1.0" }])
       expect(list.total).toBe(1)
