@@ -98,7 +98,8 @@ export const SortParam = Schema.String.pipe(
 
 const PublisherIdParams = { publisherId: field(PathParam, "Identifier of the publisher") }
 
-const hostVersionMeaning = "The host application's version: only nodes with a version admitting it; latest_version is the newest such"
+const hostVersionMeaning =
+  "The host application's version: nodes with an active version admitting it (latest_version is the newest such), and nodes with no active version; nodes whose active versions all exclude it are left out"
 
 export const ListNodesParams = Schema.Struct({
   page: Page,

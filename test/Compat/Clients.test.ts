@@ -211,7 +211,8 @@ layer(Service.layer(), { excludeTestServices: true })("the clients' aliases, on 
       )
       expect(answer.body).toMatchObject({ supported_host_version: ">=0.3.0 <4.0.0", supported_host_frontend_version: ">=1.20.0" })
       expect(answer.text).not.toContain("comfy")
-      expect(idsOf((yield* managerPage(service, "v0.3.60-1-g05b2453")).body)).toEqual(["new-tool", "old-tool"])
+      // made-tool, created above without a version, claims nothing about hosts: it stays listed
+      expect(idsOf((yield* managerPage(service, "v0.3.60-1-g05b2453")).body)).toEqual(["made-tool", "new-tool", "old-tool"])
     }))
 })
 

@@ -2536,7 +2536,7 @@ export interface operations {
                 sort?: string[];
                 /** @description Only these nodes; repeatable */
                 node_id?: string[];
-                /** @description The host application's version: only nodes with a version admitting it; latest_version is the newest such */
+                /** @description The host application's version: nodes with an active version admitting it (latest_version is the newest such), and nodes with no active version; nodes whose active versions all exclude it are left out */
                 host_version?: string;
                 /** @description The platform asking (desktop-win, desktop-mac, git-linux, ...); recorded, not a filter */
                 form_factor?: string;
