@@ -9,7 +9,7 @@ export interface paths {
         };
         /**
          * List all nodes (paginated)
-         * @description Nodes of every publisher, banned and deleted ones excluded. Answers carry an ETag; If-None-Match is honoured with 304.
+         * @description Nodes of every publisher, banned and deleted ones excluded. Answers carry an ETag; If-None-Match is honoured with 304. `include_banned` adds banned nodes and nodes of banned publishers, in the page and its total; it is for site admins (403 otherwise).
          */
         get: operations["ListAllNodes"];
         put?: never;
@@ -2540,6 +2540,8 @@ export interface operations {
                 host_version?: string;
                 /** @description The platform asking (desktop-win, desktop-mac, git-linux, ...); recorded, not a filter */
                 form_factor?: string;
+                /** @description Add banned nodes and nodes of banned publishers (site admins only); such pages are never cached (true or false) */
+                include_banned?: boolean;
             };
             header?: {
                 /** @description ETag of an answer you have: 304 while it is unchanged */
@@ -2581,6 +2583,24 @@ export interface operations {
                     "application/json": components["schemas"]["BadRequest"];
                 };
             };
+            /** @description `unauthorized`: No valid bearer token: missing, malformed, expired or not verifiable */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Unauthorized"];
+                };
+            };
+            /** @description `forbidden`: The caller lacks the role this needs; the message says which */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Forbidden"];
+                };
+            };
             /** @description `method_not_allowed`: The path exists, but not with this method (`Allow` lists the methods it takes) */
             405: {
                 headers: {
@@ -2589,6 +2609,16 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["MethodNotAllowed"];
+                };
+            };
+            /** @description `rate_limited`: Too many failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimited"];
                 };
             };
             /** @description `internal_error`: The service failed: the cause is logged, the answer holds no internals */
