@@ -105,6 +105,27 @@ layer(Service.layer(), { excludeTestServices: true })("include_banned on GET /no
       yield* service.writes.updateNode("plain-2", { status: "NodeStatusActive" })
     }))
 
+  it.effect(
+    "include_banned on GET /nodes: true/1 and false/0 are read, anything else is 400 naming it",
+    () =>
+      forAll(
+        { value: fc.oneof(fc.constantFrom("true", "false", "1", "0", "TRUE", "yes", "", "2"), fc.string({ maxLength: 6 })) },
+        ({ value }) =>
+          Effect.gen(function*() {
+            const service = yield* Service
+            const answer = yield* get(service, `/nodes?limit=10&page=1&include_banned=${encodeURIComponent(value)}`, { token: tokens.admin })
+            if (["true", "1", "false", "0"].includes(value)) {
+              const page = decodeNodeList(expectStatus(answer, 200, value).body)
+              expect(page.total, value).toBe(value === "true" || value === "1" ? 4 : 2)
+            } else {
+              expectBadRequest(answer, "include_banned")
+            }
+          }),
+        { numRuns: 30 }
+      ),
+    { timeout: 60_000 }
+  )
+
   const nodeStatus = fc.constantFrom("NodeStatusActive", "NodeStatusBanned", "NodeStatusDeleted")
   let run = 0
 
