@@ -364,7 +364,7 @@ export interface paths {
         put?: never;
         /**
          * Claim an unclaimed node whose repository the caller administers
-         * @description Owners and admins of the publisher. The repository host is asked, with VCS_TOKEN, who the token's user is and whether they administer the node's repository. Errors: 403 invalid_vcs_token, 403 repository_not_owned, 409 node_already_claimed, 429 when the repository host rate-limits, 503 when it is down.
+         * @description Owners and admins of the publisher. VCS_TOKEN may also come under the repository host's word (REPOHOST_NAME_ALIAS: GH_TOKEN by default). The repository host is asked, with VCS_TOKEN, who the token's user is and whether they administer the node's repository. Errors: 403 invalid_vcs_token, 403 repository_not_owned, 409 node_already_claimed, 429 when the repository host rate-limits, 503 when it is down.
          */
         post: operations["ClaimMyNode"];
         delete?: never;
