@@ -341,7 +341,7 @@ export const appConfig = group({
     hostName: aliasWord("HOST_NAME_ALIAS", "comfyui"),
     /** The host-node word: `<word>_search` is also read as `host_node_search`, ... */
     hostNode: aliasWord("HOST_NODE_ALIAS", "comfy_node"),
-    /** The repository host's word: the claim's token is also read as `<WORD>_TOKEN`, stars are also answered as `<word>_stars`. */
+    /** The repository host's word: the claim's token is also read as `GH_TOKEN` (Compat/Aliases.ts tokenAlias), stars are also answered as `<word>_stars`. */
     repohost: aliasWord("REPOHOST_NAME_ALIAS", "github"),
     /** Answers carry the clients' words too (docs/compatibility.md); off, they are the interface's alone, byte for byte. */
     inAnswers: Config.Boolean("ANSWER_ALIASES").pipe(Config.withDefault(false))

@@ -371,6 +371,57 @@ layer(TestLayer, { excludeTestServices: true })("claiming a node", (it) => {
       expect(yield* ownerOf(service, "bodies")).toBe("unclaimed")
     }))
 
+  it.effect("the registry web front-end's claim: its token under GH_TOKEN, the default repository host word's key", () =>
+    Effect.gen(function*() {
+      const service = yield* Service
+      const fake = yield* FakeRepohost
+      yield* service.writes.insertNodes([unclaimedNode("from-web", annRepo("from-web"))])
+      fake.clearRequests()
+      // registry-web pages/publishers/[publisherId]/claim-my-node.tsx: claimNode({publisherId, nodeId, data: { GH_TOKEN: githubToken }}),
+      // sent by src/api/generated.ts claimMyNode as POST /publishers/{publisherId}/nodes/{nodeId}/claim-my-node
+      expectClaimed(yield* claim(service, "acme", "from-web", { GH_TOKEN: vcs.admin }), "from-web", "acme")
+      expect(fake.requests().map((r) => r.authorization)).toEqual([`Bearer ${vcs.admin}`, `Bearer ${vcs.admin}`])
+      expect(yield* ownerOf(service, "from-web")).toBe("acme")
+
+      // both words sent: the alias wins, as for every alias
+      yield* service.writes.insertNodes([unclaimedNode("both-words", annRepo("both-words"))])
+      expectClaimed(yield* claim(service, "acme", "both-words", { VCS_TOKEN: vcs.reader, GH_TOKEN: vcs.admin }), "both-words", "acme")
+    }))
+
+  it.effect("bad tokens under GH_TOKEN are 400 naming GH_TOKEN; nothing changes", () =>
+    Effect.gen(function*() {
+      const service = yield* Service
+      const fake = yield* FakeRepohost
+      yield* service.writes.insertNodes([unclaimedNode("bad-web", annRepo("bad-web"))])
+      fake.clearRequests()
+      for (const token of ["", 42, null, "x".repeat(1001)]) {
+        const e = expectError(yield* claim(service, "acme", "bad-web", { GH_TOKEN: token }), 400, "bad_request")
+        expect(e.message, JSON.stringify(token)).toContain("'GH_TOKEN'")
+      }
+      // an unknown field next to it is still refused, named as sent
+      const e = expectError(yield* claim(service, "acme", "bad-web", { GH_TOKEN: vcs.admin, GH_TOKN: "x" }), 400, "bad_request")
+      expect(e.message).toContain("GH_TOKN")
+      expect(fake.requests()).toEqual([])
+      expect(yield* ownerOf(service, "bad-web")).toBe("unclaimed")
+    }))
+
+  it.effect("REPOHOST_NAME_ALIAS sets the key (gitlab -> GL_TOKEN); empty turns it off, GH_TOKEN is then an unknown field", () =>
+    Effect.scoped(Effect.gen(function*() {
+      const fake = yield* FakeRepohost
+      for (const [word, key] of [["gitlab", "GL_TOKEN"], ["", undefined]] as const) {
+        const { url } = yield* freshDatabase
+        const service = yield* startService(url, (c) => ({ ...atFake(fake)(c), aliases: { ...c.aliases, repohost: word } }))
+        yield* service.writes.upsertPublishers([{ id: "acme" }])
+        yield* addMember(service, "acme", "ann", "owner")
+        yield* service.writes.insertNodes([unclaimedNode("keyed", annRepo("keyed"))])
+        const jwt = yield* Effect.promise(() => service.token({ sub: "ann" }))
+        const refused = expectError(yield* claim(service, "acme", "keyed", { GH_TOKEN: vcs.admin }, { jwt }), 400, "bad_request")
+        expect(refused.message).toContain("GH_TOKEN")
+        if (key !== undefined) expectClaimed(yield* claim(service, "acme", "keyed", { [key]: vcs.admin }, { jwt }), "keyed", "acme")
+        else expect(yield* ownerOf(service, "keyed")).toBe("unclaimed")
+      }
+    })))
+
   it.effect("the VCS token is never logged, even when the host fails", () =>
     Effect.gen(function*() {
       const service = yield* Service

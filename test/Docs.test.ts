@@ -82,7 +82,8 @@ layer(Service.layer(), { excludeTestServices: true })("documentation", (it) => {
       const parameters: Array<Json> = spec.paths["/nodes"].get.parameters
       const query = parameters.filter((p) => p.in === "query").map((p) => p.name)
       // the contract's table (CONTRACT.md, "GET /nodes query parameters")...
-      const contract = [...listNodesParams]
+      // (and include_banned, for site admins: issue 26)
+      const contract = [...listNodesParams, "include_banned"]
       expect(query.sort()).toEqual(contract.sort())
       // ...which is also what the endpoint decodes
       expect(Object.keys(ListNodesParams.fields).sort()).toEqual(contract.sort())

@@ -98,7 +98,8 @@ export const SortParam = Schema.String.pipe(
 
 const PublisherIdParams = { publisherId: field(PathParam, "Identifier of the publisher") }
 
-const hostVersionMeaning = "The host application's version: only nodes with a version admitting it; latest_version is the newest such"
+const hostVersionMeaning =
+  "The host application's version: nodes with an active version admitting it (latest_version is the newest such), and nodes with no active version; nodes whose active versions all exclude it are left out"
 
 export const ListNodesParams = Schema.Struct({
   page: Page,
@@ -121,7 +122,8 @@ export const ListNodesParams = Schema.Struct({
   ),
   // a filter's own description does not reach the document; its fragment does
   host_version: optionalParam(HostVersion.check(documentedAs({ description: hostVersionMeaning })), hostVersionMeaning),
-  form_factor: ShortString("The platform asking (desktop-win, desktop-mac, git-linux, ...); recorded, not a filter")
+  form_factor: ShortString("The platform asking (desktop-win, desktop-mac, git-linux, ...); recorded, not a filter"),
+  include_banned: Flag("Add banned nodes and nodes of banned publishers (site admins only); such pages are never cached")
 })
 export type ListNodesParams = typeof ListNodesParams.Type
 
@@ -167,10 +169,17 @@ export class CatalogApi extends HttpApiGroup.make("catalog")
   .add(
     HttpApiEndpoint.get("listAllNodes", "/nodes", {
       query: ListNodesParams,
-      success: NodeList
+      success: NodeList,
+      error: [Forbidden]
     })
+      // a token only matters to include_banned; without one the listing is anyone's
+      .middleware(OptionalAuthentication)
       .annotate(OpenApi.Summary, "List all nodes (paginated)")
-      .annotate(OpenApi.Description, "Nodes of every publisher, banned and deleted ones excluded. Answers carry an ETag; If-None-Match is honoured with 304.")
+      .annotate(
+        OpenApi.Description,
+        "Nodes of every publisher, banned and deleted ones excluded. Answers carry an ETag; If-None-Match is honoured with 304. " +
+          "`include_banned` adds banned nodes and nodes of banned publishers, in the page and its total; it is for site admins (403 otherwise)."
+      )
   )
   .add(
     HttpApiEndpoint.get("searchNodes", "/nodes/search", {

@@ -37,7 +37,8 @@ const toQuery = (p: ListNodesParams): NodeQuery => ({
   updatedAfter: p.timestamp,
   nodeIds: p.node_id,
   // the schema let through versions with a key, and `unknown` or nothing, which filter nothing
-  hostVersionKey: p.host_version === undefined ? undefined : hostVersionKey(p.host_version)
+  hostVersionKey: p.host_version === undefined ? undefined : hostVersionKey(p.host_version),
+  includeBanned: p.include_banned ?? false
 })
 
 /** A search criterion as given, trimmed; a blank one is none. */
@@ -110,6 +111,7 @@ const CatalogLive = HttpApiBuilder.group(api, "catalog", (handlers) =>
       .handle("listAllNodes", ({ query }) =>
         countRequest(query.form_factor).pipe(
           Effect.andThen(catalog.listNodes(toQuery(query), query.latest ?? false)),
+          answer,
           Effect.map(respond)
         ))
       .handle("searchNodes", ({ query }) => catalog.search(toSearch(query)).pipe(answer, Effect.map(json)))

@@ -23,7 +23,7 @@ export interface NodeQuery {
   readonly supportedAccelerator?: string | undefined
   readonly updatedAfter?: Date | undefined
   readonly nodeIds?: ReadonlyArray<string> | undefined
-  /** semver key of the host application's version: only nodes with a version admitting it. */
+  /** semver key of the host application's version: only nodes with an installable version admitting it, or none installable. */
   readonly hostVersionKey?: string | undefined
   /** A publisher's own listing: its nodes (none while the publisher is banned, unless `includeBanned`). */
   readonly publisherId?: string | undefined
@@ -150,9 +150,13 @@ export class NodePages extends Context.Service<NodePages>()("NodePages", {
       if (q.supportedAccelerator !== undefined) clauses.push(acceleratorFilter(q.supportedAccelerator))
       if (q.updatedAfter !== undefined) clauses.push(updatedAfter(q.updatedAfter))
       if (q.nodeIds !== undefined) clauses.push(sql`n.id = ANY(${q.nodeIds as Array<string>})`)
+      // a node with no installable version makes no claim about hosts: it stays listed (the
+      // package manager installs it from its repository); one whose installable versions all
+      // exclude the host is dropped
       if (q.hostVersionKey !== undefined) {
-        clauses.push(sql`EXISTS (SELECT 1 FROM node_versions v
-          WHERE v.node_id = n.id AND ${activeVersion} AND ${admitsHost(q.hostVersionKey)})`)
+        clauses.push(sql`(NOT EXISTS (SELECT 1 FROM node_versions v WHERE v.node_id = n.id AND ${activeVersion})
+          OR EXISTS (SELECT 1 FROM node_versions v
+            WHERE v.node_id = n.id AND ${activeVersion} AND ${admitsHost(q.hostVersionKey)}))`)
       }
       return sql.and(clauses)
     }

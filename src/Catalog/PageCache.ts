@@ -68,7 +68,7 @@ export const renderPage = (query: { readonly page: number; readonly limit: numbe
 const canonical = (q: NodeQuery) =>
   JSON.stringify([
     q.page, q.limit, q.sort, q.supportedOs?.toLowerCase(), q.supportedAccelerator?.toLowerCase(),
-    q.updatedAfter?.getTime(), q.nodeIds && [...q.nodeIds].sort(), q.hostVersionKey
+    q.updatedAfter?.getTime(), q.nodeIds && [...q.nodeIds].sort(), q.hostVersionKey, q.includeBanned === true
   ])
 
 /**
@@ -249,6 +249,9 @@ export class PageCache extends Context.Service<PageCache>()("PageCache", {
 
     /** The page of `query`: from the cache when it is on, computed when `bypass` or on a miss. */
     const get = traced("PageCache.get")(function*(query: NodeQuery, bypass: boolean) {
+      // a page with banned nodes is a site admin's: never kept, so that no other asker can be
+      // served it, and the admin always sees the current bans
+      if (query.includeBanned === true) return ServedPage.Bypass({ page: yield* compute(query) })
       const key = new PageKey(generation, canonical(query), query)
       if (bypass) {
         const page = yield* compute(query)

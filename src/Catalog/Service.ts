@@ -77,8 +77,8 @@ export class Catalog extends Context.Service<Catalog>()("Catalog", {
         }
       })
 
-    /** Banned nodes are shown in searches to site admins only. */
-    const authorizeSearch = (query: SearchQuery) =>
+    /** Banned nodes are shown in searches and GET /nodes to site admins only. */
+    const authorizeSearch = (query: { readonly includeBanned?: boolean | undefined }) =>
       Effect.gen(function*() {
         if (!query.includeBanned) return
         const viewer = yield* Viewer
@@ -110,8 +110,9 @@ export class Catalog extends Context.Service<Catalog>()("Catalog", {
     )
 
     return {
-      /** A page of `GET /nodes`: cached unless `bypass`. */
+      /** A page of `GET /nodes`: cached unless `bypass` or it includes banned nodes (PageCache.ts). */
       listNodes: traced("Catalog.listNodes")(function*(query: NodeQuery, bypass: boolean) {
+        yield* authorizeSearch(query)
         return yield* cache.get(query, bypass)
       }),
 

@@ -13,10 +13,30 @@
  * what it set is the alias.
  */
 
-/** The words of the settings `HOST_NAME_ALIAS` and `HOST_NODE_ALIAS`; "" turns a word's aliases off. */
+/**
+ * The words of the settings `HOST_NAME_ALIAS`, `HOST_NODE_ALIAS` and `REPOHOST_NAME_ALIAS`; ""
+ * turns a word's aliases off (so does an absent repository host word).
+ */
 export interface AliasWords {
   readonly hostName: string
   readonly hostNode: string
+  readonly repohost?: string
+}
+
+/**
+ * The claim's token under the repository host's word: the initials of the word's parts, upper
+ * case, then `_TOKEN`, where `_` separates parts and a leading `git` is a part of its own
+ * (`github` -> `GH_TOKEN`, what the registry web front-end sends; `gitlab` -> `GL_TOKEN`,
+ * `my_host` -> `MH_TOKEN`); a word of one part is kept whole (`bitbucket` -> `BITBUCKET_TOKEN`).
+ * Why initials: the default must give exactly the front-end's `GH_TOKEN`, the repository host's
+ * own short name.
+ */
+export const tokenAlias = (word: string): string => {
+  const parts = word.split("_").filter((p) => p !== "").flatMap((p, i) =>
+    i === 0 && p.startsWith("git") && p.length > 3 ? ["git", p.slice(3)] : [p]
+  )
+  const stem = parts.length > 1 ? parts.map((p) => p[0]).join("") : (parts[0] ?? word)
+  return `${stem.toUpperCase()}_TOKEN`
 }
 
 /** Alias -> interface name. */
@@ -65,6 +85,7 @@ export const aliasRoutes = (words: AliasWords): ReadonlyArray<AliasRoute> => {
     new Map(["Active", "Banned", "LocalOnly"].map((state) => [`${pascal(words.hostNode)}Policy${state}`, `HostNodePolicy${state}`]))
   ]])
   const none: Renames = new Map()
+  const claimToken = renames(words.repohost ?? "", (w) => [[tokenAlias(w), "VCS_TOKEN"]])
   const routes: ReadonlyArray<AliasRoute> = [
     { method: "GET", path: "/nodes", query: hostVersion },
     { method: "GET", path: "/nodes/search", query: hostNodeSearch },
@@ -79,7 +100,8 @@ export const aliasRoutes = (words: AliasWords): ReadonlyArray<AliasRoute> => {
     { method: "PUT", path: "/admin/nodes/:nodeId", body: [{ at: [], renames: merged(supported, preempted) }] },
     { method: "PUT", path: "/admin/nodes/:nodeId/versions/:version", body: [{ at: [], renames: supported }] },
     { method: "POST", path: "/nodes/:nodeId/versions/:version/host-nodes", body: [{ at: [], renames: none, values: policy }] },
-    { method: "PUT", path: "/nodes/:nodeId/versions/:version/host-nodes/:hostNodeName", body: [{ at: [], renames: none, values: policy }] }
+    { method: "PUT", path: "/nodes/:nodeId/versions/:version/host-nodes/:hostNodeName", body: [{ at: [], renames: none, values: policy }] },
+    { method: "POST", path: "/publishers/:publisherId/nodes/:nodeId/claim-my-node", body: [{ at: [], renames: claimToken }] }
   ]
   return routes.filter((r) => (r.query?.size ?? 0) > 0 || (r.body ?? []).some((p) => p.renames.size > 0 || (p.values?.size ?? 0) > 0))
 }

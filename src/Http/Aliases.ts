@@ -5,12 +5,16 @@
  * body through the request's `json`: the handler is given the renamed parameters (and a request
  * with the renamed query in its URL), or a request whose body reads as the renamed JSON. A body
  * that is not JSON, or cannot be read, is left to the decoder, which answers it exactly as
- * without this piece. Requests on other routes go through untouched.
+ * without this piece. Requests on other routes go through untouched. A body field that does not
+ * decode is named as the client sent it: by its alias when it came under one.
  */
 import type { HttpServerRequest } from "effect/http"
-import { Effect, Result } from "effect"
+import { HttpApiError } from "effect/http-api"
+import { Cause, Effect, Option, Result } from "effect"
+import { BadRequest } from "../Domain/ApiErrors.ts"
 import { aliasRoutes, type AliasWords, type BodyPlace, renameBody, renameKeys, renameQuery, type Renames } from "../Compat/Aliases.ts"
 import type { Exchange, Next, Piece } from "./Exchange.ts"
+import { describeDecodeError } from "./Failures.ts"
 
 /** HttpApi reads a body without a content type as JSON, too. */
 const isJson = (request: HttpServerRequest.HttpServerRequest) =>
@@ -41,10 +45,33 @@ const renamingBody = (next: Next, exchange: Exchange, places: ReadonlyArray<Body
     // unreadable: the decoder reads the same cached failure and answers it as ever
     if (Result.isFailure(read)) return next(exchange)
     const body = renameBody(read.success, places)
-    if (body !== read.success) exchange.request = withJsonBody(request, body)
-    return next(exchange)
+    if (body === read.success) return next(exchange)
+    exchange.request = withJsonBody(request, body)
+    const named = namingAsSent(read.success, places)
+    // HttpApiBuilder fails a body that does not decode with a defect (Failures.ts reads both)
+    return Effect.catchCause(next(exchange), (cause) => {
+      const failure = Option.orElse(Cause.findErrorOption(cause), () => Result.getSuccess(Cause.findDefect(cause)))
+      return Option.isSome(failure) && HttpApiError.HttpApiSchemaError.is(failure.value) && failure.value.kind === "Payload"
+        ? Effect.fail(new BadRequest({ message: describeDecodeError(failure.value, named) }))
+        : Effect.failCause(cause)
+    })
   })
 }
+
+/** A decode path with each field the client sent under an alias named by that alias. */
+const namingAsSent = (sent: unknown, places: ReadonlyArray<BodyPlace>) => (path: ReadonlyArray<string>): ReadonlyArray<string> => {
+  for (const place of places) {
+    if (path.length <= place.at.length || !place.at.every((key, i) => path[i] === key)) continue
+    const object = place.at.reduce<unknown>((value, key) => (isObject(value) ? value[key] : undefined), sent)
+    if (!isObject(object)) continue
+    const field = path[place.at.length]!
+    const alias = [...place.renames].find(([alias, name]) => name === field && alias in object)?.[0]
+    if (alias !== undefined) return [...place.at, alias, ...path.slice(place.at.length + 1)]
+  }
+  return path
+}
+
+const isObject = (u: unknown): u is Readonly<Record<string, unknown>> => typeof u === "object" && u !== null && !Array.isArray(u)
 
 /** The piece renaming the aliases of `words`; none when both words are off. */
 export const aliasRewriting = (words: AliasWords): Piece | undefined => {

@@ -65,12 +65,18 @@ const firstIssue = (issue: SchemaIssue.Issue): SchemaIssue.Issue => {
 const declaredFields = (ast: SchemaAST.AST) =>
   SchemaAST.isObjects(ast) ? ast.propertySignatures.map((p) => String(p.name)).join(", ") : ""
 
-/** The parameter or field a decode issue is about, and what was wrong with it. */
-const describeDecodeError = (e: HttpApiError.HttpApiSchemaError): string => {
+/**
+ * The parameter or field a decode issue is about, and what was wrong with it. `named` gives the
+ * path as the client sent it (Aliases.ts: a field renamed from an alias is named by its alias).
+ */
+export const describeDecodeError = (
+  e: HttpApiError.HttpApiSchemaError,
+  named: (path: ReadonlyArray<string>) => ReadonlyArray<string> = (path) => path
+): string => {
   const issue = formatIssues(e.cause.issue).issues[0]
   if (!issue) return "The request is not valid"
-  const path = issue.path ?? []
-  const where = path.length > 0 ? path.map((segment) => String(typeof segment === "object" ? segment.key : segment)).join(".") : "request"
+  const path = named((issue.path ?? []).map((segment) => String(typeof segment === "object" ? segment.key : segment)))
+  const where = path.length > 0 ? path.join(".") : "request"
   // a field the body does not declare, where the body refuses those (Schemas.ts, refusingUnknownFields)
   const first = firstIssue(e.cause.issue)
   if (first._tag === "UnexpectedKey") return `Unknown field '${where}': this object takes ${declaredFields(first.ast)}`

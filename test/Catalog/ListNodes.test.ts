@@ -813,7 +813,7 @@ onFreshService("GET /nodes: latest_version and host_version", (it) => {
       expect(back.nodes[0]!.latest_version?.version).toBe("0.1.0")
     }))
 
-  it.effect("host_version keeps nodes with an admitting Active version; latest_version is the newest admitted", () =>
+  it.effect("host_version keeps nodes with an admitting Active version, and nodes with none; latest_version is the newest admitted", () =>
     Effect.gen(function*() {
       const service = yield* Service
       const hand: Record<string, Record<string, string>> = {
@@ -827,8 +827,9 @@ onFreshService("GET /nodes: latest_version and host_version", (it) => {
         "2.0.0": { "host-a": "2.0.0", "host-any": "0.1.0" },
         "3.0.0": { "host-a": "2.0.0", "host-any": "0.1.0", "host-split": "1.0.0" }
       }
-      // nodes with unrestricted Active versions are always there
-      const unrestricted = { semver: "1.10.0", prerelease: "1.0.0-beta.11", "inactive-top": "1.0.0" }
+      // nodes with unrestricted Active versions are always there, and so are nodes with no
+      // installable version at all (they claim nothing about hosts), without latest_version
+      const unrestricted = { semver: "1.10.0", prerelease: "1.0.0-beta.11", "inactive-top": "1.0.0", "none-active": null, "no-versions": null }
       for (const [host, expected] of Object.entries(hand)) {
         const page = yield* getPage(service, "/nodes", { ...fresh, limit: 100, host_version: host })
         const model = cat.expected({ host_version: host })
@@ -859,6 +860,63 @@ onFreshService("GET /nodes: latest_version and host_version", (it) => {
       const walked = yield* walkPages(service, "/nodes", { ...fresh, host_version: "1.3.0", sort: ["id;desc"] }, 2)
       expect(ids(walked.nodes)).toEqual(cat.expected({ host_version: "1.3.0", sort }).map((n) => n.id))
     }))
+})
+
+onFreshService("GET /nodes: the host-version filter against its model", (it) => {
+  const cat = new Catalogue()
+  const statuses = [
+    "NodeVersionStatusActive",
+    "NodeVersionStatusPending",
+    "NodeVersionStatusFlagged",
+    "NodeVersionStatusBanned",
+    "NodeVersionStatusDeleted"
+  ] as const
+  const ranges = ["", ">=1.0.0 <2.0.0", "^2.1", "<1.0.0 || >=3.0.0", ">=2.0.0-rc.1", "~1.4.0", "1.x || >=3", ">=9.0.0"]
+  const semverText = fc.tuple(fc.integer({ min: 0, max: 3 }), fc.integer({ min: 0, max: 5 }), fc.integer({ min: 0, max: 2 }))
+    .map(([a, b, c]) => `${a}.${b}.${c}`)
+  const version = fc.record({ version: semverText, status: fc.constantFrom(...statuses), range: fc.constantFrom(...ranges) })
+  // a node: its versions (distinct version strings), none at all in some runs
+  const node = fc.uniqueArray(version, { maxLength: 4, selector: (v) => v.version })
+  const host = fc.tuple(semverText, fc.constantFrom("", "-rc.1")).map(([v, pre]) => v + pre)
+  let run = 0
+
+  it.effect("seeds", () =>
+    Effect.gen(function*() {
+      yield* cat.add(yield* Service, { publishers: [{ id: "pub" }] })
+    }))
+
+  it.effect(
+    "the listed set is the model's: no installable version stays, all installable ones excluding the host is dropped",
+    () =>
+      forAll(
+        { nodes: fc.array(node, { minLength: 1, maxLength: 6 }), host },
+        ({ nodes, host }) =>
+          Effect.gen(function*() {
+            const service = yield* Service
+            run += 1
+            const ids = nodes.map((_, i) => `hv-${run}-${i}`)
+            yield* cat.add(service, { nodes: ids.map((id) => ({ id, publisher_id: "pub" })) })
+            yield* cat.add(service, {
+              versions: nodes.flatMap((versions, i) =>
+                versions.map((v): VersionInput => ({
+                  node_id: ids[i]!,
+                  version: v.version,
+                  status: v.status,
+                  ...(v.range === "" ? {} : { supported_host_version: v.range })
+                })))
+            })
+            const page = yield* getPage(service, "/nodes", { ...fresh, limit: 100, node_id: ids, host_version: host })
+            const model = cat.expected({ node_id: ids, host_version: host })
+            expect(idsOf(page.nodes as ReadonlyArray<{ id: string }>)).toEqual(model.map((n) => n.id))
+            expect(page.total).toBe(model.length)
+            for (const listed of page.nodes) {
+              expect(listed.latest_version?.version, listed.id).toBe(cat.latestVersion(listed.id!, host)?.version)
+            }
+          }),
+        { numRuns: 40 }
+      ),
+    { timeout: 120_000 }
+  )
 })
 
 onFreshService("GET /nodes: cache headers", (it) => {

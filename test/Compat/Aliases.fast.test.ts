@@ -8,12 +8,12 @@ import { ConfigProvider, Effect, Result } from "effect"
 import * as fc from "fast-check"
 import { Api } from "../../src/Api.ts"
 import { appConfig } from "../../src/Config.ts"
-import { aliasPatterns, aliasRoutes, hostNodesAlias, type Renames, renameBody, renameKeys, renameQuery } from "../../src/Compat/Aliases.ts"
+import { aliasPatterns, aliasRoutes, hostNodesAlias, type Renames, renameBody, renameKeys, renameQuery, tokenAlias } from "../../src/Compat/Aliases.ts"
 import { forAllSync } from "../support/Property.ts"
 
-const defaults = { hostName: "comfyui", hostNode: "comfy_node" }
+const defaults = { hostName: "comfyui", hostNode: "comfy_node", repohost: "github" }
 const word = fc.stringMatching(/^[a-z0-9_]{1,12}$/)
-const words = fc.record({ hostName: fc.oneof(fc.constant(""), word), hostNode: fc.oneof(fc.constant(""), word) })
+const words = fc.record({ hostName: fc.oneof(fc.constant(""), word), hostNode: fc.oneof(fc.constant(""), word), repohost: fc.oneof(fc.constant(""), word) })
 
 const supported = new Map([
   ["supported_comfyui_version", "supported_host_version"],
@@ -49,7 +49,9 @@ describe("aliasRoutes", () => {
       ["comfy_node_name", "host_node_name"],
       ["supported_comfyui_version", "supported_host_version"],
       ["supported_comfyui_frontend_version", "supported_host_frontend_version"],
-      ["preempted_comfy_node_names", "preempted_host_node_names"]
+      ["preempted_comfy_node_names", "preempted_host_node_names"],
+      // registry-web pages/publishers/[publisherId]/claim-my-node.tsx sends { GH_TOKEN }
+      ["GH_TOKEN", "VCS_TOKEN"]
     ]))
   })
 
@@ -61,9 +63,14 @@ describe("aliasRoutes", () => {
   it("an empty word turns its aliases off; an alias is never an interface name", () => forAllSync([words], ([w]) => {
     const routes = aliasRoutes(w)
     const aliases = routes.flatMap((r) => [...(r.query ?? new Map()), ...(r.body ?? []).flatMap((p) => [...p.renames])])
-    if (w.hostName === "" && w.hostNode === "") expect(routes).toEqual([])
+    if (w.hostName === "" && w.hostNode === "" && w.repohost === "") expect(routes).toEqual([])
     for (const [alias, name] of aliases) {
       expect(alias).not.toBe(name)
+      if (name === "VCS_TOKEN") {
+        expect(w.repohost).not.toBe("")
+        expect(alias).toBe(tokenAlias(w.repohost))
+        continue
+      }
       const byHostName = ["host_version", "supported_host_version", "supported_host_frontend_version"].includes(name)
       expect((byHostName ? w.hostName : w.hostNode) !== "").toBe(true)
       expect(alias).toContain(byHostName ? w.hostName : w.hostNode)
@@ -144,9 +151,21 @@ describe("the settings HOST_NAME_ALIAS, HOST_NODE_ALIAS, REPOHOST_NAME_ALIAS and
     Effect.runSync(Effect.result(appConfig.parse(ConfigProvider.fromEnv({ env, preserveEmptyStrings: true }))))
 
   it("default to the clients' words, answers in the interface's alone; empty turns a word off", () => {
-    expect(Result.getOrThrow(read({})).aliases).toEqual({ ...defaults, repohost: "github", inAnswers: false })
+    expect(Result.getOrThrow(read({})).aliases).toEqual({ ...defaults, inAnswers: false })
     expect(Result.getOrThrow(read({ HOST_NAME_ALIAS: "", HOST_NODE_ALIAS: "", REPOHOST_NAME_ALIAS: "", ANSWER_ALIASES: "true" })).aliases)
       .toEqual({ hostName: "", hostNode: "", repohost: "", inAnswers: true })
+  })
+
+  it("the claim token's key: initials of the word's parts (a leading git is one), a one-part word whole", () => {
+    const cases: ReadonlyArray<readonly [string, string]> = [
+      ["github", "GH_TOKEN"],
+      ["gitlab", "GL_TOKEN"],
+      ["my_host", "MH_TOKEN"],
+      ["bitbucket", "BITBUCKET_TOKEN"],
+      ["git", "GIT_TOKEN"]
+    ]
+    for (const [w, key] of cases) expect(tokenAlias(w), w).toBe(key)
+    forAllSync([word], ([w]) => expect(tokenAlias(w)).toMatch(/^[A-Z0-9_]+_TOKEN$/))
   })
 
   it("take lowercase letters, digits and underscores, and refuse anything else naming the setting", () => forAllSync([fc.string({ maxLength: 8 })], ([raw]) => {

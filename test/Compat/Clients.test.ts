@@ -138,12 +138,13 @@ layer(Service.layer(), { excludeTestServices: true })("the clients' aliases, on 
       expect(decodePublished(answer.body).node_version.supported_host_version).toBe(">=0.3.5")
     }))
 
-  it.effect("a range that cannot be read is a 400 naming the field; malformed JSON is the same 400 as ever", () =>
+  it.effect("a range that cannot be read is a 400 naming the field as sent; malformed JSON is the same 400 as ever", () =>
     Effect.gen(function*() {
       const service = yield* Service
       expectBadRequest(
         yield* send(service, "POST", "/publishers/acme/nodes/old-tool/versions", { body: cliPublishBody(acme.pat, "old-tool", "1.2.0", ">=0.3.0,,") }),
-        "node.supported_host_version"
+        // comfy-cli sends supported_comfyui_version: the message names it so
+        "node.supported_comfyui_version"
       )
       const raw = expectError(yield* send(service, "POST", "/publishers/acme/nodes/old-tool/versions", { raw: "{not json" }), 400, "bad_request")
       expect(raw.message).toContain("could not be read as JSON")
@@ -227,7 +228,8 @@ layer(Service.layer(), { excludeTestServices: true })("the clients' aliases, on 
       )
       expect(answer.body).toMatchObject({ supported_host_version: ">=0.3.0 <4.0.0", supported_host_frontend_version: ">=1.20.0" })
       expect(answer.text).not.toContain("comfy")
-      expect(idsOf((yield* managerPage(service, "v0.3.60-1-g05b2453")).body)).toEqual(["new-tool", "old-tool"])
+      // made-tool, created above without a version, claims nothing about hosts: it stays listed
+      expect(idsOf((yield* managerPage(service, "v0.3.60-1-g05b2453")).body)).toEqual(["made-tool", "new-tool", "old-tool"])
     }))
 })
 

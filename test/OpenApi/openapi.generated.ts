@@ -9,7 +9,7 @@ export interface paths {
         };
         /**
          * List all nodes (paginated)
-         * @description Nodes of every publisher, banned and deleted ones excluded. Answers carry an ETag; If-None-Match is honoured with 304.
+         * @description Nodes of every publisher, banned and deleted ones excluded. Answers carry an ETag; If-None-Match is honoured with 304. `include_banned` adds banned nodes and nodes of banned publishers, in the page and its total; it is for site admins (403 otherwise).
          */
         get: operations["ListAllNodes"];
         put?: never;
@@ -364,7 +364,7 @@ export interface paths {
         put?: never;
         /**
          * Claim an unclaimed node whose repository the caller administers
-         * @description Owners and admins of the publisher. The repository host is asked, with VCS_TOKEN, who the token's user is and whether they administer the node's repository. Errors: 403 invalid_vcs_token, 403 repository_not_owned, 409 node_already_claimed, 429 when the repository host rate-limits, 503 when it is down.
+         * @description Owners and admins of the publisher. VCS_TOKEN may also come under the repository host's word (REPOHOST_NAME_ALIAS: GH_TOKEN by default). The repository host is asked, with VCS_TOKEN, who the token's user is and whether they administer the node's repository. Errors: 403 invalid_vcs_token, 403 repository_not_owned, 409 node_already_claimed, 429 when the repository host rate-limits, 503 when it is down.
          */
         post: operations["ClaimMyNode"];
         delete?: never;
@@ -2568,10 +2568,12 @@ export interface operations {
                 sort?: string[];
                 /** @description Only these nodes; repeatable */
                 node_id?: string[];
-                /** @description The host application's version: only nodes with a version admitting it; latest_version is the newest such */
+                /** @description The host application's version: nodes with an active version admitting it (latest_version is the newest such), and nodes with no active version; nodes whose active versions all exclude it are left out */
                 host_version?: string;
                 /** @description The platform asking (desktop-win, desktop-mac, git-linux, ...); recorded, not a filter */
                 form_factor?: string;
+                /** @description Add banned nodes and nodes of banned publishers (site admins only); such pages are never cached (true or false) */
+                include_banned?: boolean;
             };
             header?: {
                 /** @description ETag of an answer you have: 304 while it is unchanged */
@@ -2613,6 +2615,24 @@ export interface operations {
                     "application/json": components["schemas"]["BadRequest"];
                 };
             };
+            /** @description `unauthorized`: No valid bearer token: missing, malformed, expired or not verifiable */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Unauthorized"];
+                };
+            };
+            /** @description `forbidden`: The caller lacks the role this needs; the message says which */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Forbidden"];
+                };
+            };
             /** @description `method_not_allowed`: The path exists, but not with this method (`Allow` lists the methods it takes) */
             405: {
                 headers: {
@@ -2621,6 +2641,16 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["MethodNotAllowed"];
+                };
+            };
+            /** @description `rate_limited`: Too many failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimited"];
                 };
             };
             /** @description `internal_error`: The service failed: the cause is logged, the answer holds no internals */

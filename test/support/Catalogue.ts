@@ -208,6 +208,14 @@ export class Catalogue {
     return candidates.sort((a, b) => semver.rcompare(a.version, b.version))[0]
   }
 
+  /**
+   * Kept by the host-version filter: a node with no installable (Active) version makes no claim
+   * and stays; one with some stays when one of them admits the host.
+   */
+  keptFor(nodeId: string, hostVersion: string): boolean {
+    return this.latestVersion(nodeId) === undefined || this.latestVersion(nodeId, hostVersion) !== undefined
+  }
+
   /** The nodes `GET /nodes` answers for a query, in the order it must answer them. */
   expected(q: ModelQuery): Array<ModelNode> {
     const os = q.supported_os?.toLowerCase()
@@ -217,7 +225,7 @@ export class Catalogue {
       .filter((n) => os === undefined || declares(n.supported_os, os))
       .filter((n) => accelerator === undefined || declares(n.supported_accelerators, accelerator))
       .filter((n) => q.node_id === undefined || q.node_id.includes(n.id))
-      .filter((n) => q.host_version === undefined || this.latestVersion(n.id, q.host_version) !== undefined)
+      .filter((n) => q.host_version === undefined || this.keptFor(n.id, q.host_version))
       .sort(compareNodes(q.sort ?? []))
   }
 }
