@@ -9,12 +9,15 @@
  * (`user.email`, `user.name`), `src/hooks/useAdminJwtToken.ts` (`result.token`, `result.expires_at`).
  */
 import { expect, layer } from "@effect/vitest"
-import { Console, Effect, Layer } from "effect"
+import { Console, Effect, Layer, Option } from "effect"
 import * as jose from "jose"
+import { NodeFileSystem } from "@effect/platform-node"
+import { mintToken } from "../../src/Auth/Jwt.ts"
 import { loggingLayer } from "../../src/Observability/Logging.ts"
 import { cast, seedActors, tokensFor } from "../support/Actors.ts"
 import { expectError, expectStatus, parseJson, sendText } from "../support/Http.ts"
-import { type Running, Service } from "../support/Service.ts"
+import { JwksServer } from "../support/Jwks.ts"
+import { type Running, Service, serviceOnFreshDatabase } from "../support/Service.ts"
 
 /** What axios sends with every request of registry-web. */
 const axiosHeaders = { accept: "application/json, text/plain, */*" }
@@ -148,5 +151,42 @@ layer(Service.layer(undefined, logging), { excludeTestServices: true })("registr
       expect(publisher.status).toBe("PublisherStatusBanned")
       // as after the admin path's ban (test/Admin.test.ts): its nodes answer node_banned
       expectError(yield* registryWeb(service, "GET", "/nodes/doomed-1"), 403, "node_banned")
+    }))
+})
+
+// a deployment that lets tokens live ten minutes at most: the admin token lives no longer
+layer(Service.layer((c) => ({ ...c, auth: { ...c.auth, maxTokenLifetimeSeconds: 600 } })), { excludeTestServices: true })(
+  "registry-web's admin token under a shorter token lifetime",
+  (it) => {
+    it.effect("POST /admin/generate-token: lives AUTH_MAX_TOKEN_LIFETIME_SECONDS when that is under an hour, and verifies", () =>
+      Effect.gen(function*() {
+        const service = yield* Service
+        // the login token itself must live within the limit
+        const login = yield* Effect.provide(mintToken(service.config, { sub: "root", admin: true }, "5m"), NodeFileSystem.layer)
+        const { token, expires_at } = expectStatus(yield* registryWeb(service, "POST", "/admin/generate-token", login), 200, "mint").body
+        const claims = jose.decodeJwt(token)
+        expect(claims.exp! - claims.iat!).toBeLessThanOrEqual(600)
+        expect(new Date(expires_at).getTime()).toBeLessThanOrEqual(Date.now() + 600_000)
+        expect(expectStatus(yield* registryWeb(service, "GET", "/users", token), 200, "bearer").body).toEqual({ id: "root", isAdmin: true })
+      }))
+  }
+)
+
+// tokens verified against another issuer's keys: this service has no key of theirs to sign with
+const jwksDeployment = Layer.effect(
+  Service,
+  Effect.flatMap(JwksServer, (jwks) => serviceOnFreshDatabase((c) => ({ ...c, auth: { ...c.auth, jwksUrl: Option.some(jwks.url) } })))
+).pipe(Layer.provideMerge(JwksServer.layer))
+
+layer(jwksDeployment, { excludeTestServices: true })("registry-web's admin token with AUTH_JWKS_URL", (it) => {
+  it.effect("POST /admin/generate-token: 409 naming AUTH_JWKS_URL; GET /users reads the provider's token", () =>
+    Effect.gen(function*() {
+      const service = yield* Service
+      const jwks = yield* JwksServer
+      const admin = yield* Effect.promise(() => jwks.sign({ sub: "oidc|root", email: "root@example.org", admin: true }))
+      const refused = expectError(yield* registryWeb(service, "POST", "/admin/generate-token", admin), 409, "conflict")
+      expect(refused.message).toContain("AUTH_JWKS_URL")
+      expect(expectStatus(yield* registryWeb(service, "GET", "/users", admin), 200, "user").body)
+        .toEqual({ id: "oidc|root", email: "root@example.org", isAdmin: true })
     }))
 })
