@@ -10,13 +10,15 @@
  */
 import { expect, layer } from "@effect/vitest"
 import { Console, Effect, Layer, Option } from "effect"
+import * as fc from "fast-check"
 import * as jose from "jose"
 import { NodeFileSystem } from "@effect/platform-node"
 import { mintToken } from "../../src/Auth/Jwt.ts"
 import { loggingLayer } from "../../src/Observability/Logging.ts"
 import { cast, seedActors, tokensFor } from "../support/Actors.ts"
-import { expectError, expectStatus, parseJson, sendText } from "../support/Http.ts"
+import { expectError, expectStatus, parseJson, send, sendText } from "../support/Http.ts"
 import { JwksServer } from "../support/Jwks.ts"
+import { forAll } from "../support/Property.ts"
 import { type Running, Service, serviceOnFreshDatabase } from "../support/Service.ts"
 
 /** What axios sends with every request of registry-web. */
@@ -189,4 +191,69 @@ layer(jwksDeployment, { excludeTestServices: true })("registry-web's admin token
       expect(expectStatus(yield* registryWeb(service, "GET", "/users", admin), 200, "user").body)
         .toEqual({ id: "oidc|root", email: "root@example.org", isAdmin: true })
     }))
+})
+
+layer(Service.layer(), { excludeTestServices: true })("registry-web's bans, by property", (it) => {
+  const t = tokensFor("owner", "stranger", "siteAdmin")
+  let run = 0
+
+  it.effect(
+    "random bans (the front-end's paths) and unbans (the admin paths) by random callers: answers and GET /nodes follow a model",
+    () =>
+      Effect.gen(function*() {
+        const service = yield* Service
+        yield* service.writes.upsertPublishers([{ id: "acme", name: "Acme" }, { id: "other", name: "Other" }])
+        yield* seedActors(service, t)
+        // what pages/_app.tsx sends as the bearer of a /ban: the site admin's minted token
+        const minted = expectStatus(yield* registryWeb(service, "POST", "/admin/generate-token", t.siteAdmin), 200, "mint").body.token as string
+        const bearers = { siteAdmin: minted, owner: t.owner, stranger: t.stranger, anonymous: undefined }
+        const actions = ["banPublisher", "banNode", "banNodeUnderOther", "unbanPublisher", "unbanNode"] as const
+        yield* forAll(
+          {
+            steps: fc.array(
+              fc.record({ actor: fc.constantFrom(...(Object.keys(bearers) as Array<keyof typeof bearers>)), action: fc.constantFrom(...actions) }),
+              { minLength: 1, maxLength: 10 }
+            )
+          },
+          ({ steps }) =>
+            Effect.gen(function*() {
+              const publisherId = `prop-pub-${run++}`
+              const nodeId = `${publisherId}-node`
+              yield* service.writes.upsertPublishers([{ id: publisherId }])
+              yield* service.writes.insertNodes([{ id: nodeId, publisher_id: publisherId }])
+              const model = { publisherBanned: false, nodeBanned: false }
+              for (const step of steps) {
+                const token = bearers[step.actor]
+                const what = `${step.actor} ${step.action} ${JSON.stringify(model)}`
+                const reply = step.action === "unbanPublisher"
+                  ? yield* send(service, "PUT", `/admin/publishers/${publisherId}`, { token, body: { status: "PublisherStatusActive" } })
+                  : step.action === "unbanNode"
+                  ? yield* send(service, "PUT", `/admin/nodes/${nodeId}`, { token, body: { status: "NodeStatusActive" } })
+                  : yield* registryWeb(
+                    service,
+                    "POST",
+                    step.action === "banPublisher"
+                      ? `/publishers/${publisherId}/ban`
+                      : `/publishers/${step.action === "banNode" ? publisherId : "other"}/nodes/${nodeId}/ban`,
+                    token
+                  )
+                if (step.actor === "anonymous") expectError(reply, 401, "unauthorized")
+                else if (step.actor !== "siteAdmin") expectError(reply, 403, "forbidden")
+                else if (step.action === "banNodeUnderOther") expectError(reply, 404, "not_found")
+                else {
+                  expectStatus(reply, step.action.startsWith("ban") ? 204 : 200, what)
+                  if (step.action === "banPublisher") model.publisherBanned = true
+                  if (step.action === "unbanPublisher") model.publisherBanned = false
+                  if (step.action === "banNode") model.nodeBanned = true
+                  if (step.action === "unbanNode") model.nodeBanned = false
+                }
+                const shown = (yield* listed(service)).includes(nodeId)
+                expect(shown, what).toBe(!model.publisherBanned && !model.nodeBanned)
+              }
+            }),
+          { numRuns: 20 }
+        )
+      }),
+    120_000
+  )
 })
