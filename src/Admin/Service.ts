@@ -1,7 +1,7 @@
 /**
  * Site moderation (site admins only): unclaimed nodes for authors to claim, the statuses of nodes
- * and versions, moved as the state machines of Domain/Transitions.ts allow, and the compatibility
- * of versions.
+ * and versions, moved as the state machines of Domain/Transitions.ts allow, the compatibility
+ * of versions, and the short-lived tokens the web front-end sends with its moderation requests.
  */
 import { Clock, Context, Data, Effect, FileSystem, Layer, Option } from "effect"
 import { mintToken } from "../Auth/Jwt.ts"
