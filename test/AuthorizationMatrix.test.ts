@@ -46,6 +46,7 @@ const matrix = [
   ["GET /publishers/:publisherId/nodes/v2?include_banned=true",    401, 401,    403,     200,   200,  200,  200],
   ["POST /publishers",                                             401, 401,    201,     201,   201,  201,  201],
   ["PUT /publishers/:publisherId",                                 401, 401,    403,     403,   200,  200,  200],
+  ["GET /users",                                                   401, 401,    200,     200,   200,  200,  200],
   ["GET /users/publishers",                                        401, 401,    200,     200,   200,  200,  200],
   ["DELETE /publishers/:publisherId",                              401, 401,    403,     403,   403,  204,  204],
   ["GET /publishers/:publisherId/permissions",                     401, 401,    200,     200,   200,  200,  200],
@@ -62,6 +63,9 @@ const matrix = [
   ["POST /admin/nodes",                                            401, 401,    403,     403,   403,  403,  201],
   ["PUT /admin/nodes/:nodeId",                                     401, 401,    403,     403,   403,  403,  200],
   ["PUT /admin/publishers/:publisherId",                           401, 401,    403,     403,   403,  403,  200],
+  ["POST /publishers/:publisherId/ban",                            401, 401,    403,     403,   403,  403,  204],
+  ["POST /publishers/:publisherId/nodes/:nodeId/ban",              401, 401,    403,     403,   403,  403,  204],
+  ["POST /admin/generate-token",                                   401, 401,    403,     403,   403,  403,  200],
   ["POST /publishers/:publisherId/nodes",                          401, 401,    403,     403,   201,  201,  201],
   ["PUT /publishers/:publisherId/nodes/:nodeId",                   401, 401,    403,     403,   200,  200,  200],
   ["DELETE /publishers/:publisherId/nodes/:nodeId",                401, 401,    403,     403,   204,  204,  204],
@@ -225,6 +229,7 @@ const requests: { readonly [K in RowKey]: Build } = {
     path: `/publishers/${publisherId}`,
     body: { description: `edited ${f.fresh()}` }
   }),
+  "GET /users": async () => ({ method: "GET", path: "/users" }),
   "GET /users/publishers": async () => ({ method: "GET", path: "/users/publishers" }),
   "DELETE /publishers/:publisherId": async (f) => {
     // a publisher of its own, with the same memberships and no nodes, so that deleting it touches no other cell
@@ -299,6 +304,18 @@ const requests: { readonly [K in RowKey]: Build } = {
     await addMembers(f, target, roles)
     return { method: "PUT", path: `/admin/publishers/${target}`, body: { status: "PublisherStatusBanned" } }
   },
+  "POST /publishers/:publisherId/ban": async (f) => {
+    // as for PUT /admin/publishers: a publisher of its own, so that banning it touches no other cell
+    const target = `banned-${f.fresh()}`
+    await run(f.service.writes.upsertPublishers([{ id: target }]))
+    await addMembers(f, target, roles)
+    return { method: "POST", path: `/publishers/${target}/ban` }
+  },
+  "POST /publishers/:publisherId/nodes/:nodeId/ban": async (f) => ({
+    method: "POST",
+    path: `/publishers/${publisherId}/nodes/${await freshNode(f)}/ban`
+  }),
+  "POST /admin/generate-token": async () => ({ method: "POST", path: "/admin/generate-token" }),
   "POST /publishers/:publisherId/nodes": async (f) => ({
     method: "POST",
     path: `/publishers/${publisherId}/nodes`,

@@ -57,7 +57,69 @@ export const AdminNodeVersionUpdate = ignoringUnknownFields(Schema.Struct({
   ...Struct.pick(VersionCreate.fields, ["supported_os", "supported_accelerators", "supported_host_version", "supported_host_frontend_version"])
 })).annotate({ identifier: "AdminNodeVersionUpdate" })
 
+/**
+ * The signed-in user, as `GET /users` answers it: the web front-end gates its admin pages on
+ * `isAdmin` and shows `email` and `name` (components/common/HOC/authAdmin.tsx, Header/ProfileDropdown.tsx).
+ */
+export const SignedInUser = Schema.Struct({
+  id: field(Schema.String, "Identifier of the user: the `sub` of their token"),
+  email: optionalField(Schema.String, "E-mail address of the user, from their token"),
+  name: optionalField(Schema.String, "Name of the user, from their token"),
+  isAdmin: field(Schema.Boolean, "Whether the user is a site admin")
+}).annotate({ identifier: "User" })
+
+/** A token minted by `POST /admin/generate-token`: the front-end stores `token` until `expires_at`. */
+export const AdminToken = Schema.Struct({
+  token: field(Schema.String, "A bearer JWT for the calling site admin"),
+  expires_at: field(Schema.String, "When the token expires (ISO 8601)")
+}).annotate({ identifier: "AdminToken" })
+
+const PublisherPath = Schema.Struct({ publisherId: field(PathParam, "Identifier of the publisher") })
+
 export class AdminApi extends HttpApiGroup.make("admin")
+  .add(
+    HttpApiEndpoint.get("getUser", "/users", {
+      success: SignedInUser
+    })
+      .annotate(OpenApi.Summary, "The signed-in user, with whether they are a site admin")
+  )
+  .add(
+    HttpApiEndpoint.post("banPublisher", "/publishers/:publisherId/ban", {
+      params: PublisherPath,
+      success: HttpApiSchema.NoContent,
+      error: [Forbidden, NotFound, Conflict]
+    })
+      .annotate(OpenApi.Summary, "Ban a publisher (site admins); its nodes leave every listing")
+      .annotate(
+        OpenApi.Description,
+        "The move of `PUT /admin/publishers/{publisherId}` to PublisherStatusBanned, with no body either way. " +
+          "The reserved `unclaimed` publisher stays active (409)."
+      )
+  )
+  .add(
+    HttpApiEndpoint.post("banPublisherNode", "/publishers/:publisherId/nodes/:nodeId/ban", {
+      params: Schema.Struct({ publisherId: field(PathParam, "Identifier of the publisher"), nodeId: field(PathParam, "Identifier of the node") }),
+      success: HttpApiSchema.NoContent,
+      error: [Forbidden, NotFound, Conflict]
+    })
+      .annotate(OpenApi.Summary, "Ban a publisher's node (site admins)")
+      .annotate(
+        OpenApi.Description,
+        "The move of `PUT /admin/nodes/{nodeId}` to NodeStatusBanned, with no body either way; a node that is not the publisher's is 404."
+      )
+  )
+  .add(
+    HttpApiEndpoint.post("generateAdminToken", "/admin/generate-token", {
+      success: AdminToken,
+      error: [Forbidden, Conflict]
+    })
+      .annotate(OpenApi.Summary, "Mint a short-lived bearer token for the calling site admin")
+      .annotate(
+        OpenApi.Description,
+        "The token is the caller's own (its `sub` is theirs), lives at most an hour (less when AUTH_MAX_TOKEN_LIFETIME_SECONDS is lower) " +
+          "and is logged without its text. 409 when the service verifies tokens of another issuer (AUTH_JWKS_URL): it cannot sign those."
+      )
+  )
   .add(
     HttpApiEndpoint.post("createUnclaimedNode", "/admin/nodes", {
       payload: AdminNodeCreate,

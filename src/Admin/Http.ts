@@ -1,5 +1,6 @@
 import { HttpApiBuilder } from "effect/http-api"
 import { Effect, Layer } from "effect"
+import { CurrentUser } from "../Domain/Auth.ts"
 import { AdminApi } from "./Api.ts"
 import { registryApi } from "../Domain/RegistryApi.ts"
 import { Publishers } from "../Publishers/Service.ts"
@@ -13,6 +14,7 @@ const answer = answering({
   NodeIdTaken: NodeExists,
   NodesPublisherDeleted: Conflict,
   NoArchive: ArchiveMissing,
+  TokensIssuedElsewhere: Conflict,
   UnclaimedStaysActive: Conflict
 })
 
@@ -28,6 +30,16 @@ const AdminLive = HttpApiBuilder.group(api, "admin", (handlers) =>
       .handle("moderateNode", ({ params, payload }) => answer(moderation.moderateNode(params.nodeId, payload)))
       .handle("moderateVersion", ({ params, payload }) =>
         answer(moderation.moderateVersion(params.nodeId, params.version, payload)))
+      .handle("getUser", () =>
+        Effect.map(CurrentUser, (user) => ({
+          id: user.id,
+          ...(user.email === undefined ? {} : { email: user.email }),
+          ...(user.name === undefined ? {} : { name: user.name }),
+          isAdmin: user.isSiteAdmin
+        })))
+      .handle("banPublisher", ({ params }) => answer(Effect.asVoid(publishers.moderate(params.publisherId, "PublisherStatusBanned"))))
+      .handle("banPublisherNode", ({ params }) => answer(moderation.banPublisherNode(params.publisherId, params.nodeId)))
+      .handle("generateAdminToken", () => answer(moderation.generateAdminToken()))
       .handle("moderatePublisher", ({ params, payload }) => answer(publishers.moderate(params.publisherId, payload.status)))
   }))
 

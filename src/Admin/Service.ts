@@ -1,12 +1,14 @@
 /**
  * Site moderation (site admins only): unclaimed nodes for authors to claim, the statuses of nodes
- * and versions, moved as the state machines of Domain/Transitions.ts allow, and the compatibility
- * of versions.
+ * and versions, moved as the state machines of Domain/Transitions.ts allow, the compatibility
+ * of versions, and the short-lived tokens the web front-end sends with its moderation requests.
  */
-import { Context, Data, Effect, Layer, Option } from "effect"
+import { Clock, Context, Data, Effect, FileSystem, Layer, Option } from "effect"
+import { mintToken } from "../Auth/Jwt.ts"
 import { Policy } from "../Auth/Policy.ts"
+import { AppConfig } from "../Config.ts"
 import { NodeRepo } from "../Catalog/Repo.ts"
-import { NodeMissing, TransitionRefused, VersionMissing } from "../Domain/Errors.ts"
+import { NodeMissing, NotPublishersNode, TransitionRefused, VersionMissing } from "../Domain/Errors.ts"
 import { NodeStatus, type NodeVersionStatus } from "../Domain/Node.ts"
 import { unclaimedPublisherId } from "../Domain/Publisher.ts"
 import { nodeStatusMoves, nodeVersionStatusMoves, statesReaching } from "../Domain/Transitions.ts"
@@ -20,6 +22,16 @@ export class NoArchive extends Data.TaggedError("NoArchive")<{}> {
   }
 }
 
+/** Tokens are verified against another issuer's keys (AUTH_JWKS_URL): this service cannot sign one. */
+export class TokensIssuedElsewhere extends Data.TaggedError("TokensIssuedElsewhere")<{}> {
+  override get message() {
+    return "This service verifies tokens of another issuer (AUTH_JWKS_URL): it cannot mint one"
+  }
+}
+
+/** The longest an admin token lives, in seconds. */
+export const adminTokenSeconds = 60 * 60
+
 /** A site admin's change of a version (absent fields: unchanged). */
 export interface VersionEdit extends VersionCompatibility {
   readonly status?: NodeVersionStatus | undefined
@@ -31,6 +43,8 @@ export class Moderation extends Context.Service<Moderation>()("Moderation", {
     const nodes = yield* NodeRepo
     const publishing = yield* PublishingRepo
     const policy = yield* Policy
+    const config = yield* AppConfig
+    const fs = yield* FileSystem.FileSystem
 
     const current = (nodeId: string) =>
       Effect.flatMap(nodes.findNode(nodeId), Option.match({
@@ -55,6 +69,15 @@ export class Moderation extends Context.Service<Moderation>()("Moderation", {
       return Effect.succeed({ from, to: target, reason })
     }
 
+    /** Moderation fields, and a status move; a refused move refuses the whole request. */
+    const moderateNode = traced("Moderation.moderateNode")(function*(nodeId: string, patch: NodePatch) {
+      yield* policy.requireSiteAdmin
+      const target = patch.status
+      const from = target === undefined ? NodeStatus.literals : statesReaching(nodeStatusMoves, target)
+      yield* publishing.updateNode(nodeId, from, patch)
+      return yield* current(nodeId)
+    })
+
     return {
       /** A node waiting in the `unclaimed` publisher for its author. */
       createUnclaimedNode: traced("Moderation.createUnclaimedNode")(function*(node: NodePatch & { readonly id: string }) {
@@ -65,14 +88,7 @@ export class Moderation extends Context.Service<Moderation>()("Moderation", {
         return yield* Effect.orDie(current(id))
       }),
 
-      /** Moderation fields, and a status move; a refused move refuses the whole request. */
-      moderateNode: traced("Moderation.moderateNode")(function*(nodeId: string, patch: NodePatch) {
-        yield* policy.requireSiteAdmin
-        const target = patch.status
-        const from = target === undefined ? NodeStatus.literals : statesReaching(nodeStatusMoves, target)
-        yield* publishing.updateNode(nodeId, from, patch)
-        return yield* current(nodeId)
-      }),
+      moderateNode,
 
       /**
        * A status move and the version's compatibility, as one change; a refused move refuses the
@@ -89,6 +105,32 @@ export class Moderation extends Context.Service<Moderation>()("Moderation", {
           yield* publishing.moderateVersion(nodeId, state.version, move, compatibility)
         }
         return yield* Effect.orDie(Effect.flatMap(nodes.versionById(state.id), (version) => Effect.fromOption(version)))
+      }),
+
+      /** Bans the publisher's node: the status move of `moderateNode`, for a node of that publisher only. */
+      banPublisherNode: traced("Moderation.banPublisherNode")(function*(publisherId: string, nodeId: string) {
+        yield* policy.requireSiteAdmin
+        const node = yield* nodes.findNode(nodeId)
+        if (Option.isNone(node) || node.value.publisher.id !== publisherId) return yield* new NotPublishersNode({ publisherId, nodeId })
+        yield* moderateNode(nodeId, { status: "NodeStatusBanned" })
+      }),
+
+      /**
+       * A bearer token for the calling site admin alone, living at most an hour (and no longer
+       * than the service accepts); its minting is logged with who and until when, never its text.
+       */
+      generateAdminToken: traced("Moderation.generateAdminToken")(function*() {
+        const admin = yield* policy.requireSiteAdmin
+        if (Option.isSome(config.auth.jwksUrl)) return yield* new TokensIssuedElsewhere()
+        const now = Math.floor((yield* Clock.currentTimeMillis) / 1000)
+        const exp = now + Math.min(adminTokenSeconds, config.auth.maxTokenLifetimeSeconds)
+        const token = yield* mintToken(config, { sub: admin.id, email: admin.email, name: admin.name, admin: true }, exp).pipe(
+          Effect.provideService(FileSystem.FileSystem, fs),
+          Effect.orDie
+        )
+        const expires_at = new Date(exp * 1000).toISOString()
+        yield* Effect.logInfo(`Admin token minted for site admin '${admin.id}', expiring at ${expires_at}`)
+        return { token, expires_at }
       })
     }
   })
