@@ -1,7 +1,8 @@
 /**
  * The CLI against the real service: login, publishers, tokens, publishing a git repository through
  * upload to Active (and a flagged one), installing it, the read commands with and without `--json`,
- * and the one-line failures with their exit codes.
+ * and the one-line failures with their exit codes. The instance answers in the clients' words too
+ * (ANSWER_ALIASES=true, issue 26).
  *
  * Most runs call the CLI's own entry (`run` of src/Cli/Commands.ts, what main.ts runs) in this
  * process, with its environment and output streams given to it. A few are the CLI as users run it,
@@ -39,7 +40,14 @@ const ServiceBehindForwarder = Layer.effect(
   Effect.gen(function*() {
     const proxy = yield* tcpForwarder
     const base = proxy.url
-    const running = yield* serviceOnFreshDatabase((c) => ({ ...c, publicBaseUrl: base, storage: { ...c.storage, maxArchiveBytes } }))
+    // answering in the clients' words too (ANSWER_ALIASES=true): the CLI must read such answers as
+    // well as the interface's alone, which every other run of it here (the README, the docs) meets
+    const running = yield* serviceOnFreshDatabase((c) => ({
+      ...c,
+      publicBaseUrl: base,
+      storage: { ...c.storage, maxArchiveBytes },
+      aliases: { ...c.aliases, inAnswers: true }
+    }))
     proxy.target.port = Number(new URL(running.baseUrl).port)
     return { ...running, baseUrl: base } satisfies Running
   })
