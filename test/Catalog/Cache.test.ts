@@ -11,13 +11,21 @@ layer(ServicePair.layer, { excludeTestServices: true })("list cache across insta
   it.effect("serves a repeated page from the cache", () =>
     Effect.gen(function*() {
       const { a } = yield* ServicePair
-      const first = yield* get(a, "/nodes?limit=5&sort=id")
-      const second = yield* get(a, "/nodes?limit=5&sort=id")
+      // the set-up's write notifies `a` a moment later, and the notice drops its pages once more
+      // (Eventually.ts): a pair dropped so is read again, as a page not yet asked for
+      let attempt = 0
+      const { value: [first, second] } = yield* eventually(
+        Effect.suspend(() => {
+          const page = `/nodes?limit=${5 + attempt++}&sort=id`
+          return Effect.all([get(a, page), get(a, page)])
+        }),
+        ([, again]) => again.headers.get("x-cache") === "hit"
+      )
       expect(first.headers.get("x-cache")).toBe("miss")
       expect(second.headers.get("x-cache")).toBe("hit")
       expect(second.body).toEqual(first.body)
       expect(second.headers.get("etag")).toBe(first.headers.get("etag"))
-      const bypass = yield* get(a, "/nodes?limit=5&sort=id&latest=true")
+      const bypass = yield* get(a, `/nodes?limit=${4 + attempt}&sort=id&latest=true`)
       expect(bypass.headers.get("x-cache")).toBe("bypass")
     }))
 
