@@ -64,12 +64,13 @@ const json = (page: RenderedPage) => HttpServerResponse.uint8Array(page.body, { 
  * (PageCache.ts): the edge answers 304 when the client has it, and sends a stored page in the
  * coding the request accepts from its forms, so that only the first hit in a coding compresses.
  */
-const respond = (served: ServedPage) =>
+const respond = (served: ServedPage, withBanned: boolean) =>
   represent({
     body: served.page.body,
     contentType: "application/json",
     etag: served.page.etag,
-    cacheControl: "no-cache",
+    // a page with banned nodes is a site admin's: no shared cache may keep it for anyone else
+    cacheControl: withBanned ? "private, no-cache" : "no-cache",
     forms: served.page.encoded,
     headers: { "x-cache": ServedPage.$match(served, { Hit: () => "hit", Miss: () => "miss", Bypass: () => "bypass" }) }
   })
@@ -112,7 +113,7 @@ const CatalogLive = HttpApiBuilder.group(api, "catalog", (handlers) =>
         countRequest(query.form_factor).pipe(
           Effect.andThen(catalog.listNodes(toQuery(query), query.latest ?? false)),
           answer,
-          Effect.map(respond)
+          Effect.map((served) => respond(served, query.include_banned === true))
         ))
       .handle("searchNodes", ({ query }) => catalog.search(toSearch(query)).pipe(answer, Effect.map(json)))
       .handle("getNodeVersion", ({ params }) =>

@@ -89,6 +89,8 @@ layer(Service.layer(), { excludeTestServices: true })("include_banned on GET /no
       for (let i = 0; i < 2; i++) {
         const admin = expectStatus(yield* get(service, `/nodes?${q}&include_banned=true`, { token: tokens.admin }), 200, "admin page")
         expect(admin.headers.get("x-cache")).toBe("bypass")
+        // nor may a shared cache keep it
+        expect(admin.headers.get("cache-control")).toBe("private, no-cache")
         expect(decodeNodeList(admin.body).total).toBe(4)
         expect(admin.headers.get("etag")).not.toBe(kept.headers.get("etag"))
       }
@@ -96,6 +98,7 @@ layer(Service.layer(), { excludeTestServices: true })("include_banned on GET /no
       for (const token of [tokens.admin, tokens.user, undefined]) {
         const again = yield* get(service, `/nodes?${q}`, { token })
         expect(again.headers.get("x-cache")).toBe("hit")
+        expect(again.headers.get("cache-control")).toBe("no-cache")
         expect(again.text).toBe(kept.text)
       }
       // and a ban is seen at once on the admin's page (never kept), the plain one dropping the node
