@@ -80,9 +80,10 @@ export const aliasRoutes = (words: AliasWords): ReadonlyArray<AliasRoute> => {
   const preempted = renames(words.hostNode, (w) => [[`preempted_${w}_names`, "preempted_host_node_names"]])
   const hostNodeName = renames(words.hostNode, (w) => [[`${w}_name`, "host_node_name"]])
   // the web front-end's host-node editor sends the policy in its word (registry-web src/api/generated.ts, ComfyNodePolicy)
-  const policy: ValueRenames = new Map(words.hostNode === "" || pascal(words.hostNode) === "HostNode" ? [] : [[
+  const prefix = policyPrefix(words.hostNode)
+  const policy: ValueRenames = new Map(prefix === undefined ? [] : [[
     "policy",
-    new Map(["Active", "Banned", "LocalOnly"].map((state) => [`${pascal(words.hostNode)}Policy${state}`, `HostNodePolicy${state}`]))
+    new Map(policyStates.map((state) => [`${prefix}${state}`, `HostNodePolicy${state}`]))
   ]])
   const none: Renames = new Map()
   const claimToken = renames(words.repohost ?? "", (w) => [[tokenAlias(w), "VCS_TOKEN"]])
@@ -106,9 +107,18 @@ export const aliasRoutes = (words: AliasWords): ReadonlyArray<AliasRoute> => {
   return routes.filter((r) => (r.query?.size ?? 0) > 0 || (r.body ?? []).some((p) => p.renames.size > 0 || (p.values?.size ?? 0) > 0))
 }
 
-/** `comfy_node` -> `ComfyNode`: the word as the clients spell their enums. */
-export const pascal = (word: string) =>
-  word.split("_").filter((part) => part !== "").map((part) => part[0]!.toUpperCase() + part.slice(1)).join("")
+/** The states of a host-node policy, each spelt `HostNodePolicy<state>` by the interface. */
+export const policyStates = ["Active", "Banned", "LocalOnly"] as const
+
+/**
+ * The prefix of the policy values in the clients' word (`comfy_node` gives `ComfyNodePolicy`), as
+ * they read them in answers and send them in requests; none when the word is off or is the
+ * interface's own.
+ */
+export const policyPrefix = (hostNode: string): string | undefined => {
+  const word = hostNode.split("_").filter((part) => part !== "").map((part) => part[0]!.toUpperCase() + part.slice(1)).join("")
+  return word === "" || word === "HostNode" ? undefined : `${word}Policy`
+}
 
 const isRecord = (u: unknown): u is Readonly<Record<string, unknown>> =>
   typeof u === "object" && u !== null && !Array.isArray(u)

@@ -13,12 +13,10 @@
  * clients' names in their statements (Catalog/NodePages.ts), every other JSON answer is given
  * them at the edge (Http/AnswerAliases.ts).
  */
-import { type AliasWords, pascal } from "./Aliases.ts"
+import { type AliasWords, policyPrefix, policyStates } from "./Aliases.ts"
 
-/** The words of HOST_NAME_ALIAS, HOST_NODE_ALIAS and REPOHOST_NAME_ALIAS; "" leaves that word's names out. */
-export interface AnswerWords extends AliasWords {
-  readonly repohost: string
-}
+/** The words of HOST_NAME_ALIAS, HOST_NODE_ALIAS and REPOHOST_NAME_ALIAS, all three given; "" leaves that word's names out. */
+export type AnswerWords = Required<AliasWords>
 
 /** `[interface name, the clients' name]`: the field is answered under both, the clients' right after. */
 export type Beside = ReadonlyArray<readonly [string, string]>
@@ -50,11 +48,11 @@ export const answerAliases = (words: AnswerWords): AnswerAliases => {
     version: [...supported, ...pairs(words.hostNode, (w) => [["host_node_extract_status", `${w}_extract_status`]])],
     // a page of records is `comfy_nodes` to the web front-end (registry-web src/api/generated.ts, ListComfyNodes200)
     hostNode: pairs(words.hostNode, (w) => [["host_node_name", `${w}_name`], ["host_nodes", `${w}s`]]),
-    policyPrefix: words.hostNode === "" || pascal(words.hostNode) === "HostNode" ? undefined : `${pascal(words.hostNode)}Policy`
+    policyPrefix: policyPrefix(words.hostNode)
   }
 }
 
-const interfacePolicy = /^HostNodePolicy(Active|Banned|LocalOnly)$/
+const interfacePolicy = new RegExp(`^HostNodePolicy(${policyStates.join("|")})$`)
 
 /**
  * An encoded answer with the clients' names added: every object that has an interface name of the
