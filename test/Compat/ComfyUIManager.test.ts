@@ -58,7 +58,14 @@ layer(Service.layer(), { excludeTestServices: true })("ComfyUI-Manager cnr_utils
           const { signedUrl } = yield* published(service, acme, id, version, { versionFields: { supported_host_version: range } })
           expectStatus(yield* upload(service, signedUrl, archive), 200, `upload ${id}@${version}`)
         })
-      for (let i = 0; i < 70; i++) yield* publishActive(`fits-${String(i).padStart(2, "0")}`, "1.0.0", ">=0.3.0")
+      // the one the manager installs below goes the CLI's way; the rest are written directly, as
+      // the sync reads only their ids and latest versions
+      yield* publishActive("fits-00", "1.0.0", ">=0.3.0")
+      const others = Array.from({ length: 69 }, (_, i) => `fits-${String(i + 1).padStart(2, "0")}`)
+      for (const id of others) yield* service.writes.insertNodes([{ id, publisher_id: "acme" }])
+      yield* service.writes.insertVersions(
+        others.map((node_id) => ({ node_id, version: "1.0.0", status: "NodeVersionStatusActive", supported_host_version: ">=0.3.0" }))
+      )
       // a node whose only installable version excludes this host
       yield* publishActive("too-new", "2.0.0", ">=0.4.0")
       // a node with no installable version: published, never uploaded (pending)
