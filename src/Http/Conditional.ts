@@ -6,14 +6,13 @@
  *   a Download (Ranges.ts): stored bytes with their ETag and Last-Modified.
  * - A route that declares `revalidate` (Domain/HttpHints.ts, or the documents' routes) gets a
  *   strong ETag of its body as the handler rendered it.
- * Either way `If-None-Match` naming the tag, compared weakly (RFC 9110, 13.1.2, through `fresh`),
+ * Either way `If-None-Match` naming the tag, compared weakly (RFC 9110, 13.1.2),
  * answers 304 without a body. A compressed answer carries the weak form `W/"…"` of the same tag
  * (Coding.ts), so either form matches; the 304 of an answer that would have been compressed
  * carries the form the client would have been sent.
  */
 import { HttpServerResponse } from "effect/http"
 import { Effect } from "effect"
-import fresh from "fresh"
 import { createHash } from "node:crypto"
 import { negotiate, varyOnEncoding } from "./Coding.ts"
 import type { Piece } from "./Exchange.ts"
@@ -39,8 +38,14 @@ export const etagOf = (bytes: Uint8Array): string => {
  * Whether an `If-None-Match` value matches the current `etag`: `*`, or a list of entity tags one
  * of which is the same by weak comparison (`W/` ignored on both sides).
  */
-export const noneMatchHolds = (header: string | undefined, etag: string): boolean =>
-  header !== undefined && fresh({ "if-none-match": header.trim() }, { etag: etag.replace(/^W\//, "") })
+export const noneMatchHolds = (header: string | undefined, etag: string): boolean => {
+  if (header === undefined) return false
+  if (header.trim() === "*") return true
+  // the list's tags, found whole: whitespace may stand on either side of a comma (RFC 9110, 5.6.1),
+  // and a comma may stand inside a tag's quotes
+  const current = etag.replace(/^W\//, "")
+  return [...header.matchAll(/(?:W\/)?("[^"]*")/g)].some((tag) => tag[1] === current)
+}
 
 const notModified = (response: HttpServerResponse.HttpServerResponse, headers: Record<string, string>) =>
   HttpServerResponse.empty({ status: 304, headers: { ...response.headers, ...headers } })
