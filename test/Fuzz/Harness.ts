@@ -1,6 +1,6 @@
 /**
- * The schema-driven fuzzer's parts, shared by its runs (Fuzz.test.ts, one request after another
- * by operation; Concurrent.test.ts, several clients at once): the service with its loopback fakes,
+ * The schema-driven fuzzer's parts, shared by its runs (Fuzz.heavy.test.ts, one request after another
+ * by operation; Concurrent.heavy.test.ts, several clients at once): the service with its loopback fakes,
  * the operations of `/openapi.json`, the seeded catalogue with the hints that reach deep code, one
  * request sent and its answer judged against the document, and the service's log lines.
  */

@@ -2,12 +2,12 @@
  * The schema-driven fuzzer with several clients at once (issue 22): ten clients share one service,
  * each sending its own requests one after another while the others send theirs. Site admins,
  * publisher owners, anonymous callers, a user and an API key draw requests of every operation of
- * `/openapi.json` (valid and mutated, as Fuzz.test.ts makes them), and the site admins and owners
+ * `/openapi.json` (valid and mutated, as Fuzz.heavy.test.ts makes them), and the site admins and owners
  * also write to one publisher all along: two admins ban and unban it, two others ban, unban and
  * tag its nodes and move their versions' statuses, and its owners update and publish those nodes.
  * These writers lock the same rows at the same moments.
  *
- * It fails on any 5xx, on any answer the document does not declare (as Fuzz.test.ts judges them),
+ * It fails on any 5xx, on any answer the document does not declare (as Fuzz.heavy.test.ts judges them),
  * and on any line the service logs at ERROR while it runs. A few hundred requests: seconds, in the
  * normal suite. The requests come from a fixed seed (FUZZ_SEED); their interleaving is the
  * scheduler's, which is the point.
