@@ -27,7 +27,7 @@ import { freePort } from "../src/Db/Embedded.ts"
 import { mp4Head } from "../test/support/Video.ts"
 import { benchedServiceOptions, stop } from "./processes.ts"
 import { root, runAlone } from "./standalone.ts"
-import { watchingRss } from "./proc.ts"
+import { cpuSeconds, watchingRss } from "./proc.ts"
 
 const MiB = 1024 * 1024
 const log = (line: string) => console.error(`[music-bench] ${line}`)
@@ -206,17 +206,29 @@ export const benchMusicProxy = async (options: { quick: boolean }): Promise<stri
     const form = new URLSearchParams({ video: "https://videos.example/v.mp4" })
     const direct: Array<number> = []
     const proxied: Array<number> = []
+    /** The service's CPU seconds per proxied relay, and this process's (client and vendor) per direct and proxied one. */
+    const relayCpu = { service: [] as Array<number>, benchDirect: [] as Array<number>, benchProxied: [] as Array<number> }
+    const ownCpu = () => {
+      const { user, system } = process.cpuUsage()
+      return (user + system) / 1e6
+    }
     for (let round = 0; round < rounds; round++) {
+      const ownBefore = ownCpu()
       const d = await readEvents(`${vendor.url}/v2m/generate`, {
         method: "POST",
         headers: { authorization: `Bearer ${vendor.apiKey}` },
         body: form
       })
+      const ownBetween = ownCpu()
+      const serviceBefore = await cpuSeconds(pid)
       const p = await readEvents(`${service.base}/proxy/musicvendor/v2m/generate`, {
         method: "POST",
         headers: { authorization: `Bearer ${token}` },
         body: form
       })
+      relayCpu.service.push((await cpuSeconds(pid)) - serviceBefore)
+      relayCpu.benchDirect.push(ownBetween - ownBefore)
+      relayCpu.benchProxied.push(ownCpu() - ownBetween)
       if (p.lines !== eventCount + 1) throw new Error(`the proxy relayed ${p.lines} events of ${eventCount + 1}`)
       direct.push(d.lines / d.seconds)
       proxied.push(p.lines / p.seconds)
@@ -235,6 +247,7 @@ export const benchMusicProxy = async (options: { quick: boolean }): Promise<stri
     ])
     const tail = Buffer.from(`\r\n--${boundary}\r\ncontent-disposition: form-data; name="prompt"\r\n\r\nbench\r\n--${boundary}--\r\n`)
     const base = service.base
+    const uploadCpuBefore = await cpuSeconds(pid)
     const [proxiedUpload, rss] = await watchingRss(pid, () =>
       upload(
         `${base}/proxy/musicvendor/v2m/generate`,
@@ -243,6 +256,7 @@ export const benchMusicProxy = async (options: { quick: boolean }): Promise<stri
         mediaBytes,
         tail
       ))
+    const uploadCpu = (await cpuSeconds(pid)) - uploadCpuBefore
     if (proxiedUpload.status !== 200) throw new Error(`the proxied upload answered ${proxiedUpload.status}`)
     const forwarded = vendor.lastBodyBytes
     log(`proxied upload: ${fmt(uploadBytes / MiB / proxiedUpload.seconds)} MiB/s; the vendor received ${forwarded} bytes`)
@@ -264,7 +278,12 @@ export const benchMusicProxy = async (options: { quick: boolean }): Promise<stri
       `| service peak RSS growth during the upload (VmRSS sampled / VmHWM) | ${fmt(growth, 1)} MiB / ${fmt(hwmGrowth, 1)} MiB | – | – | <= ${targets.rssGrowthMiB} MiB: ${met(Math.max(growth, Number.isNaN(hwmGrowth) ? 0 : hwmGrowth) <= targets.rssGrowthMiB)} |`,
       "",
       `The vendor received ${fmt(forwarded)} bytes for the ${fmt(uploadBytes)}-byte file (the form adds framing). ` +
-      `RSS before the upload: ${fmt(rss.beforeMiB)} MiB.`
+      `RSS before the upload: ${fmt(rss.beforeMiB)} MiB.`,
+      "",
+      `CPU seconds (from /proc; they do not depend on how busy the machine is), medians: the service per relay ${fmt(median(relayCpu.service), 2)} ` +
+      `(${fmt(median(relayCpu.service) * 1e6 / (eventCount + 1), 2)} µs an event); the bench process (client and fake vendor) per direct read ` +
+      `${fmt(median(relayCpu.benchDirect), 2)}, per read through the proxy ${fmt(median(relayCpu.benchProxied), 2)}; ` +
+      `the service per upload ${fmt(uploadCpu, 2)} (${fmt(uploadCpu * 1000 / (uploadBytes / MiB / 1024), 0)} ms a GiB).`
     ].join("\n")
   } finally {
     if (service) await stop(service.child)
