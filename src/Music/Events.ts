@@ -11,6 +11,7 @@
  */
 import { Array as Arr, Data, Duration, Effect, Option, Queue, Schema, Stream } from "effect"
 import { MusicEvent } from "../Domain/MusicEvents.ts"
+import { scavengeEvery } from "../Storage/Garbage.ts"
 
 /**
  * The known events' decoder: the union picks the one member its `type` names (a union of
@@ -229,6 +230,8 @@ export const relayBytes = <E, R>(
     // the start of a line whose end has not arrived yet
     let pending: Array<Uint8Array> = []
     let pendingBytes = 0
+    // the vendor's buffers die once written to the caller: scavenges free them (Storage/Garbage.ts)
+    const scavenge = scavengeEvery()
 
     /** Relays the lines in `chunk` (and the pending line they end), appending to `out`. */
     const relayChunk = (chunk: Uint8Array, out: Array<Uint8Array>, warnings: Array<string>, last: boolean) => {
@@ -288,6 +291,7 @@ export const relayBytes = <E, R>(
     const relayed = (chunk: Uint8Array, last: boolean): Effect.Effect<ReadonlyArray<Uint8Array>, StreamBroken> => {
       const out: Array<Uint8Array> = []
       const warnings: Array<string> = []
+      scavenge(chunk.length)
       relayChunk(chunk, out, warnings, last)
       if (pendingBytes > maxLineBytes) {
         return Effect.fail(new StreamBroken({ code: "upstream_error", message: "The music vendor sent an overlong line" }))
