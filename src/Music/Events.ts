@@ -90,15 +90,18 @@ const quote = 0x22
 /** Where each key of the line being scanned starts and ends (a line with more keys is parsed). */
 const keyBounds = new Int32Array(32)
 
+/** Each byte's class inside a string: 0 plain printable ASCII, 1 the closing quote, 2 anything else. */
+const stringBytes = new Uint8Array(256).fill(2)
+for (let c = 0x20; c <= 0x7e; c++) stringBytes[c] = 0
+stringBytes[quote] = 1
+// an escape: JSON.stringify might print it otherwise (as it might a control or non-ASCII byte)
+stringBytes[0x5c] = 2
+
 /** The index of the quote closing the string whose first byte is at `from`, or -1. */
 const stringEnd = (b: Uint8Array, from: number, end: number) => {
-  for (let i = from; i < end; i++) {
-    const c = b[i]!
-    if (c === quote) return i
-    // an escape, a control or non-ASCII byte: JSON.stringify might print it otherwise
-    if (c === 0x5c || c < 0x20 || c > 0x7e) return -1
-  }
-  return -1
+  let i = from
+  while (i < end && stringBytes[b[i]!] === 0) i++
+  return i < end && b[i] === quote ? i : -1
 }
 
 const sameBytes = (b: Uint8Array, s1: number, e1: number, s2: number, e2: number) => {
