@@ -34,8 +34,19 @@ const eventObject = fc.tuple(fc.dictionary(key, flatValue, { maxKeys: 6 }), fc.o
     return Object.fromEntries(entries)
   })
 
+/**
+ * A line written by hand around a long string of mostly base64 bytes with, now and then, a raw
+ * byte the scan must stop at (a quote, a backslash, a control, DEL, non-ASCII), at any offset:
+ * the scan passes plain bytes four at a time.
+ */
+const rawStringLine = fc.tuple(
+  fc.string({ unit: fc.oneof({ weight: 30, arbitrary: fc.constantFrom("A", "z", "0", "+", "/", "=") }, { weight: 1, arbitrary: fc.constantFrom('"', "\\", "\u0001", "\t", "\u007f", "\u0080", "é", " ") }), maxLength: 90 }),
+  fc.constantFrom("", ',"chunk_index":3', '"', ',"x":"y"')
+).map(([raw, rest]) => `{"type":"audio_chunk","data":"${raw}"${rest}}`)
+
 /** A line as a vendor might write it: compact, spaced, escaped, or not JSON at all. */
 const vendorLine = fc.oneof(
+  rawStringLine,
   eventObject.map((e) => JSON.stringify(e)),
   eventObject.map((e) => JSON.stringify(e, null, 1).replace(/\n/g, "")),
   fc.json({ maxDepth: 2 }),
