@@ -6,12 +6,13 @@
  * DATA_DIR) against a fake music vendor served by this process.
  *
  * (a) NDJSON relay: the vendor streams N `audio_chunk` events at full speed; events/s read
- *     through the proxy vs read from the vendor directly.
+ *     through the proxy vs read from the vendor directly, after a warm-up round of each, with the
+ *     CPU seconds of the service and of this process (client and vendor) from /proc.
  * (b) Upload: a 1 GiB video (256 MiB with --quick), generated on the fly, through the proxy to a
  *     vendor that discards it, vs the same bytes sent raw over loopback to a discarding
  *     node:http server; MB/s from the first byte sent to the end of the answer, and the service
  *     process's peak RSS growth during the upload (VmRSS sampled from /proc every 10 ms, and
- *     VmHWM reset just before: bench/proc.ts).
+ *     VmHWM reset just before: bench/proc.ts), and its CPU seconds.
  *
  * Also exported as `benchMusicProxy({ quick })`, which returns the Markdown table.
  */
@@ -212,7 +213,8 @@ export const benchMusicProxy = async (options: { quick: boolean }): Promise<stri
       const { user, system } = process.cpuUsage()
       return (user + system) / 1e6
     }
-    for (let round = 0; round < rounds; round++) {
+    // round 0 warms up (the service's first relay also compiles its code) and is only logged
+    for (let round = 0; round <= rounds; round++) {
       const ownBefore = ownCpu()
       const d = await readEvents(`${vendor.url}/v2m/generate`, {
         method: "POST",
@@ -226,13 +228,15 @@ export const benchMusicProxy = async (options: { quick: boolean }): Promise<stri
         headers: { authorization: `Bearer ${token}` },
         body: form
       })
-      relayCpu.service.push((await cpuSeconds(pid)) - serviceBefore)
+      const serviceCpu = (await cpuSeconds(pid)) - serviceBefore
+      if (p.lines !== eventCount + 1) throw new Error(`the proxy relayed ${p.lines} events of ${eventCount + 1}`)
+      log(`relay ${round === 0 ? "warm-up" : `round ${round}`}: direct ${fmt(d.lines / d.seconds)} events/s, proxy ${fmt(p.lines / p.seconds)} events/s, service ${fmt(serviceCpu, 2)} CPU s`)
+      if (round === 0) continue
+      relayCpu.service.push(serviceCpu)
       relayCpu.benchDirect.push(ownBetween - ownBefore)
       relayCpu.benchProxied.push(ownCpu() - ownBetween)
-      if (p.lines !== eventCount + 1) throw new Error(`the proxy relayed ${p.lines} events of ${eventCount + 1}`)
       direct.push(d.lines / d.seconds)
       proxied.push(p.lines / p.seconds)
-      log(`relay round ${round + 1}: direct ${fmt(d.lines / d.seconds)} events/s, proxy ${fmt(p.lines / p.seconds)} events/s`)
     }
 
     // (b) the upload
