@@ -102,9 +102,16 @@ stringBytes[0x5c] = 2
  * bytes (an audio chunk's base64) are passed four at a time: half the scan's time per line.
  * Made once per buffer, since the lines of a chunk of the vendor's body share it.
  */
+const noWords = new Uint32Array(0)
 let wordsOf: Uint8Array | undefined
-let words: Uint32Array<ArrayBufferLike> = new Uint32Array(0)
+let words: Uint32Array<ArrayBufferLike> = noWords
 let wordBase = 0
+
+/** Lets go of the last buffer scanned (a joined line may be megabytes), once its lines are done. */
+const releaseWords = () => {
+  wordsOf = undefined
+  words = noWords
+}
 
 const viewWords = (b: Uint8Array) => {
   if (b === wordsOf) return
@@ -330,6 +337,7 @@ export const relayBytes = <E, R>(
       const warnings: Array<string> = []
       scavenge(chunk.length)
       relayChunk(chunk, out, warnings, last)
+      releaseWords()
       if (pendingBytes > maxLineBytes) {
         return Effect.fail(new StreamBroken({ code: "upstream_error", message: "The music vendor sent an overlong line" }))
       }
