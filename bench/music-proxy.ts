@@ -6,12 +6,13 @@
  * DATA_DIR) against a fake music vendor served by this process.
  *
  * (a) NDJSON relay: the vendor streams N `audio_chunk` events at full speed; events/s read
- *     through the proxy vs read from the vendor directly.
+ *     through the proxy vs read from the vendor directly, after a warm-up round of each, with the
+ *     CPU seconds of the service and of this process (client and vendor) from /proc.
  * (b) Upload: a 1 GiB video (256 MiB with --quick), generated on the fly, through the proxy to a
  *     vendor that discards it, vs the same bytes sent raw over loopback to a discarding
  *     node:http server; MB/s from the first byte sent to the end of the answer, and the service
  *     process's peak RSS growth during the upload (VmRSS sampled from /proc every 10 ms, and
- *     VmHWM reset just before: bench/proc.ts).
+ *     VmHWM reset just before: bench/proc.ts), and its CPU seconds.
  *
  * Also exported as `benchMusicProxy({ quick })`, which returns the Markdown table.
  */
@@ -27,7 +28,7 @@ import { freePort } from "../src/Db/Embedded.ts"
 import { mp4Head } from "../test/support/Video.ts"
 import { benchedServiceOptions, stop } from "./processes.ts"
 import { root, runAlone } from "./standalone.ts"
-import { watchingRss } from "./proc.ts"
+import { cpuSeconds, watchingRss } from "./proc.ts"
 
 const MiB = 1024 * 1024
 const log = (line: string) => console.error(`[music-bench] ${line}`)
@@ -206,21 +207,36 @@ export const benchMusicProxy = async (options: { quick: boolean }): Promise<stri
     const form = new URLSearchParams({ video: "https://videos.example/v.mp4" })
     const direct: Array<number> = []
     const proxied: Array<number> = []
-    for (let round = 0; round < rounds; round++) {
+    /** The service's CPU seconds per proxied relay, and this process's (client and vendor) per direct and proxied one. */
+    const relayCpu = { service: [] as Array<number>, benchDirect: [] as Array<number>, benchProxied: [] as Array<number> }
+    const ownCpu = () => {
+      const { user, system } = process.cpuUsage()
+      return (user + system) / 1e6
+    }
+    // round 0 warms up (the service's first relay also compiles its code) and is only logged
+    for (let round = 0; round <= rounds; round++) {
+      const ownBefore = ownCpu()
       const d = await readEvents(`${vendor.url}/v2m/generate`, {
         method: "POST",
         headers: { authorization: `Bearer ${vendor.apiKey}` },
         body: form
       })
+      const ownBetween = ownCpu()
+      const serviceBefore = await cpuSeconds(pid)
       const p = await readEvents(`${service.base}/proxy/musicvendor/v2m/generate`, {
         method: "POST",
         headers: { authorization: `Bearer ${token}` },
         body: form
       })
+      const serviceCpu = (await cpuSeconds(pid)) - serviceBefore
       if (p.lines !== eventCount + 1) throw new Error(`the proxy relayed ${p.lines} events of ${eventCount + 1}`)
+      log(`relay ${round === 0 ? "warm-up" : `round ${round}`}: direct ${fmt(d.lines / d.seconds)} events/s, proxy ${fmt(p.lines / p.seconds)} events/s, service ${fmt(serviceCpu, 2)} CPU s`)
+      if (round === 0) continue
+      relayCpu.service.push(serviceCpu)
+      relayCpu.benchDirect.push(ownBetween - ownBefore)
+      relayCpu.benchProxied.push(ownCpu() - ownBetween)
       direct.push(d.lines / d.seconds)
       proxied.push(p.lines / p.seconds)
-      log(`relay round ${round + 1}: direct ${fmt(d.lines / d.seconds)} events/s, proxy ${fmt(p.lines / p.seconds)} events/s`)
     }
 
     // (b) the upload
@@ -235,6 +251,7 @@ export const benchMusicProxy = async (options: { quick: boolean }): Promise<stri
     ])
     const tail = Buffer.from(`\r\n--${boundary}\r\ncontent-disposition: form-data; name="prompt"\r\n\r\nbench\r\n--${boundary}--\r\n`)
     const base = service.base
+    const uploadCpuBefore = await cpuSeconds(pid)
     const [proxiedUpload, rss] = await watchingRss(pid, () =>
       upload(
         `${base}/proxy/musicvendor/v2m/generate`,
@@ -243,6 +260,7 @@ export const benchMusicProxy = async (options: { quick: boolean }): Promise<stri
         mediaBytes,
         tail
       ))
+    const uploadCpu = (await cpuSeconds(pid)) - uploadCpuBefore
     if (proxiedUpload.status !== 200) throw new Error(`the proxied upload answered ${proxiedUpload.status}`)
     const forwarded = vendor.lastBodyBytes
     log(`proxied upload: ${fmt(uploadBytes / MiB / proxiedUpload.seconds)} MiB/s; the vendor received ${forwarded} bytes`)
@@ -264,7 +282,12 @@ export const benchMusicProxy = async (options: { quick: boolean }): Promise<stri
       `| service peak RSS growth during the upload (VmRSS sampled / VmHWM) | ${fmt(growth, 1)} MiB / ${fmt(hwmGrowth, 1)} MiB | – | – | <= ${targets.rssGrowthMiB} MiB: ${met(Math.max(growth, Number.isNaN(hwmGrowth) ? 0 : hwmGrowth) <= targets.rssGrowthMiB)} |`,
       "",
       `The vendor received ${fmt(forwarded)} bytes for the ${fmt(uploadBytes)}-byte file (the form adds framing). ` +
-      `RSS before the upload: ${fmt(rss.beforeMiB)} MiB.`
+      `RSS before the upload: ${fmt(rss.beforeMiB)} MiB.`,
+      "",
+      `CPU seconds (from /proc; they do not depend on how busy the machine is), medians: the service per relay ${fmt(median(relayCpu.service), 2)} ` +
+      `(${fmt(median(relayCpu.service) * 1e6 / (eventCount + 1), 2)} µs an event); the bench process (client and fake vendor) per direct read ` +
+      `${fmt(median(relayCpu.benchDirect), 2)}, per read through the proxy ${fmt(median(relayCpu.benchProxied), 2)}; ` +
+      `the service per upload ${fmt(uploadCpu, 2)} (${fmt(uploadCpu * 1000 / (uploadBytes / MiB / 1024), 0)} ms a GiB).`
     ].join("\n")
   } finally {
     if (service) await stop(service.child)

@@ -14,6 +14,7 @@ import { PassThrough, Transform } from "node:stream"
 import { pipeline } from "node:stream/promises"
 import { MusicForm, type MusicRequest, MusicUrlForm, type VideoFile } from "../Domain/Media.ts"
 import { recordUpload } from "../Observability/Metrics.ts"
+import { scavengeEvery } from "../Storage/Garbage.ts"
 
 /** The form broke a rule; `message` says which, naming the field. */
 export class FormInvalid extends Data.TaggedError("FormInvalid")<{ readonly reason: string }> {
@@ -91,9 +92,12 @@ const spool = (part: Multipart.File, options: UploadOptions) =>
     yield* files.makeDirectory(options.tmpDir, { recursive: true })
     const path = yield* files.makeTempFileScoped({ directory: options.tmpDir, prefix: "video-" })
     let size = 0
+    // the socket's buffers die as soon as they are written: scavenges free them (Storage/Garbage.ts)
+    const scavenge = scavengeEvery()
     const counter = new Transform({
       transform(chunk: Buffer, _encoding, callback) {
         size += chunk.length
+        scavenge(chunk.length)
         if (size > options.maxFileBytes) callback(new LimitReached())
         else callback(null, chunk)
       }

@@ -2,12 +2,12 @@
  * Video to music: check the video (an upload's duration, from its container), ask the vendor, and
  * relay its NDJSON stream event by event, with keep-alive lines while it is silent.
  */
-import { Array as Arr, Context, Data, Effect, Layer, Option, Stream } from "effect"
+import { Context, Data, Effect, Layer, Option } from "effect"
 import { parseFile } from "music-metadata"
 import { AppConfig } from "../Config.ts"
 import { maxVideoSeconds, type MusicRequest, type VideoFile } from "../Domain/Media.ts"
 import { movieDuration } from "./MovieHeader.ts"
-import { relayEvents, type StreamBroken, withKeepAlive } from "./Events.ts"
+import { relayAnswer, type StreamBroken } from "./Events.ts"
 import { MusicVendor, type VendorStreamError } from "./Vendor.ts"
 import { traced } from "../Tracing.ts"
 
@@ -71,12 +71,7 @@ export class Music extends Context.Service<Music>()("Music", {
       generate: traced("Music.generate")(function*(request: MusicRequest) {
         const durationSeconds = request._tag === "File" ? Option.some(yield* checkDuration(request.file)) : Option.none()
         const body = yield* vendor.generate({ request, durationSeconds })
-        const lines = relayEvents(body, streamFailure).pipe(Stream.map((line) => `${line}\n`))
-        return withKeepAlive(lines, streamKeepAliveMillis, "\n").pipe(
-          // one write per chunk of events, not one per event
-          Stream.mapArray((chunk) => Arr.of(chunk.join(""))),
-          Stream.encodeText
-        )
+        return relayAnswer(body, streamFailure, streamKeepAliveMillis)
       })
     }
   })

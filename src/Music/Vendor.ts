@@ -17,6 +17,7 @@ import type { MusicRequest } from "../Domain/Media.ts"
 import { span } from "../Tracing.ts"
 import { measuredVendor } from "../Observability/Metrics.ts"
 import { simulatedAnswer } from "./Simulated.ts"
+import { scavengeEvery } from "../Storage/Garbage.ts"
 import {
   fromTransportError,
   fromVendorStatus,
@@ -79,13 +80,15 @@ const formBody = ({ request }: GenerateRequest, boundary: string, onProgress: Ef
       `content-type: ${video.contentType.replace(/[\r\n]/g, "")}\r\n\r\n`
   )
   const tail = Buffer.concat([Buffer.from("\r\n"), ...prompt, end])
+  // each read is a new buffer, dead once sent: scavenges free them (Storage/Garbage.ts)
+  const scavenge = scavengeEvery()
   const file = NodeStream.fromReadable({
     evaluate: () => fs.createReadStream(video.path, { highWaterMark: 1024 * 1024 }),
     onError: (cause) => new VendorStreamError({ reason: `the spooled video could not be read: ${String(cause)}` })
   })
   return {
     stream: Stream.concat(Stream.make(new Uint8Array(head)), Stream.concat(file, Stream.make(new Uint8Array(tail)))).pipe(
-      Stream.tap(() => onProgress)
+      Stream.tap((piece) => Effect.andThen(Effect.sync(() => scavenge(piece.length)), onProgress))
     ),
     length: head.length + video.size + tail.length
   }

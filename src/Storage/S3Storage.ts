@@ -32,6 +32,7 @@ import { PassThrough, Readable } from "node:stream"
 import type { S3Settings } from "../Config.ts"
 import { span, traced } from "../Tracing.ts"
 import { BodyBroken, BodyTooLarge, failed, type Opened, type PutOptions, type RangedContent, safeKey, type Served, type StorageFailed, type StorageShape, type Stored, type Written } from "./Storage.ts"
+import { collectYoungGarbage } from "./Garbage.ts"
 
 /** Where uploads are written until placed; a lifecycle rule on this prefix expires a crash's leftovers. */
 export const incomingPrefix = ".incoming/"
@@ -44,20 +45,6 @@ export const defaultPartBytes = 8 * 1024 * 1024
  * the body while the others are sent.
  */
 export const partsInFlight = 2
-
-/**
- * A scavenge (a collection of the young generation only, a millisecond or two) when node runs with
- * `--expose-gc`, as `npm start` does; nothing otherwise. An upload asks for one per part. Its body
- * arrives as a new 64 KiB buffer per socket read, dead once copied into a part, but V8 frees a
- * buffer's memory only when it collects the buffer, and the small objects an upload allocates fill
- * the young generation too slowly for that to happen often. Meanwhile the dead buffers' memory
- * counted against the heap's limit, which V8 met with full collections of the whole heap (70 MB):
- * 4 to 6 per 100 MiB, half of the service's CPU per upload (bench/README.md, "Object storage:
- * upload and download").
- */
-const collectYoungGarbage: () => void = typeof globalThis.gc === "function"
-  ? () => globalThis.gc!({ type: "minor" })
-  : () => {}
 
 /**
  * How long a presigned download URL lives: long enough for a client that follows the redirect at
