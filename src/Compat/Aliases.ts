@@ -213,13 +213,20 @@ const vendorPrefixes = (words: AliasWords): ReadonlyArray<readonly [string, stri
     .filter(([prefix, word]) => word !== "" && `/proxy/${word}/` !== prefix)
     .map(([prefix, word]) => [prefix, `/proxy/${word}/`] as const)
 
+/** Paths the registry served earlier, under the prefix that replaced them: `[prefix now, prefix before]`. */
+const earlierPrefixes: ReadonlyArray<readonly [string, string]> = [
+  // the API keys moved to the anchor's path; clients of the first one keep working
+  ["/customers/api-keys", "/users/api-keys"]
+]
+
 /**
  * The other patterns a route pattern answers under, so that the route table sends them to the
  * one route (its handler, errors, caching and the name logs and metrics give it):
  * - a host-node route (one with a `host-nodes` segment) also under the clients' segment;
  * - a route of the media proxy (`/proxy/imagevendor/...`, `/proxy/musicvendor/...`) also under
  *   its vendor's word (`/proxy/<word>/...`), by prefix: every route declared there now or later
- *   gets it with no list to keep.
+ *   gets it with no list to keep;
+ * - a route that moved also under its earlier path (`earlierPrefixes`), whatever the words.
  */
 export const aliasPatterns = (words: AliasWords) => {
   const alias = hostNodesAlias(words)
@@ -227,6 +234,8 @@ export const aliasPatterns = (words: AliasWords) => {
   return (pattern: string): ReadonlyArray<string> => {
     const vendor = vendors.find(([prefix]) => pattern.startsWith(prefix))
     if (vendor !== undefined) return [vendor[1] + pattern.slice(vendor[0].length)]
+    const moved = earlierPrefixes.find(([now]) => pattern === now || pattern.startsWith(`${now}/`))
+    if (moved !== undefined) return [moved[1] + pattern.slice(moved[0].length)]
     if (alias === undefined) return []
     const segments = pattern.split("/")
     return segments.includes(hostNodesSegment)

@@ -960,7 +960,7 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/users/api-keys": {
+    "/customers/api-keys": {
         parameters: {
             query?: never;
             header?: never;
@@ -972,7 +972,7 @@ export interface paths {
         put?: never;
         /**
          * Create an API key
-         * @description The key authenticates its user as the X-API-KEY header on the media proxy and media storage. Its value is shown in this answer only; the registry keeps a hash.
+         * @description The key authenticates its user as the X-API-KEY header on the media proxy and media storage. Its value is shown in this answer only; the registry keeps a hash. The earlier path /users/api-keys answers the same, as do those of the listing and the revocation.
          */
         post: operations["CreateApiKey"];
         delete?: never;
@@ -981,7 +981,7 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/users/api-keys/{keyId}": {
+    "/customers/api-keys/{keyId}": {
         parameters: {
             query?: never;
             header?: never;
