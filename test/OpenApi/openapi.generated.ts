@@ -1026,8 +1026,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Download a media file, with the content type it was declared with
-         * @description When the files are in an object store (STORAGE=s3) the answer is 302 Found, Cache-Control: no-store, to the store itself: a URL presigned for the request's method that lives 15 minutes and answers with the same content type and disposition.
+         * Download a media file, with the content type it was declared with (or its bytes told)
+         * @description A file declared without a type (or as application/octet-stream) is served as the image, audio or video type its first bytes tell, or as application/octet-stream when they tell none. When the files are in an object store (STORAGE=s3) the answer is 302 Found, Cache-Control: no-store, to the store itself: a URL presigned for the request's method that lives 15 minutes and answers with the same content type and disposition.
          */
         get: operations["DownloadMediaFile"];
         /**
@@ -1062,7 +1062,7 @@ export interface components {
         StorageRequest: {
             /** @description Name of the file, such as image.png; the download URL ends with it */
             file_name: string;
-            /** @description Media type of the file, such as image/png; application/octet-stream when absent */
+            /** @description Media type of the file, such as image/png; when absent (or application/octet-stream), the image, audio or video type its uploaded bytes tell, else application/octet-stream */
             content_type?: string;
             /** @description SHA-256 of the file's bytes, in hex: a live file of the caller with these bytes is answered instead of a new one */
             file_hash?: string;
