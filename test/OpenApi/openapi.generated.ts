@@ -1457,7 +1457,7 @@ export interface components {
         /** @enum {string} */
         MediaTaskStatus: "CREATED" | "IN_PROGRESS" | "COMPLETED" | "FAILED";
         SkinEnhancerFlexibleRequest: {
-            /** @description Image to enhance: base64 image data, a data: URL, or a publicly accessible https URL */
+            /** @description Image to enhance: base64 image data, a data: URL, a publicly accessible https URL, or the download_url of a media file of this service (POST /customers/storage), whatever its scheme */
             image: string;
             /** @description Sharpening intensity, 0 to 100 (default 0) */
             sharpen?: number;
@@ -1475,7 +1475,7 @@ export interface components {
             optimized_for?: "enhance_skin" | "improve_lighting" | "enhance_everything" | "transform_to_real" | "no_make_up";
         };
         SkinEnhancerFaithfulRequest: {
-            /** @description Image to enhance: base64 image data, a data: URL, or a publicly accessible https URL */
+            /** @description Image to enhance: base64 image data, a data: URL, a publicly accessible https URL, or the download_url of a media file of this service (POST /customers/storage), whatever its scheme */
             image: string;
             /** @description Sharpening intensity, 0 to 100 (default 0) */
             sharpen?: number;
@@ -1490,7 +1490,7 @@ export interface components {
             skin_detail?: number;
         };
         SkinEnhancerRequest: {
-            /** @description Image to enhance: base64 image data, a data: URL, or a publicly accessible https URL */
+            /** @description Image to enhance: base64 image data, a data: URL, a publicly accessible https URL, or the download_url of a media file of this service (POST /customers/storage), whatever its scheme */
             image: string;
             /** @description Sharpening intensity, 0 to 100 (default 0) */
             sharpen?: number;
