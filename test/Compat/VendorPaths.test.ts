@@ -166,6 +166,30 @@ layer(withBothFakes({ image: "freepik", music: "sonilo" }), { excludeTestService
   }
 )
 
+layer(
+  Service.layer((c) => ({ ...c, vendorMode: "simulated", aliases: { ...c.aliases, imageVendorPath: "freepik", musicVendorPath: "sonilo" } })),
+  { excludeTestServices: true }
+)("the vendors' words with the simulated vendors", (it) => {
+  it.effect("answers are the same, x-vendor-mode included: a start, its poll, a refusal", () =>
+    Effect.gen(function*() {
+      const service = yield* Service
+      const token = yield* tokenOf(service, "ann")
+      const options = { token, body: { image: "https://images.example/face.png" }, headers: { "idempotency-key": "simulated-alias-1" } }
+      const started = yield* sameAnswer(service, "POST", paths.skin, freepik(paths.skin), options)
+      expectStatus(started, 200, "simulated start")
+      expect(started.headers.get("x-vendor-mode")).toBe("simulated")
+      const taskId = (started.body as { data: { task_id: string } }).data.task_id
+      // the simulated vendor finishes at the second poll: once it has, both paths answer the finished task
+      yield* sendText(service, "GET", paths.skinPoll(taskId), { token })
+      yield* sendText(service, "GET", freepik(paths.skinPoll(taskId)), { token })
+      const polled = yield* sameAnswer(service, "GET", paths.skinPoll(taskId), freepik(paths.skinPoll(taskId)), { token })
+      expect(polled.body).toMatchObject({ data: { task_id: taskId, status: "COMPLETED" } })
+      const refused = yield* sameAnswer(service, "POST", paths.skin, freepik(paths.skin), { token, body: {} })
+      expectError(refused, 400)
+      expect(refused.headers.get("x-vendor-mode")).toBe("simulated")
+    }))
+})
+
 layer(withBothFakes({ image: "", music: "" }), { excludeTestServices: true })("the vendors' words off (the default)", (it) => {
   it.effect("the vendors' paths are unknown; the neutral ones answer", () =>
     Effect.gen(function*() {
