@@ -203,6 +203,31 @@ const errorComponent = (error: typeof apiErrors[number]): Json => ({
   additionalProperties: false
 })
 
+/** The media proxy's paths, whose errors carry `detail` too (Http/ErrorDetail.ts). */
+const proxyPrefix = "/proxy/"
+
+/** The component of an error class as the media proxy answers it. */
+const detailedName = (name: string) => `${name}WithDetail`
+
+/**
+ * An error class's component with `detail`, the message again: what the media proxy answers. Not
+ * required: the few refusals written on the bare socket, before a request could be read (not
+ * HTTP, a late or oversized head), have no route to know the proxy by.
+ */
+const detailedComponent = (error: typeof apiErrors[number]): Json => {
+  const plain = errorComponent(error)
+  return {
+    ...plain,
+    properties: {
+      ...plain.properties,
+      detail: {
+        type: "string",
+        description: "The message again, where the host application's music node reads it; absent only on a request that is not readable HTTP"
+      }
+    }
+  }
+}
+
 const errorNames: ReadonlySet<string> = new Set([...apiErrors.map((e) => e.identifier), "ErrorResponse"])
 const errorByName: ReadonlyMap<string, typeof apiErrors[number]> = new Map(apiErrors.map((e) => [e.identifier, e]))
 
@@ -361,6 +386,14 @@ const precise = (generated: Json): Json => {
       responses["503"] = errorResponse([...others, DatabaseUnavailable.identifier], { "Retry-After": headerRef("RetryAfter") })
     }
 
+    if (path.startsWith(proxyPrefix)) {
+      for (const [status, response] of Object.entries<Json>(responses)) {
+        const json = response.content?.["application/json"]
+        if (Number(status) < 400 || json?.schema === undefined) continue
+        json.schema = JSON.parse(JSON.stringify(json.schema).replace(/#\/components\/schemas\/(\w+)/g, (_, name: string) => schemaRef(detailedName(name))))
+      }
+    }
+
     const extra = successHeaders[operation.operationId]
     for (const [status, response] of Object.entries<Json>(responses)) {
       const always = path.startsWith(imageProxyPrefix) ? { "x-vendor-mode": headerRef("XVendorMode") } : {}
@@ -404,6 +437,7 @@ const precise = (generated: Json): Json => {
   const referenced = new Set(JSON.stringify(spec.paths).match(/#\/components\/schemas\/\w+/g))
   for (const error of apiErrors) {
     if (referenced.has(schemaRef(error.identifier))) schemas[error.identifier] = errorComponent(error)
+    if (referenced.has(schemaRef(detailedName(error.identifier)))) schemas[detailedName(error.identifier)] = detailedComponent(error)
   }
   spec.components.headers = headers
 

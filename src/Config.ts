@@ -97,6 +97,20 @@ const aliasWord = (name: string, fallback: string) =>
   )
 
 /**
+ * A vendor's word in the media proxy's paths (`/proxy/<word>/...`): lowercase letters, digits,
+ * `-` and `_`, or empty (the default) for no alias.
+ */
+const vendorPathWord = (name: string) =>
+  Config.String(name).pipe(
+    Config.withDefault(""),
+    refine((raw) =>
+      /^[a-z0-9_-]*$/.test(raw.trim())
+        ? Result.succeed(raw.trim())
+        : Result.fail(`${name} must be lowercase letters, digits, '-' and '_', or empty; got "${raw}"`)
+    )
+  )
+
+/**
  * `OTEL_EXPORTER_OTLP_HEADERS`: `name=value` pairs separated by commas, values percent-encoded
  * (the OpenTelemetry specification's form).
  */
@@ -344,7 +358,11 @@ export const appConfig = group({
     /** The repository host's word: the claim's token is also read as `GH_TOKEN` (Compat/Aliases.ts tokenAlias), stars are also answered as `<word>_stars`. */
     repohost: aliasWord("REPOHOST_NAME_ALIAS", "github"),
     /** Answers carry the clients' words too (docs/compatibility.md); off, they are the interface's alone, byte for byte. */
-    inAnswers: Config.Boolean("ANSWER_ALIASES").pipe(Config.withDefault(false))
+    inAnswers: Config.Boolean("ANSWER_ALIASES").pipe(Config.withDefault(false)),
+    /** The image vendor's word: `/proxy/<word>/...` answers what `/proxy/imagevendor/...` answers; empty for none. */
+    imageVendorPath: vendorPathWord("IMAGEVENDOR_PATH_ALIAS"),
+    /** The music vendor's word: `/proxy/<word>/...` answers what `/proxy/musicvendor/...` answers; empty for none. */
+    musicVendorPath: vendorPathWord("MUSICVENDOR_PATH_ALIAS")
   }),
   /** Media files of the host's API nodes (POST /customers/storage), kept in the archives' store. */
   media: group({

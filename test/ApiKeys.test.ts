@@ -1,5 +1,7 @@
 /**
- * User API keys: POST/GET/DELETE /users/api-keys over real HTTP (the anchor's shapes, which
+ * User API keys: POST/GET/DELETE /customers/api-keys over real HTTP (the anchor's paths and shapes:
+ * comfy-cli's vendored openapi.yml, `createCustomerAPIKey`, `listCustomerAPIKeys`,
+ * `deleteCustomerAPIKey`; the registry's earlier /users/api-keys answers the same; the shapes
  * registry-web's `src/api/generated.ts` types as `APIKeyWithPlaintext` and `APIKey`), and the
  * `X-API-KEY` header the host's API nodes send when the user has no login token
  * (`comfy_api_nodes/util/_helpers.py`, `get_auth_header`): it authenticates its user on media
@@ -13,7 +15,7 @@ import { ApiKeyList, CreatedApiKey } from "../src/Domain/ApiKey.ts"
 import { decodeExact, isoMillis, uuidPattern } from "./support/Catalogue.ts"
 import { bearerClient } from "./support/Client.ts"
 import { query } from "./support/Db.ts"
-import { expectError, expectStatus, send } from "./support/Http.ts"
+import { expectError, expectStatus, send, sendText } from "./support/Http.ts"
 import { forAll } from "./support/Property.ts"
 import { type Running, Service } from "./support/Service.ts"
 
@@ -26,7 +28,7 @@ const decodeList = decodeExact(ApiKeyList)
 const tokenOf = (service: Running, sub: string) => Effect.promise(() => service.token({ sub }))
 
 const create = (service: Running, jwt: string, body: unknown) =>
-  Effect.map(send(service, "POST", "/users/api-keys", { token: jwt, body }), (answer) => {
+  Effect.map(send(service, "POST", "/customers/api-keys", { token: jwt, body }), (answer) => {
     expectStatus(answer, 201, "create an API key")
     return decodeCreated(answer.body).api_key
   })
@@ -75,7 +77,7 @@ layer(Service.layer((c) => ({ ...c, vendorMode: "simulated" })), { excludeTestSe
       expect(JSON.stringify(listed)).not.toContain(first.plaintext_key)
 
       // the wire form: the anchor's `{api_keys: [...]}`, no value in it
-      const raw = yield* send(service, "GET", "/users/api-keys", { token: yield* tokenOf(service, "lea") })
+      const raw = yield* send(service, "GET", "/customers/api-keys", { token: yield* tokenOf(service, "lea") })
       expect(Object.keys(decodeList(raw.body).api_keys[0]!).sort()).toEqual(["created_at", "id", "key_prefix", "name"])
 
       const lost = yield* max.api.apiKeys.revokeApiKey({ params: { keyId: first.id } }).pipe(Effect.flip)
@@ -97,10 +99,10 @@ layer(Service.layer((c) => ({ ...c, vendorMode: "simulated" })), { excludeTestSe
       const files = yield* query<{ owner_id: string }>(service, "SELECT owner_id FROM media_files")
       expect(files.map((f) => f.owner_id)).toContain("noa")
 
-      const [revokedKey] = (yield* send(service, "GET", "/users/api-keys", { token: jwt }).pipe(
+      const [revokedKey] = (yield* send(service, "GET", "/customers/api-keys", { token: jwt }).pipe(
         Effect.map((a) => decodeList(a.body).api_keys)
       ))
-      expectStatus(yield* send(service, "DELETE", `/users/api-keys/${revokedKey!.id}`, { token: jwt }), 204, "revoke")
+      expectStatus(yield* send(service, "DELETE", `/customers/api-keys/${revokedKey!.id}`, { token: jwt }), 204, "revoke")
       // the same answer as a wrong bearer token: 401, ErrorResponse with `unauthorized`
       expectError(yield* storeWithKey(service, key), 401, "unauthorized")
       expectError(
@@ -127,6 +129,7 @@ layer(Service.layer((c) => ({ ...c, vendorMode: "simulated" })), { excludeTestSe
         401,
         "unauthorized"
       )
+      expectError(yield* send(service, "GET", "/customers/api-keys", { headers: { "X-API-KEY": key } }), 401, "unauthorized")
       expectError(yield* send(service, "GET", "/users/api-keys", { headers: { "X-API-KEY": key } }), 401, "unauthorized")
       expectError(yield* send(service, "POST", "/customers/storage", { body: { file_name: "a.png" } }), 401, "unauthorized")
       expectError(
@@ -134,6 +137,28 @@ layer(Service.layer((c) => ({ ...c, vendorMode: "simulated" })), { excludeTestSe
         401,
         "unauthorized"
       )
+    }))
+
+  it.effect("the earlier /users/api-keys paths are the same routes: one set of keys, the same answers", () =>
+    Effect.gen(function*() {
+      const service = yield* Service
+      const jwt = yield* tokenOf(service, "pia")
+      // the anchor's CreateAPIKeyRequest {name, description}: 201 {api_key: APIKeyWithPlaintext}
+      const made = yield* create(service, jwt, { name: "old client", description: "made at the anchor's path" })
+      const earlier = yield* send(service, "POST", "/users/api-keys", { token: jwt, body: { name: "earlier" } })
+      const madeEarlier = decodeCreated(expectStatus(earlier, 201, "create at the earlier path").body).api_key
+      const listNow = yield* sendText(service, "GET", "/customers/api-keys", { token: jwt })
+      const listBefore = yield* sendText(service, "GET", "/users/api-keys", { token: jwt })
+      expect(listBefore.text).toBe(listNow.text)
+      expect(decodeList(JSON.parse(listNow.text)).api_keys.map((k) => k.id)).toEqual([made.id, madeEarlier.id])
+      // revoked at either path, gone at both
+      expectStatus(yield* send(service, "DELETE", `/users/api-keys/${made.id}`, { token: jwt }), 204, "revoke, earlier path")
+      expectError(yield* send(service, "DELETE", `/customers/api-keys/${made.id}`, { token: jwt }), 404, "not_found")
+      expectStatus(yield* send(service, "DELETE", `/customers/api-keys/${madeEarlier.id}`, { token: jwt }), 204, "revoke")
+      expect(decodeList((yield* send(service, "GET", "/users/api-keys", { token: jwt })).body).api_keys).toEqual([])
+      // the document names the anchor's path only
+      const document = JSON.parse((yield* sendText(service, "GET", "/openapi.json")).text) as { paths: Record<string, unknown> }
+      expect(Object.keys(document.paths).filter((p) => p.includes("api-keys")).sort()).toEqual(["/customers/api-keys", "/customers/api-keys/{keyId}"])
     }))
 
   const text = (max: number) => fc.string({ maxLength: max + 20 })
@@ -156,7 +181,7 @@ layer(Service.layer((c) => ({ ...c, vendorMode: "simulated" })), { excludeTestSe
             const body = { ...(named === undefined ? {} : { name: named }), ...(description === undefined ? {} : { description }) }
             const valid = named !== undefined && named.length >= 1 && named.length <= 100 && !named.includes("\u0000") &&
               (description === undefined || (description.length <= 1000 && !description.includes("\u0000")))
-            const answer = yield* send(service, "POST", "/users/api-keys", { token: jwt, body })
+            const answer = yield* send(service, "POST", "/customers/api-keys", { token: jwt, body })
             if (valid) {
               expectStatus(answer, 201, JSON.stringify(body))
               expect(decodeCreated(answer.body).api_key.name).toBe(named)

@@ -83,9 +83,9 @@ const matrix = [
   // reviews: any authenticated user rates any visible node
   ["POST /nodes/:nodeId/reviews",                                  401, 401,    200,     200,   200,  200,  200],
   // a user's own API keys and media storage: any authenticated user; a key only to its user (here: the owner's key)
-  ["POST /users/api-keys",                                         401, 401,    201,     201,   201,  201,  201],
-  ["GET /users/api-keys",                                          401, 401,    200,     200,   200,  200,  200],
-  ["DELETE /users/api-keys/:keyId",                                401, 401,    404,     404,   404,  204,  404],
+  ["POST /customers/api-keys",                                         401, 401,    201,     201,   201,  201,  201],
+  ["GET /customers/api-keys",                                          401, 401,    200,     200,   200,  200,  200],
+  ["DELETE /customers/api-keys/:keyId",                                401, 401,    404,     404,   404,  204,  404],
   ["POST /customers/storage",                                      401, 401,    200,     200,   200,  200,  200]
 ] as const
 
@@ -207,7 +207,7 @@ const ownersKeyId = async (f: Fixture) => {
 
 /** Makes an API key of the user with this bearer token; answers its value. */
 const createKey = async (service: Running, jwt: string) => {
-  const answer = await fetchText(service, "POST", "/users/api-keys", { token: jwt, body: { name: "matrix" } })
+  const answer = await fetchText(service, "POST", "/customers/api-keys", { token: jwt, body: { name: "matrix" } })
   return (JSON.parse(answer.text) as { api_key: { id: string; plaintext_key: string } }).api_key
 }
 
@@ -372,9 +372,9 @@ const requests: { readonly [K in RowKey]: Build } = {
     method: "GET",
     path: `/proxy/imagevendor/v1/ai/skin-enhancer/${await ownersTask(f, "skin-enhancer")}`
   }),
-  "POST /users/api-keys": async (f) => ({ method: "POST", path: "/users/api-keys", body: { name: `key ${f.fresh()}` } }),
-  "GET /users/api-keys": async () => ({ method: "GET", path: "/users/api-keys" }),
-  "DELETE /users/api-keys/:keyId": async (f) => ({ method: "DELETE", path: `/users/api-keys/${await ownersKeyId(f)}` }),
+  "POST /customers/api-keys": async (f) => ({ method: "POST", path: "/customers/api-keys", body: { name: `key ${f.fresh()}` } }),
+  "GET /customers/api-keys": async () => ({ method: "GET", path: "/customers/api-keys" }),
+  "DELETE /customers/api-keys/:keyId": async (f) => ({ method: "DELETE", path: `/customers/api-keys/${await ownersKeyId(f)}` }),
   "POST /customers/storage": async (f) => ({
     method: "POST",
     path: "/customers/storage",
@@ -441,7 +441,7 @@ layer(TestLayer, { excludeTestServices: true })("authorization matrix", (it) => 
       }))
       const apiKeys: Record<KeyActor, string> = yield* Effect.promise(async () => {
         const revoked = await createKey(service, jwts.owner!)
-        await fetchText(service, "DELETE", `/users/api-keys/${revoked.id}`, { token: jwts.owner })
+        await fetchText(service, "DELETE", `/customers/api-keys/${revoked.id}`, { token: jwts.owner })
         return {
           wrongKey: `rgak_${"A".repeat(43)}`,
           revokedKey: revoked.plaintext_key,

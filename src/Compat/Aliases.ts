@@ -21,6 +21,10 @@ export interface AliasWords {
   readonly hostName: string
   readonly hostNode: string
   readonly repohost?: string
+  /** `IMAGEVENDOR_PATH_ALIAS`: the image vendor's paths also under `/proxy/<word>/`; "" (or absent) adds none. */
+  readonly imageVendorPath?: string
+  /** `MUSICVENDOR_PATH_ALIAS`: the music vendor's paths also under `/proxy/<word>/`. */
+  readonly musicVendorPath?: string
 }
 
 /**
@@ -203,14 +207,35 @@ export const hostNodesAlias = (words: AliasWords): string | undefined => {
   return words.hostNode === "" || segment === hostNodesSegment ? undefined : segment
 }
 
+/** The media proxy's neutral prefixes, each with the word its paths also answer under. */
+const vendorPrefixes = (words: AliasWords): ReadonlyArray<readonly [string, string]> =>
+  ([["/proxy/imagevendor/", words.imageVendorPath ?? ""], ["/proxy/musicvendor/", words.musicVendorPath ?? ""]] as const)
+    .filter(([prefix, word]) => word !== "" && `/proxy/${word}/` !== prefix)
+    .map(([prefix, word]) => [prefix, `/proxy/${word}/`] as const)
+
+/** Paths the registry served earlier, under the prefix that replaced them: `[prefix now, prefix before]`. */
+const earlierPrefixes: ReadonlyArray<readonly [string, string]> = [
+  // the API keys moved to the anchor's path; clients of the first one keep working
+  ["/customers/api-keys", "/users/api-keys"]
+]
+
 /**
- * The other patterns a route pattern answers under: a host-node route (one with a `host-nodes`
- * segment) also under the clients' segment, so that the route table sends both to the one route
- * (its handler, errors, caching and the name logs and metrics give it).
+ * The other patterns a route pattern answers under, so that the route table sends them to the
+ * one route (its handler, errors, caching and the name logs and metrics give it):
+ * - a host-node route (one with a `host-nodes` segment) also under the clients' segment;
+ * - a route of the media proxy (`/proxy/imagevendor/...`, `/proxy/musicvendor/...`) also under
+ *   its vendor's word (`/proxy/<word>/...`), by prefix: every route declared there now or later
+ *   gets it with no list to keep;
+ * - a route that moved also under its earlier path (`earlierPrefixes`), whatever the words.
  */
 export const aliasPatterns = (words: AliasWords) => {
   const alias = hostNodesAlias(words)
+  const vendors = vendorPrefixes(words)
   return (pattern: string): ReadonlyArray<string> => {
+    const vendor = vendors.find(([prefix]) => pattern.startsWith(prefix))
+    if (vendor !== undefined) return [vendor[1] + pattern.slice(vendor[0].length)]
+    const moved = earlierPrefixes.find(([now]) => pattern === now || pattern.startsWith(`${now}/`))
+    if (moved !== undefined) return [moved[1] + pattern.slice(moved[0].length)]
     if (alias === undefined) return []
     const segments = pattern.split("/")
     return segments.includes(hostNodesSegment)

@@ -16,7 +16,7 @@
 import { type AliasWords, policyPrefix, policyStates } from "./Aliases.ts"
 
 /** The words of HOST_NAME_ALIAS, HOST_NODE_ALIAS and REPOHOST_NAME_ALIAS, all three given; "" leaves that word's names out. */
-export type AnswerWords = Required<AliasWords>
+export type AnswerWords = Required<Pick<AliasWords, "hostName" | "hostNode" | "repohost">>
 
 /** `[interface name, the clients' name]`: the field is answered under both, the clients' right after. */
 export type Beside = ReadonlyArray<readonly [string, string]>

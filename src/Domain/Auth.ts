@@ -43,7 +43,7 @@ export class Authentication extends HttpApiMiddleware.Service<Authentication, { 
 export const apiKeyHeader = "X-API-KEY"
 
 const apiKey = HttpApiSecurity.apiKey({ in: "header", key: apiKeyHeader }).pipe(
-  HttpApiSecurity.annotate(OpenApi.Description, "A user API key (POST /users/api-keys)")
+  HttpApiSecurity.annotate(OpenApi.Description, "A user API key (POST /customers/api-keys)")
 )
 
 /**

@@ -99,20 +99,49 @@ const isDataUrl = (s: string) => {
   return comma > 0 && dataUrlHead.test(s.slice(0, comma + 1)) && isBase64(s.slice(comma + 1))
 }
 
-/** An image as the vendor takes it: base64 data, a data: URL, or a URL of one of `protocols`. */
-const ImageSource = (protocols: ReadonlyArray<"http:" | "https:">, described: string) =>
+/** What an image field that refuses a value says: the accepted forms, `described` naming its URLs. */
+const imageRefusal = (described: string) => `expected base64 image data, a data: URL or ${described}`
+
+/**
+ * An image as the vendor takes it: base64 data, a data: URL, a URL of one of `protocols`, or one
+ * that `alsoUrl` lets through (for the handler to check further).
+ */
+const ImageSource = (protocols: ReadonlyArray<"http:" | "https:">, described: string, alsoUrl: (s: string) => boolean = () => false) =>
   Schema.String.check(
     Schema.isMaxLength(maxImageChars),
-    Schema.makeFilter((s: string) => isBase64(s) || isDataUrl(s) || isUrl(s, protocols), {
-      message: `expected base64 image data, a data: URL or ${described}`
+    Schema.makeFilter((s: string) => isBase64(s) || isDataUrl(s) || isUrl(s, protocols) || alsoUrl(s), {
+      message: imageRefusal(described)
     })
   ).annotate({ description: `Base64 image data, a data: URL, or ${described}` })
 
+/** The path of a media file's URL (MediaStorage): `.../media/{token}/{fileName}`, under any base path. */
+const mediaFilePath = /\/media\/[^/]+\/[^/]+$/
+
+/**
+ * A plain-http URL of the shape of a media file's: maybe this service's own, which the skin
+ * enhancer takes whatever its scheme (a demo's PUBLIC_BASE_URL is plain http). The handler keeps
+ * only those under PUBLIC_BASE_URL (`isOwnMediaUrl`) and refuses the rest as the schema would.
+ */
+const mayBeOwnMediaUrl = (s: string) => isUrl(s, ["http:"]) && mediaFilePath.test(new URL(s).pathname)
+
+/** `url` is a media file of the service at `publicBaseUrl` (its download URL, as MediaStorage hands it out). */
+export const isOwnMediaUrl = (url: string, publicBaseUrl: string) =>
+  url.startsWith(`${publicBaseUrl}/media/`) && isUrl(url, ["http:", "https:"]) && mediaFilePath.test(new URL(url).pathname)
+
+/** The skin enhancer's refusal of an image, as its schema words it: a handler refusing one says the same. */
+export const skinImageRefusal = imageRefusal("an https URL")
+
 /** Base64 data or an http(s) URL (4.5). */
 export const StyleImage = ImageSource(["http:", "https:"], "an http(s) URL")
-/** Base64 data or a publicly accessible HTTPS URL (4.6). */
-export const SkinImage = ImageSource(["https:"], "an https URL").check(
-  documentedAs({ description: "Image to enhance: base64 image data, a data: URL, or a publicly accessible https URL" })
+/**
+ * Base64 data or a publicly accessible HTTPS URL (4.6), or a media file of this service's whatever
+ * its scheme: the host's nodes upload the image to the media storage first and send its URL.
+ */
+export const SkinImage = ImageSource(["https:"], "an https URL", mayBeOwnMediaUrl).check(
+  documentedAs({
+    description:
+      "Image to enhance: base64 image data, a data: URL, a publicly accessible https URL, or the download_url of a media file of this service (POST /customers/storage), whatever its scheme"
+  })
 )
 
 /** Described here: what `documentedAs` says replaces the document's, a field's description included. */

@@ -25,7 +25,7 @@ export const MediaType = Schema.String.check(
 
 export const StorageRequest = refusingUnknownFields(Schema.Struct({
   file_name: field(FileName, "Name of the file, such as image.png; the download URL ends with it"),
-  content_type: optionalField(MediaType, "Media type of the file, such as image/png; application/octet-stream when absent"),
+  content_type: optionalField(MediaType, "Media type of the file, such as image/png; when absent (or application/octet-stream), the image, audio or video type its uploaded bytes tell, else application/octet-stream"),
   file_hash: optionalField(
     Text(128),
     "SHA-256 of the file's bytes, in hex: a live file of the caller with these bytes is answered instead of a new one"

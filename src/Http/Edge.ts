@@ -21,6 +21,7 @@ import { conditional } from "./Conditional.ts"
 import { cors } from "./Cors.ts"
 import type { OptionalPiece } from "../Config.ts"
 import { makeExchange, type Next, type Piece } from "./Exchange.ts"
+import { errorDetail } from "./ErrorDetail.ts"
 import { failures } from "./Failures.ts"
 import { ranges } from "./Ranges.ts"
 import { closingAfterEarlyAnswers } from "./RefusedBodies.ts"
@@ -60,6 +61,9 @@ const pieces = (
     pagePolicy(config.publicBaseUrl),
     // the clients' names beside the interface's in JSON answers (ANSWER_ALIASES), before their ETag
     answerAliasing(config.aliases),
+    // `detail` on the media proxy's ErrorResponses (the host's music node reads it), as the funnel
+    // and the body checks below render them
+    errorDetail,
     // the funnel: whatever the pieces below and the handler fail with leaves as ErrorResponse
     failures(table, outages),
     // JSON bodies are read here, within their limit, before anything decodes them

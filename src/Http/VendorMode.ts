@@ -15,4 +15,6 @@ const simulated = (response: HttpServerResponse.HttpServerResponse) => HttpServe
 export const vendorModeHeader = (vendorMode: "live" | "simulated"): Piece | undefined =>
   vendorMode !== "simulated"
     ? undefined
-    : (next) => (exchange) => exchange.path.startsWith(imageProxyPrefix) ? Effect.map(next(exchange), simulated) : next(exchange)
+    : (next) => (exchange) =>
+      // by the route's pattern: a path under the vendor's word (Compat/Aliases.ts) is the same route
+      (exchange.route?.pattern ?? exchange.path).startsWith(imageProxyPrefix) ? Effect.map(next(exchange), simulated) : next(exchange)

@@ -4,13 +4,15 @@ import { Effect, Layer } from "effect"
 import { ImageProxyApi, SimulatedImagesApi } from "./Api.ts"
 import { registryApi } from "../Domain/RegistryApi.ts"
 import { AppConfig } from "../Config.ts"
-import { IdempotencyKeyInProgress, IdempotencyKeyReused, NotFound } from "../Domain/ApiErrors.ts"
+import { BadRequest, IdempotencyKeyInProgress, IdempotencyKeyReused, NotFound } from "../Domain/ApiErrors.ts"
 import {
+  isOwnMediaUrl,
   MediaTaskEnvelope,
   type SkinEnhancerFaithfulRequest,
   type SkinEnhancerFlexibleRequest,
   type SkinEnhancerRequest,
-  skinEnhancerDefaults
+  skinEnhancerDefaults,
+  skinImageRefusal
 } from "../Domain/Media.ts"
 import { ImageTasks, toWire } from "./Service.ts"
 import { cachedSimulatedPngs } from "./SimulatedImage.ts"
@@ -27,6 +29,15 @@ const answer = answering({
 })
 
 const enveloped = (task: Parameters<typeof toWire>[0]) => new MediaTaskEnvelope({ data: toWire(task) }, { disableChecks: true })
+
+/**
+ * The skin enhancer's image, where its schema let a plain-http media URL through: kept when it is
+ * this service's own media file, refused as the schema refuses any other http URL.
+ */
+const ownImageOnly = (publicBaseUrl: string) => (image: string): Effect.Effect<void, BadRequest> =>
+  image.startsWith("http:") && !isOwnMediaUrl(image, publicBaseUrl)
+    ? Effect.fail(new BadRequest({ message: `Invalid value for 'image': ${skinImageRefusal}` }))
+    : Effect.void
 
 /** The request as forwarded, and as an Idempotency-Key is bound to it: the defaults applied. */
 const withSkinDefaults = (request: SkinEnhancerRequest) => ({
@@ -49,18 +60,30 @@ const withFlexibleDefaults = (request: SkinEnhancerFlexibleRequest) => ({
 const api = registryApi(ImageProxyApi, SimulatedImagesApi)
 
 const ImageProxyLive = HttpApiBuilder.group(api, "imageProxy", (handlers) =>
-  Effect.map(ImageTasks, (tasks) =>
-    handlers
+  Effect.gen(function*() {
+    const tasks = yield* ImageTasks
+    const ownImage = ownImageOnly((yield* AppConfig).publicBaseUrl)
+    return handlers
       .handle("startStyleTransfer", ({ headers, payload }) =>
         answer(Effect.map(tasks.start("image-style-transfer", payload, headers["idempotency-key"]), toWire)))
       .handle("startSkinEnhancer", ({ headers, payload }) =>
-        answer(Effect.map(tasks.start("skin-enhancer/creative", withSkinDefaults(payload), headers["idempotency-key"]), enveloped)))
+        Effect.andThen(
+          ownImage(payload.image),
+          answer(Effect.map(tasks.start("skin-enhancer/creative", withSkinDefaults(payload), headers["idempotency-key"]), enveloped))
+        ))
       .handle("startSkinEnhancerFaithful", ({ headers, payload }) =>
-        answer(Effect.map(tasks.start("skin-enhancer/faithful", withFaithfulDefaults(payload), headers["idempotency-key"]), enveloped)))
+        Effect.andThen(
+          ownImage(payload.image),
+          answer(Effect.map(tasks.start("skin-enhancer/faithful", withFaithfulDefaults(payload), headers["idempotency-key"]), enveloped))
+        ))
       .handle("startSkinEnhancerFlexible", ({ headers, payload }) =>
-        answer(Effect.map(tasks.start("skin-enhancer/flexible", withFlexibleDefaults(payload), headers["idempotency-key"]), enveloped)))
+        Effect.andThen(
+          ownImage(payload.image),
+          answer(Effect.map(tasks.start("skin-enhancer/flexible", withFlexibleDefaults(payload), headers["idempotency-key"]), enveloped))
+        ))
       .handle("pollStyleTransfer", ({ params }) => answer(Effect.map(tasks.poll("image-style-transfer", params.task_id), enveloped)))
-      .handle("pollSkinEnhancer", ({ params }) => answer(Effect.map(tasks.poll("skin-enhancer", params.task_id), enveloped)))))
+      .handle("pollSkinEnhancer", ({ params }) => answer(Effect.map(tasks.poll("skin-enhancer", params.task_id), enveloped)))
+  }))
 
 const simulatedFile = /^([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\.png$/i
 

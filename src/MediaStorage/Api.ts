@@ -66,10 +66,12 @@ export class MediaFilesApi extends HttpApiGroup.make("mediaFiles")
       success: Schema.Uint8Array.pipe(HttpApiSchema.asUint8Array({ contentType: "application/octet-stream" })),
       error: [NotFound]
     })
-      .annotate(OpenApi.Summary, "Download a media file, with the content type it was declared with")
+      .annotate(OpenApi.Summary, "Download a media file, with the content type it was declared with (or its bytes told)")
       .annotate(
         OpenApi.Description,
-        "When the files are in an object store (STORAGE=s3) the answer is 302 Found, Cache-Control: no-store, to the " +
+        "A file declared without a type (or as application/octet-stream) is served as the image, audio or video type " +
+          "its first bytes tell, or as application/octet-stream when they tell none. " +
+          "When the files are in an object store (STORAGE=s3) the answer is 302 Found, Cache-Control: no-store, to the " +
           "store itself: a URL presigned for the request's method that lives 15 minutes and answers with the same " +
           "content type and disposition."
       )

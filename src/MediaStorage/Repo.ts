@@ -30,6 +30,8 @@ const LiveFile = Schema.Struct({
   token: Schema.String,
   file_name: Schema.String,
   content_type: Schema.String,
+  /** The type its bytes told, when none was declared (Sniff.ts); served in place of `content_type`. */
+  sniffed_type: Schema.NullOr(Schema.String),
   size_bytes: Schema.NullOr(Schema.NumberFromString),
   expires_at: Schema.Date
 })
@@ -43,7 +45,7 @@ export interface NewFile {
 }
 
 const fileColumns = (sql: SqlClient.SqlClient) =>
-  sql`id::text, owner_id, token, file_name, content_type, size_bytes::text, expires_at`
+  sql`id::text, owner_id, token, file_name, content_type, sniffed_type, size_bytes::text, expires_at`
 
 export class MediaFileRepo extends Context.Service<MediaFileRepo>()("MediaFileRepo", {
   make: Effect.gen(function*() {
@@ -102,17 +104,22 @@ export class MediaFileRepo extends Context.Service<MediaFileRepo>()("MediaFileRe
 
       /**
        * Records the bytes of an upload, unless the owner's live files would then hold more than
-       * `maxUserBytes`. Uploads of one owner take turns here (a transaction lock on the owner),
+       * `maxUserBytes`, with the type its bytes told (none: served as declared). Uploads of one owner take turns here (a transaction lock on the owner),
        * so two that each fit alone cannot both pass.
        */
       recordUpload: traced("MediaFileRepo.recordUpload")(
-        function*(file: LiveFile, stored: { readonly bytes: number; readonly sha256: string }, maxUserBytes: number) {
+        function*(
+          file: LiveFile,
+          stored: { readonly bytes: number; readonly sha256: string; readonly sniffedType: string | undefined },
+          maxUserBytes: number
+        ) {
           return yield* Effect.gen(function*() {
             yield* sql`SELECT pg_advisory_xact_lock(hashtextextended(${`media:${file.owner_id}`}, 0))`
             if ((yield* usedBytes(file.owner_id, file.id)) + stored.bytes > maxUserBytes) {
               return yield* new MediaQuotaExceeded({ maxBytes: maxUserBytes })
             }
-            const rows = yield* sql`UPDATE media_files SET size_bytes = ${stored.bytes}, sha256 = ${stored.sha256}
+            const rows = yield* sql`UPDATE media_files
+              SET size_bytes = ${stored.bytes}, sha256 = ${stored.sha256}, sniffed_type = ${stored.sniffedType ?? null}
               WHERE id = ${file.id}::uuid AND expires_at > now() RETURNING id`
             if (rows.length === 0) return yield* new MediaFileMissing()
           }).pipe(sql.withTransaction, Effect.catchTag("SqlError", Effect.die))

@@ -13,6 +13,7 @@ import type { StorageFailed, Written } from "../Storage/Storage.ts"
 import { traced } from "../Tracing.ts"
 import { recordUpload } from "../Observability/Metrics.ts"
 import { type LiveFile, MediaFileMissing, MediaFileRepo, MediaQuotaExceeded } from "./Repo.ts"
+import { headKeeper, sniffMediaType } from "./Sniff.ts"
 
 export class MediaUrlExpired extends Data.TaggedError("MediaUrlExpired")<{}> {
   override get message() {
@@ -73,6 +74,12 @@ const filePath = (file: LiveFile) => `/media/${file.token}/${encodeURIComponent(
 
 const sha256Hex = /^[0-9a-f]{64}$/
 
+/** What a creation without a content type declares: the type a file's bytes may then replace (Sniff.ts). */
+const undeclaredType = "application/octet-stream"
+
+/** The type a file is served as: the one its bytes told when none was declared, else the declared one. */
+const servedType = (file: LiveFile) => file.sniffed_type ?? file.content_type
+
 /** Expired files deleted per statement by the sweep. */
 const sweepBatch = 500
 
@@ -124,7 +131,7 @@ export class MediaStorage extends Context.Service<MediaStorage>()("MediaStorage"
           const file = yield* files.create({
             ownerId: user.id,
             fileName: request.file_name,
-            contentType: (request.content_type ?? "application/octet-stream").toLowerCase(),
+            contentType: (request.content_type ?? undeclaredType).toLowerCase(),
             ttlSeconds: fileTtlSeconds
           })
           return resource(file, false)
@@ -154,10 +161,15 @@ export class MediaStorage extends Context.Service<MediaStorage>()("MediaStorage"
         // a declared length over the limit is refused before a byte is read
         if ((upload.declaredBytes ?? 0) > limit) return yield* tooLarge
 
+        // an undeclared type is told by the first bytes, kept as they stream by: no second read
+        const head = file.content_type === undeclaredType ? headKeeper() : undefined
+        const body = head === undefined ? upload.body : Stream.map(upload.body, head.take)
         // recorded, then placed: a refused upload (over the quota) keeps the file's old bytes
-        const record = (_: unknown, { bytes, sha256 }: Written, place: Effect.Effect<void, StorageFailed>) =>
-          Effect.tap(files.recordUpload(file, { bytes, sha256: sha256.toString("hex") }, maxUserBytes), () => place)
-        yield* storage.put(storageKey(file.id), upload.body, { maxBytes: limit, record }).pipe(
+        const record = (_: unknown, { bytes, sha256 }: Written, place: Effect.Effect<void, StorageFailed>) => {
+          const sniffedType = head === undefined ? undefined : sniffMediaType(head.head())
+          return Effect.tap(files.recordUpload(file, { bytes, sha256: sha256.toString("hex"), sniffedType }, maxUserBytes), () => place)
+        }
+        yield* storage.put(storageKey(file.id), body, { maxBytes: limit, record }).pipe(
           Effect.catchTags({ BodyTooLarge: () => tooLarge, BodyBroken: () => new MediaUploadBroken() }),
           Effect.tap((stored) => recordUpload("media", stored.bytes))
         )
@@ -171,7 +183,8 @@ export class MediaStorage extends Context.Service<MediaStorage>()("MediaStorage"
         const found = yield* files.live(token)
         if (Option.isNone(found) || found.value.size_bytes === null) return yield* new MediaFileMissing()
         const file = found.value
-        const served = { contentType: file.content_type, contentDisposition: contentDisposition(file.content_type, file.file_name) }
+        const type = servedType(file)
+        const served = { contentType: type, contentDisposition: contentDisposition(type, file.file_name) }
         // a bucket serves the file itself, presigned: a public base never, the file is its owner's
         const elsewhere = yield* storage.downloadUrl(storageKey(file.id), method, { ...served, public: false })
         if (Option.isSome(elsewhere)) return { _tag: "Elsewhere", url: elsewhere.value } as const

@@ -12,6 +12,8 @@ import { aliasPatterns, aliasRoutes, hostNodesAlias, type Renames, renameBody, r
 import { forAllSync } from "../support/Property.ts"
 
 const defaults = { hostName: "comfyui", hostNode: "comfy_node", repohost: "github" }
+/** The API keys' routes, which moved from /users/api-keys and answer there too, whatever the words. */
+const movedKeys = (pattern: string) => pattern.startsWith("/customers/api-keys")
 const word = fc.stringMatching(/^[a-z0-9_]{1,12}$/)
 const words = fc.record({ hostName: fc.oneof(fc.constant(""), word), hostNode: fc.oneof(fc.constant(""), word), repohost: fc.oneof(fc.constant(""), word) })
 
@@ -151,9 +153,9 @@ describe("the settings HOST_NAME_ALIAS, HOST_NODE_ALIAS, REPOHOST_NAME_ALIAS and
     Effect.runSync(Effect.result(appConfig.parse(ConfigProvider.fromEnv({ env, preserveEmptyStrings: true }))))
 
   it("default to the clients' words, answers in the interface's alone; empty turns a word off", () => {
-    expect(Result.getOrThrow(read({})).aliases).toEqual({ ...defaults, inAnswers: false })
+    expect(Result.getOrThrow(read({})).aliases).toEqual({ ...defaults, inAnswers: false, imageVendorPath: "", musicVendorPath: "" })
     expect(Result.getOrThrow(read({ HOST_NAME_ALIAS: "", HOST_NODE_ALIAS: "", REPOHOST_NAME_ALIAS: "", ANSWER_ALIASES: "true" })).aliases)
-      .toEqual({ hostName: "", hostNode: "", repohost: "", inAnswers: true })
+      .toEqual({ hostName: "", hostNode: "", repohost: "", inAnswers: true, imageVendorPath: "", musicVendorPath: "" })
   })
 
   it("the claim token's key: initials of the word's parts (a leading git is one), a one-part word whole", () => {
@@ -192,7 +194,8 @@ describe("the host-node paths under the node word", () => {
     const alias = hostNodesAlias(w)
     for (const pattern of patterns) {
       const aliased = aliasPatterns(w)(pattern)
-      if (alias === undefined || !pattern.split("/").includes("host-nodes")) expect(aliased).toEqual([])
+      if (movedKeys(pattern)) expect(aliased).toEqual([pattern.replace("/customers/api-keys", "/users/api-keys")])
+      else if (alias === undefined || !pattern.split("/").includes("host-nodes")) expect(aliased).toEqual([])
       else expect(aliased).toEqual([pattern.replaceAll("/host-nodes", `/${alias}`)])
     }
   }))
@@ -203,4 +206,48 @@ describe("the host-node paths under the node word", () => {
       expect(aliased.has(path), path).toBe(true)
     }
   })
+})
+
+describe("the media proxy's paths under the vendors' words (IMAGEVENDOR_PATH_ALIAS, MUSICVENDOR_PATH_ALIAS)", () => {
+  const patterns = Object.values(Api.groups).flatMap((g) => Object.values(g.endpoints).map((e) => e.path))
+  const vendorWord = fc.oneof(fc.constant(""), fc.stringMatching(/^[a-z0-9_-]{1,12}$/))
+  // routes another change may add under the prefixes: the alias is by prefix, so they get it too
+  const future = ["/proxy/imagevendor/v1/ai/image-upscaler", "/proxy/imagevendor/v1/ai/image-relight/:task_id", "/proxy/musicvendor/t2m/generate"]
+
+  it("moves exactly the routes under a vendor's prefix to /proxy/<word>/, the rest of the path kept", () =>
+    forAllSync([vendorWord, vendorWord], ([image, music]) => {
+      const aliasOf = aliasPatterns({ hostName: "", hostNode: "", imageVendorPath: image, musicVendorPath: music })
+      for (const pattern of [...patterns, ...future]) {
+        const expected = pattern.startsWith("/proxy/imagevendor/") && image !== "" && image !== "imagevendor"
+          ? [pattern.replace("/proxy/imagevendor/", `/proxy/${image}/`)]
+          : pattern.startsWith("/proxy/musicvendor/") && music !== "" && music !== "musicvendor"
+          ? [pattern.replace("/proxy/musicvendor/", `/proxy/${music}/`)]
+          : movedKeys(pattern)
+          ? [pattern.replace("/customers/api-keys", "/users/api-keys")]
+          : []
+        expect(aliasOf(pattern), pattern).toEqual(expected)
+      }
+    }))
+
+  it("gives the host application's paths with its words (nodes_magnific.py, nodes_sonilo.py)", () => {
+    const aliasOf = aliasPatterns({ ...defaults, imageVendorPath: "freepik", musicVendorPath: "sonilo" })
+    const aliased = new Set([...patterns, ...future].flatMap(aliasOf))
+    for (const path of ["/proxy/freepik/v1/ai/skin-enhancer/creative", "/proxy/freepik/v1/ai/image-style-transfer/:task_id", "/proxy/freepik/v1/ai/image-upscaler", "/proxy/sonilo/v2m/generate", "/proxy/sonilo/t2m/generate"]) {
+      expect(aliased.has(path), path).toBe(true)
+    }
+  })
+
+  it("the settings are empty by default, take lowercase letters, digits, - and _, and refuse the rest naming the setting", () =>
+    forAllSync([fc.string({ maxLength: 8 })], ([raw]) => {
+      const read = (env: Record<string, string>) =>
+        Effect.runSync(Effect.result(appConfig.parse(ConfigProvider.fromEnv({ env, preserveEmptyStrings: true }))))
+      const result = read({ MUSICVENDOR_PATH_ALIAS: raw })
+      if (/^[a-z0-9_-]*$/.test(raw.trim())) {
+        expect(Result.getOrThrow(result).aliases.musicVendorPath).toBe(raw.trim())
+        expect(Result.getOrThrow(result).aliases.imageVendorPath).toBe("")
+      } else {
+        if (Result.isSuccess(result)) throw new Error(`${JSON.stringify(raw)} was accepted`)
+        expect(String(result.failure)).toContain("MUSICVENDOR_PATH_ALIAS must be lowercase letters, digits, '-' and '_'")
+      }
+    }))
 })

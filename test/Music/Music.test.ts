@@ -383,6 +383,6 @@ layer(serviceWithFakeVendor(), { excludeTestServices: true })("video to music", 
       const operation = spec.paths[generatePath].post
       expect(Object.keys(operation.requestBody.content).sort()).toEqual(["application/x-www-form-urlencoded", "multipart/form-data"])
       expect(Object.keys(operation.responses["200"].content)).toEqual(["application/x-ndjson"])
-      expect(operation.responses["413"].content["application/json"].schema).toEqual({ $ref: "#/components/schemas/PayloadTooLarge" })
+      expect(operation.responses["413"].content["application/json"].schema).toEqual({ $ref: "#/components/schemas/PayloadTooLargeWithDetail" })
     }))
 })

@@ -144,7 +144,7 @@ layer(Service.layer(unreachableVendor, json.logging), { excludeTestServices: tru
 
       const bearer = yield* call(service, "GET", "/users/api-keys", { token: tokens.stranger })
       expect(bearer.status).toBe(200)
-      expect(yield* accessLineOf(jsonEntries, bearer.requestId)).toMatchObject({ route: "/users/api-keys", status: 200, user_id: "stan" })
+      expect(yield* accessLineOf(jsonEntries, bearer.requestId)).toMatchObject({ route: "/customers/api-keys", status: 200, user_id: "stan" })
 
       const created = expectStatus(yield* send(service, "POST", "/users/api-keys", { token: tokens.stranger, body: { name: "logs" } }), 201, "key")
       const key = (created.body as { api_key: { plaintext_key: string } }).api_key.plaintext_key

@@ -960,7 +960,7 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/users/api-keys": {
+    "/customers/api-keys": {
         parameters: {
             query?: never;
             header?: never;
@@ -972,7 +972,7 @@ export interface paths {
         put?: never;
         /**
          * Create an API key
-         * @description The key authenticates its user as the X-API-KEY header on the media proxy and media storage. Its value is shown in this answer only; the registry keeps a hash.
+         * @description The key authenticates its user as the X-API-KEY header on the media proxy and media storage. Its value is shown in this answer only; the registry keeps a hash. The earlier path /users/api-keys answers the same, as do those of the listing and the revocation.
          */
         post: operations["CreateApiKey"];
         delete?: never;
@@ -981,7 +981,7 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/users/api-keys/{keyId}": {
+    "/customers/api-keys/{keyId}": {
         parameters: {
             query?: never;
             header?: never;
@@ -1026,8 +1026,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Download a media file, with the content type it was declared with
-         * @description When the files are in an object store (STORAGE=s3) the answer is 302 Found, Cache-Control: no-store, to the store itself: a URL presigned for the request's method that lives 15 minutes and answers with the same content type and disposition.
+         * Download a media file, with the content type it was declared with (or its bytes told)
+         * @description A file declared without a type (or as application/octet-stream) is served as the image, audio or video type its first bytes tell, or as application/octet-stream when they tell none. When the files are in an object store (STORAGE=s3) the answer is 302 Found, Cache-Control: no-store, to the store itself: a URL presigned for the request's method that lives 15 minutes and answers with the same content type and disposition.
          */
         get: operations["DownloadMediaFile"];
         /**
@@ -1062,7 +1062,7 @@ export interface components {
         StorageRequest: {
             /** @description Name of the file, such as image.png; the download URL ends with it */
             file_name: string;
-            /** @description Media type of the file, such as image/png; application/octet-stream when absent */
+            /** @description Media type of the file, such as image/png; when absent (or application/octet-stream), the image, audio or video type its uploaded bytes tell, else application/octet-stream */
             content_type?: string;
             /** @description SHA-256 of the file's bytes, in hex: a live file of the caller with these bytes is answered instead of a new one */
             file_hash?: string;
@@ -1457,7 +1457,7 @@ export interface components {
         /** @enum {string} */
         MediaTaskStatus: "CREATED" | "IN_PROGRESS" | "COMPLETED" | "FAILED";
         SkinEnhancerFlexibleRequest: {
-            /** @description Image to enhance: base64 image data, a data: URL, or a publicly accessible https URL */
+            /** @description Image to enhance: base64 image data, a data: URL, a publicly accessible https URL, or the download_url of a media file of this service (POST /customers/storage), whatever its scheme */
             image: string;
             /** @description Sharpening intensity, 0 to 100 (default 0) */
             sharpen?: number;
@@ -1475,7 +1475,7 @@ export interface components {
             optimized_for?: "enhance_skin" | "improve_lighting" | "enhance_everything" | "transform_to_real" | "no_make_up";
         };
         SkinEnhancerFaithfulRequest: {
-            /** @description Image to enhance: base64 image data, a data: URL, or a publicly accessible https URL */
+            /** @description Image to enhance: base64 image data, a data: URL, a publicly accessible https URL, or the download_url of a media file of this service (POST /customers/storage), whatever its scheme */
             image: string;
             /** @description Sharpening intensity, 0 to 100 (default 0) */
             sharpen?: number;
@@ -1490,7 +1490,7 @@ export interface components {
             skin_detail?: number;
         };
         SkinEnhancerRequest: {
-            /** @description Image to enhance: base64 image data, a data: URL, or a publicly accessible https URL */
+            /** @description Image to enhance: base64 image data, a data: URL, a publicly accessible https URL, or the download_url of a media file of this service (POST /customers/storage), whatever its scheme */
             image: string;
             /** @description Sharpening intensity, 0 to 100 (default 0) */
             sharpen?: number;
@@ -2222,8 +2222,20 @@ export interface components {
             /** @description What went wrong, for people; wording may change */
             message: string;
         };
+        /** @description The request is malformed, or a parameter or field has a bad value; the message names it */
+        BadRequestWithDetail: {
+            /**
+             * @description Stable error code
+             * @enum {string}
+             */
+            error: "bad_request";
+            /** @description What went wrong, for people; wording may change */
+            message: string;
+            /** @description The message again, where the host application's music node reads it; absent only on a request that is not readable HTTP */
+            detail?: string;
+        };
         /** @description The uploaded file is not a video whose duration can be read */
-        InvalidVideo: {
+        InvalidVideoWithDetail: {
             /**
              * @description Stable error code
              * @enum {string}
@@ -2231,9 +2243,11 @@ export interface components {
             error: "invalid_video";
             /** @description What went wrong, for people; wording may change */
             message: string;
+            /** @description The message again, where the host application's music node reads it; absent only on a request that is not readable HTTP */
+            detail?: string;
         };
         /** @description The uploaded video is longer than 6 minutes */
-        VideoTooLong: {
+        VideoTooLongWithDetail: {
             /**
              * @description Stable error code
              * @enum {string}
@@ -2241,6 +2255,8 @@ export interface components {
             error: "video_too_long";
             /** @description What went wrong, for people; wording may change */
             message: string;
+            /** @description The message again, where the host application's music node reads it; absent only on a request that is not readable HTTP */
+            detail?: string;
         };
         /** @description No valid bearer token: missing, malformed, expired or not verifiable */
         Unauthorized: {
@@ -2251,6 +2267,18 @@ export interface components {
             error: "unauthorized";
             /** @description What went wrong, for people; wording may change */
             message: string;
+        };
+        /** @description No valid bearer token: missing, malformed, expired or not verifiable */
+        UnauthorizedWithDetail: {
+            /**
+             * @description Stable error code
+             * @enum {string}
+             */
+            error: "unauthorized";
+            /** @description What went wrong, for people; wording may change */
+            message: string;
+            /** @description The message again, where the host application's music node reads it; absent only on a request that is not readable HTTP */
+            detail?: string;
         };
         /** @description The personal access token is not one of the publisher's (wrong or revoked) */
         InvalidToken: {
@@ -2342,6 +2370,18 @@ export interface components {
             /** @description What went wrong, for people; wording may change */
             message: string;
         };
+        /** @description No such record, or no such route */
+        NotFoundWithDetail: {
+            /**
+             * @description Stable error code
+             * @enum {string}
+             */
+            error: "not_found";
+            /** @description What went wrong, for people; wording may change */
+            message: string;
+            /** @description The message again, where the host application's music node reads it; absent only on a request that is not readable HTTP */
+            detail?: string;
+        };
         /** @description The node has no installable version (or not the one asked for) */
         NoInstallableVersion: {
             /**
@@ -2371,6 +2411,18 @@ export interface components {
             error: "method_not_allowed";
             /** @description What went wrong, for people; wording may change */
             message: string;
+        };
+        /** @description The path exists, but not with this method (`Allow` lists the methods it takes) */
+        MethodNotAllowedWithDetail: {
+            /**
+             * @description Stable error code
+             * @enum {string}
+             */
+            error: "method_not_allowed";
+            /** @description What went wrong, for people; wording may change */
+            message: string;
+            /** @description The message again, where the host application's music node reads it; absent only on a request that is not readable HTTP */
+            detail?: string;
         };
         /** @description The request conflicts with the record's state: a move its state machine refuses, or a name given twice */
         Conflict: {
@@ -2493,7 +2545,7 @@ export interface components {
             message: string;
         };
         /** @description The Idempotency-Key was used with another request body within 24 hours */
-        IdempotencyKeyReused: {
+        IdempotencyKeyReusedWithDetail: {
             /**
              * @description Stable error code
              * @enum {string}
@@ -2501,9 +2553,11 @@ export interface components {
             error: "idempotency_key_reused";
             /** @description What went wrong, for people; wording may change */
             message: string;
+            /** @description The message again, where the host application's music node reads it; absent only on a request that is not readable HTTP */
+            detail?: string;
         };
         /** @description A request with this Idempotency-Key is still running: retry later */
-        IdempotencyKeyInProgress: {
+        IdempotencyKeyInProgressWithDetail: {
             /**
              * @description Stable error code
              * @enum {string}
@@ -2511,6 +2565,8 @@ export interface components {
             error: "idempotency_key_in_progress";
             /** @description What went wrong, for people; wording may change */
             message: string;
+            /** @description The message again, where the host application's music node reads it; absent only on a request that is not readable HTTP */
+            detail?: string;
         };
         /** @description The body is over its limit (16 MiB of JSON, the archive size, 1024 MiB of video, 64 KiB of URL-encoded form) */
         PayloadTooLarge: {
@@ -2522,6 +2578,18 @@ export interface components {
             /** @description What went wrong, for people; wording may change */
             message: string;
         };
+        /** @description The body is over its limit (16 MiB of JSON, the archive size, 1024 MiB of video, 64 KiB of URL-encoded form) */
+        PayloadTooLargeWithDetail: {
+            /**
+             * @description Stable error code
+             * @enum {string}
+             */
+            error: "payload_too_large";
+            /** @description What went wrong, for people; wording may change */
+            message: string;
+            /** @description The message again, where the host application's music node reads it; absent only on a request that is not readable HTTP */
+            detail?: string;
+        };
         /** @description The body's Content-Type is not one the endpoint takes */
         UnsupportedMediaType: {
             /**
@@ -2531,6 +2599,18 @@ export interface components {
             error: "unsupported_media_type";
             /** @description What went wrong, for people; wording may change */
             message: string;
+        };
+        /** @description The body's Content-Type is not one the endpoint takes */
+        UnsupportedMediaTypeWithDetail: {
+            /**
+             * @description Stable error code
+             * @enum {string}
+             */
+            error: "unsupported_media_type";
+            /** @description What went wrong, for people; wording may change */
+            message: string;
+            /** @description The message again, where the host application's music node reads it; absent only on a request that is not readable HTTP */
+            detail?: string;
         };
         /** @description The archive's Range starts past its end (Content-Range names its size) */
         RangeNotSatisfiable: {
@@ -2552,6 +2632,18 @@ export interface components {
             /** @description What went wrong, for people; wording may change */
             message: string;
         };
+        /** @description Too many failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
+        RateLimitedWithDetail: {
+            /**
+             * @description Stable error code
+             * @enum {string}
+             */
+            error: "rate_limited";
+            /** @description What went wrong, for people; wording may change */
+            message: string;
+            /** @description The message again, where the host application's music node reads it; absent only on a request that is not readable HTTP */
+            detail?: string;
+        };
         /** @description The service failed: the cause is logged, the answer holds no internals */
         InternalError: {
             /**
@@ -2562,8 +2654,20 @@ export interface components {
             /** @description What went wrong, for people; wording may change */
             message: string;
         };
+        /** @description The service failed: the cause is logged, the answer holds no internals */
+        InternalErrorWithDetail: {
+            /**
+             * @description Stable error code
+             * @enum {string}
+             */
+            error: "internal_error";
+            /** @description What went wrong, for people; wording may change */
+            message: string;
+            /** @description The message again, where the host application's music node reads it; absent only on a request that is not readable HTTP */
+            detail?: string;
+        };
         /** @description A vendor failed, or refused the service's credentials: not the caller's fault */
-        UpstreamError: {
+        UpstreamErrorWithDetail: {
             /**
              * @description Stable error code
              * @enum {string}
@@ -2571,6 +2675,8 @@ export interface components {
             error: "upstream_error";
             /** @description What went wrong, for people; wording may change */
             message: string;
+            /** @description The message again, where the host application's music node reads it; absent only on a request that is not readable HTTP */
+            detail?: string;
         };
         /** @description A dependency (the database, the repository host) is down: try again later */
         ServiceUnavailable: {
@@ -2592,8 +2698,20 @@ export interface components {
             /** @description What went wrong, for people; wording may change */
             message: string;
         };
+        /** @description The database cannot be reached (an outage, a restart of it), or a write kept conflicting with concurrent ones: try again after `Retry-After` seconds */
+        DatabaseUnavailableWithDetail: {
+            /**
+             * @description Stable error code
+             * @enum {string}
+             */
+            error: "database_unavailable";
+            /** @description What went wrong, for people; wording may change */
+            message: string;
+            /** @description The message again, where the host application's music node reads it; absent only on a request that is not readable HTTP */
+            detail?: string;
+        };
         /** @description The vendor's settings are not set; the message names them */
-        VendorNotConfigured: {
+        VendorNotConfiguredWithDetail: {
             /**
              * @description Stable error code
              * @enum {string}
@@ -2601,9 +2719,11 @@ export interface components {
             error: "vendor_not_configured";
             /** @description What went wrong, for people; wording may change */
             message: string;
+            /** @description The message again, where the host application's music node reads it; absent only on a request that is not readable HTTP */
+            detail?: string;
         };
         /** @description A vendor did not answer within VENDOR_TIMEOUT_SECONDS */
-        UpstreamTimeout: {
+        UpstreamTimeoutWithDetail: {
             /**
              * @description Stable error code
              * @enum {string}
@@ -2611,6 +2731,8 @@ export interface components {
             error: "upstream_timeout";
             /** @description What went wrong, for people; wording may change */
             message: string;
+            /** @description The message again, where the host application's music node reads it; absent only on a request that is not readable HTTP */
+            detail?: string;
         };
     };
     responses: never;
@@ -7587,7 +7709,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["BadRequest"];
+                    "application/json": components["schemas"]["BadRequestWithDetail"];
                 };
             };
             /** @description `unauthorized`: No valid bearer token: missing, malformed, expired or not verifiable */
@@ -7597,7 +7719,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Unauthorized"];
+                    "application/json": components["schemas"]["UnauthorizedWithDetail"];
                 };
             };
             /** @description `not_found`: No such record, or no such route */
@@ -7607,7 +7729,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["NotFound"];
+                    "application/json": components["schemas"]["NotFoundWithDetail"];
                 };
             };
             /** @description `method_not_allowed`: The path exists, but not with this method (`Allow` lists the methods it takes) */
@@ -7618,7 +7740,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["MethodNotAllowed"];
+                    "application/json": components["schemas"]["MethodNotAllowedWithDetail"];
                 };
             };
             /** @description `idempotency_key_reused`: The Idempotency-Key was used with another request body within 24 hours; `idempotency_key_in_progress`: A request with this Idempotency-Key is still running: retry later */
@@ -7628,7 +7750,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["IdempotencyKeyReused"] | components["schemas"]["IdempotencyKeyInProgress"];
+                    "application/json": components["schemas"]["IdempotencyKeyReusedWithDetail"] | components["schemas"]["IdempotencyKeyInProgressWithDetail"];
                 };
             };
             /** @description `payload_too_large`: The body is over its limit (16 MiB of JSON, the archive size, 1024 MiB of video, 64 KiB of URL-encoded form) */
@@ -7638,7 +7760,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["PayloadTooLarge"];
+                    "application/json": components["schemas"]["PayloadTooLargeWithDetail"];
                 };
             };
             /** @description `unsupported_media_type`: The body's Content-Type is not one the endpoint takes */
@@ -7648,7 +7770,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["UnsupportedMediaType"];
+                    "application/json": components["schemas"]["UnsupportedMediaTypeWithDetail"];
                 };
             };
             /** @description `rate_limited`: Too many failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
@@ -7659,7 +7781,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["RateLimited"];
+                    "application/json": components["schemas"]["RateLimitedWithDetail"];
                 };
             };
             /** @description `internal_error`: The service failed: the cause is logged, the answer holds no internals */
@@ -7669,7 +7791,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["InternalError"];
+                    "application/json": components["schemas"]["InternalErrorWithDetail"];
                 };
             };
             /** @description `upstream_error`: A vendor failed, or refused the service's credentials: not the caller's fault */
@@ -7679,7 +7801,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["UpstreamError"];
+                    "application/json": components["schemas"]["UpstreamErrorWithDetail"];
                 };
             };
             /** @description `vendor_not_configured`: The vendor's settings are not set; the message names them; `database_unavailable`: The database cannot be reached (an outage, a restart of it), or a write kept conflicting with concurrent ones: try again after `Retry-After` seconds */
@@ -7690,7 +7812,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["VendorNotConfigured"] | components["schemas"]["DatabaseUnavailable"];
+                    "application/json": components["schemas"]["VendorNotConfiguredWithDetail"] | components["schemas"]["DatabaseUnavailableWithDetail"];
                 };
             };
             /** @description `upstream_timeout`: A vendor did not answer within VENDOR_TIMEOUT_SECONDS */
@@ -7700,7 +7822,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["UpstreamTimeout"];
+                    "application/json": components["schemas"]["UpstreamTimeoutWithDetail"];
                 };
             };
         };
@@ -7738,7 +7860,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["BadRequest"];
+                    "application/json": components["schemas"]["BadRequestWithDetail"];
                 };
             };
             /** @description `unauthorized`: No valid bearer token: missing, malformed, expired or not verifiable */
@@ -7748,7 +7870,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Unauthorized"];
+                    "application/json": components["schemas"]["UnauthorizedWithDetail"];
                 };
             };
             /** @description `not_found`: No such record, or no such route */
@@ -7758,7 +7880,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["NotFound"];
+                    "application/json": components["schemas"]["NotFoundWithDetail"];
                 };
             };
             /** @description `method_not_allowed`: The path exists, but not with this method (`Allow` lists the methods it takes) */
@@ -7769,7 +7891,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["MethodNotAllowed"];
+                    "application/json": components["schemas"]["MethodNotAllowedWithDetail"];
                 };
             };
             /** @description `idempotency_key_reused`: The Idempotency-Key was used with another request body within 24 hours; `idempotency_key_in_progress`: A request with this Idempotency-Key is still running: retry later */
@@ -7779,7 +7901,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["IdempotencyKeyReused"] | components["schemas"]["IdempotencyKeyInProgress"];
+                    "application/json": components["schemas"]["IdempotencyKeyReusedWithDetail"] | components["schemas"]["IdempotencyKeyInProgressWithDetail"];
                 };
             };
             /** @description `payload_too_large`: The body is over its limit (16 MiB of JSON, the archive size, 1024 MiB of video, 64 KiB of URL-encoded form) */
@@ -7789,7 +7911,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["PayloadTooLarge"];
+                    "application/json": components["schemas"]["PayloadTooLargeWithDetail"];
                 };
             };
             /** @description `unsupported_media_type`: The body's Content-Type is not one the endpoint takes */
@@ -7799,7 +7921,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["UnsupportedMediaType"];
+                    "application/json": components["schemas"]["UnsupportedMediaTypeWithDetail"];
                 };
             };
             /** @description `rate_limited`: Too many failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
@@ -7810,7 +7932,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["RateLimited"];
+                    "application/json": components["schemas"]["RateLimitedWithDetail"];
                 };
             };
             /** @description `internal_error`: The service failed: the cause is logged, the answer holds no internals */
@@ -7820,7 +7942,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["InternalError"];
+                    "application/json": components["schemas"]["InternalErrorWithDetail"];
                 };
             };
             /** @description `upstream_error`: A vendor failed, or refused the service's credentials: not the caller's fault */
@@ -7830,7 +7952,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["UpstreamError"];
+                    "application/json": components["schemas"]["UpstreamErrorWithDetail"];
                 };
             };
             /** @description `vendor_not_configured`: The vendor's settings are not set; the message names them; `database_unavailable`: The database cannot be reached (an outage, a restart of it), or a write kept conflicting with concurrent ones: try again after `Retry-After` seconds */
@@ -7841,7 +7963,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["VendorNotConfigured"] | components["schemas"]["DatabaseUnavailable"];
+                    "application/json": components["schemas"]["VendorNotConfiguredWithDetail"] | components["schemas"]["DatabaseUnavailableWithDetail"];
                 };
             };
             /** @description `upstream_timeout`: A vendor did not answer within VENDOR_TIMEOUT_SECONDS */
@@ -7851,7 +7973,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["UpstreamTimeout"];
+                    "application/json": components["schemas"]["UpstreamTimeoutWithDetail"];
                 };
             };
         };
@@ -7889,7 +8011,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["BadRequest"];
+                    "application/json": components["schemas"]["BadRequestWithDetail"];
                 };
             };
             /** @description `unauthorized`: No valid bearer token: missing, malformed, expired or not verifiable */
@@ -7899,7 +8021,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Unauthorized"];
+                    "application/json": components["schemas"]["UnauthorizedWithDetail"];
                 };
             };
             /** @description `not_found`: No such record, or no such route */
@@ -7909,7 +8031,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["NotFound"];
+                    "application/json": components["schemas"]["NotFoundWithDetail"];
                 };
             };
             /** @description `method_not_allowed`: The path exists, but not with this method (`Allow` lists the methods it takes) */
@@ -7920,7 +8042,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["MethodNotAllowed"];
+                    "application/json": components["schemas"]["MethodNotAllowedWithDetail"];
                 };
             };
             /** @description `idempotency_key_reused`: The Idempotency-Key was used with another request body within 24 hours; `idempotency_key_in_progress`: A request with this Idempotency-Key is still running: retry later */
@@ -7930,7 +8052,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["IdempotencyKeyReused"] | components["schemas"]["IdempotencyKeyInProgress"];
+                    "application/json": components["schemas"]["IdempotencyKeyReusedWithDetail"] | components["schemas"]["IdempotencyKeyInProgressWithDetail"];
                 };
             };
             /** @description `payload_too_large`: The body is over its limit (16 MiB of JSON, the archive size, 1024 MiB of video, 64 KiB of URL-encoded form) */
@@ -7940,7 +8062,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["PayloadTooLarge"];
+                    "application/json": components["schemas"]["PayloadTooLargeWithDetail"];
                 };
             };
             /** @description `unsupported_media_type`: The body's Content-Type is not one the endpoint takes */
@@ -7950,7 +8072,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["UnsupportedMediaType"];
+                    "application/json": components["schemas"]["UnsupportedMediaTypeWithDetail"];
                 };
             };
             /** @description `rate_limited`: Too many failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
@@ -7961,7 +8083,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["RateLimited"];
+                    "application/json": components["schemas"]["RateLimitedWithDetail"];
                 };
             };
             /** @description `internal_error`: The service failed: the cause is logged, the answer holds no internals */
@@ -7971,7 +8093,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["InternalError"];
+                    "application/json": components["schemas"]["InternalErrorWithDetail"];
                 };
             };
             /** @description `upstream_error`: A vendor failed, or refused the service's credentials: not the caller's fault */
@@ -7981,7 +8103,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["UpstreamError"];
+                    "application/json": components["schemas"]["UpstreamErrorWithDetail"];
                 };
             };
             /** @description `vendor_not_configured`: The vendor's settings are not set; the message names them; `database_unavailable`: The database cannot be reached (an outage, a restart of it), or a write kept conflicting with concurrent ones: try again after `Retry-After` seconds */
@@ -7992,7 +8114,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["VendorNotConfigured"] | components["schemas"]["DatabaseUnavailable"];
+                    "application/json": components["schemas"]["VendorNotConfiguredWithDetail"] | components["schemas"]["DatabaseUnavailableWithDetail"];
                 };
             };
             /** @description `upstream_timeout`: A vendor did not answer within VENDOR_TIMEOUT_SECONDS */
@@ -8002,7 +8124,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["UpstreamTimeout"];
+                    "application/json": components["schemas"]["UpstreamTimeoutWithDetail"];
                 };
             };
         };
@@ -8040,7 +8162,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["BadRequest"];
+                    "application/json": components["schemas"]["BadRequestWithDetail"];
                 };
             };
             /** @description `unauthorized`: No valid bearer token: missing, malformed, expired or not verifiable */
@@ -8050,7 +8172,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Unauthorized"];
+                    "application/json": components["schemas"]["UnauthorizedWithDetail"];
                 };
             };
             /** @description `not_found`: No such record, or no such route */
@@ -8060,7 +8182,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["NotFound"];
+                    "application/json": components["schemas"]["NotFoundWithDetail"];
                 };
             };
             /** @description `method_not_allowed`: The path exists, but not with this method (`Allow` lists the methods it takes) */
@@ -8071,7 +8193,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["MethodNotAllowed"];
+                    "application/json": components["schemas"]["MethodNotAllowedWithDetail"];
                 };
             };
             /** @description `idempotency_key_reused`: The Idempotency-Key was used with another request body within 24 hours; `idempotency_key_in_progress`: A request with this Idempotency-Key is still running: retry later */
@@ -8081,7 +8203,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["IdempotencyKeyReused"] | components["schemas"]["IdempotencyKeyInProgress"];
+                    "application/json": components["schemas"]["IdempotencyKeyReusedWithDetail"] | components["schemas"]["IdempotencyKeyInProgressWithDetail"];
                 };
             };
             /** @description `payload_too_large`: The body is over its limit (16 MiB of JSON, the archive size, 1024 MiB of video, 64 KiB of URL-encoded form) */
@@ -8091,7 +8213,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["PayloadTooLarge"];
+                    "application/json": components["schemas"]["PayloadTooLargeWithDetail"];
                 };
             };
             /** @description `unsupported_media_type`: The body's Content-Type is not one the endpoint takes */
@@ -8101,7 +8223,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["UnsupportedMediaType"];
+                    "application/json": components["schemas"]["UnsupportedMediaTypeWithDetail"];
                 };
             };
             /** @description `rate_limited`: Too many failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
@@ -8112,7 +8234,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["RateLimited"];
+                    "application/json": components["schemas"]["RateLimitedWithDetail"];
                 };
             };
             /** @description `internal_error`: The service failed: the cause is logged, the answer holds no internals */
@@ -8122,7 +8244,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["InternalError"];
+                    "application/json": components["schemas"]["InternalErrorWithDetail"];
                 };
             };
             /** @description `upstream_error`: A vendor failed, or refused the service's credentials: not the caller's fault */
@@ -8132,7 +8254,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["UpstreamError"];
+                    "application/json": components["schemas"]["UpstreamErrorWithDetail"];
                 };
             };
             /** @description `vendor_not_configured`: The vendor's settings are not set; the message names them; `database_unavailable`: The database cannot be reached (an outage, a restart of it), or a write kept conflicting with concurrent ones: try again after `Retry-After` seconds */
@@ -8143,7 +8265,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["VendorNotConfigured"] | components["schemas"]["DatabaseUnavailable"];
+                    "application/json": components["schemas"]["VendorNotConfiguredWithDetail"] | components["schemas"]["DatabaseUnavailableWithDetail"];
                 };
             };
             /** @description `upstream_timeout`: A vendor did not answer within VENDOR_TIMEOUT_SECONDS */
@@ -8153,7 +8275,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["UpstreamTimeout"];
+                    "application/json": components["schemas"]["UpstreamTimeoutWithDetail"];
                 };
             };
         };
@@ -8187,7 +8309,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["BadRequest"];
+                    "application/json": components["schemas"]["BadRequestWithDetail"];
                 };
             };
             /** @description `unauthorized`: No valid bearer token: missing, malformed, expired or not verifiable */
@@ -8197,7 +8319,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Unauthorized"];
+                    "application/json": components["schemas"]["UnauthorizedWithDetail"];
                 };
             };
             /** @description `not_found`: No such record, or no such route */
@@ -8207,7 +8329,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["NotFound"];
+                    "application/json": components["schemas"]["NotFoundWithDetail"];
                 };
             };
             /** @description `method_not_allowed`: The path exists, but not with this method (`Allow` lists the methods it takes) */
@@ -8218,7 +8340,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["MethodNotAllowed"];
+                    "application/json": components["schemas"]["MethodNotAllowedWithDetail"];
                 };
             };
             /** @description `rate_limited`: Too many failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
@@ -8229,7 +8351,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["RateLimited"];
+                    "application/json": components["schemas"]["RateLimitedWithDetail"];
                 };
             };
             /** @description `internal_error`: The service failed: the cause is logged, the answer holds no internals */
@@ -8239,7 +8361,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["InternalError"];
+                    "application/json": components["schemas"]["InternalErrorWithDetail"];
                 };
             };
             /** @description `upstream_error`: A vendor failed, or refused the service's credentials: not the caller's fault */
@@ -8249,7 +8371,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["UpstreamError"];
+                    "application/json": components["schemas"]["UpstreamErrorWithDetail"];
                 };
             };
             /** @description `vendor_not_configured`: The vendor's settings are not set; the message names them; `database_unavailable`: The database cannot be reached (an outage, a restart of it), or a write kept conflicting with concurrent ones: try again after `Retry-After` seconds */
@@ -8260,7 +8382,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["VendorNotConfigured"] | components["schemas"]["DatabaseUnavailable"];
+                    "application/json": components["schemas"]["VendorNotConfiguredWithDetail"] | components["schemas"]["DatabaseUnavailableWithDetail"];
                 };
             };
             /** @description `upstream_timeout`: A vendor did not answer within VENDOR_TIMEOUT_SECONDS */
@@ -8270,7 +8392,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["UpstreamTimeout"];
+                    "application/json": components["schemas"]["UpstreamTimeoutWithDetail"];
                 };
             };
         };
@@ -8304,7 +8426,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["BadRequest"];
+                    "application/json": components["schemas"]["BadRequestWithDetail"];
                 };
             };
             /** @description `unauthorized`: No valid bearer token: missing, malformed, expired or not verifiable */
@@ -8314,7 +8436,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Unauthorized"];
+                    "application/json": components["schemas"]["UnauthorizedWithDetail"];
                 };
             };
             /** @description `not_found`: No such record, or no such route */
@@ -8324,7 +8446,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["NotFound"];
+                    "application/json": components["schemas"]["NotFoundWithDetail"];
                 };
             };
             /** @description `method_not_allowed`: The path exists, but not with this method (`Allow` lists the methods it takes) */
@@ -8335,7 +8457,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["MethodNotAllowed"];
+                    "application/json": components["schemas"]["MethodNotAllowedWithDetail"];
                 };
             };
             /** @description `rate_limited`: Too many failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
@@ -8346,7 +8468,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["RateLimited"];
+                    "application/json": components["schemas"]["RateLimitedWithDetail"];
                 };
             };
             /** @description `internal_error`: The service failed: the cause is logged, the answer holds no internals */
@@ -8356,7 +8478,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["InternalError"];
+                    "application/json": components["schemas"]["InternalErrorWithDetail"];
                 };
             };
             /** @description `upstream_error`: A vendor failed, or refused the service's credentials: not the caller's fault */
@@ -8366,7 +8488,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["UpstreamError"];
+                    "application/json": components["schemas"]["UpstreamErrorWithDetail"];
                 };
             };
             /** @description `vendor_not_configured`: The vendor's settings are not set; the message names them; `database_unavailable`: The database cannot be reached (an outage, a restart of it), or a write kept conflicting with concurrent ones: try again after `Retry-After` seconds */
@@ -8377,7 +8499,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["VendorNotConfigured"] | components["schemas"]["DatabaseUnavailable"];
+                    "application/json": components["schemas"]["VendorNotConfiguredWithDetail"] | components["schemas"]["DatabaseUnavailableWithDetail"];
                 };
             };
             /** @description `upstream_timeout`: A vendor did not answer within VENDOR_TIMEOUT_SECONDS */
@@ -8387,7 +8509,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["UpstreamTimeout"];
+                    "application/json": components["schemas"]["UpstreamTimeoutWithDetail"];
                 };
             };
         };
@@ -8421,7 +8543,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["BadRequest"];
+                    "application/json": components["schemas"]["BadRequestWithDetail"];
                 };
             };
             /** @description `not_found`: No such record, or no such route */
@@ -8431,7 +8553,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["NotFound"];
+                    "application/json": components["schemas"]["NotFoundWithDetail"];
                 };
             };
             /** @description `method_not_allowed`: The path exists, but not with this method (`Allow` lists the methods it takes) */
@@ -8442,7 +8564,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["MethodNotAllowed"];
+                    "application/json": components["schemas"]["MethodNotAllowedWithDetail"];
                 };
             };
             /** @description `internal_error`: The service failed: the cause is logged, the answer holds no internals */
@@ -8452,7 +8574,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["InternalError"];
+                    "application/json": components["schemas"]["InternalErrorWithDetail"];
                 };
             };
             /** @description `database_unavailable`: The database cannot be reached (an outage, a restart of it), or a write kept conflicting with concurrent ones: try again after `Retry-After` seconds */
@@ -8463,7 +8585,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["DatabaseUnavailable"];
+                    "application/json": components["schemas"]["DatabaseUnavailableWithDetail"];
                 };
             };
         };
@@ -8522,7 +8644,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["BadRequest"] | components["schemas"]["InvalidVideo"] | components["schemas"]["VideoTooLong"];
+                    "application/json": components["schemas"]["BadRequestWithDetail"] | components["schemas"]["InvalidVideoWithDetail"] | components["schemas"]["VideoTooLongWithDetail"];
                 };
             };
             /** @description `unauthorized`: No valid bearer token: missing, malformed, expired or not verifiable */
@@ -8531,7 +8653,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Unauthorized"];
+                    "application/json": components["schemas"]["UnauthorizedWithDetail"];
                 };
             };
             /** @description `not_found`: No such record, or no such route */
@@ -8540,7 +8662,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["NotFound"];
+                    "application/json": components["schemas"]["NotFoundWithDetail"];
                 };
             };
             /** @description `method_not_allowed`: The path exists, but not with this method (`Allow` lists the methods it takes) */
@@ -8550,7 +8672,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["MethodNotAllowed"];
+                    "application/json": components["schemas"]["MethodNotAllowedWithDetail"];
                 };
             };
             /** @description `payload_too_large`: The body is over its limit (16 MiB of JSON, the archive size, 1024 MiB of video, 64 KiB of URL-encoded form) */
@@ -8559,7 +8681,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["PayloadTooLarge"];
+                    "application/json": components["schemas"]["PayloadTooLargeWithDetail"];
                 };
             };
             /** @description `unsupported_media_type`: The body's Content-Type is not one the endpoint takes */
@@ -8568,7 +8690,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["UnsupportedMediaType"];
+                    "application/json": components["schemas"]["UnsupportedMediaTypeWithDetail"];
                 };
             };
             /** @description `rate_limited`: Too many failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
@@ -8578,7 +8700,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["RateLimited"];
+                    "application/json": components["schemas"]["RateLimitedWithDetail"];
                 };
             };
             /** @description `internal_error`: The service failed: the cause is logged, the answer holds no internals */
@@ -8587,7 +8709,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["InternalError"];
+                    "application/json": components["schemas"]["InternalErrorWithDetail"];
                 };
             };
             /** @description `upstream_error`: A vendor failed, or refused the service's credentials: not the caller's fault */
@@ -8596,7 +8718,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["UpstreamError"];
+                    "application/json": components["schemas"]["UpstreamErrorWithDetail"];
                 };
             };
             /** @description `vendor_not_configured`: The vendor's settings are not set; the message names them; `database_unavailable`: The database cannot be reached (an outage, a restart of it), or a write kept conflicting with concurrent ones: try again after `Retry-After` seconds */
@@ -8606,7 +8728,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["VendorNotConfigured"] | components["schemas"]["DatabaseUnavailable"];
+                    "application/json": components["schemas"]["VendorNotConfiguredWithDetail"] | components["schemas"]["DatabaseUnavailableWithDetail"];
                 };
             };
             /** @description `upstream_timeout`: A vendor did not answer within VENDOR_TIMEOUT_SECONDS */
@@ -8615,7 +8737,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["UpstreamTimeout"];
+                    "application/json": components["schemas"]["UpstreamTimeoutWithDetail"];
                 };
             };
         };

@@ -95,11 +95,23 @@ export const expectStatus = <A extends Reply>(answer: A, status: number, what: s
 /** An ErrorResponse's code: snake_case. */
 const errorCode = /^[a-z][a-z0-9_]*$/
 
-/** Decodes ErrorResponse `{error, message}`, refusing any other field. */
-export const decodeError = (u: unknown): ErrorResponse => Schema.decodeUnknownSync(ErrorResponse)(u, { onExcessProperty: "error" })
+/**
+ * The body without its `detail` when that is the message again, as the media proxy's errors
+ * carry it (src/Http/ErrorDetail.ts); any other `detail` is kept, for the checks to refuse.
+ */
+const withoutEchoedDetail = (u: unknown): unknown => {
+  if (typeof u !== "object" || u === null || Array.isArray(u) || !("detail" in u)) return u
+  const { detail, ...rest } = u as Record<string, unknown>
+  return detail === rest.message ? rest : u
+}
 
-/** The body is exactly ErrorResponse `{error, message}`: a snake_case code and a non-empty message. */
-export const expectErrorBody = (body: unknown, code?: string) => {
+/** Decodes ErrorResponse `{error, message}` (and the proxy's echo in `detail`), refusing any other field. */
+export const decodeError = (u: unknown): ErrorResponse =>
+  Schema.decodeUnknownSync(ErrorResponse)(withoutEchoedDetail(u), { onExcessProperty: "error" })
+
+/** The body is exactly ErrorResponse `{error, message}` (`detail` echoing the message on the proxy): a snake_case code and a non-empty message. */
+export const expectErrorBody = (raw: unknown, code?: string) => {
+  const body = withoutEchoedDetail(raw)
   expect(body).toEqual({ error: expect.any(String), message: expect.any(String) })
   const { error, message } = body as { error: string; message: string }
   expect(error).toMatch(errorCode)
@@ -136,7 +148,8 @@ export const errorBodyProblem = (reply: Reply): string | undefined => {
     return "a body that is not JSON"
   }
   if (typeof body !== "object" || body === null || Array.isArray(body)) return "a body that is not an object"
-  const keys = Object.keys(body).sort()
+  body = withoutEchoedDetail(body) as object
+  const keys = Object.keys(body as object).sort()
   if (keys.length !== 2 || keys[0] !== "error" || keys[1] !== "message") return `fields ${JSON.stringify(keys)}`
   const { error, message } = body as { error: unknown; message: unknown }
   if (typeof error !== "string" || !errorCode.test(error)) return `error ${JSON.stringify(error)}`
