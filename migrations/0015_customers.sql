@@ -41,18 +41,29 @@ CREATE TABLE quota_days (
   PRIMARY KEY (customer_id, day, operation)
 );
 
--- A start waiting for its vendor, or a music stream being relayed: each holds one task in flight
--- until it ends. A hold outlives a crash only until `expires_at`.
+-- A task in flight holds one row: from before its vendor call until the task is COMPLETED or
+-- FAILED (an image task: bound to it once recorded, deleted by the trigger below whichever path,
+-- poll or callback, finishes it) or its stream ends (music). A hold outlives a crash, or a task
+-- nobody polls, only until `expires_at`.
 CREATE TABLE quota_holds (
   id           uuid PRIMARY KEY DEFAULT gen_random_uuid(),
   customer_id  text NOT NULL REFERENCES users (id) ON DELETE CASCADE,
   operation    text NOT NULL,
+  task_id      uuid,
   expires_at   timestamptz NOT NULL
 );
 CREATE INDEX quota_holds_customer ON quota_holds (customer_id, expires_at);
+CREATE INDEX quota_holds_task ON quota_holds (task_id) WHERE task_id IS NOT NULL;
 
--- Image tasks not yet finished, the other part of the tasks in flight.
-CREATE INDEX media_tasks_unfinished ON media_tasks (owner_id, created_at) WHERE status IN ('CREATED', 'IN_PROGRESS');
+CREATE FUNCTION quota_release_finished() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  DELETE FROM quota_holds WHERE task_id = NEW.id;
+  RETURN NULL;
+END $$;
+
+CREATE TRIGGER media_tasks_finished AFTER UPDATE OF status ON media_tasks
+  FOR EACH ROW WHEN (NEW.status IN ('COMPLETED', 'FAILED') AND OLD.status IS DISTINCT FROM NEW.status)
+  EXECUTE FUNCTION quota_release_finished();
 
 -- Takes `amount` of a customer's quotas for `operation`, or refuses, in one statement: the
 -- customer's reservations are serialised by an advisory lock for the transaction, and each
@@ -62,7 +73,7 @@ CREATE INDEX media_tasks_unfinished ON media_tasks (owner_id, created_at) WHERE 
 -- Answers the limits that applied, what was used of them and, when refused, which one.
 CREATE FUNCTION quota_take(
   p_customer text, p_operation text, p_amount bigint,
-  p_day_limit bigint, p_flight_limit integer, p_hold_seconds integer, p_task_horizon_seconds integer
+  p_day_limit bigint, p_flight_limit integer, p_hold_seconds integer
 ) RETURNS TABLE (refused text, day_limit bigint, day_used bigint, flight_limit integer, flight_used integer, hold_id uuid, day_reset_seconds integer)
 LANGUAGE plpgsql AS $$
 DECLARE
@@ -83,10 +94,7 @@ BEGIN
   SELECT coalesce(q.used, 0) INTO day_used FROM (SELECT 1) one
     LEFT JOIN quota_days q ON q.customer_id = p_customer AND q.day = v_day AND q.operation = p_operation;
   IF flight_limit IS NOT NULL THEN
-    SELECT (SELECT count(*) FROM quota_holds h WHERE h.customer_id = p_customer AND h.expires_at > now())
-         + (SELECT count(*) FROM media_tasks t WHERE t.owner_id = p_customer AND t.status IN ('CREATED', 'IN_PROGRESS')
-              AND t.created_at > now() - make_interval(secs => p_task_horizon_seconds))
-      INTO flight_used;
+    SELECT count(*) INTO flight_used FROM quota_holds h WHERE h.customer_id = p_customer AND h.expires_at > now();
   ELSE
     flight_used := 0;
   END IF;

@@ -74,9 +74,17 @@ export interface Caller {
 
 /** An operation under way: its quota taken. `end` records its event, and on failure gives the quota back. */
 export interface Meter {
-  /** The task is recorded (its status now counts it in flight): the hold ends. */
-  readonly recorded: Effect.Effect<void>
-  readonly end: (outcome: Exclude<UsageOutcome, "refused">, bytes?: { readonly in?: number; readonly out?: number }) => Effect.Effect<void>
+  /** The start's task is recorded: the hold now counts until that task finishes. */
+  readonly recorded: (taskId: string) => Effect.Effect<void>
+  /**
+   * A failure gives the day's quota back unless `kept` (the vendor did work: a stream that broke
+   * after it started); either way the hold ends.
+   */
+  readonly end: (
+    outcome: Exclude<UsageOutcome, "refused">,
+    bytes?: { readonly in?: number; readonly out?: number },
+    kept?: boolean
+  ) => Effect.Effect<void>
 }
 
 /** Events written per statement at most, and how often the buffer is written. */
@@ -157,12 +165,18 @@ export class Metering extends Context.Service<Metering>()("Metering", {
             return id === null ? Effect.void : repo.endHold(id)
           })
           const meter: Meter = {
-            recorded: endHold,
-            end: (outcome, bytes) =>
+            recorded: (taskId) =>
+              Effect.suspend(() => {
+                const id = holdId
+                holdId = null
+                return id === null ? Effect.void : repo.bindHold(id, taskId)
+              }),
+            end: (outcome, bytes, kept = false) =>
               Effect.gen(function*() {
                 const now = yield* Clock.currentTimeMillis
-                yield* record(event(caller, operation, outcome, started, now, outcome === "succeeded" ? amount : 0, bytes))
-                if (outcome === "failed") {
+                const counted = outcome === "succeeded" || kept
+                yield* record(event(caller, operation, outcome, started, now, counted ? amount : 0, bytes))
+                if (!counted) {
                   const id = holdId
                   holdId = null
                   yield* repo.giveBack(caller.customerId, operation, amount, id)

@@ -72,7 +72,7 @@ export interface UsageListRow {
   readonly total: number
 }
 
-/** The counts of a task in flight: started within this long, not yet COMPLETED or FAILED. */
+/** The longest an image task counts in flight when nothing sees it finish (nobody polls, no callback). */
 export const taskHorizonSeconds = 3600
 
 export class CustomerRepo extends Context.Service<CustomerRepo>()("CustomerRepo", {
@@ -111,13 +111,27 @@ export class CustomerRepo extends Context.Service<CustomerRepo>()("CustomerRepo"
         const rows = yield* sql<TakeRow>`SELECT refused, day_limit::float8 AS day_limit, day_used::float8 AS day_used,
             flight_limit, flight_used, hold_id::text AS hold_id, day_reset_seconds
           FROM quota_take(${request.customerId}, ${request.operation}, ${request.amount}::bigint, ${request.dayLimit}::bigint,
-            ${request.flightLimit}::integer, ${request.holdSeconds}::integer, ${taskHorizonSeconds}::integer)`.pipe(Effect.orDie)
+            ${request.flightLimit}::integer, ${request.holdSeconds}::integer)`.pipe(Effect.orDie)
         return rows[0]!
       }),
 
       /** The hold ended (its task is recorded, or its stream ended): it no longer counts. */
       endHold: traced("CustomerRepo.endHold")(function*(holdId: string) {
         yield* sql`DELETE FROM quota_holds WHERE id = ${holdId}::uuid`.pipe(Effect.orDie)
+      }),
+
+      /**
+       * Binds a start's hold to its recorded task, to count until the task finishes (the
+       * trigger of media_tasks deletes it) or `taskHorizonSeconds` pass; a task already finished
+       * ends it at once.
+       */
+      bindHold: traced("CustomerRepo.bindHold")(function*(holdId: string, taskId: string) {
+        yield* sql`WITH unfinished AS (
+            UPDATE quota_holds SET task_id = ${taskId}::uuid, expires_at = now() + make_interval(secs => ${taskHorizonSeconds})
+            WHERE id = ${holdId}::uuid
+              AND EXISTS (SELECT 1 FROM media_tasks WHERE id = ${taskId}::uuid AND status IN ('CREATED', 'IN_PROGRESS'))
+            RETURNING id)
+          DELETE FROM quota_holds WHERE id = ${holdId}::uuid AND NOT EXISTS (SELECT 1 FROM unfinished)`.pipe(Effect.orDie)
       }),
 
       /** Gives back what a failed operation took of today's quota, and ends its hold. */
@@ -134,9 +148,7 @@ export class CustomerRepo extends Context.Service<CustomerRepo>()("CustomerRepo"
           SELECT c.operations_per_day, c.tasks_in_flight, c.upload_bytes_per_day::float8 AS upload_bytes_per_day,
             (SELECT coalesce(jsonb_object_agg(q.operation, q.used), '{}'::jsonb) FROM quota_days q
               WHERE q.customer_id = ${customerId} AND q.day = ${today}) AS used,
-            ((SELECT count(*) FROM quota_holds h WHERE h.customer_id = ${customerId} AND h.expires_at > now())
-              + (SELECT count(*) FROM media_tasks t WHERE t.owner_id = ${customerId} AND t.status IN ('CREATED', 'IN_PROGRESS')
-                AND t.created_at > now() - make_interval(secs => ${taskHorizonSeconds})))::int AS flight,
+            (SELECT count(*) FROM quota_holds h WHERE h.customer_id = ${customerId} AND h.expires_at > now())::int AS flight,
             ((${today} + 1)::timestamp AT TIME ZONE 'UTC') AS resets_at
           FROM (SELECT 1) one LEFT JOIN customers c ON c.user_id = ${customerId}`.pipe(Effect.orDie)
         return rows[0]!

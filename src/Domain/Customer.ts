@@ -26,7 +26,7 @@ export const uploadOperation = "media-upload"
 /** The unit of an operation: a byte for uploads, a task for every other (operations added later included). */
 export const unitOf = (operation: string): "task" | "byte" => operation === uploadOperation ? "byte" : "task"
 
-export const UsageOutcome = Schema.Literals(["succeeded", "failed", "refused"]).annotate({ identifier: "UsageOutcome" })
+export const UsageOutcome = Schema.Literals(["succeeded", "failed", "refused"])
 export type UsageOutcome = typeof UsageOutcome.Type
 
 /** The signed-in user's customer record (the anchor's `Customer`: `id` is the user's id). */
@@ -68,7 +68,7 @@ export class CustomerBalance extends Schema.Class<CustomerBalance>("CustomerBala
 export class UsageEvent extends Schema.Class<UsageEvent>("UsageEvent")({
   id: field(Schema.String, "Identifier of the event (increasing)"),
   operation: field(Schema.String, "The operation: an image path under /v1/ai/, video-to-music, media-upload"),
-  outcome: field(UsageOutcome, "succeeded; failed (the vendor or the upload failed: not counted against the day quota); refused (over a quota)"),
+  outcome: field(UsageOutcome, "How it ended: succeeded; failed (the vendor or the upload failed: not counted against the day quota, but for a stream that broke after it started); refused (over a quota)"),
   api_key_id: field(Schema.NullOr(Uuid), "The API key that authenticated the request; null for a bearer token or a signed upload"),
   bytes_in: field(Schema.Int, "Bytes the client sent"),
   bytes_out: field(Schema.Int, "Bytes the client was sent"),

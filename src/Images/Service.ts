@@ -139,7 +139,8 @@ export class ImageTasks extends Context.Service<ImageTasks>()("ImageTasks", {
         const task = Option.isSome(recorded)
           ? recorded.value
           : yield* Effect.flatMap(record(randomUUID()), (again) => Effect.orDie(Effect.fromOption(again)))
-        // the task now counts in flight by its status: the start's hold ends
+        // the start's hold now counts until this task is COMPLETED or FAILED, however that is seen
+        yield* meter.recorded(task.id)
         yield* meter.end("succeeded", { in: caller.bytesIn, out: answerBytes(task) })
         return task
       }).pipe(

@@ -42,7 +42,7 @@ const world = (stored: StoredTask, vendorStatus: MediaTaskStatus) => {
             return row
           })
       }),
-      stub(Metering, { begin: () => Effect.succeed({ recorded: Effect.void, end: () => Effect.void }) }),
+      stub(Metering, { begin: () => Effect.succeed({ recorded: () => Effect.void, end: () => Effect.void }) }),
       stub(ImageVendor, {
         poll: (_kind, vendorTaskId) =>
           Effect.sync(() => {

@@ -32,7 +32,7 @@ const tasksWith = (repo: Partial<TaskRepo["Service"]>) =>
   ImageTasks.layerWithoutDependencies.pipe(
     Layer.provide([
       stub(TaskRepo, repo),
-      stub(Metering, { begin: () => Effect.succeed({ recorded: Effect.void, end: () => Effect.void }) }),
+      stub(Metering, { begin: () => Effect.succeed({ recorded: () => Effect.void, end: () => Effect.void }) }),
       stub(ImageVendor, {}),
       testConfig((c) => ({ ...c, vendorTimeoutMillis }))
     ])
@@ -107,7 +107,7 @@ it.effect("a key the first request let go is claimed again by the repeat, which 
           readKey: () => Effect.succeed(Option.none()),
           create: (t) => Effect.succeed(Option.some({ ...task, id: t.id, vendorTaskId: t.vendorTaskId }))
         }),
-        stub(Metering, { begin: () => Effect.succeed({ recorded: Effect.void, end: () => Effect.void }) }),
+        stub(Metering, { begin: () => Effect.succeed({ recorded: () => Effect.void, end: () => Effect.void }) }),
       stub(ImageVendor, {
           start: () => Effect.sync(() => ({ taskId: `v-${++started}`, status: Option.some("CREATED" as const), generated: [] }))
         }),
