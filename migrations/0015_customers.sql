@@ -81,6 +81,10 @@ DECLARE
   v_day date := (now() AT TIME ZONE 'UTC')::date;
   v_reset integer := ceil(extract(epoch FROM ((v_day + 1)::timestamp AT TIME ZONE 'UTC') - now()))::integer;
 BEGIN
+  -- the take's commit does not wait for the disk: the start's task record, committed after the
+  -- vendor call, flushes this WAL with its own, so only a take whose start never got that far can
+  -- be lost in a crash of PostgreSQL (measured: a waited-for commit cost a start milliseconds)
+  PERFORM set_config('synchronous_commit', 'off', true);
   PERFORM pg_advisory_xact_lock(hashtextextended('quota:' || p_customer, 0));
   SELECT * INTO v_row FROM customers WHERE user_id = p_customer;
   day_limit := p_day_limit;
@@ -114,3 +118,18 @@ BEGIN
   END IF;
   RETURN NEXT;
 END $$;
+
+-- Binds a start's hold to its recorded task (to count until the task finishes, or `horizon`
+-- seconds), or ends it when the task has already finished; its commit does not wait for the disk
+-- either (a lost bind leaves the hold to expire with its start's timeout).
+CREATE FUNCTION quota_bind(p_hold uuid, p_task uuid, p_horizon_seconds integer) RETURNS void
+LANGUAGE plpgsql AS $$
+BEGIN
+  PERFORM set_config('synchronous_commit', 'off', true);
+  UPDATE quota_holds SET task_id = p_task, expires_at = now() + make_interval(secs => p_horizon_seconds)
+    WHERE id = p_hold AND EXISTS (SELECT 1 FROM media_tasks WHERE id = p_task AND status IN ('CREATED', 'IN_PROGRESS'));
+  IF NOT FOUND THEN
+    DELETE FROM quota_holds WHERE id = p_hold;
+  END IF;
+END $$;
+

@@ -409,7 +409,9 @@ export const appConfig = group({
   quotas: group({
     operationsPerDay: Config.String("QUOTA_OPERATIONS_PER_DAY").pipe(Config.withDefault("500"), refine(parseOperationQuotas)),
     tasksInFlight: optionalLimit("QUOTA_TASKS_IN_FLIGHT", 10),
-    uploadBytesPerDay: optionalLimit("QUOTA_UPLOAD_BYTES_PER_DAY", 5 * 1024 * 1024 * 1024)
+    uploadBytesPerDay: optionalLimit("QUOTA_UPLOAD_BYTES_PER_DAY", 5 * 1024 * 1024 * 1024),
+    /** What of the metering is left out, to measure what it costs (bench/metering.ts); never in production. */
+    meteringOff: Config.Literals(["", "usage", "all"], "METERING_OFF").pipe(Config.withDefault("" as const))
   }),
   /** What is read of a body after an early answer (a 413) before the connection closes (Http/RefusedBodies.ts). */
   refusedBodies: group({

@@ -87,6 +87,9 @@ export interface Meter {
   ) => Effect.Effect<void>
 }
 
+/** The meter of an operation when metering is off (METERING_OFF, for the bench). */
+const unmetered: Meter = { recorded: () => Effect.void, end: () => Effect.void }
+
 /** Events written per statement at most, and how often the buffer is written. */
 const flushRows = 1000
 const flushMillis = 200
@@ -110,9 +113,11 @@ export class Metering extends Context.Service<Metering>()("Metering", {
     yield* Effect.addFinalizer(() => flushLogged)
 
     const record = (row: UsageRow) =>
-      Effect.sync(() => {
-        buffer.push(row)
-      })
+      quotas.meteringOff === "usage"
+        ? Effect.void
+        : Effect.sync(() => {
+          buffer.push(row)
+        })
 
     const event = (caller: Caller, operation: string, outcome: UsageOutcome, started: number, now: number, units: number, bytes?: { readonly in?: number; readonly out?: number }): UsageRow => ({
       customerId: caller.customerId,
@@ -138,6 +143,7 @@ export class Metering extends Context.Service<Metering>()("Metering", {
        */
       begin: traced("Metering.begin")(
         function*(caller: Caller, operation: string, options: { readonly amount?: number; readonly holds: false | "start" | "stream"; readonly started?: number }) {
+          if (quotas.meteringOff === "all") return unmetered
           const started = options.started ?? (yield* Clock.currentTimeMillis)
           const amount = options.amount ?? 1
           const taken = yield* repo.take({
@@ -169,7 +175,11 @@ export class Metering extends Context.Service<Metering>()("Metering", {
               Effect.suspend(() => {
                 const id = holdId
                 holdId = null
-                return id === null ? Effect.void : repo.bindHold(id, taskId)
+                // in the background: the answer need not wait for it (until it commits the hold
+                // counts as a start's, which is still in flight)
+                return id === null ? Effect.void : Effect.asVoid(Effect.forkDetach(
+                  repo.bindHold(id, taskId).pipe(Effect.catchCause((cause) => Effect.logWarning("quota hold not bound to its task", cause)))
+                ))
               }),
             end: (outcome, bytes, kept = false) =>
               Effect.gen(function*() {

@@ -126,12 +126,7 @@ export class CustomerRepo extends Context.Service<CustomerRepo>()("CustomerRepo"
        * ends it at once.
        */
       bindHold: traced("CustomerRepo.bindHold")(function*(holdId: string, taskId: string) {
-        yield* sql`WITH unfinished AS (
-            UPDATE quota_holds SET task_id = ${taskId}::uuid, expires_at = now() + make_interval(secs => ${taskHorizonSeconds})
-            WHERE id = ${holdId}::uuid
-              AND EXISTS (SELECT 1 FROM media_tasks WHERE id = ${taskId}::uuid AND status IN ('CREATED', 'IN_PROGRESS'))
-            RETURNING id)
-          DELETE FROM quota_holds WHERE id = ${holdId}::uuid AND NOT EXISTS (SELECT 1 FROM unfinished)`.pipe(Effect.orDie)
+        yield* sql`SELECT quota_bind(${holdId}::uuid, ${taskId}::uuid, ${taskHorizonSeconds}::integer)`.pipe(Effect.orDie)
       }),
 
       /** Gives back what a failed operation took of today's quota, and ends its hold. */

@@ -55,7 +55,8 @@ export interface Running {
 export const unlimitedQuotas: AppConfigShape["quotas"] = {
   operationsPerDay: { default: Option.none(), byOperation: new Map() },
   tasksInFlight: Option.none(),
-  uploadBytesPerDay: Option.none()
+  uploadBytesPerDay: Option.none(),
+  meteringOff: ""
 }
 
 export type ConfigOverrides = (config: AppConfigShape) => AppConfigShape
