@@ -1,4 +1,4 @@
-import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "effect/http-api"
+import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
 import { Schema } from "effect"
 import { Forbidden, NotFound } from "../Domain/ApiErrors.ts"
 import { Authentication, KeyOrBearerAuthentication } from "../Domain/Auth.ts"
@@ -24,7 +24,8 @@ export const UsageParams = Schema.Struct({
  */
 export class CustomersApi extends HttpApiGroup.make("customers")
   .add(
-    HttpApiEndpoint.post("createCustomer", "/customers", { success: Customer })
+    // the answer is encoded as a Customer; the handler sets 201 on the call that made it
+    HttpApiEndpoint.post("createCustomer", "/customers", { success: [Customer, Customer.pipe(HttpApiSchema.status(201))] })
       .annotate(OpenApi.Summary, "Create your customer record")
       .annotate(
         OpenApi.Description,

@@ -9689,6 +9689,15 @@ export interface operations {
                     "application/json": components["schemas"]["Customer"];
                 };
             };
+            /** @description Customer */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Customer"];
+                };
+            };
             /** @description `unauthorized`: No valid bearer token: missing, malformed, expired or not verifiable */
             401: {
                 headers: {
