@@ -2862,6 +2862,10 @@ export interface components {
         XCache: "hit" | "miss" | "bypass";
         /** @description Seconds to wait before trying again */
         RetryAfter: number;
+        /** @description With `quota_exceeded` (draft-ietf-httpapi-ratelimit-headers): the quota refused, `"operations-day";q=500;qu="requests";w=86400`, `"tasks-in-flight";q=10;qu="concurrent-requests"` or `"upload-bytes-day";q=<bytes>;qu="content-bytes";w=86400` */
+        RateLimitPolicy: string;
+        /** @description With `quota_exceeded`: what is left of that quota (`r`) and the seconds until there is room again (`t`), `"operations-day";r=0;t=3600` */
+        RateLimit: string;
         /** @description The methods the path takes */
         Allow: string;
         /** @description `simulated` when the service answers from its built-in simulation (VENDOR_MODE=simulated) instead of the vendor */
@@ -7892,6 +7896,8 @@ export interface operations {
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     "x-vendor-mode": components["headers"]["XVendorMode"];
                     [name: string]: unknown;
                 };
@@ -8043,6 +8049,8 @@ export interface operations {
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     "x-vendor-mode": components["headers"]["XVendorMode"];
                     [name: string]: unknown;
                 };
@@ -8194,6 +8202,8 @@ export interface operations {
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     "x-vendor-mode": components["headers"]["XVendorMode"];
                     [name: string]: unknown;
                 };
@@ -8345,6 +8355,8 @@ export interface operations {
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     "x-vendor-mode": components["headers"]["XVendorMode"];
                     [name: string]: unknown;
                 };
@@ -8812,6 +8824,8 @@ export interface operations {
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9644,6 +9658,8 @@ export interface operations {
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
