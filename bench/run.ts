@@ -31,6 +31,7 @@ import { isDeepStrictEqual, parseArgs } from "node:util"
 import pg from "pg"
 import { type EmbeddedServer, freePort, startEmbedded } from "../src/Db/Embedded.ts"
 import { benchImageProxy } from "./image-proxy.ts"
+import { benchMetering } from "./metering.ts"
 import { benchModeration, moderationScenario } from "./moderation.ts"
 import { benchMusicProxy } from "./music-proxy.ts"
 import { benchObjectStorage } from "./object-storage.ts"
@@ -1105,6 +1106,10 @@ const main = async () => {
   if (selected("image proxy")) {
     log("media proxy: images")
     media.push(await benchImageProxy({ quick }))
+  }
+  if (selected("metering")) {
+    log("media proxy: quotas and usage events, metered beside METERING_OFF")
+    media.push(await benchMetering({ quick }))
   }
   if (selected("music proxy")) {
     log("media proxy: video to music")

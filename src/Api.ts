@@ -19,6 +19,7 @@ import { BulkVersionsApi, VersionQueueApi } from "./Versions/Api.ts"
 import { ApiKeysApi } from "./ApiKeys/Api.ts"
 import { registryApi } from "./Domain/RegistryApi.ts"
 import { MediaFilesApi, MediaStorageApi } from "./MediaStorage/Api.ts"
+import { CustomerQuotasApi, CustomersApi } from "./Customers/Api.ts"
 
 export class Api extends registryApi(
   CatalogApi,
@@ -42,7 +43,9 @@ export class Api extends registryApi(
   BulkVersionsApi,
   ApiKeysApi,
   MediaStorageApi,
-  MediaFilesApi
+  MediaFilesApi,
+  CustomersApi,
+  CustomerQuotasApi
 )
   .annotate(OpenApi.Title, "Extension Registry and Media Proxy")
   .annotate(OpenApi.Version, "1.0")

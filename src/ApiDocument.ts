@@ -14,7 +14,7 @@ import { Effect, Layer, Schema } from "effect"
 import { AppConfig } from "./Config.ts"
 import type { ExtraRoute } from "./Http/Routes.ts"
 import { Api } from "./Api.ts"
-import { apiErrors, BadRequest, DatabaseUnavailable, MethodNotAllowed, PayloadTooLarge, UnsupportedMediaType } from "./Domain/ApiErrors.ts"
+import { apiErrors, BadRequest, DatabaseUnavailable, MethodNotAllowed, PayloadTooLarge, QuotaExceeded, UnsupportedMediaType } from "./Domain/ApiErrors.ts"
 import { OptionalAuthentication } from "./Domain/Auth.ts"
 import { AnyEndpoint } from "./Domain/RegistryApi.ts"
 import { MusicEvent } from "./Domain/MusicEvents.ts"
@@ -270,6 +270,14 @@ const headers: Json = {
     schema: { type: "string", enum: ["hit", "miss", "bypass"] }
   },
   RetryAfter: { description: "Seconds to wait before trying again", schema: { type: "integer", minimum: 0 } },
+  RateLimitPolicy: {
+    description: "With `quota_exceeded` (draft-ietf-httpapi-ratelimit-headers): the quota refused, `\"operations-day\";q=500;qu=\"requests\";w=86400`, `\"tasks-in-flight\";q=10;qu=\"concurrent-requests\"` or `\"upload-bytes-day\";q=<bytes>;qu=\"content-bytes\";w=86400`",
+    schema: { type: "string" }
+  },
+  RateLimit: {
+    description: "With `quota_exceeded`: what is left of that quota (`r`) and the seconds until there is room again (`t`), `\"operations-day\";r=0;t=3600`",
+    schema: { type: "string" }
+  },
   Allow: { description: "The methods the path takes", schema: { type: "string" } },
   XVendorMode: {
     description: "`simulated` when the service answers from its built-in simulation (VENDOR_MODE=simulated) instead of the vendor",
@@ -368,10 +376,11 @@ const precise = (generated: Json): Json => {
     }
     for (const [status, response] of Object.entries<Json>(responses)) {
       if (Number(status) < 400) continue
-      responses[status] = errorResponse(
-        classesOf(response.content?.["application/json"]?.schema),
-        status === "429" ? { "Retry-After": headerRef("RetryAfter") } : undefined
-      )
+      const classes = classesOf(response.content?.["application/json"]?.schema)
+      const quota = classes.includes(QuotaExceeded.identifier)
+        ? { "RateLimit-Policy": headerRef("RateLimitPolicy"), RateLimit: headerRef("RateLimit") }
+        : {}
+      responses[status] = errorResponse(classes, status === "429" ? { "Retry-After": headerRef("RetryAfter"), ...quota } : undefined)
     }
     responses["405"] = errorResponse([MethodNotAllowed.identifier], { Allow: headerRef("Allow") })
     if (operation.requestBody !== undefined && responses["413"] === undefined) {

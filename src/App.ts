@@ -34,6 +34,7 @@ import { metricsRoute, MetricsLive } from "./System/MetricsEndpoint.ts"
 import { HostNodesHttp } from "./HostNodes/Http.ts"
 import { ImagesHttp } from "./Images/Http.ts"
 import { MediaStorageHttp } from "./MediaStorage/Http.ts"
+import { CustomersHttp } from "./Customers/Http.ts"
 import { MusicHttp } from "./Music/Http.ts"
 import { ShutdownReport } from "./Observability/ShutdownReport.ts"
 import { PublishersHttp } from "./Publishers/Http.ts"
@@ -60,7 +61,8 @@ export const ApiLive = HttpApiBuilder.layer(Api).pipe(
     ReviewsHttp,
     VersionsHttp,
     ApiKeysHttp,
-    MediaStorageHttp
+    MediaStorageHttp,
+    CustomersHttp
   ])
 )
 

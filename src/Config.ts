@@ -241,6 +241,52 @@ export const parseEdgeOff = (raw: string): Result.Result<ReadonlySet<OptionalPie
   return Result.succeed(off)
 }
 
+/** A day's quota of each operation: `default` for those `byOperation` does not name; `None` is no limit. */
+export interface OperationQuotas {
+  readonly default: Option.Option<number>
+  readonly byOperation: ReadonlyMap<string, number>
+}
+
+/** The day quota an operation gets from QUOTA_OPERATIONS_PER_DAY; `None` is no limit. */
+export const operationQuota = (quotas: OperationQuotas, operation: string): Option.Option<number> => {
+  const own = quotas.byOperation.get(operation)
+  return own === undefined ? quotas.default : Option.some(own)
+}
+
+const count = /^[0-9]+$/
+
+/**
+ * `QUOTA_OPERATIONS_PER_DAY`: a number for every operation and/or `operation=number` entries,
+ * comma-separated (`200,video-to-music=20`); empty is no limit, an operation named without a
+ * plain number takes none.
+ */
+export const parseOperationQuotas = (raw: string): Result.Result<OperationQuotas, string> => {
+  let fallback = Option.none<number>()
+  const byOperation = new Map<string, number>()
+  for (const entry of raw.split(",").map((e) => e.trim()).filter((e) => e !== "")) {
+    const [name, value] = entry.includes("=") ? entry.split("=", 2).map((x) => x.trim()) : [undefined, entry]
+    if (!count.test(value!) || (name !== undefined && !/^[a-z0-9][a-z0-9/_-]*$/.test(name))) {
+      return Result.fail(`QUOTA_OPERATIONS_PER_DAY is a number and/or operation=number entries, comma-separated (200,video-to-music=20), or empty; got "${entry}"`)
+    }
+    if (name === undefined) fallback = Option.some(Number(value))
+    else byOperation.set(name, Number(value))
+  }
+  return Result.succeed({ default: fallback, byOperation })
+}
+
+/** A whole-number limit; empty is no limit (`None`). */
+const optionalLimit = (name: string, fallback: number) =>
+  Config.String(name).pipe(
+    Config.withDefault(String(fallback)),
+    refine((raw) =>
+      raw.trim() === ""
+        ? Result.succeed(Option.none<number>())
+        : count.test(raw.trim()) && Number.isSafeInteger(Number(raw.trim()))
+        ? Result.succeed(Option.some(Number(raw.trim())))
+        : Result.fail(`${name} must be a whole number of 0 or more, or empty for no limit; got "${raw}"`)
+    )
+  )
+
 /**
  * Every setting of the service, each declared once here: its variable, type, default and checks
  * (the table in docs/operating.md says what each means). Values are in the units the code uses: a variable in
@@ -373,6 +419,17 @@ export const appConfig = group({
     fileTtlSeconds: int("MEDIA_FILE_TTL_SECONDS", 24 * 60 * 60, 1),
     /** How often expired files are swept (their bytes and their rows). */
     sweepIntervalMillis: secondsAsMillis("MEDIA_SWEEP_INTERVAL_SECONDS", 300, 0.01)
+  }),
+  /**
+   * Each customer's quotas (docs/operating.md, "Quotas"), defaults a site admin may override per
+   * customer; `None` is no limit, 0 refuses every request it bounds.
+   */
+  quotas: group({
+    operationsPerDay: Config.String("QUOTA_OPERATIONS_PER_DAY").pipe(Config.withDefault("500"), refine(parseOperationQuotas)),
+    tasksInFlight: optionalLimit("QUOTA_TASKS_IN_FLIGHT", 10),
+    uploadBytesPerDay: optionalLimit("QUOTA_UPLOAD_BYTES_PER_DAY", 5 * 1024 * 1024 * 1024),
+    /** What of the metering is left out, to measure what it costs (bench/metering.ts); never in production. */
+    meteringOff: Config.Literals(["", "usage", "all"], "METERING_OFF").pipe(Config.withDefault("" as const))
   }),
   /** What is read of a body after an early answer (a 413) before the connection closes (Http/RefusedBodies.ts). */
   refusedBodies: group({

@@ -224,9 +224,12 @@ const floors: ReadonlyArray<Floor> = [
       "Reviews/": ["Catalog/"],
       "Versions/": ["Catalog/"],
       "Admin/": ["Auth/", "Catalog/", "Publishers/", "Publishing/"],
-      "Images/": [],
-      "Music/": [],
-      "MediaStorage/": [],
+      // its usage page reads the catalogue's paging parameters
+      "Customers/": ["Catalog/"],
+      // every proxied operation is metered (quotas, usage events)
+      "Images/": ["Customers/"],
+      "Music/": ["Customers/"],
+      "MediaStorage/": ["Customers/"],
       // the sweeps clear the music form's spool
       "System/": ["Music/"]
     }

@@ -83,10 +83,17 @@ const matrix = [
   // reviews: any authenticated user rates any visible node
   ["POST /nodes/:nodeId/reviews",                                  401, 401,    200,     200,   200,  200,  200],
   // a user's own API keys and media storage: any authenticated user; a key only to its user (here: the owner's key)
-  ["POST /customers/api-keys",                                         401, 401,    201,     201,   201,  201,  201],
-  ["GET /customers/api-keys",                                          401, 401,    200,     200,   200,  200,  200],
-  ["DELETE /customers/api-keys/:keyId",                                401, 401,    404,     404,   404,  204,  404],
-  ["POST /customers/storage",                                      401, 401,    200,     200,   200,  200,  200]
+  ["POST /customers/api-keys",                                     401, 401,    201,     201,   201,  201,  201],
+  ["GET /customers/api-keys",                                      401, 401,    200,     200,   200,  200,  200],
+  ["DELETE /customers/api-keys/:keyId",                            401, 401,    404,     404,   404,  204,  404],
+  ["POST /customers/storage",                                      401, 401,    200,     200,   200,  200,  200],
+  // customers: any authenticated user, their own record; quota overrides by site admins
+  ["POST /customers",                                              401, 401,    201,     201,   201,  201,  201],
+  ["GET /customers/me",                                            401, 401,    200,     200,   200,  200,  200],
+  ["GET /customers/balance",                                       401, 401,    200,     200,   200,  200,  200],
+  ["GET /customers/usage",                                         401, 401,    200,     200,   200,  200,  200],
+  ["GET /admin/customers/:customer_id/quotas",                     401, 401,    403,     403,   403,  403,  200],
+  ["PUT /admin/customers/:customer_id/quotas",                     401, 401,    403,     403,   403,  403,  200]
 ] as const
 
 /** Callers with an `X-API-KEY` header and no Authorization. */
@@ -379,6 +386,24 @@ const requests: { readonly [K in RowKey]: Build } = {
     method: "POST",
     path: "/customers/storage",
     body: { file_name: `file-${f.fresh()}.png`, content_type: "image/png" }
+  }),
+  // no customer record yet, whoever calls: each call makes one (201)
+  "POST /customers": async (f) => {
+    await run(query(f.service, "DELETE FROM customers"))
+    return { method: "POST", path: "/customers" }
+  },
+  // every user seen has a record
+  "GET /customers/me": async (f) => {
+    await run(query(f.service, "INSERT INTO customers (user_id) SELECT id FROM users ON CONFLICT DO NOTHING"))
+    return { method: "GET", path: "/customers/me" }
+  },
+  "GET /customers/balance": async () => ({ method: "GET", path: "/customers/balance" }),
+  "GET /customers/usage": async () => ({ method: "GET", path: "/customers/usage" }),
+  "GET /admin/customers/:customer_id/quotas": async () => ({ method: "GET", path: `/admin/customers/${users.owner}/quotas` }),
+  "PUT /admin/customers/:customer_id/quotas": async () => ({
+    method: "PUT",
+    path: `/admin/customers/${users.owner}/quotas`,
+    body: { tasks_in_flight: null }
   }),
   // any authenticated caller gets past authentication to the form check: a JSON body is 415
   "POST /proxy/musicvendor/v2m/generate": async () => ({

@@ -41,6 +41,8 @@ export interface KeyOwner {
   readonly id: string
   readonly email: string | undefined
   readonly name: string | undefined
+  /** The key's own id, for the usage events of what it authenticated. */
+  readonly apiKeyId: string
 }
 
 const keyColumns = {
@@ -53,7 +55,7 @@ const keyColumns = {
 
 const KeyRow = rowsOf(keyColumns, ApiKey, ({ key_hint, ...fields }) => new ApiKey({ ...fields, key_prefix: key_hint }, { disableChecks: true }))
 
-const OwnerRow = Schema.Struct({ user_id: Schema.String, email: Schema.NullOr(Schema.String), name: Schema.NullOr(Schema.String) })
+const OwnerRow = Schema.Struct({ key_id: Schema.String, user_id: Schema.String, email: Schema.NullOr(Schema.String), name: Schema.NullOr(Schema.String) })
 
 export class ApiKeyRepo extends Context.Service<ApiKeyRepo>()("ApiKeyRepo", {
   make: Effect.gen(function*() {
@@ -72,7 +74,7 @@ export class ApiKeyRepo extends Context.Service<ApiKeyRepo>()("ApiKeyRepo", {
       Request: Schema.Uint8Array,
       Result: OwnerRow,
       execute: (hash) =>
-        sql`SELECT k.user_id, u.email, u.name FROM api_keys k JOIN users u ON u.id = k.user_id
+        sql`SELECT k.id AS key_id, k.user_id, u.email, u.name FROM api_keys k JOIN users u ON u.id = k.user_id
             WHERE k.key_hash = ${hash} AND k.revoked_at IS NULL`
     })
 
@@ -124,7 +126,7 @@ export class ApiKeyRepo extends Context.Service<ApiKeyRepo>()("ApiKeyRepo", {
         const text = Redacted.value(value)
         if (!text.startsWith(keyPrefix)) return Option.none<KeyOwner>()
         const row = yield* Effect.orDie(findOwner(hashKey(text)))
-        return Option.map(row, (r): KeyOwner => ({ id: r.user_id, email: r.email ?? undefined, name: r.name ?? undefined }))
+        return Option.map(row, (r): KeyOwner => ({ id: r.user_id, email: r.email ?? undefined, name: r.name ?? undefined, apiKeyId: r.key_id }))
       })
     }
   })

@@ -43,12 +43,16 @@ export const retryAfterOf = (error: unknown): string | undefined => {
  * endpoint's error schemas, where the wait is a service-only field: the header is added as the
  * answer leaves.
  */
-export const failAnswered = <E>(error: E): Effect.Effect<never, E, HttpServerRequest.HttpServerRequest> => {
+export const failAnswered = <E>(
+  error: E,
+  headers?: Readonly<Record<string, string>>
+): Effect.Effect<never, E, HttpServerRequest.HttpServerRequest> => {
   const retryAfter = isApiError(error) ? retryAfterOf(error) : undefined
-  return retryAfter === undefined
+  const all = { ...headers, ...(retryAfter === undefined ? {} : { "retry-after": retryAfter }) }
+  return Object.keys(all).length === 0
     ? Effect.fail(error)
     : Effect.andThen(
-      HttpEffect.appendPreResponseHandler((_request, response) => Effect.succeed(HttpServerResponse.setHeader(response, "retry-after", retryAfter))),
+      HttpEffect.appendPreResponseHandler((_request, response) => Effect.succeed(HttpServerResponse.setHeaders(response, all))),
       Effect.fail(error)
     )
 }
@@ -67,5 +71,10 @@ export const answering = <const T extends Answers>(answers: T) =>
     const Answer = (answers as unknown as Record<string, Construct | undefined>)[e._tag]
     if (Answer === undefined) return Effect.fail(e as Answered<E, T>)
     const retryAfter = (e as { readonly retryAfterSeconds?: number }).retryAfterSeconds
-    return failAnswered(new Answer(retryAfter === undefined ? { message: e.message } : { message: e.message, retryAfter }) as Answered<E, T>)
+    // a failure may name headers of its answer (a quota's RateLimit-Policy and RateLimit)
+    const headers = (e as { readonly answerHeaders?: Readonly<Record<string, string>> }).answerHeaders
+    return failAnswered(
+      new Answer(retryAfter === undefined ? { message: e.message } : { message: e.message, retryAfter }) as Answered<E, T>,
+      headers
+    )
   })

@@ -273,6 +273,16 @@ export class RateLimited extends ApiError<RateLimited>()("RateLimited", {
   retryAfter: serviceOnly(Schema.Finite)
 }) {}
 
+/** A customer's quota is used up (QUOTA_* settings, a site admin's overrides): refused before any vendor call. */
+export class QuotaExceeded extends ApiError<QuotaExceeded>()("QuotaExceeded", {
+  code: "quota_exceeded",
+  status: 429,
+  description: "A quota of the customer is used up (operations per day, tasks in flight, upload bytes per day): wait `Retry-After` seconds; `RateLimit-Policy` and `RateLimit` say which quota and what is left"
+}, {
+  /** Seconds until the quota has room again, sent as `Retry-After`. */
+  retryAfter: serviceOnly(Schema.Finite)
+}) {}
+
 export class RequestTooLarge extends ApiError<RequestTooLarge>()("RequestTooLarge", {
   code: "request_too_large",
   status: 431,
@@ -368,6 +378,7 @@ export const apiErrors = [
   UnsupportedMediaType,
   RangeNotSatisfiable,
   RateLimited,
+  QuotaExceeded,
   RequestTooLarge,
   ClientClosedRequest,
   InternalError,

@@ -16,6 +16,8 @@ export interface User {
   readonly email: string | undefined
   readonly name: string | undefined
   readonly isSiteAdmin: boolean
+  /** The API key that authenticated the request (X-API-KEY); absent for a bearer token. */
+  readonly apiKeyId?: string | undefined
 }
 
 export class CurrentUser extends Context.Service<CurrentUser, User>()("CurrentUser") {}

@@ -4,6 +4,7 @@ import {
   IdempotencyKeyInProgress,
   IdempotencyKeyReused,
   NotFound,
+  QuotaExceeded,
   RateLimited,
   UpstreamError,
   UpstreamTimeout,
@@ -36,6 +37,8 @@ const TaskPath = Schema.Struct({ task_id: field(PathParam, "Identifier of the ta
 
 const vendorFailures = "Vendor failures: its 400/422 is 400 with its message, 401/403 and 5xx are 502 upstream_error, 404 is 404, 429 is 429 with Retry-After, no answer in time is 504 upstream_timeout; no vendor configured is 503 vendor_not_configured."
 
+const quota = "Over a quota of the caller (operations per day, tasks in flight) it is 429 quota_exceeded with Retry-After, RateLimit-Policy and RateLimit, before the vendor is called; a start takes one operation of the day (given back if the vendor call fails) and holds one task in flight until the task is COMPLETED or FAILED."
+
 const idempotency = "With `Idempotency-Key` (1 to 255 printable characters), the same caller repeating the same key and body within 24 hours gets the same task and the vendor is called once; the same key with another body is 409 idempotency_key_reused; a repeat while the first request is still waiting for the vendor waits for it (409 idempotency_key_in_progress if it takes longer than the vendor timeout)."
 
 /** How every image operation may fail, as the vendor does (its refusal is BadRequest, which every endpoint declares). */
@@ -52,11 +55,11 @@ const skinEnhancerStart = <const Name extends string, Payload extends Schema.Top
     headers: IdempotencyHeaders,
     payload,
     success: MediaTaskEnvelope,
-    error: [IdempotencyKeyReused, IdempotencyKeyInProgress, ...vendorErrors]
+    error: [IdempotencyKeyReused, IdempotencyKeyInProgress, QuotaExceeded, ...vendorErrors]
   })
     .annotate(HttpApi.PayloadParseOptions, refusingBody)
     .annotate(OpenApi.Summary, `Skin enhancer (${mode})`)
-    .annotate(OpenApi.Description, `Starts a task at the image vendor (defaults ${fields} applied before forwarding) and answers {data: task}; poll it at /proxy/imagevendor/v1/ai/skin-enhancer/{task_id}. ${idempotency} ${vendorFailures}`)
+    .annotate(OpenApi.Description, `Starts a task at the image vendor (defaults ${fields} applied before forwarding) and answers {data: task}; poll it at /proxy/imagevendor/v1/ai/skin-enhancer/{task_id}. ${idempotency} ${quota} ${vendorFailures}`)
 
 const sharedSkinDefaults = `sharpen ${skinEnhancerDefaults.sharpen}, smart_grain ${skinEnhancerDefaults.smart_grain}`
 
@@ -76,11 +79,11 @@ export class ImageProxyApi extends HttpApiGroup.make("imageProxy")
       headers: IdempotencyHeaders,
       payload: StyleTransferRequest,
       success: MediaTask,
-      error: [IdempotencyKeyReused, IdempotencyKeyInProgress, ...vendorErrors]
+      error: [IdempotencyKeyReused, IdempotencyKeyInProgress, QuotaExceeded, ...vendorErrors]
     })
       .annotate(HttpApi.PayloadParseOptions, refusingBody)
       .annotate(OpenApi.Summary, "Image style transfer")
-      .annotate(OpenApi.Description, `Starts a task at the image vendor and answers it flat: {task_id, status: CREATED, generated}. \`image\` and \`reference_image\` are required. ${idempotency} ${vendorFailures}`)
+      .annotate(OpenApi.Description, `Starts a task at the image vendor and answers it flat: {task_id, status: CREATED, generated}. \`image\` and \`reference_image\` are required. ${idempotency} ${quota} ${vendorFailures}`)
   )
   .add(skinEnhancerStart("startSkinEnhancer", "creative", SkinEnhancerRequest, sharedSkinDefaults))
   .add(skinEnhancerStart(

@@ -4,7 +4,7 @@ import { Effect, Layer } from "effect"
 import { ImageProxyApi, SimulatedImagesApi } from "./Api.ts"
 import { registryApi } from "../Domain/RegistryApi.ts"
 import { AppConfig } from "../Config.ts"
-import { BadRequest, IdempotencyKeyInProgress, IdempotencyKeyReused, NotFound } from "../Domain/ApiErrors.ts"
+import { BadRequest, IdempotencyKeyInProgress, IdempotencyKeyReused, NotFound, QuotaExceeded } from "../Domain/ApiErrors.ts"
 import {
   isOwnMediaUrl,
   MediaTaskEnvelope,
@@ -25,7 +25,8 @@ const answer = answering({
   ...vendorAnswers,
   TaskMissing: NotFound,
   KeyReused: IdempotencyKeyReused,
-  KeyInProgress: IdempotencyKeyInProgress
+  KeyInProgress: IdempotencyKeyInProgress,
+  OverQuota: QuotaExceeded
 })
 
 const enveloped = (task: Parameters<typeof toWire>[0]) => new MediaTaskEnvelope({ data: toWire(task) }, { disableChecks: true })

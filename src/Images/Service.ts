@@ -4,6 +4,7 @@
  * request's task with one vendor call.
  */
 import { Clock, Context, Data, Effect, Fiber, Layer, Option, Schedule } from "effect"
+import { HttpServerRequest } from "effect/http"
 import { createHash, randomUUID } from "node:crypto"
 import { AppConfig } from "../Config.ts"
 import { CurrentUser } from "../Domain/Auth.ts"
@@ -13,6 +14,7 @@ import { ClaimOutcome, type KeyClaim, type StoredTask, TaskRepo } from "./TaskRe
 import { ImageVendor } from "./Vendor.ts"
 import type { VendorFailure, VendorUnconfigured } from "../Vendors/Failure.ts"
 import { traced } from "../Tracing.ts"
+import { type Caller, Metering, type OverQuota } from "../Customers/Metering.ts"
 
 export class TaskMissing extends Data.TaggedError("TaskMissing")<{ readonly taskId: string }> {
   override get message() {
@@ -60,9 +62,25 @@ const keyWaitGraceMillis = 2_000
 const finishedCapacity = 10_000
 
 /** Why a start at the vendor failed. */
-type StartFailure = VendorFailure | VendorUnconfigured
+type StartFailure = VendorFailure | VendorUnconfigured | OverQuota
 
 const sameList = (a: ReadonlyArray<string>, b: ReadonlyArray<string>) => a.length === b.length && a.every((x, i) => x === b[i])
+
+/**
+ * The bytes of the request's body for its usage event: its Content-Length, read from the request
+ * the start runs in (0 outside one), rather than encoding the body again.
+ */
+const requestBytes = Effect.map(Effect.serviceOption(HttpServerRequest.HttpServerRequest), (request) =>
+  Option.match(request, {
+    onNone: () => 0,
+    onSome: (r) => {
+      const n = Number(r.headers["content-length"])
+      return Number.isSafeInteger(n) && n >= 0 ? n : 0
+    }
+  }))
+
+/** The size of a start's answer, for its usage event. */
+const answerBytes = (task: StoredTask) => Buffer.byteLength(JSON.stringify(toWire(task)))
 
 /** A stored task as clients see it. */
 export const toWire = (task: StoredTask) =>
@@ -73,6 +91,7 @@ export class ImageTasks extends Context.Service<ImageTasks>()("ImageTasks", {
     const vendor = yield* ImageVendor
     const tasks = yield* TaskRepo
     const { vendorTimeoutMillis } = yield* AppConfig
+    const metering = yield* Metering
 
     /**
      * Finished tasks by id, with their owners. A finished task never changes again (TaskRepo's
@@ -93,13 +112,18 @@ export class ImageTasks extends Context.Service<ImageTasks>()("ImageTasks", {
      * failure releases the key so that a retry may try again.
      */
     const startAtVendor = (
-      ownerId: string,
+      caller: Caller & { readonly bytesIn: number },
       operation: ImageOperation,
       body: Readonly<Record<string, unknown>>,
       claim: Option.Option<KeyClaim>
     ) =>
       Effect.gen(function*() {
-        const started = yield* vendor.start(operation, body)
+        const ownerId = caller.customerId
+        // the quota is taken here, where the vendor is called, so that a repeated key costs nothing
+        const meter = yield* metering.begin(caller, operation, { holds: "start" })
+        const started = yield* vendor.start(operation, body).pipe(
+          Effect.onError(() => meter.end("failed", { in: caller.bytesIn }))
+        )
         const record = (id: string) =>
           tasks.create({
             id,
@@ -112,9 +136,13 @@ export class ImageTasks extends Context.Service<ImageTasks>()("ImageTasks", {
         // the vendor's id is the client's when it is a UUID (its webhooks name it); else, or when
         // the vendor repeats an id, one of ours
         const recorded = yield* record(isUuid(started.taskId) ? started.taskId.toLowerCase() : randomUUID())
-        return Option.isSome(recorded)
+        const task = Option.isSome(recorded)
           ? recorded.value
           : yield* Effect.flatMap(record(randomUUID()), (again) => Effect.orDie(Effect.fromOption(again)))
+        // the start's hold now counts until this task is COMPLETED or FAILED, however that is seen
+        yield* meter.recorded(task.id)
+        yield* meter.end("succeeded", { in: caller.bytesIn, out: answerBytes(task) })
+        return task
       }).pipe(
         Effect.onError(() => Option.match(claim, { onNone: () => Effect.void, onSome: tasks.releaseKey })),
         // a fiber of its own: a caller who leaves stops waiting, the start (bounded by the vendor timeout) goes on
@@ -146,6 +174,7 @@ export class ImageTasks extends Context.Service<ImageTasks>()("ImageTasks", {
      * is still at the vendor. A key let go meanwhile (the first request failed) is claimed again.
      */
     const startIdempotently = (
+      caller: Caller & { readonly bytesIn: number },
       claim: KeyClaim,
       operation: ImageOperation,
       body: Readonly<Record<string, unknown>>,
@@ -153,14 +182,14 @@ export class ImageTasks extends Context.Service<ImageTasks>()("ImageTasks", {
     ): Effect.Effect<StoredTask, StartFailure | TaskMissing | KeyReused | KeyInProgress> =>
       Effect.flatMap(tasks.claimKey(claim), (outcome): Effect.Effect<StoredTask, StartFailure | TaskMissing | KeyReused | KeyInProgress> =>
         ClaimOutcome.$match(outcome, {
-          Claimed: () => startAtVendor(claim.ownerId, operation, body, Option.some(claim)),
+          Claimed: () => startAtVendor(caller, operation, body, Option.some(claim)),
           Held: (held) =>
             heldBy(claim, held).pipe(
               Effect.catchTag("KeyInProgress", () =>
                 Effect.flatMap(
                   tasks.readKey(claim),
                   (now): Effect.Effect<StoredTask, StartFailure | TaskMissing | KeyReused | KeyInProgress> =>
-                    Option.isNone(now) ? startIdempotently(claim, operation, body, deadline) : heldBy(claim, now.value)
+                    Option.isNone(now) ? startIdempotently(caller, claim, operation, body, deadline) : heldBy(claim, now.value)
                 ).pipe(
                   Effect.retry({
                     schedule: Schedule.spaced(keyPollMillis),
@@ -179,11 +208,12 @@ export class ImageTasks extends Context.Service<ImageTasks>()("ImageTasks", {
       start: traced("ImageTasks.start")(
         function*(operation: ImageOperation, body: Readonly<Record<string, unknown>>, key: string | undefined) {
           const user = yield* CurrentUser
-          if (key === undefined) return yield* startAtVendor(user.id, operation, body, Option.none())
+          const caller = { customerId: user.id, apiKeyId: user.apiKeyId, bytesIn: yield* requestBytes }
+          if (key === undefined) return yield* startAtVendor(caller, operation, body, Option.none())
           const deadline = (yield* Clock.currentTimeMillis) + vendorTimeoutMillis + keyWaitGraceMillis
           const kind = taskKindOf(operation)
           const claim = { ownerId: user.id, kind, key, requestHash: requestHash(kind, body) }
-          return yield* startIdempotently(claim, operation, body, deadline)
+          return yield* startIdempotently(caller, claim, operation, body, deadline)
         }
       ),
 
@@ -206,5 +236,5 @@ export class ImageTasks extends Context.Service<ImageTasks>()("ImageTasks", {
   })
 }) {
   static readonly layerWithoutDependencies = Layer.effect(ImageTasks, ImageTasks.make)
-  static readonly layer = ImageTasks.layerWithoutDependencies.pipe(Layer.provide([ImageVendor.layer, TaskRepo.layer]))
+  static readonly layer = ImageTasks.layerWithoutDependencies.pipe(Layer.provide([ImageVendor.layer, TaskRepo.layer, Metering.layer]))
 }

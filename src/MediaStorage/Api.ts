@@ -4,6 +4,7 @@ import {
   InvalidSignature,
   NotFound,
   PayloadTooLarge,
+  QuotaExceeded,
   UnsupportedMediaType,
   UrlExpired
 } from "../Domain/ApiErrors.ts"
@@ -46,12 +47,12 @@ export class MediaFilesApi extends HttpApiGroup.make("mediaFiles")
         signature: optionalField(Text(100), "Signature of the URL, as upload_url carries it")
       },
       success: HttpApiSchema.NoContent,
-      error: [InvalidSignature, UrlExpired, NotFound, PayloadTooLarge, UnsupportedMediaType]
+      error: [InvalidSignature, UrlExpired, NotFound, PayloadTooLarge, UnsupportedMediaType, QuotaExceeded]
     })
       .annotate(OpenApi.Summary, "Upload a media file's bytes to its signed URL")
       .annotate(
         OpenApi.Description,
-        "The body is the file, streamed to storage. 413 beyond the size of one file or the caller's total over " +
+        "The body is the file, streamed to storage. 429 `quota_exceeded` (Retry-After, RateLimit-Policy, RateLimit) when it would pass the owner's upload bytes of the day (QUOTA_UPLOAD_BYTES_PER_DAY): before a byte is read when Content-Length says so, else once it has arrived (the file keeps its old bytes). 413 beyond the size of one file or the caller's total over " +
           "their live files; 415 when Content-Type differs from the declared type. Uploading again replaces the bytes."
       )
       // the body is read as a stream by the handler, not declared as a payload (which would buffer it)

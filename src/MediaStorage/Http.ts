@@ -7,7 +7,16 @@ import { registryApi } from "../Domain/RegistryApi.ts"
 import { MediaStorage } from "./Service.ts"
 import { declaredLength, downloadMethod, mediaType, redirectToStore } from "../Storage/Http.ts"
 import { answering, sharedAnswers } from "../Domain/Answers.ts"
-import { BadRequest, InternalError, InvalidSignature, NotFound, PayloadTooLarge, UnsupportedMediaType, UrlExpired } from "../Domain/ApiErrors.ts"
+import {
+  BadRequest,
+  InternalError,
+  InvalidSignature,
+  NotFound,
+  PayloadTooLarge,
+  QuotaExceeded,
+  UnsupportedMediaType,
+  UrlExpired
+} from "../Domain/ApiErrors.ts"
 
 /** Which class answers each failure these handlers meet. */
 const answer = answering({
@@ -19,7 +28,8 @@ const answer = answering({
   MediaQuotaExceeded: PayloadTooLarge,
   MediaUploadBroken: BadRequest,
   BadSignature: InvalidSignature,
-  StorageFailed: InternalError
+  StorageFailed: InternalError,
+  OverQuota: QuotaExceeded
 })
 
 /** This folder's groups, under what every endpoint shares: its handlers are built against these alone. */

@@ -14,6 +14,8 @@ import { traced } from "../Tracing.ts"
 import { recordUpload } from "../Observability/Metrics.ts"
 import { type LiveFile, MediaFileMissing, MediaFileRepo, MediaQuotaExceeded } from "./Repo.ts"
 import { headKeeper, sniffMediaType } from "./Sniff.ts"
+import { Metering } from "../Customers/Metering.ts"
+import { uploadOperation } from "../Domain/Customer.ts"
 
 export class MediaUrlExpired extends Data.TaggedError("MediaUrlExpired")<{}> {
   override get message() {
@@ -89,6 +91,7 @@ export class MediaStorage extends Context.Service<MediaStorage>()("MediaStorage"
     const storage = yield* Storage
     const { signed } = yield* UrlSigner
     const config = yield* AppConfig
+    const metering = yield* Metering
     const { maxFileBytes, maxUserBytes, fileTtlSeconds, sweepIntervalMillis } = config.media
 
     const resource = (file: LiveFile, existing: boolean) =>
@@ -160,15 +163,30 @@ export class MediaStorage extends Context.Service<MediaStorage>()("MediaStorage"
           : new MediaQuotaExceeded({ maxBytes: maxUserBytes })
         // a declared length over the limit is refused before a byte is read
         if ((upload.declaredBytes ?? 0) > limit) return yield* tooLarge
+        // and one over what is left of the owner's upload quota today: taking it is refused, as at the end
+        const caller = { customerId: file.owner_id }
+        const dayRoom = yield* metering.dayRoom(file.owner_id, uploadOperation)
+        if (Option.isSome(dayRoom) && (upload.declaredBytes ?? 1) > dayRoom.value) {
+          const taken = yield* metering.begin(caller, uploadOperation, { amount: Math.max(1, upload.declaredBytes ?? 1), holds: false })
+          // taken after all (a new day began): nothing was uploaded, so it is given back
+          yield* taken.end("failed")
+        }
 
         // an undeclared type is told by the first bytes, kept as they stream by: no second read
         const head = file.content_type === undeclaredType ? headKeeper() : undefined
         const body = head === undefined ? upload.body : Stream.map(upload.body, head.take)
-        // recorded, then placed: a refused upload (over the quota) keeps the file's old bytes
-        const record = (_: unknown, { bytes, sha256 }: Written, place: Effect.Effect<void, StorageFailed>) => {
-          const sniffedType = head === undefined ? undefined : sniffMediaType(head.head())
-          return Effect.tap(files.recordUpload(file, { bytes, sha256: sha256.toString("hex"), sniffedType }, maxUserBytes), () => place)
-        }
+        // counted against the day's upload quota, recorded, then placed: a refused upload (over
+        // a quota) keeps the file's old bytes; a failed record gives the quota back
+        const record = (_: unknown, { bytes, sha256 }: Written, place: Effect.Effect<void, StorageFailed>) =>
+          Effect.gen(function*() {
+            const meter = yield* metering.begin(caller, uploadOperation, { amount: bytes, holds: false })
+            const sniffedType = head === undefined ? undefined : sniffMediaType(head.head())
+            yield* files.recordUpload(file, { bytes, sha256: sha256.toString("hex"), sniffedType }, maxUserBytes).pipe(
+              Effect.onError(() => meter.end("failed", { in: bytes }))
+            )
+            yield* place.pipe(Effect.onError(() => meter.end("failed", { in: bytes })))
+            yield* meter.end("succeeded", { in: bytes })
+          })
         yield* storage.put(storageKey(file.id), body, { maxBytes: limit, record }).pipe(
           Effect.catchTags({ BodyTooLarge: () => tooLarge, BodyBroken: () => new MediaUploadBroken() }),
           Effect.tap((stored) => recordUpload("media", stored.bytes))
@@ -199,6 +217,6 @@ export class MediaStorage extends Context.Service<MediaStorage>()("MediaStorage"
 }) {
   static readonly layerWithoutDependencies = Layer.effect(MediaStorage, MediaStorage.make)
   static readonly layer = MediaStorage.layerWithoutDependencies.pipe(
-    Layer.provide([MediaFileRepo.layer, Storage.layer, UrlSigner.layer])
+    Layer.provide([MediaFileRepo.layer, Storage.layer, UrlSigner.layer, Metering.layer])
   )
 }

@@ -9,6 +9,7 @@ import {
   InvalidVideo,
   NotFound,
   PayloadTooLarge,
+  QuotaExceeded,
   RateLimited,
   UnsupportedMediaType,
   UpstreamError,
@@ -37,6 +38,7 @@ export class MusicProxyApi extends HttpApiGroup.make("musicProxy")
         PayloadTooLarge,
         UnsupportedMediaType,
         RateLimited,
+        QuotaExceeded,
         UpstreamError,
         VendorNotConfigured,
         UpstreamTimeout
@@ -49,6 +51,7 @@ export class MusicProxyApi extends HttpApiGroup.make("musicProxy")
         OpenApi.Description,
         "Any authenticated user. `multipart/form-data` (an uploaded file or a URL) or `application/x-www-form-urlencoded` (a URL); other content types are 415. " +
           "An upload over 1024 MiB is 413 (the connection is closed), a video over 6 minutes is `400 video_too_long`, a file whose duration cannot be read is `400 invalid_video`. " +
+          "Over a quota of the caller (video-to-music operations per day, tasks in flight) it is 429 `quota_exceeded` with Retry-After, RateLimit-Policy and RateLimit, before the upload is read; a generation holds one task in flight until its stream ends, and one that fails before streaming is not counted. " +
           "Vendor refusals before the stream starts: 400 (the vendor's message), 404, 429 with Retry-After, 502 (vendor failure or our credentials), 504 (no answer in time), 503 `vendor_not_configured`. " +
           "With VENDOR_MODE=simulated the answer comes from a built-in simulation and carries `x-vendor-mode: simulated`."
       )

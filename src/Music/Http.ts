@@ -4,7 +4,7 @@
  */
 import { HttpApiBuilder } from "effect/http-api"
 import { HttpServerResponse } from "effect/http"
-import { Effect, Layer } from "effect"
+import { Effect, Exit, Layer, Stream } from "effect"
 import { MusicProxyApi } from "./Api.ts"
 import { registryApi } from "../Domain/RegistryApi.ts"
 import { AppConfig } from "../Config.ts"
@@ -14,7 +14,9 @@ import { formContentType, readVideoForm, spoolDirOf } from "./Form.ts"
 import { Music } from "./Service.ts"
 import { answering, sharedAnswers } from "../Domain/Answers.ts"
 import { vendorAnswers } from "../Vendors/Failure.ts"
-import { BadRequest, InvalidVideo, PayloadTooLarge, UnsupportedMediaType, VideoTooLong } from "../Domain/ApiErrors.ts"
+import { BadRequest, InvalidVideo, PayloadTooLarge, QuotaExceeded, UnsupportedMediaType, VideoTooLong } from "../Domain/ApiErrors.ts"
+import { CurrentUser } from "../Domain/Auth.ts"
+import { Metering } from "../Customers/Metering.ts"
 
 /** Which class answers each failure these handlers meet. */
 const answer = answering({
@@ -25,7 +27,8 @@ const answer = answering({
   FormTooLarge: PayloadTooLarge,
   VideoTooLarge: PayloadTooLarge,
   VideoUnreadable: InvalidVideo,
-  VideoOverlong: VideoTooLong
+  VideoOverlong: VideoTooLong,
+  OverQuota: QuotaExceeded
 })
 
 /** Failures answered here, before any method routing: no path has other methods to offer. */
@@ -37,6 +40,7 @@ const api = registryApi(MusicProxyApi)
 const MusicProxyLive = HttpApiBuilder.group(api, "musicProxy", (handlers) =>
   Effect.gen(function*() {
     const music = yield* Music
+    const metering = yield* Metering
     const { dataDir, vendorMode } = yield* AppConfig
     const tmpDir = spoolDirOf(dataDir)
     const modeHeaders: Record<string, string> = vendorMode === "simulated" ? { "x-vendor-mode": "simulated" } : {}
@@ -46,8 +50,22 @@ const MusicProxyLive = HttpApiBuilder.group(api, "musicProxy", (handlers) =>
         const type = yield* formContentType(request)
         // refuse before reading: an upload is pointless when the vendor cannot be asked
         yield* music.ready
-        const form = yield* readVideoForm(request, type, { tmpDir, maxFileBytes: maxVideoBytes })
-        const body = yield* music.generate(form)
+        // the quota before the upload is read: a refused caller sends no video for nothing
+        const user = yield* CurrentUser
+        const meter = yield* metering.begin({ customerId: user.id, apiKeyId: user.apiKeyId }, "video-to-music", { holds: "stream" })
+        const declared = Number(request.headers["content-length"])
+        const bytesIn = Number.isSafeInteger(declared) && declared > 0 ? declared : 0
+        let bytesOut = 0
+        const generated = yield* Effect.gen(function*() {
+          const form = yield* readVideoForm(request, type, { tmpDir, maxFileBytes: maxVideoBytes })
+          return yield* music.generate(form)
+        }).pipe(Effect.onError(() => meter.end("failed", { in: bytesIn })))
+        // the task in flight ends with the stream, however it ends
+        const body = generated.pipe(
+          Stream.tap((chunk) => Effect.sync(() => void (bytesOut += chunk.byteLength))),
+          // once streaming, the vendor has worked: a broken stream keeps its count
+          Stream.onExit((exit) => meter.end(Exit.isSuccess(exit) ? "succeeded" : "failed", { in: bytesIn, out: bytesOut }, true))
+        )
         return HttpServerResponse.stream(body, {
           contentType: "application/x-ndjson",
           headers: { "cache-control": "no-cache", "x-accel-buffering": "no", ...modeHeaders }
@@ -63,4 +81,4 @@ const MusicProxyLive = HttpApiBuilder.group(api, "musicProxy", (handlers) =>
   }))
 
 /** This folder's handlers, with the services they use (src/App.ts provides what every feature shares). */
-export const MusicHttp = MusicProxyLive.pipe(Layer.provide(Music.layer))
+export const MusicHttp = MusicProxyLive.pipe(Layer.provide([Music.layer, Metering.layer]))

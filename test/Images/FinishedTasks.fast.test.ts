@@ -10,6 +10,7 @@ import { ImageTasks } from "../../src/Images/Service.ts"
 import { type StoredTask, TaskRepo } from "../../src/Images/TaskRepo.ts"
 import { ImageVendor } from "../../src/Images/Vendor.ts"
 import { failureTag, stub, testConfig } from "../support/Stub.ts"
+import { Metering } from "../../src/Customers/Metering.ts"
 
 const ann: User = { id: "ann", email: undefined, name: undefined, isSiteAdmin: false }
 const bob: User = { ...ann, id: "bob" }
@@ -41,6 +42,7 @@ const world = (stored: StoredTask, vendorStatus: MediaTaskStatus) => {
             return row
           })
       }),
+      stub(Metering, { begin: () => Effect.succeed({ recorded: () => Effect.void, end: () => Effect.void }) }),
       stub(ImageVendor, {
         poll: (_kind, vendorTaskId) =>
           Effect.sync(() => {

@@ -11,6 +11,7 @@ import { ImageTasks, requestHash } from "../../src/Images/Service.ts"
 import { ClaimOutcome, type StoredTask, TaskRepo } from "../../src/Images/TaskRepo.ts"
 import { ImageVendor } from "../../src/Images/Vendor.ts"
 import { failureTag, stub, testConfig } from "../support/Stub.ts"
+import { Metering } from "../../src/Customers/Metering.ts"
 
 const vendorTimeoutMillis = 10_000
 const graceMillis = 2_000
@@ -31,6 +32,7 @@ const tasksWith = (repo: Partial<TaskRepo["Service"]>) =>
   ImageTasks.layerWithoutDependencies.pipe(
     Layer.provide([
       stub(TaskRepo, repo),
+      stub(Metering, { begin: () => Effect.succeed({ recorded: () => Effect.void, end: () => Effect.void }) }),
       stub(ImageVendor, {}),
       testConfig((c) => ({ ...c, vendorTimeoutMillis }))
     ])
@@ -105,7 +107,8 @@ it.effect("a key the first request let go is claimed again by the repeat, which 
           readKey: () => Effect.succeed(Option.none()),
           create: (t) => Effect.succeed(Option.some({ ...task, id: t.id, vendorTaskId: t.vendorTaskId }))
         }),
-        stub(ImageVendor, {
+        stub(Metering, { begin: () => Effect.succeed({ recorded: () => Effect.void, end: () => Effect.void }) }),
+      stub(ImageVendor, {
           start: () => Effect.sync(() => ({ taskId: `v-${++started}`, status: Option.some("CREATED" as const), generated: [] }))
         }),
         testConfig((c) => ({ ...c, vendorTimeoutMillis }))

@@ -751,7 +751,7 @@ export interface paths {
         put?: never;
         /**
          * Image style transfer
-         * @description Starts a task at the image vendor and answers it flat: {task_id, status: CREATED, generated}. `image` and `reference_image` are required. With `Idempotency-Key` (1 to 255 printable characters), the same caller repeating the same key and body within 24 hours gets the same task and the vendor is called once; the same key with another body is 409 idempotency_key_reused; a repeat while the first request is still waiting for the vendor waits for it (409 idempotency_key_in_progress if it takes longer than the vendor timeout). Vendor failures: its 400/422 is 400 with its message, 401/403 and 5xx are 502 upstream_error, 404 is 404, 429 is 429 with Retry-After, no answer in time is 504 upstream_timeout; no vendor configured is 503 vendor_not_configured.
+         * @description Starts a task at the image vendor and answers it flat: {task_id, status: CREATED, generated}. `image` and `reference_image` are required. With `Idempotency-Key` (1 to 255 printable characters), the same caller repeating the same key and body within 24 hours gets the same task and the vendor is called once; the same key with another body is 409 idempotency_key_reused; a repeat while the first request is still waiting for the vendor waits for it (409 idempotency_key_in_progress if it takes longer than the vendor timeout). Over a quota of the caller (operations per day, tasks in flight) it is 429 quota_exceeded with Retry-After, RateLimit-Policy and RateLimit, before the vendor is called; a start takes one operation of the day (given back if the vendor call fails) and holds one task in flight until the task is COMPLETED or FAILED. Vendor failures: its 400/422 is 400 with its message, 401/403 and 5xx are 502 upstream_error, 404 is 404, 429 is 429 with Retry-After, no answer in time is 504 upstream_timeout; no vendor configured is 503 vendor_not_configured.
          */
         post: operations["StartStyleTransfer"];
         delete?: never;
@@ -771,7 +771,7 @@ export interface paths {
         put?: never;
         /**
          * Skin enhancer (creative)
-         * @description Starts a task at the image vendor (defaults sharpen 0, smart_grain 2 applied before forwarding) and answers {data: task}; poll it at /proxy/imagevendor/v1/ai/skin-enhancer/{task_id}. With `Idempotency-Key` (1 to 255 printable characters), the same caller repeating the same key and body within 24 hours gets the same task and the vendor is called once; the same key with another body is 409 idempotency_key_reused; a repeat while the first request is still waiting for the vendor waits for it (409 idempotency_key_in_progress if it takes longer than the vendor timeout). Vendor failures: its 400/422 is 400 with its message, 401/403 and 5xx are 502 upstream_error, 404 is 404, 429 is 429 with Retry-After, no answer in time is 504 upstream_timeout; no vendor configured is 503 vendor_not_configured.
+         * @description Starts a task at the image vendor (defaults sharpen 0, smart_grain 2 applied before forwarding) and answers {data: task}; poll it at /proxy/imagevendor/v1/ai/skin-enhancer/{task_id}. With `Idempotency-Key` (1 to 255 printable characters), the same caller repeating the same key and body within 24 hours gets the same task and the vendor is called once; the same key with another body is 409 idempotency_key_reused; a repeat while the first request is still waiting for the vendor waits for it (409 idempotency_key_in_progress if it takes longer than the vendor timeout). Over a quota of the caller (operations per day, tasks in flight) it is 429 quota_exceeded with Retry-After, RateLimit-Policy and RateLimit, before the vendor is called; a start takes one operation of the day (given back if the vendor call fails) and holds one task in flight until the task is COMPLETED or FAILED. Vendor failures: its 400/422 is 400 with its message, 401/403 and 5xx are 502 upstream_error, 404 is 404, 429 is 429 with Retry-After, no answer in time is 504 upstream_timeout; no vendor configured is 503 vendor_not_configured.
          */
         post: operations["StartSkinEnhancer"];
         delete?: never;
@@ -791,7 +791,7 @@ export interface paths {
         put?: never;
         /**
          * Skin enhancer (faithful)
-         * @description Starts a task at the image vendor (defaults sharpen 0, smart_grain 2, skin_detail 80 applied before forwarding) and answers {data: task}; poll it at /proxy/imagevendor/v1/ai/skin-enhancer/{task_id}. With `Idempotency-Key` (1 to 255 printable characters), the same caller repeating the same key and body within 24 hours gets the same task and the vendor is called once; the same key with another body is 409 idempotency_key_reused; a repeat while the first request is still waiting for the vendor waits for it (409 idempotency_key_in_progress if it takes longer than the vendor timeout). Vendor failures: its 400/422 is 400 with its message, 401/403 and 5xx are 502 upstream_error, 404 is 404, 429 is 429 with Retry-After, no answer in time is 504 upstream_timeout; no vendor configured is 503 vendor_not_configured.
+         * @description Starts a task at the image vendor (defaults sharpen 0, smart_grain 2, skin_detail 80 applied before forwarding) and answers {data: task}; poll it at /proxy/imagevendor/v1/ai/skin-enhancer/{task_id}. With `Idempotency-Key` (1 to 255 printable characters), the same caller repeating the same key and body within 24 hours gets the same task and the vendor is called once; the same key with another body is 409 idempotency_key_reused; a repeat while the first request is still waiting for the vendor waits for it (409 idempotency_key_in_progress if it takes longer than the vendor timeout). Over a quota of the caller (operations per day, tasks in flight) it is 429 quota_exceeded with Retry-After, RateLimit-Policy and RateLimit, before the vendor is called; a start takes one operation of the day (given back if the vendor call fails) and holds one task in flight until the task is COMPLETED or FAILED. Vendor failures: its 400/422 is 400 with its message, 401/403 and 5xx are 502 upstream_error, 404 is 404, 429 is 429 with Retry-After, no answer in time is 504 upstream_timeout; no vendor configured is 503 vendor_not_configured.
          */
         post: operations["StartSkinEnhancerFaithful"];
         delete?: never;
@@ -811,7 +811,7 @@ export interface paths {
         put?: never;
         /**
          * Skin enhancer (flexible)
-         * @description Starts a task at the image vendor (defaults sharpen 0, smart_grain 2, optimized_for enhance_skin applied before forwarding) and answers {data: task}; poll it at /proxy/imagevendor/v1/ai/skin-enhancer/{task_id}. With `Idempotency-Key` (1 to 255 printable characters), the same caller repeating the same key and body within 24 hours gets the same task and the vendor is called once; the same key with another body is 409 idempotency_key_reused; a repeat while the first request is still waiting for the vendor waits for it (409 idempotency_key_in_progress if it takes longer than the vendor timeout). Vendor failures: its 400/422 is 400 with its message, 401/403 and 5xx are 502 upstream_error, 404 is 404, 429 is 429 with Retry-After, no answer in time is 504 upstream_timeout; no vendor configured is 503 vendor_not_configured.
+         * @description Starts a task at the image vendor (defaults sharpen 0, smart_grain 2, optimized_for enhance_skin applied before forwarding) and answers {data: task}; poll it at /proxy/imagevendor/v1/ai/skin-enhancer/{task_id}. With `Idempotency-Key` (1 to 255 printable characters), the same caller repeating the same key and body within 24 hours gets the same task and the vendor is called once; the same key with another body is 409 idempotency_key_reused; a repeat while the first request is still waiting for the vendor waits for it (409 idempotency_key_in_progress if it takes longer than the vendor timeout). Over a quota of the caller (operations per day, tasks in flight) it is 429 quota_exceeded with Retry-After, RateLimit-Policy and RateLimit, before the vendor is called; a start takes one operation of the day (given back if the vendor call fails) and holds one task in flight until the task is COMPLETED or FAILED. Vendor failures: its 400/422 is 400 with its message, 401/403 and 5xx are 502 upstream_error, 404 is 404, 429 is 429 with Retry-After, no answer in time is 504 upstream_timeout; no vendor configured is 503 vendor_not_configured.
          */
         post: operations["StartSkinEnhancerFlexible"];
         delete?: never;
@@ -891,7 +891,7 @@ export interface paths {
         put?: never;
         /**
          * Generate music for a video (streamed NDJSON)
-         * @description Any authenticated user. `multipart/form-data` (an uploaded file or a URL) or `application/x-www-form-urlencoded` (a URL); other content types are 415. An upload over 1024 MiB is 413 (the connection is closed), a video over 6 minutes is `400 video_too_long`, a file whose duration cannot be read is `400 invalid_video`. Vendor refusals before the stream starts: 400 (the vendor's message), 404, 429 with Retry-After, 502 (vendor failure or our credentials), 504 (no answer in time), 503 `vendor_not_configured`. With VENDOR_MODE=simulated the answer comes from a built-in simulation and carries `x-vendor-mode: simulated`.
+         * @description Any authenticated user. `multipart/form-data` (an uploaded file or a URL) or `application/x-www-form-urlencoded` (a URL); other content types are 415. An upload over 1024 MiB is 413 (the connection is closed), a video over 6 minutes is `400 video_too_long`, a file whose duration cannot be read is `400 invalid_video`. Over a quota of the caller (video-to-music operations per day, tasks in flight) it is 429 `quota_exceeded` with Retry-After, RateLimit-Policy and RateLimit, before the upload is read; a generation holds one task in flight until its stream ends, and one that fails before streaming is not counted. Vendor refusals before the stream starts: 400 (the vendor's message), 404, 429 with Retry-After, 502 (vendor failure or our credentials), 504 (no answer in time), 503 `vendor_not_configured`. With VENDOR_MODE=simulated the answer comes from a built-in simulation and carries `x-vendor-mode: simulated`.
          */
         post: operations["GenerateMusic"];
         delete?: never;
@@ -1032,9 +1032,113 @@ export interface paths {
         get: operations["DownloadMediaFile"];
         /**
          * Upload a media file's bytes to its signed URL
-         * @description The body is the file, streamed to storage. 413 beyond the size of one file or the caller's total over their live files; 415 when Content-Type differs from the declared type. Uploading again replaces the bytes.
+         * @description The body is the file, streamed to storage. 429 `quota_exceeded` (Retry-After, RateLimit-Policy, RateLimit) when it would pass the owner's upload bytes of the day (QUOTA_UPLOAD_BYTES_PER_DAY): before a byte is read when Content-Length says so, else once it has arrived (the file keeps its old bytes). 413 beyond the size of one file or the caller's total over their live files; 415 when Content-Type differs from the declared type. Uploading again replaces the bytes.
          */
         put: operations["UploadMediaFile"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/customers": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Create your customer record
+         * @description Idempotent: the signed-in user's customer record, created on the first call (201) and answered as it is on every later one (200). No body is read; the id is the user's.
+         */
+        post: operations["CreateCustomer"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/customers/me": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Your customer record
+         * @description 404 until POST /customers has created it.
+         */
+        get: operations["GetAuthenticatedCustomer"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/customers/balance": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * What is left of your quotas
+         * @description The anchor's fields (`amount_micros` is always 0 and `currency` usd: this service bills no money), then each quota: per operation today (UTC; media-upload in bytes) and tasks in flight. A limit of null is no limit. Quotas bind every caller, with or without a customer record.
+         */
+        get: operations["GetCustomerBalance"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/customers/usage": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Your usage events
+         * @description One event per proxied operation (image starts, video-to-music generations, media uploads; polls are free and not listed), newest first, 50 per page by default, filtered by time (`from` inclusive, `to` exclusive) and operation.
+         */
+        get: operations["GetCustomerUsage"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/customers/{customer_id}/quotas": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A customer's quota overrides (site admins)
+         * @description Each null is the setting's default (QUOTA_OPERATIONS_PER_DAY, QUOTA_TASKS_IN_FLIGHT, QUOTA_UPLOAD_BYTES_PER_DAY).
+         */
+        get: operations["GetCustomerQuotas"];
+        /**
+         * Set a customer's quota overrides (site admins)
+         * @description Replaces the customer's overrides: a field absent or null goes back to the setting's default; 0 refuses every request the quota bounds. The user must have signed in here (404 otherwise). Takes effect on the next request.
+         */
+        put: operations["SetCustomerQuotas"];
         post?: never;
         delete?: never;
         options?: never;
@@ -1046,6 +1150,129 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
+        CustomerQuotas: {
+            /** @description The customer's id */
+            customer_id: string;
+            /** @description Overrides of the day quota per operation; null: the defaults */
+            operations_per_day: {
+                [key: string]: number;
+            } | null;
+            /** @description Override of the tasks in flight; null: the default */
+            tasks_in_flight: number | null;
+            /** @description Override of the upload bytes per day; null: the default */
+            upload_bytes_per_day: number | null;
+        };
+        QuotaOverrides: {
+            /** @description Day quota per operation (`*` for those not named); media-upload is set by upload_bytes_per_day */
+            operations_per_day?: {
+                [key: string]: number;
+            } | null;
+            /** @description Tasks in flight at once */
+            tasks_in_flight?: number | null;
+            /** @description Bytes uploaded per day */
+            upload_bytes_per_day?: number | null;
+        };
+        UsagePage: {
+            /** @description Events of this page, newest first */
+            events: components["schemas"]["UsageEvent"][];
+            /** @description Page number, from 1 */
+            page: number;
+            /** @description Events per page, as served */
+            limit: number;
+            /** @description Number of matching events on all pages */
+            total: number;
+            /** @description Number of pages: total divided by limit, rounded up */
+            totalPages: number;
+        };
+        UsageEvent: {
+            /** @description Identifier of the event (increasing) */
+            id: string;
+            /** @description The operation: an image path under /v1/ai/, video-to-music, media-upload */
+            operation: string;
+            /**
+             * @description How it ended: succeeded; failed (the vendor or the upload failed: not counted against the day quota, but for a stream that broke after it started); refused (over a quota)
+             * @enum {string}
+             */
+            outcome: "succeeded" | "failed" | "refused";
+            /** @description The API key that authenticated the request; null for a bearer token or a signed upload */
+            api_key_id: string | null;
+            /** @description Bytes the client sent */
+            bytes_in: number;
+            /** @description Bytes the client was sent */
+            bytes_out: number;
+            /** @description How long the operation took here, in milliseconds */
+            duration_ms: number;
+            /** @description Quantity in the operation's unit */
+            units: number;
+            /**
+             * @description The unit of `units`: one task per start, bytes for media-upload
+             * @enum {string}
+             */
+            unit: "task" | "byte";
+            /**
+             * Format: date-time
+             * @description When the operation ended
+             */
+            at: string;
+        };
+        CustomerBalance: {
+            /** @description The anchor's money balance: always 0, this service bills no money (its limits are the quotas) */
+            amount_micros: number | ("Infinity" | "-Infinity" | "NaN");
+            /** @description The anchor's currency code: always usd */
+            currency: string;
+            /** @description Each operation's day quota (media-upload in bytes) */
+            operations_per_day: components["schemas"]["DayQuota"][];
+            /** @description The tasks-in-flight quota */
+            tasks_in_flight: components["schemas"]["FlightQuota"];
+        };
+        FlightQuota: {
+            /** @description Tasks that may be in flight at once; null: no limit */
+            limit: number | null;
+            /** @description Tasks in flight now: image tasks not yet COMPLETED or FAILED, starts waiting for the vendor, music streams */
+            used: number;
+            /** @description Tasks that may start now; null: no limit */
+            remaining: number | null;
+        };
+        DayQuota: {
+            /** @description The operation, as usage events name it */
+            operation: string;
+            /**
+             * @description What the quota counts: tasks started, or bytes uploaded
+             * @enum {string}
+             */
+            unit: "task" | "byte";
+            /** @description The day's quota; null: no limit */
+            limit: number | null;
+            /** @description Used today (UTC) */
+            used: number;
+            /** @description What is left today; null: no limit */
+            remaining: number | null;
+            /**
+             * Format: date-time
+             * @description When the day's count starts again (next midnight UTC)
+             */
+            resets_at: string;
+        };
+        Customer: {
+            /** @description The customer's id: the signed-in user's id (the token's subject) */
+            id: string;
+            /** @description The user's email address, from the token */
+            email?: string;
+            /** @description The user's name, from the token */
+            name?: string;
+            /** @description Whether the user is a site admin */
+            is_admin: boolean;
+            /**
+             * Format: date-time
+             * @description When the customer record was created
+             */
+            createdAt: string;
+            /**
+             * Format: date-time
+             * @description When the customer record last changed (quota overrides included)
+             */
+            updatedAt: string;
+        };
         StorageResource: {
             /** @description Signed URL to PUT the bytes to, with the declared Content-Type (or none); absent when existing_file is true */
             upload_url?: string;
@@ -2644,6 +2871,28 @@ export interface components {
             /** @description The message again, where the host application's music node reads it; absent only on a request that is not readable HTTP */
             detail?: string;
         };
+        /** @description A quota of the customer is used up (operations per day, tasks in flight, upload bytes per day): wait `Retry-After` seconds; `RateLimit-Policy` and `RateLimit` say which quota and what is left */
+        QuotaExceeded: {
+            /**
+             * @description Stable error code
+             * @enum {string}
+             */
+            error: "quota_exceeded";
+            /** @description What went wrong, for people; wording may change */
+            message: string;
+        };
+        /** @description A quota of the customer is used up (operations per day, tasks in flight, upload bytes per day): wait `Retry-After` seconds; `RateLimit-Policy` and `RateLimit` say which quota and what is left */
+        QuotaExceededWithDetail: {
+            /**
+             * @description Stable error code
+             * @enum {string}
+             */
+            error: "quota_exceeded";
+            /** @description What went wrong, for people; wording may change */
+            message: string;
+            /** @description The message again, where the host application's music node reads it; absent only on a request that is not readable HTTP */
+            detail?: string;
+        };
         /** @description The service failed: the cause is logged, the answer holds no internals */
         InternalError: {
             /**
@@ -2747,6 +2996,10 @@ export interface components {
         XCache: "hit" | "miss" | "bypass";
         /** @description Seconds to wait before trying again */
         RetryAfter: number;
+        /** @description With `quota_exceeded` (draft-ietf-httpapi-ratelimit-headers): the quota refused, `"operations-day";q=500;qu="requests";w=86400`, `"tasks-in-flight";q=10;qu="concurrent-requests"` or `"upload-bytes-day";q=<bytes>;qu="content-bytes";w=86400` */
+        RateLimitPolicy: string;
+        /** @description With `quota_exceeded`: what is left of that quota (`r`) and the seconds until there is room again (`t`), `"operations-day";r=0;t=3600` */
+        RateLimit: string;
         /** @description The methods the path takes */
         Allow: string;
         /** @description `simulated` when the service answers from its built-in simulation (VENDOR_MODE=simulated) instead of the vendor */
@@ -7773,15 +8026,17 @@ export interface operations {
                     "application/json": components["schemas"]["UnsupportedMediaTypeWithDetail"];
                 };
             };
-            /** @description `rate_limited`: Too many failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
+            /** @description `quota_exceeded`: A quota of the customer is used up (operations per day, tasks in flight, upload bytes per day): wait `Retry-After` seconds; `RateLimit-Policy` and `RateLimit` say which quota and what is left; `rate_limited`: Too many failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     "x-vendor-mode": components["headers"]["XVendorMode"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["RateLimitedWithDetail"];
+                    "application/json": components["schemas"]["QuotaExceededWithDetail"] | components["schemas"]["RateLimitedWithDetail"];
                 };
             };
             /** @description `internal_error`: The service failed: the cause is logged, the answer holds no internals */
@@ -7924,15 +8179,17 @@ export interface operations {
                     "application/json": components["schemas"]["UnsupportedMediaTypeWithDetail"];
                 };
             };
-            /** @description `rate_limited`: Too many failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
+            /** @description `quota_exceeded`: A quota of the customer is used up (operations per day, tasks in flight, upload bytes per day): wait `Retry-After` seconds; `RateLimit-Policy` and `RateLimit` say which quota and what is left; `rate_limited`: Too many failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     "x-vendor-mode": components["headers"]["XVendorMode"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["RateLimitedWithDetail"];
+                    "application/json": components["schemas"]["QuotaExceededWithDetail"] | components["schemas"]["RateLimitedWithDetail"];
                 };
             };
             /** @description `internal_error`: The service failed: the cause is logged, the answer holds no internals */
@@ -8075,15 +8332,17 @@ export interface operations {
                     "application/json": components["schemas"]["UnsupportedMediaTypeWithDetail"];
                 };
             };
-            /** @description `rate_limited`: Too many failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
+            /** @description `quota_exceeded`: A quota of the customer is used up (operations per day, tasks in flight, upload bytes per day): wait `Retry-After` seconds; `RateLimit-Policy` and `RateLimit` say which quota and what is left; `rate_limited`: Too many failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     "x-vendor-mode": components["headers"]["XVendorMode"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["RateLimitedWithDetail"];
+                    "application/json": components["schemas"]["QuotaExceededWithDetail"] | components["schemas"]["RateLimitedWithDetail"];
                 };
             };
             /** @description `internal_error`: The service failed: the cause is logged, the answer holds no internals */
@@ -8226,15 +8485,17 @@ export interface operations {
                     "application/json": components["schemas"]["UnsupportedMediaTypeWithDetail"];
                 };
             };
-            /** @description `rate_limited`: Too many failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
+            /** @description `quota_exceeded`: A quota of the customer is used up (operations per day, tasks in flight, upload bytes per day): wait `Retry-After` seconds; `RateLimit-Policy` and `RateLimit` say which quota and what is left; `rate_limited`: Too many failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     "x-vendor-mode": components["headers"]["XVendorMode"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["RateLimitedWithDetail"];
+                    "application/json": components["schemas"]["QuotaExceededWithDetail"] | components["schemas"]["RateLimitedWithDetail"];
                 };
             };
             /** @description `internal_error`: The service failed: the cause is logged, the answer holds no internals */
@@ -8693,14 +8954,16 @@ export interface operations {
                     "application/json": components["schemas"]["UnsupportedMediaTypeWithDetail"];
                 };
             };
-            /** @description `rate_limited`: Too many failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
+            /** @description `rate_limited`: Too many failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds; `quota_exceeded`: A quota of the customer is used up (operations per day, tasks in flight, upload bytes per day): wait `Retry-After` seconds; `RateLimit-Policy` and `RateLimit` say which quota and what is left */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["RateLimitedWithDetail"];
+                    "application/json": components["schemas"]["RateLimitedWithDetail"] | components["schemas"]["QuotaExceededWithDetail"];
                 };
             };
             /** @description `internal_error`: The service failed: the cause is logged, the answer holds no internals */
@@ -9523,6 +9786,537 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["UnsupportedMediaType"];
+                };
+            };
+            /** @description `quota_exceeded`: A quota of the customer is used up (operations per day, tasks in flight, upload bytes per day): wait `Retry-After` seconds; `RateLimit-Policy` and `RateLimit` say which quota and what is left */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["QuotaExceeded"];
+                };
+            };
+            /** @description `internal_error`: The service failed: the cause is logged, the answer holds no internals */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InternalError"];
+                };
+            };
+            /** @description `database_unavailable`: The database cannot be reached (an outage, a restart of it), or a write kept conflicting with concurrent ones: try again after `Retry-After` seconds */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DatabaseUnavailable"];
+                };
+            };
+        };
+    };
+    CreateCustomer: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Customer */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Customer"];
+                };
+            };
+            /** @description Customer */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Customer"];
+                };
+            };
+            /** @description `unauthorized`: No valid bearer token: missing, malformed, expired or not verifiable */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Unauthorized"];
+                };
+            };
+            /** @description `method_not_allowed`: The path exists, but not with this method (`Allow` lists the methods it takes) */
+            405: {
+                headers: {
+                    Allow: components["headers"]["Allow"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MethodNotAllowed"];
+                };
+            };
+            /** @description `rate_limited`: Too many failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimited"];
+                };
+            };
+            /** @description `internal_error`: The service failed: the cause is logged, the answer holds no internals */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InternalError"];
+                };
+            };
+            /** @description `database_unavailable`: The database cannot be reached (an outage, a restart of it), or a write kept conflicting with concurrent ones: try again after `Retry-After` seconds */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DatabaseUnavailable"];
+                };
+            };
+        };
+    };
+    GetAuthenticatedCustomer: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Customer */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Customer"];
+                };
+            };
+            /** @description `unauthorized`: No valid bearer token: missing, malformed, expired or not verifiable */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Unauthorized"];
+                };
+            };
+            /** @description `not_found`: No such record, or no such route */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NotFound"];
+                };
+            };
+            /** @description `method_not_allowed`: The path exists, but not with this method (`Allow` lists the methods it takes) */
+            405: {
+                headers: {
+                    Allow: components["headers"]["Allow"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MethodNotAllowed"];
+                };
+            };
+            /** @description `rate_limited`: Too many failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimited"];
+                };
+            };
+            /** @description `internal_error`: The service failed: the cause is logged, the answer holds no internals */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InternalError"];
+                };
+            };
+            /** @description `database_unavailable`: The database cannot be reached (an outage, a restart of it), or a write kept conflicting with concurrent ones: try again after `Retry-After` seconds */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DatabaseUnavailable"];
+                };
+            };
+        };
+    };
+    GetCustomerBalance: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description CustomerBalance */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CustomerBalance"];
+                };
+            };
+            /** @description `unauthorized`: No valid bearer token: missing, malformed, expired or not verifiable */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Unauthorized"];
+                };
+            };
+            /** @description `method_not_allowed`: The path exists, but not with this method (`Allow` lists the methods it takes) */
+            405: {
+                headers: {
+                    Allow: components["headers"]["Allow"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MethodNotAllowed"];
+                };
+            };
+            /** @description `rate_limited`: Too many failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimited"];
+                };
+            };
+            /** @description `internal_error`: The service failed: the cause is logged, the answer holds no internals */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InternalError"];
+                };
+            };
+            /** @description `database_unavailable`: The database cannot be reached (an outage, a restart of it), or a write kept conflicting with concurrent ones: try again after `Retry-After` seconds */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DatabaseUnavailable"];
+                };
+            };
+        };
+    };
+    GetCustomerUsage: {
+        parameters: {
+            query?: {
+                /** @description Page number, from 1 */
+                page?: number;
+                /** @description Events per page (default 50); values above 500 are served as 500 */
+                limit?: number;
+                /** @description Only events at or after this ISO 8601 time */
+                from?: string;
+                /** @description Only events before this ISO 8601 time */
+                to?: string;
+                /** @description Only events of this operation (image-style-transfer, skin-enhancer/creative, video-to-music, media-upload, ...) */
+                operation?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description UsagePage */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UsagePage"];
+                };
+            };
+            /** @description `bad_request`: The request is malformed, or a parameter or field has a bad value; the message names it */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BadRequest"];
+                };
+            };
+            /** @description `unauthorized`: No valid bearer token: missing, malformed, expired or not verifiable */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Unauthorized"];
+                };
+            };
+            /** @description `method_not_allowed`: The path exists, but not with this method (`Allow` lists the methods it takes) */
+            405: {
+                headers: {
+                    Allow: components["headers"]["Allow"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MethodNotAllowed"];
+                };
+            };
+            /** @description `rate_limited`: Too many failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimited"];
+                };
+            };
+            /** @description `internal_error`: The service failed: the cause is logged, the answer holds no internals */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InternalError"];
+                };
+            };
+            /** @description `database_unavailable`: The database cannot be reached (an outage, a restart of it), or a write kept conflicting with concurrent ones: try again after `Retry-After` seconds */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DatabaseUnavailable"];
+                };
+            };
+        };
+    };
+    GetCustomerQuotas: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The customer's id (the user's id) */
+                customer_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description CustomerQuotas */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CustomerQuotas"];
+                };
+            };
+            /** @description `bad_request`: The request is malformed, or a parameter or field has a bad value; the message names it */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BadRequest"];
+                };
+            };
+            /** @description `unauthorized`: No valid bearer token: missing, malformed, expired or not verifiable */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Unauthorized"];
+                };
+            };
+            /** @description `forbidden`: The caller lacks the role this needs; the message says which */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Forbidden"];
+                };
+            };
+            /** @description `method_not_allowed`: The path exists, but not with this method (`Allow` lists the methods it takes) */
+            405: {
+                headers: {
+                    Allow: components["headers"]["Allow"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MethodNotAllowed"];
+                };
+            };
+            /** @description `rate_limited`: Too many failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimited"];
+                };
+            };
+            /** @description `internal_error`: The service failed: the cause is logged, the answer holds no internals */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InternalError"];
+                };
+            };
+            /** @description `database_unavailable`: The database cannot be reached (an outage, a restart of it), or a write kept conflicting with concurrent ones: try again after `Retry-After` seconds */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DatabaseUnavailable"];
+                };
+            };
+        };
+    };
+    SetCustomerQuotas: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The customer's id (the user's id) */
+                customer_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["QuotaOverrides"];
+            };
+        };
+        responses: {
+            /** @description CustomerQuotas */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CustomerQuotas"];
+                };
+            };
+            /** @description `bad_request`: The request is malformed, or a parameter or field has a bad value; the message names it */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BadRequest"];
+                };
+            };
+            /** @description `unauthorized`: No valid bearer token: missing, malformed, expired or not verifiable */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Unauthorized"];
+                };
+            };
+            /** @description `forbidden`: The caller lacks the role this needs; the message says which */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Forbidden"];
+                };
+            };
+            /** @description `not_found`: No such record, or no such route */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NotFound"];
+                };
+            };
+            /** @description `method_not_allowed`: The path exists, but not with this method (`Allow` lists the methods it takes) */
+            405: {
+                headers: {
+                    Allow: components["headers"]["Allow"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MethodNotAllowed"];
+                };
+            };
+            /** @description `payload_too_large`: The body is over its limit (16 MiB of JSON, the archive size, 1024 MiB of video, 64 KiB of URL-encoded form) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PayloadTooLarge"];
+                };
+            };
+            /** @description `unsupported_media_type`: The body's Content-Type is not one the endpoint takes */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UnsupportedMediaType"];
+                };
+            };
+            /** @description `rate_limited`: Too many failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimited"];
                 };
             };
             /** @description `internal_error`: The service failed: the cause is logged, the answer holds no internals */

@@ -51,6 +51,14 @@ export interface Running {
   readonly fetch: (pathAndQuery: string, init?: RequestInit) => Promise<Response>
 }
 
+/** No quota at all (every QUOTA_* setting empty). */
+export const unlimitedQuotas: AppConfigShape["quotas"] = {
+  operationsPerDay: { default: Option.none(), byOperation: new Map() },
+  tasksInFlight: Option.none(),
+  uploadBytesPerDay: Option.none(),
+  meteringOff: ""
+}
+
 export type ConfigOverrides = (config: AppConfigShape) => AppConfigShape
 
 /** Effect's default logger, at warn unless TEST_LOG_LEVEL=debug. */
@@ -80,7 +88,9 @@ export const startService = (
         databaseUrl: Option.some(Redacted.make(databaseUrl)),
         publicBaseUrl: "http://127.0.0.1",
         // the suite sends many wrong tokens from one address; tests of the limit set their own
-        auth: { ...c.auth, jwtSecret: Option.some(Redacted.make(testJwtSecret)), failureLimit: 1_000_000 }
+        auth: { ...c.auth, jwtSecret: Option.some(Redacted.make(testJwtSecret)), failureLimit: 1_000_000 },
+        // the suite starts many tasks as one user; tests of the quotas set their own
+        quotas: unlimitedQuotas
       })
     )
     const layer = app.pipe(
