@@ -87,6 +87,7 @@ const matrix = [
   ["GET /proxy/imagevendor/v1/ai/image-upscaler-precision-v2/:task_id", 401, 401, 404,   404,   404,  200,  404],
   ["GET /proxy/imagevendor/v1/ai/image-relight/:task_id",          401, 401,    404,     404,   404,  200,  404],
   ["POST /proxy/musicvendor/v2m/generate",                         401, 401,    415,     415,   415,  415,  415],
+  ["POST /proxy/musicvendor/t2m/generate",                         401, 401,    400,     400,   400,  400,  400],
   // reviews: any authenticated user rates any visible node
   ["POST /nodes/:nodeId/reviews",                                  401, 401,    200,     200,   200,  200,  200],
   // a user's own API keys and media storage: any authenticated user; a key only to its user (here: the owner's key)
@@ -419,6 +420,12 @@ const requests: { readonly [K in RowKey]: Build } = {
     method: "POST",
     path: "/proxy/musicvendor/v2m/generate",
     body: { video: "https://videos.example/v.mp4" }
+  }),
+  // any authenticated caller gets past authentication to the body check: a blank prompt is 400
+  "POST /proxy/musicvendor/t2m/generate": async () => ({
+    method: "POST",
+    path: "/proxy/musicvendor/t2m/generate",
+    body: { prompt: " " }
   }),
   "POST /nodes/:nodeId/reviews": async (f) => ({ method: "POST", path: `/nodes/${await freshNode(f)}/reviews?star=4` })
 }

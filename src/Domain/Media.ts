@@ -1,5 +1,17 @@
 import { Effect, Option, Schema, SchemaIssue, SchemaTransformation } from "effect"
-import { documentedAs, field, ignoringUnknownFields, optional, optionalField, refusingUnknownFields, Strings, Text, Uuid, withExamples } from "./Schemas.ts"
+import {
+  DecimalIntegerString,
+  documentedAs,
+  field,
+  ignoringUnknownFields,
+  optional,
+  optionalField,
+  refusingUnknownFields,
+  Strings,
+  Text,
+  Uuid,
+  withExamples
+} from "./Schemas.ts"
 
 /** Statuses of CONTRACT.md; CREATED is what starting a task answers. */
 export const MediaTaskStatus = Schema.Literals(["CREATED", "IN_PROGRESS", "COMPLETED", "FAILED"])
@@ -478,3 +490,39 @@ export const MusicUrlForm = ignoringUnknownFields(Schema.Struct({
   video_url: optionalField(VideoUrl, videoUrlMeaning + ", in place of video"),
   prompt: optional(Prompt)
 }), otherTextFields).annotate({ identifier: "MusicUrlForm" })
+
+// --- text to music -------------------------------------------------------------------------------
+
+/** The longest music text to music is asked for, in seconds (6 minutes, as the host's music node allows). */
+export const maxMusicSeconds = 360
+
+/** What the music is to be: required, not blank (the host's node refuses a blank one too). */
+const MusicPrompt = Schema.String.check(
+  Schema.makeFilter((s: string) => s.trim() !== "", { message: "expected a prompt that is not blank" }),
+  Schema.isMaxLength(maxPromptChars, { message: `at most ${maxPromptChars} characters` })
+).annotate({ description: `What the music should be like (required, at most ${maxPromptChars} characters)` })
+
+const musicSecondsRange = Schema.isBetween({ minimum: 0, maximum: maxMusicSeconds })
+
+/**
+ * `duration`: whole seconds, 0 (the model decides) to 360; a number in JSON, decimal digits in a
+ * URL-encoded form (which the edge hands over as JSON of strings).
+ */
+const MusicSeconds = Schema.Union([
+  Schema.Int.check(musicSecondsRange),
+  DecimalIntegerString.pipe(
+    Schema.decodeTo(Schema.Number, SchemaTransformation.numberFromString),
+    Schema.check(Schema.isInt(), musicSecondsRange)
+  )
+]).annotate({ description: "Length of the music in whole seconds, 0 to 360 (decimal digits in a form); 0 or absent: the model infers it from the prompt" })
+
+/**
+ * The body of `POST /proxy/musicvendor/t2m/generate`, as the host's music node sends it
+ * (comfy_api_nodes/nodes_sonilo.py: a form of text fields, so URL-encoded): `prompt`, and
+ * `duration` when it is above 0. Other fields are ignored, as on video to music.
+ */
+export const TextToMusicRequest = ignoringUnknownFields(Schema.Struct({
+  prompt: MusicPrompt,
+  duration: optional(MusicSeconds)
+})).annotate({ identifier: "TextToMusicRequest" })
+export type TextToMusicRequest = typeof TextToMusicRequest.Type

@@ -1,10 +1,11 @@
 /**
  * `POST /proxy/musicvendor/v2m/generate`: the body is read here as a stream (the framework never
- * buffers an upload), then Music relays the vendor's answer.
+ * buffers an upload), then Music relays the vendor's answer. `POST /proxy/musicvendor/t2m/generate`
+ * takes a small form the framework decodes, and is relayed alike.
  */
 import { HttpApiBuilder } from "effect/http-api"
 import { HttpServerResponse } from "effect/http"
-import { Effect, Layer } from "effect"
+import { Effect, Layer, type Stream } from "effect"
 import { MusicProxyApi } from "./Api.ts"
 import { registryApi } from "../Domain/RegistryApi.ts"
 import { AppConfig } from "../Config.ts"
@@ -41,7 +42,14 @@ const MusicProxyLive = HttpApiBuilder.group(api, "musicProxy", (handlers) =>
     const tmpDir = spoolDirOf(dataDir)
     const modeHeaders: Record<string, string> = vendorMode === "simulated" ? { "x-vendor-mode": "simulated" } : {}
 
-    return handlers.handleRaw("generateMusic", ({ request }) =>
+    const streamed = (body: Stream.Stream<Uint8Array>) =>
+      HttpServerResponse.stream(body, {
+        contentType: "application/x-ndjson",
+        headers: { "cache-control": "no-cache", "x-accel-buffering": "no", ...modeHeaders }
+      })
+
+    return handlers.handle("generateTextToMusic", ({ payload }) =>
+      answer(Effect.map(music.generateFromText(payload), streamed))).handleRaw("generateMusic", ({ request }) =>
       Effect.gen(function*() {
         const type = yield* formContentType(request)
         // refuse before reading: an upload is pointless when the vendor cannot be asked

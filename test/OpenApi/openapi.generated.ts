@@ -1020,6 +1020,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/proxy/musicvendor/t2m/generate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Generate music for a prompt (streamed NDJSON)
+         * @description Any authenticated user. `application/x-www-form-urlencoded` (as the host's music node sends it) or JSON: `prompt` (required, not blank, at most 2,000 characters) and `duration` (whole seconds, 0 to 360, decimal digits in a form; 0 or absent leaves the length to the model); other fields are ignored, other content types are 415. A bad field is 400 naming it. The answer is streamed as on video to music; the vendor names each stream in a `title` event (no `titles`). Vendor refusals before the stream starts: 400 (the vendor's message), 404, 429 with Retry-After, 502 (vendor failure or our credentials), 504 (no answer in time), 503 `vendor_not_configured`. With VENDOR_MODE=simulated the answer comes from a built-in simulation and carries `x-vendor-mode: simulated`.
+         */
+        post: operations["GenerateTextToMusic"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/nodes/{nodeId}/reviews": {
         parameters: {
             query?: never;
@@ -1550,6 +1570,14 @@ export interface components {
         };
         /** @enum {string} */
         PublisherRole: "owner" | "admin" | "member";
+        TextToMusicRequest: {
+            /** @description What the music should be like (required, at most 2000 characters) */
+            prompt: string;
+            /** @description Length of the music in whole seconds, 0 to 360 (decimal digits in a form); 0 or absent: the model infers it from the prompt */
+            duration?: number | string;
+        } & {
+            [key: string]: unknown;
+        };
         MediaTaskEnvelope: {
             /** @description The task */
             data: components["schemas"]["MediaTask"];
@@ -9558,6 +9586,7 @@ export interface operations {
             /** @description `bad_request`: The request is malformed, or a parameter or field has a bad value; the message names it; `invalid_video`: The uploaded file is not a video whose duration can be read; `video_too_long`: The uploaded video is longer than 6 minutes */
             400: {
                 headers: {
+                    "x-vendor-mode": components["headers"]["XVendorMode"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9567,6 +9596,7 @@ export interface operations {
             /** @description `unauthorized`: No valid bearer token: missing, malformed, expired or not verifiable */
             401: {
                 headers: {
+                    "x-vendor-mode": components["headers"]["XVendorMode"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9576,6 +9606,7 @@ export interface operations {
             /** @description `not_found`: No such record, or no such route */
             404: {
                 headers: {
+                    "x-vendor-mode": components["headers"]["XVendorMode"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9586,6 +9617,7 @@ export interface operations {
             405: {
                 headers: {
                     Allow: components["headers"]["Allow"];
+                    "x-vendor-mode": components["headers"]["XVendorMode"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9595,6 +9627,7 @@ export interface operations {
             /** @description `payload_too_large`: The body is over its limit (16 MiB of JSON, the archive size, 1024 MiB of video, 64 KiB of URL-encoded form) */
             413: {
                 headers: {
+                    "x-vendor-mode": components["headers"]["XVendorMode"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9604,6 +9637,7 @@ export interface operations {
             /** @description `unsupported_media_type`: The body's Content-Type is not one the endpoint takes */
             415: {
                 headers: {
+                    "x-vendor-mode": components["headers"]["XVendorMode"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9614,6 +9648,7 @@ export interface operations {
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
+                    "x-vendor-mode": components["headers"]["XVendorMode"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9623,6 +9658,7 @@ export interface operations {
             /** @description `internal_error`: The service failed: the cause is logged, the answer holds no internals */
             500: {
                 headers: {
+                    "x-vendor-mode": components["headers"]["XVendorMode"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9632,6 +9668,7 @@ export interface operations {
             /** @description `upstream_error`: A vendor failed, or refused the service's credentials: not the caller's fault */
             502: {
                 headers: {
+                    "x-vendor-mode": components["headers"]["XVendorMode"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9642,6 +9679,7 @@ export interface operations {
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
+                    "x-vendor-mode": components["headers"]["XVendorMode"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9651,6 +9689,146 @@ export interface operations {
             /** @description `upstream_timeout`: A vendor did not answer within VENDOR_TIMEOUT_SECONDS */
             504: {
                 headers: {
+                    "x-vendor-mode": components["headers"]["XVendorMode"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UpstreamTimeout"];
+                };
+            };
+        };
+    };
+    GenerateTextToMusic: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["TextToMusicRequest"];
+            };
+        };
+        responses: {
+            /** @description One JSON event per line, relayed as the vendor sends them: `duration` (`duration_sec`), `titles` (a list of strings, one per stream), `title` (title, display_tags, copy_index, prompt_index, stream_index), `audio_chunk` (base64 `data` of the stream `stream_index`: a stream's chunks joined are its audio file), `cost`, `complete`, `error` (`code`, `message`). Events of other types, and known events whose fields differ from these schemas, pass unchanged. A blank line is a keep-alive. A stream that fails or ends without the vendor's `complete` or `error` ends with our own `{"type":"error","code":"<code>","message":"..."}`; one that carried the vendor's `error` gets no second one. */
+            200: {
+                headers: {
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "x-vendor-mode": components["headers"]["XVendorMode"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/x-ndjson": components["schemas"]["MusicDurationEvent"] | components["schemas"]["MusicTitleEvent"] | components["schemas"]["MusicTitlesEvent"] | components["schemas"]["MusicAudioChunkEvent"] | components["schemas"]["MusicCostEvent"] | components["schemas"]["MusicCompleteEvent"] | components["schemas"]["MusicErrorEvent"];
+                };
+            };
+            /** @description `bad_request`: The request is malformed, or a parameter or field has a bad value; the message names it */
+            400: {
+                headers: {
+                    "x-vendor-mode": components["headers"]["XVendorMode"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BadRequest"];
+                };
+            };
+            /** @description `unauthorized`: No valid bearer token: missing, malformed, expired or not verifiable */
+            401: {
+                headers: {
+                    "x-vendor-mode": components["headers"]["XVendorMode"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Unauthorized"];
+                };
+            };
+            /** @description `not_found`: No such record, or no such route */
+            404: {
+                headers: {
+                    "x-vendor-mode": components["headers"]["XVendorMode"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NotFound"];
+                };
+            };
+            /** @description `method_not_allowed`: The path exists, but not with this method (`Allow` lists the methods it takes) */
+            405: {
+                headers: {
+                    Allow: components["headers"]["Allow"];
+                    "x-vendor-mode": components["headers"]["XVendorMode"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MethodNotAllowed"];
+                };
+            };
+            /** @description `payload_too_large`: The body is over its limit (16 MiB of JSON, the archive size, 1024 MiB of video, 64 KiB of URL-encoded form) */
+            413: {
+                headers: {
+                    "x-vendor-mode": components["headers"]["XVendorMode"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PayloadTooLarge"];
+                };
+            };
+            /** @description `unsupported_media_type`: The body's Content-Type is not one the endpoint takes */
+            415: {
+                headers: {
+                    "x-vendor-mode": components["headers"]["XVendorMode"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UnsupportedMediaType"];
+                };
+            };
+            /** @description `rate_limited`: Too many failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    "x-vendor-mode": components["headers"]["XVendorMode"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimited"];
+                };
+            };
+            /** @description `internal_error`: The service failed: the cause is logged, the answer holds no internals */
+            500: {
+                headers: {
+                    "x-vendor-mode": components["headers"]["XVendorMode"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InternalError"];
+                };
+            };
+            /** @description `upstream_error`: A vendor failed, or refused the service's credentials: not the caller's fault */
+            502: {
+                headers: {
+                    "x-vendor-mode": components["headers"]["XVendorMode"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UpstreamError"];
+                };
+            };
+            /** @description `vendor_not_configured`: The vendor's settings are not set; the message names them; `database_unavailable`: The database cannot be reached (an outage, a restart of it), or a write kept conflicting with concurrent ones: try again after `Retry-After` seconds */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    "x-vendor-mode": components["headers"]["XVendorMode"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["VendorNotConfigured"] | components["schemas"]["DatabaseUnavailable"];
+                };
+            };
+            /** @description `upstream_timeout`: A vendor did not answer within VENDOR_TIMEOUT_SECONDS */
+            504: {
+                headers: {
+                    "x-vendor-mode": components["headers"]["XVendorMode"];
                     [name: string]: unknown;
                 };
                 content: {
