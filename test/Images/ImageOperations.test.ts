@@ -23,15 +23,8 @@ import {
   vendorFailureCases,
   withFakeVendor
 } from "../support/ImageProxy.ts"
-import {
-  operations,
-  pollUntilCompleted,
-  relight,
-  relightAdvanced,
-  syncOp,
-  taskResponse,
-  upscaler
-} from "../support/ImageOperations.ts"
+import { pollUntilCompleted, syncOp, taskResponse } from "../support/ApiNodes.ts"
+import { operations, relight, relightAdvanced, upscaler } from "../support/ImageOperations.ts"
 import { type Running, Service } from "../support/Service.ts"
 
 const taskCount = (service: Running) =>

@@ -1,20 +1,10 @@
 /**
  * The image vendor's other operations (upscaler, precision upscaler v2, relight) for the tests:
  * their paths, the bodies the host's API nodes send (comfy_api_nodes/nodes_magnific.py with the
- * request models of comfy_api_nodes/apis/magnific.py), the defaults the proxy fills in, and the
- * host's transport (comfy_api_nodes/util/client.py: `sync_op` POSTs
- * `model_dump(exclude_none=True)` as JSON with Python's separators and `Accept: *\/*`; `poll_op`
- * GETs until the status, compared without case, is `completed`; `TaskResponse` reads the task
- * flat or under `data`, `status` or `task_status`).
+ * request models of comfy_api_nodes/apis/magnific.py) and the defaults the proxy fills in. The
+ * host's transport is in ApiNodes.ts.
  */
-import { Effect } from "effect"
-import { expect } from "vitest"
-import { fetchText, parseJson } from "./Http.ts"
-import type { Running } from "./Service.ts"
-
-/** What the node uploaded its image to and sends: a download URL of the media storage. */
-export const uploaded = "https://storage.example/media/4b1c0e6a/image.png"
-export const uploadedReference = "https://storage.example/media/9d2f7a10/reference.png"
+import { uploaded, uploadedReference } from "./ApiNodes.ts"
 
 export type OperationName = "image-upscaler" | "image-upscaler-precision-v2" | "image-relight"
 
@@ -100,47 +90,3 @@ export const relightAdvanced = {
 }
 
 export const operations = [upscaler, precision, relight] as const
-
-/** `json.dumps` as aiohttp calls it: `", "` and `": "` between the fields, in the model's order. */
-export const pythonJson = (body: unknown): string =>
-  Array.isArray(body)
-    ? `[${body.map(pythonJson).join(", ")}]`
-    : typeof body === "object" && body !== null
-    ? `{${Object.entries(body).map(([key, value]) => `${JSON.stringify(key)}: ${pythonJson(value)}`).join(", ")}}`
-    : JSON.stringify(body)
-
-/** `sync_op` with a request model. */
-export const syncOp = (service: Running, token: string, path: string, body: Readonly<Record<string, unknown>>, headers: Record<string, string> = {}) =>
-  Effect.promise(() => fetchText(service, "POST", path, { token, raw: pythonJson(body), headers: { accept: "*/*", ...headers } }))
-
-/** One request of `poll_op`. */
-export const pollOnce = (service: Running, token: string, path: string) =>
-  Effect.promise(() => fetchText(service, "GET", path, { token, headers: { accept: "*/*" } }))
-
-export interface NodeTask {
-  readonly task_id: string
-  readonly status: string
-  readonly generated: ReadonlyArray<string> | null
-}
-
-/** `TaskResponse.model_validate`: the task under `data` or flat, `status` or `task_status`. */
-export const taskResponse = (status: number, text: string): NodeTask => {
-  expect(status, text).toBe(200)
-  const json = parseJson(text, "the proxy's answer") as Record<string, unknown>
-  const task = (typeof json.data === "object" && json.data !== null ? json.data : json) as Record<string, unknown>
-  const read = { task_id: task.task_id, status: task.status ?? task.task_status, generated: task.generated ?? null }
-  expect(typeof read.task_id).toBe("string")
-  expect(typeof read.status).toBe("string")
-  return read as NodeTask
-}
-
-/** `poll_op` until `completed` (at most a few polls: the vendors in these tests finish fast). */
-export const pollUntilCompleted = (service: Running, token: string, path: string) =>
-  Effect.gen(function*() {
-    for (let i = 0; i < 4; i++) {
-      const answer = yield* pollOnce(service, token, path)
-      const task = taskResponse(answer.status, answer.text)
-      if (task.status.toLowerCase() === "completed") return task
-    }
-    return expect.unreachable(`${path} never answered completed`)
-  })
