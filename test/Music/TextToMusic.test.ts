@@ -133,6 +133,31 @@ layer(serviceWithFakeVendor(), { excludeTestServices: true })("text to music aga
       expect(() => asHostMusicNode(cut.lines)).toThrow("music vendor generation error (stream_incomplete): ")
     }))
 
+  it.effect("a client that goes away mid-stream aborts the vendor request", () =>
+    Effect.gen(function*() {
+      const service = yield* Service
+      const fake = yield* FakeMusicVendor
+      fake.reset()
+      const token = yield* tokenOf("tess")
+      fake.behave({ kind: "stream", lines: ['{"type":"title","title":"Held"}'], end: "hold" })
+      yield* Effect.promise(async () => {
+        const controller = new AbortController()
+        const response = await service.fetch(textToMusicPath, {
+          method: "POST",
+          headers: { authorization: `Bearer ${token}` },
+          body: new URLSearchParams({ prompt: "a long drone" }),
+          signal: controller.signal
+        })
+        expect(response.status).toBe(200)
+        const first = await response.body!.getReader().read()
+        expect(new TextDecoder().decode(first.value)).toContain('"title"')
+        controller.abort()
+      })
+      // the abort travels: client -> service -> vendor
+      for (let i = 0; i < 100 && fake.aborted() === 0; i++) yield* Effect.sleep("50 millis")
+      expect(fake.aborted()).toBe(1)
+    }))
+
   it.effect("other content types are 415, no token 401; the vendor gets nothing", () =>
     Effect.gen(function*() {
       const service = yield* Service
