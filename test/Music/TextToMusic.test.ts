@@ -7,10 +7,11 @@
  * simulated one (audio that a real parser reads). Bad fields are 400 naming them (properties).
  */
 import { expect, layer } from "@effect/vitest"
-import { Effect, Option } from "effect"
+import { Effect, Option, Stream } from "effect"
 import * as fc from "fast-check"
 import { parseBuffer } from "music-metadata"
 import { maxPromptChars } from "../../src/Domain/Media.ts"
+import { clientFor } from "../support/Client.ts"
 import { FakeMusicVendor } from "../support/FakeMusicVendor.ts"
 import { decodeError, expectErrorBody, parseJson } from "../support/Http.ts"
 import { asHostMusicNode, eventsOf, expectNdjson, postForm, serviceWithFakeVendor, type StreamAnswer, textToMusicPath } from "../support/Music.ts"
@@ -240,5 +241,19 @@ layer(Service.layer((c) => ({ ...c, vendorMode: "simulated" })), { excludeTestSe
       const refused = yield* post(token, new URLSearchParams({ prompt: " " }))
       expectFailure(refused, 400, "bad_request")
       expect(refused.headers.get("x-vendor-mode")).toBe("simulated")
+    }))
+
+  it.effect("through the typed client: the events typed, the bad prompt refused before anything is sent", () =>
+    Effect.gen(function*() {
+      const service = yield* Service
+      const client = yield* clientFor(service, { bearer: yield* tokenOf("sam") })
+      const events = yield* Stream.runCollect(client.generateTextToMusic({ prompt: "sea shanty", duration: 3 }))
+      expect(events[0]).toEqual({ type: "duration", duration_sec: 3 })
+      expect(events.filter((e) => e.type === "title").map((e) => e.title)).toEqual(["sea shanty (take 1)", "sea shanty (take 2)"])
+      const chunks = events.flatMap((e) => e.type === "audio_chunk" && e.stream_index === 0 ? [Buffer.from(e.data!, "base64")] : [])
+      expect((yield* parsed(Buffer.concat(chunks))).format.duration).toBeCloseTo(3, 3)
+      expect(events.at(-1)).toEqual({ type: "complete" })
+      const refused = yield* Effect.result(Stream.runCollect(client.generateTextToMusic({ prompt: "  " })))
+      expect(refused._tag).toBe("Failure")
     }))
 })
