@@ -300,11 +300,12 @@ const successHeaders: Record<string, Json> = {
   GetNode: { ETag: headerRef("ETag"), "Cache-Control": headerRef("CacheControl") },
   DownloadArchive: { "Content-Disposition": headerRef("ContentDisposition"), "Content-Length": headerRef("ContentLength") },
   DownloadMediaFile: { "Content-Disposition": headerRef("MediaDisposition"), "X-Content-Type-Options": headerRef("NoSniff") },
-  GenerateMusic: { "Cache-Control": headerRef("CacheControl"), "x-vendor-mode": headerRef("XVendorMode") }
+  GenerateMusic: { "Cache-Control": headerRef("CacheControl"), "x-vendor-mode": headerRef("XVendorMode") },
+  GenerateTextToMusic: { "Cache-Control": headerRef("CacheControl"), "x-vendor-mode": headerRef("XVendorMode") }
 }
 
-/** Operations every answer of which, errors included, may carry `x-vendor-mode` (Images/Http.ts). */
-const imageProxyPrefix = "/proxy/imagevendor/"
+/** Operations every answer of which, errors included, may carry `x-vendor-mode` (Http/VendorMode.ts). */
+const proxyPrefixes = ["/proxy/imagevendor/", "/proxy/musicvendor/"]
 
 // --- tags ---------------------------------------------------------------------------------------
 
@@ -405,7 +406,7 @@ const precise = (generated: Json): Json => {
 
     const extra = successHeaders[operation.operationId]
     for (const [status, response] of Object.entries<Json>(responses)) {
-      const always = path.startsWith(imageProxyPrefix) ? { "x-vendor-mode": headerRef("XVendorMode") } : {}
+      const always = proxyPrefixes.some((prefix) => path.startsWith(prefix)) ? { "x-vendor-mode": headerRef("XVendorMode") } : {}
       const own = Number(status) < 400 ? extra ?? {} : {}
       const all = { ...response.headers, ...own, ...always }
       if (Object.keys(all).length > 0) response.headers = all

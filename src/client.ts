@@ -20,7 +20,7 @@ import { Api } from "./Api.ts"
 import type { MusicEvent } from "./Domain/MusicEvents.ts"
 import { type ArchiveSource, download, uploadArchive, type UploadOptions } from "./Client/Archives.ts"
 import { type ServiceFault, withApiErrors } from "./Client/Errors.ts"
-import { generateMusic, type MusicInput } from "./Client/Music.ts"
+import { generateMusic, generateTextToMusic, type MusicInput, type TextToMusicInput } from "./Client/Music.ts"
 import { decodePublishRequest, type PublishRequest } from "./Client/Publish.ts"
 import { withInterfacePolicies } from "./Client/Words.ts"
 import type { PublishResponse } from "./Publishing/Api.ts"
@@ -28,7 +28,7 @@ import type { PublishResponse } from "./Publishing/Api.ts"
 export * from "./Domain/ApiErrors.ts"
 export { errorCode, type ServiceFault } from "./Client/Errors.ts"
 export type { ArchiveSource, UploadOptions } from "./Client/Archives.ts"
-export type { MusicFields, MusicInput, MusicVideo } from "./Client/Music.ts"
+export type { MusicFields, MusicInput, MusicVideo, TextToMusicInput } from "./Client/Music.ts"
 export type { PublishRequest } from "./Client/Publish.ts"
 export type { MusicEvent } from "./Domain/MusicEvents.ts"
 export { Api }
@@ -144,6 +144,10 @@ export interface RegistryClient {
   readonly generateMusic: (
     input: MusicInput
   ) => Stream.Stream<MusicEvent, EndpointError<"musicProxy", "generateMusic"> | PlatformError.PlatformError>
+  /** Text to music: the NDJSON answer as a stream of typed events, as `generateMusic` reads it. */
+  readonly generateTextToMusic: (
+    input: TextToMusicInput
+  ) => Stream.Stream<MusicEvent, EndpointError<"musicProxy", "generateTextToMusic">>
 }
 
 /** A path of the registry as a URL. */
@@ -181,7 +185,8 @@ export const makeClient = (config: ClientConfig): Effect.Effect<RegistryClient, 
         ),
       uploadArchive: uploadArchive(anywhere),
       download: (url) => download(answering)(URL.canParse(url) ? url : onRegistry(config.baseUrl, url)),
-      generateMusic: generateMusic(HttpClient.filterStatusOk(registry))
+      generateMusic: generateMusic(HttpClient.filterStatusOk(registry)),
+      generateTextToMusic: generateTextToMusic(HttpClient.filterStatusOk(registry))
     } satisfies RegistryClient
   })
 

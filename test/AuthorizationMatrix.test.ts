@@ -23,6 +23,7 @@ import { Effect, Layer, Option, Redacted } from "effect"
 import { randomBytes } from "node:crypto"
 import { Api } from "../src/Api.ts"
 import { Authentication, KeyOrBearerAuthentication } from "../src/Domain/Auth.ts"
+import type { ImageTaskKind } from "../src/Domain/Media.ts"
 import { mintToken } from "../src/Auth/Jwt.ts"
 import { addMember, type MemberRole, query } from "./support/Db.ts"
 import { type Fake, FakeRepohost } from "./support/FakeRepohost.ts"
@@ -79,7 +80,14 @@ const matrix = [
   ["POST /proxy/imagevendor/v1/ai/skin-enhancer/flexible",         401, 401,    200,     200,   200,  200,  200],
   ["GET /proxy/imagevendor/v1/ai/image-style-transfer/:task_id",   401, 401,    404,     404,   404,  200,  404],
   ["GET /proxy/imagevendor/v1/ai/skin-enhancer/:task_id",          401, 401,    404,     404,   404,  200,  404],
+  ["POST /proxy/imagevendor/v1/ai/image-upscaler",                 401, 401,    200,     200,   200,  200,  200],
+  ["POST /proxy/imagevendor/v1/ai/image-upscaler-precision-v2",    401, 401,    200,     200,   200,  200,  200],
+  ["POST /proxy/imagevendor/v1/ai/image-relight",                  401, 401,    200,     200,   200,  200,  200],
+  ["GET /proxy/imagevendor/v1/ai/image-upscaler/:task_id",         401, 401,    404,     404,   404,  200,  404],
+  ["GET /proxy/imagevendor/v1/ai/image-upscaler-precision-v2/:task_id", 401, 401, 404,   404,   404,  200,  404],
+  ["GET /proxy/imagevendor/v1/ai/image-relight/:task_id",          401, 401,    404,     404,   404,  200,  404],
   ["POST /proxy/musicvendor/v2m/generate",                         401, 401,    415,     415,   415,  415,  415],
+  ["POST /proxy/musicvendor/t2m/generate",                         401, 401,    400,     400,   400,  400,  400],
   // reviews: any authenticated user rates any visible node
   ["POST /nodes/:nodeId/reviews",                                  401, 401,    200,     200,   200,  200,  200],
   // a user's own API keys and media storage: any authenticated user; a key only to its user (here: the owner's key)
@@ -192,7 +200,7 @@ const freshNode = async (f: Fixture, version?: string) => {
 }
 
 /** A finished image task of the publisher's owner, written directly (polling it asks no vendor). */
-const ownersTask = async (f: Fixture, kind: "image-style-transfer" | "skin-enhancer") => {
+const ownersTask = async (f: Fixture, kind: ImageTaskKind) => {
   const rows = await run(query<{ id: string }>(
     f.service,
     `INSERT INTO media_tasks (id, vendor_task_id, owner_id, kind, status)
@@ -379,6 +387,33 @@ const requests: { readonly [K in RowKey]: Build } = {
     method: "GET",
     path: `/proxy/imagevendor/v1/ai/skin-enhancer/${await ownersTask(f, "skin-enhancer")}`
   }),
+  "POST /proxy/imagevendor/v1/ai/image-upscaler": async () => ({
+    method: "POST",
+    path: "/proxy/imagevendor/v1/ai/image-upscaler",
+    body: { image: "https://images.example/a.png", scale_factor: "4x" }
+  }),
+  "POST /proxy/imagevendor/v1/ai/image-upscaler-precision-v2": async () => ({
+    method: "POST",
+    path: "/proxy/imagevendor/v1/ai/image-upscaler-precision-v2",
+    body: { image: "https://images.example/a.png", scale_factor: 2 }
+  }),
+  "POST /proxy/imagevendor/v1/ai/image-relight": async () => ({
+    method: "POST",
+    path: "/proxy/imagevendor/v1/ai/image-relight",
+    body: { image: "https://images.example/a.png", style: "clean" }
+  }),
+  "GET /proxy/imagevendor/v1/ai/image-upscaler/:task_id": async (f) => ({
+    method: "GET",
+    path: `/proxy/imagevendor/v1/ai/image-upscaler/${await ownersTask(f, "image-upscaler")}`
+  }),
+  "GET /proxy/imagevendor/v1/ai/image-upscaler-precision-v2/:task_id": async (f) => ({
+    method: "GET",
+    path: `/proxy/imagevendor/v1/ai/image-upscaler-precision-v2/${await ownersTask(f, "image-upscaler-precision-v2")}`
+  }),
+  "GET /proxy/imagevendor/v1/ai/image-relight/:task_id": async (f) => ({
+    method: "GET",
+    path: `/proxy/imagevendor/v1/ai/image-relight/${await ownersTask(f, "image-relight")}`
+  }),
   "POST /customers/api-keys": async (f) => ({ method: "POST", path: "/customers/api-keys", body: { name: `key ${f.fresh()}` } }),
   "GET /customers/api-keys": async () => ({ method: "GET", path: "/customers/api-keys" }),
   "DELETE /customers/api-keys/:keyId": async (f) => ({ method: "DELETE", path: `/customers/api-keys/${await ownersKeyId(f)}` }),
@@ -410,6 +445,12 @@ const requests: { readonly [K in RowKey]: Build } = {
     method: "POST",
     path: "/proxy/musicvendor/v2m/generate",
     body: { video: "https://videos.example/v.mp4" }
+  }),
+  // any authenticated caller gets past authentication to the body check: a blank prompt is 400
+  "POST /proxy/musicvendor/t2m/generate": async () => ({
+    method: "POST",
+    path: "/proxy/musicvendor/t2m/generate",
+    body: { prompt: " " }
   }),
   "POST /nodes/:nodeId/reviews": async (f) => ({ method: "POST", path: `/nodes/${await freshNode(f)}/reviews?star=4` })
 }

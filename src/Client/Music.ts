@@ -1,13 +1,14 @@
 /**
  * Video to music from the client's side: the form (a video file streamed from disk as multipart,
  * or a video URL as a URL-encoded form) and the NDJSON answer read as a stream of typed events.
+ * Text to music alike: a URL-encoded form (`prompt`, `duration`), the same stream of events.
  * The endpoint's body and answer are read and written here rather than by the derived client,
  * which would hold the whole video and the whole answer in memory.
  */
 import { HttpBody, type HttpClient, HttpClientRequest, UrlParams } from "effect/http"
 import { Effect, Schema, Stream } from "effect"
 import { Api } from "../Api.ts"
-import { MusicUrlForm } from "../Domain/Media.ts"
+import { MusicUrlForm, TextToMusicRequest } from "../Domain/Media.ts"
 import { MusicEvent } from "../Domain/MusicEvents.ts"
 import { contentOf } from "./Archives.ts"
 
@@ -98,6 +99,26 @@ const eventsOf = <E>(lines: Stream.Stream<string, E>) =>
 export const generateMusic = <E>(client: HttpClient.HttpClient.With<E>) => (input: MusicInput) =>
   Stream.unwrap(Effect.gen(function*() {
     const request = HttpClientRequest.post(generate.path).pipe(HttpClientRequest.setBody(yield* bodyOf(input)))
+    const response = yield* client.execute(request)
+    return eventsOf(response.stream.pipe(Stream.decodeText(), Stream.splitLines))
+  }))
+
+/** What text to music is asked with: a prompt, and the length in seconds (0 or absent: the model decides). */
+export interface TextToMusicInput {
+  readonly prompt: string
+  readonly duration?: number | undefined
+}
+
+const generateText = Api.groups["musicProxy"]!.endpoints["generateTextToMusic"]!
+
+/** `POST` the prompt as the host's music node does (URL-encoded), checked against the contract first; the answer as a stream of events. */
+export const generateTextToMusic = <E>(client: HttpClient.HttpClient.With<E>) => (input: TextToMusicInput) =>
+  Stream.unwrap(Effect.gen(function*() {
+    const { duration, prompt } = yield* Schema.decodeUnknownEffect(TextToMusicRequest)(input)
+    const fields = duration === undefined ? { prompt } : { prompt, duration: String(duration) }
+    const request = HttpClientRequest.post(generateText.path).pipe(
+      HttpClientRequest.setBody(HttpBody.urlParams(UrlParams.fromInput(fields)))
+    )
     const response = yield* client.execute(request)
     return eventsOf(response.stream.pipe(Stream.decodeText(), Stream.splitLines))
   }))

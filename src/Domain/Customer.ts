@@ -8,15 +8,19 @@ import { field, NonEmptyText, optionalField, Timestamp, Uuid } from "./Schemas.t
 
 /**
  * The operations usage and quotas are counted for, each with its unit: an image start is one task
- * (its polls are free: no usage, no quota), a video-to-music generation one task (one stream), a
- * media upload its bytes.
+ * (its polls are free: no usage, no quota), a video-to-music or text-to-music generation one task
+ * (one stream), a media upload its bytes.
  */
 export const usageUnits = {
   "image-style-transfer": "task",
   "skin-enhancer/creative": "task",
   "skin-enhancer/faithful": "task",
   "skin-enhancer/flexible": "task",
+  "image-upscaler": "task",
+  "image-upscaler-precision-v2": "task",
+  "image-relight": "task",
   "video-to-music": "task",
+  "text-to-music": "task",
   "media-upload": "byte"
 } as const satisfies Record<string, "task" | "byte">
 

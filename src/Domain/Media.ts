@@ -1,24 +1,45 @@
 import { Effect, Option, Schema, SchemaIssue, SchemaTransformation } from "effect"
-import { documentedAs, field, ignoringUnknownFields, optional, optionalField, refusingUnknownFields, Strings, Text, Uuid, withExamples } from "./Schemas.ts"
+import {
+  DecimalIntegerString,
+  documentedAs,
+  field,
+  ignoringUnknownFields,
+  optional,
+  optionalField,
+  refusingUnknownFields,
+  Strings,
+  Text,
+  Uuid,
+  withExamples
+} from "./Schemas.ts"
 
 /** Statuses of CONTRACT.md; CREATED is what starting a task answers. */
 export const MediaTaskStatus = Schema.Literals(["CREATED", "IN_PROGRESS", "COMPLETED", "FAILED"])
   .annotate({ identifier: "MediaTaskStatus" })
 export type MediaTaskStatus = typeof MediaTaskStatus.Type
 
-/** The two kinds of image task, named as the paths that poll them name them. */
-export const ImageTaskKind = Schema.Literals(["image-style-transfer", "skin-enhancer"])
+/** The kinds of image task, named as the paths that poll them name them. */
+export const ImageTaskKind = Schema.Literals([
+  "image-style-transfer",
+  "skin-enhancer",
+  "image-upscaler",
+  "image-upscaler-precision-v2",
+  "image-relight"
+])
 export type ImageTaskKind = typeof ImageTaskKind.Type
 
 /** The skin enhancer's modes: each starts at a path of its own. */
 export type SkinEnhancerMode = "creative" | "faithful" | "flexible"
 
 /** What starts an image task, named as its path under `/v1/ai/` names it. */
-export type ImageOperation = "image-style-transfer" | `skin-enhancer/${SkinEnhancerMode}`
+export type ImageOperation = Exclude<ImageTaskKind, "skin-enhancer"> | `skin-enhancer/${SkinEnhancerMode}`
 
-/** The kind of task an operation starts: the vendor polls every skin enhancer mode at `skin-enhancer/{task_id}`. */
+/**
+ * The kind of task an operation starts: the vendor polls every skin enhancer mode at
+ * `skin-enhancer/{task_id}`, every other operation at its own path.
+ */
 export const taskKindOf = (operation: ImageOperation): ImageTaskKind =>
-  operation === "image-style-transfer" ? operation : "skin-enhancer"
+  operation.startsWith("skin-enhancer/") ? "skin-enhancer" : operation as Exclude<ImageTaskKind, "skin-enhancer">
 
 /** The statuses a task never leaves. */
 export const terminalStatuses: ReadonlyArray<MediaTaskStatus> = ["COMPLETED", "FAILED"]
@@ -226,6 +247,178 @@ export const SkinEnhancerFlexibleRequest = refusingUnknownFields(Schema.Struct({
 })).annotate({ identifier: "SkinEnhancerFlexibleRequest" })
 export type SkinEnhancerFlexibleRequest = typeof SkinEnhancerFlexibleRequest.Type
 
+// --- the image vendor's other operations: upscalers and relight ---------------------------------
+// Field names, enumerations, ranges and defaults as the host's API nodes send them
+// (comfy_api_nodes/nodes_magnific.py, apis/magnific.py) and, where the nodes are silent, as the
+// vendor documents them.
+
+/** -10 to 10: the creative upscaler's adjustments. */
+export const Adjustment = Schema.Int.check(Schema.isBetween({ minimum: -10, maximum: 10 }))
+
+export const UpscalerScaleFactor = Schema.Literals(["2x", "4x", "8x", "16x"])
+export const UpscalerOptimizedFor = Schema.Literals([
+  "standard",
+  "soft_portraits",
+  "hard_portraits",
+  "art_n_illustration",
+  "videogame_assets",
+  "nature_n_landscapes",
+  "films_n_photography",
+  "3d_renders",
+  "science_fiction_n_horror"
+])
+export const UpscalerEngine = Schema.Literals(["automatic", "magnific_illusio", "magnific_sharpy", "magnific_sparkle"])
+
+/** What the creative upscaler is sent for the fields a request leaves out (the vendor's documented defaults). */
+export const upscalerDefaults = {
+  scale_factor: "2x",
+  optimized_for: "standard",
+  creativity: 0,
+  hdr: 0,
+  resemblance: 0,
+  fractality: 0,
+  engine: "automatic"
+} as const
+
+/** The body of POST /proxy/imagevendor/v1/ai/image-upscaler (the creative upscaler). */
+export const UpscalerRequest = refusingUnknownFields(Schema.Struct({
+  image: field(StyleImage, "Image to upscale: base64 image data, a data: URL, or an http(s) URL; the result is at most 25.3 million pixels"),
+  scale_factor: optionalField(UpscalerScaleFactor, `Scale factor (default ${upscalerDefaults.scale_factor})`),
+  optimized_for: optionalField(UpscalerOptimizedFor, `What the upscale is optimised for (default ${upscalerDefaults.optimized_for})`),
+  prompt: optionalField(Text(maxPromptChars), `Prompt guiding the upscale (at most ${maxPromptChars} characters)`),
+  creativity: optionalField(Adjustment, "The model's creativity, -10 to 10 (default 0)"),
+  hdr: optionalField(Adjustment, "Level of definition and detail, -10 to 10 (default 0)"),
+  resemblance: optionalField(Adjustment, "Resemblance to the original, -10 to 10 (default 0)"),
+  fractality: optionalField(Adjustment, "Strength of the prompt and intricacy per square pixel, -10 to 10 (default 0)"),
+  engine: optionalField(UpscalerEngine, `Model engine (default ${upscalerDefaults.engine})`),
+  webhook_url: optional(WebhookUrl)
+})).annotate({ identifier: "UpscalerRequest" })
+export type UpscalerRequest = typeof UpscalerRequest.Type
+
+export const PrecisionFlavor = Schema.Literals(["sublime", "photo", "photo_denoiser"])
+/** 2 to 16: the precision upscaler's scale factor, a plain integer (the creative one's is "2x"...). */
+export const PrecisionScaleFactor = Schema.Int.check(Schema.isBetween({ minimum: 2, maximum: 16 }))
+
+/** What the precision upscaler is sent for the fields a request leaves out (`flavor` and `scale_factor` are the vendor's to default). */
+export const precisionUpscalerDefaults = { sharpen: 7, smart_grain: 7, ultra_detail: 30 } as const
+
+/** Base64 data or a publicly accessible HTTPS URL, as the vendor documents the precision upscaler's image. */
+export const PrecisionImage = ImageSource(["https:"], "an https URL").check(
+  documentedAs({ description: "Image to upscale: base64 image data, a data: URL, or a publicly accessible https URL" })
+)
+
+/** The body of POST /proxy/imagevendor/v1/ai/image-upscaler-precision-v2. */
+export const PrecisionUpscalerRequest = refusingUnknownFields(Schema.Struct({
+  image: PrecisionImage,
+  sharpen: optionalField(Percent, `Sharpness intensity, 0 to 100 (default ${precisionUpscalerDefaults.sharpen})`),
+  smart_grain: optionalField(Percent, `Grain and texture enhancement, 0 to 100 (default ${precisionUpscalerDefaults.smart_grain})`),
+  ultra_detail: optionalField(Percent, `Fine detail added, 0 to 100 (default ${precisionUpscalerDefaults.ultra_detail})`),
+  flavor: optionalField(PrecisionFlavor, "Processing style: sublime (general), photo, photo_denoiser (noisy photos)"),
+  scale_factor: optionalField(PrecisionScaleFactor, "Scale factor, an integer from 2 to 16"),
+  webhook_url: optional(WebhookUrl)
+})).annotate({ identifier: "PrecisionUpscalerRequest" })
+export type PrecisionUpscalerRequest = typeof PrecisionUpscalerRequest.Type
+
+export const RelightStyle = Schema.Literals([
+  "standard",
+  "darker_but_realistic",
+  "clean",
+  "smooth",
+  "brighter",
+  "contrasted_n_hdr",
+  "just_composition"
+])
+export const RelightEngine = Schema.Literals([
+  "automatic",
+  "balanced",
+  "cool",
+  "real",
+  "illusio",
+  "fairy",
+  "colorful_anime",
+  "hard_transform",
+  "softy"
+])
+export const TransferLightA = Schema.Literals(["automatic", "low", "medium", "normal", "high", "high_on_faces"])
+export const TransferLightB = Schema.Literals([
+  "automatic",
+  "composition",
+  "straight",
+  "smooth_in",
+  "smooth_out",
+  "smooth_both",
+  "reverse_both",
+  "soft_in",
+  "soft_out",
+  "soft_mid",
+  "strong_mid",
+  "style_shift",
+  "strong_shift"
+])
+
+/** What relight is sent for the fields a request leaves out (the vendor's documented defaults). */
+export const relightDefaults = {
+  light_transfer_strength: 100,
+  interpolate_from_original: false,
+  change_background: true,
+  style: "standard",
+  preserve_details: true
+} as const
+
+/** The same for the fields of `advanced_settings`, when it is given. */
+export const relightAdvancedDefaults = {
+  whites: 50,
+  blacks: 50,
+  brightness: 50,
+  contrast: 50,
+  saturation: 50,
+  engine: "automatic",
+  transfer_light_a: "automatic",
+  transfer_light_b: "automatic",
+  fixed_generation: false
+} as const
+
+export const RelightAdvancedSettings = refusingUnknownFields(Schema.Struct({
+  whites: optionalField(Percent, "Level of the brightest tones, 0 to 100 (default 50)"),
+  blacks: optionalField(Percent, "Level of the darkest tones, 0 to 100 (default 50)"),
+  brightness: optionalField(Percent, "Brightness, 0 to 100 (default 50)"),
+  contrast: optionalField(Percent, "Contrast, 0 to 100 (default 50)"),
+  saturation: optionalField(Percent, "Saturation, 0 to 100 (default 50)"),
+  engine: optionalField(RelightEngine, "Engine preset (default automatic)"),
+  transfer_light_a: optionalField(TransferLightA, "Intensity of the light transfer (default automatic)"),
+  transfer_light_b: optionalField(TransferLightB, "Also modifies the light transfer's intensity (default automatic)"),
+  fixed_generation: optionalField(Schema.Boolean, "When enabled, the same settings give the same image (default false)")
+})).annotate({ identifier: "RelightAdvancedSettings" })
+
+/** The two light sources relight takes at most one of. */
+const lightSources = ["transfer_light_from_reference_image", "transfer_light_from_lightmap"] as const
+
+/** The body of POST /proxy/imagevendor/v1/ai/image-relight. */
+export const RelightRequest = refusingUnknownFields(Schema.Struct({
+  image: field(StyleImage, "Image to relight: base64 image data, a data: URL, or an http(s) URL"),
+  prompt: optionalField(Text(maxPromptChars), `Guidance for the light (at most ${maxPromptChars} characters)`),
+  transfer_light_from_reference_image: optionalField(
+    StyleImage,
+    "Reference image whose light is transferred: base64 image data, a data: URL, or an http(s) URL; not with transfer_light_from_lightmap"
+  ),
+  transfer_light_from_lightmap: optionalField(
+    StyleImage,
+    "Lightmap whose light is transferred: base64 image data, a data: URL, or an http(s) URL; not with transfer_light_from_reference_image"
+  ),
+  light_transfer_strength: optionalField(Percent, `Intensity of the light transfer, 0 to 100 (default ${relightDefaults.light_transfer_strength})`),
+  interpolate_from_original: optionalField(Schema.Boolean, "Interpolate the result from the original by the transfer strength (default false)"),
+  change_background: optionalField(Schema.Boolean, "Change the background after the prompt or reference (default true)"),
+  style: optionalField(RelightStyle, `Style preset (default ${relightDefaults.style})`),
+  preserve_details: optionalField(Schema.Boolean, "Keep the original's texture and small details (default true)"),
+  advanced_settings: optionalField(RelightAdvancedSettings, "Fine-tuning of the light; its fields' defaults apply when it is given"),
+  webhook_url: optional(WebhookUrl)
+}).check(Schema.makeFilter(
+  (body: { readonly transfer_light_from_reference_image?: string; readonly transfer_light_from_lightmap?: string }) =>
+    lightSources.some((key) => body[key] === undefined),
+  { message: `give at most one of '${lightSources[0]}' and '${lightSources[1]}'` }
+))).annotate({ identifier: "RelightRequest" })
+export type RelightRequest = typeof RelightRequest.Type
+
 /** `Idempotency-Key`: 1 to 255 printable ASCII characters. */
 export const IdempotencyKey = Schema.String.check(
   Schema.isPattern(/^[\x20-\x7e]{1,255}$/u, { message: "expected 1 to 255 printable ASCII characters" })
@@ -326,3 +519,39 @@ export const MusicUrlForm = ignoringUnknownFields(Schema.Struct({
   video_url: optionalField(VideoUrl, videoUrlMeaning + ", in place of video"),
   prompt: optional(Prompt)
 }), otherTextFields).annotate({ identifier: "MusicUrlForm" })
+
+// --- text to music -------------------------------------------------------------------------------
+
+/** The longest music text to music is asked for, in seconds (6 minutes, as the host's music node allows). */
+export const maxMusicSeconds = 360
+
+/** What the music is to be: required, not blank (the host's node refuses a blank one too). */
+const MusicPrompt = Schema.String.check(
+  Schema.makeFilter((s: string) => s.trim() !== "", { message: "expected a prompt that is not blank" }),
+  Schema.isMaxLength(maxPromptChars, { message: `at most ${maxPromptChars} characters` })
+).annotate({ description: `What the music should be like (required, at most ${maxPromptChars} characters)` })
+
+const musicSecondsRange = Schema.isBetween({ minimum: 0, maximum: maxMusicSeconds })
+
+/**
+ * `duration`: whole seconds, 0 (the model decides) to 360; a number in JSON, decimal digits in a
+ * URL-encoded form (which the edge hands over as JSON of strings).
+ */
+const MusicSeconds = Schema.Union([
+  Schema.Int.check(musicSecondsRange),
+  DecimalIntegerString.pipe(
+    Schema.decodeTo(Schema.Number, SchemaTransformation.numberFromString),
+    Schema.check(Schema.isInt(), musicSecondsRange)
+  )
+]).annotate({ description: "Length of the music in whole seconds, 0 to 360 (decimal digits in a form); 0 or absent: the model infers it from the prompt" })
+
+/**
+ * The body of `POST /proxy/musicvendor/t2m/generate`, as the host's music node sends it
+ * (comfy_api_nodes/nodes_sonilo.py: a form of text fields, so URL-encoded): `prompt`, and
+ * `duration` when it is above 0. Other fields are ignored, as on video to music.
+ */
+export const TextToMusicRequest = ignoringUnknownFields(Schema.Struct({
+  prompt: MusicPrompt,
+  duration: optional(MusicSeconds)
+})).annotate({ identifier: "TextToMusicRequest" })
+export type TextToMusicRequest = typeof TextToMusicRequest.Type

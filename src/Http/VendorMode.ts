@@ -1,13 +1,13 @@
 /**
- * With VENDOR_MODE=simulated every answer of the image proxy, errors included, carries
- * `x-vendor-mode: simulated`, so that nobody mistakes its images for a vendor's.
+ * With VENDOR_MODE=simulated every answer of the media proxies, errors included, carries
+ * `x-vendor-mode: simulated`, so that nobody mistakes its images or music for a vendor's.
  */
 import { HttpServerResponse } from "effect/http"
 import { Effect } from "effect"
 import type { Piece } from "./Exchange.ts"
 
-/** Where the image proxy answers (Images/Api.ts). */
-const imageProxyPrefix = "/proxy/imagevendor/"
+/** Where the media proxies answer (Images/Api.ts, Music/Api.ts). */
+const proxyPrefixes = ["/proxy/imagevendor/", "/proxy/musicvendor/"]
 
 const simulated = (response: HttpServerResponse.HttpServerResponse) => HttpServerResponse.setHeader(response, "x-vendor-mode", "simulated")
 
@@ -15,6 +15,8 @@ const simulated = (response: HttpServerResponse.HttpServerResponse) => HttpServe
 export const vendorModeHeader = (vendorMode: "live" | "simulated"): Piece | undefined =>
   vendorMode !== "simulated"
     ? undefined
-    : (next) => (exchange) =>
+    : (next) => (exchange) => {
       // by the route's pattern: a path under the vendor's word (Compat/Aliases.ts) is the same route
-      (exchange.route?.pattern ?? exchange.path).startsWith(imageProxyPrefix) ? Effect.map(next(exchange), simulated) : next(exchange)
+      const path = exchange.route?.pattern ?? exchange.path
+      return proxyPrefixes.some((prefix) => path.startsWith(prefix)) ? Effect.map(next(exchange), simulated) : next(exchange)
+    }

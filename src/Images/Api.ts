@@ -15,13 +15,20 @@ import {
   IdempotencyKey,
   MediaTask,
   MediaTaskEnvelope,
+  PrecisionUpscalerRequest,
+  precisionUpscalerDefaults,
+  relightAdvancedDefaults,
+  relightDefaults,
+  RelightRequest,
   SkinEnhancerFaithfulRequest,
   SkinEnhancerFlexibleRequest,
   type SkinEnhancerMode,
   SkinEnhancerRequest,
   simulatedImageSize,
   skinEnhancerDefaults,
-  StyleTransferRequest
+  StyleTransferRequest,
+  upscalerDefaults,
+  UpscalerRequest
 } from "../Domain/Media.ts"
 import { field, optionalField, PathParam, refusingBody } from "../Domain/Schemas.ts"
 
@@ -61,6 +68,28 @@ const skinEnhancerStart = <const Name extends string, Payload extends Schema.Top
     .annotate(OpenApi.Summary, `Skin enhancer (${mode})`)
     .annotate(OpenApi.Description, `Starts a task at the image vendor (defaults ${fields} applied before forwarding) and answers {data: task}; poll it at /proxy/imagevendor/v1/ai/skin-enhancer/{task_id}. ${idempotency} ${quota} ${vendorFailures}`)
 
+/** A start of one of the vendor's other operations: answered `{data: task}`, as the skin enhancer is. */
+const operationStart = <const Name extends string, Payload extends Schema.Top>(
+  name: Name,
+  operation: string,
+  payload: Payload,
+  summary: string,
+  defaults: string
+) =>
+  HttpApiEndpoint.post(name, `/proxy/imagevendor/v1/ai/${operation}`, {
+    headers: IdempotencyHeaders,
+    payload,
+    success: MediaTaskEnvelope,
+    error: [IdempotencyKeyReused, IdempotencyKeyInProgress, QuotaExceeded, ...vendorErrors]
+  })
+    .annotate(HttpApi.PayloadParseOptions, refusingBody)
+    .annotate(OpenApi.Summary, summary)
+    .annotate(OpenApi.Description, `Starts a task at the image vendor (${defaults}) and answers {data: task}; poll it at /proxy/imagevendor/v1/ai/${operation}/{task_id}. ${idempotency} ${quota} ${vendorFailures}`)
+
+/** `{a: 1, b: "x"}` as `a 1, b x`, for the documents. */
+const listed = (defaults: Readonly<Record<string, unknown>>) =>
+  Object.entries(defaults).map(([key, value]) => `${key} ${String(value)}`).join(", ")
+
 const sharedSkinDefaults = `sharpen ${skinEnhancerDefaults.sharpen}, smart_grain ${skinEnhancerDefaults.smart_grain}`
 
 /** A status poll: the same contract for both kinds of task. */
@@ -98,8 +127,36 @@ export class ImageProxyApi extends HttpApiGroup.make("imageProxy")
     SkinEnhancerFlexibleRequest,
     `${sharedSkinDefaults}, optimized_for ${skinEnhancerDefaults.optimized_for}`
   ))
+  .add(operationStart(
+    "startImageUpscaler",
+    "image-upscaler",
+    UpscalerRequest,
+    "Image upscaler (creative)",
+    `\`image\` required; defaults ${listed(upscalerDefaults)} applied before forwarding`
+  ))
+  .add(operationStart(
+    "startImageUpscalerPrecisionV2",
+    "image-upscaler-precision-v2",
+    PrecisionUpscalerRequest,
+    "Image upscaler (precision, v2)",
+    `\`image\` required; defaults ${listed(precisionUpscalerDefaults)} applied before forwarding, \`flavor\` and \`scale_factor\` left to the vendor`
+  ))
+  .add(operationStart(
+    "startImageRelight",
+    "image-relight",
+    RelightRequest,
+    "Image relight",
+    `\`image\` required, at most one of \`transfer_light_from_reference_image\` and \`transfer_light_from_lightmap\`; defaults ${listed(relightDefaults)} applied before forwarding, and in \`advanced_settings\`, when given, ${listed(relightAdvancedDefaults)}`
+  ))
   .add(pollEndpoint("pollStyleTransfer", "/proxy/imagevendor/v1/ai/image-style-transfer/:task_id", "Status of a style transfer task"))
   .add(pollEndpoint("pollSkinEnhancer", "/proxy/imagevendor/v1/ai/skin-enhancer/:task_id", "Status of a skin enhancer task, of any mode"))
+  .add(pollEndpoint("pollImageUpscaler", "/proxy/imagevendor/v1/ai/image-upscaler/:task_id", "Status of a creative upscaler task"))
+  .add(pollEndpoint(
+    "pollImageUpscalerPrecisionV2",
+    "/proxy/imagevendor/v1/ai/image-upscaler-precision-v2/:task_id",
+    "Status of a precision upscaler (v2) task"
+  ))
+  .add(pollEndpoint("pollImageRelight", "/proxy/imagevendor/v1/ai/image-relight/:task_id", "Status of a relight task"))
   .middleware(KeyOrBearerAuthentication)
   .annotate(OpenApi.Title, "Media proxy")
 {}

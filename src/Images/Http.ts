@@ -8,11 +8,18 @@ import { BadRequest, IdempotencyKeyInProgress, IdempotencyKeyReused, NotFound, Q
 import {
   isOwnMediaUrl,
   MediaTaskEnvelope,
+  type PrecisionUpscalerRequest,
+  precisionUpscalerDefaults,
+  relightAdvancedDefaults,
+  relightDefaults,
+  type RelightRequest,
   type SkinEnhancerFaithfulRequest,
   type SkinEnhancerFlexibleRequest,
   type SkinEnhancerRequest,
   skinEnhancerDefaults,
-  skinImageRefusal
+  skinImageRefusal,
+  upscalerDefaults,
+  type UpscalerRequest
 } from "../Domain/Media.ts"
 import { ImageTasks, toWire } from "./Service.ts"
 import { cachedSimulatedPngs } from "./SimulatedImage.ts"
@@ -57,6 +64,17 @@ const withFlexibleDefaults = (request: SkinEnhancerFlexibleRequest) => ({
   optimized_for: request.optimized_for ?? skinEnhancerDefaults.optimized_for
 })
 
+// the vendor's documented defaults under the request's own fields: what is forwarded, and what a key is bound to
+const withUpscalerDefaults = (request: UpscalerRequest) => ({ ...upscalerDefaults, ...request })
+
+const withPrecisionDefaults = (request: PrecisionUpscalerRequest) => ({ ...precisionUpscalerDefaults, ...request })
+
+const withRelightDefaults = (request: RelightRequest) => ({
+  ...relightDefaults,
+  ...request,
+  ...(request.advanced_settings === undefined ? {} : { advanced_settings: { ...relightAdvancedDefaults, ...request.advanced_settings } })
+})
+
 /** This folder's groups, under what every endpoint shares: its handlers are built against these alone. */
 const api = registryApi(ImageProxyApi, SimulatedImagesApi)
 
@@ -82,6 +100,16 @@ const ImageProxyLive = HttpApiBuilder.group(api, "imageProxy", (handlers) =>
           ownImage(payload.image),
           answer(Effect.map(tasks.start("skin-enhancer/flexible", withFlexibleDefaults(payload), headers["idempotency-key"]), enveloped))
         ))
+      .handle("startImageUpscaler", ({ headers, payload }) =>
+        answer(Effect.map(tasks.start("image-upscaler", withUpscalerDefaults(payload), headers["idempotency-key"]), enveloped)))
+      .handle("startImageUpscalerPrecisionV2", ({ headers, payload }) =>
+        answer(Effect.map(tasks.start("image-upscaler-precision-v2", withPrecisionDefaults(payload), headers["idempotency-key"]), enveloped)))
+      .handle("startImageRelight", ({ headers, payload }) =>
+        answer(Effect.map(tasks.start("image-relight", withRelightDefaults(payload), headers["idempotency-key"]), enveloped)))
+      .handle("pollImageUpscaler", ({ params }) => answer(Effect.map(tasks.poll("image-upscaler", params.task_id), enveloped)))
+      .handle("pollImageUpscalerPrecisionV2", ({ params }) =>
+        answer(Effect.map(tasks.poll("image-upscaler-precision-v2", params.task_id), enveloped)))
+      .handle("pollImageRelight", ({ params }) => answer(Effect.map(tasks.poll("image-relight", params.task_id), enveloped)))
       .handle("pollStyleTransfer", ({ params }) => answer(Effect.map(tasks.poll("image-style-transfer", params.task_id), enveloped)))
       .handle("pollSkinEnhancer", ({ params }) => answer(Effect.map(tasks.poll("skin-enhancer", params.task_id), enveloped)))
   }))

@@ -1,6 +1,7 @@
 /**
  * `POST /proxy/musicvendor/v2m/generate`: the body is read here as a stream (the framework never
- * buffers an upload), then Music relays the vendor's answer.
+ * buffers an upload), then Music relays the vendor's answer. `POST /proxy/musicvendor/t2m/generate`
+ * takes a small form the framework decodes, and is relayed alike.
  */
 import { HttpApiBuilder } from "effect/http-api"
 import { HttpServerResponse } from "effect/http"
@@ -34,6 +35,12 @@ const answer = answering({
 /** Failures answered here, before any method routing: no path has other methods to offer. */
 const answerFailure = respondToCause(() => [])
 
+/** What the request says it carries (Content-Length), for its usage event. */
+const declaredBytes = (request: { readonly headers: Readonly<Record<string, string | undefined>> }) => {
+  const declared = Number(request.headers["content-length"])
+  return Number.isSafeInteger(declared) && declared > 0 ? declared : 0
+}
+
 /** This folder's groups, under what every endpoint shares: its handlers are built against these alone. */
 const api = registryApi(MusicProxyApi)
 
@@ -45,31 +52,38 @@ const MusicProxyLive = HttpApiBuilder.group(api, "musicProxy", (handlers) =>
     const tmpDir = spoolDirOf(dataDir)
     const modeHeaders: Record<string, string> = vendorMode === "simulated" ? { "x-vendor-mode": "simulated" } : {}
 
-    return handlers.handleRaw("generateMusic", ({ request }) =>
+    const streamed = (body: Stream.Stream<Uint8Array>) =>
+      HttpServerResponse.stream(body, {
+        contentType: "application/x-ndjson",
+        headers: { "cache-control": "no-cache", "x-accel-buffering": "no", ...modeHeaders }
+      })
+
+    /** A generation's stream, metered from its start to its end: one task in flight while it runs. */
+    const metered = <E, R>(operation: "video-to-music" | "text-to-music", bytesIn: number, generate: Effect.Effect<Stream.Stream<Uint8Array>, E, R>) =>
+      Effect.gen(function*() {
+        const user = yield* CurrentUser
+        const meter = yield* metering.begin({ customerId: user.id, apiKeyId: user.apiKeyId }, operation, { holds: "stream" })
+        let bytesOut = 0
+        const generated = yield* generate.pipe(Effect.onError(() => meter.end("failed", { in: bytesIn })))
+        return generated.pipe(
+          Stream.tap((chunk) => Effect.sync(() => void (bytesOut += chunk.byteLength))),
+          // once streaming, the vendor has worked: a broken stream keeps its count
+          Stream.onExit((exit) => meter.end(Exit.isSuccess(exit) ? "succeeded" : "failed", { in: bytesIn, out: bytesOut }, true))
+        )
+      })
+
+    return handlers.handle("generateTextToMusic", ({ payload, request }) =>
+      answer(Effect.map(metered("text-to-music", declaredBytes(request), music.generateFromText(payload)), streamed))).handleRaw("generateMusic", ({ request }) =>
       Effect.gen(function*() {
         const type = yield* formContentType(request)
         // refuse before reading: an upload is pointless when the vendor cannot be asked
         yield* music.ready
         // the quota before the upload is read: a refused caller sends no video for nothing
-        const user = yield* CurrentUser
-        const meter = yield* metering.begin({ customerId: user.id, apiKeyId: user.apiKeyId }, "video-to-music", { holds: "stream" })
-        const declared = Number(request.headers["content-length"])
-        const bytesIn = Number.isSafeInteger(declared) && declared > 0 ? declared : 0
-        let bytesOut = 0
-        const generated = yield* Effect.gen(function*() {
+        const body = yield* metered("video-to-music", declaredBytes(request), Effect.gen(function*() {
           const form = yield* readVideoForm(request, type, { tmpDir, maxFileBytes: maxVideoBytes })
           return yield* music.generate(form)
-        }).pipe(Effect.onError(() => meter.end("failed", { in: bytesIn })))
-        // the task in flight ends with the stream, however it ends
-        const body = generated.pipe(
-          Stream.tap((chunk) => Effect.sync(() => void (bytesOut += chunk.byteLength))),
-          // once streaming, the vendor has worked: a broken stream keeps its count
-          Stream.onExit((exit) => meter.end(Exit.isSuccess(exit) ? "succeeded" : "failed", { in: bytesIn, out: bytesOut }, true))
-        )
-        return HttpServerResponse.stream(body, {
-          contentType: "application/x-ndjson",
-          headers: { "cache-control": "no-cache", "x-accel-buffering": "no", ...modeHeaders }
-        })
+        }))
+        return streamed(body)
       }).pipe(
         answer,
         // an answer before the upload has arrived whole closes the connection after a bounded

@@ -1,14 +1,16 @@
 /**
  * Video to music: check the video (an upload's duration, from its container), ask the vendor, and
- * relay its NDJSON stream event by event, with keep-alive lines while it is silent.
+ * relay its NDJSON stream event by event, with keep-alive lines while it is silent. Text to music:
+ * ask the vendor with the prompt, and relay its stream the same way.
  */
-import { Context, Data, Effect, Layer, Option } from "effect"
+import { Context, Data, Effect, Layer, Option, type Stream } from "effect"
 import { parseFile } from "music-metadata"
 import { AppConfig } from "../Config.ts"
-import { maxVideoSeconds, type MusicRequest, type VideoFile } from "../Domain/Media.ts"
+import { maxVideoSeconds, type MusicRequest, type TextToMusicRequest, type VideoFile } from "../Domain/Media.ts"
 import { movieDuration } from "./MovieHeader.ts"
 import { relayAnswer, type StreamBroken } from "./Events.ts"
 import { MusicVendor, type VendorStreamError } from "./Vendor.ts"
+import { TextMusicVendor } from "./TextVendor.ts"
 import { traced } from "../Tracing.ts"
 
 export class VideoUnreadable extends Data.TaggedError("VideoUnreadable")<{}> {
@@ -60,7 +62,10 @@ const streamFailure = (e: VendorStreamError | StreamBroken) =>
 export class Music extends Context.Service<Music>()("Music", {
   make: Effect.gen(function*() {
     const vendor = yield* MusicVendor
+    const textVendor = yield* TextMusicVendor
     const { streamKeepAliveMillis } = yield* AppConfig
+    /** The answer's bytes for a vendor's body: its events relayed, a blank line after `streamKeepAliveMillis` of silence. */
+    const relayed = (body: Stream.Stream<Uint8Array, VendorStreamError>) => relayAnswer(body, streamFailure, streamKeepAliveMillis)
     return {
       /** Fails when the vendor cannot be asked at all: refuse before an upload is read. */
       ready: vendor.ready,
@@ -70,12 +75,15 @@ export class Music extends Context.Service<Music>()("Music", {
        */
       generate: traced("Music.generate")(function*(request: MusicRequest) {
         const durationSeconds = request._tag === "File" ? Option.some(yield* checkDuration(request.file)) : Option.none()
-        const body = yield* vendor.generate({ request, durationSeconds })
-        return relayAnswer(body, streamFailure, streamKeepAliveMillis)
+        return relayed(yield* vendor.generate({ request, durationSeconds }))
+      }),
+      /** Text to music: the vendor's events relayed as `generate` relays them. */
+      generateFromText: traced("Music.generateFromText")(function*(form: TextToMusicRequest) {
+        return relayed(yield* textVendor.generate(form))
       })
     }
   })
 }) {
   static readonly layerWithoutDependencies = Layer.effect(Music, Music.make)
-  static readonly layer = Music.layerWithoutDependencies.pipe(Layer.provide(MusicVendor.layer))
+  static readonly layer = Music.layerWithoutDependencies.pipe(Layer.provide([MusicVendor.layer, TextMusicVendor.layer]))
 }

@@ -67,10 +67,13 @@ const wavChunk = (stream: number, samples: number, index: number): string => {
   return left >= sampleRate ? second.base64 : second.pcm.subarray(0, left * bytesPerSample).toString("base64")
 }
 
-/** The events of one generation, made as they are sent. */
-function* events(durationSec: number, titles: ReadonlyArray<string>, chunks: number, samples: number) {
+/**
+ * The events of one generation, made as they are sent. Video to music names all streams first in
+ * one `titles` event; text to music names each stream in its `title` only.
+ */
+function* events(durationSec: number, titles: ReadonlyArray<string>, chunks: number, samples: number, titleList: boolean) {
   yield { type: "duration", duration_sec: durationSec }
-  yield { type: "titles", titles }
+  if (titleList) yield { type: "titles", titles }
   for (const [stream, { tags }] of streamTones.entries()) {
     yield { type: "title", title: titles[stream], display_tags: tags, copy_index: 0, prompt_index: 0, stream_index: stream }
   }
@@ -87,19 +90,25 @@ function* events(durationSec: number, titles: ReadonlyArray<string>, chunks: num
 
 const encoder = new TextEncoder()
 
-/** The vendor's NDJSON body for a generation, paced to end within `answerMillis`. */
-export const simulatedAnswer = ({ durationSeconds, request }: {
-  readonly request: MusicRequest
-  readonly durationSeconds: Option.Option<number>
-}): Stream.Stream<Uint8Array> => {
-  const durationSec = Option.getOrElse(durationSeconds, () => defaultSeconds)
+/** The vendor's NDJSON body for a generation of `durationSec` named after `name`, paced to end within `answerMillis`. */
+const answer = (durationSec: number, name: string, titleList: boolean): Stream.Stream<Uint8Array> => {
   const samples = Math.round(durationSec * sampleRate)
   const chunks = 1 + Math.ceil(samples / sampleRate)
-  const name = Option.getOrElse(request.prompt, () => "Untitled")
   const titles = streamTones.map((_, stream) => `${name} (take ${stream + 1})`.slice(0, 200))
   const count = 4 + streamTones.length * (1 + chunks)
-  return Stream.fromIterable({ [Symbol.iterator]: () => events(durationSec, titles, chunks, samples) }).pipe(
+  return Stream.fromIterable({ [Symbol.iterator]: () => events(durationSec, titles, chunks, samples, titleList) }).pipe(
     Stream.map((event) => encoder.encode(`${JSON.stringify(event)}\n`)),
     Stream.schedule(Schedule.spaced(Duration.millis(Math.min(100, answerMillis / count))))
   )
 }
+
+/** Video to music: as long as the video (`defaultSeconds` for a URL), titled after the prompt. */
+export const simulatedAnswer = ({ durationSeconds, request }: {
+  readonly request: MusicRequest
+  readonly durationSeconds: Option.Option<number>
+}): Stream.Stream<Uint8Array> =>
+  answer(Option.getOrElse(durationSeconds, () => defaultSeconds), Option.getOrElse(request.prompt, () => "Untitled"), true)
+
+/** Text to music: as long as asked (`defaultSeconds` when the model is left to decide), titled after the prompt. */
+export const simulatedTextAnswer = ({ duration, prompt }: { readonly prompt: string; readonly duration?: number | undefined }) =>
+  answer(duration === undefined || duration === 0 ? defaultSeconds : duration, prompt.trim(), false)

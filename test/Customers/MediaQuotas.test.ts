@@ -1,5 +1,5 @@
 /**
- * The quotas of video-to-music and media uploads over real HTTP: a generation refused before its
+ * The quotas of video-to-music, text-to-music and media uploads over real HTTP: a generation refused before its
  * upload is read and before the vendor is asked, one that streams holding a task in flight until
  * its stream ends; uploads counted in bytes against the day's quota, refused with the RateLimit
  * fields; each leaving its usage event.
@@ -75,6 +75,35 @@ layer(serviceWithFakeVendor(), { excludeTestServices: true })("quotas of music a
       const events = yield* usageOf(service, token, "video-to-music")
       expect(events.map((e) => [e.outcome, e.units, e.unit])).toEqual([["refused", 0, "task"], ["succeeded", 1, "task"]])
       expect(events[1]!.bytes_out).toBe(Buffer.byteLength(streamed.text))
+    }))
+
+  it.effect("text-to-music: metered as video-to-music, its own day's count, refused before the vendor", () =>
+    Effect.gen(function*() {
+      const service = yield* Service
+      const fake = yield* FakeMusicVendor
+      fake.reset()
+      fake.behave({ kind: "stream", lines: ['{"type":"title","title":"Rain","stream_index":0}', '{"type":"complete"}'] })
+      const token = yield* signedIn(service, "tia")
+      yield* setQuotas(service, "tia", { operations_per_day: { "text-to-music": 1 } })
+      // as comfy_api_nodes/nodes_sonilo.py posts it: a URL-encoded form
+      const form = () => new URLSearchParams({ prompt: "rain on a tin roof", duration: "30" })
+
+      const streamed = yield* postForm(service, token, form(), {}, "/proxy/musicvendor/t2m/generate")
+      expect(streamed.status).toBe(200)
+      expectNdjson(streamed)
+      expect((yield* balanceOf(service, token)).tasks_in_flight.used).toBe(0)
+
+      const refused = yield* postForm(service, token, form(), {}, "/proxy/musicvendor/t2m/generate")
+      expect(refused.status).toBe(429)
+      expect(JSON.parse(refused.text).error).toBe("quota_exceeded")
+      expect(refused.headers.get("ratelimit-policy")).toBe(`"operations-day";q=1;qu="requests";w=86400`)
+      expect(fake.received().map((r) => r.path)).toEqual(["/t2m/generate"])
+
+      const events = yield* usageOf(service, token, "text-to-music")
+      expect(events.map((e) => [e.outcome, e.units, e.unit])).toEqual([["refused", 0, "task"], ["succeeded", 1, "task"]])
+      expect(events[1]!.bytes_out).toBe(Buffer.byteLength(streamed.text))
+      // its own operation: video-to-music's count is untouched
+      expect(yield* usageOf(service, token, "video-to-music")).toEqual([])
     }))
 
   it.effect("uploads: bytes of the day counted when recorded, refused past the quota before or after the body", () =>

@@ -2,29 +2,18 @@
  * The image proxy as the host's API nodes call it: comfy_api_nodes/nodes_magnific.py
  * (MagnificImageSkinEnhancerNode in its three modes, MagnificImageStyleTransferNode), with the
  * request models of comfy_api_nodes/apis/magnific.py and the transport of
- * comfy_api_nodes/util/client.py:
- * - `sync_op` POSTs `model_dump(exclude_none=True)` as JSON (Python's separators), with
- *   `Accept` of any type and the user's bearer token;
- * - `poll_op` GETs with the same `Accept` and token, with no body, until the status (compared
- *   without case) is `completed`;
- * - `TaskResponse` reads `task_id`, `status` (or `task_status`) and `generated`, under `data` or
- *   flat, and the node downloads `generated[0]` and decodes it as an image.
- * Each mode polls at `skin-enhancer/{task_id}`, whichever path started it.
+ * comfy_api_nodes/util/client.py (`sync_op`, `poll_op`, `TaskResponse`: test/support/ApiNodes.ts);
+ * the node downloads `generated[0]` and decodes it as an image. Each skin enhancer mode polls at
+ * `skin-enhancer/{task_id}`, whichever path started it. The upscalers' and relight's nodes are in
+ * ImageOperations.test.ts.
  */
 import { expect, layer } from "@effect/vitest"
 import { Effect } from "effect"
 import { PNG } from "pngjs"
-import { fetchText, parseJson } from "../support/Http.ts"
+import { pollUntilCompleted, syncOp, taskResponse, uploaded, uploadedReference } from "../support/ApiNodes.ts"
+import { parseJson } from "../support/Http.ts"
 import { freshStart, simulatedAtPublicUrl, tokenOf, vendorPaths, withFakeVendor } from "../support/ImageProxy.ts"
-import { type Running, Service } from "../support/Service.ts"
-
-/** What the node uploaded its image to and sends: a download URL of the media storage. */
-const uploaded = "https://storage.example/media/4b1c0e6a/image.png"
-const uploadedReference = "https://storage.example/media/9d2f7a10/reference.png"
-
-/** `json.dumps` as aiohttp calls it: `", "` and `": "` between the fields, in the model's order. */
-const pythonJson = (body: Readonly<Record<string, unknown>>) =>
-  `{${Object.entries(body).map(([key, value]) => `${JSON.stringify(key)}: ${JSON.stringify(value)}`).join(", ")}}`
+import { Service } from "../support/Service.ts"
 
 /** Each mode as the node builds its request with its widgets' defaults (`mode` picks the path). */
 const skinModes = [
@@ -45,36 +34,6 @@ const styleTransfer = {
   engine: "balanced",
   fixed_generation: true
 }
-
-/** `sync_op` with a request model. */
-const syncOp = (service: Running, token: string, path: string, body: Readonly<Record<string, unknown>>) =>
-  Effect.promise(() => fetchText(service, "POST", path, { token, raw: pythonJson(body), headers: { accept: "*/*" } }))
-
-/** One request of `poll_op`. */
-const pollOnce = (service: Running, token: string, path: string) =>
-  Effect.promise(() => fetchText(service, "GET", path, { token, headers: { accept: "*/*" } }))
-
-/** `TaskResponse.model_validate`: the task under `data` or flat, `status` or `task_status`. */
-const taskResponse = (status: number, text: string) => {
-  expect(status, text).toBe(200)
-  const json = parseJson(text, "the proxy's answer") as Record<string, unknown>
-  const task = (typeof json.data === "object" && json.data !== null ? json.data : json) as Record<string, unknown>
-  const read = { task_id: task.task_id, status: task.status ?? task.task_status, generated: task.generated ?? null }
-  expect(typeof read.task_id).toBe("string")
-  expect(typeof read.status).toBe("string")
-  return read as { task_id: string; status: string; generated: ReadonlyArray<string> | null }
-}
-
-/** `poll_op` until `completed` (at most a few polls here: the vendors in these tests finish fast). */
-const pollUntilCompleted = (service: Running, token: string, path: string) =>
-  Effect.gen(function*() {
-    for (let i = 0; i < 4; i++) {
-      const answer = yield* pollOnce(service, token, path)
-      const task = taskResponse(answer.status, answer.text)
-      if (task.status.toLowerCase() === "completed") return task
-    }
-    return expect.unreachable(`${path} never answered completed`)
-  })
 
 layer(withFakeVendor(), { excludeTestServices: true })("nodes_magnific.py against a vendor", (it) => {
   it.effect("the skin enhancer node, each mode: the vendor gets the node's body as sent, polls at skin-enhancer/{task_id}", () =>

@@ -20,6 +20,7 @@ import {
   tokenOf,
   vendorKey,
   vendorKeyHeader,
+  vendorFailureCases,
   vendorPaths,
   withFakeVendor
 } from "../support/ImageProxy.ts"
@@ -234,21 +235,8 @@ layer(withFakeVendor(), { excludeTestServices: true })("image proxy against a ve
       expect(fake.requests()).toEqual([])
     }))
 
-  const failures = [
-    { name: "400 with a message", behaviour: { kind: "status", status: 400, body: { message: "image is not a picture" } }, status: 400, code: "bad_request", message: "image is not a picture" },
-    { name: "422 with error.message", behaviour: { kind: "status", status: 422, body: { error: { message: "reference_image too small" } } }, status: 400, code: "bad_request", message: "reference_image too small" },
-    { name: "401", behaviour: { kind: "status", status: 401, body: { message: "invalid api key" } }, status: 502, code: "upstream_error" },
-    { name: "403", behaviour: { kind: "status", status: 403, body: { message: "forbidden" } }, status: 502, code: "upstream_error" },
-    { name: "404", behaviour: { kind: "status", status: 404, body: { message: "no such task" } }, status: 404, code: "not_found" },
-    { name: "429 with Retry-After", behaviour: { kind: "status", status: 429, headers: { "retry-after": "17" } }, status: 429, code: "rate_limited", retryAfter: "17" },
-    { name: "500", behaviour: { kind: "status", status: 500, text: "<html>oops</html>" }, status: 502, code: "upstream_error" },
-    { name: "503", behaviour: { kind: "status", status: 503 }, status: 502, code: "upstream_error" },
-    { name: "200 without a task", behaviour: { kind: "status", status: 200, body: { ok: true } }, status: 502, code: "upstream_error" },
-    { name: "a hang past the timeout", behaviour: { kind: "hang" }, status: 504, code: "upstream_timeout" },
-    { name: "a connection reset", behaviour: { kind: "reset" }, status: 502, code: "upstream_error" }
-  ] as const
 
-  for (const f of failures) {
+  for (const f of vendorFailureCases) {
     it.effect(`vendor ${f.name} -> ${f.status} ${f.code}, on start and on poll`, () =>
       Effect.gen(function*() {
         const service = yield* Service

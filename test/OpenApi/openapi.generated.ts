@@ -820,6 +820,66 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/proxy/imagevendor/v1/ai/image-upscaler": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Image upscaler (creative)
+         * @description Starts a task at the image vendor (`image` required; defaults scale_factor 2x, optimized_for standard, creativity 0, hdr 0, resemblance 0, fractality 0, engine automatic applied before forwarding) and answers {data: task}; poll it at /proxy/imagevendor/v1/ai/image-upscaler/{task_id}. With `Idempotency-Key` (1 to 255 printable characters), the same caller repeating the same key and body within 24 hours gets the same task and the vendor is called once; the same key with another body is 409 idempotency_key_reused; a repeat while the first request is still waiting for the vendor waits for it (409 idempotency_key_in_progress if it takes longer than the vendor timeout). Over a quota of the caller (operations per day, tasks in flight) it is 429 quota_exceeded with Retry-After, RateLimit-Policy and RateLimit, before the vendor is called; a start takes one operation of the day (given back if the vendor call fails) and holds one task in flight until the task is COMPLETED or FAILED. Vendor failures: its 400/422 is 400 with its message, 401/403 and 5xx are 502 upstream_error, 404 is 404, 429 is 429 with Retry-After, no answer in time is 504 upstream_timeout; no vendor configured is 503 vendor_not_configured.
+         */
+        post: operations["StartImageUpscaler"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/proxy/imagevendor/v1/ai/image-upscaler-precision-v2": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Image upscaler (precision, v2)
+         * @description Starts a task at the image vendor (`image` required; defaults sharpen 7, smart_grain 7, ultra_detail 30 applied before forwarding, `flavor` and `scale_factor` left to the vendor) and answers {data: task}; poll it at /proxy/imagevendor/v1/ai/image-upscaler-precision-v2/{task_id}. With `Idempotency-Key` (1 to 255 printable characters), the same caller repeating the same key and body within 24 hours gets the same task and the vendor is called once; the same key with another body is 409 idempotency_key_reused; a repeat while the first request is still waiting for the vendor waits for it (409 idempotency_key_in_progress if it takes longer than the vendor timeout). Over a quota of the caller (operations per day, tasks in flight) it is 429 quota_exceeded with Retry-After, RateLimit-Policy and RateLimit, before the vendor is called; a start takes one operation of the day (given back if the vendor call fails) and holds one task in flight until the task is COMPLETED or FAILED. Vendor failures: its 400/422 is 400 with its message, 401/403 and 5xx are 502 upstream_error, 404 is 404, 429 is 429 with Retry-After, no answer in time is 504 upstream_timeout; no vendor configured is 503 vendor_not_configured.
+         */
+        post: operations["StartImageUpscalerPrecisionV2"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/proxy/imagevendor/v1/ai/image-relight": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Image relight
+         * @description Starts a task at the image vendor (`image` required, at most one of `transfer_light_from_reference_image` and `transfer_light_from_lightmap`; defaults light_transfer_strength 100, interpolate_from_original false, change_background true, style standard, preserve_details true applied before forwarding, and in `advanced_settings`, when given, whites 50, blacks 50, brightness 50, contrast 50, saturation 50, engine automatic, transfer_light_a automatic, transfer_light_b automatic, fixed_generation false) and answers {data: task}; poll it at /proxy/imagevendor/v1/ai/image-relight/{task_id}. With `Idempotency-Key` (1 to 255 printable characters), the same caller repeating the same key and body within 24 hours gets the same task and the vendor is called once; the same key with another body is 409 idempotency_key_reused; a repeat while the first request is still waiting for the vendor waits for it (409 idempotency_key_in_progress if it takes longer than the vendor timeout). Over a quota of the caller (operations per day, tasks in flight) it is 429 quota_exceeded with Retry-After, RateLimit-Policy and RateLimit, before the vendor is called; a start takes one operation of the day (given back if the vendor call fails) and holds one task in flight until the task is COMPLETED or FAILED. Vendor failures: its 400/422 is 400 with its message, 401/403 and 5xx are 502 upstream_error, 404 is 404, 429 is 429 with Retry-After, no answer in time is 504 upstream_timeout; no vendor configured is 503 vendor_not_configured.
+         */
+        post: operations["StartImageRelight"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/proxy/imagevendor/v1/ai/image-style-transfer/{task_id}": {
         parameters: {
             query?: never;
@@ -852,6 +912,66 @@ export interface paths {
          * @description The caller's own task only (404 otherwise). The vendor is asked until the task is COMPLETED or FAILED; the status answered never moves backwards. Vendor failures: its 400/422 is 400 with its message, 401/403 and 5xx are 502 upstream_error, 404 is 404, 429 is 429 with Retry-After, no answer in time is 504 upstream_timeout; no vendor configured is 503 vendor_not_configured.
          */
         get: operations["PollSkinEnhancer"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/proxy/imagevendor/v1/ai/image-upscaler/{task_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Status of a creative upscaler task
+         * @description The caller's own task only (404 otherwise). The vendor is asked until the task is COMPLETED or FAILED; the status answered never moves backwards. Vendor failures: its 400/422 is 400 with its message, 401/403 and 5xx are 502 upstream_error, 404 is 404, 429 is 429 with Retry-After, no answer in time is 504 upstream_timeout; no vendor configured is 503 vendor_not_configured.
+         */
+        get: operations["PollImageUpscaler"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/proxy/imagevendor/v1/ai/image-upscaler-precision-v2/{task_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Status of a precision upscaler (v2) task
+         * @description The caller's own task only (404 otherwise). The vendor is asked until the task is COMPLETED or FAILED; the status answered never moves backwards. Vendor failures: its 400/422 is 400 with its message, 401/403 and 5xx are 502 upstream_error, 404 is 404, 429 is 429 with Retry-After, no answer in time is 504 upstream_timeout; no vendor configured is 503 vendor_not_configured.
+         */
+        get: operations["PollImageUpscalerPrecisionV2"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/proxy/imagevendor/v1/ai/image-relight/{task_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Status of a relight task
+         * @description The caller's own task only (404 otherwise). The vendor is asked until the task is COMPLETED or FAILED; the status answered never moves backwards. Vendor failures: its 400/422 is 400 with its message, 401/403 and 5xx are 502 upstream_error, 404 is 404, 429 is 429 with Retry-After, no answer in time is 504 upstream_timeout; no vendor configured is 503 vendor_not_configured.
+         */
+        get: operations["PollImageRelight"];
         put?: never;
         post?: never;
         delete?: never;
@@ -894,6 +1014,26 @@ export interface paths {
          * @description Any authenticated user. `multipart/form-data` (an uploaded file or a URL) or `application/x-www-form-urlencoded` (a URL); other content types are 415. An upload over 1024 MiB is 413 (the connection is closed), a video over 6 minutes is `400 video_too_long`, a file whose duration cannot be read is `400 invalid_video`. Over a quota of the caller (video-to-music operations per day, tasks in flight) it is 429 `quota_exceeded` with Retry-After, RateLimit-Policy and RateLimit, before the upload is read; a generation holds one task in flight until its stream ends, and one that fails before streaming is not counted. Vendor refusals before the stream starts: 400 (the vendor's message), 404, 429 with Retry-After, 502 (vendor failure or our credentials), 504 (no answer in time), 503 `vendor_not_configured`. With VENDOR_MODE=simulated the answer comes from a built-in simulation and carries `x-vendor-mode: simulated`.
          */
         post: operations["GenerateMusic"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/proxy/musicvendor/t2m/generate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Generate music for a prompt (streamed NDJSON)
+         * @description Any authenticated user. `application/x-www-form-urlencoded` (as the host's music node sends it) or JSON: `prompt` (required, not blank, at most 2,000 characters) and `duration` (whole seconds, 0 to 360, decimal digits in a form; 0 or absent leaves the length to the model); other fields are ignored, other content types are 415. A bad field is 400 naming it. The answer is streamed as on video to music; the vendor names each stream in a `title` event (no `titles`). Over a quota of the caller's (one task per generation, in flight while it streams): 429 `quota_exceeded` before the vendor is called. Vendor refusals before the stream starts: 400 (the vendor's message), 404, 429 with Retry-After, 502 (vendor failure or our credentials), 504 (no answer in time), 503 `vendor_not_configured`. With VENDOR_MODE=simulated the answer comes from a built-in simulation and carries `x-vendor-mode: simulated`.
+         */
+        post: operations["GenerateTextToMusic"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1657,6 +1797,14 @@ export interface components {
         };
         /** @enum {string} */
         PublisherRole: "owner" | "admin" | "member";
+        TextToMusicRequest: {
+            /** @description What the music should be like (required, at most 2000 characters) */
+            prompt: string;
+            /** @description Length of the music in whole seconds, 0 to 360 (decimal digits in a form); 0 or absent: the model infers it from the prompt */
+            duration?: number | string;
+        } & {
+            [key: string]: unknown;
+        };
         MediaTaskEnvelope: {
             /** @description The task */
             data: components["schemas"]["MediaTask"];
@@ -1683,6 +1831,121 @@ export interface components {
         };
         /** @enum {string} */
         MediaTaskStatus: "CREATED" | "IN_PROGRESS" | "COMPLETED" | "FAILED";
+        RelightRequest: {
+            /** @description Image to relight: base64 image data, a data: URL, or an http(s) URL */
+            image: string;
+            /** @description Guidance for the light (at most 2000 characters) */
+            prompt?: string;
+            /** @description Reference image whose light is transferred: base64 image data, a data: URL, or an http(s) URL; not with transfer_light_from_lightmap */
+            transfer_light_from_reference_image?: string;
+            /** @description Lightmap whose light is transferred: base64 image data, a data: URL, or an http(s) URL; not with transfer_light_from_reference_image */
+            transfer_light_from_lightmap?: string;
+            /** @description Intensity of the light transfer, 0 to 100 (default 100) */
+            light_transfer_strength?: number;
+            /** @description Interpolate the result from the original by the transfer strength (default false) */
+            interpolate_from_original?: boolean;
+            /** @description Change the background after the prompt or reference (default true) */
+            change_background?: boolean;
+            /**
+             * @description Style preset (default standard)
+             * @enum {string}
+             */
+            style?: "standard" | "darker_but_realistic" | "clean" | "smooth" | "brighter" | "contrasted_n_hdr" | "just_composition";
+            /** @description Keep the original's texture and small details (default true) */
+            preserve_details?: boolean;
+            /** @description Fine-tuning of the light; its fields' defaults apply when it is given */
+            advanced_settings?: components["schemas"]["RelightAdvancedSettings"];
+            /**
+             * Format: uri
+             * @description URL called back for asynchronous notification of the task
+             */
+            webhook_url?: string;
+        };
+        RelightAdvancedSettings: {
+            /** @description Level of the brightest tones, 0 to 100 (default 50) */
+            whites?: number;
+            /** @description Level of the darkest tones, 0 to 100 (default 50) */
+            blacks?: number;
+            /** @description Brightness, 0 to 100 (default 50) */
+            brightness?: number;
+            /** @description Contrast, 0 to 100 (default 50) */
+            contrast?: number;
+            /** @description Saturation, 0 to 100 (default 50) */
+            saturation?: number;
+            /**
+             * @description Engine preset (default automatic)
+             * @enum {string}
+             */
+            engine?: "automatic" | "balanced" | "cool" | "real" | "illusio" | "fairy" | "colorful_anime" | "hard_transform" | "softy";
+            /**
+             * @description Intensity of the light transfer (default automatic)
+             * @enum {string}
+             */
+            transfer_light_a?: "automatic" | "low" | "medium" | "normal" | "high" | "high_on_faces";
+            /**
+             * @description Also modifies the light transfer's intensity (default automatic)
+             * @enum {string}
+             */
+            transfer_light_b?: "automatic" | "composition" | "straight" | "smooth_in" | "smooth_out" | "smooth_both" | "reverse_both" | "soft_in" | "soft_out" | "soft_mid" | "strong_mid" | "style_shift" | "strong_shift";
+            /** @description When enabled, the same settings give the same image (default false) */
+            fixed_generation?: boolean;
+        };
+        PrecisionUpscalerRequest: {
+            /** @description Image to upscale: base64 image data, a data: URL, or a publicly accessible https URL */
+            image: string;
+            /** @description Sharpness intensity, 0 to 100 (default 7) */
+            sharpen?: number;
+            /** @description Grain and texture enhancement, 0 to 100 (default 7) */
+            smart_grain?: number;
+            /** @description Fine detail added, 0 to 100 (default 30) */
+            ultra_detail?: number;
+            /**
+             * @description Processing style: sublime (general), photo, photo_denoiser (noisy photos)
+             * @enum {string}
+             */
+            flavor?: "sublime" | "photo" | "photo_denoiser";
+            /** @description Scale factor, an integer from 2 to 16 */
+            scale_factor?: number;
+            /**
+             * Format: uri
+             * @description URL called back for asynchronous notification of the task
+             */
+            webhook_url?: string;
+        };
+        UpscalerRequest: {
+            /** @description Image to upscale: base64 image data, a data: URL, or an http(s) URL; the result is at most 25.3 million pixels */
+            image: string;
+            /**
+             * @description Scale factor (default 2x)
+             * @enum {string}
+             */
+            scale_factor?: "2x" | "4x" | "8x" | "16x";
+            /**
+             * @description What the upscale is optimised for (default standard)
+             * @enum {string}
+             */
+            optimized_for?: "standard" | "soft_portraits" | "hard_portraits" | "art_n_illustration" | "videogame_assets" | "nature_n_landscapes" | "films_n_photography" | "3d_renders" | "science_fiction_n_horror";
+            /** @description Prompt guiding the upscale (at most 2000 characters) */
+            prompt?: string;
+            /** @description The model's creativity, -10 to 10 (default 0) */
+            creativity?: number;
+            /** @description Level of definition and detail, -10 to 10 (default 0) */
+            hdr?: number;
+            /** @description Resemblance to the original, -10 to 10 (default 0) */
+            resemblance?: number;
+            /** @description Strength of the prompt and intricacy per square pixel, -10 to 10 (default 0) */
+            fractality?: number;
+            /**
+             * @description Model engine (default automatic)
+             * @enum {string}
+             */
+            engine?: "automatic" | "magnific_illusio" | "magnific_sharpy" | "magnific_sparkle";
+            /**
+             * Format: uri
+             * @description URL called back for asynchronous notification of the task
+             */
+            webhook_url?: string;
+        };
         SkinEnhancerFlexibleRequest: {
             /** @description Image to enhance: base64 image data, a data: URL, a publicly accessible https URL, or the download_url of a media file of this service (POST /customers/storage), whatever its scheme */
             image: string;
@@ -8541,6 +8804,465 @@ export interface operations {
             };
         };
     };
+    StartImageUpscaler: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Key of the request, 1 to 255 printable ASCII characters: repeated with the same body within 24 hours, it answers the same task */
+                "idempotency-key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpscalerRequest"];
+            };
+        };
+        responses: {
+            /** @description MediaTaskEnvelope */
+            200: {
+                headers: {
+                    "x-vendor-mode": components["headers"]["XVendorMode"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MediaTaskEnvelope"];
+                };
+            };
+            /** @description `bad_request`: The request is malformed, or a parameter or field has a bad value; the message names it */
+            400: {
+                headers: {
+                    "x-vendor-mode": components["headers"]["XVendorMode"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BadRequestWithDetail"];
+                };
+            };
+            /** @description `unauthorized`: No valid bearer token: missing, malformed, expired or not verifiable */
+            401: {
+                headers: {
+                    "x-vendor-mode": components["headers"]["XVendorMode"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UnauthorizedWithDetail"];
+                };
+            };
+            /** @description `not_found`: No such record, or no such route */
+            404: {
+                headers: {
+                    "x-vendor-mode": components["headers"]["XVendorMode"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NotFoundWithDetail"];
+                };
+            };
+            /** @description `method_not_allowed`: The path exists, but not with this method (`Allow` lists the methods it takes) */
+            405: {
+                headers: {
+                    Allow: components["headers"]["Allow"];
+                    "x-vendor-mode": components["headers"]["XVendorMode"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MethodNotAllowedWithDetail"];
+                };
+            };
+            /** @description `idempotency_key_reused`: The Idempotency-Key was used with another request body within 24 hours; `idempotency_key_in_progress`: A request with this Idempotency-Key is still running: retry later */
+            409: {
+                headers: {
+                    "x-vendor-mode": components["headers"]["XVendorMode"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["IdempotencyKeyReusedWithDetail"] | components["schemas"]["IdempotencyKeyInProgressWithDetail"];
+                };
+            };
+            /** @description `payload_too_large`: The body is over its limit (16 MiB of JSON, the archive size, 1024 MiB of video, 64 KiB of URL-encoded form) */
+            413: {
+                headers: {
+                    "x-vendor-mode": components["headers"]["XVendorMode"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PayloadTooLargeWithDetail"];
+                };
+            };
+            /** @description `unsupported_media_type`: The body's Content-Type is not one the endpoint takes */
+            415: {
+                headers: {
+                    "x-vendor-mode": components["headers"]["XVendorMode"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UnsupportedMediaTypeWithDetail"];
+                };
+            };
+            /** @description `quota_exceeded`: A quota of the customer is used up (operations per day, tasks in flight, upload bytes per day): wait `Retry-After` seconds; `RateLimit-Policy` and `RateLimit` say which quota and what is left; `rate_limited`: Too many failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "x-vendor-mode": components["headers"]["XVendorMode"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["QuotaExceededWithDetail"] | components["schemas"]["RateLimitedWithDetail"];
+                };
+            };
+            /** @description `internal_error`: The service failed: the cause is logged, the answer holds no internals */
+            500: {
+                headers: {
+                    "x-vendor-mode": components["headers"]["XVendorMode"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InternalErrorWithDetail"];
+                };
+            };
+            /** @description `upstream_error`: A vendor failed, or refused the service's credentials: not the caller's fault */
+            502: {
+                headers: {
+                    "x-vendor-mode": components["headers"]["XVendorMode"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UpstreamErrorWithDetail"];
+                };
+            };
+            /** @description `vendor_not_configured`: The vendor's settings are not set; the message names them; `database_unavailable`: The database cannot be reached (an outage, a restart of it), or a write kept conflicting with concurrent ones: try again after `Retry-After` seconds */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    "x-vendor-mode": components["headers"]["XVendorMode"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["VendorNotConfiguredWithDetail"] | components["schemas"]["DatabaseUnavailableWithDetail"];
+                };
+            };
+            /** @description `upstream_timeout`: A vendor did not answer within VENDOR_TIMEOUT_SECONDS */
+            504: {
+                headers: {
+                    "x-vendor-mode": components["headers"]["XVendorMode"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UpstreamTimeoutWithDetail"];
+                };
+            };
+        };
+    };
+    StartImageUpscalerPrecisionV2: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Key of the request, 1 to 255 printable ASCII characters: repeated with the same body within 24 hours, it answers the same task */
+                "idempotency-key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PrecisionUpscalerRequest"];
+            };
+        };
+        responses: {
+            /** @description MediaTaskEnvelope */
+            200: {
+                headers: {
+                    "x-vendor-mode": components["headers"]["XVendorMode"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MediaTaskEnvelope"];
+                };
+            };
+            /** @description `bad_request`: The request is malformed, or a parameter or field has a bad value; the message names it */
+            400: {
+                headers: {
+                    "x-vendor-mode": components["headers"]["XVendorMode"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BadRequestWithDetail"];
+                };
+            };
+            /** @description `unauthorized`: No valid bearer token: missing, malformed, expired or not verifiable */
+            401: {
+                headers: {
+                    "x-vendor-mode": components["headers"]["XVendorMode"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UnauthorizedWithDetail"];
+                };
+            };
+            /** @description `not_found`: No such record, or no such route */
+            404: {
+                headers: {
+                    "x-vendor-mode": components["headers"]["XVendorMode"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NotFoundWithDetail"];
+                };
+            };
+            /** @description `method_not_allowed`: The path exists, but not with this method (`Allow` lists the methods it takes) */
+            405: {
+                headers: {
+                    Allow: components["headers"]["Allow"];
+                    "x-vendor-mode": components["headers"]["XVendorMode"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MethodNotAllowedWithDetail"];
+                };
+            };
+            /** @description `idempotency_key_reused`: The Idempotency-Key was used with another request body within 24 hours; `idempotency_key_in_progress`: A request with this Idempotency-Key is still running: retry later */
+            409: {
+                headers: {
+                    "x-vendor-mode": components["headers"]["XVendorMode"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["IdempotencyKeyReusedWithDetail"] | components["schemas"]["IdempotencyKeyInProgressWithDetail"];
+                };
+            };
+            /** @description `payload_too_large`: The body is over its limit (16 MiB of JSON, the archive size, 1024 MiB of video, 64 KiB of URL-encoded form) */
+            413: {
+                headers: {
+                    "x-vendor-mode": components["headers"]["XVendorMode"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PayloadTooLargeWithDetail"];
+                };
+            };
+            /** @description `unsupported_media_type`: The body's Content-Type is not one the endpoint takes */
+            415: {
+                headers: {
+                    "x-vendor-mode": components["headers"]["XVendorMode"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UnsupportedMediaTypeWithDetail"];
+                };
+            };
+            /** @description `quota_exceeded`: A quota of the customer is used up (operations per day, tasks in flight, upload bytes per day): wait `Retry-After` seconds; `RateLimit-Policy` and `RateLimit` say which quota and what is left; `rate_limited`: Too many failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "x-vendor-mode": components["headers"]["XVendorMode"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["QuotaExceededWithDetail"] | components["schemas"]["RateLimitedWithDetail"];
+                };
+            };
+            /** @description `internal_error`: The service failed: the cause is logged, the answer holds no internals */
+            500: {
+                headers: {
+                    "x-vendor-mode": components["headers"]["XVendorMode"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InternalErrorWithDetail"];
+                };
+            };
+            /** @description `upstream_error`: A vendor failed, or refused the service's credentials: not the caller's fault */
+            502: {
+                headers: {
+                    "x-vendor-mode": components["headers"]["XVendorMode"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UpstreamErrorWithDetail"];
+                };
+            };
+            /** @description `vendor_not_configured`: The vendor's settings are not set; the message names them; `database_unavailable`: The database cannot be reached (an outage, a restart of it), or a write kept conflicting with concurrent ones: try again after `Retry-After` seconds */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    "x-vendor-mode": components["headers"]["XVendorMode"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["VendorNotConfiguredWithDetail"] | components["schemas"]["DatabaseUnavailableWithDetail"];
+                };
+            };
+            /** @description `upstream_timeout`: A vendor did not answer within VENDOR_TIMEOUT_SECONDS */
+            504: {
+                headers: {
+                    "x-vendor-mode": components["headers"]["XVendorMode"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UpstreamTimeoutWithDetail"];
+                };
+            };
+        };
+    };
+    StartImageRelight: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Key of the request, 1 to 255 printable ASCII characters: repeated with the same body within 24 hours, it answers the same task */
+                "idempotency-key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RelightRequest"];
+            };
+        };
+        responses: {
+            /** @description MediaTaskEnvelope */
+            200: {
+                headers: {
+                    "x-vendor-mode": components["headers"]["XVendorMode"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MediaTaskEnvelope"];
+                };
+            };
+            /** @description `bad_request`: The request is malformed, or a parameter or field has a bad value; the message names it */
+            400: {
+                headers: {
+                    "x-vendor-mode": components["headers"]["XVendorMode"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BadRequestWithDetail"];
+                };
+            };
+            /** @description `unauthorized`: No valid bearer token: missing, malformed, expired or not verifiable */
+            401: {
+                headers: {
+                    "x-vendor-mode": components["headers"]["XVendorMode"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UnauthorizedWithDetail"];
+                };
+            };
+            /** @description `not_found`: No such record, or no such route */
+            404: {
+                headers: {
+                    "x-vendor-mode": components["headers"]["XVendorMode"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NotFoundWithDetail"];
+                };
+            };
+            /** @description `method_not_allowed`: The path exists, but not with this method (`Allow` lists the methods it takes) */
+            405: {
+                headers: {
+                    Allow: components["headers"]["Allow"];
+                    "x-vendor-mode": components["headers"]["XVendorMode"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MethodNotAllowedWithDetail"];
+                };
+            };
+            /** @description `idempotency_key_reused`: The Idempotency-Key was used with another request body within 24 hours; `idempotency_key_in_progress`: A request with this Idempotency-Key is still running: retry later */
+            409: {
+                headers: {
+                    "x-vendor-mode": components["headers"]["XVendorMode"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["IdempotencyKeyReusedWithDetail"] | components["schemas"]["IdempotencyKeyInProgressWithDetail"];
+                };
+            };
+            /** @description `payload_too_large`: The body is over its limit (16 MiB of JSON, the archive size, 1024 MiB of video, 64 KiB of URL-encoded form) */
+            413: {
+                headers: {
+                    "x-vendor-mode": components["headers"]["XVendorMode"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PayloadTooLargeWithDetail"];
+                };
+            };
+            /** @description `unsupported_media_type`: The body's Content-Type is not one the endpoint takes */
+            415: {
+                headers: {
+                    "x-vendor-mode": components["headers"]["XVendorMode"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UnsupportedMediaTypeWithDetail"];
+                };
+            };
+            /** @description `quota_exceeded`: A quota of the customer is used up (operations per day, tasks in flight, upload bytes per day): wait `Retry-After` seconds; `RateLimit-Policy` and `RateLimit` say which quota and what is left; `rate_limited`: Too many failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "x-vendor-mode": components["headers"]["XVendorMode"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["QuotaExceededWithDetail"] | components["schemas"]["RateLimitedWithDetail"];
+                };
+            };
+            /** @description `internal_error`: The service failed: the cause is logged, the answer holds no internals */
+            500: {
+                headers: {
+                    "x-vendor-mode": components["headers"]["XVendorMode"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InternalErrorWithDetail"];
+                };
+            };
+            /** @description `upstream_error`: A vendor failed, or refused the service's credentials: not the caller's fault */
+            502: {
+                headers: {
+                    "x-vendor-mode": components["headers"]["XVendorMode"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UpstreamErrorWithDetail"];
+                };
+            };
+            /** @description `vendor_not_configured`: The vendor's settings are not set; the message names them; `database_unavailable`: The database cannot be reached (an outage, a restart of it), or a write kept conflicting with concurrent ones: try again after `Retry-After` seconds */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    "x-vendor-mode": components["headers"]["XVendorMode"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["VendorNotConfiguredWithDetail"] | components["schemas"]["DatabaseUnavailableWithDetail"];
+                };
+            };
+            /** @description `upstream_timeout`: A vendor did not answer within VENDOR_TIMEOUT_SECONDS */
+            504: {
+                headers: {
+                    "x-vendor-mode": components["headers"]["XVendorMode"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UpstreamTimeoutWithDetail"];
+                };
+            };
+        };
+    };
     PollStyleTransfer: {
         parameters: {
             query?: never;
@@ -8659,6 +9381,357 @@ export interface operations {
         };
     };
     PollSkinEnhancer: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Identifier of the task */
+                task_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description MediaTaskEnvelope */
+            200: {
+                headers: {
+                    "x-vendor-mode": components["headers"]["XVendorMode"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MediaTaskEnvelope"];
+                };
+            };
+            /** @description `bad_request`: The request is malformed, or a parameter or field has a bad value; the message names it */
+            400: {
+                headers: {
+                    "x-vendor-mode": components["headers"]["XVendorMode"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BadRequestWithDetail"];
+                };
+            };
+            /** @description `unauthorized`: No valid bearer token: missing, malformed, expired or not verifiable */
+            401: {
+                headers: {
+                    "x-vendor-mode": components["headers"]["XVendorMode"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UnauthorizedWithDetail"];
+                };
+            };
+            /** @description `not_found`: No such record, or no such route */
+            404: {
+                headers: {
+                    "x-vendor-mode": components["headers"]["XVendorMode"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NotFoundWithDetail"];
+                };
+            };
+            /** @description `method_not_allowed`: The path exists, but not with this method (`Allow` lists the methods it takes) */
+            405: {
+                headers: {
+                    Allow: components["headers"]["Allow"];
+                    "x-vendor-mode": components["headers"]["XVendorMode"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MethodNotAllowedWithDetail"];
+                };
+            };
+            /** @description `rate_limited`: Too many failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    "x-vendor-mode": components["headers"]["XVendorMode"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitedWithDetail"];
+                };
+            };
+            /** @description `internal_error`: The service failed: the cause is logged, the answer holds no internals */
+            500: {
+                headers: {
+                    "x-vendor-mode": components["headers"]["XVendorMode"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InternalErrorWithDetail"];
+                };
+            };
+            /** @description `upstream_error`: A vendor failed, or refused the service's credentials: not the caller's fault */
+            502: {
+                headers: {
+                    "x-vendor-mode": components["headers"]["XVendorMode"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UpstreamErrorWithDetail"];
+                };
+            };
+            /** @description `vendor_not_configured`: The vendor's settings are not set; the message names them; `database_unavailable`: The database cannot be reached (an outage, a restart of it), or a write kept conflicting with concurrent ones: try again after `Retry-After` seconds */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    "x-vendor-mode": components["headers"]["XVendorMode"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["VendorNotConfiguredWithDetail"] | components["schemas"]["DatabaseUnavailableWithDetail"];
+                };
+            };
+            /** @description `upstream_timeout`: A vendor did not answer within VENDOR_TIMEOUT_SECONDS */
+            504: {
+                headers: {
+                    "x-vendor-mode": components["headers"]["XVendorMode"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UpstreamTimeoutWithDetail"];
+                };
+            };
+        };
+    };
+    PollImageUpscaler: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Identifier of the task */
+                task_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description MediaTaskEnvelope */
+            200: {
+                headers: {
+                    "x-vendor-mode": components["headers"]["XVendorMode"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MediaTaskEnvelope"];
+                };
+            };
+            /** @description `bad_request`: The request is malformed, or a parameter or field has a bad value; the message names it */
+            400: {
+                headers: {
+                    "x-vendor-mode": components["headers"]["XVendorMode"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BadRequestWithDetail"];
+                };
+            };
+            /** @description `unauthorized`: No valid bearer token: missing, malformed, expired or not verifiable */
+            401: {
+                headers: {
+                    "x-vendor-mode": components["headers"]["XVendorMode"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UnauthorizedWithDetail"];
+                };
+            };
+            /** @description `not_found`: No such record, or no such route */
+            404: {
+                headers: {
+                    "x-vendor-mode": components["headers"]["XVendorMode"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NotFoundWithDetail"];
+                };
+            };
+            /** @description `method_not_allowed`: The path exists, but not with this method (`Allow` lists the methods it takes) */
+            405: {
+                headers: {
+                    Allow: components["headers"]["Allow"];
+                    "x-vendor-mode": components["headers"]["XVendorMode"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MethodNotAllowedWithDetail"];
+                };
+            };
+            /** @description `rate_limited`: Too many failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    "x-vendor-mode": components["headers"]["XVendorMode"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitedWithDetail"];
+                };
+            };
+            /** @description `internal_error`: The service failed: the cause is logged, the answer holds no internals */
+            500: {
+                headers: {
+                    "x-vendor-mode": components["headers"]["XVendorMode"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InternalErrorWithDetail"];
+                };
+            };
+            /** @description `upstream_error`: A vendor failed, or refused the service's credentials: not the caller's fault */
+            502: {
+                headers: {
+                    "x-vendor-mode": components["headers"]["XVendorMode"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UpstreamErrorWithDetail"];
+                };
+            };
+            /** @description `vendor_not_configured`: The vendor's settings are not set; the message names them; `database_unavailable`: The database cannot be reached (an outage, a restart of it), or a write kept conflicting with concurrent ones: try again after `Retry-After` seconds */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    "x-vendor-mode": components["headers"]["XVendorMode"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["VendorNotConfiguredWithDetail"] | components["schemas"]["DatabaseUnavailableWithDetail"];
+                };
+            };
+            /** @description `upstream_timeout`: A vendor did not answer within VENDOR_TIMEOUT_SECONDS */
+            504: {
+                headers: {
+                    "x-vendor-mode": components["headers"]["XVendorMode"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UpstreamTimeoutWithDetail"];
+                };
+            };
+        };
+    };
+    PollImageUpscalerPrecisionV2: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Identifier of the task */
+                task_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description MediaTaskEnvelope */
+            200: {
+                headers: {
+                    "x-vendor-mode": components["headers"]["XVendorMode"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MediaTaskEnvelope"];
+                };
+            };
+            /** @description `bad_request`: The request is malformed, or a parameter or field has a bad value; the message names it */
+            400: {
+                headers: {
+                    "x-vendor-mode": components["headers"]["XVendorMode"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BadRequestWithDetail"];
+                };
+            };
+            /** @description `unauthorized`: No valid bearer token: missing, malformed, expired or not verifiable */
+            401: {
+                headers: {
+                    "x-vendor-mode": components["headers"]["XVendorMode"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UnauthorizedWithDetail"];
+                };
+            };
+            /** @description `not_found`: No such record, or no such route */
+            404: {
+                headers: {
+                    "x-vendor-mode": components["headers"]["XVendorMode"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NotFoundWithDetail"];
+                };
+            };
+            /** @description `method_not_allowed`: The path exists, but not with this method (`Allow` lists the methods it takes) */
+            405: {
+                headers: {
+                    Allow: components["headers"]["Allow"];
+                    "x-vendor-mode": components["headers"]["XVendorMode"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MethodNotAllowedWithDetail"];
+                };
+            };
+            /** @description `rate_limited`: Too many failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    "x-vendor-mode": components["headers"]["XVendorMode"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitedWithDetail"];
+                };
+            };
+            /** @description `internal_error`: The service failed: the cause is logged, the answer holds no internals */
+            500: {
+                headers: {
+                    "x-vendor-mode": components["headers"]["XVendorMode"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InternalErrorWithDetail"];
+                };
+            };
+            /** @description `upstream_error`: A vendor failed, or refused the service's credentials: not the caller's fault */
+            502: {
+                headers: {
+                    "x-vendor-mode": components["headers"]["XVendorMode"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UpstreamErrorWithDetail"];
+                };
+            };
+            /** @description `vendor_not_configured`: The vendor's settings are not set; the message names them; `database_unavailable`: The database cannot be reached (an outage, a restart of it), or a write kept conflicting with concurrent ones: try again after `Retry-After` seconds */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    "x-vendor-mode": components["headers"]["XVendorMode"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["VendorNotConfiguredWithDetail"] | components["schemas"]["DatabaseUnavailableWithDetail"];
+                };
+            };
+            /** @description `upstream_timeout`: A vendor did not answer within VENDOR_TIMEOUT_SECONDS */
+            504: {
+                headers: {
+                    "x-vendor-mode": components["headers"]["XVendorMode"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UpstreamTimeoutWithDetail"];
+                };
+            };
+        };
+    };
+    PollImageRelight: {
         parameters: {
             query?: never;
             header?: never;
@@ -8902,6 +9975,7 @@ export interface operations {
             /** @description `bad_request`: The request is malformed, or a parameter or field has a bad value; the message names it; `invalid_video`: The uploaded file is not a video whose duration can be read; `video_too_long`: The uploaded video is longer than 6 minutes */
             400: {
                 headers: {
+                    "x-vendor-mode": components["headers"]["XVendorMode"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8911,6 +9985,7 @@ export interface operations {
             /** @description `unauthorized`: No valid bearer token: missing, malformed, expired or not verifiable */
             401: {
                 headers: {
+                    "x-vendor-mode": components["headers"]["XVendorMode"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8920,6 +9995,7 @@ export interface operations {
             /** @description `not_found`: No such record, or no such route */
             404: {
                 headers: {
+                    "x-vendor-mode": components["headers"]["XVendorMode"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8930,6 +10006,7 @@ export interface operations {
             405: {
                 headers: {
                     Allow: components["headers"]["Allow"];
+                    "x-vendor-mode": components["headers"]["XVendorMode"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8939,6 +10016,7 @@ export interface operations {
             /** @description `payload_too_large`: The body is over its limit (16 MiB of JSON, the archive size, 1024 MiB of video, 64 KiB of URL-encoded form) */
             413: {
                 headers: {
+                    "x-vendor-mode": components["headers"]["XVendorMode"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8948,6 +10026,7 @@ export interface operations {
             /** @description `unsupported_media_type`: The body's Content-Type is not one the endpoint takes */
             415: {
                 headers: {
+                    "x-vendor-mode": components["headers"]["XVendorMode"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8960,6 +10039,7 @@ export interface operations {
                     "Retry-After": components["headers"]["RetryAfter"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     RateLimit: components["headers"]["RateLimit"];
+                    "x-vendor-mode": components["headers"]["XVendorMode"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8969,6 +10049,7 @@ export interface operations {
             /** @description `internal_error`: The service failed: the cause is logged, the answer holds no internals */
             500: {
                 headers: {
+                    "x-vendor-mode": components["headers"]["XVendorMode"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8978,6 +10059,7 @@ export interface operations {
             /** @description `upstream_error`: A vendor failed, or refused the service's credentials: not the caller's fault */
             502: {
                 headers: {
+                    "x-vendor-mode": components["headers"]["XVendorMode"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8988,6 +10070,7 @@ export interface operations {
             503: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
+                    "x-vendor-mode": components["headers"]["XVendorMode"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8997,6 +10080,148 @@ export interface operations {
             /** @description `upstream_timeout`: A vendor did not answer within VENDOR_TIMEOUT_SECONDS */
             504: {
                 headers: {
+                    "x-vendor-mode": components["headers"]["XVendorMode"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UpstreamTimeoutWithDetail"];
+                };
+            };
+        };
+    };
+    GenerateTextToMusic: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["TextToMusicRequest"];
+            };
+        };
+        responses: {
+            /** @description One JSON event per line, relayed as the vendor sends them: `duration` (`duration_sec`), `titles` (a list of strings, one per stream), `title` (title, display_tags, copy_index, prompt_index, stream_index), `audio_chunk` (base64 `data` of the stream `stream_index`: a stream's chunks joined are its audio file), `cost`, `complete`, `error` (`code`, `message`). Events of other types, and known events whose fields differ from these schemas, pass unchanged. A blank line is a keep-alive. A stream that fails or ends without the vendor's `complete` or `error` ends with our own `{"type":"error","code":"<code>","message":"..."}`; one that carried the vendor's `error` gets no second one. */
+            200: {
+                headers: {
+                    "Cache-Control": components["headers"]["CacheControl"];
+                    "x-vendor-mode": components["headers"]["XVendorMode"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/x-ndjson": components["schemas"]["MusicDurationEvent"] | components["schemas"]["MusicTitleEvent"] | components["schemas"]["MusicTitlesEvent"] | components["schemas"]["MusicAudioChunkEvent"] | components["schemas"]["MusicCostEvent"] | components["schemas"]["MusicCompleteEvent"] | components["schemas"]["MusicErrorEvent"];
+                };
+            };
+            /** @description `bad_request`: The request is malformed, or a parameter or field has a bad value; the message names it */
+            400: {
+                headers: {
+                    "x-vendor-mode": components["headers"]["XVendorMode"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BadRequestWithDetail"];
+                };
+            };
+            /** @description `unauthorized`: No valid bearer token: missing, malformed, expired or not verifiable */
+            401: {
+                headers: {
+                    "x-vendor-mode": components["headers"]["XVendorMode"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UnauthorizedWithDetail"];
+                };
+            };
+            /** @description `not_found`: No such record, or no such route */
+            404: {
+                headers: {
+                    "x-vendor-mode": components["headers"]["XVendorMode"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NotFoundWithDetail"];
+                };
+            };
+            /** @description `method_not_allowed`: The path exists, but not with this method (`Allow` lists the methods it takes) */
+            405: {
+                headers: {
+                    Allow: components["headers"]["Allow"];
+                    "x-vendor-mode": components["headers"]["XVendorMode"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MethodNotAllowedWithDetail"];
+                };
+            };
+            /** @description `payload_too_large`: The body is over its limit (16 MiB of JSON, the archive size, 1024 MiB of video, 64 KiB of URL-encoded form) */
+            413: {
+                headers: {
+                    "x-vendor-mode": components["headers"]["XVendorMode"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PayloadTooLargeWithDetail"];
+                };
+            };
+            /** @description `unsupported_media_type`: The body's Content-Type is not one the endpoint takes */
+            415: {
+                headers: {
+                    "x-vendor-mode": components["headers"]["XVendorMode"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UnsupportedMediaTypeWithDetail"];
+                };
+            };
+            /** @description `quota_exceeded`: A quota of the customer is used up (operations per day, tasks in flight, upload bytes per day): wait `Retry-After` seconds; `RateLimit-Policy` and `RateLimit` say which quota and what is left; `rate_limited`: Too many failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "x-vendor-mode": components["headers"]["XVendorMode"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["QuotaExceededWithDetail"] | components["schemas"]["RateLimitedWithDetail"];
+                };
+            };
+            /** @description `internal_error`: The service failed: the cause is logged, the answer holds no internals */
+            500: {
+                headers: {
+                    "x-vendor-mode": components["headers"]["XVendorMode"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InternalErrorWithDetail"];
+                };
+            };
+            /** @description `upstream_error`: A vendor failed, or refused the service's credentials: not the caller's fault */
+            502: {
+                headers: {
+                    "x-vendor-mode": components["headers"]["XVendorMode"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UpstreamErrorWithDetail"];
+                };
+            };
+            /** @description `vendor_not_configured`: The vendor's settings are not set; the message names them; `database_unavailable`: The database cannot be reached (an outage, a restart of it), or a write kept conflicting with concurrent ones: try again after `Retry-After` seconds */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    "x-vendor-mode": components["headers"]["XVendorMode"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["VendorNotConfiguredWithDetail"] | components["schemas"]["DatabaseUnavailableWithDetail"];
+                };
+            };
+            /** @description `upstream_timeout`: A vendor did not answer within VENDOR_TIMEOUT_SECONDS */
+            504: {
+                headers: {
+                    "x-vendor-mode": components["headers"]["XVendorMode"];
                     [name: string]: unknown;
                 };
                 content: {

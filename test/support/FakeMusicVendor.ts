@@ -1,6 +1,7 @@
 /**
- * A loopback stand-in for the music vendor's `POST /v2m/generate`. It records what it was sent
- * (headers, form fields, the uploaded file's size and hash, whether the request was aborted) and
+ * A loopback stand-in for the music vendor's `POST /v2m/generate` and `POST /t2m/generate`. It
+ * records what it was sent (path, headers, form fields, multipart or URL-encoded, the uploaded
+ * file's size and hash, whether the request was aborted) and
  * answers as the test tells it: an NDJSON stream (paced, cut off, reset), an error status, a hang,
  * a reset before answering. `discard` reads the body without keeping it (large uploads).
  */
@@ -30,6 +31,8 @@ export type Behaviour =
   | { readonly kind: "reset" }
 
 export interface Received {
+  /** `/v2m/generate` or `/t2m/generate`. */
+  readonly path: string
   readonly headers: http.IncomingHttpHeaders
   /** Text fields of the form. */
   readonly fields: Record<string, string>
@@ -55,7 +58,10 @@ export interface Fake {
 
 const sha256 = (bytes: Uint8Array) => createHash("sha256").update(bytes).digest("hex")
 
-/** Parses a small multipart body (tests only send small files to the vendor). */
+/** The paths the vendor answers. */
+const generatePaths: ReadonlySet<string> = new Set(["/v2m/generate", "/t2m/generate"])
+
+/** Parses a small multipart or URL-encoded body (tests only send small files to the vendor). */
 const parseForm = async (contentType: string, body: Buffer) => {
   const form = await new Request("http://fake/", { method: "POST", headers: { "content-type": contentType }, body }).formData()
   const fields: Record<string, string> = {}
@@ -109,7 +115,7 @@ const start = () =>
       res.on("close", () => {
         if (!res.writableFinished) aborted++
       })
-      if (req.method !== "POST" || req.url !== "/v2m/generate" || req.headers.authorization !== `Bearer ${apiKey}`) {
+      if (req.method !== "POST" || !generatePaths.has(req.url ?? "") || req.headers.authorization !== `Bearer ${apiKey}`) {
         req.resume()
         res.writeHead(req.headers.authorization === `Bearer ${apiKey}` ? 404 : 401, { "content-type": "application/json" })
         return void res.end(JSON.stringify({ message: "not here" }))
@@ -124,7 +130,7 @@ const start = () =>
       req.on("end", async () => {
         const kept = bodyBytes <= 64 * 1024 * 1024
         const form = kept ? await parseForm(req.headers["content-type"] ?? "", Buffer.concat(chunks)).catch(() => undefined) : undefined
-        received.push({ headers: req.headers, fields: form?.fields ?? {}, ...(form?.file ? { file: form.file } : {}), bodyBytes })
+        received.push({ path: req.url ?? "", headers: req.headers, fields: form?.fields ?? {}, ...(form?.file ? { file: form.file } : {}), bodyBytes })
         void answer(req, res, current)
       })
     })

@@ -120,3 +120,21 @@ export const expectWrappedTask = (answer: Answer, what = "task") => {
   expect(data.task_id).toMatch(uuid)
   return data as Required<MediaTask>
 }
+
+/**
+ * Each way the vendor may fail, and what the caller gets (CONTRACT.md): shared by every image
+ * operation's tests, since every operation maps its vendor's failures with the same code.
+ */
+export const vendorFailureCases = [
+  { name: "400 with a message", behaviour: { kind: "status", status: 400, body: { message: "image is not a picture" } }, status: 400, code: "bad_request", message: "image is not a picture" },
+  { name: "422 with error.message", behaviour: { kind: "status", status: 422, body: { error: { message: "reference_image too small" } } }, status: 400, code: "bad_request", message: "reference_image too small" },
+  { name: "401", behaviour: { kind: "status", status: 401, body: { message: "invalid api key" } }, status: 502, code: "upstream_error" },
+  { name: "403", behaviour: { kind: "status", status: 403, body: { message: "forbidden" } }, status: 502, code: "upstream_error" },
+  { name: "404", behaviour: { kind: "status", status: 404, body: { message: "no such task" } }, status: 404, code: "not_found" },
+  { name: "429 with Retry-After", behaviour: { kind: "status", status: 429, headers: { "retry-after": "17" } }, status: 429, code: "rate_limited", retryAfter: "17" },
+  { name: "500", behaviour: { kind: "status", status: 500, text: "<html>oops</html>" }, status: 502, code: "upstream_error" },
+  { name: "503", behaviour: { kind: "status", status: 503 }, status: 502, code: "upstream_error" },
+  { name: "200 without a task", behaviour: { kind: "status", status: 200, body: { ok: true } }, status: 502, code: "upstream_error" },
+  { name: "a hang past the timeout", behaviour: { kind: "hang" }, status: 504, code: "upstream_timeout" },
+  { name: "a connection reset", behaviour: { kind: "reset" }, status: 502, code: "upstream_error" }
+] as const

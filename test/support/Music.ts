@@ -11,6 +11,7 @@ import { FakeMusicVendor, type Fake } from "./FakeMusicVendor.ts"
 import { type ConfigOverrides, type Running, Service } from "./Service.ts"
 
 export const generatePath = "/proxy/musicvendor/v2m/generate"
+export const textToMusicPath = "/proxy/musicvendor/t2m/generate"
 
 export const atFakeVendor = (fake: Fake, more: ConfigOverrides = (c) => c): ConfigOverrides => (c) =>
   more({
@@ -35,15 +36,16 @@ export interface StreamAnswer {
   readonly lines: ReadonlyArray<string>
 }
 
-/** Posts a form (FormData, URLSearchParams or a raw string) and reads the whole answer. */
+/** Posts a form (FormData, URLSearchParams or a raw string) to video to music (or `path`) and reads the whole answer. */
 export const postForm = (
   service: Running,
   token: string | undefined,
   body: FormData | URLSearchParams | string,
-  headers: Record<string, string> = {}
+  headers: Record<string, string> = {},
+  path = generatePath
 ) =>
   Effect.promise(async (): Promise<StreamAnswer> => {
-    const response = await service.fetch(generatePath, {
+    const response = await service.fetch(path, {
       method: "POST",
       headers: { ...(token === undefined ? {} : { authorization: `Bearer ${token}` }), ...headers },
       body
