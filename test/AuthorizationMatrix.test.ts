@@ -86,7 +86,11 @@ const matrix = [
   ["POST /users/api-keys",                                         401, 401,    201,     201,   201,  201,  201],
   ["GET /users/api-keys",                                          401, 401,    200,     200,   200,  200,  200],
   ["DELETE /users/api-keys/:keyId",                                401, 401,    404,     404,   404,  204,  404],
-  ["POST /customers/storage",                                      401, 401,    200,     200,   200,  200,  200]
+  ["POST /customers/storage",                                      401, 401,    200,     200,   200,  200,  200],
+  // the caller's own webhook deliveries and signing secret
+  ["GET /customers/webhooks/deliveries",                           401, 401,    200,     200,   200,  200,  200],
+  ["GET /customers/webhooks/secret",                               401, 401,    200,     200,   200,  200,  200],
+  ["POST /customers/webhooks/secret/rotate",                       401, 401,    200,     200,   200,  200,  200]
 ] as const
 
 /** Callers with an `X-API-KEY` header and no Authorization. */
@@ -386,6 +390,9 @@ const requests: { readonly [K in RowKey]: Build } = {
     path: "/proxy/musicvendor/v2m/generate",
     body: { video: "https://videos.example/v.mp4" }
   }),
+  "GET /customers/webhooks/deliveries": async () => ({ method: "GET", path: "/customers/webhooks/deliveries" }),
+  "GET /customers/webhooks/secret": async () => ({ method: "GET", path: "/customers/webhooks/secret" }),
+  "POST /customers/webhooks/secret/rotate": async () => ({ method: "POST", path: "/customers/webhooks/secret/rotate" }),
   "POST /nodes/:nodeId/reviews": async (f) => ({ method: "POST", path: `/nodes/${await freshNode(f)}/reviews?star=4` })
 }
 

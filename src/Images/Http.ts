@@ -1,10 +1,10 @@
 /** The image proxy's handlers: the schemas validate, ImageTasks does the rest. */
 import { HttpApiBuilder } from "effect/http-api"
 import { Effect, Layer } from "effect"
-import { ImageProxyApi, SimulatedImagesApi } from "./Api.ts"
+import { ImageCallbacksApi, ImageProxyApi, SimulatedImagesApi } from "./Api.ts"
 import { registryApi } from "../Domain/RegistryApi.ts"
 import { AppConfig } from "../Config.ts"
-import { IdempotencyKeyInProgress, IdempotencyKeyReused, NotFound } from "../Domain/ApiErrors.ts"
+import { BadRequest, IdempotencyKeyInProgress, IdempotencyKeyReused, NotFound } from "../Domain/ApiErrors.ts"
 import {
   MediaTaskEnvelope,
   type SkinEnhancerFaithfulRequest,
@@ -23,7 +23,9 @@ const answer = answering({
   ...vendorAnswers,
   TaskMissing: NotFound,
   KeyReused: IdempotencyKeyReused,
-  KeyInProgress: IdempotencyKeyInProgress
+  KeyInProgress: IdempotencyKeyInProgress,
+  CallbackUnknown: NotFound,
+  CallbackRefused: BadRequest
 })
 
 const enveloped = (task: Parameters<typeof toWire>[0]) => new MediaTaskEnvelope({ data: toWire(task) }, { disableChecks: true })
@@ -46,7 +48,7 @@ const withFlexibleDefaults = (request: SkinEnhancerFlexibleRequest) => ({
 })
 
 /** This folder's groups, under what every endpoint shares: its handlers are built against these alone. */
-const api = registryApi(ImageProxyApi, SimulatedImagesApi)
+const api = registryApi(ImageProxyApi, SimulatedImagesApi, ImageCallbacksApi)
 
 const ImageProxyLive = HttpApiBuilder.group(api, "imageProxy", (handlers) =>
   Effect.map(ImageTasks, (tasks) =>
@@ -61,6 +63,10 @@ const ImageProxyLive = HttpApiBuilder.group(api, "imageProxy", (handlers) =>
         answer(Effect.map(tasks.start("skin-enhancer/flexible", withFlexibleDefaults(payload), headers["idempotency-key"]), enveloped)))
       .handle("pollStyleTransfer", ({ params }) => answer(Effect.map(tasks.poll("image-style-transfer", params.task_id), enveloped)))
       .handle("pollSkinEnhancer", ({ params }) => answer(Effect.map(tasks.poll("skin-enhancer", params.task_id), enveloped)))))
+
+const ImageCallbacksLive = HttpApiBuilder.group(api, "imageCallbacks", (handlers) =>
+  Effect.map(ImageTasks, (tasks) =>
+    handlers.handle("imageVendorCallback", ({ params, payload }) => answer(tasks.callback(params.token, payload)))))
 
 const simulatedFile = /^([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\.png$/i
 
@@ -77,4 +83,4 @@ const SimulatedImagesLive = HttpApiBuilder.group(api, "simulatedImages", (handle
   }))
 
 /** This folder's handlers, with the services they use (src/App.ts provides what every feature shares). */
-export const ImagesHttp = Layer.mergeAll(ImageProxyLive, SimulatedImagesLive).pipe(Layer.provide(ImageTasks.layer))
+export const ImagesHttp = Layer.mergeAll(ImageProxyLive, SimulatedImagesLive, ImageCallbacksLive).pipe(Layer.provide(ImageTasks.layer))
