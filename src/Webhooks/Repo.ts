@@ -65,6 +65,10 @@ export class WebhookRepo extends Context.Service<WebhookRepo>()("WebhookRepo", {
     return {
       /** The user's secrets, the first made now if there are none. */
       secrets: traced("WebhookRepo.secrets")(function*(ownerId: string) {
+        // read first: every delivery attempt asks, and only the first of a user's makes one
+        const found = yield* sql<SecretRow>`
+          SELECT secret, created_at, previous_secret, previous_until FROM webhook_secrets WHERE owner_id = ${ownerId}`.pipe(Effect.orDie)
+        if (found.length > 0) return secretsOf(found[0]!)
         const rows = yield* sql<SecretRow>`
           WITH made AS (
             INSERT INTO webhook_secrets (owner_id, secret) VALUES (${ownerId}, ${randomBytes(32)})
