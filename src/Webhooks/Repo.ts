@@ -65,21 +65,19 @@ export class WebhookRepo extends Context.Service<WebhookRepo>()("WebhookRepo", {
     return {
       /** The user's secrets, the first made now if there are none. */
       secrets: traced("WebhookRepo.secrets")(function*(ownerId: string) {
-        // read first: every delivery attempt asks, and only the first of a user's makes one
-        const found = yield* sql<SecretRow>`
+        const read = sql<SecretRow>`
           SELECT secret, created_at, previous_secret, previous_until FROM webhook_secrets WHERE owner_id = ${ownerId}`.pipe(Effect.orDie)
+        // read first: every delivery attempt asks, and only the first of a user's makes one
+        const found = yield* read
         if (found.length > 0) return secretsOf(found[0]!)
-        const rows = yield* sql<SecretRow>`
-          WITH made AS (
-            INSERT INTO webhook_secrets (owner_id, secret) VALUES (${ownerId}, ${randomBytes(32)})
-            ON CONFLICT (owner_id) DO NOTHING
-            RETURNING secret, created_at, previous_secret, previous_until
-          )
-          SELECT * FROM made
-          UNION ALL
-          SELECT secret, created_at, previous_secret, previous_until FROM webhook_secrets
-          WHERE owner_id = ${ownerId} AND NOT EXISTS (SELECT 1 FROM made)`.pipe(Effect.orDie)
-        return secretsOf(rows[0]!)
+        const made = yield* sql<SecretRow>`
+          INSERT INTO webhook_secrets (owner_id, secret) VALUES (${ownerId}, ${randomBytes(32)})
+          ON CONFLICT (owner_id) DO NOTHING
+          RETURNING secret, created_at, previous_secret, previous_until`.pipe(Effect.orDie)
+        if (made.length > 0) return secretsOf(made[0]!)
+        // another delivery made it after this one read: its row is committed (the conflict saw
+        // it), and a new statement's snapshot sees it too
+        return secretsOf((yield* read)[0]!)
       }),
 
       /** A new secret; the current one keeps signing for `graceMillis` beside it. */

@@ -2,7 +2,8 @@
  * Webhooks through the proxy, over real HTTP on real PostgreSQL with the job runner: the vendor
  * (the loopback fake) is handed a callback URL of this service and calls it as the vendor would;
  * the client's webhook_url (a loopback receiver, WEBHOOK_ALLOW_PRIVATE_TARGETS on) gets our
- * payload, signed, verified here with the `standardwebhooks` package, the reference.
+ * payload, signed, verified here with the `standardwebhooks` package, the reference. In simulated
+ * mode the simulated vendor calls back by itself.
  */
 import { expect, layer } from "@effect/vitest"
 import { Effect, Layer } from "effect"
@@ -12,7 +13,8 @@ import { eventually } from "../support/Eventually.ts"
 import type { FakeVendor } from "../support/FakeImageVendor.ts"
 import { expectError, expectStatus, get, send } from "../support/Http.ts"
 import { expectWrappedTask, freshStart, paths, skinBody, withFakeVendor } from "../support/ImageProxy.ts"
-import type { Running } from "../support/Service.ts"
+import { tcpForwarder } from "../support/Forwarder.ts"
+import { type Running, Service, serviceOnFreshDatabase } from "../support/Service.ts"
 import { WebhookReceiver } from "../support/WebhookReceiver.ts"
 
 /** Short retries and a quick look for due jobs, so that a retried delivery lands within a test. */
@@ -156,6 +158,13 @@ layer(layers, { excludeTestServices: true, timeout: 60_000 })("webhooks through 
       for (const a of page.deliveries[0]!.attempts) expect(a.duration_ms).toBeGreaterThanOrEqual(0)
     }))
 
+  it.effect("a user's first secret is made once, however many ask for it at the same moment", () =>
+    Effect.gen(function*() {
+      const { service, token } = yield* freshStart("fay")
+      const secrets = yield* Effect.all(Array.from({ length: 20 }, () => secretOf(service, token)), { concurrency: "unbounded" })
+      expect(new Set(secrets).size).toBe(1)
+    }))
+
   it.effect("rotation: the new secret signs at once, and the previous one still verifies during the grace period", () =>
     Effect.gen(function*() {
       const { service, fake, token } = yield* freshStart("eve")
@@ -205,3 +214,38 @@ layer(Layer.merge(refusing, WebhookReceiver.layer), { excludeTestServices: true,
     }))
 })
 
+
+/** The simulated vendor at a PUBLIC_BASE_URL that reaches the service: its callbacks come back here. */
+const simulated = Layer.effect(
+  Service,
+  Effect.gen(function*() {
+    const forwarder = yield* tcpForwarder
+    const running = yield* serviceOnFreshDatabase((c) => ({
+      ...c,
+      vendorMode: "simulated",
+      publicBaseUrl: forwarder.url,
+      jobs: { ...c.jobs, pollIntervalMillis: 50 },
+      webhooks: { ...c.webhooks, allowPrivateTargets: true }
+    }))
+    forwarder.target.port = Number(new URL(running.baseUrl).port)
+    return running
+  })
+)
+
+layer(Layer.merge(simulated, WebhookReceiver.layer), { excludeTestServices: true, timeout: 60_000 })("webhooks in simulated mode", (it) => {
+  it.effect("the simulated vendor calls back, so the client's webhook gets the finished task without a poll", () =>
+    Effect.gen(function*() {
+      const service = yield* Service
+      const receiver = yield* WebhookReceiver
+      const token = yield* Effect.promise(() => service.token({ sub: "demo" }))
+      const task = expectWrappedTask(yield* send(service, "POST", paths.skin, { token, body: { ...skinBody, webhook_url: `${receiver.url}/demo` } }))
+      const { value: hooks } = yield* eventually(Effect.sync(() => receiver.received()), (r) => r.length === 1, 10_000, 50)
+      const verified = new Webhook(yield* secretOf(service, token)).verify(hooks[0]!.body, hooks[0]!.headers) as { type: string; data: { task_id: string; status: string; generated: Array<string> } }
+      expect(verified.type).toBe("task.completed")
+      expect(verified.data.task_id).toBe(task.task_id)
+      expect(verified.data.generated).toEqual([`${service.config.publicBaseUrl}/proxy/imagevendor/simulated/${task.task_id}.png`])
+      // the poll answers the same task
+      const polled = expectStatus(yield* get(service, paths.skinPoll(task.task_id), { token }), 200, "poll").body as { data: unknown }
+      expect(polled.data).toEqual(verified.data)
+    }))
+})
