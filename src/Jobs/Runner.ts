@@ -59,6 +59,10 @@ export const jobRunner = <const Tasks extends ReadonlyArray<AnyJobTask>>(
           logger
         })
       ).pipe(Effect.orDie),
-      (runner) => Effect.promise(() => runner.stop())
+      // a stop that fails (its pool already broken) is logged: it must not turn a clean exit into a failed one
+      (runner) =>
+        Effect.tryPromise(() => runner.stop()).pipe(
+          Effect.catchCause((cause) => Effect.logWarning("jobs: the runner did not stop cleanly", cause))
+        )
     )
   }))
