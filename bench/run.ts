@@ -34,6 +34,7 @@ import { benchImageProxy } from "./image-proxy.ts"
 import { benchMetering } from "./metering.ts"
 import { benchModeration, moderationScenario } from "./moderation.ts"
 import { benchMusicProxy } from "./music-proxy.ts"
+import { benchWebhooks } from "./webhooks.ts"
 import { benchObjectStorage } from "./object-storage.ts"
 import { type LoadResult, paced } from "./paced.ts"
 import { benchStartup } from "./startup.ts"
@@ -1114,6 +1115,10 @@ const main = async () => {
   if (selected("music proxy")) {
     log("media proxy: video to music")
     media.push(await benchMusicProxy({ quick }))
+  }
+  if (selected("webhooks")) {
+    log("media proxy: webhooks after the vendor's callback")
+    media.push(await benchWebhooks({ quick }))
   }
   // a section of its own, printed with the media proxy's
   if (selected(compressedPage)) {

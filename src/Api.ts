@@ -8,7 +8,7 @@ import { AdminApi } from "./Admin/Api.ts"
 import { CatalogApi, PublisherNodesApi } from "./Catalog/Api.ts"
 import { ClaimApi } from "./Claims/Api.ts"
 import { HostNodesApi, PublicHostNodesApi } from "./HostNodes/Api.ts"
-import { ImageProxyApi, SimulatedImagesApi } from "./Images/Api.ts"
+import { ImageCallbacksApi, ImageProxyApi, SimulatedImagesApi } from "./Images/Api.ts"
 import { MusicProxyApi } from "./Music/Api.ts"
 import { PublicPublishersApi, PublishersApi } from "./Publishers/Api.ts"
 import { ArchivesApi, PublishApi, PublishingApi } from "./Publishing/Api.ts"
@@ -20,6 +20,7 @@ import { ApiKeysApi } from "./ApiKeys/Api.ts"
 import { registryApi } from "./Domain/RegistryApi.ts"
 import { MediaFilesApi, MediaStorageApi } from "./MediaStorage/Api.ts"
 import { CustomerQuotasApi, CustomersApi } from "./Customers/Api.ts"
+import { WebhooksApi } from "./Webhooks/Api.ts"
 
 export class Api extends registryApi(
   CatalogApi,
@@ -37,6 +38,7 @@ export class Api extends registryApi(
   SystemApi,
   ImageProxyApi,
   SimulatedImagesApi,
+  ImageCallbacksApi,
   MusicProxyApi,
   ReviewsApi,
   VersionQueueApi,
@@ -45,7 +47,8 @@ export class Api extends registryApi(
   MediaStorageApi,
   MediaFilesApi,
   CustomersApi,
-  CustomerQuotasApi
+  CustomerQuotasApi,
+  WebhooksApi
 )
   .annotate(OpenApi.Title, "Extension Registry and Media Proxy")
   .annotate(OpenApi.Version, "1.0")

@@ -44,6 +44,10 @@ import { Leftovers } from "./System/Leftovers.ts"
 import { SystemHttp } from "./System/Http.ts"
 import { TokensHttp } from "./Tokens/Http.ts"
 import { VersionsHttp } from "./Versions/Http.ts"
+import { jobRunner } from "./Jobs/Runner.ts"
+import { deliveryTask } from "./Webhooks/Delivery.ts"
+import { WebhooksHttp } from "./Webhooks/Http.ts"
+import { WebhookRepo } from "./Webhooks/Repo.ts"
 
 /** The Api's routes: one line per feature folder, its groups with the services they use. */
 export const ApiLive = HttpApiBuilder.layer(Api).pipe(
@@ -62,9 +66,16 @@ export const ApiLive = HttpApiBuilder.layer(Api).pipe(
     VersionsHttp,
     ApiKeysHttp,
     MediaStorageHttp,
-    CustomersHttp
+    CustomersHttp,
+    WebhooksHttp
   ])
 )
+
+/**
+ * The job runner and the tasks it runs, one line each (each a small module of its feature,
+ * src/Jobs/Task.ts), with what they use.
+ */
+const JobsLive = jobRunner([deliveryTask]).pipe(Layer.provide(WebhookRepo.layer))
 
 /**
  * What every feature shares, provided once: the middlewares the Api's groups name (the three
@@ -80,7 +91,9 @@ export const ServicesLive = Layer.mergeAll(
   AuthFailures.layer,
   Leftovers.layer,
   // the catalogue hands out the store's own download URLs, publishing and media write there
-  Storage.layer
+  Storage.layer,
+  // started with the services, stopped before the pool closes
+  JobsLive
 ).pipe(
   Layer.provide([JwtVerifier.layer, UserRepo.layer, ApiKeyRepo.layer, AuthFailures.layer]),
   Layer.provideMerge(DatabaseLive),

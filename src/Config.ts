@@ -372,6 +372,27 @@ export const appConfig = group({
   }),
   /** How long a vendor may take to start answering before the caller gets 504. */
   vendorTimeoutMillis: secondsAsMillis("VENDOR_TIMEOUT_SECONDS", 60, 1),
+  /** The job runner (src/Jobs/Runner.ts). */
+  jobs: group({
+    /** Jobs one instance runs at once. */
+    concurrency: Config.succeed(8),
+    /** How often jobs due later (retries) are looked for; new jobs are announced at once. */
+    pollIntervalMillis: Config.succeed(1000)
+  }),
+  /** Webhooks through the proxy (src/Webhooks/). */
+  webhooks: group({
+    /** Deliver to targets that resolve to loopback, private, link-local or other non-public addresses. */
+    allowPrivateTargets: Config.Boolean("WEBHOOK_ALLOW_PRIVATE_TARGETS").pipe(Config.withDefault(false)),
+    /** The delay before the first retry; each next one doubles it, up to `retryMaxDelayMillis`. */
+    retryBaseMillis: secondsAsMillis("WEBHOOK_RETRY_BASE_SECONDS", 30, 0.01),
+    retryMaxDelayMillis: Config.succeed(60 * 60 * 1000),
+    /** Retries go on until this long after the delivery was made; the last one falls after it. */
+    retryForMillis: Config.succeed(24 * 60 * 60 * 1000),
+    /** Longest one attempt may take, connection and answer. */
+    attemptTimeoutMillis: Config.succeed(10_000),
+    /** How long the previous secret still signs after a rotation. */
+    rotationGraceMillis: Config.succeed(24 * 60 * 60 * 1000)
+  }),
   /** After this long without a vendor event, a blank line keeps the NDJSON stream alive. */
   streamKeepAliveMillis: Config.succeed(30_000),
   /** Node archives: size limit, how long a signed upload URL lives, the key that signs it. */

@@ -205,6 +205,8 @@ const floors: ReadonlyArray<Floor> = [
   // above the configuration: the tracer and the log output are configured
   { name: "signals (logs, metrics, traces) and the vendors' failure reading", units: { "Observability/": [], "Vendors/": [] } },
   { name: "database", units: { "Db/": [] } },
+  // the job runner, on the service's database; the features register their tasks with it
+  { name: "durable jobs", units: { "Jobs/": [] } },
   { name: "stores and clients", units: { "Storage/": [], "Repohost/": [] } },
   // below the features: they answer in its vocabulary (Representation, Download, the caller's notes)
   // and never the other way round; the application hands the edge its routes (App.ts)
@@ -226,8 +228,10 @@ const floors: ReadonlyArray<Floor> = [
       "Admin/": ["Auth/", "Catalog/", "Publishers/", "Publishing/"],
       // its usage page reads the catalogue's paging parameters
       "Customers/": ["Catalog/"],
-      // every proxied operation is metered (quotas, usage events)
-      "Images/": ["Customers/"],
+      // every proxied operation is metered (quotas, usage events); an image task's end is
+      // announced to the client's webhook
+      "Images/": ["Customers/", "Webhooks/"],
+      "Webhooks/": ["Catalog/"],
       "Music/": ["Customers/"],
       "MediaStorage/": ["Customers/"],
       // the sweeps clear the music form's spool

@@ -101,7 +101,10 @@ const matrix = [
   ["GET /customers/balance",                                       401, 401,    200,     200,   200,  200,  200],
   ["GET /customers/usage",                                         401, 401,    200,     200,   200,  200,  200],
   ["GET /admin/customers/:customer_id/quotas",                     401, 401,    403,     403,   403,  403,  200],
-  ["PUT /admin/customers/:customer_id/quotas",                     401, 401,    403,     403,   403,  403,  200]
+  ["PUT /admin/customers/:customer_id/quotas",                     401, 401,    403,     403,   403,  403,  200],
+  ["GET /customers/webhooks/deliveries",                           401, 401,    200,     200,   200,  200,  200],
+  ["GET /customers/webhooks/secret",                               401, 401,    200,     200,   200,  200,  200],
+  ["POST /customers/webhooks/secret/rotate",                       401, 401,    200,     200,   200,  200,  200]
 ] as const
 
 /** Callers with an `X-API-KEY` header and no Authorization. */
@@ -452,6 +455,9 @@ const requests: { readonly [K in RowKey]: Build } = {
     path: "/proxy/musicvendor/t2m/generate",
     body: { prompt: " " }
   }),
+  "GET /customers/webhooks/deliveries": async () => ({ method: "GET", path: "/customers/webhooks/deliveries" }),
+  "GET /customers/webhooks/secret": async () => ({ method: "GET", path: "/customers/webhooks/secret" }),
+  "POST /customers/webhooks/secret/rotate": async () => ({ method: "POST", path: "/customers/webhooks/secret/rotate" }),
   "POST /nodes/:nodeId/reviews": async (f) => ({ method: "POST", path: `/nodes/${await freshNode(f)}/reviews?star=4` })
 }
 

@@ -1,6 +1,6 @@
 import { SqlClient } from "effect/sql"
 import { PgClient, PgTypes } from "@effect/sql-pg"
-import { Data, Effect, Layer, Option, Redacted, Result, Schedule } from "effect"
+import { Context, Data, Effect, Layer, Option, Redacted, Result, Schedule } from "effect"
 import * as net from "node:net"
 import { AppConfig } from "../Config.ts"
 import { type EmbeddedServer, startEmbedded } from "./Embedded.ts"
@@ -106,8 +106,15 @@ const clientOn = (url: Redacted.Redacted) =>
     })
   }))
 
-/** The pool on `url`, with the outage record over it. */
-const poolOn = (url: Redacted.Redacted) => DatabaseOutages.layer.pipe(Layer.provideMerge(clientOn(url)))
+/**
+ * The URL the pool connects to (`DATABASE_URL` or the embedded server's): for a library that
+ * brings its own driver and pool, the job runner's (src/Jobs/Runner.ts).
+ */
+export class DatabaseUrl extends Context.Service<DatabaseUrl, Redacted.Redacted>()("DatabaseUrl") {}
+
+/** The pool on `url`, with the outage record over it, and the URL itself. */
+const poolOn = (url: Redacted.Redacted) =>
+  Layer.merge(DatabaseOutages.layer.pipe(Layer.provideMerge(clientOn(url))), Layer.succeed(DatabaseUrl, url))
 
 /**
  * The SqlClient every repository uses, on `DATABASE_URL` or the supervised embedded server,

@@ -1,7 +1,7 @@
 /** The image proxy's handlers: the schemas validate, ImageTasks does the rest. */
 import { HttpApiBuilder } from "effect/http-api"
 import { Effect, Layer } from "effect"
-import { ImageProxyApi, SimulatedImagesApi } from "./Api.ts"
+import { ImageCallbacksApi, ImageProxyApi, SimulatedImagesApi } from "./Api.ts"
 import { registryApi } from "../Domain/RegistryApi.ts"
 import { AppConfig } from "../Config.ts"
 import { BadRequest, IdempotencyKeyInProgress, IdempotencyKeyReused, NotFound, QuotaExceeded } from "../Domain/ApiErrors.ts"
@@ -33,7 +33,9 @@ const answer = answering({
   TaskMissing: NotFound,
   KeyReused: IdempotencyKeyReused,
   KeyInProgress: IdempotencyKeyInProgress,
-  OverQuota: QuotaExceeded
+  OverQuota: QuotaExceeded,
+  CallbackUnknown: NotFound,
+  CallbackRefused: BadRequest
 })
 
 const enveloped = (task: Parameters<typeof toWire>[0]) => new MediaTaskEnvelope({ data: toWire(task) }, { disableChecks: true })
@@ -76,7 +78,7 @@ const withRelightDefaults = (request: RelightRequest) => ({
 })
 
 /** This folder's groups, under what every endpoint shares: its handlers are built against these alone. */
-const api = registryApi(ImageProxyApi, SimulatedImagesApi)
+const api = registryApi(ImageProxyApi, SimulatedImagesApi, ImageCallbacksApi)
 
 const ImageProxyLive = HttpApiBuilder.group(api, "imageProxy", (handlers) =>
   Effect.gen(function*() {
@@ -114,6 +116,10 @@ const ImageProxyLive = HttpApiBuilder.group(api, "imageProxy", (handlers) =>
       .handle("pollSkinEnhancer", ({ params }) => answer(Effect.map(tasks.poll("skin-enhancer", params.task_id), enveloped)))
   }))
 
+const ImageCallbacksLive = HttpApiBuilder.group(api, "imageCallbacks", (handlers) =>
+  Effect.map(ImageTasks, (tasks) =>
+    handlers.handle("imageVendorCallback", ({ params, payload }) => answer(tasks.callback(params.token, payload)))))
+
 const simulatedFile = /^([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\.png$/i
 
 const SimulatedImagesLive = HttpApiBuilder.group(api, "simulatedImages", (handlers) =>
@@ -129,4 +135,4 @@ const SimulatedImagesLive = HttpApiBuilder.group(api, "simulatedImages", (handle
   }))
 
 /** This folder's handlers, with the services they use (src/App.ts provides what every feature shares). */
-export const ImagesHttp = Layer.mergeAll(ImageProxyLive, SimulatedImagesLive).pipe(Layer.provide(ImageTasks.layer))
+export const ImagesHttp = Layer.mergeAll(ImageProxyLive, SimulatedImagesLive, ImageCallbacksLive).pipe(Layer.provide(ImageTasks.layer))

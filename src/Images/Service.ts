@@ -5,14 +5,15 @@
  */
 import { Clock, Context, Data, Effect, Fiber, Layer, Option, Schedule } from "effect"
 import { HttpServerRequest } from "effect/http"
-import { createHash, randomUUID } from "node:crypto"
+import { createHash, randomBytes, randomUUID } from "node:crypto"
 import { AppConfig } from "../Config.ts"
 import { CurrentUser } from "../Domain/Auth.ts"
 import { type ImageOperation, type ImageTaskKind, MediaTask, taskKindOf, terminalStatuses } from "../Domain/Media.ts"
 import { isUuid } from "../Domain/Schemas.ts"
 import { ClaimOutcome, type KeyClaim, type StoredTask, TaskRepo } from "./TaskRepo.ts"
-import { ImageVendor } from "./Vendor.ts"
+import { decodeVendorTask, ImageVendor } from "./Vendor.ts"
 import type { VendorFailure, VendorUnconfigured } from "../Vendors/Failure.ts"
+import type { VendorTask } from "./Vendor.ts"
 import { traced } from "../Tracing.ts"
 import { type Caller, Metering, type OverQuota } from "../Customers/Metering.ts"
 
@@ -25,6 +26,20 @@ export class TaskMissing extends Data.TaggedError("TaskMissing")<{ readonly task
 export class KeyReused extends Data.TaggedError("KeyReused")<{ readonly key: string }> {
   override get message() {
     return `Idempotency-Key '${this.key}' was used with another request body within the last 24 hours`
+  }
+}
+
+/** A callback whose token is no task's. */
+export class CallbackUnknown extends Data.TaggedError("CallbackUnknown") {
+  override get message() {
+    return "No task has this callback URL"
+  }
+}
+
+/** A callback that does not name its token's task, or names no task: nothing is changed. */
+export class CallbackRefused extends Data.TaggedError("CallbackRefused")<{ readonly reason: string }> {
+  override get message() {
+    return `Callback refused: ${this.reason}`
   }
 }
 
@@ -82,6 +97,12 @@ const requestBytes = Effect.map(Effect.serviceOption(HttpServerRequest.HttpServe
 /** The size of a start's answer, for its usage event. */
 const answerBytes = (task: StoredTask) => Buffer.byteLength(JSON.stringify(toWire(task)))
 
+/** The hash a callback token is stored as (the token itself is only in the URL the vendor holds). */
+export const callbackTokenHash = (token: string) => createHash("sha256").update(token).digest()
+
+/** Where the vendor calls back for one task: unguessable (256 random bits), bound to that task. */
+export const callbackPath = (token: string) => `/proxy/imagevendor/callbacks/${token}`
+
 /** A stored task as clients see it. */
 export const toWire = (task: StoredTask) =>
   new MediaTask({ task_id: task.id, status: task.status, generated: task.generated }, { disableChecks: true })
@@ -90,7 +111,7 @@ export class ImageTasks extends Context.Service<ImageTasks>()("ImageTasks", {
   make: Effect.gen(function*() {
     const vendor = yield* ImageVendor
     const tasks = yield* TaskRepo
-    const { vendorTimeoutMillis } = yield* AppConfig
+    const { publicBaseUrl, vendorTimeoutMillis } = yield* AppConfig
     const metering = yield* Metering
 
     /**
@@ -121,7 +142,10 @@ export class ImageTasks extends Context.Service<ImageTasks>()("ImageTasks", {
         const ownerId = caller.customerId
         // the quota is taken here, where the vendor is called, so that a repeated key costs nothing
         const meter = yield* metering.begin(caller, operation, { holds: "start" })
-        const started = yield* vendor.start(operation, body).pipe(
+        // the vendor is given our callback URL, never the client's webhook_url (kept with the task)
+        const token = randomBytes(32).toString("base64url")
+        const webhookUrl = typeof body["webhook_url"] === "string" ? body["webhook_url"] : undefined
+        const started = yield* vendor.start(operation, { ...body, webhook_url: publicBaseUrl + callbackPath(token) }).pipe(
           Effect.onError(() => meter.end("failed", { in: caller.bytesIn }))
         )
         const record = (id: string) =>
@@ -131,7 +155,9 @@ export class ImageTasks extends Context.Service<ImageTasks>()("ImageTasks", {
             ownerId,
             kind: taskKindOf(operation),
             status: Option.getOrElse(started.status, () => "CREATED" as const),
-            generated: started.generated ?? []
+            generated: started.generated ?? [],
+            callbackTokenHash: callbackTokenHash(token),
+            webhookUrl
           }, claim)
         // the vendor's id is the client's when it is a UUID (its webhooks name it); else, or when
         // the vendor repeats an id, one of ours
@@ -149,6 +175,18 @@ export class ImageTasks extends Context.Service<ImageTasks>()("ImageTasks", {
         Effect.forkDetach,
         Effect.flatMap(Fiber.join)
       )
+
+    /**
+     * The vendor's word on a task, by poll or by callback alike: a status this service does not
+     * know is not stored, nor one that changes nothing; else the task moves (forwards only).
+     */
+    const apply = (ownerId: string, task: StoredTask, answer: VendorTask) =>
+      Effect.gen(function*() {
+        if (Option.isNone(answer.status)) return task
+        const unchanged = answer.status.value === task.status &&
+          (answer.generated === undefined || sameList(answer.generated, task.generated))
+        return unchanged ? task : remember(ownerId, yield* tasks.advance(task.id, answer.status.value, answer.generated))
+      })
 
     const ownTask = (ownerId: string, kind: ImageTaskKind, taskId: string) =>
       Effect.flatMap(tasks.find(ownerId, kind, taskId), Option.match({
@@ -225,12 +263,26 @@ export class ImageTasks extends Context.Service<ImageTasks>()("ImageTasks", {
         if (known !== undefined && known.ownerId === user.id && known.task.kind === kind) return known.task
         const task = yield* ownTask(user.id, kind, taskId)
         if (terminalStatuses.includes(task.status)) return remember(user.id, task)
-        const answer = yield* vendor.poll(kind, task.vendorTaskId)
-        // a status this service does not know is not stored, nor one that changes nothing
-        if (Option.isNone(answer.status)) return task
-        const unchanged = answer.status.value === task.status &&
-          (answer.generated === undefined || sameList(answer.generated, task.generated))
-        return unchanged ? task : remember(user.id, yield* tasks.advance(task.id, answer.status.value, answer.generated))
+        return yield* apply(user.id, task, yield* vendor.poll(kind, task.vendorTaskId))
+      }),
+
+      /**
+       * The vendor's callback for the task of `token`: the payload must be a task, and that task;
+       * else nothing changes. Updates the task as a poll would (which queues the client's
+       * delivery, if any, when it finishes).
+       */
+      callback: traced("ImageTasks.callback")(function*(token: string, payload: unknown) {
+        const found = yield* tasks.findByCallback(callbackTokenHash(token))
+        if (Option.isNone(found)) return yield* new CallbackUnknown()
+        const { id, kind, owner_id } = found.value
+        const answer = yield* decodeVendorTask(payload).pipe(
+          Effect.mapError(() => new CallbackRefused({ reason: "the payload is no task (task_id is required)" }))
+        )
+        const task = yield* Effect.flatMap(tasks.find(owner_id, kind, id), Effect.fromOption).pipe(Effect.orDie)
+        if (answer.taskId !== task.vendorTaskId) {
+          return yield* new CallbackRefused({ reason: "the payload names another task than this callback URL's" })
+        }
+        yield* apply(owner_id, task, answer)
       })
     }
   })

@@ -6,7 +6,8 @@
 import { SqlClient, SqlSchema } from "effect/sql"
 import { Context, Data, Effect, Layer, Option, Schema } from "effect"
 import { AppConfig } from "../Config.ts"
-import { ImageTaskKind, MediaTaskStatus } from "../Domain/Media.ts"
+import { ImageTaskKind, MediaTask, MediaTaskStatus, terminalStatuses } from "../Domain/Media.ts"
+import { Webhooks } from "../Webhooks/Service.ts"
 import { isUuid, Strings } from "../Domain/Schemas.ts"
 import { rowsOf } from "../Db/Rows.ts"
 import { traced } from "../Tracing.ts"
@@ -23,6 +24,10 @@ export type StoredTask = typeof StoredTask.Type
 
 export interface NewTask extends StoredTask {
   readonly ownerId: string
+  /** SHA-256 of the token of the callback URL the vendor was given. */
+  readonly callbackTokenHash?: Uint8Array
+  /** The client's webhook_url, if any: it gets our delivery when the task finishes. */
+  readonly webhookUrl?: string | undefined
 }
 
 /** An Idempotency-Key: whose, for which operation, and the hash of the request that claimed it. */
@@ -59,6 +64,30 @@ const TaskRow = rowsOf({
   generated: Strings
 }, StoredTask, ({ vendor_task_id, ...task }) => ({ ...task, vendorTaskId: vendor_task_id }))
 
+/** A task after an advance: with whose it is, its webhook, and whether this advance moved it. */
+const Advanced = Schema.Struct({ task: StoredTask, ownerId: Schema.String, webhookUrl: Schema.NullOr(Schema.String), moved: Schema.Boolean })
+
+const AdvancedRow = rowsOf({
+  id: Schema.String,
+  vendor_task_id: Schema.String,
+  kind: ImageTaskKind,
+  status: MediaTaskStatus,
+  generated: Strings,
+  owner_id: Schema.String,
+  webhook_url: Schema.NullOr(Schema.String),
+  moved: Schema.Boolean
+}, Advanced, ({ moved, owner_id, vendor_task_id, webhook_url, ...task }) => ({
+  task: { ...task, vendorTaskId: vendor_task_id },
+  ownerId: owner_id,
+  webhookUrl: webhook_url,
+  moved
+}))
+
+/** What a finished task's delivery carries under `data`: the task as its poll answers it. */
+const encodeTask = Schema.encodeSync(MediaTask)
+export const taskData = (task: StoredTask) =>
+  encodeTask(new MediaTask({ task_id: task.id, status: task.status, generated: task.generated }, { disableChecks: true }))
+
 const HeldRow = Schema.Struct({
   request_hash: Schema.Uint8Array,
   task_id: Schema.OptionFromNullOr(Schema.String)
@@ -76,6 +105,7 @@ const held = (row: typeof HeldRow.Type) =>
 export class TaskRepo extends Context.Service<TaskRepo>()("TaskRepo", {
   make: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
+    const webhooks = yield* Webhooks
     const staleAfterMillis = (yield* AppConfig).vendorTimeoutMillis + abandonedClaimGraceMillis
     const window = sql.literal(`interval '${idempotencyWindowHours} hours'`)
 
@@ -83,14 +113,20 @@ export class TaskRepo extends Context.Service<TaskRepo>()("TaskRepo", {
     // commit is waited for (the client hears of the task only after), and flushes the claim's too
     const insertTask = SqlSchema.findOneOption({
       Request: Schema.Struct({
-        task: Schema.Struct({ ...StoredTask.fields, ownerId: Schema.String }),
+        task: Schema.Struct({
+          ...StoredTask.fields,
+          ownerId: Schema.String,
+          callbackTokenHash: Schema.NullOr(Schema.Uint8Array),
+          webhookUrl: Schema.NullOr(Schema.String)
+        }),
         claim: Schema.NullOr(Schema.Struct({ ...KeyRequest.fields, requestHash: Schema.Uint8Array }))
       }),
       Result: TaskRow,
       execute: ({ claim, task }) =>
         sql`WITH task AS (
-              INSERT INTO media_tasks (id, vendor_task_id, owner_id, kind, status, generated)
-              VALUES (${task.id}::uuid, ${task.vendorTaskId}, ${task.ownerId}, ${task.kind}, ${task.status}, ${[...task.generated]}::text[])
+              INSERT INTO media_tasks (id, vendor_task_id, owner_id, kind, status, generated, callback_token_hash, webhook_url)
+              VALUES (${task.id}::uuid, ${task.vendorTaskId}, ${task.ownerId}, ${task.kind}, ${task.status}, ${[...task.generated]}::text[],
+                      ${task.callbackTokenHash}::bytea, ${task.webhookUrl}::text)
               ON CONFLICT (id) DO NOTHING
               RETURNING ${sql.literal(taskColumns)}
             ), bound AS (
@@ -112,7 +148,7 @@ export class TaskRepo extends Context.Service<TaskRepo>()("TaskRepo", {
 
     const advanceTask = SqlSchema.findOne({
       Request: Schema.Struct({ id: Schema.String, status: MediaTaskStatus, generated: Schema.NullOr(Strings) }),
-      Result: TaskRow,
+      Result: AdvancedRow,
       // the CTE's UPDATE and the fallback SELECT see the same snapshot: one of them answers the row
       execute: ({ generated, id, status }) =>
         sql`WITH moved AS (
@@ -123,11 +159,11 @@ export class TaskRepo extends Context.Service<TaskRepo>()("TaskRepo", {
                 AND (media_status_rank(status) < media_status_rank(${status})
                      OR (status = ${status} AND status NOT IN ('COMPLETED', 'FAILED')
                          AND generated IS DISTINCT FROM coalesce(${generated === null ? null : [...generated]}::text[], generated)))
-              RETURNING ${sql.literal(taskColumns)}
+              RETURNING ${sql.literal(taskColumns)}, owner_id, webhook_url, true AS moved
             )
             SELECT * FROM moved
             UNION ALL
-            SELECT ${sql.literal(taskColumns)} FROM media_tasks
+            SELECT ${sql.literal(taskColumns)}, owner_id, webhook_url, false FROM media_tasks
             WHERE id = ${id}::uuid AND NOT EXISTS (SELECT 1 FROM moved)`
     })
 
@@ -187,13 +223,33 @@ export class TaskRepo extends Context.Service<TaskRepo>()("TaskRepo", {
           Effect.succeed(request_hash === null ? ClaimOutcome.Claimed() : held({ request_hash, task_id }))
       }))
 
+    /** A finished task with a webhook_url: its delivery, made in the caller's transaction. */
+    const announceIfFinished = (ownerId: string, task: StoredTask, webhookUrl: string | null) =>
+      webhookUrl === null || !terminalStatuses.includes(task.status)
+        ? Effect.void
+        : webhooks.announce({
+          ownerId,
+          taskId: task.id,
+          targetUrl: webhookUrl,
+          eventType: task.status === "COMPLETED" ? "task.completed" : "task.failed",
+          data: taskData(task)
+        })
+
     return {
       /**
        * Records a new task; with a claimed key, binds the key to it in the same statement. `None`
        * when a task with that id exists already.
        */
       create: traced("TaskRepo.create")(function*(task: NewTask, claim: Option.Option<KeyClaim>) {
-        return yield* Effect.orDie(insertTask({ task, claim: Option.getOrNull(claim) }))
+        const request = {
+          task: { ...task, callbackTokenHash: task.callbackTokenHash ?? null, webhookUrl: task.webhookUrl ?? null },
+          claim: Option.getOrNull(claim)
+        }
+        const webhookUrl = task.webhookUrl
+        // a vendor that answers a start finished (none known does): its delivery commits with the task
+        if (webhookUrl === undefined || !terminalStatuses.includes(task.status)) return yield* Effect.orDie(insertTask(request))
+        return yield* sql.withTransaction(Effect.tap(insertTask(request), (created) =>
+          Option.isSome(created) ? announceIfFinished(task.ownerId, created.value, webhookUrl) : Effect.void)).pipe(Effect.orDie)
       }),
 
       /** The owner's task of this kind; `None` for anyone else's, another kind's, or an id that is no UUID. */
@@ -207,9 +263,21 @@ export class TaskRepo extends Context.Service<TaskRepo>()("TaskRepo", {
        */
       advance: traced("TaskRepo.advance")(
         function*(id: string, status: MediaTaskStatus, generated: ReadonlyArray<string> | undefined) {
-          return yield* Effect.orDie(advanceTask({ id, status, generated: generated ?? null }))
+          // the move that finishes the task and the delivery announcing it commit together
+          return yield* sql.withTransaction(Effect.gen(function*() {
+            const after = yield* advanceTask({ id, status, generated: generated ?? null })
+            if (after.moved) yield* announceIfFinished(after.ownerId, after.task, after.webhookUrl)
+            return after.task
+          })).pipe(Effect.orDie)
         }
       ),
+
+      /** The task a callback token is for, with its owner; `None` for a token of no task. */
+      findByCallback: traced("TaskRepo.findByCallback")(function*(tokenHash: Uint8Array) {
+        const rows = yield* sql<{ id: string; owner_id: string; kind: ImageTaskKind }>`
+          SELECT id::text, owner_id, kind FROM media_tasks WHERE callback_token_hash = ${tokenHash}`.pipe(Effect.orDie)
+        return Option.fromNullishOr(rows[0])
+      }),
 
       /**
        * Claims a key (an expired claim counts as none, and so does one left without a task for
@@ -232,5 +300,5 @@ export class TaskRepo extends Context.Service<TaskRepo>()("TaskRepo", {
     }
   })
 }) {
-  static readonly layer = Layer.effect(TaskRepo, TaskRepo.make)
+  static readonly layer = Layer.effect(TaskRepo, TaskRepo.make).pipe(Layer.provide(Webhooks.layer))
 }

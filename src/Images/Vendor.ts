@@ -30,7 +30,7 @@ const VendorTask = Schema.Struct({
   /** `undefined` when the vendor left it out. */
   generated: Schema.UndefinedOr(Schema.Array(Schema.String))
 })
-type VendorTask = typeof VendorTask.Type
+export type VendorTask = typeof VendorTask.Type
 
 /** A task as vendors write it; only a non-blank `task_id` is required. */
 const TaskFields = Schema.Struct({
@@ -75,6 +75,12 @@ const VendorTaskBody = Schema.Union([
 const vendor = "image vendor"
 
 const decodeTask = Schema.decodeUnknownEffect(Schema.fromJsonString(VendorTaskBody))
+
+/**
+ * A task the vendor sent (its callback's JSON), read exactly as its answers to starts and polls
+ * are: a task has one reading whichever way it arrived.
+ */
+export const decodeVendorTask = Schema.decodeUnknownEffect(VendorTaskBody)
 
 const makeLive = Effect.gen(function*() {
   const config = yield* AppConfig
@@ -138,6 +144,9 @@ const simulatedImagePath = (taskId: string) => `/proxy/imagevendor/simulated/${t
 /** Tasks the simulated vendor remembers at most (finished ones are forgotten). */
 const simulatedCapacity = 10_000
 
+/** How long after its start the simulated vendor calls a task's callback URL, finished. */
+const simulatedCallbackMillis = 1_000
+
 /**
  * An offline vendor: a task of any operation is CREATED when started, IN_PROGRESS at its first
  * poll and COMPLETED, with one generated PNG served by this service, from the second poll on.
@@ -154,10 +163,25 @@ const makeSimulated = Effect.gen(function*() {
     generated
   })
   return {
-    start: traced("ImageVendor.start")(function*(_operation: ImageOperation, _body: Readonly<Record<string, unknown>>) {
+    start: traced("ImageVendor.start")(function*(_operation: ImageOperation, body: Readonly<Record<string, unknown>>) {
       const taskId = randomUUID()
       if (polls.size >= simulatedCapacity) polls.clear()
       polls.set(taskId, 0)
+      const callback = body["webhook_url"]
+      if (typeof callback === "string") {
+        // as the real vendor does: the finished task, posted to the URL it was given
+        yield* Effect.promise(() =>
+          fetch(callback, {
+            method: "POST",
+            headers: { "content-type": "application/json" },
+            body: JSON.stringify({ data: { task_id: taskId, status: "COMPLETED", generated: [publicBaseUrl + simulatedImagePath(taskId)] } })
+          }).then((r) => r.body?.cancel(), () => undefined)
+        ).pipe(
+          Effect.tap(() => Effect.sync(() => polls.delete(taskId))),
+          Effect.delay(simulatedCallbackMillis),
+          Effect.forkDetach
+        )
+      }
       return task(taskId, "CREATED", [])
     }),
     poll: traced("ImageVendor.poll")(function*(_kind: ImageTaskKind, taskId: string) {

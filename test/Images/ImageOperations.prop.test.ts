@@ -100,7 +100,8 @@ const advancedDefaults = {
 }
 
 /** What the vendor must receive for a valid body: the operation's defaults under the body's own fields. */
-const forwarded = (op: Operation, body: Record<string, unknown>) => ({
+/** What the vendor gets: the defaults filled in, and never the client's `webhook_url` (the fake keeps our callback apart). */
+const forwarded = (op: Operation, { webhook_url: _, ...body }: Record<string, unknown>) => ({
   ...op.defaults,
   ...body,
   ...(typeof body.advanced_settings === "object" ? { advanced_settings: { ...advancedDefaults, ...body.advanced_settings } } : {})
@@ -197,6 +198,8 @@ layer(withFakeVendor(), { excludeTestServices: true })("properties of the image 
           const { service, fake, token } = yield* freshStart()
           expectWrappedTask(yield* send(service, "POST", op.path, { token, body }))
           expect(fake.requests().map((r) => [r.path, r.body])).toEqual([[op.vendorPath, forwarded(op, body)]])
+          // the vendor calls this service back, at a URL of one task
+          expect(fake.requests()[0]!.callbackUrl).toMatch(/^https?:\/\/[^/]+\/proxy\/imagevendor\/callbacks\/[A-Za-z0-9_-]{43}$/)
         }), { numRuns }))
 
     it.effect(`${op.name}: a body with one field broken is 400 naming it; the vendor gets nothing`, () =>

@@ -66,7 +66,9 @@ layer(withFakeVendor(), { excludeTestServices: true })("image proxy against a ve
       ])
       fake.clearRequests()
       expectWrappedTask(yield* startSkin(service, token, { image: skinBody.image, sharpen: 100, smart_grain: 0, webhook_url: "https://hooks.example/x" }))
-      expect(fake.requests()[0]!.body).toEqual({ image: skinBody.image, sharpen: 100, smart_grain: 0, webhook_url: "https://hooks.example/x" })
+      // the client's webhook_url stays here; the vendor is handed this service's callback URL
+      expect(fake.requests()[0]!.body).toEqual({ image: skinBody.image, sharpen: 100, smart_grain: 0 })
+      expect(fake.requests()[0]!.callbackUrl).toMatch(/^http:\/\/127\.0\.0\.1\/proxy\/imagevendor\/callbacks\/[A-Za-z0-9_-]{43}$/)
     }))
 
   it.effect("skin enhancer faithful and flexible: their defaults too, each at its own vendor path, the task under data", () =>
@@ -87,7 +89,8 @@ layer(withFakeVendor(), { excludeTestServices: true })("image proxy against a ve
       const flexible = { image: skinBody.image, sharpen: 100, smart_grain: 0, optimized_for: "no_make_up" }
       expectWrappedTask(yield* send(service, "POST", paths.skinFaithful, { token, body: faithful }))
       expectWrappedTask(yield* send(service, "POST", paths.skinFlexible, { token, body: flexible }))
-      expect(fake.requests().map((r) => [r.path, r.body])).toEqual([[vendorPaths.skinFaithful, faithful], [vendorPaths.skinFlexible, flexible]])
+      const { webhook_url: _, ...faithfulForwarded } = faithful
+      expect(fake.requests().map((r) => [r.path, r.body])).toEqual([[vendorPaths.skinFaithful, faithfulForwarded], [vendorPaths.skinFlexible, flexible]])
     }))
 
   it.effect("faithful and flexible tasks are polled like creative's, at skin-enhancer/{task_id}, by their owner only", () =>

@@ -1000,6 +1000,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/proxy/imagevendor/callbacks/{token}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The image vendor's callback of one task
+         * @description For the vendor only: the task as its poll answers it (flat or under `data`). It updates the task exactly as a poll would; when the task has finished and was started with a `webhook_url`, a signed delivery to it is queued in the same transaction. An unknown token is 404; a payload naming another task is 400 and changes nothing.
+         */
+        post: operations["ImageVendorCallback"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/proxy/musicvendor/v2m/generate": {
         parameters: {
             query?: never;
@@ -1286,10 +1306,144 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/customers/webhooks/deliveries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List your webhook deliveries (paginated)
+         * @description Your own deliveries, newest first, each with every attempt (time, HTTP status or error, duration). A delivery is retried with exponential backoff (from WEBHOOK_RETRY_BASE_SECONDS, doubling, at most an hour apart) until a 2xx answer or for 24 hours; redirects are not followed; a target resolving to a non-public address is refused (recorded as a failed attempt, and retried) unless WEBHOOK_ALLOW_PRIVATE_TARGETS is on.
+         */
+        get: operations["ListWebhookDeliveries"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/customers/webhooks/secret": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Your webhook signing secret
+         * @description Made on first need, one per user. Deliveries carry Standard Webhooks headers: `webhook-id` (the delivery's id, the same at every attempt), `webhook-timestamp` (seconds) and `webhook-signature` (`v1,` and the base64 HMAC-SHA256 of `{id}.{timestamp}.{body}` keyed by the secret's bytes, space-separated when there are several).
+         */
+        get: operations["GetWebhookSecret"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/customers/webhooks/secret/rotate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Replace your webhook signing secret
+         * @description Answers the new secret. For 24 hours after, every delivery (retries of earlier ones included) is signed by both the new and the previous secret, so a receiver still holding the old one keeps verifying. Deliveries carry Standard Webhooks headers: `webhook-id` (the delivery's id, the same at every attempt), `webhook-timestamp` (seconds) and `webhook-signature` (`v1,` and the base64 HMAC-SHA256 of `{id}.{timestamp}.{body}` keyed by the secret's bytes, space-separated when there are several).
+         */
+        post: operations["RotateWebhookSecret"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
+        WebhookSecret: {
+            /** @description The signing secret, `whsec_` and base64 of 32 bytes, as Standard Webhooks libraries take it */
+            secret: string;
+            /**
+             * Format: date-time
+             * @description When this secret was made
+             */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @description After a rotation: until when deliveries also carry a signature by the previous secret
+             */
+            previous_valid_until?: string;
+        };
+        WebhookDeliveryPage: {
+            /** @description Page number, from 1 */
+            page: number;
+            /** @description Deliveries per page, as served (at most 100) */
+            pageSize: number;
+            /** @description Number of your deliveries on all pages */
+            total: number;
+            /** @description Number of pages: total divided by pageSize, rounded up */
+            totalPages: number;
+            /** @description Deliveries of this page, newest first */
+            deliveries: components["schemas"]["WebhookDelivery"][];
+        };
+        WebhookDelivery: {
+            /** @description The message's identifier: its webhook-id header, the same at every attempt */
+            id: string;
+            /** @description The task the message announces */
+            task_id: string;
+            /** @description What happened to the task */
+            event_type: components["schemas"]["WebhookEventType"];
+            /** @description The webhook_url the task was started with */
+            target_url: string;
+            /** @description State of the delivery: pending until a 2xx answer (succeeded) or until retries stop after 24 hours (failed) */
+            status: components["schemas"]["WebhookDeliveryStatus"];
+            /**
+             * Format: date-time
+             * @description When the message was made (the vendor's callback)
+             */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @description When the next attempt is due, while pending
+             */
+            next_attempt_at?: string;
+            /**
+             * Format: date-time
+             * @description When it succeeded or was given up
+             */
+            finished_at?: string;
+            /** @description Every attempt, the first first */
+            attempts: components["schemas"]["WebhookAttempt"][];
+        };
+        WebhookAttempt: {
+            /** @description Number of the attempt, from 1 */
+            attempt: number;
+            /**
+             * Format: date-time
+             * @description When the attempt began
+             */
+            attempted_at: string;
+            /** @description The HTTP status the target answered; absent when it did not answer */
+            status_code?: number;
+            /** @description Why the attempt failed without an answer, or was refused (a non-public target address) */
+            error?: string;
+            /** @description How long the attempt took, in milliseconds */
+            duration_ms: number;
+        };
+        /** @enum {string} */
+        WebhookDeliveryStatus: "pending" | "succeeded" | "failed";
+        /** @enum {string} */
+        WebhookEventType: "task.completed" | "task.failed";
         CustomerQuotas: {
             /** @description The customer's id */
             customer_id: string;
@@ -9924,6 +10078,104 @@ export interface operations {
             };
         };
     };
+    ImageVendorCallback: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The task's callback token, as handed to the vendor */
+                token: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["JsonObject"];
+            };
+        };
+        responses: {
+            /** @description Success */
+            204: {
+                headers: {
+                    "x-vendor-mode": components["headers"]["XVendorMode"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `bad_request`: The request is malformed, or a parameter or field has a bad value; the message names it */
+            400: {
+                headers: {
+                    "x-vendor-mode": components["headers"]["XVendorMode"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BadRequestWithDetail"];
+                };
+            };
+            /** @description `not_found`: No such record, or no such route */
+            404: {
+                headers: {
+                    "x-vendor-mode": components["headers"]["XVendorMode"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NotFoundWithDetail"];
+                };
+            };
+            /** @description `method_not_allowed`: The path exists, but not with this method (`Allow` lists the methods it takes) */
+            405: {
+                headers: {
+                    Allow: components["headers"]["Allow"];
+                    "x-vendor-mode": components["headers"]["XVendorMode"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MethodNotAllowedWithDetail"];
+                };
+            };
+            /** @description `payload_too_large`: The body is over its limit (16 MiB of JSON, the archive size, 1024 MiB of video, 64 KiB of URL-encoded form) */
+            413: {
+                headers: {
+                    "x-vendor-mode": components["headers"]["XVendorMode"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PayloadTooLargeWithDetail"];
+                };
+            };
+            /** @description `unsupported_media_type`: The body's Content-Type is not one the endpoint takes */
+            415: {
+                headers: {
+                    "x-vendor-mode": components["headers"]["XVendorMode"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UnsupportedMediaTypeWithDetail"];
+                };
+            };
+            /** @description `internal_error`: The service failed: the cause is logged, the answer holds no internals */
+            500: {
+                headers: {
+                    "x-vendor-mode": components["headers"]["XVendorMode"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InternalErrorWithDetail"];
+                };
+            };
+            /** @description `database_unavailable`: The database cannot be reached (an outage, a restart of it), or a write kept conflicting with concurrent ones: try again after `Retry-After` seconds */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    "x-vendor-mode": components["headers"]["XVendorMode"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DatabaseUnavailableWithDetail"];
+                };
+            };
+        };
+    };
     GenerateMusic: {
         parameters: {
             query?: never;
@@ -11532,6 +11784,224 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["UnsupportedMediaType"];
+                };
+            };
+            /** @description `rate_limited`: Too many failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimited"];
+                };
+            };
+            /** @description `internal_error`: The service failed: the cause is logged, the answer holds no internals */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InternalError"];
+                };
+            };
+            /** @description `database_unavailable`: The database cannot be reached (an outage, a restart of it), or a write kept conflicting with concurrent ones: try again after `Retry-After` seconds */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DatabaseUnavailable"];
+                };
+            };
+        };
+    };
+    ListWebhookDeliveries: {
+        parameters: {
+            query?: {
+                /** @description Page number, from 1 */
+                page?: number;
+                /** @description Deliveries per page (default 20); values above 100 are served as 100 */
+                pageSize?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description WebhookDeliveryPage */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookDeliveryPage"];
+                };
+            };
+            /** @description `bad_request`: The request is malformed, or a parameter or field has a bad value; the message names it */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BadRequest"];
+                };
+            };
+            /** @description `unauthorized`: No valid bearer token: missing, malformed, expired or not verifiable */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Unauthorized"];
+                };
+            };
+            /** @description `method_not_allowed`: The path exists, but not with this method (`Allow` lists the methods it takes) */
+            405: {
+                headers: {
+                    Allow: components["headers"]["Allow"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MethodNotAllowed"];
+                };
+            };
+            /** @description `rate_limited`: Too many failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimited"];
+                };
+            };
+            /** @description `internal_error`: The service failed: the cause is logged, the answer holds no internals */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InternalError"];
+                };
+            };
+            /** @description `database_unavailable`: The database cannot be reached (an outage, a restart of it), or a write kept conflicting with concurrent ones: try again after `Retry-After` seconds */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DatabaseUnavailable"];
+                };
+            };
+        };
+    };
+    GetWebhookSecret: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description WebhookSecret */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookSecret"];
+                };
+            };
+            /** @description `unauthorized`: No valid bearer token: missing, malformed, expired or not verifiable */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Unauthorized"];
+                };
+            };
+            /** @description `method_not_allowed`: The path exists, but not with this method (`Allow` lists the methods it takes) */
+            405: {
+                headers: {
+                    Allow: components["headers"]["Allow"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MethodNotAllowed"];
+                };
+            };
+            /** @description `rate_limited`: Too many failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimited"];
+                };
+            };
+            /** @description `internal_error`: The service failed: the cause is logged, the answer holds no internals */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InternalError"];
+                };
+            };
+            /** @description `database_unavailable`: The database cannot be reached (an outage, a restart of it), or a write kept conflicting with concurrent ones: try again after `Retry-After` seconds */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DatabaseUnavailable"];
+                };
+            };
+        };
+    };
+    RotateWebhookSecret: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description WebhookSecret */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookSecret"];
+                };
+            };
+            /** @description `unauthorized`: No valid bearer token: missing, malformed, expired or not verifiable */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Unauthorized"];
+                };
+            };
+            /** @description `method_not_allowed`: The path exists, but not with this method (`Allow` lists the methods it takes) */
+            405: {
+                headers: {
+                    Allow: components["headers"]["Allow"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MethodNotAllowed"];
                 };
             };
             /** @description `rate_limited`: Too many failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */

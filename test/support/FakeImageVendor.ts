@@ -33,7 +33,10 @@ export interface RecordedRequest {
   readonly method: string
   readonly path: string
   readonly headers: http.IncomingHttpHeaders
+  /** The JSON body without `webhook_url`, which the fake keeps as `callbackUrl`. */
   readonly body: unknown
+  /** The `webhook_url` a start was given: where the vendor calls back. */
+  readonly callbackUrl?: string
 }
 
 export interface FakeVendor {
@@ -46,6 +49,15 @@ export interface FakeVendor {
   readonly setDelay: (millis: number) => void
   readonly requests: () => ReadonlyArray<RecordedRequest>
   readonly clearRequests: () => void
+  /** The vendor ids of the tasks started with a callback URL, in order. */
+  readonly callbackUrlOfAll: () => Iterable<string>
+  /** The callback URL the start of `taskId` was given. */
+  readonly callbackUrlOf: (taskId: string) => string | undefined
+  /**
+   * Calls back as the vendor does when a task moves: POSTs `body` (default: the task wrapped in
+   * `data`, COMPLETED with `generated`) to the URL its start was given, or to `url`. Answers the status.
+   */
+  readonly callBack: (taskId: string, options?: { readonly body?: unknown; readonly url?: string; readonly generated?: ReadonlyArray<string> }) => Promise<number>
   /** Back to answering tasks, no delay, no scripts, nothing recorded. */
   readonly reset: () => void
   readonly close: () => Promise<void>
@@ -73,8 +85,9 @@ export const startFakeImageVendor = (options: { readonly record?: boolean } = {}
     let delay = 0
     const scripts = new Map<string, Array<string>>()
     const recorded: Array<RecordedRequest> = []
+    const callbacks = new Map<string, string>()
 
-    const answer = (req: http.IncomingMessage, res: http.ServerResponse, path: string) => {
+    const answer = (req: http.IncomingMessage, res: http.ServerResponse, path: string, callbackUrl?: string) => {
       const b = behaviour
       switch (b.kind) {
         case "hang":
@@ -94,6 +107,7 @@ export const startFakeImageVendor = (options: { readonly record?: boolean } = {}
             const script = scripts.get(taskId)
             status = script && script.length > 0 ? (script.length > 1 ? script.shift()! : script[0]!) : "IN_PROGRESS"
           }
+          if (req.method === "POST" && callbackUrl !== undefined) callbacks.set(taskId, callbackUrl)
           const text = JSON.stringify(taskBody(b, taskId, status ?? "CREATED"))
           res.writeHead(200, { "content-type": "application/json", "content-length": Buffer.byteLength(text) })
           return res.end(text)
@@ -106,18 +120,22 @@ export const startFakeImageVendor = (options: { readonly record?: boolean } = {}
       req.on("data", (chunk: Buffer) => chunks.push(chunk))
       req.on("end", () => {
         const path = (req.url ?? "/").split("?")[0]!
-        if (record) {
-          const text = Buffer.concat(chunks).toString("utf8")
-          let body: unknown = undefined
-          try {
-            body = text === "" ? undefined : JSON.parse(text)
-          } catch {
-            body = text
-          }
-          recorded.push({ method: req.method ?? "", path, headers: req.headers, body })
+        const text = Buffer.concat(chunks).toString("utf8")
+        let body: unknown = undefined
+        try {
+          body = text === "" ? undefined : JSON.parse(text)
+        } catch {
+          body = text
         }
-        if (delay > 0) setTimeout(() => answer(req, res, path), delay)
-        else answer(req, res, path)
+        let callbackUrl: string | undefined
+        if (typeof body === "object" && body !== null && "webhook_url" in body) {
+          const { webhook_url, ...rest } = body as Record<string, unknown>
+          callbackUrl = typeof webhook_url === "string" ? webhook_url : undefined
+          body = rest
+        }
+        if (record) recorded.push({ method: req.method ?? "", path, headers: req.headers, body, ...(callbackUrl ? { callbackUrl } : {}) })
+        if (delay > 0) setTimeout(() => answer(req, res, path, callbackUrl), delay)
+        else answer(req, res, path, callbackUrl)
       })
     })
     server.keepAliveTimeout = 60_000
@@ -129,12 +147,23 @@ export const startFakeImageVendor = (options: { readonly record?: boolean } = {}
         script: (taskId, statuses) => void scripts.set(taskId, [...statuses]),
         setDelay: (millis) => void (delay = millis),
         requests: () => [...recorded],
+        callbackUrlOf: (taskId) => callbacks.get(taskId),
+        callbackUrlOfAll: () => callbacks.keys(),
+        callBack: async (taskId, options = {}) => {
+          const url = options.url ?? callbacks.get(taskId)
+          if (url === undefined) throw new Error(`the fake vendor was given no callback URL for ${taskId}`)
+          const body = options.body ?? { data: { task_id: taskId, status: "COMPLETED", generated: options.generated ?? [`https://cdn.imagevendor.example/${taskId}.png`] } }
+          const answer = await fetch(url, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) })
+          await answer.arrayBuffer()
+          return answer.status
+        },
         clearRequests: () => void (recorded.length = 0),
         reset: () => {
           behaviour = defaultBehaviour
           delay = 0
           scripts.clear()
           recorded.length = 0
+          callbacks.clear()
         },
         close: () => closeServer(server)
       })

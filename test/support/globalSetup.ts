@@ -17,6 +17,7 @@ import * as path from "node:path"
 import type { TestProject } from "vitest/node"
 import { startEmbedded } from "../../src/Db/Embedded.ts"
 import { migrate } from "../../src/Db/Migrator.ts"
+import { migrateJobSchema } from "../../src/Jobs/Runner.ts"
 import { databaseNamed, statements } from "./Db.ts"
 
 declare module "vitest" {
@@ -54,6 +55,8 @@ const migratedTemplate = async (admin: string) => {
     // its "applied migration" lines are the same for every run
     Effect.provideService(References.MinimumLogLevel, "Warn")
   ))
+  // the job runner's schema too: each service's runner then finds it there and only checks it
+  await migrateJobSchema(databaseNamed(admin, name))
   return { name, drop: () => execute(admin, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`) }
 }
 

@@ -1,0 +1,54 @@
+/**
+ * A job task: a small module of its own (src/Webhooks/Delivery.ts is one), named by a stable
+ * identifier, its payload a schema, its work an Effect. The runner (Runner.ts) takes the list of
+ * tasks the application registers; a task is enqueued with `enqueue`, inside the transaction of
+ * the state change it follows, so that the change and its job commit together or not at all.
+ */
+import { SqlClient } from "effect/sql"
+import { Effect, Schema } from "effect"
+import { traced } from "../Tracing.ts"
+
+export interface JobTask<P, R> {
+  /** graphile-worker's task identifier: stable, since queued jobs name it. */
+  readonly identifier: string
+  readonly decode: (payload: unknown) => Effect.Effect<P, Schema.SchemaError>
+  readonly run: (payload: P) => Effect.Effect<void, unknown, R>
+  /**
+   * Queues a job of this task with the current SqlClient, so within its transaction when called
+   * inside `sql.withTransaction`. `runAt` in the future delays it.
+   */
+  readonly enqueue: (payload: P, options?: { readonly runAt?: Date }) => Effect.Effect<void, never, SqlClient.SqlClient>
+}
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export type AnyJobTask = JobTask<any, any>
+
+/** What running the tasks of `T` needs. */
+export type TaskRequirements<T extends AnyJobTask> = T extends JobTask<any, infer R> ? R : never
+
+/** How many times graphile-worker retries a task whose Effect fails (a defect of ours, the database away). */
+const maxAttempts = 25
+
+export const defineTask = <S extends Schema.Codec<any, any, never, never>, R>(
+  identifier: string,
+  payload: S,
+  run: (payload: S["Type"]) => Effect.Effect<void, unknown, R>
+): JobTask<S["Type"], R> => {
+  const encode = Schema.encodeSync(payload)
+  return {
+    identifier,
+    decode: Schema.decodeUnknownEffect(payload),
+    run,
+    enqueue: traced(`Jobs.enqueue ${identifier}`)(function*(value: S["Type"], options?: { readonly runAt?: Date }) {
+      const sql = yield* SqlClient.SqlClient
+      const runAt = options?.runAt ?? null
+      // the job's row is a composite of the library's type: only that it was added is read
+      yield* sql`SELECT 1 FROM graphile_worker.add_job(
+          ${identifier},
+          ${JSON.stringify(encode(value))}::json,
+          run_at => ${runAt}::timestamptz,
+          max_attempts => ${maxAttempts}
+        )`.pipe(Effect.orDie)
+    })
+  }
+}
