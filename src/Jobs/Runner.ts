@@ -12,6 +12,7 @@
  */
 import { Effect, Layer, Redacted } from "effect"
 import { Logger, run, runMigrations } from "graphile-worker"
+import pg from "pg"
 import { AppConfig } from "../Config.ts"
 import { DatabaseUrl } from "../Db/Database.ts"
 import type { AnyJobTask, TaskRequirements } from "./Task.ts"
@@ -44,13 +45,28 @@ export const jobRunner = <const Tasks extends ReadonlyArray<AnyJobTask>>(
           )
         )
     ]))
+    // the runner's pool is ours, so that a connection lost while in use (PostgreSQL restarted, a
+    // backend terminated) is a logged warning: pg emits it on the client, and an 'error' with no
+    // listener would be an uncaught exception that ends the process
+    const pool = yield* Effect.acquireRelease(
+      Effect.sync(() => {
+        const pool = new pg.Pool({
+          connectionString: Redacted.value(url),
+          // one connection per job in hand, one for LISTEN, one spare
+          max: jobs.concurrency + 2
+        })
+        const lost = (error: Error) => Effect.runForkWith(context)(Effect.logWarning(`jobs: a database connection was lost: ${error.message}`))
+        pool.on("error", lost)
+        pool.on("connect", (client) => client.on("error", lost))
+        return pool
+      }),
+      (pool) => Effect.promise(() => pool.end().catch(() => undefined))
+    )
     yield* Effect.acquireRelease(
       Effect.tryPromise(() =>
         run({
-          connectionString: Redacted.value(url),
+          pgPool: pool,
           concurrency: jobs.concurrency,
-          // its pool: one connection per job in hand, one for LISTEN, one spare
-          maxPoolSize: jobs.concurrency + 2,
           pollInterval: jobs.pollIntervalMillis,
           noHandleSignals: true,
           // no recurring jobs: no crontab file is looked for in the working folder

@@ -1,5 +1,6 @@
 import { expect, layer } from "@effect/vitest"
 import { Effect } from "effect"
+import { catalogueChannel } from "../../src/Catalog/PageCache.ts"
 import { query } from "../support/Db.ts"
 import { cacheOf, eventually } from "../support/Eventually.ts"
 import { get } from "../support/Http.ts"
@@ -48,11 +49,11 @@ layer(ServicePair.layer, { excludeTestServices: true })("list cache across insta
     Effect.gen(function*() {
       const { a, b } = yield* ServicePair
       yield* get(a, "/nodes?sort=id")
-      // cut every listener's connection (the pool connection PgClient.listen holds, its last
-      // statement the LISTEN): changes made now could go unnoticed
+      // cut every catalogue listener's connection (its last statement the LISTEN; the job
+      // runner's own LISTENs are left alone): changes made now could go unnoticed
       const cut = yield* query(
         a,
-        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE query LIKE 'LISTEN %' AND datname = current_database()"
+        `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE query LIKE 'LISTEN %${catalogueChannel}%' AND datname = current_database()`
       )
       expect(cut.length).toBe(2)
       yield* b.writes.insertNodes([{ id: "during-outage", publisher_id: "acme" }])

@@ -114,6 +114,27 @@ layer(layers, { excludeTestServices: true, timeout: 60_000 })("webhooks through 
       expect((yield* deliveriesOf(service, yield* Effect.promise(() => service.token({ sub: "cid" })))).total).toBe(0)
     }))
 
+  it.effect("the job runner's connections cut by PostgreSQL are survived: the next delivery arrives", () =>
+    Effect.gen(function*() {
+      const { service, fake, token } = yield* freshStart("cyd")
+      const receiver = yield* WebhookReceiver
+      receiver.reset()
+      // every connection of the runner (its LISTEN and its pool's), as an administrator or a
+      // restart would end them: a lost connection in use must not be an uncaught exception
+      const cut = yield* query(
+        service,
+        `SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+         WHERE datname = current_database() AND pid <> pg_backend_pid()
+           AND (query LIKE 'LISTEN "jobs%' OR query ILIKE '%graphile_worker%')`
+      )
+      expect(cut.length).toBeGreaterThan(0)
+      const task = expectWrappedTask(yield* send(service, "POST", paths.skin, { token, body: { ...skinBody, webhook_url: `${receiver.url}/after-cut` } }))
+      expect(yield* callBack(service, fake, vendorTaskIdOf(fake), { generated: ["https://cdn.imagevendor.example/c.png"] })).toBe(204)
+      const { value: hooks } = yield* eventually(Effect.sync(() => receiver.received()), (r) => r.length === 1, 15_000)
+      expect(hooks[0]!.path).toBe("/after-cut")
+      expect(JSON.parse(hooks[0]!.body).data.task_id).toBe(task.task_id)
+    }))
+
   it.effect("a task's result is the same whether the vendor's word came by poll or by callback", () =>
     Effect.gen(function*() {
       const { service, fake, token } = yield* freshStart()
