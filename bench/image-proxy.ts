@@ -12,7 +12,7 @@
  * under load). Prints a Markdown table; `benchImageProxy` answers it for bench/run.ts.
  */
 import autocannon from "autocannon"
-import { type ChildProcess, spawn } from "node:child_process"
+import { spawn } from "node:child_process"
 import { randomUUID } from "node:crypto"
 import * as fs from "node:fs/promises"
 import * as http from "node:http"
@@ -22,7 +22,7 @@ import * as jose from "jose"
 import { freePort, startEmbedded } from "../src/Db/Embedded.ts"
 import { startFakeImageVendor } from "../test/support/FakeImageVendor.ts"
 import { root, runAlone } from "./standalone.ts"
-import { benchedServiceOptions } from "./processes.ts"
+import { benchedServiceOptions, waitReady } from "./processes.ts"
 import { cpuSeconds } from "./proc.ts"
 
 // autocannon sends request bodies too (bench/autocannon.d.ts declares what the catalogue bench uses)
@@ -129,16 +129,6 @@ const loaded = async (target: Target, connections: number, seconds: number) => {
   await run(1)
   const r = await run(seconds)
   return { rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, failures: r.errors + r.timeouts + r.non2xx }
-}
-
-const waitReady = async (base: string, child: ChildProcess) => {
-  const deadline = Date.now() + 120_000
-  while (Date.now() < deadline) {
-    if (child.exitCode !== null) throw new Error(`the service exited with ${child.exitCode} while starting`)
-    if (await fetch(`${base}/ready`, { signal: AbortSignal.timeout(2000) }).then((r) => r.ok, () => false)) return
-    await new Promise((resolve) => setTimeout(resolve, 200))
-  }
-  throw new Error("the service did not become ready within 120 s")
 }
 
 export const benchImageProxy = async (options: { readonly quick: boolean }): Promise<string> => {

@@ -12,7 +12,7 @@
  * another against a day's quota (a site admin's override); exactly the quota must be answered
  * 200, the rest 429, and the vendor must have been called exactly that often.
  */
-import { type ChildProcess, spawn } from "node:child_process"
+import { spawn } from "node:child_process"
 import * as fs from "node:fs/promises"
 import * as http from "node:http"
 import * as os from "node:os"
@@ -21,7 +21,7 @@ import * as jose from "jose"
 import { freePort, startEmbedded } from "../src/Db/Embedded.ts"
 import { startFakeImageVendor } from "../test/support/FakeImageVendor.ts"
 import { root, runAlone } from "./standalone.ts"
-import { benchedServiceOptions, stop } from "./processes.ts"
+import { benchedServiceOptions, stop, waitReady } from "./processes.ts"
 
 const log = (line: string) => console.error(`[bench:metering] ${line}`)
 const round = (n: number, digits = 3) => Math.round(n * 10 ** digits) / 10 ** digits
@@ -62,16 +62,6 @@ const post = (url: string, token: string, agent: http.Agent) =>
     req.on("error", reject)
     req.end(styleBody)
   })
-
-const waitReady = async (base: string, child: ChildProcess) => {
-  const deadline = Date.now() + 120_000
-  while (Date.now() < deadline) {
-    if (child.exitCode !== null) throw new Error(`the service exited with ${child.exitCode} while starting`)
-    if (await fetch(`${base}/ready`, { signal: AbortSignal.timeout(2000) }).then((r) => r.ok, () => false)) return
-    await new Promise((resolve) => setTimeout(resolve, 200))
-  }
-  throw new Error("the service did not become ready within 120 s")
-}
 
 export const benchMetering = async (options: { readonly quick: boolean }): Promise<string> => {
   const settings = { blocks: options.quick ? 10 : 40, perBlock: 50 }

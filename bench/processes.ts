@@ -22,3 +22,14 @@ export const stop = (child: ChildProcess) =>
     })
     child.kill("SIGTERM")
   })
+
+/** Resolves once the service at `base` answers `/ready` 200; fails if `child` exits first or two minutes pass. */
+export const waitReady = async (base: string, child: ChildProcess) => {
+  const deadline = Date.now() + 120_000
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null) throw new Error(`the service exited with ${child.exitCode} while starting`)
+    if (await fetch(`${base}/ready`, { signal: AbortSignal.timeout(2000) }).then((r) => r.ok, () => false)) return
+    await new Promise((resolve) => setTimeout(resolve, 200))
+  }
+  throw new Error("the service did not become ready within 120 s")
+}

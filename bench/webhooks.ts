@@ -18,7 +18,7 @@ import { freePort, startEmbedded } from "../src/Db/Embedded.ts"
 import { startFakeImageVendor } from "../test/support/FakeImageVendor.ts"
 import { startReceiver } from "../test/support/WebhookReceiver.ts"
 import { paced } from "./paced.ts"
-import { benchedServiceOptions } from "./processes.ts"
+import { benchedServiceOptions, waitReady } from "./processes.ts"
 import { root, runAlone } from "./standalone.ts"
 
 const log = (line: string) => console.error(`[bench:webhooks] ${line}`)
@@ -68,11 +68,7 @@ export const benchWebhooks = async (options: { readonly quick: boolean }): Promi
       await exited
     })
     const service = `http://127.0.0.1:${port}`
-    const deadline = Date.now() + 120_000
-    while (!(await fetch(`${service}/ready`).then((r) => r.ok, () => false))) {
-      if (Date.now() > deadline || child.exitCode !== null) throw new Error("the service did not become ready")
-      await new Promise((resolve) => setTimeout(resolve, 200))
-    }
+    await waitReady(service, child)
     const token = await new jose.SignJWT({}).setProtectedHeader({ alg: "HS256" }).setSubject("bench-user")
       .setIssuedAt().setExpirationTime("1h").sign(new TextEncoder().encode(jwtSecret))
 
