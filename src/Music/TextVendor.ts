@@ -12,10 +12,9 @@ import { Context, Effect, Layer, Option, type Scope, Stream } from "effect"
 import { AppConfig } from "../Config.ts"
 import type { TextToMusicRequest } from "../Domain/Media.ts"
 import { span } from "../Tracing.ts"
-import { measuredVendor } from "../Observability/Metrics.ts"
 import { simulatedTextAnswer } from "./Simulated.ts"
-import { VendorStreamError } from "./Vendor.ts"
-import { fromTransportError, fromVendorStatus, type VendorFailure, VendorTimedOut, VendorUnconfigured } from "../Vendors/Failure.ts"
+import { generationBody, liveMusicVendor, type VendorStreamError } from "./Vendor.ts"
+import { fromTransportError, type VendorFailure, VendorTimedOut, VendorUnconfigured } from "../Vendors/Failure.ts"
 
 const vendorName = "music vendor"
 
@@ -35,17 +34,7 @@ const fieldsOf = (form: TextToMusicRequest): Record<string, string> => ({
 })
 
 const makeLive: Effect.Effect<TextMusicVendorShape, never, AppConfig | HttpClient.HttpClient> = Effect.gen(function*() {
-  const config = yield* AppConfig
-  const client = (yield* HttpClient.HttpClient).pipe(measuredVendor("musicvendor"))
-  const { apiKey, baseUrl } = config.musicVendor
-  const timeoutMillis = config.vendorTimeoutMillis
-  const missing = [
-    ...(Option.isNone(baseUrl) ? ["MUSICVENDOR_BASE_URL"] : []),
-    ...(Option.isNone(apiKey) ? ["MUSICVENDOR_API_KEY"] : [])
-  ]
-  const ready: Effect.Effect<void, VendorUnconfigured> = missing.length > 0
-    ? Effect.fail(new VendorUnconfigured({ vendor: vendorName, settings: missing }))
-    : Effect.void
+  const { apiKey, baseUrl, client, ready, timeoutMillis } = yield* liveMusicVendor
   const timedOut = () => Effect.fail(new VendorTimedOut({ vendor: vendorName, millis: timeoutMillis }))
 
   const generate = (form: TextToMusicRequest) =>
@@ -60,13 +49,7 @@ const makeLive: Effect.Effect<TextMusicVendorShape, never, AppConfig | HttpClien
         Effect.catch(fromTransportError(vendorName)),
         Effect.timeoutOrElse({ duration: timeoutMillis, orElse: timedOut })
       )
-      if (response.status < 200 || response.status >= 300) {
-        const text = yield* response.text.pipe(Effect.timeout(timeoutMillis), Effect.orElseSucceed(() => ""))
-        return yield* fromVendorStatus(vendorName, response.status, response.headers, text.slice(0, 64 * 1024))
-      }
-      return response.stream.pipe(
-        Stream.mapError((e) => new VendorStreamError({ reason: `the music vendor stream broke off: ${e.message}` }))
-      )
+      return yield* generationBody(response, timeoutMillis)
     })
 
   return { ready, generate }

@@ -7,7 +7,7 @@
  * The key travels as `Redacted` and only in the Authorization header; nothing logged here
  * carries a request.
  */
-import { HttpClient, HttpClientRequest } from "effect/http"
+import { HttpClient, HttpClientRequest, type HttpClientResponse } from "effect/http"
 import { NodeHttpClient, NodeStream } from "@effect/platform-node"
 import { Clock, Context, Data, Effect, Layer, Option, type Scope, Stream } from "effect"
 import { randomUUID } from "node:crypto"
@@ -96,11 +96,14 @@ const formBody = ({ request }: GenerateRequest, boundary: string, onProgress: Ef
 
 // --- live -----------------------------------------------------------------------------------
 
-const makeLive: Effect.Effect<MusicVendorShape, never, AppConfig | HttpClient.HttpClient> = Effect.gen(function*() {
+/**
+ * What every live call to the music vendor starts from (video and text to music alike): the
+ * measured client, the settings, and `ready`, which fails while a setting is missing.
+ */
+export const liveMusicVendor = Effect.gen(function*() {
   const config = yield* AppConfig
   const client = (yield* HttpClient.HttpClient).pipe(measuredVendor("musicvendor"))
   const { baseUrl, apiKey } = config.musicVendor
-  const timeoutMillis = config.vendorTimeoutMillis
   const missing = [
     ...(Option.isNone(baseUrl) ? ["MUSICVENDOR_BASE_URL"] : []),
     ...(Option.isNone(apiKey) ? ["MUSICVENDOR_API_KEY"] : [])
@@ -108,6 +111,23 @@ const makeLive: Effect.Effect<MusicVendorShape, never, AppConfig | HttpClient.Ht
   const ready: Effect.Effect<void, VendorUnconfigured> = missing.length > 0
     ? Effect.fail(new VendorUnconfigured({ vendor: vendorName, settings: missing }))
     : Effect.void
+  return { client, baseUrl, apiKey, timeoutMillis: config.vendorTimeoutMillis, ready }
+})
+
+/** The vendor's answer to a generation: its NDJSON body when 2xx, else the failure its status means. */
+export const generationBody = (response: HttpClientResponse.HttpClientResponse, timeoutMillis: number) =>
+  Effect.gen(function*() {
+    if (response.status < 200 || response.status >= 300) {
+      const text = yield* response.text.pipe(Effect.timeout(timeoutMillis), Effect.orElseSucceed(() => ""))
+      return yield* fromVendorStatus(vendorName, response.status, response.headers, text.slice(0, 64 * 1024))
+    }
+    return response.stream.pipe(
+      Stream.mapError((e) => new VendorStreamError({ reason: `the music vendor stream broke off: ${e.message}` }))
+    )
+  })
+
+const makeLive: Effect.Effect<MusicVendorShape, never, AppConfig | HttpClient.HttpClient> = Effect.gen(function*() {
+  const { apiKey, baseUrl, client, ready, timeoutMillis } = yield* liveMusicVendor
 
   const generate = (request: GenerateRequest) =>
     Effect.gen(function*() {
@@ -137,16 +157,7 @@ const makeLive: Effect.Effect<MusicVendorShape, never, AppConfig | HttpClient.Ht
         Effect.catch(fromTransportError(vendorName)),
         Effect.raceFirst(watchdog)
       )
-      if (response.status < 200 || response.status >= 300) {
-        const text = yield* response.text.pipe(
-          Effect.timeout(timeoutMillis),
-          Effect.orElseSucceed(() => "")
-        )
-        return yield* fromVendorStatus(vendorName, response.status, response.headers, text.slice(0, 64 * 1024))
-      }
-      return response.stream.pipe(
-        Stream.mapError((e) => new VendorStreamError({ reason: `the music vendor stream broke off: ${e.message}` }))
-      )
+      return yield* generationBody(response, timeoutMillis)
     })
 
   return { ready, generate }
