@@ -54,7 +54,13 @@ export const FuzzLayer = Layer.unwrap(
     const music = yield* FakeMusicVendor
     const repohost = yield* FakeRepohost
     repohost.behave(vcsToken, { kind: "user", login: "ann", admin: ["ann/*"] })
-    return Service.layer(atFake(image, atFakeVendor(music, (c) => ({ ...c, repohost: { apiUrl: repohost.url, timeoutMillis: 2_000, webHost } }))))
+    // the fakes answer at once: a vendor timeout here would be the machine's load, not the service's
+    // doing (the timeouts have their own tests), so the fuzzer gives the vendors ten seconds
+    return Service.layer(atFake(image, atFakeVendor(music, (c) => ({
+      ...c,
+      vendorTimeoutMillis: 10_000,
+      repohost: { apiUrl: repohost.url, timeoutMillis: 2_000, webHost }
+    }))))
   })
 ).pipe(Layer.provideMerge(Layer.mergeAll(FakeImageVendor.layer, FakeMusicVendor.layer, FakeRepohost.layer)))
 
