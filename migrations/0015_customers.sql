@@ -97,8 +97,11 @@ BEGIN
   day_reset_seconds := v_reset;
   SELECT coalesce(q.used, 0) INTO day_used FROM (SELECT 1) one
     LEFT JOIN quota_days q ON q.customer_id = p_customer AND q.day = v_day AND q.operation = p_operation;
+  -- holds of tasks nobody saw finish expire: dropped here, under the customer's lock, so that
+  -- they neither count nor pile up
+  DELETE FROM quota_holds h WHERE h.customer_id = p_customer AND h.expires_at <= now();
   IF flight_limit IS NOT NULL THEN
-    SELECT count(*) INTO flight_used FROM quota_holds h WHERE h.customer_id = p_customer AND h.expires_at > now();
+    SELECT count(*) INTO flight_used FROM quota_holds h WHERE h.customer_id = p_customer;
   ELSE
     flight_used := 0;
   END IF;

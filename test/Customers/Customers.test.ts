@@ -12,6 +12,7 @@ import { expectError, expectStatus, get, send } from "../support/Http.ts"
 import { expectFlatTask, freshStart, paths, styleBody, tokenOf, vendorPaths, withFakeVendor } from "../support/ImageProxy.ts"
 import { forAll } from "../support/Property.ts"
 import { eventually } from "../support/Eventually.ts"
+import { query } from "../support/Db.ts"
 import type { Running } from "../support/Service.ts"
 
 interface Balance {
@@ -121,6 +122,21 @@ layer(withFakeVendor(), { excludeTestServices: true })("customers", (it) => {
       expect(dayQuota(balance, "image-style-transfer").used).toBe(1)
       fake.reset()
       expectFlatTask(yield* startStyle(service, token))
+    }))
+
+  it.effect("a task nobody sees finish stops counting when its hold expires, and its hold is dropped", () =>
+    Effect.gen(function*() {
+      const { service, token } = yield* freshStart("ines")
+      yield* setQuotas(service, "ines", { tasks_in_flight: 1, operations_per_day: { "*": 10 } })
+      expectFlatTask(yield* startStyle(service, token))
+      expectError(yield* startStyle(service, token), 429, "quota_exceeded")
+      // the hold's horizon passes (no poll, no callback): as if it had been taken long ago
+      yield* eventually(query(service, "SELECT 1 FROM quota_holds WHERE customer_id = 'ines' AND task_id IS NOT NULL"), (rows) => rows.length === 1)
+      yield* query(service, "UPDATE quota_holds SET expires_at = now() - interval '1 second' WHERE customer_id = 'ines'")
+      expect((yield* balanceOf(service, token)).tasks_in_flight.used).toBe(0)
+      expectFlatTask(yield* startStyle(service, token))
+      // the expired hold is gone; the new start's hold is the only one
+      expect(yield* query(service, "SELECT expires_at > now() AS live FROM quota_holds WHERE customer_id = 'ines'")).toEqual([{ live: true }])
     }))
 
   it.effect("usage: one event per start with its outcome, key and units; filtered by operation and time, paginated", () =>
