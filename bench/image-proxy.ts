@@ -12,17 +12,12 @@
  * under load). Prints a Markdown table; `benchImageProxy` answers it for bench/run.ts.
  */
 import autocannon from "autocannon"
-import { spawn } from "node:child_process"
 import { randomUUID } from "node:crypto"
-import * as fs from "node:fs/promises"
 import * as http from "node:http"
 import * as os from "node:os"
-import * as path from "node:path"
 import * as jose from "jose"
-import { freePort, startEmbedded } from "../src/Db/Embedded.ts"
-import { startFakeImageVendor } from "../test/support/FakeImageVendor.ts"
-import { root, runAlone } from "./standalone.ts"
-import { benchedServiceOptions, waitReady } from "./processes.ts"
+import { runAlone } from "./standalone.ts"
+import { benchJwtSecret, benchVendorKey, imageVendorStage } from "./processes.ts"
 import { cpuSeconds } from "./proc.ts"
 
 // autocannon sends request bodies too (bench/autocannon.d.ts declares what the catalogue bench uses)
@@ -37,8 +32,8 @@ declare module "autocannon" {
 const log = (line: string) => console.error(`[bench:image] ${line}`)
 const round = (n: number, digits = 2) => Math.round(n * 10 ** digits) / 10 ** digits
 
-const vendorKey = "bench-vendor-key"
-const jwtSecret = "bench-jwt-secret-0123456789abcdef0123456789"
+const vendorKey = benchVendorKey
+const jwtSecret = benchJwtSecret
 /** What the proxy may add at p50 (issue 24): to a start, and to a poll of a finished task. */
 const targetAddedP50Ms = { start: 2, finishedPoll: 1 }
 
@@ -135,46 +130,14 @@ export const benchImageProxy = async (options: { readonly quick: boolean }): Pro
   const settings = { sequential: options.quick ? 200 : 1000, connections: 16, seconds: options.quick ? 3 : 8 }
   const cleanups: Array<() => Promise<unknown>> = []
   try {
-    const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), "image-bench-"))
-    // run as root, PostgreSQL runs as its own user, which must be able to pass through this folder
-    await fs.chmod(dataDir, 0o711)
-    cleanups.push(() => fs.rm(dataDir, { recursive: true, force: true }))
-    const db = await startEmbedded(path.join(dataDir, "db"), (l) => log(`[embedded-postgres] ${l}`))
-    cleanups.push(() => db.stop())
-    const fake = await startFakeImageVendor({ record: false })
-    cleanups.push(() => fake.close())
-
-    const port = await freePort()
-    const child = spawn(process.execPath, [...benchedServiceOptions, "dist/main.js"], {
-      cwd: root,
-      env: {
-        ...process.env,
-        PORT: String(port),
-        HOST: "127.0.0.1",
-        LOG_LEVEL: "warn",
-        DATA_DIR: path.join(dataDir, "service"),
-        DATABASE_URL: db.url,
-        AUTH_JWT_SECRET: jwtSecret,
-        VENDOR_MODE: "live",
-        IMAGEVENDOR_BASE_URL: fake.url,
-        IMAGEVENDOR_API_KEY: vendorKey
-      },
-      stdio: ["ignore", "inherit", "inherit"]
-    })
-    cleanups.push(async () => {
-      if (child.exitCode !== null) return
-      const exited = new Promise((resolve) => child.once("exit", resolve))
-      child.kill("SIGTERM")
-      await exited
-    })
-    const service = `http://127.0.0.1:${port}`
+    const { databaseUrl, fake, startService } = await imageVendorStage("image", { record: false, log, cleanups })
+    const { base: service, child } = await startService("service")
     /** `run` with the service's CPU time per request over it (from /proc, so that a busy machine does not inflate it). */
     const serviceCpu = async (run: () => Promise<{ p50: number; p99: number }>) => {
       const before = await cpuSeconds(child.pid!)
       const result = await run()
       return { ...result, cpuMs: ((await cpuSeconds(child.pid!)) - before) * 1000 / settings.sequential }
     }
-    await waitReady(service, child)
     log(`service on ${service}, fake vendor on ${fake.url}`)
 
     const token = await new jose.SignJWT({}).setProtectedHeader({ alg: "HS256" }).setSubject("bench-user")
@@ -255,7 +218,7 @@ export const benchImageProxy = async (options: { readonly quick: boolean }): Pro
     const seqReady = await serviceCpu(() => sequential(ready, settings.sequential))
     const loadReady = await loaded(ready, settings.connections, settings.seconds)
     rows.push(`| floor: GET /ready (one SQL statement, no vendor) | service | ${round(seqReady.p50)} | ${round(seqReady.p99)} | ${round(seqReady.cpuMs, 3)} | ${round(loadReady.rps, 0)} | ${loadReady.p50} | ${loadReady.p99} | ${loadReady.failures} |`)
-    const commit = await durableInserts(db.url, settings.sequential)
+    const commit = await durableInserts(databaseUrl, settings.sequential)
     rows.push(`| floor: one-row INSERT, its own transaction, straight to PostgreSQL (the commit a start waits for) | PostgreSQL | ${round(commit.p50)} | ${round(commit.p99)} | | | | | |`)
     verdicts.push(`- a durable commit alone takes p50 ${round(commit.p50)} ms on this disk: a start pays it, a poll does not`)
     const load = os.loadavg()[0]!

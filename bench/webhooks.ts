@@ -9,21 +9,16 @@
  * the receiver: the callback's transaction, the job's NOTIFY, the job runner, the signing and the
  * POST. `benchWebhooks` answers a Markdown section for bench/run.ts.
  */
-import { spawn } from "node:child_process"
-import * as fs from "node:fs/promises"
 import * as os from "node:os"
-import * as path from "node:path"
 import * as jose from "jose"
-import { freePort, startEmbedded } from "../src/Db/Embedded.ts"
-import { startFakeImageVendor } from "../test/support/FakeImageVendor.ts"
 import { startReceiver } from "../test/support/WebhookReceiver.ts"
 import { paced } from "./paced.ts"
-import { benchedServiceOptions, waitReady } from "./processes.ts"
-import { root, runAlone } from "./standalone.ts"
+import { benchJwtSecret, imageVendorStage } from "./processes.ts"
+import { runAlone } from "./standalone.ts"
 
 const log = (line: string) => console.error(`[bench:webhooks] ${line}`)
 const round = (n: number, digits = 1) => Math.round(n * 10 ** digits) / 10 ** digits
-const jwtSecret = "bench-jwt-secret-0123456789abcdef0123456789"
+const jwtSecret = benchJwtSecret
 const rate = 50
 const targetP99Ms = 1000
 
@@ -34,41 +29,10 @@ export const benchWebhooks = async (options: { readonly quick: boolean }): Promi
   const count = rate * seconds
   const cleanups: Array<() => Promise<unknown>> = []
   try {
-    const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), "webhook-bench-"))
-    await fs.chmod(dataDir, 0o711)
-    cleanups.push(() => fs.rm(dataDir, { recursive: true, force: true }))
-    const db = await startEmbedded(path.join(dataDir, "db"), (l) => log(`[embedded-postgres] ${l}`))
-    cleanups.push(() => db.stop())
-    const fake = await startFakeImageVendor({ record: false })
-    cleanups.push(() => fake.close())
+    const { fake, startService } = await imageVendorStage("webhook", { record: false, log, cleanups })
     const receiver = await startReceiver({ record: false })
     cleanups.push(() => receiver.close())
-    const port = await freePort()
-    const child = spawn(process.execPath, [...benchedServiceOptions, "dist/main.js"], {
-      cwd: root,
-      env: {
-        ...process.env,
-        PORT: String(port),
-        HOST: "127.0.0.1",
-        LOG_LEVEL: "warn",
-        DATA_DIR: path.join(dataDir, "service"),
-        DATABASE_URL: db.url,
-        AUTH_JWT_SECRET: jwtSecret,
-        VENDOR_MODE: "live",
-        IMAGEVENDOR_BASE_URL: fake.url,
-        IMAGEVENDOR_API_KEY: "bench-vendor-key",
-        WEBHOOK_ALLOW_PRIVATE_TARGETS: "true"
-      },
-      stdio: ["ignore", "inherit", "inherit"]
-    })
-    cleanups.push(async () => {
-      if (child.exitCode !== null) return
-      const exited = new Promise((resolve) => child.once("exit", resolve))
-      child.kill("SIGTERM")
-      await exited
-    })
-    const service = `http://127.0.0.1:${port}`
-    await waitReady(service, child)
+    const { base: service } = await startService("service", { WEBHOOK_ALLOW_PRIVATE_TARGETS: "true" })
     const token = await new jose.SignJWT({}).setProtectedHeader({ alg: "HS256" }).setSubject("bench-user")
       .setIssuedAt().setExpirationTime("1h").sign(new TextEncoder().encode(jwtSecret))
 
