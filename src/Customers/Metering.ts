@@ -11,7 +11,7 @@ import { Clock, Context, Data, Effect, Layer, Option, Schedule } from "effect"
 import { AppConfig, operationQuota } from "../Config.ts"
 import { uploadOperation, type UsageOutcome } from "../Domain/Customer.ts"
 import { traced } from "../Tracing.ts"
-import { CustomerRepo, taskHorizonSeconds, type TakeRow, type UsageRow } from "./Repo.ts"
+import { CustomerRepo, type OverridesRow, taskHorizonSeconds, type TakeRow, type UsageRow } from "./Repo.ts"
 
 /** Over a quota: answered 429 with `Retry-After`, `RateLimit-Policy` and `RateLimit`. */
 export class OverQuota extends Data.TaggedError("OverQuota")<{
@@ -134,6 +134,12 @@ export class Metering extends Context.Service<Metering>()("Metering", {
     const dayLimitOf = (operation: string) =>
       Option.getOrNull(operation === uploadOperation ? quotas.uploadBytesPerDay : operationQuota(quotas.operationsPerDay, operation))
 
+    /** An operation's day limit for a customer: their override (quota_take's rule), else the setting's; null is no limit. */
+    const dayLimitIn = (row: OverridesRow, operation: string) =>
+      (operation === uploadOperation
+        ? row.upload_bytes_per_day
+        : row.operations_per_day?.[operation] ?? row.operations_per_day?.["*"] ?? null) ?? dayLimitOf(operation)
+
     return {
       /**
        * Takes `amount` (1 for a start, the bytes of an upload) of the caller's day quota of
@@ -202,18 +208,14 @@ export class Metering extends Context.Service<Metering>()("Metering", {
       /** What is left today of the caller's quota of `operation` (`None`: no limit), without taking any. */
       dayRoom: traced("Metering.dayRoom")(function*(customerId: string, operation: string) {
         const balance = yield* repo.balance(customerId)
-        const override = operation === uploadOperation
-          ? balance.upload_bytes_per_day
-          : balance.operations_per_day?.[operation] ?? balance.operations_per_day?.["*"] ?? null
-        const limit = override ?? dayLimitOf(operation)
+        const limit = dayLimitIn(balance, operation)
         return limit === null ? Option.none<number>() : Option.some(Math.max(0, limit - Number(balance.used[operation] ?? 0)))
       }),
 
       /** Writes the buffered events now (the usage listing reads them after this). */
       flush,
 
-      /** The defaults the settings give, for the balance. */
-      dayLimitOf,
+      dayLimitIn,
       flightLimit: Option.getOrNull(quotas.tasksInFlight)
     }
   })

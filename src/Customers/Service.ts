@@ -13,7 +13,6 @@ import {
   FlightQuota,
   type QuotaOverrides,
   unitOf,
-  uploadOperation,
   UsageEvent,
   UsagePage,
   usageUnits
@@ -72,10 +71,7 @@ export class Customers extends Context.Service<Customers>()("Customers", {
         const row = yield* repo.balance(user.id)
         const operations = [...new Set([...Object.keys(usageUnits), ...Object.keys(row.used)])]
         const dayQuota = (operation: string) => {
-          const override = operation === uploadOperation
-            ? row.upload_bytes_per_day
-            : row.operations_per_day?.[operation] ?? row.operations_per_day?.["*"] ?? null
-          const limit = override ?? metering.dayLimitOf(operation)
+          const limit = metering.dayLimitIn(row, operation)
           const used = Number(row.used[operation] ?? 0)
           return new DayQuota({
             operation,
