@@ -48,14 +48,13 @@ const MusicProxyLive = HttpApiBuilder.group(api, "musicProxy", (handlers) =>
   Effect.gen(function*() {
     const music = yield* Music
     const metering = yield* Metering
-    const { dataDir, vendorMode } = yield* AppConfig
+    const { dataDir } = yield* AppConfig
     const tmpDir = spoolDirOf(dataDir)
-    const modeHeaders: Record<string, string> = vendorMode === "simulated" ? { "x-vendor-mode": "simulated" } : {}
 
     const streamed = (body: Stream.Stream<Uint8Array>) =>
       HttpServerResponse.stream(body, {
         contentType: "application/x-ndjson",
-        headers: { "cache-control": "no-cache", "x-accel-buffering": "no", ...modeHeaders }
+        headers: { "cache-control": "no-cache", "x-accel-buffering": "no" }
       })
 
     /** A generation's stream, metered from its start to its end: one task in flight while it runs. */
@@ -88,9 +87,7 @@ const MusicProxyLive = HttpApiBuilder.group(api, "musicProxy", (handlers) =>
         answer,
         // an answer before the upload has arrived whole closes the connection after a bounded
         // drain of the rest (RefusedBodies.ts)
-        Effect.catchCause((cause) =>
-          Effect.map(answerFailure(cause), (response) => HttpServerResponse.setHeaders(response, modeHeaders))
-        )
+        Effect.catchCause(answerFailure)
       ))
   }))
 
