@@ -34,46 +34,6 @@ export class StreamBroken extends Data.TaggedError("StreamBroken")<{ readonly co
 const newline = 0x0a
 
 /**
- * Splits bytes into lines (without `\n` and a trailing `\r`) with no copy of the bytes beyond
- * the pending partial line; a line longer than `maxLineBytes` fails the stream.
- */
-export const splitLines = <E, R>(bytes: Stream.Stream<Uint8Array, E, R>): Stream.Stream<string, E | StreamBroken, R> =>
-  Stream.suspend(() => {
-    const decoder = new TextDecoder()
-    let pending: Array<Uint8Array> = []
-    let pendingBytes = 0
-    const take = (last: Uint8Array) => {
-      const line = pending.length === 0 ? last : Buffer.concat([...pending, last])
-      pending = []
-      pendingBytes = 0
-      const text = decoder.decode(line)
-      return text.endsWith("\r") ? text.slice(0, -1) : text
-    }
-    return bytes.pipe(
-      Stream.mapEffect((chunk): Effect.Effect<ReadonlyArray<string>, StreamBroken> => {
-        const lines: Array<string> = []
-        let start = 0
-        for (let at = chunk.indexOf(newline); at >= 0; at = chunk.indexOf(newline, start)) {
-          lines.push(take(chunk.subarray(start, at)))
-          start = at + 1
-        }
-        if (start < chunk.length) {
-          pending.push(chunk.subarray(start))
-          pendingBytes += chunk.length - start
-          if (pendingBytes > maxLineBytes) {
-            return Effect.fail(new StreamBroken({ code: "upstream_error", message: "The music vendor sent an overlong line" }))
-          }
-        }
-        return Effect.succeed(lines)
-      }),
-      // the lines of one piece of the body stay one chunk downstream
-      Stream.filter(Arr.isReadonlyArrayNonEmpty<string>),
-      Stream.flattenArray,
-      Stream.concat(Stream.suspend(() => pendingBytes > 0 ? Stream.make(take(new Uint8Array(0))) : Stream.empty))
-    )
-  })
-
-/**
  * A vendor line that is already a compact, flat JSON object passes byte for byte; this scanner
  * recognises one without parsing it (JSON.parse, a schema decode and JSON.stringify per line were
  * most of the relay's cost). It accepts only what `JSON.stringify(JSON.parse(line))` prints
@@ -363,24 +323,6 @@ export const relayBytes = <E, R>(
           ? Stream.empty
           : Stream.make(encoder.encode(`${errorLine("stream_incomplete", "The music vendor ended the stream before it was complete")}\n`))
       ))
-    )
-  })
-
-/**
- * The vendor's NDJSON body as the lines we send (without their `\n`): `relayBytes`, a line at
- * a time.
- */
-export const relayEvents = <E, R>(
-  body: Stream.Stream<Uint8Array, E, R>,
-  onFailure: (e: E | StreamBroken) => Effect.Effect<{ readonly code: string; readonly message: string }>
-): Stream.Stream<string, never, R> =>
-  Stream.suspend(() => {
-    const decoder = new TextDecoder()
-    // every piece `relayBytes` gives ends a line, and decodes alone
-    return relayBytes(body, onFailure).pipe(
-      Stream.map((piece): ReadonlyArray<string> => decoder.decode(piece).split("\n").slice(0, -1)),
-      Stream.filter(Arr.isReadonlyArrayNonEmpty<string>),
-      Stream.flattenArray
     )
   })
 
