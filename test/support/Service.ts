@@ -13,7 +13,7 @@ import { mintToken } from "../../src/Auth/Jwt.ts"
 import { AppConfig, type AppConfigShape } from "../../src/Config.ts"
 import { TracingLive } from "../../src/Observability/Otel.ts"
 import { AppLive, HttpServerLive, ServicesLive } from "../../src/App.ts"
-import { databaseNamed, statements } from "./Db.ts"
+import { closeConnections, databaseNamed, statements } from "./Db.ts"
 import { tempDir } from "./TempDir.ts"
 
 export const testJwtSecret = "test-secret-for-the-registry-suite-0123456789"
@@ -26,7 +26,7 @@ const newDatabase = (create: (name: string) => string) =>
       const name = `t_${randomBytes(6).toString("hex")}`
       return Effect.as(statements(admin, create(name)), { url: databaseNamed(admin.databaseUrl, name), name, admin })
     }),
-    ({ admin, name }) => statements(admin, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)
+    ({ admin, name, url }) => Effect.andThen(closeConnections(url), statements(admin, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`))
   )
 
 /**
@@ -90,7 +90,10 @@ export const startService = (
         // the suite sends many wrong tokens from one address; tests of the limit set their own
         auth: { ...c.auth, jwtSecret: Option.some(Redacted.make(testJwtSecret)), failureLimit: 1_000_000 },
         // the suite starts many tasks as one user; tests of the quotas set their own
-        quotas: unlimitedQuotas
+        quotas: unlimitedQuotas,
+        // two jobs at a time rather than eight: each worker polls on a connection of its own, and
+        // a connection to the suite's server cost about 15 ms of CPU (tests of the jobs set their own)
+        jobs: { ...c.jobs, concurrency: 2 }
       })
     )
     const layer = app.pipe(
