@@ -81,18 +81,18 @@ export class CustomerRepo extends Context.Service<CustomerRepo>()("CustomerRepo"
     const today = sql`(now() AT TIME ZONE 'UTC')::date`
 
     return {
-      /** The user's customer row, created if missing; `created` says which. */
+      /**
+       * The user's customer row, created if missing; `created` says which. Two statements, not
+       * one: when another call inserts the row at the same moment, the INSERT waits for it and
+       * does nothing, and only a later statement's snapshot sees the row it committed.
+       */
       upsert: traced("CustomerRepo.upsert")(function*(userId: string) {
-        const rows = yield* sql<CustomerRow & { created: boolean }>`
-          WITH made AS (
-            INSERT INTO customers (user_id) VALUES (${userId}) ON CONFLICT (user_id) DO NOTHING
-            RETURNING created_at, updated_at
-          )
-          SELECT created_at, updated_at, true AS created FROM made
-          UNION ALL
-          SELECT created_at, updated_at, false AS created FROM customers
-            WHERE user_id = ${userId} AND NOT EXISTS (SELECT 1 FROM made)`.pipe(Effect.orDie)
-        return rows[0]!
+        const made = yield* sql<CustomerRow>`
+          INSERT INTO customers (user_id) VALUES (${userId}) ON CONFLICT (user_id) DO NOTHING
+          RETURNING created_at, updated_at`.pipe(Effect.orDie)
+        if (made[0] !== undefined) return { ...made[0], created: true }
+        const found = yield* sql<CustomerRow>`SELECT created_at, updated_at FROM customers WHERE user_id = ${userId}`.pipe(Effect.orDie)
+        return { ...found[0]!, created: false }
       }),
 
       find: traced("CustomerRepo.find")(function*(userId: string) {
