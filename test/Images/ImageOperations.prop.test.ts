@@ -99,7 +99,6 @@ const advancedDefaults = {
   fixed_generation: false
 }
 
-/** What the vendor must receive for a valid body: the operation's defaults under the body's own fields. */
 /** What the vendor gets: the defaults filled in, and never the client's `webhook_url` (the fake keeps our callback apart). */
 const forwarded = (op: Operation, { webhook_url: _, ...body }: Record<string, unknown>) => ({
   ...op.defaults,

@@ -25,12 +25,8 @@ const fastRetries = withFakeVendor((c) => ({
 }))
 
 /** The fake's callback for `taskId`, sent to this service (the URL it was given has PUBLIC_BASE_URL's origin, without the port). */
-const callBack = (service: Running, fake: FakeVendor, taskId: string, options: { body?: unknown; generated?: ReadonlyArray<string>; token?: string } = {}) =>
-  Effect.promise(() => {
-    const given = new URL(fake.callbackUrlOf(taskId)!)
-    const path = options.token === undefined ? given.pathname : given.pathname.replace(/[^/]+$/, options.token)
-    return fake.callBack(taskId, { ...options, url: service.baseUrl + path })
-  })
+const callBack = (service: Running, fake: FakeVendor, taskId: string, options: { body?: unknown; generated?: ReadonlyArray<string> } = {}) =>
+  Effect.promise(() => fake.callBack(taskId, { ...options, url: service.baseUrl + new URL(fake.callbackUrlOf(taskId)!).pathname }))
 
 const vendorTaskIdOf = (fake: FakeVendor) => {
   const started = [...fake.callbackUrlOfAll()]
@@ -66,12 +62,15 @@ layer(layers, { excludeTestServices: true, timeout: 60_000 })("webhooks through 
       const other = expectWrappedTask(yield* send(service, "POST", paths.skin, { token, body: skinBody }))
       const otherVendorId = vendorTaskIdOf(fake)
       expect(otherVendorId).not.toBe(vendorId)
+      // the refusals are ErrorResponses, as every answer of the service's
+      const callbackPath = new URL(fake.callbackUrlOf(vendorId)!).pathname
+      const completed = (taskId: string) => ({ data: { task_id: taskId, status: "COMPLETED", generated: ["https://x.example/1.png"] } })
       // a guessed token
-      expect(yield* callBack(service, fake, vendorId, { token: "A".repeat(43) })).toBe(404)
+      expectError(yield* send(service, "POST", callbackPath.replace(/[^/]+$/, "A".repeat(43)), { body: completed(vendorId) }), 404)
       // the right URL, another task's payload
-      expect(yield* callBack(service, fake, vendorId, { body: { data: { task_id: otherVendorId, status: "COMPLETED", generated: ["https://x.example/1.png"] } } })).toBe(400)
+      expectError(yield* send(service, "POST", callbackPath, { body: completed(otherVendorId) }), 400)
       // the right URL, no task at all
-      expect(yield* callBack(service, fake, vendorId, { body: { status: "COMPLETED" } })).toBe(400)
+      expectError(yield* send(service, "POST", callbackPath, { body: { status: "COMPLETED" } }), 400)
       for (const id of [mine.task_id, other.task_id]) expect(yield* taskRow(service, id)).toEqual({ status: "CREATED", generated: [] })
       expect(yield* query(service, "SELECT 1 FROM webhook_deliveries WHERE task_id = ANY($1::uuid[])", [[mine.task_id, other.task_id]])).toEqual([])
       yield* Effect.sleep(200)
