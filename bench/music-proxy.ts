@@ -14,9 +14,14 @@
  *     process's peak RSS growth during the upload (VmRSS sampled from /proc every 10 ms, and
  *     VmHWM reset just before: bench/proc.ts), and its CPU seconds.
  *
+ * Both also run through bare relays (bench/bare-relay.ts: plain node:http, nothing of the service)
+ * in the same rounds: a `pipe` relay that passes bytes on as they arrive, and a `spool` relay that
+ * writes the upload to a file before sending it, as the service must. They are the yardsticks:
+ * what any proxy in one more process reaches on this machine, beside what the service reaches.
+ *
  * Also exported as `benchMusicProxy({ quick })`, which returns the Markdown table.
  */
-import { spawn } from "node:child_process"
+import { type ChildProcess, fork, spawn } from "node:child_process"
 import { randomBytes } from "node:crypto"
 import * as fs from "node:fs/promises"
 import * as http from "node:http"
@@ -34,7 +39,7 @@ const MiB = 1024 * 1024
 const log = (line: string) => console.error(`[music-bench] ${line}`)
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
-const targets = { uploadVsRaw: 0.5, rssGrowthMiB: 100 }
+const targets = { relayVsDirect: 0.8, uploadVsRaw: 0.5, rssGrowthMiB: 100 }
 
 // --- the fake vendor and the raw sink --------------------------------------------------------
 
@@ -106,6 +111,18 @@ const startSink = () =>
         close: () => new Promise((r) => server.close(() => r()))
       }))
   })
+
+/** A bare relay (bench/bare-relay.ts) in a child process, in front of the vendor. */
+const startBareRelay = async (mode: "pipe" | "spool", vendorUrl: string, folder: string) => {
+  const child: ChildProcess = fork(path.join(root, "bench/bare-relay.ts"), [mode, new URL(vendorUrl).port, folder], {
+    stdio: ["ignore", "inherit", "inherit", "ipc"]
+  })
+  const port = await new Promise<number>((resolve, reject) => {
+    child.once("message", (m) => resolve(Number(m)))
+    child.once("exit", (code) => reject(new Error(`the bare ${mode} relay exited with ${code}`)))
+  })
+  return { url: `http://127.0.0.1:${port}`, close: () => stop(child) }
+}
 
 // --- the service -------------------------------------------------------------------------------
 
@@ -187,6 +204,8 @@ export const benchMusicProxy = async (options: { quick: boolean }): Promise<stri
   await fs.chmod(dataDir, 0o711)
   const vendor = await startVendor()
   const sink = await startSink()
+  const barePipe = await startBareRelay("pipe", vendor.url, dataDir)
+  const bareSpool = await startBareRelay("spool", vendor.url, dataDir)
   let service: Awaited<ReturnType<typeof startService>> | undefined
   try {
     log(`starting the service (embedded PostgreSQL in ${dataDir})`)
@@ -200,49 +219,49 @@ export const benchMusicProxy = async (options: { quick: boolean }): Promise<stri
     const token = await new jose.SignJWT({}).setProtectedHeader({ alg: "HS256", typ: "JWT" }).setSubject("bench")
       .setIssuedAt().setExpirationTime("1h").sign(new TextEncoder().encode(secret))
     const pid = service.child.pid!
+    const vendorAuth = { authorization: `Bearer ${vendor.apiKey}` }
+    const serviceAuth = { authorization: `Bearer ${token}` }
 
-    // (a) the NDJSON relay
+    // (a) the NDJSON relay: direct, through the bare pipe relay, through the service
     vendor.mode = "events"
     vendor.events = eventBlock(eventCount)
     const form = new URLSearchParams({ video: "https://videos.example/v.mp4" })
-    const direct: Array<number> = []
-    const proxied: Array<number> = []
+    const relayRates = { direct: [] as Array<number>, bare: [] as Array<number>, proxy: [] as Array<number> }
     /** The service's CPU seconds per proxied relay, and this process's (client and vendor) per direct and proxied one. */
     const relayCpu = { service: [] as Array<number>, benchDirect: [] as Array<number>, benchProxied: [] as Array<number> }
     const ownCpu = () => {
       const { user, system } = process.cpuUsage()
       return (user + system) / 1e6
     }
+    const generateVia = (base: string, headers: Record<string, string>) =>
+      readEvents(`${base}/v2m/generate`, { method: "POST", headers, body: form })
     // round 0 warms up (the service's first relay also compiles its code) and is only logged
     for (let round = 0; round <= rounds; round++) {
       const ownBefore = ownCpu()
-      const d = await readEvents(`${vendor.url}/v2m/generate`, {
-        method: "POST",
-        headers: { authorization: `Bearer ${vendor.apiKey}` },
-        body: form
-      })
+      const d = await generateVia(vendor.url, vendorAuth)
       const ownBetween = ownCpu()
+      const b = await generateVia(barePipe.url, vendorAuth)
+      const ownAfterBare = ownCpu()
       const serviceBefore = await cpuSeconds(pid)
-      const p = await readEvents(`${service.base}/proxy/musicvendor/v2m/generate`, {
-        method: "POST",
-        headers: { authorization: `Bearer ${token}` },
-        body: form
-      })
+      const p = await generateVia(`${service.base}/proxy/musicvendor`, serviceAuth)
       const serviceCpu = (await cpuSeconds(pid)) - serviceBefore
       if (p.lines !== eventCount + 1) throw new Error(`the proxy relayed ${p.lines} events of ${eventCount + 1}`)
-      log(`relay ${round === 0 ? "warm-up" : `round ${round}`}: direct ${fmt(d.lines / d.seconds)} events/s, proxy ${fmt(p.lines / p.seconds)} events/s, service ${fmt(serviceCpu, 2)} CPU s`)
+      const rate = (r: { lines: number; seconds: number }) => r.lines / r.seconds
+      log(
+        `relay ${round === 0 ? "warm-up" : `round ${round}`}: direct ${fmt(rate(d))} events/s, bare relay ${fmt(rate(b))}, ` +
+          `proxy ${fmt(rate(p))}, service ${fmt(serviceCpu, 2)} CPU s`
+      )
       if (round === 0) continue
       relayCpu.service.push(serviceCpu)
       relayCpu.benchDirect.push(ownBetween - ownBefore)
-      relayCpu.benchProxied.push(ownCpu() - ownBetween)
-      direct.push(d.lines / d.seconds)
-      proxied.push(p.lines / p.seconds)
+      relayCpu.benchProxied.push(ownCpu() - ownAfterBare)
+      relayRates.direct.push(rate(d))
+      relayRates.bare.push(rate(b))
+      relayRates.proxy.push(rate(p))
     }
 
-    // (b) the upload
+    // (b) the upload: raw, through the bare relays, through the service, round after round
     vendor.mode = "discard"
-    const raw = await upload(`${sink.url}/`, { "content-type": "application/octet-stream" }, Buffer.alloc(0), uploadBytes, Buffer.alloc(0))
-    log(`raw loopback: ${fmt(uploadBytes / MiB / raw.seconds)} MiB/s`)
     const boundary = "music-bench-boundary"
     const mediaBytes = uploadBytes - mp4Head(60, 0).length
     const head = Buffer.concat([
@@ -250,47 +269,77 @@ export const benchMusicProxy = async (options: { quick: boolean }): Promise<stri
       mp4Head(60, mediaBytes)
     ])
     const tail = Buffer.from(`\r\n--${boundary}\r\ncontent-disposition: form-data; name="prompt"\r\n\r\nbench\r\n--${boundary}--\r\n`)
-    const base = service.base
-    const uploadCpuBefore = await cpuSeconds(pid)
-    const [proxiedUpload, rss] = await watchingRss(pid, () =>
-      upload(
-        `${base}/proxy/musicvendor/v2m/generate`,
-        { authorization: `Bearer ${token}`, "content-type": `multipart/form-data; boundary=${boundary}` },
-        head,
-        mediaBytes,
-        tail
-      ))
-    const uploadCpu = (await cpuSeconds(pid)) - uploadCpuBefore
-    if (proxiedUpload.status !== 200) throw new Error(`the proxied upload answered ${proxiedUpload.status}`)
-    const forwarded = vendor.lastBodyBytes
-    log(`proxied upload: ${fmt(uploadBytes / MiB / proxiedUpload.seconds)} MiB/s; the vendor received ${forwarded} bytes`)
+    const formType = { "content-type": `multipart/form-data; boundary=${boundary}` }
+    const uploadRates = { raw: [] as Array<number>, pipe: [] as Array<number>, spool: [] as Array<number>, proxy: [] as Array<number> }
+    const uploadCpu: Array<number> = []
+    let growth = 0
+    let hwmGrowth = Number.NaN
+    let rssBefore = 0
+    let forwarded = 0
+    const mbps = (seconds: number) => uploadBytes / 1e6 / seconds
+    const viaBare = async (url: string) => {
+      const sent = await upload(`${url}/v2m/generate`, { ...vendorAuth, ...formType }, head, mediaBytes, tail)
+      if (sent.status !== 200) throw new Error(`the bare relay's upload answered ${sent.status}`)
+      return mbps(sent.seconds)
+    }
+    for (let round = 1; round <= rounds; round++) {
+      const raw = mbps((await upload(`${sink.url}/`, { "content-type": "application/octet-stream" }, Buffer.alloc(0), uploadBytes, Buffer.alloc(0))).seconds)
+      const pipe = await viaBare(barePipe.url)
+      const spool = await viaBare(bareSpool.url)
+      const cpuBefore = await cpuSeconds(pid)
+      const [proxied, rss] = await watchingRss(pid, () =>
+        upload(`${service!.base}/proxy/musicvendor/v2m/generate`, { ...serviceAuth, ...formType }, head, mediaBytes, tail))
+      uploadCpu.push((await cpuSeconds(pid)) - cpuBefore)
+      if (proxied.status !== 200) throw new Error(`the proxied upload answered ${proxied.status}`)
+      forwarded = vendor.lastBodyBytes
+      growth = Math.max(growth, rss.sampledMiB)
+      // NaN when the peak could not be reset: then only the sampled growth counts
+      hwmGrowth = Number.isNaN(hwmGrowth) ? rss.hwmMiB : Math.max(hwmGrowth, rss.hwmMiB)
+      rssBefore = rss.beforeMiB
+      log(
+        `upload round ${round}: raw ${fmt(raw)} MB/s, bare pipe ${fmt(pipe)}, bare spool ${fmt(spool)}, ` +
+          `proxy ${fmt(mbps(proxied.seconds))}; the vendor received ${forwarded} bytes`
+      )
+      uploadRates.raw.push(raw)
+      uploadRates.pipe.push(pipe)
+      uploadRates.spool.push(spool)
+      uploadRates.proxy.push(mbps(proxied.seconds))
+    }
 
-    const relayRatio = median(proxied) / median(direct)
-    const rawRate = uploadBytes / 1e6 / raw.seconds
-    const proxyRate = uploadBytes / 1e6 / proxiedUpload.seconds
-    const growth = rss.sampledMiB
-    // NaN when the peak could not be reset: then only the sampled growth counts
-    const hwmGrowth = rss.hwmMiB
+    const relayRatio = median(relayRates.proxy) / median(relayRates.direct)
+    const rawRate = median(uploadRates.raw)
+    const uploadRatio = median(uploadRates.proxy) / rawRate
     const met = (ok: boolean) => (ok ? "met" : "MISSED")
+    const ratio = (rate: number, of: number) => fmt(rate / of, 2)
     return [
-      `## Music proxy (${options.quick ? "quick" : "full"} run, ${new Date().toISOString()}, ${os.cpus().length} cores shared by client, service and fake vendor)`,
+      `## Music proxy (${options.quick ? "quick" : "full"} run, ${new Date().toISOString()}, ${os.cpus().length} cores shared by client, service, relays and fake vendor)`,
       "",
-      "| measurement | through the proxy | direct / raw | ratio | target |",
-      "|---|---:|---:|---:|---|",
-      `| NDJSON relay, ${fmt(eventCount)} events (median of ${rounds}) | ${fmt(median(proxied))} events/s | ${fmt(median(direct))} events/s | ${fmt(relayRatio, 2)} | – |`,
-      `| upload of ${fmt(uploadBytes / MiB)} MiB (spool, check, forward) | ${fmt(proxyRate)} MB/s | ${fmt(rawRate)} MB/s | ${fmt(proxyRate / rawRate, 2)} | >= ${targets.uploadVsRaw}: ${met(proxyRate / rawRate >= targets.uploadVsRaw)} |`,
-      `| service peak RSS growth during the upload (VmRSS sampled / VmHWM) | ${fmt(growth, 1)} MiB / ${fmt(hwmGrowth, 1)} MiB | – | – | <= ${targets.rssGrowthMiB} MiB: ${met(Math.max(growth, Number.isNaN(hwmGrowth) ? 0 : hwmGrowth) <= targets.rssGrowthMiB)} |`,
+      `Medians of ${rounds} round${rounds === 1 ? "" : "s"}, each measuring every row one after the other. The bare relays (bench/bare-relay.ts) ` +
+        "are plain node:http in a process of their own: what any proxy reaches here.",
+      "",
+      "| measurement | rate | ratio to direct / raw | target |",
+      "|---|---:|---:|---|",
+      `| NDJSON relay of ${fmt(eventCount)} events: read from the vendor directly | ${fmt(median(relayRates.direct))} events/s | 1.00 | – |`,
+      `| … through a bare pipe relay | ${fmt(median(relayRates.bare))} events/s | ${ratio(median(relayRates.bare), median(relayRates.direct))} | – |`,
+      `| … through the service | ${fmt(median(relayRates.proxy))} events/s | ${fmt(relayRatio, 2)} | >= ${targets.relayVsDirect}: ${met(relayRatio >= targets.relayVsDirect)} |`,
+      `| upload of ${fmt(uploadBytes / MiB)} MiB: raw loopback to a discarding server | ${fmt(rawRate)} MB/s | 1.00 | – |`,
+      `| … through a bare pipe relay (checks nothing) | ${fmt(median(uploadRates.pipe))} MB/s | ${ratio(median(uploadRates.pipe), rawRate)} | – |`,
+      `| … through a bare spool relay (file, then send) | ${fmt(median(uploadRates.spool))} MB/s | ${ratio(median(uploadRates.spool), rawRate)} | – |`,
+      `| … through the service (spool, check, forward) | ${fmt(median(uploadRates.proxy))} MB/s | ${fmt(uploadRatio, 2)} | >= ${targets.uploadVsRaw}: ${met(uploadRatio >= targets.uploadVsRaw)} |`,
+      `| service peak RSS growth during an upload (VmRSS sampled / VmHWM), largest | ${fmt(growth, 1)} MiB / ${fmt(hwmGrowth, 1)} MiB | – | <= ${targets.rssGrowthMiB} MiB: ${met(Math.max(growth, Number.isNaN(hwmGrowth) ? 0 : hwmGrowth) <= targets.rssGrowthMiB)} |`,
       "",
       `The vendor received ${fmt(forwarded)} bytes for the ${fmt(uploadBytes)}-byte file (the form adds framing). ` +
-      `RSS before the upload: ${fmt(rss.beforeMiB)} MiB.`,
+        `RSS before the last upload: ${fmt(rssBefore)} MiB.`,
       "",
       `CPU seconds (from /proc; they do not depend on how busy the machine is), medians: the service per relay ${fmt(median(relayCpu.service), 2)} ` +
-      `(${fmt(median(relayCpu.service) * 1e6 / (eventCount + 1), 2)} µs an event); the bench process (client and fake vendor) per direct read ` +
-      `${fmt(median(relayCpu.benchDirect), 2)}, per read through the proxy ${fmt(median(relayCpu.benchProxied), 2)}; ` +
-      `the service per upload ${fmt(uploadCpu, 2)} (${fmt(uploadCpu * 1000 / (uploadBytes / MiB / 1024), 0)} ms a GiB).`
+        `(${fmt(median(relayCpu.service) * 1e6 / (eventCount + 1), 2)} µs an event); the bench process (client and fake vendor) per direct read ` +
+        `${fmt(median(relayCpu.benchDirect), 2)}, per read through the service ${fmt(median(relayCpu.benchProxied), 2)}; ` +
+        `the service per upload ${fmt(median(uploadCpu), 2)} (${fmt(median(uploadCpu) * 1000 / (uploadBytes / MiB / 1024), 0)} ms a GiB).`
     ].join("\n")
   } finally {
     if (service) await stop(service.child)
+    await barePipe.close()
+    await bareSpool.close()
     await vendor.close()
     await sink.close()
     await fs.rm(dataDir, { recursive: true, force: true })
