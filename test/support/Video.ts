@@ -30,6 +30,19 @@ export const mp4 = (seconds: number, fillerBytes = 4096): Buffer => {
 }
 
 /**
+ * An MP4 of `seconds` laid out as a muxer writes it without a second pass (the host application's
+ * uploads among them: `comfy_api/latest/_input_impl/video_types.py` writes to memory without
+ * `faststart`): the media data box first, the movie box after it. Its parts, so that large
+ * uploads can send `mediaBytes` made on the fly between `head` and `tail`.
+ */
+export const mp4MovieLast = (seconds: number, mediaBytes: number): { readonly head: Buffer; readonly tail: Buffer } => {
+  const whole = mp4Head(seconds, mediaBytes)
+  const ftypEnd = whole.readUInt32BE(0)
+  const moovEnd = ftypEnd + whole.readUInt32BE(ftypEnd)
+  return { head: Buffer.concat([whole.subarray(0, ftypEnd), whole.subarray(moovEnd)]), tail: whole.subarray(ftypEnd, moovEnd) }
+}
+
+/**
  * The start of an MP4 of `seconds` whose media data box holds `mediaBytes`, up to and including
  * that box's header: send `mediaBytes` of anything after it (large uploads made on the fly).
  */
