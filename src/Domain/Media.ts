@@ -431,7 +431,11 @@ export const maxVideoBytes = 1024 * 1024 * 1024
 /** The longest video accepted, in seconds. */
 export const maxVideoSeconds = 6 * 60
 
-/** A video file part, as the service holds it once spooled to disk (on the wire: the part's bytes). */
+/**
+ * A video file part as the service holds it once read (on the wire: the part's bytes): spooled to
+ * disk at `path`, or, when `path` is empty, already forwarded to the vendor as it arrived
+ * (Music/Form.ts).
+ */
 export const VideoFile = Schema.Struct({
   path: Schema.String,
   size: Schema.Finite,

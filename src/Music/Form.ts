@@ -1,8 +1,8 @@
 /**
  * The form of `POST /proxy/musicvendor/v2m/generate`, read straight from the request: its text
- * fields, and a video file spooled to a temporary file as it arrives (never held in memory). What
- * was read is then decoded with the contract's own schema (Domain/Media.ts, MusicForm) into a
- * file or a URL.
+ * fields, and a video file, never held in memory: forwarded to the vendor as it arrives when it
+ * is an MP4 or MOV (live mode), else spooled to a temporary file. What was read is then decoded
+ * with the contract's own schema (Domain/Media.ts, MusicForm) into a file or a URL.
  */
 import { FileSystem } from "effect"
 import { Multipart, type HttpServerRequest } from "effect/http"
@@ -10,10 +10,12 @@ import { NodeHttpServerRequest, NodeMultipart, NodeStream } from "@effect/platfo
 import { Data, Effect, Option, Predicate, Schema, SchemaIssue, type Scope, Stream } from "effect"
 import * as fs from "node:fs"
 import * as path from "node:path"
-import { PassThrough, Transform } from "node:stream"
+import { PassThrough, Readable, Transform, Writable } from "node:stream"
 import { pipeline } from "node:stream/promises"
 import { MusicForm, type MusicRequest, MusicUrlForm, type VideoFile } from "../Domain/Media.ts"
 import { recordUpload } from "../Observability/Metrics.ts"
+import { type Judgement, MovieWatch } from "./MovieHeader.ts"
+import { overlong, VideoOverlong, VideoUnreadable } from "./VideoChecks.ts"
 import { scavengeEvery } from "../Storage/Garbage.ts"
 
 /** The form broke a rule; `message` says which, naming the field. */
@@ -48,15 +50,27 @@ const formOverheadBytes = 4 * 1024 * 1024
 /** A form without a file (URL-encoded) is small. */
 const maxFieldsBytes = 64 * 1024
 
-export type FormError = FormInvalid | FormNotAccepted | FormTooLarge | VideoTooLarge
+export type FormError = FormInvalid | FormNotAccepted | FormTooLarge | VideoTooLarge | VideoOverlong | VideoUnreadable
 
 /** Where uploaded videos are spooled under `DATA_DIR` (swept of crash leftovers: System/Leftovers.ts). */
 export const spoolDirOf = (dataDir: string) => path.join(dataDir, "tmp")
+
+/**
+ * Opens where a video goes instead of to disk, as it arrives (the vendor's request, Vendor.ts
+ * `upload`); its backpressure holds the upload as the disk's does. It is never ended here.
+ */
+export type Forward = (file: { readonly filename: string; readonly contentType: string }) => Effect.Effect<Writable, never, Scope.Scope>
 
 export interface UploadOptions {
   /** Where temporary files go (created if missing). */
   readonly tmpDir: string
   readonly maxFileBytes: number
+  /**
+   * Where a video whose first bytes state an acceptable duration goes, instead of to disk. A video
+   * whose first bytes do not state it (its movie box after its media, or no ISO media file) is
+   * spooled all the same, to be checked whole.
+   */
+  readonly forward?: Forward
 }
 
 const bad = (reason: string) => new FormInvalid({ reason })
@@ -85,44 +99,139 @@ const setField = (collected: Collected, key: string, value: string | VideoFile) 
 
 class LimitReached extends Error {}
 
-/** Copies a file part to a temporary file (removed with the request's scope), counting its bytes; past the limit it stops at once. */
+/** How many of a video's first bytes are read before choosing where it goes. */
+const headBytes = 64 * 1024
+/** The largest movie box held to read a forwarded video's duration (Music/MovieHeader.ts). */
+const movieBoxLimit = 8 * 1024 * 1024
+
+interface Head {
+  readonly bytes: Buffer
+  /** Whether the file ended within these bytes. */
+  readonly ended: boolean
+}
+
+/**
+ * Reads `source` until `watch` has judged the video's duration or `headBytes` have come,
+ * whichever is first (the rest stays in `source`), or the file ended.
+ */
+const readHead = (source: Readable, watch: MovieWatch) =>
+  new Promise<Head>((resolve, reject) => {
+    const chunks: Array<Buffer> = []
+    let length = 0
+    const settle = (ended: boolean) => {
+      source.off("readable", onReadable).off("end", onEnd).off("error", reject)
+      resolve({ bytes: Buffer.concat(chunks, length), ended })
+    }
+    const onReadable = () => {
+      for (let chunk: Buffer | null; (chunk = source.read() as Buffer | null) !== null;) {
+        chunks.push(chunk)
+        length += chunk.length
+        watch.push(chunk)
+        if (watch.judgement._tag !== "Pending" || length >= headBytes) return settle(false)
+      }
+    }
+    const onEnd = () => settle(true)
+    source.on("readable", onReadable).once("end", onEnd).once("error", reject)
+  })
+
+/** A sink that drops what it is given: the bytes already went where `forward` sends them. */
+const discard = () =>
+  new Writable({
+    write(_chunk, _encoding, callback) {
+      callback()
+    }
+  })
+
+/** What a forwarded video's judged duration means: go on, or the failure that stops it. */
+const verdict = (judgement: Judgement): Option.Option<VideoOverlong | VideoUnreadable> =>
+  judgement._tag === "Stated"
+    ? overlong(judgement.seconds)
+    : judgement._tag === "Pending"
+    ? Option.none()
+    : Option.some(new VideoUnreadable())
+
+/**
+ * Takes a file part. Its first bytes are read first: a video they state too long is refused at
+ * once. With `options.forward`, an ISO media file (MP4, MOV) goes there as it arrives, its top-level
+ * boxes followed to read the duration its movie box states wherever that box is, and the upload
+ * stops as soon as the duration is known to be too long or the file to have none; any other file,
+ * or every file without `forward`, is copied to a temporary file (removed with the request's
+ * scope) to be checked whole. Its bytes are counted: past the limit the reading stops at once.
+ */
 const spool = (part: Multipart.File, options: UploadOptions) =>
   Effect.gen(function*() {
-    const files = yield* FileSystem.FileSystem
-    yield* files.makeDirectory(options.tmpDir, { recursive: true })
-    const path = yield* files.makeTempFileScoped({ directory: options.tmpDir, prefix: "video-" })
-    let size = 0
-    // the socket's buffers die as soon as they are written: scavenges free them (Storage/Garbage.ts)
-    const scavenge = scavengeEvery()
-    const counter = new Transform({
-      transform(chunk: Buffer, _encoding, callback) {
-        size += chunk.length
-        scavenge(chunk.length)
-        if (size > options.maxFileBytes) callback(new LimitReached())
-        else callback(null, chunk)
-      }
-    })
-    const sink = fs.createWriteStream(path, { highWaterMark: 1024 * 1024 })
     // the disk's failures (a full or unwritable folder) are the service's, not the client's. The
     // file also errors with whatever broke the pipeline (Node 24 destroys every stream of it with
     // the cause: the limit, a broken form); only a failed system call is the disk's
     let diskFailure: Option.Option<unknown> = Option.none()
-    sink.once("error", (e: NodeJS.ErrnoException) => {
-      if (e.syscall !== undefined) diskFailure = Option.some(e)
-    })
-    // Node's own pipeline: a gigabyte moves through it at disk speed, chunk by chunk
-    yield* Effect.tryPromise({
-      try: (signal) => pipeline(NodeMultipart.fileToReadable(part), counter, sink, { signal }),
-      catch: (cause) => cause
-    }).pipe(Effect.catch((cause) =>
+    const failed = (cause: unknown): Effect.Effect<never, FormInvalid | VideoTooLarge | VideoOverlong | VideoUnreadable> =>
       Option.isSome(diskFailure)
         ? Effect.die(diskFailure.value)
+        : cause instanceof VideoOverlong || cause instanceof VideoUnreadable
+        ? Effect.fail(cause)
         : Effect.fail(
           cause instanceof LimitReached || ["MaxPartSize", "MaxTotalSize"].includes(String((cause as { limit?: unknown } | null)?.limit))
             ? new VideoTooLarge({ maxBytes: options.maxFileBytes })
             : bad("The video upload could not be read: the form ended or broke off inside the file")
         )
-    ))
+    const source = NodeMultipart.fileToReadable(part)
+    const watch = new MovieWatch(movieBoxLimit)
+    const head = yield* Effect.tryPromise({ try: () => readHead(source, watch), catch: (cause) => cause }).pipe(Effect.catch(failed))
+    const judged = head.ended ? watch.finish() : watch.judgement
+    // a movie box at the start that states too long a video: refused before the rest is read
+    if (judged._tag === "Stated") yield* Option.match(overlong(judged.seconds), { onNone: () => Effect.void, onSome: Effect.fail })
+    const forwarded = (judged._tag === "Stated" || judged._tag === "Pending") && options.forward !== undefined
+      ? yield* options.forward({ filename: part.name, contentType: part.contentType })
+      : undefined
+    const files = yield* FileSystem.FileSystem
+    const path = forwarded === undefined
+      ? yield* Effect.andThen(
+        files.makeDirectory(options.tmpDir, { recursive: true }),
+        files.makeTempFileScoped({ directory: options.tmpDir, prefix: "video-" })
+      )
+      : ""
+    let size = 0
+    // the socket's buffers die as soon as they are passed on: scavenges free them (Storage/Garbage.ts)
+    const scavenge = scavengeEvery()
+    // the file's offset of the next byte counted: the head's bytes were watched as it was read
+    let offset = 0
+    const counter = new Transform({
+      transform(chunk: Buffer, _encoding, callback) {
+        size += chunk.length
+        scavenge(chunk.length)
+        if (size > options.maxFileBytes) return callback(new LimitReached())
+        if (forwarded === undefined) return callback(null, chunk)
+        const unwatched = head.bytes.length - offset
+        offset += chunk.length
+        if (unwatched < chunk.length) watch.push(unwatched > 0 ? chunk.subarray(unwatched) : chunk)
+        const stop = verdict(watch.judgement)
+        if (Option.isSome(stop)) return callback(stop.value)
+        if (forwarded.destroyed || forwarded.write(chunk)) return callback()
+        // the vendor is slower than the client: wait for it (or for it to break off)
+        const go = () => {
+          forwarded.off("drain", go).off("close", go)
+          callback()
+        }
+        forwarded.once("drain", go).once("close", go)
+      }
+    })
+    const sink = forwarded === undefined ? fs.createWriteStream(path, { highWaterMark: 1024 * 1024 }) : discard()
+    sink.once("error", (e: NodeJS.ErrnoException) => {
+      if (e.syscall !== undefined) diskFailure = Option.some(e)
+    })
+    // the head first, then the rest as it comes
+    const file = head.ended ? Readable.from([head.bytes]) : source
+    if (!head.ended) counter.write(head.bytes)
+    // Node's own pipeline: a gigabyte moves through it at the disk's or the vendor's speed, chunk by chunk
+    yield* Effect.tryPromise({
+      try: (signal) => pipeline(file, counter, sink, { signal }),
+      catch: (cause) => cause
+    }).pipe(Effect.catch(failed))
+    // a forwarded video must have stated its duration by its end
+    if (forwarded !== undefined) {
+      const stop = verdict(watch.finish())
+      if (Option.isSome(stop)) return yield* stop.value
+    }
     return { path, size, filename: part.name, contentType: part.contentType } satisfies VideoFile
   }).pipe(Effect.catchTag("PlatformError", Effect.die))
 

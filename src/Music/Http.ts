@@ -5,7 +5,7 @@
  */
 import { HttpApiBuilder } from "effect/http-api"
 import { HttpServerResponse } from "effect/http"
-import { Effect, Exit, Layer, Stream } from "effect"
+import { Effect, Exit, Layer, Option, Stream } from "effect"
 import { MusicProxyApi } from "./Api.ts"
 import { registryApi } from "../Domain/RegistryApi.ts"
 import { AppConfig } from "../Config.ts"
@@ -79,8 +79,11 @@ const MusicProxyLive = HttpApiBuilder.group(api, "musicProxy", (handlers) =>
         yield* music.ready
         // the quota before the upload is read: a refused caller sends no video for nothing
         const body = yield* metered("video-to-music", declaredBytes(request), Effect.gen(function*() {
-          const form = yield* readVideoForm(request, type, { tmpDir, maxFileBytes: maxVideoBytes })
-          return yield* music.generate(form)
+          // live mode forwards a video that states its duration up front to the vendor as it
+          // arrives (Service.ts generateUpload)
+          return yield* music.generateUpload((forward) =>
+            readVideoForm(request, type, { tmpDir, maxFileBytes: maxVideoBytes, ...(Option.isSome(forward) ? { forward: forward.value } : {}) })
+          )
         }))
         return streamed(body)
       }).pipe(

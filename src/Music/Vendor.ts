@@ -1,17 +1,18 @@
 /**
  * The music vendor: `POST <MUSICVENDOR_BASE_URL>/v2m/generate` with a multipart form (the video
- * file streamed from its spooled copy, or its URL, and the prompt), answered with an NDJSON
- * stream. The live client runs over undici; with VENDOR_MODE=simulated a built-in stand-in
+ * file as it arrives or from its spooled copy, or its URL, and the prompt), answered with an
+ * NDJSON stream. The live client runs over undici; with VENDOR_MODE=simulated a built-in stand-in
  * (Simulated.ts) answers a realistic stream with decodable audio, offline.
  *
  * The key travels as `Redacted` and only in the Authorization header; nothing logged here
  * carries a request.
  */
-import { HttpClient, HttpClientRequest, type HttpClientResponse } from "effect/http"
+import { HttpBody, HttpClient, HttpClientRequest, type HttpClientResponse } from "effect/http"
 import { NodeHttpClient, NodeStream } from "@effect/platform-node"
-import { Clock, Context, Data, Effect, Layer, Option, type Scope, Stream } from "effect"
+import { Clock, Context, Data, Deferred, Effect, Fiber, Layer, Option, type Scope, Stream } from "effect"
 import { randomUUID } from "node:crypto"
 import * as fs from "node:fs"
+import { Transform, type Writable } from "node:stream"
 import { AppConfig } from "../Config.ts"
 import type { MusicRequest } from "../Domain/Media.ts"
 import { span } from "../Tracing.ts"
@@ -42,6 +43,21 @@ export class VendorStreamError extends Data.TaggedError("VendorStreamError")<{ r
   }
 }
 
+/**
+ * A video upload forwarded to the vendor while it arrives: the vendor's request starts with the
+ * file part's head, the video's bytes go to `sink` (its backpressure is the vendor's), and only
+ * `finish` sends the rest of the form. Closing the scope before `finish` aborts the request: the
+ * vendor sees a broken body, never a complete form.
+ */
+export interface VendorUpload {
+  /** Where the video's bytes go as they arrive; never ended here (`finish` ends it). */
+  readonly sink: Writable
+  /** Fails as soon as the vendor answers a failure, even while the upload is still arriving. */
+  readonly refused: Effect.Effect<never, VendorFailure>
+  /** Sends the form's tail (the prompt, the closing boundary), then waits for the vendor's answer. */
+  readonly finish: (prompt: Option.Option<string>) => Effect.Effect<Stream.Stream<Uint8Array, VendorStreamError>, VendorFailure>
+}
+
 /** The vendor, as the music proxy asks it. */
 export interface MusicVendorShape {
   /** Fails when the vendor cannot be asked at all (live mode without its settings). */
@@ -53,6 +69,17 @@ export interface MusicVendorShape {
   readonly generate: (
     request: GenerateRequest
   ) => Effect.Effect<Stream.Stream<Uint8Array, VendorStreamError>, VendorFailure | VendorUnconfigured, Scope.Scope>
+  /**
+   * Live mode only: starts a generation whose video is sent as it is uploaded (see
+   * `VendorUpload`); the exchange is aborted when the scope closes.
+   */
+  readonly upload?: (file: UploadStart) => Effect.Effect<VendorUpload, never, Scope.Scope>
+}
+
+/** The file part as it starts: what the vendor's form names it. */
+export interface UploadStart {
+  readonly filename: string
+  readonly contentType: string
 }
 
 // --- the multipart body sent to the vendor ----------------------------------------------------
@@ -63,23 +90,34 @@ const quoted = (value: string) => value.replace(/"/g, "%22").replace(/\r/g, "%0D
 const fieldPart = (boundary: string, name: string, value: string) =>
   Buffer.from(`--${boundary}\r\ncontent-disposition: form-data; name="${quoted(name)}"\r\n\r\n${value}\r\n`)
 
-/**
- * The form as a stream with its exact length: the file is read from disk as the vendor takes it.
- * `onProgress` runs for every piece handed over.
- */
-const formBody = ({ request }: GenerateRequest, boundary: string, onProgress: Effect.Effect<void>) => {
-  const prompt = Option.match(request.prompt, { onNone: () => [], onSome: (p) => [fieldPart(boundary, "prompt", p)] })
-  const end = Buffer.from(`--${boundary}--\r\n`)
-  if (request._tag === "Url") {
-    const bytes = Buffer.concat([fieldPart(boundary, "video", request.url), ...prompt, end])
-    return { stream: Stream.make(new Uint8Array(bytes)), length: bytes.length }
-  }
-  const video = request.file
-  const head = Buffer.from(
+/** The file part's head: its headers, up to where the file's bytes start. */
+const fileHead = (boundary: string, video: UploadStart) =>
+  Buffer.from(
     `--${boundary}\r\ncontent-disposition: form-data; name="0.video"; filename="${quoted(video.filename)}"\r\n` +
       `content-type: ${video.contentType.replace(/[\r\n]/g, "")}\r\n\r\n`
   )
-  const tail = Buffer.concat([Buffer.from("\r\n"), ...prompt, end])
+
+/** What follows the file's bytes: the end of its part, the prompt, the closing boundary. */
+const fileTail = (boundary: string, prompt: Option.Option<string>) =>
+  Buffer.concat([
+    Buffer.from("\r\n"),
+    ...Option.match(prompt, { onNone: () => [], onSome: (p) => [fieldPart(boundary, "prompt", p)] }),
+    Buffer.from(`--${boundary}--\r\n`)
+  ])
+
+/**
+ * The form as a stream with its exact length: a spooled file is read from disk as the vendor takes
+ * it. `onProgress` runs for every piece handed over.
+ */
+const formBody = ({ request }: GenerateRequest, boundary: string, onProgress: Effect.Effect<void>) => {
+  if (request._tag === "Url") {
+    const prompt = Option.match(request.prompt, { onNone: () => [], onSome: (p) => [fieldPart(boundary, "prompt", p)] })
+    const bytes = Buffer.concat([fieldPart(boundary, "video", request.url), ...prompt, Buffer.from(`--${boundary}--\r\n`)])
+    return { stream: Stream.make(new Uint8Array(bytes)), length: bytes.length }
+  }
+  const video = request.file
+  const head = fileHead(boundary, video)
+  const tail = fileTail(boundary, request.prompt)
   // each read is a new buffer, dead once sent: scavenges free them (Storage/Garbage.ts)
   const scavenge = scavengeEvery()
   const file = NodeStream.fromReadable({
@@ -160,7 +198,77 @@ const makeLive: Effect.Effect<MusicVendorShape, never, AppConfig | HttpClient.Ht
       return yield* generationBody(response, timeoutMillis)
     })
 
-  return { ready, generate }
+  const upload = (file: UploadStart) =>
+    Effect.gen(function*() {
+      const boundary = `musicproxy${randomUUID().replace(/-/g, "")}`
+      // a few megabytes in flight toward the vendor at most (4 MiB on each side of this stream):
+      // the rest waits in the client's socket. Bytes move through it only as the vendor's
+      // connection takes them: that is its progress
+      let moved = 0
+      const sink = new Transform({
+        readableHighWaterMark: 4 * 1024 * 1024,
+        writableHighWaterMark: 4 * 1024 * 1024,
+        transform(chunk: Buffer, _encoding, callback) {
+          // the pieces are the form reader's (Form.ts), which scavenges for them: no second count here
+          moved += chunk.length
+          callback(null, chunk)
+        }
+      })
+      // its failures reach the vendor's request (undici reads it); a write after it broke is moot
+      sink.on("error", () => {})
+      sink.write(fileHead(boundary, file))
+      let tailSent = false
+      // silence counts only while the vendor owes us something: bytes it has not taken, or its
+      // answer once the form is whole (a client pausing mid-upload is not the vendor's silence)
+      let lastProgress = yield* Clock.currentTimeMillis
+      let lastMoved = -1
+      const vendorOwes = () => tailSent || sink.readableLength > 0 || sink.writableLength > 0
+      const watchdog = Effect.gen(function*() {
+        for (;;) {
+          const now = yield* Clock.currentTimeMillis
+          if (!vendorOwes() || moved !== lastMoved) {
+            lastProgress = now
+            lastMoved = moved
+          }
+          const idle = now - lastProgress
+          if (idle >= timeoutMillis) return yield* new VendorTimedOut({ vendor: vendorName, millis: timeoutMillis })
+          yield* Effect.sleep(Math.min(timeoutMillis - idle, Math.max(1, Math.ceil(timeoutMillis / 10))))
+        }
+      })
+      // the Node stream goes to undici as it is (no length up front: the request goes chunked)
+      const httpRequest = HttpClientRequest.post(`${Option.getOrThrow(baseUrl)}/v2m/generate`).pipe(
+        HttpClientRequest.bearerToken(Option.getOrThrow(apiKey)),
+        HttpClientRequest.setHeader("accept", "application/x-ndjson"),
+        HttpClientRequest.setBody(HttpBody.raw(sink, { contentType: `multipart/form-data; boundary=${boundary}` }))
+      )
+      const answered = yield* HttpClient.withScope(client).execute(httpRequest).pipe(
+        Effect.catch(fromTransportError(vendorName)),
+        Effect.raceFirst(watchdog),
+        Effect.flatMap((response) => generationBody(response, timeoutMillis)),
+        Effect.forkScoped
+      )
+      // the request scope closing before `finish` breaks the body: the vendor never sees a whole form
+      yield* Effect.addFinalizer(() => Effect.sync(() => tailSent || sink.destroy(new Error("the upload was refused or broke off"))))
+      const refusal = yield* Deferred.make<never, VendorFailure>()
+      yield* Fiber.join(answered).pipe(
+        Effect.matchEffect({ onFailure: (e) => Deferred.fail(refusal, e), onSuccess: () => Effect.void }),
+        Effect.forkScoped
+      )
+      return {
+        sink,
+        refused: Deferred.await(refusal),
+        finish: (prompt) =>
+          Effect.andThen(
+            Effect.sync(() => {
+              tailSent = true
+              sink.end(fileTail(boundary, prompt))
+            }),
+            Fiber.join(answered)
+          )
+      } satisfies VendorUpload
+    })
+
+  return { ready, generate, upload }
 })
 
 // --- simulated ------------------------------------------------------------------------------
@@ -181,7 +289,10 @@ export class MusicVendor extends Context.Service<MusicVendor>()("MusicVendor", {
   make: Effect.flatMap(AppConfig, (config) => config.vendorMode === "simulated" ? makeSimulated : makeLive).pipe(
     Effect.map((vendor): MusicVendorShape => ({
       ready: vendor.ready,
-      generate: (request) => vendor.generate(request).pipe(span("MusicVendor.generate"))
+      generate: (request) => vendor.generate(request).pipe(span("MusicVendor.generate")),
+      ...("upload" in vendor && vendor.upload !== undefined
+        ? { upload: (file: UploadStart) => vendor.upload!(file).pipe(span("MusicVendor.upload")) }
+        : {})
     }))
   )
 }) {

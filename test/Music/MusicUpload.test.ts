@@ -99,7 +99,10 @@ layer(serviceWithFakeVendor(), { excludeTestServices: true })("upload limit", (i
       // the limit was reached by streaming (the last MiB may sit in socket buffers when the answer comes)
       expect(outcome.sent).toBeGreaterThan(1024 * MiB)
       expect(outcome.peakRssGrowth).toBeLessThan(150 * MiB)
-      expect(fake.arrived()).toBe(0)
+      // the vendor's request, started with the file part, was broken off: never a whole form
+      for (let i = 0; i < 100 && fake.broken() < fake.arrived(); i++) yield* Effect.sleep("50 millis")
+      expect(fake.broken()).toBe(fake.arrived())
+      expect(fake.received()).toEqual([])
       expect(yield* leftoverTempFiles(service)).toEqual([])
     }), 120_000)
 

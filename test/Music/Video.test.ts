@@ -6,7 +6,7 @@ import * as fs from "node:fs/promises"
 import * as os from "node:os"
 import * as path from "node:path"
 import { movieDuration } from "../../src/Music/MovieHeader.ts"
-import { videoDuration } from "../../src/Music/Service.ts"
+import { videoDuration } from "../../src/Music/VideoChecks.ts"
 import { mp4 } from "../support/Video.ts"
 import { forAll } from "../support/Property.ts"
 
