@@ -35,7 +35,13 @@ export type VersionState = typeof VersionState.Type
 /** A node's version, by its version string, with its node's standing: both as stored, in any status. */
 export const NamedVersion = Schema.Struct({
   node: NodeState,
-  version: Schema.Option(Schema.Struct({ id: Schema.String, status: NodeVersionStatus, hasArchive: Schema.Boolean }))
+  version: Schema.Option(Schema.Struct({
+    id: Schema.String,
+    status: NodeVersionStatus,
+    hasArchive: Schema.Boolean,
+    /** The stored archive's SHA-256, once known (migration 0013 started keeping it; older ones are backfilled). */
+    sha256: Schema.Option(Schema.Uint8Array)
+  }))
 })
 export type NamedVersion = typeof NamedVersion.Type
 
@@ -163,7 +169,8 @@ export class NodeRepo extends Context.Service<NodeRepo>()("NodeRepo", {
         repository: Schema.NullOr(Schema.String),
         version_id: Schema.NullOr(Schema.String),
         version_status: Schema.NullOr(NodeVersionStatus),
-        has_archive: Schema.Boolean
+        has_archive: Schema.Boolean,
+        archive_sha256: Schema.NullOr(Schema.Uint8Array)
       }, NamedVersion, (r): NamedVersion => ({
         node: {
           publisherId: r.publisher_id,
@@ -173,11 +180,17 @@ export class NodeRepo extends Context.Service<NodeRepo>()("NodeRepo", {
         },
         version: r.version_id === null || r.version_status === null
           ? Option.none()
-          : Option.some({ id: r.version_id, status: r.version_status, hasArchive: r.has_archive })
+          : Option.some({
+            id: r.version_id,
+            status: r.version_status,
+            hasArchive: r.has_archive,
+            sha256: Option.fromNullOr(r.archive_sha256)
+          })
       })),
       execute: ({ nodeId, version }) =>
         sql`SELECT n.publisher_id, n.status, p.status AS publisher_status, n.repository,
-                   v.id::text AS version_id, v.status AS version_status, v.archive_bytes IS NOT NULL AS has_archive
+                   v.id::text AS version_id, v.status AS version_status, v.archive_bytes IS NOT NULL AS has_archive,
+                   v.archive_sha256
             FROM nodes n JOIN publishers p ON p.id = n.publisher_id
             LEFT JOIN node_versions v ON v.node_id = n.id AND v.version = ${version}
             WHERE n.id = ${nodeId}`

@@ -45,6 +45,11 @@ const nodeVersionFields = {
   ),
   id: field(Schema.String, "Identifier of the version"),
   node_id: field(Schema.String, "Identifier of the node"),
+  sha256: optionalField(
+    Schema.String.check(Schema.isPattern(/^[0-9a-f]{64}$/, { message: "expected 64 lowercase hexadecimal digits" })),
+    "SHA-256 of the version's archive, in lowercase hexadecimal: present once an archive is stored. The download " +
+      "answers it as Repr-Digest (RFC 9530); a client checks what it downloaded against it"
+  ),
   status: field(NodeVersionStatus, "Status of the version"),
   status_reason: optionalField(Schema.String, "Why the version has its status, such as what its checks found"),
   supported_accelerators: field(Strings, "Accelerators supported by this version (free strings)"),
@@ -68,6 +73,7 @@ const nodeVersionExample: Schema.Struct.Encoded<typeof nodeVersionFields> = {
   downloadUrl: "https://registry.example.com/archives/film-grade-nodes/1.4.2",
   id: "7d4f2a9c-1b3e-4c5d-8e6f-0a1b2c3d4e5f",
   node_id: "film-grade-nodes",
+  sha256: "3b2c9f5e8d1a47c6b0e2f4a9d8c7b6a5e4f3d2c1b0a9f8e7d6c5b4a3f2e1d0c9",
   status: "NodeVersionStatusActive",
   supported_accelerators: ["cuda", "mps"],
   supported_host_version: ">=0.3.0",

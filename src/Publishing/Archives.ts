@@ -49,10 +49,13 @@ export class ArchiveNotStored extends Data.TaggedError("ArchiveNotStored")<{ rea
   }
 }
 
-/** How an archive is downloaded: from the service (`Here`), or from where the store serves it (`Elsewhere`). */
+/**
+ * How an archive is downloaded: from the service (`Here`), or from where the store serves it
+ * (`Elsewhere`); either way with its SHA-256 once known.
+ */
 export type Download = Data.TaggedEnum<{
-  Here: Opened & { readonly etag: string }
-  Elsewhere: { readonly url: string }
+  Here: Opened & { readonly etag: string; readonly sha256: Option.Option<Uint8Array> }
+  Elsewhere: { readonly url: string; readonly sha256: Option.Option<Uint8Array> }
 }>
 export const Download = Data.taggedEnum<Download>()
 
@@ -209,10 +212,14 @@ export class Archives extends Context.Service<Archives>()("Archives", {
         }
         // a bucket serves its objects itself: the client is sent there, and the service streams nothing
         const elsewhere = yield* storage.downloadUrl(archiveKey(state.id), method, archiveServed(nodeId, version))
-        if (Option.isSome(elsewhere)) return Download.Elsewhere({ url: elsewhere.value })
+        if (Option.isSome(elsewhere)) return Download.Elsewhere({ url: elsewhere.value, sha256: state.sha256 })
         const archive = yield* storage.open(archiveKey(state.id))
         if (Option.isNone(archive)) return yield* new ArchiveNotStored({ nodeId, version })
-        return Download.Here({ ...archive.value, etag: `"${state.id}.${archive.value.modified.getTime().toString(36)}"` })
+        return Download.Here({
+          ...archive.value,
+          etag: `"${state.id}.${archive.value.modified.getTime().toString(36)}"`,
+          sha256: state.sha256
+        })
       })
     }
   })

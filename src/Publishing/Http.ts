@@ -1,7 +1,7 @@
 import { HttpApiBuilder } from "effect/http-api"
 import { HttpEffect, HttpServerResponse } from "effect/http"
 import { NodeHttpServerRequest, NodeStream } from "@effect/platform-node"
-import { Effect, Layer } from "effect"
+import { Effect, Layer, Option } from "effect"
 import { ArchivesApi, PublishApi, PublishingApi, PublishResponse } from "./Api.ts"
 import { registryApi } from "../Domain/RegistryApi.ts"
 import { AuthFailures } from "../Auth/Failures.ts"
@@ -117,9 +117,20 @@ const ArchivesLive = HttpApiBuilder.group(api, "archives", (handlers) =>
           Effect.map((download) =>
             download._tag === "Here"
               ? downloadAnswer(download, `${params.nodeId}-${params.version}.zip`)
-              : redirectToStore(download.url)
+              : redirectToStore(download.url, reprDigest(download.sha256))
           )
         ))))
+
+/**
+ * The archive's digest as RFC 9530's `Repr-Digest` (`sha-256=:<base64>:`): of the whole archive,
+ * so that a range or a resumed download is checked too. A redirect to the store carries it as
+ * well: the store's own answer does not, and the client checks what it fetched there.
+ */
+const reprDigest = (sha256: Option.Option<Uint8Array>): Record<string, string> =>
+  Option.match(sha256, {
+    onNone: () => ({}),
+    onSome: (digest) => ({ "repr-digest": `sha-256=:${Buffer.from(digest).toString("base64")}:` })
+  })
 
 /** An Active version's archive never changes: caches may keep it for good. */
 const immutable = "public, max-age=31536000, immutable"
@@ -131,7 +142,10 @@ const immutable = "public, max-age=31536000, immutable"
  * counted by install (`GET /nodes/{id}/install`), never here, so neither a HEAD nor the parts of a
  * resumed download count twice.
  */
-const downloadAnswer = (archive: Opened & { readonly etag: string }, fileName: string): HttpServerResponse.HttpServerResponse =>
+const downloadAnswer = (
+  archive: Opened & { readonly etag: string; readonly sha256: Option.Option<Uint8Array> },
+  fileName: string
+): HttpServerResponse.HttpServerResponse =>
   offerDownload({
     noun: "archive",
     bytes: archive.bytes,
@@ -141,7 +155,7 @@ const downloadAnswer = (archive: Opened & { readonly etag: string }, fileName: s
     cacheControl: immutable,
     stream: archive.stream,
     slice: archive.slice,
-    headers: { "content-disposition": `attachment; filename="${fileName}"` }
+    headers: { "content-disposition": `attachment; filename="${fileName}"`, ...reprDigest(archive.sha256) }
   })
 
 /** This folder's handlers, with the services they use (src/App.ts provides what every feature shares). */

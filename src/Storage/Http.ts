@@ -18,6 +18,6 @@ export const declaredLength = (request: HttpServerRequest.HttpServerRequest) => 
 export const downloadMethod = (request: HttpServerRequest.HttpServerRequest): "GET" | "HEAD" =>
   request.method === "HEAD" ? "HEAD" : "GET"
 
-/** 302 to `url`. The URL is presigned for a while only: no cache may keep the redirect. */
-export const redirectToStore = (url: string) =>
-  HttpServerResponse.redirect(url, { status: 302, headers: { "cache-control": "no-store" } })
+/** 302 to `url`, with `headers` besides. The URL is presigned for a while only: no cache may keep the redirect. */
+export const redirectToStore = (url: string, headers: Readonly<Record<string, string>> = {}) =>
+  HttpServerResponse.redirect(url, { status: 302, headers: { ...headers, "cache-control": "no-store" } })

@@ -1666,6 +1666,7 @@ export interface components {
          *       "downloadUrl": "https://registry.example.com/archives/film-grade-nodes/1.4.2",
          *       "id": "7d4f2a9c-1b3e-4c5d-8e6f-0a1b2c3d4e5f",
          *       "node_id": "film-grade-nodes",
+         *       "sha256": "3b2c9f5e8d1a47c6b0e2f4a9d8c7b6a5e4f3d2c1b0a9f8e7d6c5b4a3f2e1d0c9",
          *       "status": "NodeVersionStatusActive",
          *       "supported_accelerators": [
          *         "cuda",
@@ -1702,6 +1703,8 @@ export interface components {
             id: string;
             /** @description Identifier of the node */
             node_id: string;
+            /** @description SHA-256 of the version's archive, in lowercase hexadecimal: present once an archive is stored. The download answers it as Repr-Digest (RFC 9530); a client checks what it downloaded against it */
+            sha256?: string;
             /** @description Status of the version */
             status: components["schemas"]["NodeVersionStatus"];
             /** @description Why the version has its status, such as what its checks found */
@@ -1768,6 +1771,7 @@ export interface components {
          *         "downloadUrl": "https://registry.example.com/archives/film-grade-nodes/1.4.2",
          *         "id": "7d4f2a9c-1b3e-4c5d-8e6f-0a1b2c3d4e5f",
          *         "node_id": "film-grade-nodes",
+         *         "sha256": "3b2c9f5e8d1a47c6b0e2f4a9d8c7b6a5e4f3d2c1b0a9f8e7d6c5b4a3f2e1d0c9",
          *         "status": "NodeVersionStatusActive",
          *         "supported_accelerators": [
          *           "cuda",
@@ -2675,6 +2679,7 @@ export interface components {
          *             "downloadUrl": "https://registry.example.com/archives/film-grade-nodes/1.4.2",
          *             "id": "7d4f2a9c-1b3e-4c5d-8e6f-0a1b2c3d4e5f",
          *             "node_id": "film-grade-nodes",
+         *             "sha256": "3b2c9f5e8d1a47c6b0e2f4a9d8c7b6a5e4f3d2c1b0a9f8e7d6c5b4a3f2e1d0c9",
          *             "status": "NodeVersionStatusActive",
          *             "supported_accelerators": [
          *               "cuda",

@@ -11,6 +11,7 @@
 import { DeleteObjectCommand, GetObjectCommand, HeadObjectCommand, ListObjectsV2Command } from "@aws-sdk/client-s3"
 import { getSignedUrl } from "@aws-sdk/s3-request-presigner"
 import { expect, it } from "@effect/vitest"
+import { createHash } from "node:crypto"
 import { Effect, Option } from "effect"
 import { archiveKey, archiveLostReason } from "../../src/Publishing/Archives.ts"
 import { downloadUrlTtlSeconds } from "../../src/Storage/S3Storage.ts"
@@ -113,6 +114,8 @@ it.live("two instances on one database and one bucket: publish on one, upload th
     // install names the bucket itself, with a URL signed for GET: the download skips the service
     const installing = yield* installed(a, "image-tools", "1.0.0")
     yield* expectSignedFor(store, installing.downloadUrl!, "GET", archiveKey(row.id), "image-tools-1.0.0.zip")
+    // the bucket's answer carries no digest of ours: the install answer does, to check the bytes against
+    expect(installing.sha256).toBe(createHash("sha256").update(archive).digest("hex"))
     const straight = yield* Effect.promise(() => fetch(installing.downloadUrl!))
     expect(straight.status).toBe(200)
     expect(Buffer.from(yield* Effect.promise(() => straight.arrayBuffer()))).toEqual(archive)
@@ -126,6 +129,8 @@ it.live("two instances on one database and one bucket: publish on one, upload th
       const redirect = yield* Effect.promise(() => a.fetch(pathOf(version.downloadUrl!), { method, redirect: "manual" }))
       expect(redirect.status).toBe(302)
       expect(redirect.headers.get("cache-control")).toBe("no-store")
+      // the archive's digest on the redirect: the store's own answer has none of ours
+      expect(redirect.headers.get("repr-digest")).toBe(`sha-256=:${createHash("sha256").update(archive).digest("base64")}:`)
       const location = redirect.headers.get("location")!
       expect(location.startsWith(`${store.endpoint}/${store.bucket}/${archiveKey(row.id)}?`)).toBe(true)
       yield* expectSignedFor(store, location, method, archiveKey(row.id), "image-tools-1.0.0.zip")
