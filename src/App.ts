@@ -46,6 +46,7 @@ import { TokensHttp } from "./Tokens/Http.ts"
 import { VersionsHttp } from "./Versions/Http.ts"
 import { jobRunner } from "./Jobs/Runner.ts"
 import { deliveryTask } from "./Webhooks/Delivery.ts"
+import { archiveDigestTask, queueDigestBackfill } from "./Publishing/DigestBackfill.ts"
 import { WebhooksHttp } from "./Webhooks/Http.ts"
 import { WebhookRepo } from "./Webhooks/Repo.ts"
 
@@ -75,7 +76,9 @@ export const ApiLive = HttpApiBuilder.layer(Api).pipe(
  * The job runner and the tasks it runs, one line each (each a small module of its feature,
  * src/Jobs/Task.ts), with what they use.
  */
-const JobsLive = jobRunner([deliveryTask]).pipe(Layer.provide(WebhookRepo.layer))
+const JobsLive = jobRunner([deliveryTask, archiveDigestTask], queueDigestBackfill).pipe(
+  Layer.provide([WebhookRepo.layer, Storage.layer])
+)
 
 /**
  * What every feature shares, provided once: the middlewares the Api's groups name (the three

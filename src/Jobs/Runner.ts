@@ -27,10 +27,14 @@ const loggerIn = (context: import("effect").Context.Context<never>) =>
 /** Creates or updates the job schema of the database at `url` (the tests' template uses it too). */
 export const migrateJobSchema = (url: string) => runMigrations({ connectionString: url, logger: new Logger(() => () => {}) })
 
-/** The runner of `tasks`, started with the layer and stopped gracefully when its scope closes. */
-export const jobRunner = <const Tasks extends ReadonlyArray<AnyJobTask>>(
-  tasks: Tasks
-): Layer.Layer<never, never, AppConfig | DatabaseUrl | TaskRequirements<Tasks[number]>> =>
+/**
+ * The runner of `tasks`, started with the layer and stopped gracefully when its scope closes;
+ * once it has started (its schema in place), `atStart` queues the jobs every start queues.
+ */
+export const jobRunner = <const Tasks extends ReadonlyArray<AnyJobTask>, R = never>(
+  tasks: Tasks,
+  atStart: Effect.Effect<void, never, R> = Effect.void as Effect.Effect<void, never, R>
+): Layer.Layer<never, never, AppConfig | DatabaseUrl | TaskRequirements<Tasks[number]> | R> =>
   Layer.effectDiscard(Effect.gen(function*() {
     const { jobs } = yield* AppConfig
     const url = yield* DatabaseUrl
@@ -81,4 +85,5 @@ export const jobRunner = <const Tasks extends ReadonlyArray<AnyJobTask>>(
           Effect.catchCause((cause) => Effect.logWarning("jobs: the runner did not stop cleanly", cause))
         )
     )
+    yield* atStart
   }))

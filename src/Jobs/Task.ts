@@ -15,9 +15,15 @@ export interface JobTask<P, R> {
   readonly run: (payload: P) => Effect.Effect<void, unknown, R>
   /**
    * Queues a job of this task with the current SqlClient, so within its transaction when called
-   * inside `sql.withTransaction`. `runAt` in the future delays it.
+   * inside `sql.withTransaction`. `runAt` in the future delays it. A `jobKey` names the job: while
+   * a job of that key waits, queueing another replaces it (one waits at most).
    */
-  readonly enqueue: (payload: P, options?: { readonly runAt?: Date }) => Effect.Effect<void, never, SqlClient.SqlClient>
+  readonly enqueue: (payload: P, options?: EnqueueOptions) => Effect.Effect<void, never, SqlClient.SqlClient>
+}
+
+export interface EnqueueOptions {
+  readonly runAt?: Date
+  readonly jobKey?: string
 }
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
@@ -39,15 +45,17 @@ export const defineTask = <S extends Schema.Codec<any, any, never, never>, R>(
     identifier,
     decode: Schema.decodeUnknownEffect(payload),
     run,
-    enqueue: traced(`Jobs.enqueue ${identifier}`)(function*(value: S["Type"], options?: { readonly runAt?: Date }) {
+    enqueue: traced(`Jobs.enqueue ${identifier}`)(function*(value: S["Type"], options?: EnqueueOptions) {
       const sql = yield* SqlClient.SqlClient
       const runAt = options?.runAt ?? null
+      const jobKey = options?.jobKey ?? null
       // the job's row is a composite of the library's type: only that it was added is read
       yield* sql`SELECT 1 FROM graphile_worker.add_job(
           ${identifier},
           ${JSON.stringify(encode(value))}::json,
           run_at => ${runAt}::timestamptz,
-          max_attempts => ${maxAttempts}
+          max_attempts => ${maxAttempts},
+          job_key => ${jobKey}::text
         )`.pipe(Effect.orDie)
     })
   }
