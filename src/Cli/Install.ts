@@ -1,10 +1,13 @@
 /**
- * `install <node>[@version]`: the install call names the version and its download URL; the
- * archive is downloaded to a temporary file, its length checked against the Content-Length the
- * service declared, and unpacked safely (Unzip.ts) into `<dir>/<node>`.
+ * `install <node>[@version]`: the install call names the version, its download URL and its
+ * archive's SHA-256; the archive is downloaded to a temporary file, hashed as it is written, its
+ * length checked against the Content-Length the service declared and its digest against the one
+ * the registry published (a mismatch is refused: nothing is unpacked), then unpacked safely
+ * (Unzip.ts) into `<dir>/<node>`.
  */
 import { Effect, FileSystem, Result, Stream } from "effect"
 import { Argument, Command, Flag } from "effect/cli"
+import { createHash } from "node:crypto"
 import * as path from "node:path"
 import { scratchArchive } from "./Archive.ts"
 import { serverFault, usage } from "./Failure.ts"
@@ -61,8 +64,14 @@ export const install = Command.make(
       const archive = yield* scratchArchive("registry-install-", "archive.zip")
       const download = yield* call("download", registry.download(chosen.downloadUrl))
       let received = 0
+      const hash = createHash("sha256")
       yield* download.bytes.pipe(
-        Stream.tap((chunk) => Effect.sync(() => void (received += chunk.length))),
+        Stream.tap((chunk) =>
+          Effect.sync(() => {
+            received += chunk.length
+            hash.update(chunk)
+          })
+        ),
         Stream.run(fs.sink(archive))
       )
       if (download.size === undefined) {
@@ -71,6 +80,15 @@ export const install = Command.make(
         return yield* serverFault(
           "size_mismatch",
           `the download of ${nodeId}@${chosen.version} is ${received} bytes, but the service declared ${download.size}`
+        )
+      }
+      const digest = hash.digest("hex")
+      if (chosen.sha256 === undefined) {
+        yield* note(`note: the registry published no digest of ${nodeId}@${chosen.version}; its archive is not verified`)
+      } else if (digest !== chosen.sha256) {
+        return yield* serverFault(
+          "digest_mismatch",
+          `the archive downloaded for ${nodeId}@${chosen.version} has SHA-256 ${digest}, but the registry published ${chosen.sha256}; nothing was installed`
         )
       }
       const target = path.join(path.resolve(dir), nodeId)

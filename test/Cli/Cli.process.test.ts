@@ -17,6 +17,7 @@ import { NodeHttpClient, NodeServices } from "@effect/platform-node"
 import { expect, layer } from "@effect/vitest"
 import { ConfigProvider, Effect, Layer } from "effect"
 import { execFileSync, spawn } from "node:child_process"
+import { createHash } from "node:crypto"
 import * as fs from "node:fs/promises"
 import * as net from "node:net"
 import * as os from "node:os"
@@ -24,6 +25,7 @@ import * as path from "node:path"
 import { afterAll } from "vitest"
 import { run } from "../../src/Cli/Commands.ts"
 import { Streams } from "../../src/Cli/Output.ts"
+import { query } from "../support/Db.ts"
 import { tcpForwarder } from "../support/Forwarder.ts"
 import { type Running, Service, serviceOnFreshDatabase } from "../support/Service.ts"
 
@@ -316,6 +318,24 @@ layer(ServiceBehindForwarder, { excludeTestServices: true, timeout: 120_000 })("
       fails(yield* cli(["install", "no-such-node", "--dir", into]), 4, "not_found")
       fails(yield* cli(["install", "image-tools@9.9.9", "--dir", into]), 4, "no_installable_version")
       fails(yield* cli(["install", "image-tools@", "--dir", into]), 2, "usage")
+    }), slow)
+
+  it.effect("install: an archive that is not the one the registry published is refused, and nothing is unpacked", () =>
+    Effect.gen(function*() {
+      const service = yield* Service
+      const into = path.join(state.scratch, "tampered")
+      // the stored archive changed behind the registry's back: same length, one byte other
+      const [row] = yield* query<{ id: string }>(service, "SELECT id::text FROM node_versions WHERE node_id = 'image-tools' AND version = '1.0.0'")
+      const stored = path.join(service.config.storage.dir, `${row!.id}.zip`)
+      const original = yield* Effect.promise(() => fs.readFile(stored))
+      const tampered = Buffer.from(original)
+      tampered[tampered.length - 1] = tampered[tampered.length - 1]! ^ 0xff
+      yield* Effect.promise(() => fs.writeFile(stored, tampered))
+      const line = fails(yield* cli(["install", "image-tools@1.0.0", "--dir", into]), 6, "digest_mismatch")
+      expect(line).toContain(createHash("sha256").update(original).digest("hex"))
+      expect(yield* Effect.promise(() => fs.readdir(into).catch(() => []))).toEqual([])
+      yield* Effect.promise(() => fs.writeFile(stored, original))
+      ok(yield* cli(["install", "image-tools@1.0.0", "--dir", into]), "install of the archive as published")
     }), slow)
 
   it.effect("search, versions and nodes: tables, and the service's JSON with --json", () =>
