@@ -131,6 +131,15 @@ export const VersionUpdate = refusingUnknownFields(Schema.Struct({
   deprecated: optionalField(Schema.Boolean, "Whether this version is deprecated")
 })).annotate({ identifier: "NodeVersionUpdate" })
 
+/** Why a version is yanked: trimmed, 1 to 500 characters. */
+export const YankReason = Schema.Trim.pipe(
+  Schema.decodeTo(Schema.String.check(Schema.isMinLength(1), Schema.isMaxLength(500)))
+)
+
+export const YankRequest = refusingUnknownFields(Schema.Struct({
+  reason: field(YankReason, "Why the version is yanked, shown with it (1 to 500 characters once trimmed)")
+})).annotate({ identifier: "YankNodeVersionRequest" })
+
 const PublisherNodePath = Schema.Struct({ publisherId: field(PathParam, "Identifier of the publisher"), nodeId: field(PathParam, "Identifier of the node") })
 const PublisherVersionPath = Schema.Struct({ publisherId: field(PathParam, "Identifier of the publisher"), nodeId: field(PathParam, "Identifier of the node"), versionId: field(PathParam, "The version string (such as 1.2.0) or the version's id") })
 
@@ -180,6 +189,35 @@ export class PublishingApi extends HttpApiGroup.make("publishing")
       error: [Forbidden, NotFound, Conflict]
     })
       .annotate(OpenApi.Summary, "Delete a version (soft: NodeVersionStatusDeleted; its number is never reused)")
+  )
+  .add(
+    HttpApiEndpoint.post("yankNodeVersion", "/publishers/:publisherId/nodes/:nodeId/versions/:versionId/yank", {
+      params: PublisherVersionPath,
+      payload: YankRequest,
+      success: NodeVersion,
+      error: [Forbidden, NotFound]
+    })
+      .annotate(HttpApi.PayloadParseOptions, refusingBody)
+      .annotate(OpenApi.Summary, "Yank a version")
+      .annotate(
+        OpenApi.Description,
+        "Owners, admins and site admins; any version that is not deleted. The version keeps its status and stays " +
+          "installable by its exact version, but is no longer the node's latest_version nor chosen by an install " +
+          "without a version; it shows yanked: true and yanked_reason. Yanking a yanked version replaces its reason."
+      )
+  )
+  .add(
+    HttpApiEndpoint.post("unyankNodeVersion", "/publishers/:publisherId/nodes/:nodeId/versions/:versionId/unyank", {
+      params: PublisherVersionPath,
+      success: NodeVersion,
+      error: [Forbidden, NotFound]
+    })
+      .annotate(OpenApi.Summary, "Undo a version's yank")
+      .annotate(
+        OpenApi.Description,
+        "Owners, admins and site admins; any version that is not deleted. The version is yanked: false again, without " +
+          "yanked_reason; a version that is not yanked is answered as it is (200)."
+      )
   )
   .middleware(Authentication)
   .annotate(OpenApi.Title, "Publishing")

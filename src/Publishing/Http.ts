@@ -77,7 +77,11 @@ const PublishingLive = HttpApiBuilder.group(api, "publishing", (handlers) =>
       .handle("deleteNode", ({ params }) => answer(publishing.deleteNode(params.publisherId, params.nodeId)))
       .handle("updateVersion", ({ params, payload }) =>
         answer(publishing.updateVersion(params.publisherId, params.nodeId, params.versionId, payload)))
-      .handle("deleteVersion", ({ params }) => answer(publishing.deleteVersion(params.publisherId, params.nodeId, params.versionId)))))
+      .handle("deleteVersion", ({ params }) => answer(publishing.deleteVersion(params.publisherId, params.nodeId, params.versionId)))
+      .handle("yankNodeVersion", ({ params, payload }) =>
+        answer(publishing.yankVersion(params.publisherId, params.nodeId, params.versionId, payload.reason)))
+      .handle("unyankNodeVersion", ({ params }) =>
+        answer(publishing.yankVersion(params.publisherId, params.nodeId, params.versionId, undefined)))))
 
 /** A publish with a personal access token counts a refused token against the caller's address. */
 const PublishLive = HttpApiBuilder.group(api, "publish", (handlers) =>

@@ -438,6 +438,21 @@ export class PublishingRepo extends Context.Service<PublishingRepo>()("Publishin
         }))
       }),
 
+      /**
+       * Yanks a version that is not deleted with `reason`, or undoes its yank (`undefined`). A
+       * catalogue write like any other: every instance drops its pages, and the node's
+       * `updated_at` moves so that `GET /nodes?timestamp=` shows the change.
+       */
+      yankVersion: traced("PublishingRepo.yankVersion")(function*(nodeId: string, version: string, reason: string | undefined) {
+        yield* change(Effect.gen(function*() {
+          yield* lockNode(nodeId)
+          const rows = yield* sql`UPDATE node_versions SET yanked = ${reason !== undefined}, yanked_reason = ${reason ?? null}
+            WHERE node_id = ${nodeId} AND version = ${version} AND status <> 'NodeVersionStatusDeleted' RETURNING id`
+          if (rows.length === 0) return yield* new VersionMissing({ nodeId, version })
+          yield* sql`UPDATE nodes SET updated_at = now() WHERE id = ${nodeId}`
+        }))
+      }),
+
       /** Changes a version that is not deleted. */
       updateVersion: traced("PublishingRepo.updateVersion")(function*(nodeId: string, version: string, patch: VersionPatch) {
         const columns = Object.fromEntries(Object.entries(patch).filter(([, v]) => v !== undefined))

@@ -176,6 +176,22 @@ export class Publishing extends Context.Service<Publishing>()("Publishing", {
         }
       ),
 
+      /**
+       * Yanks the version with `reason` (a yanked one gets the new reason), or undoes its yank
+       * (`undefined`; a no-op when it is not yanked). Any version that is not deleted: the flag is
+       * beside the status, which it never changes.
+       */
+      yankVersion: traced("Publishing.yankVersion")(
+        function*(publisherId: string, nodeId: string, versionOrId: string, reason: string | undefined) {
+          yield* managers(publisherId)
+          const version = yield* ownVersion(publisherId, nodeId, versionOrId)
+          yield* repo.yankVersion(nodeId, version.version, reason).pipe(
+            Effect.mapError(() => new VersionMissing({ nodeId, version: versionOrId }))
+          )
+          return yield* currentVersion(version.id)
+        }
+      ),
+
       deleteVersion: traced("Publishing.deleteVersion")(function*(publisherId: string, nodeId: string, versionOrId: string) {
         yield* managers(publisherId)
         const version = yield* ownVersion(publisherId, nodeId, versionOrId)

@@ -662,6 +662,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/publishers/{publisherId}/nodes/{nodeId}/versions/{versionId}/yank": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Yank a version
+         * @description Owners, admins and site admins; any version that is not deleted. The version keeps its status and stays installable by its exact version, but is no longer the node's latest_version nor chosen by an install without a version; it shows yanked: true and yanked_reason. Yanking a yanked version replaces its reason.
+         */
+        post: operations["YankNodeVersion"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/publishers/{publisherId}/nodes/{nodeId}/versions/{versionId}/unyank": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Undo a version's yank
+         * @description Owners, admins and site admins; any version that is not deleted. The version is yanked: false again, without yanked_reason; a version that is not yanked is answered as it is (200).
+         */
+        post: operations["UnyankNodeVersion"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/publishers/{publisherId}/nodes/{nodeId}/versions": {
         parameters: {
             query?: never;
@@ -1679,7 +1719,8 @@ export interface components {
          *       ],
          *       "tags": [],
          *       "tags_admin": [],
-         *       "version": "1.4.2"
+         *       "version": "1.4.2",
+         *       "yanked": false
          *     }
          */
         NodeVersion: {
@@ -1720,6 +1761,10 @@ export interface components {
             tags_admin: string[];
             /** @description Semantic version identifier; unique for the node */
             version: string;
+            /** @description Whether the publisher yanked this version: it stays installable by its exact version, but is never the node's latest_version nor an unpinned install's choice */
+            yanked: boolean;
+            /** @description Why the publisher yanked this version; present only while it is yanked */
+            yanked_reason?: string;
         };
         /** @enum {string} */
         NodeVersionStatus: "NodeVersionStatusActive" | "NodeVersionStatusDeleted" | "NodeVersionStatusBanned" | "NodeVersionStatusPending" | "NodeVersionStatusFlagged";
@@ -1781,7 +1826,8 @@ export interface components {
          *         ],
          *         "tags": [],
          *         "tags_admin": [],
-         *         "version": "1.4.2"
+         *         "version": "1.4.2",
+         *         "yanked": false
          *       },
          *       "license": "LICENSE",
          *       "name": "Film Grade Nodes",
@@ -1846,7 +1892,7 @@ export interface components {
             icon?: string;
             /** @description Unique identifier of the node */
             id: string;
-            /** @description Highest semantic version among the node's active versions (with host_version, among those admitting it) */
+            /** @description Highest semantic version among the node's active versions that are not yanked (with host_version, among those admitting it) */
             latest_version?: components["schemas"]["NodeVersion"];
             /** @description Path to the license file in the node's repository */
             license?: string;
@@ -2261,6 +2307,10 @@ export interface components {
             tags?: string[];
         } & {
             [key: string]: unknown;
+        };
+        YankNodeVersionRequest: {
+            /** @description Why the version is yanked, shown with it (1 to 500 characters once trimmed) */
+            reason: string;
         };
         NodeVersionUpdate: {
             /** @description Summary of changes in this version */
@@ -2688,7 +2738,8 @@ export interface components {
          *             ],
          *             "tags": [],
          *             "tags_admin": [],
-         *             "version": "1.4.2"
+         *             "version": "1.4.2",
+         *             "yanked": false
          *           },
          *           "license": "LICENSE",
          *           "name": "Film Grade Nodes",
@@ -7868,6 +7919,232 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Conflict"];
+                };
+            };
+            /** @description `rate_limited`: Too many failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimited"];
+                };
+            };
+            /** @description `internal_error`: The service failed: the cause is logged, the answer holds no internals */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InternalError"];
+                };
+            };
+            /** @description `database_unavailable`: The database cannot be reached (an outage, a restart of it), or a write kept conflicting with concurrent ones: try again after `Retry-After` seconds */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DatabaseUnavailable"];
+                };
+            };
+        };
+    };
+    YankNodeVersion: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Identifier of the publisher */
+                publisherId: string;
+                /** @description Identifier of the node */
+                nodeId: string;
+                /** @description The version string (such as 1.2.0) or the version's id */
+                versionId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["YankNodeVersionRequest"];
+            };
+        };
+        responses: {
+            /** @description NodeVersion */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NodeVersion"];
+                };
+            };
+            /** @description `bad_request`: The request is malformed, or a parameter or field has a bad value; the message names it */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BadRequest"];
+                };
+            };
+            /** @description `unauthorized`: No valid bearer token: missing, malformed, expired or not verifiable */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Unauthorized"];
+                };
+            };
+            /** @description `forbidden`: The caller lacks the role this needs; the message says which */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Forbidden"];
+                };
+            };
+            /** @description `not_found`: No such record, or no such route */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NotFound"];
+                };
+            };
+            /** @description `method_not_allowed`: The path exists, but not with this method (`Allow` lists the methods it takes) */
+            405: {
+                headers: {
+                    Allow: components["headers"]["Allow"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MethodNotAllowed"];
+                };
+            };
+            /** @description `payload_too_large`: The body is over its limit (16 MiB of JSON, the archive size, 1024 MiB of video, 64 KiB of URL-encoded form) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PayloadTooLarge"];
+                };
+            };
+            /** @description `unsupported_media_type`: The body's Content-Type is not one the endpoint takes */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UnsupportedMediaType"];
+                };
+            };
+            /** @description `rate_limited`: Too many failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimited"];
+                };
+            };
+            /** @description `internal_error`: The service failed: the cause is logged, the answer holds no internals */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InternalError"];
+                };
+            };
+            /** @description `database_unavailable`: The database cannot be reached (an outage, a restart of it), or a write kept conflicting with concurrent ones: try again after `Retry-After` seconds */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DatabaseUnavailable"];
+                };
+            };
+        };
+    };
+    UnyankNodeVersion: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Identifier of the publisher */
+                publisherId: string;
+                /** @description Identifier of the node */
+                nodeId: string;
+                /** @description The version string (such as 1.2.0) or the version's id */
+                versionId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description NodeVersion */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NodeVersion"];
+                };
+            };
+            /** @description `bad_request`: The request is malformed, or a parameter or field has a bad value; the message names it */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BadRequest"];
+                };
+            };
+            /** @description `unauthorized`: No valid bearer token: missing, malformed, expired or not verifiable */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Unauthorized"];
+                };
+            };
+            /** @description `forbidden`: The caller lacks the role this needs; the message says which */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Forbidden"];
+                };
+            };
+            /** @description `not_found`: No such record, or no such route */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NotFound"];
+                };
+            };
+            /** @description `method_not_allowed`: The path exists, but not with this method (`Allow` lists the methods it takes) */
+            405: {
+                headers: {
+                    Allow: components["headers"]["Allow"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MethodNotAllowed"];
                 };
             };
             /** @description `rate_limited`: Too many failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
