@@ -6,6 +6,7 @@
 import { HttpApi, HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
 import { Schema } from "effect"
 import {
+  ArchiveRejected,
   Conflict,
   Forbidden,
   InvalidSignature,
@@ -124,6 +125,19 @@ export const PublishRequest = ignoringUnknownFields(Schema.Struct({
 export class PublishResponse extends Schema.Class<PublishResponse>("PublishNodeVersionResponse")({
   signedUrl: field(Schema.String, "URL to PUT the version's zip archive to (Content-Type: application/zip)"),
   node_version: field(NodeVersion, "The new version, NodeVersionStatusPending until its archive is uploaded")
+}) {}
+
+/** The body of CreateUploadUrl: a personal access token, or nothing with a bearer token. */
+export const UploadUrlRequest = refusingUnknownFields(Schema.Struct({
+  personal_access_token: optionalField(
+    NonEmptyText(500),
+    "A personal access token of the publisher; without it, the call needs a bearer token"
+  )
+})).annotate({ identifier: "CreateUploadUrlRequest" })
+
+export class UploadUrlResponse extends Schema.Class<UploadUrlResponse>("CreateUploadUrlResponse")({
+  signedUrl: field(Schema.String, "A fresh URL to PUT the version's zip archive to (Content-Type: application/zip)"),
+  node_version: field(NodeVersion, "The version, NodeVersionStatusPending")
 }) {}
 
 export const VersionUpdate = refusingUnknownFields(Schema.Struct({
@@ -258,6 +272,23 @@ export class PublishApi extends HttpApiGroup.make("publish")
           "409 node_exists (another publisher's id), 409 node_deleted."
       )
   )
+  .add(
+    HttpApiEndpoint.post("createUploadUrl", "/publishers/:publisherId/nodes/:nodeId/versions/:versionId/upload-url", {
+      params: PublisherVersionPath,
+      payload: UploadUrlRequest,
+      success: UploadUrlResponse,
+      error: [Unauthorized, InvalidToken, Forbidden, PublisherBanned, NodeBanned, NotFound, VersionImmutable, RateLimited]
+    })
+      .annotate(HttpApi.PayloadParseOptions, refusingBody)
+      .annotate(OpenApi.Summary, "Get a fresh upload URL for a Pending version")
+      .annotate(
+        OpenApi.Description,
+        "Authenticated as the publish call is (a personal access token in the body, or a bearer token of an owner, admin " +
+          "or site admin). For a version still NodeVersionStatusPending (never uploaded, or its upload refused with 422): " +
+          "a fresh `signedUrl`, as the publish call gives. 409 version_immutable once the version left Pending; 404 for " +
+          "an unknown or deleted version."
+      )
+  )
   .middleware(OptionalAuthentication)
   .annotate(OpenApi.Title, "Publishing")
 {}
@@ -281,14 +312,17 @@ export class ArchivesApi extends HttpApiGroup.make("archives")
         NotFound,
         VersionImmutable,
         PayloadTooLarge,
-        UnsupportedMediaType
+        UnsupportedMediaType,
+        ArchiveRejected
       ]
     })
       .annotate(OpenApi.Summary, "Upload a version's zip archive to its signed URL")
       .annotate(
         OpenApi.Description,
         "The body is the zip (Content-Type: application/zip), streamed to storage. The checks run when it is complete: " +
-          "the version becomes NodeVersionStatusActive, or NodeVersionStatusFlagged with status_reason. " +
+          "the version becomes NodeVersionStatusActive, or the upload is refused with 422 archive_rejected, `details` " +
+          "listing each failed check; then nothing is stored and the version stays NodeVersionStatusPending for a " +
+          "corrected upload (to this URL while it lasts, or to a fresh one from CreateUploadUrl). " +
           "Safe to retry: the same bytes again, whatever the version's status since (unless deleted), change nothing and " +
           "answer 200 with the version as it is now, marked with the header Idempotent-Replayed: true. " +
           "403 invalid_signature / url_expired, 409 version_immutable once the version left Pending (other bytes), " +

@@ -722,6 +722,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/publishers/{publisherId}/nodes/{nodeId}/versions/{versionId}/upload-url": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Get a fresh upload URL for a Pending version
+         * @description Authenticated as the publish call is (a personal access token in the body, or a bearer token of an owner, admin or site admin). For a version still NodeVersionStatusPending (never uploaded, or its upload refused with 422): a fresh `signedUrl`, as the publish call gives. 409 version_immutable once the version left Pending; 404 for an unknown or deleted version.
+         */
+        post: operations["CreateUploadUrl"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/archives/{nodeId}/{version}": {
         parameters: {
             query?: never;
@@ -736,7 +756,7 @@ export interface paths {
         get: operations["DownloadArchive"];
         /**
          * Upload a version's zip archive to its signed URL
-         * @description The body is the zip (Content-Type: application/zip), streamed to storage. The checks run when it is complete: the version becomes NodeVersionStatusActive, or NodeVersionStatusFlagged with status_reason. Safe to retry: the same bytes again, whatever the version's status since (unless deleted), change nothing and answer 200 with the version as it is now, marked with the header Idempotent-Replayed: true. 403 invalid_signature / url_expired, 409 version_immutable once the version left Pending (other bytes), 413 beyond the size limit.
+         * @description The body is the zip (Content-Type: application/zip), streamed to storage. The checks run when it is complete: the version becomes NodeVersionStatusActive, or the upload is refused with 422 archive_rejected, `details` listing each failed check; then nothing is stored and the version stays NodeVersionStatusPending for a corrected upload (to this URL while it lasts, or to a fresh one from CreateUploadUrl). Safe to retry: the same bytes again, whatever the version's status since (unless deleted), change nothing and answer 200 with the version as it is now, marked with the header Idempotent-Replayed: true. 403 invalid_signature / url_expired, 409 version_immutable once the version left Pending (other bytes), 413 beyond the size limit.
          */
         put: operations["UploadArchive"];
         post?: never;
@@ -2233,6 +2253,16 @@ export interface components {
              */
             webhook_url?: string;
         };
+        CreateUploadUrlResponse: {
+            /** @description A fresh URL to PUT the version's zip archive to (Content-Type: application/zip) */
+            signedUrl: string;
+            /** @description The version, NodeVersionStatusPending */
+            node_version: components["schemas"]["NodeVersion"];
+        };
+        CreateUploadUrlRequest: {
+            /** @description A personal access token of the publisher; without it, the call needs a bearer token */
+            personal_access_token?: string;
+        };
         PublishNodeVersionResponse: {
             /** @description URL to PUT the version's zip archive to (Content-Type: application/zip) */
             signedUrl: string;
@@ -3314,6 +3344,16 @@ export interface components {
              * @enum {string}
              */
             error: "range_not_satisfiable";
+            /** @description What went wrong, for people; wording may change */
+            message: string;
+        };
+        /** @description The uploaded archive failed the automated checks, each listed in `details`; nothing was stored and the version stays Pending for a corrected upload */
+        ArchiveRejected: {
+            /**
+             * @description Stable error code
+             * @enum {string}
+             */
+            error: "archive_rejected";
             /** @description What went wrong, for people; wording may change */
             message: string;
         };
@@ -8309,6 +8349,139 @@ export interface operations {
             };
         };
     };
+    CreateUploadUrl: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Identifier of the publisher */
+                publisherId: string;
+                /** @description Identifier of the node */
+                nodeId: string;
+                /** @description The version string (such as 1.2.0) or the version's id */
+                versionId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateUploadUrlRequest"];
+            };
+        };
+        responses: {
+            /** @description CreateUploadUrlResponse */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CreateUploadUrlResponse"];
+                };
+            };
+            /** @description `bad_request`: The request is malformed, or a parameter or field has a bad value; the message names it */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BadRequest"];
+                };
+            };
+            /** @description `unauthorized`: No valid bearer token: missing, malformed, expired or not verifiable; `invalid_token`: The personal access token is not one of the publisher's (wrong or revoked) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Unauthorized"] | components["schemas"]["InvalidToken"];
+                };
+            };
+            /** @description `forbidden`: The caller lacks the role this needs; the message says which; `publisher_banned`: The publisher is banned: its nodes cannot be created or published; `node_banned`: The node, or its publisher, is banned */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Forbidden"] | components["schemas"]["PublisherBanned"] | components["schemas"]["NodeBanned"];
+                };
+            };
+            /** @description `not_found`: No such record, or no such route */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NotFound"];
+                };
+            };
+            /** @description `method_not_allowed`: The path exists, but not with this method (`Allow` lists the methods it takes) */
+            405: {
+                headers: {
+                    Allow: components["headers"]["Allow"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MethodNotAllowed"];
+                };
+            };
+            /** @description `version_immutable`: The version has left Pending: its archive can no longer be replaced by other bytes */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["VersionImmutable"];
+                };
+            };
+            /** @description `payload_too_large`: The body is over its limit (16 MiB of JSON, the archive size, 1024 MiB of video, 64 KiB of URL-encoded form) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PayloadTooLarge"];
+                };
+            };
+            /** @description `unsupported_media_type`: The body's Content-Type is not one the endpoint takes */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UnsupportedMediaType"];
+                };
+            };
+            /** @description `rate_limited`: Too many failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimited"];
+                };
+            };
+            /** @description `internal_error`: The service failed: the cause is logged, the answer holds no internals */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InternalError"];
+                };
+            };
+            /** @description `database_unavailable`: The database cannot be reached (an outage, a restart of it), or a write kept conflicting with concurrent ones: try again after `Retry-After` seconds */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DatabaseUnavailable"];
+                };
+            };
+        };
+    };
     DownloadArchive: {
         parameters: {
             query?: never;
@@ -8495,6 +8668,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["UnsupportedMediaType"];
+                };
+            };
+            /** @description `archive_rejected`: The uploaded archive failed the automated checks, each listed in `details`; nothing was stored and the version stays Pending for a corrected upload */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ArchiveRejected"];
                 };
             };
             /** @description `internal_error`: The service failed: the cause is logged, the answer holds no internals */

@@ -18,7 +18,7 @@ import { type Answer, expectError, expectStatus, get, send } from "../support/Ht
 import { clearOfHourEnd } from "../support/Hours.ts"
 import { Service } from "../support/Service.ts"
 import { rawZip, zipOf } from "../support/Zip.ts"
-import { decodePublished, install, makePublisher, type Publisher, publish, upload } from "./Flow.ts"
+import { decodePublished, expectRejected, install, makePublisher, type Publisher, publish, upload } from "./Flow.ts"
 import { forAll } from "../support/Property.ts"
 
 const decodeNode = decodeExact(Node)
@@ -106,8 +106,11 @@ layer(Service.layer(), { excludeTestServices: true })("publishing lifecycle agai
                   expect(node_version.status, what).toBe(current.status)
                   if (s.upload === "none") break
                   const uploaded = yield* upload(service, signedUrl, s.upload === "good" ? goodZip : badZip)
-                  if (current.status === "NodeVersionStatusPending") {
-                    const status = s.upload === "good" ? "NodeVersionStatusActive" : "NodeVersionStatusFlagged"
+                  if (current.status === "NodeVersionStatusPending" && s.upload === "bad") {
+                    // refused: nothing stored, the version stays Pending for a corrected upload
+                    expectRejected(uploaded)
+                  } else if (current.status === "NodeVersionStatusPending") {
+                    const status = "NodeVersionStatusActive"
                     expect(decodeVersion(expectStatus(uploaded, 200, what).body).status, what).toBe(status)
                     expect(uploaded.headers.get("idempotent-replayed"), what).toBeNull()
                     model.set(s.version, { status, hasArchive: true, archive: s.upload })
