@@ -36,7 +36,9 @@ export class ArchiveTooLarge extends Data.TaggedError("ArchiveTooLarge")<{ reado
 export class ArchiveChecksFailed extends Data.TaggedError("ArchiveChecksFailed")<{ readonly failures: ReadonlyArray<CheckFailure> }> {
   override get message() {
     const n = this.failures.length
-    return `The archive failed ${n} automated check${n === 1 ? "" : "s"}: ${this.failures.map((f) => f.message).join("; ")}. ` +
+    // a message may end with its own full stop (the zip reader's do)
+    const found = this.failures.map((f) => f.message.replace(/\.+$/, "")).join("; ")
+    return `The archive failed ${n} automated check${n === 1 ? "" : "s"}: ${found}. ` +
       "Nothing was stored; the version is still Pending: upload a corrected archive"
   }
   get answerDetails() {
