@@ -72,6 +72,8 @@ const matrix = [
   ["DELETE /publishers/:publisherId/nodes/:nodeId",                401, 401,    403,     403,   204,  204,  204],
   ["PUT /publishers/:publisherId/nodes/:nodeId/versions/:versionId", 401, 401,  403,     403,   200,  200,  200],
   ["DELETE /publishers/:publisherId/nodes/:nodeId/versions/:versionId", 401, 401, 403,   403,   204,  204,  204],
+  ["POST /publishers/:publisherId/nodes/:nodeId/versions/:versionId/yank", 401, 401, 403, 403,   200,  200,  200],
+  ["POST /publishers/:publisherId/nodes/:nodeId/versions/:versionId/unyank", 401, 401, 403, 403, 200,  200,  200],
   ["PUT /admin/nodes/:nodeId/versions/:version",                   401, 401,    403,     403,   403,  403,  200],
   // media operations: any authenticated user; a task only to its owner (here: the owner's task)
   ["POST /proxy/imagevendor/v1/ai/image-style-transfer",           401, 401,    200,     200,   200,  200,  200],
@@ -356,6 +358,15 @@ const requests: { readonly [K in RowKey]: Build } = {
   "DELETE /publishers/:publisherId/nodes/:nodeId/versions/:versionId": async (f) => ({
     method: "DELETE",
     path: `/publishers/${publisherId}/nodes/${await freshNode(f, "1.0.0")}/versions/1.0.0`
+  }),
+  "POST /publishers/:publisherId/nodes/:nodeId/versions/:versionId/yank": async (f) => ({
+    method: "POST",
+    path: `/publishers/${publisherId}/nodes/${await freshNode(f, "1.0.0")}/versions/1.0.0/yank`,
+    body: { reason: "broken" }
+  }),
+  "POST /publishers/:publisherId/nodes/:nodeId/versions/:versionId/unyank": async (f) => ({
+    method: "POST",
+    path: `/publishers/${publisherId}/nodes/${await freshNode(f, "1.0.0")}/versions/1.0.0/unyank`
   }),
   "PUT /admin/nodes/:nodeId/versions/:version": async (f) => ({
     method: "PUT",

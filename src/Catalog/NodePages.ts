@@ -12,7 +12,7 @@ import { Context, Effect, Layer } from "effect"
 import type { Beside } from "../Compat/Answers.ts"
 import { installableStatus, type SortKey } from "../Domain/Node.ts"
 import { traced } from "../Tracing.ts"
-import { answerAliasesOf, archiveBase, besidePairs, displayName, nodeDescription, versionObject } from "./Records.ts"
+import { answerAliasesOf, archiveBase, besidePairs, displayName, latestCandidate, nodeDescription, versionObject } from "./Records.ts"
 
 /** A page of `GET /nodes` (or of a publisher's listing, or of search), already validated. */
 export interface NodeQuery {
@@ -126,6 +126,8 @@ export class NodePages extends Context.Service<NodePages>()("NodePages", {
           AND (r.hi IS NULL OR ${hostKey} < r.hi OR (r.hi_incl AND r.hi = ${hostKey}))))`
 
     const activeVersion = sql`v.status = ${installableStatus}`
+    // a yanked version is never the latest one
+    const latestVersionCandidate = sql.literal(latestCandidate("v"))
 
     const osFilter = (os: string) => sql`(n.supported_os_lc = '{}' OR n.supported_os_lc @> ARRAY[lower(${os})])`
     const acceleratorFilter = (accelerator: string) =>
@@ -170,7 +172,7 @@ export class NodePages extends Context.Service<NodePages>()("NodePages", {
     const latestVersion = (hostVersionKey: string | undefined) =>
       sql`LEFT JOIN LATERAL (
         SELECT ${versionJson} AS json FROM node_versions v
-        WHERE v.node_id = n.id AND ${activeVersion}
+        WHERE v.node_id = n.id AND ${latestVersionCandidate}
           ${hostVersionKey !== undefined ? sql`AND ${admitsHost(hostVersionKey)}` : sql``}
         ORDER BY v.semver_key DESC, v.version DESC LIMIT 1) lv ON true`
 

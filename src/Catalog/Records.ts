@@ -78,7 +78,14 @@ export const versionObject = (v: string, base: Option.Option<ArchiveUrls>, besid
     'status', ${v}.status, 'status_reason', ${v}.status_reason, 'supported_accelerators', ${v}.supported_accelerators,
     'supported_host_frontend_version', ${v}.supported_host_frontend_version,
     'supported_host_version', ${v}.supported_host_version, 'supported_os', ${v}.supported_os,
-    'tags', ${v}.tags, 'tags_admin', ${v}.tags_admin, 'version', ${v}.version)`
+    'tags', ${v}.tags, 'tags_admin', ${v}.tags_admin, 'version', ${v}.version,
+    'yanked', ${v}.yanked, 'yanked_reason', ${v}.yanked_reason)`
+
+/**
+ * Whether the version row `v` may be a node's latest version or an unpinned install's choice
+ * (a SQL condition): installable and not yanked. A yanked version stays installable by its number.
+ */
+export const latestCandidate = (v: string) => `(${v}.status = ${sqlString(installableStatus)} AND NOT ${v}.yanked)`
 
 /**
  * The version row `v` as one JSON column that `NodeVersion` decodes (a SQL expression). One

@@ -9,7 +9,7 @@ import { NodeStatus, NodeVersion, NodeVersionStatus } from "../Domain/Node.ts"
 import { PublisherStatus } from "../Domain/Publisher.ts"
 import { isUuid } from "../Domain/Schemas.ts"
 import { nullable, rowsOf } from "../Db/Rows.ts"
-import { archiveBase, nodeColumns, NodeRow, versionRecord } from "./Records.ts"
+import { archiveBase, latestCandidate, nodeColumns, NodeRow, versionRecord } from "./Records.ts"
 import { traced } from "../Tracing.ts"
 
 /** A node's standing, without its record: what decisions about it are made on. */
@@ -81,7 +81,7 @@ export class NodeRepo extends Context.Service<NodeRepo>()("NodeRepo", {
     const named = (versionOrId: string) =>
       isUuid(versionOrId) ? sql`(v.version = ${versionOrId} OR v.id = ${versionOrId}::uuid)` : sql`v.version = ${versionOrId}`
     const latestActive = sql`LEFT JOIN LATERAL (
-      SELECT * FROM node_versions v WHERE v.node_id = n.id AND v.status = 'NodeVersionStatusActive'
+      SELECT * FROM node_versions v WHERE v.node_id = n.id AND ${sql.literal(latestCandidate("v"))}
       ORDER BY v.semver_key DESC, v.version DESC LIMIT 1) lv ON true`
 
     const findNode = SqlSchema.findOneOption({
@@ -209,7 +209,8 @@ export class NodeRepo extends Context.Service<NodeRepo>()("NodeRepo", {
               JOIN nodes n ON n.id = v.node_id JOIN publishers p ON p.id = n.publisher_id
               WHERE v.node_id = ${nodeId} AND v.status = 'NodeVersionStatusActive' AND v.archive_bytes IS NOT NULL
                 AND n.status = 'NodeStatusActive' AND p.status = 'PublisherStatusActive'
-                ${version === undefined ? sql`` : sql`AND v.version = ${version}`}
+                -- an unpinned install never chooses a yanked version; a pinned one still gets it
+                ${version === undefined ? sql`AND NOT v.yanked` : sql`AND v.version = ${version}`}
               ORDER BY v.semver_key DESC, v.version DESC LIMIT 1),
             fresh AS (
               INSERT INTO install_counts (address_hash, node_id, version, hour)

@@ -1,7 +1,9 @@
 /**
  * `publish <dir>`: the manifest of `<dir>/pyproject.toml`, the zip of the files git tracks there
  * (see Files.ts), the publish call with a personal access token, the upload to the signed URL it
- * answers with, then the version polled until the registry's checks have moved it out of Pending.
+ * answers with, then the version polled until it has left Pending. An archive the checks refuse
+ * is answered 422 with each failed check: they are printed, and the version stays Pending (a
+ * publish of the same manifest again answers a fresh upload URL).
  */
 import { Duration, Effect, Option, Schedule } from "effect"
 import { Argument, Command, Flag } from "effect/cli"
@@ -93,7 +95,15 @@ export const publish = Command.make(
       const published = yield* call("publish", registry.publish(manifest.publisherId, manifest.nodeId, manifest.request))
       const bar = yield* progress("uploading")
       yield* registry.uploadArchive(published.signedUrl, archive, { onProgress: bar.onProgress }).pipe(
-        Effect.ensuring(bar.done)
+        Effect.ensuring(bar.done),
+        Effect.catchTag("ArchiveRejected", (rejected) =>
+          Effect.gen(function*() {
+            for (const check of rejected.details ?? []) yield* print(`Failed check ${check.check}: ${check.message}`)
+            return yield* failed(
+              "archive_rejected",
+              `${label} was refused by the registry's checks and is still Pending: fix the archive and publish again`
+            )
+          }))
       )
       if (timeout <= 0) return yield* print(shortStatus(published.node_version.status))
       const checked = yield* waitForChecks(registry, manifest.nodeId, manifest.version, Duration.seconds(timeout))

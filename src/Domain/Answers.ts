@@ -57,7 +57,7 @@ export const failAnswered = <E>(
     )
 }
 
-type Construct = new(props: { message: string; retryAfter?: number }) => unknown
+type Construct = new(props: { message: string; retryAfter?: number; details?: unknown }) => unknown
 
 /**
  * The `answer` of a feature whose failures `answers` maps: it fails with the client-facing class
@@ -73,8 +73,14 @@ export const answering = <const T extends Answers>(answers: T) =>
     const retryAfter = (e as { readonly retryAfterSeconds?: number }).retryAfterSeconds
     // a failure may name headers of its answer (a quota's RateLimit-Policy and RateLimit)
     const headers = (e as { readonly answerHeaders?: Readonly<Record<string, string>> }).answerHeaders
+    // a failure may carry the details its answer lists (the checks an archive failed)
+    const details = (e as { readonly answerDetails?: unknown }).answerDetails
     return failAnswered(
-      new Answer(retryAfter === undefined ? { message: e.message } : { message: e.message, retryAfter }) as Answered<E, T>,
+      new Answer({
+        message: e.message,
+        ...(retryAfter === undefined ? {} : { retryAfter }),
+        ...(details === undefined ? {} : { details })
+      }) as Answered<E, T>,
       headers
     )
   })

@@ -244,7 +244,7 @@ export class IdempotencyKeyInProgress extends ApiError<IdempotencyKeyInProgress>
   description: "A request with this Idempotency-Key is still running: retry later"
 }) {}
 
-// --- 413, 415, 429, 431, 499 ---------------------------------------------------------------------
+// --- 413, 415, 416, 422, 429, 431, 499 ---------------------------------------------------------------------
 
 export class PayloadTooLarge extends ApiError<PayloadTooLarge>()("PayloadTooLarge", {
   code: "payload_too_large",
@@ -263,6 +263,19 @@ export class UnsupportedMediaType extends ApiError<UnsupportedMediaType>()("Unsu
   status: 415,
   description: "The body's Content-Type is not one the endpoint takes"
 }) {}
+
+/** One automated check an uploaded archive failed: its stable name and what it found. */
+export const FailedCheck = Schema.Struct({
+  check: Schema.String.annotate({ description: "The check: readable_zip, entry_names, entry_count, uncompressed_size or has_files" }),
+  message: Schema.String.annotate({ description: "What the check found" })
+})
+
+export class ArchiveRejected extends ApiError<ArchiveRejected>()("ArchiveRejected", {
+  code: "archive_rejected",
+  status: 422,
+  description:
+    "The uploaded archive failed the automated checks, each listed in `details`; nothing was stored and the version stays Pending for a corrected upload"
+}, { details: Schema.optionalKey(Schema.Array(FailedCheck).annotate({ description: "Each check the archive failed (always sent)" })) }) {}
 
 export class RateLimited extends ApiError<RateLimited>()("RateLimited", {
   code: "rate_limited",
@@ -377,6 +390,7 @@ export const apiErrors = [
   PayloadTooLarge,
   UnsupportedMediaType,
   RangeNotSatisfiable,
+  ArchiveRejected,
   RateLimited,
   QuotaExceeded,
   RequestTooLarge,

@@ -61,7 +61,12 @@ const nodeVersionFields = {
   supported_os: field(Strings, "Operating systems supported by this version"),
   tags: field(Strings, "Tags of this version"),
   tags_admin: field(Strings, "Admin-only tags of this version"),
-  version: field(Schema.String, "Semantic version identifier; unique for the node")
+  version: field(Schema.String, "Semantic version identifier; unique for the node"),
+  yanked: field(
+    Schema.Boolean,
+    "Whether the publisher yanked this version: it stays installable by its exact version, but is never the node's latest_version nor an unpinned install's choice"
+  ),
+  yanked_reason: optionalField(Schema.String, "Why the publisher yanked this version; present only while it is yanked")
 }
 
 /** The document's example of a version. */
@@ -80,7 +85,8 @@ const nodeVersionExample: Schema.Struct.Encoded<typeof nodeVersionFields> = {
   supported_os: ["linux", "windows", "macos"],
   tags: [],
   tags_admin: [],
-  version: "1.4.2"
+  version: "1.4.2",
+  yanked: false
 }
 
 export class NodeVersion extends Schema.Class<NodeVersion>("NodeVersion")(withExamples(nodeVersionFields, nodeVersionExample)) {}
@@ -101,7 +107,7 @@ const nodeFields = {
   id: field(Schema.String, "Unique identifier of the node"),
   latest_version: optionalField(
     NodeVersion,
-    "Highest semantic version among the node's active versions (with host_version, among those admitting it)"
+    "Highest semantic version among the node's active versions that are not yanked (with host_version, among those admitting it)"
   ),
   license: optionalField(Schema.String, "Path to the license file in the node's repository"),
   name: field(Schema.String, "Display name of the node (its id when none was given)"),

@@ -7,6 +7,7 @@
 import { SqlClient, SqlSchema } from "effect/sql"
 import { Array as Arr, Context, Data, Effect, Layer, Option, Schema } from "effect"
 import { CatalogChanges } from "../Catalog/Changes.ts"
+import { latestCandidate } from "../Catalog/Records.ts"
 import { TransitionRefused } from "../Domain/Errors.ts"
 import {
   HostNode,
@@ -197,7 +198,7 @@ export class HostNodeRepo extends Context.Service<HostNodeRepo>()("HostNodeRepo"
         sql`SELECT n.id FROM ${publicRecords}
             WHERE h.host_node_name = ${name} COLLATE "C" AND h.policy <> 'HostNodePolicyBanned'
               AND v.id = (SELECT lv.id FROM node_versions lv
-                          WHERE lv.node_id = n.id AND lv.status = 'NodeVersionStatusActive'
+                          WHERE lv.node_id = n.id AND ${sql.literal(latestCandidate("lv"))}
                           ORDER BY lv.semver_key DESC, lv.version DESC LIMIT 1)
             ORDER BY ${name} = ANY(n.preempted_host_node_names) DESC, n.search_ranking ASC NULLS LAST,
                      n.downloads DESC, n.id

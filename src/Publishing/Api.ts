@@ -6,6 +6,7 @@
 import { HttpApi, HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
 import { Schema } from "effect"
 import {
+  ArchiveRejected,
   Conflict,
   Forbidden,
   InvalidSignature,
@@ -126,10 +127,32 @@ export class PublishResponse extends Schema.Class<PublishResponse>("PublishNodeV
   node_version: field(NodeVersion, "The new version, NodeVersionStatusPending until its archive is uploaded")
 }) {}
 
+/** The body of CreateUploadUrl: a personal access token, or nothing with a bearer token. */
+export const UploadUrlRequest = refusingUnknownFields(Schema.Struct({
+  personal_access_token: optionalField(
+    NonEmptyText(500),
+    "A personal access token of the publisher; without it, the call needs a bearer token"
+  )
+})).annotate({ identifier: "CreateUploadUrlRequest" })
+
+export class UploadUrlResponse extends Schema.Class<UploadUrlResponse>("CreateUploadUrlResponse")({
+  signedUrl: field(Schema.String, "A fresh URL to PUT the version's zip archive to (Content-Type: application/zip)"),
+  node_version: field(NodeVersion, "The version, NodeVersionStatusPending")
+}) {}
+
 export const VersionUpdate = refusingUnknownFields(Schema.Struct({
   changelog: optionalField(Text(20_000), "Summary of changes in this version"),
   deprecated: optionalField(Schema.Boolean, "Whether this version is deprecated")
 })).annotate({ identifier: "NodeVersionUpdate" })
+
+/** Why a version is yanked: trimmed, 1 to 500 characters. */
+export const YankReason = Schema.Trim.pipe(
+  Schema.decodeTo(Schema.String.check(Schema.isMinLength(1), Schema.isMaxLength(500)))
+)
+
+export const YankRequest = refusingUnknownFields(Schema.Struct({
+  reason: field(YankReason, "Why the version is yanked, shown with it (1 to 500 characters once trimmed)")
+})).annotate({ identifier: "YankNodeVersionRequest" })
 
 const PublisherNodePath = Schema.Struct({ publisherId: field(PathParam, "Identifier of the publisher"), nodeId: field(PathParam, "Identifier of the node") })
 const PublisherVersionPath = Schema.Struct({ publisherId: field(PathParam, "Identifier of the publisher"), nodeId: field(PathParam, "Identifier of the node"), versionId: field(PathParam, "The version string (such as 1.2.0) or the version's id") })
@@ -181,6 +204,35 @@ export class PublishingApi extends HttpApiGroup.make("publishing")
     })
       .annotate(OpenApi.Summary, "Delete a version (soft: NodeVersionStatusDeleted; its number is never reused)")
   )
+  .add(
+    HttpApiEndpoint.post("yankNodeVersion", "/publishers/:publisherId/nodes/:nodeId/versions/:versionId/yank", {
+      params: PublisherVersionPath,
+      payload: YankRequest,
+      success: NodeVersion,
+      error: [Forbidden, NotFound]
+    })
+      .annotate(HttpApi.PayloadParseOptions, refusingBody)
+      .annotate(OpenApi.Summary, "Yank a version")
+      .annotate(
+        OpenApi.Description,
+        "Owners, admins and site admins; any version that is not deleted. The version keeps its status and stays " +
+          "installable by its exact version, but is no longer the node's latest_version nor chosen by an install " +
+          "without a version; it shows yanked: true and yanked_reason. Yanking a yanked version replaces its reason."
+      )
+  )
+  .add(
+    HttpApiEndpoint.post("unyankNodeVersion", "/publishers/:publisherId/nodes/:nodeId/versions/:versionId/unyank", {
+      params: PublisherVersionPath,
+      success: NodeVersion,
+      error: [Forbidden, NotFound]
+    })
+      .annotate(OpenApi.Summary, "Undo a version's yank")
+      .annotate(
+        OpenApi.Description,
+        "Owners, admins and site admins; any version that is not deleted. The version is yanked: false again, without " +
+          "yanked_reason; a version that is not yanked is answered as it is (200)."
+      )
+  )
   .middleware(Authentication)
   .annotate(OpenApi.Title, "Publishing")
 {}
@@ -220,6 +272,23 @@ export class PublishApi extends HttpApiGroup.make("publish")
           "409 node_exists (another publisher's id), 409 node_deleted."
       )
   )
+  .add(
+    HttpApiEndpoint.post("createUploadUrl", "/publishers/:publisherId/nodes/:nodeId/versions/:versionId/upload-url", {
+      params: PublisherVersionPath,
+      payload: UploadUrlRequest,
+      success: UploadUrlResponse,
+      error: [Unauthorized, InvalidToken, Forbidden, PublisherBanned, NodeBanned, NotFound, VersionImmutable, RateLimited]
+    })
+      .annotate(HttpApi.PayloadParseOptions, refusingBody)
+      .annotate(OpenApi.Summary, "Get a fresh upload URL for a Pending version")
+      .annotate(
+        OpenApi.Description,
+        "Authenticated as the publish call is (a personal access token in the body, or a bearer token of an owner, admin " +
+          "or site admin). For a version still NodeVersionStatusPending (never uploaded, or its upload refused with 422): " +
+          "a fresh `signedUrl`, as the publish call gives. 409 version_immutable once the version left Pending; 404 for " +
+          "an unknown or deleted version."
+      )
+  )
   .middleware(OptionalAuthentication)
   .annotate(OpenApi.Title, "Publishing")
 {}
@@ -243,14 +312,17 @@ export class ArchivesApi extends HttpApiGroup.make("archives")
         NotFound,
         VersionImmutable,
         PayloadTooLarge,
-        UnsupportedMediaType
+        UnsupportedMediaType,
+        ArchiveRejected
       ]
     })
       .annotate(OpenApi.Summary, "Upload a version's zip archive to its signed URL")
       .annotate(
         OpenApi.Description,
         "The body is the zip (Content-Type: application/zip), streamed to storage. The checks run when it is complete: " +
-          "the version becomes NodeVersionStatusActive, or NodeVersionStatusFlagged with status_reason. " +
+          "the version becomes NodeVersionStatusActive, or the upload is refused with 422 archive_rejected, `details` " +
+          "listing each failed check; then nothing is stored and the version stays NodeVersionStatusPending for a " +
+          "corrected upload (to this URL while it lasts, or to a fresh one from CreateUploadUrl). " +
           "Safe to retry: the same bytes again, whatever the version's status since (unless deleted), change nothing and " +
           "answer 200 with the version as it is now, marked with the header Idempotent-Replayed: true. " +
           "403 invalid_signature / url_expired, 409 version_immutable once the version left Pending (other bytes), " +

@@ -8,7 +8,7 @@ import { NodeRepo, requireVisible } from "../Catalog/Repo.ts"
 import { AppConfig } from "../Config.ts"
 import { NodeIsBanned, VersionMissing } from "../Domain/Errors.ts"
 import type { NodeVersionStatus } from "../Domain/Node.ts"
-import { checkArchive } from "./Checks.ts"
+import { ArchiveVerdict, type CheckFailure, checkArchive } from "./Checks.ts"
 import { PublishingRepo, VersionLocked } from "./Repo.ts"
 import { BadSignature, UrlSigner } from "../Storage/Signing.ts"
 import { Storage } from "../Storage/Store.ts"
@@ -26,6 +26,23 @@ export class NotAZip extends Data.TaggedError("NotAZip")<{}> {
 export class ArchiveTooLarge extends Data.TaggedError("ArchiveTooLarge")<{ readonly maxBytes: number }> {
   override get message() {
     return `An archive may hold at most ${this.maxBytes} bytes`
+  }
+}
+
+/**
+ * The archive failed the automated checks: nothing is stored, and the version stays Pending for a
+ * corrected upload. `answerDetails` is what the 422 lists (Answers.ts).
+ */
+export class ArchiveChecksFailed extends Data.TaggedError("ArchiveChecksFailed")<{ readonly failures: ReadonlyArray<CheckFailure> }> {
+  override get message() {
+    const n = this.failures.length
+    // a message may end with its own full stop (the zip reader's do)
+    const found = this.failures.map((f) => f.message.replace(/\.+$/, "")).join("; ")
+    return `The archive failed ${n} automated check${n === 1 ? "" : "s"}: ${found}. ` +
+      "Nothing was stored; the version is still Pending: upload a corrected archive"
+  }
+  get answerDetails() {
+    return this.failures
   }
 }
 
@@ -163,8 +180,9 @@ export class Archives extends Context.Service<Archives>()("Archives", {
 
     return {
       /**
-       * Stores the archive of a Pending version and records the checks' verdict: the version becomes
-       * Active, or Flagged with the reason. Answers the version as it then is, and whether the
+       * Stores the archive of a Pending version that passes the checks: the version becomes Active.
+       * One that fails them is refused (ArchiveChecksFailed) and not stored: the version stays
+       * Pending, without an archive, for a corrected upload. Answers the version as it then is, and whether the
        * upload was a replay: the version held these very bytes already, and nothing was written.
        */
       upload: traced("Archives.upload")(function*(upload: Upload) {
@@ -181,10 +199,14 @@ export class Archives extends Context.Service<Archives>()("Archives", {
         if (state.status !== "NodeVersionStatusPending") return yield* replayOrLocked(state.id, state.status, upload)
         if ((upload.declaredBytes ?? 0) > maxArchiveBytes) return yield* new ArchiveTooLarge({ maxBytes: maxArchiveBytes })
 
-        // the archive is durable in its place before its verdict commits; another upload of this
-        // version that finished first stays, and this one is dropped
+        // the archive is durable in its place before its status commits; another upload of this
+        // version that finished first stays, and this one is dropped; so is one that fails the checks
         const record = (content: StoredContent, written: Written, place: Effect.Effect<void, StorageFailed>) =>
-          Effect.flatMap(checkArchive(content, limits), (verdict) => repo.recordArchive(state.id, written, verdict, place))
+          Effect.flatMap(checkArchive(content, limits), (verdict) =>
+            ArchiveVerdict.$match(verdict, {
+              Passed: () => repo.recordArchive(state.id, written, place),
+              Failed: ({ failures }) => Effect.fail(new ArchiveChecksFailed({ failures }))
+            }))
         const { recorded } = yield* storage.put(archiveKey(state.id), upload.body, { maxBytes: maxArchiveBytes, record }).pipe(
           Effect.catchTags({
             BodyTooLarge: () => new ArchiveTooLarge({ maxBytes: maxArchiveBytes }),

@@ -30,12 +30,21 @@ export interface CheckLimits {
   readonly maxEntries: number
 }
 
-/** What the checks concluded. */
+/** One check an archive failed: its stable name (the 422's `details`) and what it found. */
+export interface CheckFailure {
+  readonly check: "readable_zip" | "entry_names" | "entry_count" | "uncompressed_size" | "has_files"
+  readonly message: string
+}
+
+/** What the checks concluded: every check that failed, not only the first, so one fix can cover them all. */
 export type ArchiveVerdict = Data.TaggedEnum<{
   Passed: { readonly files: number; readonly uncompressedBytes: number }
-  Failed: { readonly reason: string }
+  Failed: { readonly failures: ReadonlyArray<CheckFailure> }
 }>
 export const ArchiveVerdict = Data.taggedEnum<ArchiveVerdict>()
+
+/** At most this many unsafe entry names are named: the rest are counted. */
+const namedUnsafeEntries = 10
 
 /** Why an entry name is not a plain relative path, or undefined when it is one. */
 export const unsafeEntryName = (name: string): string | undefined => {
@@ -48,7 +57,11 @@ export const unsafeEntryName = (name: string): string | undefined => {
   return undefined
 }
 
-/** Checks the zip at `source`; never fails: a bad archive is a result, not an error. */
+/**
+ * Checks the zip at `source`; never fails: a bad archive is a result, not an error. Unsafe entry
+ * names are all gathered (the first ten named); a limit passed (entries, uncompressed size) ends
+ * the reading, with what was found until then.
+ */
 export const checkArchive = (source: StoredContent, limits: CheckLimits): Effect.Effect<ArchiveVerdict> =>
   Effect.callback<ArchiveVerdict>((resume) => {
     let settled = false
@@ -59,33 +72,52 @@ export const checkArchive = (source: StoredContent, limits: CheckLimits): Effect
       zip?.close()
       resume(Effect.succeed(result))
     }
+    const unreadable = (message: string) =>
+      ArchiveVerdict.Failed({ failures: [{ check: "readable_zip", message: `not a readable zip archive: ${message}` }] })
     // names stay bytes: yauzl's own decoding refuses unsafe names with errors we want to word ourselves
     openZip(source, { lazyEntries: true, decodeStrings: false, autoClose: false, validateEntrySizes: true }, (err, zipfile) => {
-      if (err || !zipfile) return done(ArchiveVerdict.Failed({ reason: `not a readable zip archive: ${err?.message ?? "unknown error"}` }))
+      if (err || !zipfile) return done(unreadable(err?.message ?? "unknown error"))
       zip = zipfile
       let files = 0
       let entries = 0
       let uncompressedBytes = 0
-      zipfile.on("error", (e: Error) => done(ArchiveVerdict.Failed({ reason: `not a readable zip archive: ${e.message}` })))
+      const unsafe: Array<string> = []
+      const limit: Array<CheckFailure> = []
+      const verdict = (): ArchiveVerdict => {
+        const failures: Array<CheckFailure> = []
+        if (unsafe.length > 0) {
+          const more = unsafe.length > namedUnsafeEntries ? `; and ${unsafe.length - namedUnsafeEntries} more` : ""
+          failures.push({ check: "entry_names", message: unsafe.slice(0, namedUnsafeEntries).join("; ") + more })
+        }
+        failures.push(...limit)
+        // a limit ends the reading early: the archive's files were not all counted
+        if (limit.length === 0 && files === 0) failures.push({ check: "has_files", message: "the archive holds no file" })
+        return failures.length > 0 ? ArchiveVerdict.Failed({ failures }) : ArchiveVerdict.Passed({ files, uncompressedBytes })
+      }
+      // what was found before the zip turned out unreadable is kept beside it
+      zipfile.on("error", (e: Error) => {
+        limit.push({ check: "readable_zip", message: `not a readable zip archive: ${e.message}` })
+        done(verdict())
+      })
       zipfile.on("entry", (entry: yauzl.Entry) => {
         entries += 1
         const raw = entry.fileName as unknown as Buffer
-        const unsafe = unsafeEntryName(raw.toString("utf8"))
-        if (unsafe !== undefined) return done(ArchiveVerdict.Failed({ reason: unsafe }))
-        if (entries > limits.maxEntries) return done(ArchiveVerdict.Failed({ reason: `more than ${limits.maxEntries} entries` }))
+        const name = raw.toString("utf8")
+        const why = unsafeEntryName(name)
+        if (why !== undefined) unsafe.push(why)
+        if (entries > limits.maxEntries) {
+          limit.push({ check: "entry_count", message: `more than ${limits.maxEntries} entries` })
+          return done(verdict())
+        }
         uncompressedBytes += entry.uncompressedSize
         if (uncompressedBytes > limits.maxUncompressedBytes) {
-          return done(ArchiveVerdict.Failed({ reason: `the entries uncompress to more than ${limits.maxUncompressedBytes} bytes` }))
+          limit.push({ check: "uncompressed_size", message: `the entries uncompress to more than ${limits.maxUncompressedBytes} bytes` })
+          return done(verdict())
         }
-        if (!raw.toString("utf8").endsWith("/")) files += 1
+        if (!name.endsWith("/")) files += 1
         zipfile.readEntry()
       })
-      zipfile.on("end", () =>
-        done(
-          files === 0
-            ? ArchiveVerdict.Failed({ reason: "the archive holds no file" })
-            : ArchiveVerdict.Passed({ files, uncompressedBytes })
-        ))
+      zipfile.on("end", () => done(verdict()))
       zipfile.readEntry()
     })
     return Effect.sync(() => {

@@ -2,11 +2,12 @@ import { HttpApiBuilder } from "effect/http-api"
 import { HttpEffect, HttpServerResponse } from "effect/http"
 import { NodeHttpServerRequest, NodeStream } from "@effect/platform-node"
 import { Effect, Layer, Option } from "effect"
-import { ArchivesApi, PublishApi, PublishingApi, PublishResponse } from "./Api.ts"
+import { ArchivesApi, PublishApi, PublishingApi, PublishResponse, UploadUrlResponse } from "./Api.ts"
 import { registryApi } from "../Domain/RegistryApi.ts"
 import { AuthFailures } from "../Auth/Failures.ts"
 import { offerDownload } from "../Http/Ranges.ts"
 import {
+  ArchiveRejected,
   BadRequest,
   Conflict,
   InternalError,
@@ -48,7 +49,8 @@ const answer = answering({
   UploadBroken: BadRequest,
   NotDownloadable: NotFound,
   ArchiveNotStored: NotFound,
-  StorageFailed: InternalError
+  StorageFailed: InternalError,
+  ArchiveChecksFailed: ArchiveRejected
 })
 
 /**
@@ -77,7 +79,11 @@ const PublishingLive = HttpApiBuilder.group(api, "publishing", (handlers) =>
       .handle("deleteNode", ({ params }) => answer(publishing.deleteNode(params.publisherId, params.nodeId)))
       .handle("updateVersion", ({ params, payload }) =>
         answer(publishing.updateVersion(params.publisherId, params.nodeId, params.versionId, payload)))
-      .handle("deleteVersion", ({ params }) => answer(publishing.deleteVersion(params.publisherId, params.nodeId, params.versionId)))))
+      .handle("deleteVersion", ({ params }) => answer(publishing.deleteVersion(params.publisherId, params.nodeId, params.versionId)))
+      .handle("yankNodeVersion", ({ params, payload }) =>
+        answer(publishing.yankVersion(params.publisherId, params.nodeId, params.versionId, payload.reason)))
+      .handle("unyankNodeVersion", ({ params }) =>
+        answer(publishing.yankVersion(params.publisherId, params.nodeId, params.versionId, undefined)))))
 
 /** A publish with a personal access token counts a refused token against the caller's address. */
 const PublishLive = HttpApiBuilder.group(api, "publish", (handlers) =>
@@ -89,6 +95,12 @@ const PublishLive = HttpApiBuilder.group(api, "publish", (handlers) =>
       return answer(
         payload.personal_access_token === undefined ? publish : failures.guard(publish, (e) => e._tag === "TokenRejected")
       ).pipe(Effect.flatMap(({ published, replayed }) => answerMarked(replayed, new PublishResponse(published))))
+    }).handle("createUploadUrl", ({ params, payload }) => {
+      const token = payload.personal_access_token
+      const create = publishing.createUploadUrl(params.publisherId, params.nodeId, params.versionId, token)
+      return answer(token === undefined ? create : failures.guard(create, (e) => e._tag === "TokenRejected")).pipe(
+        Effect.map((fresh) => new UploadUrlResponse(fresh))
+      )
     })
   }))
 

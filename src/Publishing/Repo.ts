@@ -12,7 +12,6 @@ import type { HostNodeExtractStatus } from "../Domain/HostNode.ts"
 import { installableStatus, type NodeStatus, type NodeVersionStatus } from "../Domain/Node.ts"
 import type { HostRange, SemanticVersion } from "../Domain/Semver.ts"
 import { chunks, onForeignKeyViolation, orDieOnDatabase } from "../Db/Rows.ts"
-import { ArchiveVerdict } from "./Checks.ts"
 import type { StorageFailed, Written } from "../Storage/Storage.ts"
 import { traced } from "../Tracing.ts"
 
@@ -366,18 +365,15 @@ export class PublishingRepo extends Context.Service<PublishingRepo>()("Publishin
       ),
 
       /**
-       * A Pending version got its archive and the checks' verdict; fails when it was no longer
+       * A Pending version got its archive, which passed the checks (a failing one is refused before
+       * this, and the version stays Pending): it becomes Active. Fails when it was no longer
        * Pending, unless it holds these very bytes (another upload of them completed first: a
        * replay, nothing written). `place` (the archive made durable under its key) runs while the
        * version's row is locked and before the commit: a concurrent upload cannot replace the
        * archive between the two, and a crash never leaves the status without its archive.
        */
       recordArchive: traced("PublishingRepo.recordArchive")(
-        function*(versionId: string, written: Written, verdict: ArchiveVerdict, place: Effect.Effect<void, StorageFailed>) {
-          const [to, reason] = ArchiveVerdict.$match(verdict, {
-            Passed: () => ["NodeVersionStatusActive", null] as const,
-            Failed: ({ reason }) => ["NodeVersionStatusFlagged", `Automated checks failed: ${reason}`] as const
-          })
+        function*(versionId: string, written: Written, place: Effect.Effect<void, StorageFailed>) {
           // a transaction that lost to a concurrent one runs again: the archive is placed once
           let placed = false
           const placeOnce = Effect.suspend(() => placed ? Effect.void : Effect.tap(place, () => Effect.sync(() => void (placed = true))))
@@ -394,7 +390,7 @@ export class PublishingRepo extends Context.Service<PublishingRepo>()("Publishin
             }
             yield* placeOnce
             yield* sql`UPDATE node_versions SET archive_bytes = ${written.bytes}, archive_sha256 = ${written.sha256},
-              status = ${to}, status_reason = ${reason} WHERE id = ${versionId}::uuid`
+              status = ${installableStatus}, status_reason = NULL WHERE id = ${versionId}::uuid`
             yield* sql`UPDATE nodes SET updated_at = now() WHERE id = ${row.node_id}`
             return { replayed: false }
           }))
@@ -435,6 +431,21 @@ export class PublishingRepo extends Context.Service<PublishingRepo>()("Publishin
             RETURNING node_id, version
           ), touched AS (UPDATE nodes SET updated_at = now() WHERE id IN (SELECT node_id FROM lost))
           SELECT node_id, version FROM lost`
+        }))
+      }),
+
+      /**
+       * Yanks a version that is not deleted with `reason`, or undoes its yank (`undefined`). A
+       * catalogue write like any other: every instance drops its pages, and the node's
+       * `updated_at` moves so that `GET /nodes?timestamp=` shows the change.
+       */
+      yankVersion: traced("PublishingRepo.yankVersion")(function*(nodeId: string, version: string, reason: string | undefined) {
+        yield* change(Effect.gen(function*() {
+          yield* lockNode(nodeId)
+          const rows = yield* sql`UPDATE node_versions SET yanked = ${reason !== undefined}, yanked_reason = ${reason ?? null}
+            WHERE node_id = ${nodeId} AND version = ${version} AND status <> 'NodeVersionStatusDeleted' RETURNING id`
+          if (rows.length === 0) return yield* new VersionMissing({ nodeId, version })
+          yield* sql`UPDATE nodes SET updated_at = now() WHERE id = ${nodeId}`
         }))
       }),
 

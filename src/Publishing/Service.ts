@@ -21,7 +21,7 @@ import { PublisherRepo } from "../Publishers/Repo.ts"
 import { TokenRepo } from "../Tokens/Repo.ts"
 import { noteToken } from "../Http/Exchange.ts"
 import { manifestDigest, type VersionManifest } from "./Manifest.ts"
-import { type NodePatch, PublishingRepo, type VersionPatch } from "./Repo.ts"
+import { type NodePatch, PublishingRepo, type VersionPatch, VersionLocked } from "./Repo.ts"
 import { UrlSigner } from "../Storage/Signing.ts"
 import { traced } from "../Tracing.ts"
 
@@ -176,6 +176,22 @@ export class Publishing extends Context.Service<Publishing>()("Publishing", {
         }
       ),
 
+      /**
+       * Yanks the version with `reason` (a yanked one gets the new reason), or undoes its yank
+       * (`undefined`; a no-op when it is not yanked). Any version that is not deleted: the flag is
+       * beside the status, which it never changes.
+       */
+      yankVersion: traced("Publishing.yankVersion")(
+        function*(publisherId: string, nodeId: string, versionOrId: string, reason: string | undefined) {
+          yield* managers(publisherId)
+          const version = yield* ownVersion(publisherId, nodeId, versionOrId)
+          yield* repo.yankVersion(nodeId, version.version, reason).pipe(
+            Effect.mapError(() => new VersionMissing({ nodeId, version: versionOrId }))
+          )
+          return yield* currentVersion(version.id)
+        }
+      ),
+
       deleteVersion: traced("Publishing.deleteVersion")(function*(publisherId: string, nodeId: string, versionOrId: string) {
         yield* managers(publisherId)
         const version = yield* ownVersion(publisherId, nodeId, versionOrId)
@@ -190,6 +206,23 @@ export class Publishing extends Context.Service<Publishing>()("Publishing", {
           )
         )
       }),
+
+      /**
+       * A fresh upload URL for a version still Pending (never uploaded, or its upload refused by
+       * the checks), authorized as the publish call is. Another status is immutable.
+       */
+      createUploadUrl: traced("Publishing.createUploadUrl")(
+        function*(publisherId: string, nodeId: string, versionOrId: string, token: string | undefined) {
+          const status = yield* authorizePublish(publisherId, token)
+          if (status === "PublisherStatusBanned") return yield* new PublisherIsBanned({ publisherId })
+          const node = yield* ownNode(publisherId, nodeId)
+          if (node.status === "NodeStatusBanned") return yield* new NodeIsBanned({ nodeId })
+          const version = yield* ownVersion(publisherId, nodeId, versionOrId)
+          if (version.status !== "NodeVersionStatusPending") return yield* new VersionLocked({ status: version.status })
+          const signedUrl = yield* signer.uploadUrl({ nodeId, version: version.version, versionId: version.id })
+          return { signedUrl, node_version: yield* currentVersion(version.id) }
+        }
+      ),
 
       /**
        * Creates the node (or updates it from `node`) and the version as Pending; answers where to

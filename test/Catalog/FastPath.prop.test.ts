@@ -102,7 +102,8 @@ const expectedVersion = (nodeId: string, v: typeof arbVersion extends fc.Arbitra
     supported_os: v.supported_os,
     tags: v.tags,
     tags_admin: [],
-    version: v.version
+    version: v.version,
+    yanked: false
   })
 
 /** The newest active version: the one a node's `latest_version` shows. */

@@ -238,7 +238,8 @@ onFreshService("GET /nodes: page, limit and the wire format", (it) => {
         supported_os: ["Linux"],
         tags: ["stable"],
         tags_admin: [],
-        version: "1.2.3"
+        version: "1.2.3",
+        yanked: false
       })
       // a node with nothing optional set: absent fields are omitted, not null; but clients index
       // name and description directly (ComfyUI-Manager glob/manager_core.py, comfy-cli

@@ -93,7 +93,8 @@ layer(Service.layer(), { excludeTestServices: true })("GET /nodes/{nodeId}/versi
         supported_os: ["Linux", "Windows"],
         tags: ["image"],
         tags_admin: [],
-        version: "1.2.0"
+        version: "1.2.0",
+        yanked: false
       })
       expect(v.id).toMatch(uuidPattern)
     }))

@@ -285,7 +285,7 @@ layer(ServiceBehindForwarder, { excludeTestServices: true, timeout: 120_000 })("
       ])
     }), slow)
 
-  it.effect("an archive the checks refuse: Flagged with its reason, exit 1", () =>
+  it.effect("an archive the checks refuse: each failed check printed, exit 1", () =>
     Effect.gen(function*() {
       // compresses far below the size limit, uncompresses far beyond twenty times it
       const dir = yield* nodeRepository("bomb", {
@@ -293,8 +293,8 @@ layer(ServiceBehindForwarder, { excludeTestServices: true, timeout: 120_000 })("
         "zeros.txt": "0".repeat(maxArchiveBytes * 25)
       })
       const ran = yield* cli(["publish", dir], { REGISTRY_PAT: state.pat })
-      expect(ran.stdout).toMatch(/^Flagged: .*the entries uncompress to more than \d+ bytes\n$/)
-      fails(ran, 1, "version_flagged", { notes: true })
+      expect(ran.stdout).toMatch(/^Failed check uncompressed_size: the entries uncompress to more than \d+ bytes\n$/)
+      fails(ran, 1, "archive_rejected", { notes: true })
     }), slow)
 
   it.effect("install: the files published, safely unpacked; unknown nodes and versions are not found", () =>
@@ -351,8 +351,9 @@ layer(ServiceBehindForwarder, { excludeTestServices: true, timeout: 120_000 })("
       expect(versions).toMatch(/^1\.0\.0\s+Active\s+\d{4}-\d\d-\d\d\s+First release$/m)
       const versionsJson = JSON.parse(ok(yield* cli(["versions", "image-tools", "--json"]), "versions --json"))
       expect(versionsJson).toMatchObject([{ version: "1.0.0", status: "NodeVersionStatusActive", node_id: "image-tools", dependencies: ["pillow"] }])
-      const flagged = JSON.parse(ok(yield* cli(["versions", "bomb", "--status", "Flagged", "--json"]), "versions --status"))
-      expect(flagged).toMatchObject([{ version: "0.1.0", status: "NodeVersionStatusFlagged" }])
+      // the archive the checks refused left its version Pending
+      const pending = JSON.parse(ok(yield* cli(["versions", "bomb", "--status", "Pending", "--json"]), "versions --status"))
+      expect(pending).toMatchObject([{ version: "0.1.0", status: "NodeVersionStatusPending" }])
 
       const mine = ok(yield* cli(["nodes", "--publisher", "acme"]), "nodes --publisher")
       expect(mine).toMatch(/^image-tools\s+1\.0\.0\s+acme/m)

@@ -12,6 +12,7 @@ import * as fs from "node:fs/promises"
 import * as os from "node:os"
 import * as path from "node:path"
 import {
+  ArchiveRejected,
   BadRequest,
   type ClientConfig,
   errorCode,
@@ -133,17 +134,20 @@ layer(serviceWithFakeVendor(), { excludeTestServices: true })("typed client", (i
       yield* Stream.runDrain(byPath.bytes)
     }))
 
-  it.effect("an upload from memory that fails the checks leaves the version Flagged", () =>
+  it.effect("an upload from memory that fails the checks fails with ArchiveRejected and its details; the version stays Pending", () =>
     Effect.gen(function*() {
       const service = yield* Service
       const published = yield* publish(service, "image-tools", "1.2.0")
       const notAZip = new TextEncoder().encode("this is not a zip archive")
       const progress: Array<number> = []
-      yield* withFiles(cli.uploadArchive(published.signedUrl, notAZip, { onProgress: (sent) => progress.push(sent) }))
+      const refused = yield* Effect.flip(
+        withFiles(cli.uploadArchive(published.signedUrl, notAZip, { onProgress: (sent) => progress.push(sent) }))
+      )
       expect(progress).toEqual([notAZip.length])
+      expect(refused).toBeInstanceOf(ArchiveRejected)
+      expect((refused as ArchiveRejected).details).toEqual([{ check: "readable_zip", message: expect.stringMatching(/^not a readable zip/) }])
       const version = yield* owner.api.catalog.getNodeVersion({ params: { nodeId: "image-tools", versionId: "1.2.0" } })
-      expect(version.status).toBe("NodeVersionStatusFlagged")
-      expect(version.status_reason).toMatch(/zip/)
+      expect(version.status).toBe("NodeVersionStatusPending")
     }))
 
   it.effect("the hand-made calls fail with the error classes too", () =>

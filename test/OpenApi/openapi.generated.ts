@@ -662,6 +662,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/publishers/{publisherId}/nodes/{nodeId}/versions/{versionId}/yank": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Yank a version
+         * @description Owners, admins and site admins; any version that is not deleted. The version keeps its status and stays installable by its exact version, but is no longer the node's latest_version nor chosen by an install without a version; it shows yanked: true and yanked_reason. Yanking a yanked version replaces its reason.
+         */
+        post: operations["YankNodeVersion"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/publishers/{publisherId}/nodes/{nodeId}/versions/{versionId}/unyank": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Undo a version's yank
+         * @description Owners, admins and site admins; any version that is not deleted. The version is yanked: false again, without yanked_reason; a version that is not yanked is answered as it is (200).
+         */
+        post: operations["UnyankNodeVersion"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/publishers/{publisherId}/nodes/{nodeId}/versions": {
         parameters: {
             query?: never;
@@ -682,6 +722,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/publishers/{publisherId}/nodes/{nodeId}/versions/{versionId}/upload-url": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Get a fresh upload URL for a Pending version
+         * @description Authenticated as the publish call is (a personal access token in the body, or a bearer token of an owner, admin or site admin). For a version still NodeVersionStatusPending (never uploaded, or its upload refused with 422): a fresh `signedUrl`, as the publish call gives. 409 version_immutable once the version left Pending; 404 for an unknown or deleted version.
+         */
+        post: operations["CreateUploadUrl"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/archives/{nodeId}/{version}": {
         parameters: {
             query?: never;
@@ -696,7 +756,7 @@ export interface paths {
         get: operations["DownloadArchive"];
         /**
          * Upload a version's zip archive to its signed URL
-         * @description The body is the zip (Content-Type: application/zip), streamed to storage. The checks run when it is complete: the version becomes NodeVersionStatusActive, or NodeVersionStatusFlagged with status_reason. Safe to retry: the same bytes again, whatever the version's status since (unless deleted), change nothing and answer 200 with the version as it is now, marked with the header Idempotent-Replayed: true. 403 invalid_signature / url_expired, 409 version_immutable once the version left Pending (other bytes), 413 beyond the size limit.
+         * @description The body is the zip (Content-Type: application/zip), streamed to storage. The checks run when it is complete: the version becomes NodeVersionStatusActive, or the upload is refused with 422 archive_rejected, `details` listing each failed check; then nothing is stored and the version stays NodeVersionStatusPending for a corrected upload (to this URL while it lasts, or to a fresh one from CreateUploadUrl). Safe to retry: the same bytes again, whatever the version's status since (unless deleted), change nothing and answer 200 with the version as it is now, marked with the header Idempotent-Replayed: true. 403 invalid_signature / url_expired, 409 version_immutable once the version left Pending (other bytes), 413 beyond the size limit.
          */
         put: operations["UploadArchive"];
         post?: never;
@@ -1680,7 +1740,8 @@ export interface components {
          *       ],
          *       "tags": [],
          *       "tags_admin": [],
-         *       "version": "1.4.2"
+         *       "version": "1.4.2",
+         *       "yanked": false
          *     }
          */
         NodeVersion: {
@@ -1723,6 +1784,10 @@ export interface components {
             tags_admin: string[];
             /** @description Semantic version identifier; unique for the node */
             version: string;
+            /** @description Whether the publisher yanked this version: it stays installable by its exact version, but is never the node's latest_version nor an unpinned install's choice */
+            yanked: boolean;
+            /** @description Why the publisher yanked this version; present only while it is yanked */
+            yanked_reason?: string;
         };
         /** @enum {string} */
         NodeVersionStatus: "NodeVersionStatusActive" | "NodeVersionStatusDeleted" | "NodeVersionStatusBanned" | "NodeVersionStatusPending" | "NodeVersionStatusFlagged";
@@ -1785,7 +1850,8 @@ export interface components {
          *         ],
          *         "tags": [],
          *         "tags_admin": [],
-         *         "version": "1.4.2"
+         *         "version": "1.4.2",
+         *         "yanked": false
          *       },
          *       "license": "LICENSE",
          *       "name": "Film Grade Nodes",
@@ -1850,7 +1916,7 @@ export interface components {
             icon?: string;
             /** @description Unique identifier of the node */
             id: string;
-            /** @description Highest semantic version among the node's active versions (with host_version, among those admitting it) */
+            /** @description Highest semantic version among the node's active versions that are not yanked (with host_version, among those admitting it) */
             latest_version?: components["schemas"]["NodeVersion"];
             /** @description Path to the license file in the node's repository */
             license?: string;
@@ -2191,6 +2257,16 @@ export interface components {
              */
             webhook_url?: string;
         };
+        CreateUploadUrlResponse: {
+            /** @description A fresh URL to PUT the version's zip archive to (Content-Type: application/zip) */
+            signedUrl: string;
+            /** @description The version, NodeVersionStatusPending */
+            node_version: components["schemas"]["NodeVersion"];
+        };
+        CreateUploadUrlRequest: {
+            /** @description A personal access token of the publisher; without it, the call needs a bearer token */
+            personal_access_token?: string;
+        };
         PublishNodeVersionResponse: {
             /** @description URL to PUT the version's zip archive to (Content-Type: application/zip) */
             signedUrl: string;
@@ -2265,6 +2341,10 @@ export interface components {
             tags?: string[];
         } & {
             [key: string]: unknown;
+        };
+        YankNodeVersionRequest: {
+            /** @description Why the version is yanked, shown with it (1 to 500 characters once trimmed) */
+            reason: string;
         };
         NodeVersionUpdate: {
             /** @description Summary of changes in this version */
@@ -2693,7 +2773,8 @@ export interface components {
          *             ],
          *             "tags": [],
          *             "tags_admin": [],
-         *             "version": "1.4.2"
+         *             "version": "1.4.2",
+         *             "yanked": false
          *           },
          *           "license": "LICENSE",
          *           "name": "Film Grade Nodes",
@@ -3268,6 +3349,16 @@ export interface components {
              * @enum {string}
              */
             error: "range_not_satisfiable";
+            /** @description What went wrong, for people; wording may change */
+            message: string;
+        };
+        /** @description The uploaded archive failed the automated checks, each listed in `details`; nothing was stored and the version stays Pending for a corrected upload */
+        ArchiveRejected: {
+            /**
+             * @description Stable error code
+             * @enum {string}
+             */
+            error: "archive_rejected";
             /** @description What went wrong, for people; wording may change */
             message: string;
         };
@@ -7906,6 +7997,232 @@ export interface operations {
             };
         };
     };
+    YankNodeVersion: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Identifier of the publisher */
+                publisherId: string;
+                /** @description Identifier of the node */
+                nodeId: string;
+                /** @description The version string (such as 1.2.0) or the version's id */
+                versionId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["YankNodeVersionRequest"];
+            };
+        };
+        responses: {
+            /** @description NodeVersion */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NodeVersion"];
+                };
+            };
+            /** @description `bad_request`: The request is malformed, or a parameter or field has a bad value; the message names it */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BadRequest"];
+                };
+            };
+            /** @description `unauthorized`: No valid bearer token: missing, malformed, expired or not verifiable */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Unauthorized"];
+                };
+            };
+            /** @description `forbidden`: The caller lacks the role this needs; the message says which */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Forbidden"];
+                };
+            };
+            /** @description `not_found`: No such record, or no such route */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NotFound"];
+                };
+            };
+            /** @description `method_not_allowed`: The path exists, but not with this method (`Allow` lists the methods it takes) */
+            405: {
+                headers: {
+                    Allow: components["headers"]["Allow"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MethodNotAllowed"];
+                };
+            };
+            /** @description `payload_too_large`: The body is over its limit (16 MiB of JSON, the archive size, 1024 MiB of video, 64 KiB of URL-encoded form) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PayloadTooLarge"];
+                };
+            };
+            /** @description `unsupported_media_type`: The body's Content-Type is not one the endpoint takes */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UnsupportedMediaType"];
+                };
+            };
+            /** @description `rate_limited`: Too many failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimited"];
+                };
+            };
+            /** @description `internal_error`: The service failed: the cause is logged, the answer holds no internals */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InternalError"];
+                };
+            };
+            /** @description `database_unavailable`: The database cannot be reached (an outage, a restart of it), or a write kept conflicting with concurrent ones: try again after `Retry-After` seconds */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DatabaseUnavailable"];
+                };
+            };
+        };
+    };
+    UnyankNodeVersion: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Identifier of the publisher */
+                publisherId: string;
+                /** @description Identifier of the node */
+                nodeId: string;
+                /** @description The version string (such as 1.2.0) or the version's id */
+                versionId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description NodeVersion */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NodeVersion"];
+                };
+            };
+            /** @description `bad_request`: The request is malformed, or a parameter or field has a bad value; the message names it */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BadRequest"];
+                };
+            };
+            /** @description `unauthorized`: No valid bearer token: missing, malformed, expired or not verifiable */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Unauthorized"];
+                };
+            };
+            /** @description `forbidden`: The caller lacks the role this needs; the message says which */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Forbidden"];
+                };
+            };
+            /** @description `not_found`: No such record, or no such route */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NotFound"];
+                };
+            };
+            /** @description `method_not_allowed`: The path exists, but not with this method (`Allow` lists the methods it takes) */
+            405: {
+                headers: {
+                    Allow: components["headers"]["Allow"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MethodNotAllowed"];
+                };
+            };
+            /** @description `rate_limited`: Too many failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimited"];
+                };
+            };
+            /** @description `internal_error`: The service failed: the cause is logged, the answer holds no internals */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InternalError"];
+                };
+            };
+            /** @description `database_unavailable`: The database cannot be reached (an outage, a restart of it), or a write kept conflicting with concurrent ones: try again after `Retry-After` seconds */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DatabaseUnavailable"];
+                };
+            };
+        };
+    };
     PublishVersion: {
         parameters: {
             query?: never;
@@ -7986,6 +8303,139 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["NodeExists"] | components["schemas"]["NodeDeleted"] | components["schemas"]["VersionExists"];
+                };
+            };
+            /** @description `payload_too_large`: The body is over its limit (16 MiB of JSON, the archive size, 1024 MiB of video, 64 KiB of URL-encoded form) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PayloadTooLarge"];
+                };
+            };
+            /** @description `unsupported_media_type`: The body's Content-Type is not one the endpoint takes */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UnsupportedMediaType"];
+                };
+            };
+            /** @description `rate_limited`: Too many failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimited"];
+                };
+            };
+            /** @description `internal_error`: The service failed: the cause is logged, the answer holds no internals */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InternalError"];
+                };
+            };
+            /** @description `database_unavailable`: The database cannot be reached (an outage, a restart of it), or a write kept conflicting with concurrent ones: try again after `Retry-After` seconds */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DatabaseUnavailable"];
+                };
+            };
+        };
+    };
+    CreateUploadUrl: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Identifier of the publisher */
+                publisherId: string;
+                /** @description Identifier of the node */
+                nodeId: string;
+                /** @description The version string (such as 1.2.0) or the version's id */
+                versionId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateUploadUrlRequest"];
+            };
+        };
+        responses: {
+            /** @description CreateUploadUrlResponse */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CreateUploadUrlResponse"];
+                };
+            };
+            /** @description `bad_request`: The request is malformed, or a parameter or field has a bad value; the message names it */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BadRequest"];
+                };
+            };
+            /** @description `unauthorized`: No valid bearer token: missing, malformed, expired or not verifiable; `invalid_token`: The personal access token is not one of the publisher's (wrong or revoked) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Unauthorized"] | components["schemas"]["InvalidToken"];
+                };
+            };
+            /** @description `forbidden`: The caller lacks the role this needs; the message says which; `publisher_banned`: The publisher is banned: its nodes cannot be created or published; `node_banned`: The node, or its publisher, is banned */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Forbidden"] | components["schemas"]["PublisherBanned"] | components["schemas"]["NodeBanned"];
+                };
+            };
+            /** @description `not_found`: No such record, or no such route */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NotFound"];
+                };
+            };
+            /** @description `method_not_allowed`: The path exists, but not with this method (`Allow` lists the methods it takes) */
+            405: {
+                headers: {
+                    Allow: components["headers"]["Allow"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MethodNotAllowed"];
+                };
+            };
+            /** @description `version_immutable`: The version has left Pending: its archive can no longer be replaced by other bytes */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["VersionImmutable"];
                 };
             };
             /** @description `payload_too_large`: The body is over its limit (16 MiB of JSON, the archive size, 1024 MiB of video, 64 KiB of URL-encoded form) */
@@ -8223,6 +8673,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["UnsupportedMediaType"];
+                };
+            };
+            /** @description `archive_rejected`: The uploaded archive failed the automated checks, each listed in `details`; nothing was stored and the version stays Pending for a corrected upload */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ArchiveRejected"];
                 };
             };
             /** @description `internal_error`: The service failed: the cause is logged, the answer holds no internals */

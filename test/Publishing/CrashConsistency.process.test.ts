@@ -23,7 +23,7 @@ import { queryOne } from "../support/Db.ts"
 import { expectError, expectStatus, get } from "../support/Http.ts"
 import { type ServiceProcess, spawnService } from "../support/Process.ts"
 import { freshDatabase, type Running, startService } from "../support/Service.ts"
-import { rawZip, zipOf } from "../support/Zip.ts"
+import { zipOf } from "../support/Zip.ts"
 import { download, install, makePublisher, pathOf, published, upload } from "./Flow.ts"
 import { forAllSync } from "../support/Property.ts"
 
@@ -188,7 +188,9 @@ describe("the start-up repair", () => {
         })
       yield* uploaded("kept", zip)
       const lost = yield* uploaded("lost", zip)
-      const flagged = yield* uploaded("flagged", rawZip([{ name: "../evil", content: "x" }]))
+      // Flagged by a moderator after its upload (the checks refuse a bad archive outright now)
+      const flagged = yield* uploaded("flagged", zip)
+      yield* first.writes.setVersionStatus("flagged", "1.0.0", "NodeVersionStatusFlagged")
       yield* first.writes.insertVersions([{ node_id: "kept", version: "0.9.0", status: "NodeVersionStatusActive" }])
       const dir = first.config.storage.dir
       for (const v of [lost, flagged]) yield* Effect.promise(() => fs.rm(path.join(dir, archiveKey(v.node_version.id!))))

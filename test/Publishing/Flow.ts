@@ -91,3 +91,22 @@ export const download = (service: Running, downloadUrl: string) =>
     const response = await service.fetch(pathOf(downloadUrl))
     return { status: response.status, headers: response.headers, bytes: Buffer.from(await response.arrayBuffer()) }
   })
+
+/**
+ * A 422 archive_rejected: an ErrorResponse with `details` besides, one `{check, message}` per failed
+ * check; answers the checks' names in order.
+ */
+export const expectRejected = (answer: Answer) => {
+  if (answer.status !== 422) expect.fail(`expected 422, got ${answer.status}: ${answer.text}`)
+  const body = answer.body as { error: string; message: string; details: ReadonlyArray<{ check: string; message: string }> }
+  expect(Object.keys(body).sort()).toEqual(["details", "error", "message"])
+  expect(body.error).toBe("archive_rejected")
+  expect(body.message).toMatch(/still Pending/)
+  expect(body.details.length).toBeGreaterThan(0)
+  for (const d of body.details) {
+    expect(Object.keys(d).sort()).toEqual(["check", "message"])
+    expect(d.message.length).toBeGreaterThan(0)
+    expect(body.message).toContain(d.message.replace(/\.+$/, ""))
+  }
+  return body.details
+}

@@ -1,7 +1,10 @@
 /**
  * The lifecycle against a model: random sequences of publish (with a passing, a failing or no
- * upload), owner delete, admin moderation and install. After every step `latest_version` (of the
- * node and in the listing) is the model's highest active semver, `downloads` the number of
+ * upload), owner delete, admin moderation, yank and unyank, a retry through a fresh upload URL,
+ * and install. A failing upload is refused (422) and leaves the version Pending; a yanked version
+ * keeps its status, is installable only by its exact number, and shows `yanked` and its reason.
+ * After every step `latest_version` (of the node and in the listing) is the model's highest
+ * active semver that is not yanked, `downloads` the number of
  * versions installed (one client: each counts once an hour); a number once published is refused
  * forever to another manifest, while the same publish or upload repeated is a replay unless the
  * version is deleted. And 50 concurrent installs of one node from one address add exactly one download.
@@ -18,7 +21,7 @@ import { type Answer, expectError, expectStatus, get, send } from "../support/Ht
 import { clearOfHourEnd } from "../support/Hours.ts"
 import { Service } from "../support/Service.ts"
 import { rawZip, zipOf } from "../support/Zip.ts"
-import { decodePublished, install, makePublisher, type Publisher, publish, upload } from "./Flow.ts"
+import { decodePublished, expectRejected, install, makePublisher, type Publisher, publish, upload } from "./Flow.ts"
 import { forAll } from "../support/Property.ts"
 
 const decodeNode = decodeExact(Node)
@@ -37,20 +40,31 @@ type Step =
   | { readonly kind: "delete"; readonly version: string }
   | { readonly kind: "moderate"; readonly version: string; readonly status: NodeVersionStatus }
   | { readonly kind: "install"; readonly version: string | undefined }
+  | { readonly kind: "yank"; readonly version: string; readonly reason: string }
+  | { readonly kind: "unyank"; readonly version: string }
+  | { readonly kind: "retry"; readonly version: string }
 
 const step: fc.Arbitrary<Step> = fc.oneof(
   { weight: 4, arbitrary: fc.record({ kind: fc.constant("publish" as const), version: fc.constantFrom(...versions), upload: fc.constantFrom("good" as const, "bad" as const, "none" as const) }) },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant("delete" as const), version: fc.constantFrom(...versions) }) },
   { weight: 2, arbitrary: fc.record({ kind: fc.constant("moderate" as const), version: fc.constantFrom(...versions), status: fc.constantFrom(...statuses) }) },
-  { weight: 3, arbitrary: fc.record({ kind: fc.constant("install" as const), version: fc.option(fc.constantFrom(...versions), { nil: undefined }) }) }
+  { weight: 3, arbitrary: fc.record({ kind: fc.constant("install" as const), version: fc.option(fc.constantFrom(...versions), { nil: undefined }) }) },
+  { weight: 2, arbitrary: fc.record({ kind: fc.constant("yank" as const), version: fc.constantFrom(...versions), reason: fc.constantFrom("broken", "use 1.2.0", "security") }) },
+  { weight: 1, arbitrary: fc.record({ kind: fc.constant("unyank" as const), version: fc.constantFrom(...versions) }) },
+  { weight: 1, arbitrary: fc.record({ kind: fc.constant("retry" as const), version: fc.constantFrom(...versions) }) }
 )
 
 interface ModelVersion {
   status: NodeVersionStatus
   hasArchive: boolean
-  /** Which archive it holds, once uploaded. */
+  /** Which archive it holds, once uploaded (a failing one is never stored). */
   archive?: "good" | "bad"
+  /** The reason, while yanked. */
+  yanked?: string | undefined
 }
+
+/** What a version's answer shows of its yank, by the model. */
+const yankFields = (v: ModelVersion) => ({ yanked: v.yanked !== undefined, yanked_reason: v.yanked })
 
 const installable = (v: ModelVersion | undefined) => v !== undefined && v.status === "NodeVersionStatusActive" && v.hasArchive
 
@@ -82,11 +96,21 @@ layer(Service.layer(), { excludeTestServices: true })("publishing lifecycle agai
             const model = new Map<string, ModelVersion>()
             // one client: each version it installs counts once (this hour)
             const installed = new Set<string>()
+            // a yanked version is never the latest nor an unpinned install's choice
             const highestActive = () =>
-              [...model.entries()].filter(([, v]) => v.status === "NodeVersionStatusActive").map(([k]) => k)
+              [...model.entries()].filter(([, v]) => v.status === "NodeVersionStatusActive" && v.yanked === undefined).map(([k]) => k)
                 .sort(semver.rcompare)[0]
             const highestInstallable = () =>
-              [...model.entries()].filter(([, v]) => installable(v)).map(([k]) => k).sort(semver.rcompare)[0]
+              [...model.entries()].filter(([, v]) => installable(v) && v.yanked === undefined).map(([k]) => k)
+                .sort(semver.rcompare)[0]
+            /** The answer of a version endpoint: the version, its status and yank as the model has them. */
+            const expectVersion = (answer: Answer, v: ModelVersion, what: string) => {
+              const shown = decodeVersion(expectStatus(answer, 200, what).body)
+              expect(shown.status, what).toBe(v.status)
+              expect({ yanked: shown.yanked, yanked_reason: shown.yanked_reason }, what).toEqual(yankFields(v))
+              return shown
+            }
+            const versionPath = (version: string) => `/publishers/acme/nodes/${nodeId}/versions/${version}`
 
             for (const s of steps) {
               const what = `${JSON.stringify(s)} on ${JSON.stringify([...model])}`
@@ -104,10 +128,14 @@ layer(Service.layer(), { excludeTestServices: true })("publishing lifecycle agai
                   const current = existing ?? { status: "NodeVersionStatusPending", hasArchive: false }
                   model.set(s.version, current)
                   expect(node_version.status, what).toBe(current.status)
+                  expect(node_version.yanked, what).toBe(current.yanked !== undefined)
                   if (s.upload === "none") break
                   const uploaded = yield* upload(service, signedUrl, s.upload === "good" ? goodZip : badZip)
-                  if (current.status === "NodeVersionStatusPending") {
-                    const status = s.upload === "good" ? "NodeVersionStatusActive" : "NodeVersionStatusFlagged"
+                  if (current.status === "NodeVersionStatusPending" && s.upload === "bad") {
+                    // refused: nothing stored, the version stays Pending for a corrected upload
+                    expectRejected(uploaded)
+                  } else if (current.status === "NodeVersionStatusPending") {
+                    const status = "NodeVersionStatusActive"
                     expect(decodeVersion(expectStatus(uploaded, 200, what).body).status, what).toBe(status)
                     expect(uploaded.headers.get("idempotent-replayed"), what).toBeNull()
                     model.set(s.version, { status, hasArchive: true, archive: s.upload })
@@ -148,8 +176,42 @@ layer(Service.layer(), { excludeTestServices: true })("publishing lifecycle agai
                   } else if (s.status === "NodeVersionStatusActive" && !current.hasArchive) {
                     expectError(answer, 409, "archive_missing")
                   } else {
-                    expect(decodeVersion(expectStatus(answer, 200, what).body).status).toBe(s.status)
+                    // a moderation leaves the yank as it is
+                    expectVersion(answer, { ...current, status: s.status }, what)
                     current.status = s.status
+                  }
+                  break
+                }
+                case "yank":
+                case "unyank": {
+                  const answer = yield* send(service, "POST", `${versionPath(s.version)}/${s.kind}`, {
+                    token: acme.ownerJwt,
+                    ...(s.kind === "yank" ? { body: { reason: s.reason } } : {})
+                  })
+                  const current = model.get(s.version)
+                  if (current === undefined || current.status === "NodeVersionStatusDeleted") {
+                    expectError(answer, 404, "not_found")
+                    break
+                  }
+                  // either way idempotent: a yank again replaces the reason, an unyank of a version not yanked changes nothing
+                  current.yanked = s.kind === "yank" ? s.reason : undefined
+                  expectVersion(answer, current, what)
+                  break
+                }
+                case "retry": {
+                  const answer = yield* send(service, "POST", `${versionPath(s.version)}/upload-url`, { body: { personal_access_token: acme.pat } })
+                  const current = model.get(s.version)
+                  if (current === undefined || current.status === "NodeVersionStatusDeleted") {
+                    expectError(answer, 404, "not_found")
+                  } else if (current.status !== "NodeVersionStatusPending") {
+                    expectError(answer, 409, "version_immutable")
+                  } else {
+                    const { signedUrl, node_version } = expectStatus(answer, 200, what).body as { signedUrl: string; node_version: unknown }
+                    expect(decodeVersion(node_version).status, what).toBe("NodeVersionStatusPending")
+                    // the corrected archive, to the fresh URL
+                    const uploaded = expectVersion(yield* upload(service, signedUrl, goodZip), { ...current, status: "NodeVersionStatusActive" }, what)
+                    expect(uploaded.downloadUrl, what).toBeDefined()
+                    Object.assign(current, { status: "NodeVersionStatusActive", hasArchive: true, archive: "good" })
                   }
                   break
                 }
@@ -159,7 +221,7 @@ layer(Service.layer(), { excludeTestServices: true })("publishing lifecycle agai
                   if (expected === undefined) {
                     expectError(answer, 404)
                   } else {
-                    const v = decodeVersion(expectStatus(answer, 200, what).body)
+                    const v = expectVersion(answer, model.get(expected)!, what)
                     expect(v.version, what).toBe(expected)
                     expect(v.downloadUrl, what).toMatch(new RegExp(`/archives/${nodeId}/${expected.replace(/\./g, "\\.")}$`))
                     installed.add(expected)

@@ -16,7 +16,7 @@ import { queryOne } from "../support/Db.ts"
 import { type Answer, expectError, expectStatus, get } from "../support/Http.ts"
 import { type Running, Service } from "../support/Service.ts"
 import { rawZip, zipOf } from "../support/Zip.ts"
-import { makePublisher, pathOf, type Publisher, published, upload } from "./Flow.ts"
+import { expectRejected, makePublisher, pathOf, type Publisher, published, upload } from "./Flow.ts"
 
 const signingSecret = "upload-signing-secret-of-this-test"
 const maxArchiveBytes = 64 * 1024
@@ -138,33 +138,45 @@ layer(TestService, { excludeTestServices: true })("signed uploads", (it) => {
       expect(yield* storedFiles(service)).toContain(`${id}.zip`)
     }))
 
-  it.effect("archives failing the checks are Flagged with the reason, and not served", () =>
+  it.effect("archives failing the checks are refused with 422 naming each check; nothing stored, still Pending", () =>
     Effect.gen(function*() {
       const service = yield* Service
-      const bad: ReadonlyArray<readonly [string, Uint8Array, RegExp]> = [
-        ["1.0.0", rawZip([{ name: "ok.py", content: "x" }, { name: "../evil.py", content: "import os" }]), /'\.\.'/],
-        ["1.0.1", rawZip([{ name: "pkg/../../evil.py", content: "x" }]), /'\.\.'/],
-        ["1.0.2", rawZip([{ name: "/etc/cron.d/evil", content: "x" }]), /absolute/],
-        ["1.0.3", rawZip([{ name: "C:/Windows/evil.dll", content: "x" }]), /drive letter/],
-        ["1.0.4", rawZip([{ name: "..\\evil.py", content: "x" }]), /backslash/],
-        ["1.0.5", Buffer.from("this is not a zip archive at all"), /not a readable zip/],
-        ["1.0.6", rawZip([{ name: "empty-folder/", content: "" }]), /no file/],
-        ["1.0.7", rawZip([{ name: "bomb.bin", content: "x", declaredSize: 4_000_000_000 }]), /uncompress/]
+      const bad: ReadonlyArray<readonly [string, Uint8Array, ReadonlyArray<readonly [string, RegExp]>]> = [
+        ["1.0.0", rawZip([{ name: "ok.py", content: "x" }, { name: "../evil.py", content: "import os" }]), [["entry_names", /'\.\.'/]]],
+        ["1.0.1", rawZip([{ name: "pkg/../../evil.py", content: "x" }]), [["entry_names", /'\.\.'/]]],
+        ["1.0.2", rawZip([{ name: "/etc/cron.d/evil", content: "x" }]), [["entry_names", /absolute/]]],
+        ["1.0.3", rawZip([{ name: "C:/Windows/evil.dll", content: "x" }]), [["entry_names", /drive letter/]]],
+        ["1.0.4", rawZip([{ name: "..\\evil.py", content: "x" }]), [["entry_names", /backslash/]]],
+        ["1.0.5", Buffer.from("this is not a zip archive at all"), [["readable_zip", /not a readable zip/]]],
+        ["1.0.6", rawZip([{ name: "empty-folder/", content: "" }]), [["has_files", /no file/]]],
+        // a stored entry declaring more than it holds is not a readable zip
+        ["1.0.7", rawZip([{ name: "bomb.bin", content: "x", declaredSize: 4_000_000_000 }]), [["readable_zip", /uncompress/]]],
+        // every unsafe name is named in one check, and what made the zip unreadable is a check of its own
+        ["1.0.8", rawZip([
+          { name: "/abs", content: "x" },
+          { name: "a/../b", content: "x" },
+          { name: "bomb.bin", content: "x", declaredSize: 4_000_000_000 }
+        ]), [["entry_names", /'\/abs' is an absolute path; entry 'a\/\.\.\/b' has a '\.\.' segment$/], ["readable_zip", /uncompress/]]],
+        // a zip bomb: compresses far below the size limit, declares far beyond twenty times it
+        ["1.0.9", yield* Effect.promise(() => zipOf({ "zeros.txt": "0".repeat(maxArchiveBytes * 25) })), [["uncompressed_size", /uncompress to more than/]]]
       ]
-      for (const [version, bytes, reason] of bad) {
+      const before = yield* storedFiles(service)
+      for (const [version, bytes, checks] of bad) {
         const { signedUrl } = yield* published(service, acme, "checked", version)
-        const answer = expectStatus(yield* upload(service, signedUrl, bytes), 200, `upload ${version}`)
-        const v = decodeVersion(answer.body)
-        expect(v.status, version).toBe("NodeVersionStatusFlagged")
-        expect(v.status_reason, version).toMatch(reason)
-        expect(v.downloadUrl).toBeUndefined()
-        // not installable, not downloadable, not listed as the latest
+        const details = expectRejected(yield* upload(service, signedUrl, bytes))
+        expect(details.map((d) => d.check), version).toEqual(checks.map(([check]) => check))
+        checks.forEach(([, message], i) => expect(details[i]!.message, version).toMatch(message))
+        // still Pending, without an archive: not installable, not downloadable, not the latest
+        expect(yield* versionRow(service, "checked", version)).toMatchObject({ status: "NodeVersionStatusPending", archive_bytes: null })
         expectError(yield* get(service, `/archives/checked/${version}`), 404)
         expectError(yield* get(service, `/nodes/checked/install?version=${version}`), 404, "no_installable_version")
       }
-      const flagged = (yield* get(service, "/nodes/checked/versions?statuses=NodeVersionStatusFlagged")).body as Array<unknown>
-      expect(flagged.length).toBe(bad.length)
+      expect(yield* settledFiles(service)).toEqual(before)
       expect(((yield* get(service, "/nodes/checked")).body as { latest_version?: unknown }).latest_version).toBeUndefined()
+      // a corrected archive to the same URL is taken
+      const { signedUrl } = yield* published(service, acme, "checked", "1.0.6")
+      const fixed = decodeVersion(expectStatus(yield* upload(service, signedUrl, yield* validZip()), 200, "corrected").body)
+      expect(fixed.status).toBe("NodeVersionStatusActive")
     }))
 
   it.effect("size limit (413, nothing stored), content type (415), pending downloads (404)", () =>
