@@ -191,14 +191,26 @@ const endpointsBehind = (middleware: object): Set<string> =>
 
 // --- errors: each status names the classes, hence the codes, it may carry ------------------------
 
-/** Each error class's component: its code as the only `error`, a message for people. */
-const errorComponent = (error: typeof apiErrors[number]): Json => ({
+/**
+ * The fields an error class sends besides `error` and `message` (ArchiveRejected's `details`), as
+ * the derived document has them; fields that travel inside the service only (`serviceOnly`,
+ * documented as anything) are left out.
+ */
+const extraFields = (generated: Json | undefined): Json =>
+  Object.fromEntries(Object.entries((generated?.properties ?? {}) as Record<string, Json>).filter(([name, schema]) =>
+    !["_tag", "error", "message"].includes(name) &&
+    Object.keys(schema).some((key) => key !== "description" && key !== "title")
+  ))
+
+/** Each error class's component: its code as the only `error`, a message for people, and its own fields. */
+const errorComponent = (error: typeof apiErrors[number], generated?: Json): Json => ({
   type: "object",
   description: error.description,
   required: ["error", "message"],
   properties: {
     error: { type: "string", enum: [error.code], description: "Stable error code" },
-    message: { type: "string", description: "What went wrong, for people; wording may change" }
+    message: { type: "string", description: "What went wrong, for people; wording may change" },
+    ...extraFields(generated)
   },
   additionalProperties: false
 })
@@ -214,8 +226,8 @@ const detailedName = (name: string) => `${name}WithDetail`
  * required: the few refusals written on the bare socket, before a request could be read (not
  * HTTP, a late or oversized head), have no route to know the proxy by.
  */
-const detailedComponent = (error: typeof apiErrors[number]): Json => {
-  const plain = errorComponent(error)
+const detailedComponent = (error: typeof apiErrors[number], generated?: Json): Json => {
+  const plain = errorComponent(error, generated)
   return {
     ...plain,
     properties: {
@@ -443,11 +455,18 @@ const precise = (generated: Json): Json => {
   }
 
   const schemas: Json = spec.components.schemas
-  for (const name of Object.keys(schemas)) if (errorNames.has(name)) delete schemas[name]
+  const derivedErrors: Record<string, Json> = {}
+  for (const name of Object.keys(schemas)) {
+    if (errorNames.has(name)) {
+      derivedErrors[name] = schemas[name]
+      delete schemas[name]
+    }
+  }
   const referenced = new Set(JSON.stringify(spec.paths).match(/#\/components\/schemas\/\w+/g))
   for (const error of apiErrors) {
-    if (referenced.has(schemaRef(error.identifier))) schemas[error.identifier] = errorComponent(error)
-    if (referenced.has(schemaRef(detailedName(error.identifier)))) schemas[detailedName(error.identifier)] = detailedComponent(error)
+    const own = derivedErrors[error.identifier]
+    if (referenced.has(schemaRef(error.identifier))) schemas[error.identifier] = errorComponent(error, own)
+    if (referenced.has(schemaRef(detailedName(error.identifier)))) schemas[detailedName(error.identifier)] = detailedComponent(error, own)
   }
   spec.components.headers = headers
 

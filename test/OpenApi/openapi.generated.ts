@@ -3361,6 +3361,13 @@ export interface components {
             error: "archive_rejected";
             /** @description What went wrong, for people; wording may change */
             message: string;
+            /** @description Each check the archive failed (always sent) */
+            details?: {
+                /** @description The check: readable_zip, entry_names, entry_count, uncompressed_size or has_files */
+                check: string;
+                /** @description What the check found */
+                message: string;
+            }[];
         };
         /** @description Too many failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
         RateLimited: {
