@@ -158,7 +158,7 @@ const verdict = (judgement: Judgement): Option.Option<VideoOverlong | VideoUnrea
  * or every file without `forward`, is copied to a temporary file (removed with the request's
  * scope) to be checked whole. Its bytes are counted: past the limit the reading stops at once.
  */
-const spool = (part: Multipart.File, options: UploadOptions) =>
+const takeFile = (part: Multipart.File, options: UploadOptions) =>
   Effect.gen(function*() {
     // the disk's failures (a full or unwritable folder) are the service's, not the client's. The
     // file also errors with whatever broke the pipeline (Node 24 destroys every stream of it with
@@ -289,7 +289,7 @@ const readMultipart = (request: HttpServerRequest.HttpServerRequest, options: Up
         }
         if (hasFile) return Effect.fail(bad("The form carries more than one video file"))
         hasFile = true
-        return spool(part, options).pipe(
+        return takeFile(part, options).pipe(
           Effect.tap((file) => recordUpload("music_video", file.size)),
           Effect.flatMap((file) => setField(collected, part.key, file))
         )
