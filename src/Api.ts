@@ -15,6 +15,7 @@ import { ArchivesApi, PublishApi, PublishingApi } from "./Publishing/Api.ts"
 import { ReviewsApi } from "./Reviews/Api.ts"
 import { SystemApi } from "./System/Api.ts"
 import { TokensApi } from "./Tokens/Api.ts"
+import { TrustedPublishersApi, TrustedPublishingApi } from "./TrustedPublishing/Api.ts"
 import { BulkVersionsApi, VersionQueueApi } from "./Versions/Api.ts"
 import { ApiKeysApi } from "./ApiKeys/Api.ts"
 import { registryApi } from "./Domain/RegistryApi.ts"
@@ -34,6 +35,8 @@ export class Api extends registryApi(
   AdminApi,
   PublishingApi,
   PublishApi,
+  TrustedPublishersApi,
+  TrustedPublishingApi,
   ArchivesApi,
   SystemApi,
   ImageProxyApi,

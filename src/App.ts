@@ -43,6 +43,7 @@ import { ReviewsHttp } from "./Reviews/Http.ts"
 import { Leftovers } from "./System/Leftovers.ts"
 import { SystemHttp } from "./System/Http.ts"
 import { TokensHttp } from "./Tokens/Http.ts"
+import { TrustedPublishingHttp } from "./TrustedPublishing/Http.ts"
 import { VersionsHttp } from "./Versions/Http.ts"
 import { jobRunner } from "./Jobs/Runner.ts"
 import { deliveryTask } from "./Webhooks/Delivery.ts"
@@ -60,6 +61,7 @@ export const ApiLive = HttpApiBuilder.layer(Api).pipe(
     HostNodesHttp,
     AdminHttp,
     PublishingHttp,
+    TrustedPublishingHttp,
     SystemHttp,
     ImagesHttp,
     MusicHttp,

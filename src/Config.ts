@@ -287,6 +287,22 @@ const optionalLimit = (name: string, fallback: number) =>
     )
   )
 
+/** The URL clients reach this service at, without a trailing slash. */
+const publicBaseUrl = orDerived(optionalString("PUBLIC_BASE_URL"), port, (p) => `http://localhost:${p}`).pipe(
+  Config.map((url) => url.replace(/\/+$/, ""))
+)
+
+/** A comma-separated list of http(s) URLs, each kept exactly as given (an issuer's `iss` is compared exactly). */
+const urlList = (name: string): Config.Config<ReadonlyArray<string>> =>
+  Config.String(name).pipe(
+    Config.withDefault(""),
+    refine((raw) => {
+      const urls = raw.split(",").map((u) => u.trim()).filter((u) => u !== "")
+      const wrong = urls.find((u) => !(URL.canParse(u) && /^https?:$/.test(new URL(u).protocol)))
+      return wrong === undefined ? Result.succeed(urls) : Result.fail(`${name} must list http(s) URLs, comma-separated; got "${wrong}"`)
+    })
+  )
+
 /**
  * Every setting of the service, each declared once here: its variable, type, default and checks
  * (the table in docs/operating.md says what each means). Values are in the units the code uses: a variable in
@@ -297,9 +313,7 @@ export const appConfig = group({
   host,
   dataDir,
   databaseUrl: optionalRedacted("DATABASE_URL"),
-  publicBaseUrl: orDerived(optionalString("PUBLIC_BASE_URL"), port, (p) => `http://localhost:${p}`).pipe(
-    Config.map((url) => url.replace(/\/+$/, ""))
-  ),
+  publicBaseUrl,
   logLevel: Config.String("LOG_LEVEL").pipe(
     Config.withDefault("info"),
     refine((raw) => {
@@ -327,6 +341,21 @@ export const appConfig = group({
     /** Failed authentications one client address may make per window; past them a failure gets 429. */
     failureLimit: int("AUTH_FAILURE_LIMIT", 20, 1),
     failureWindowMillis: secondsAsMillis("AUTH_FAILURE_WINDOW_SECONDS", 60, 0.001)
+  }),
+  /** Trusted publishing: CI workflows exchange OIDC identity tokens for publish tokens (src/TrustedPublishing/). */
+  trustedPublishing: group({
+    /** The issuers whose identity tokens are exchanged; none (the default) turns trusted publishing off. */
+    issuers: urlList("TRUSTED_PUBLISHING_ISSUERS"),
+    /** The `aud` an identity token must carry: by default the service's public URL. */
+    audience: orDerived(optionalString("TRUSTED_PUBLISHING_AUDIENCE"), publicBaseUrl, (url) => url),
+    /** How long a publish token works. */
+    tokenLifetimeMillis: Config.succeed(15 * 60_000),
+    /** How long an issuer's discovery document and keys are kept before they are fetched again. */
+    keysMaxAgeMillis: Config.succeed(60 * 60_000),
+    /** The least time between two fetches of an issuer's keys for a key id they lack (a flood of made-up ids costs one fetch). */
+    keysRefreshCooldownMillis: Config.succeed(10_000),
+    /** How long one exchange with an issuer may take. */
+    timeoutMillis: Config.succeed(10_000)
   }),
   /** Take the client's address from the last `X-Forwarded-For` entry (behind one trusted proxy). */
   trustProxy: Config.Boolean("TRUST_PROXY").pipe(Config.withDefault(false)),

@@ -35,7 +35,7 @@ export { Api }
 
 export interface ClientConfig {
   readonly baseUrl: string
-  /** bearer: a login JWT sent as Authorization: Bearer; pat: a publisher's personal access token */
+  /** bearer: a login JWT sent as Authorization: Bearer; pat: a publisher's personal access token, or a publish token of trusted publishing */
   readonly auth?: { readonly bearer: string } | { readonly pat: string } | undefined
 }
 

@@ -220,7 +220,9 @@ const floors: ReadonlyArray<Floor> = [
       "Catalog/": ["Auth/"],
       "Tokens/": ["Auth/"],
       "Publishers/": ["Auth/", "Catalog/"],
-      "Publishing/": ["Auth/", "Catalog/", "Publishers/", "Tokens/"],
+      // trusted publishing looks up the node a workflow is trusted for
+      "TrustedPublishing/": ["Auth/", "Catalog/"],
+      "Publishing/": ["Auth/", "Catalog/", "Publishers/", "Tokens/", "TrustedPublishing/"],
       "Claims/": ["Auth/", "Catalog/"],
       "HostNodes/": ["Auth/", "Catalog/"],
       "Reviews/": ["Catalog/"],

@@ -57,6 +57,9 @@ const matrix = [
   ["POST /publishers/:publisherId/tokens",                         401, 401,    403,     403,   201,  201,  403],
   ["GET /publishers/:publisherId/tokens",                          401, 401,    403,     403,   200,  200,  403],
   ["DELETE /publishers/:publisherId/tokens/:tokenId",              401, 401,    403,     403,   204,  204,  403],
+  ["POST /publishers/:publisherId/nodes/:nodeId/trusted-publishers", 401, 401, 403,     403,   201,  201,  403],
+  ["GET /publishers/:publisherId/nodes/:nodeId/trusted-publishers", 401, 401,  403,     403,   200,  200,  403],
+  ["DELETE /publishers/:publisherId/nodes/:nodeId/trusted-publishers/:trustedPublisherId", 401, 401, 403, 403, 204, 204, 403],
   ["POST /publishers/:publisherId/nodes/:nodeId/claim-my-node",    401, 401,    403,     403,   200,  200,  403],
   ["POST /nodes/:nodeId/versions/:version/host-nodes",             401, 401,    403,     403,   403,  403,  201],
   ["PUT /nodes/:nodeId/versions/:version/host-nodes/:hostNodeName", 401, 401,   403,     403,   200,  200,  200],
@@ -139,10 +142,18 @@ const vcsAdminToken = "vcs-matrix-admin-of-ann"
 const webHost = "repohost.example"
 const annRepository = (repo: string) => `https://${webHost}/ann/${repo}`
 
+const trustedIssuer = "https://issuer.example"
+
 const TestLayer = Layer.unwrap(
   Effect.map(FakeRepohost, (fake) =>
     // the image proxy's rows run against the simulated vendor
-    Service.layer((c) => ({ ...c, vendorMode: "simulated", repohost: { apiUrl: fake.url, timeoutMillis: 2_000, webHost } })))
+    Service.layer((c) => ({
+      ...c,
+      vendorMode: "simulated",
+      repohost: { apiUrl: fake.url, timeoutMillis: 2_000, webHost },
+      // registering a trusted publisher asks no issuer: one listed is enough
+      trustedPublishing: { ...c.trustedPublishing, issuers: [trustedIssuer] }
+    })))
 ).pipe(Layer.provideMerge(FakeRepohost.layer))
 
 /** What a row's request builder may use. */
@@ -284,6 +295,24 @@ const requests: { readonly [K in RowKey]: Build } = {
     method: "DELETE",
     path: `/publishers/${publisherId}/tokens/${await freshTokenId(f)}`
   }),
+  "POST /publishers/:publisherId/nodes/:nodeId/trusted-publishers": async (f) => ({
+    method: "POST",
+    path: `/publishers/${publisherId}/nodes/${hostedNode}/trusted-publishers`,
+    body: { issuer: trustedIssuer, repository_owner: "matrix", repository_name: `repo-${f.fresh()}`, workflow: "publish.yml" }
+  }),
+  "GET /publishers/:publisherId/nodes/:nodeId/trusted-publishers": async () => ({
+    method: "GET",
+    path: `/publishers/${publisherId}/nodes/${hostedNode}/trusted-publishers`
+  }),
+  "DELETE /publishers/:publisherId/nodes/:nodeId/trusted-publishers/:trustedPublisherId": async (f) => {
+    const rows = await run(query<{ id: string }>(
+      f.service,
+      `INSERT INTO trusted_publishers (publisher_id, node_id, issuer, repository_owner, repository_name, workflow)
+       VALUES ($1, $2, $3, 'matrix', $4, 'publish.yml') RETURNING id::text`,
+      [publisherId, hostedNode, trustedIssuer, `repo-${f.fresh()}`]
+    ))
+    return { method: "DELETE", path: `/publishers/${publisherId}/nodes/${hostedNode}/trusted-publishers/${rows[0]!.id}` }
+  },
   "POST /publishers/:publisherId/nodes/:nodeId/claim-my-node": async (f) => {
     const nodeId = `claimable-${f.fresh()}`
     await run(f.service.writes.insertNodes([{ id: nodeId, publisher_id: "unclaimed", repository: annRepository(nodeId) }]))

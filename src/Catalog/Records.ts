@@ -79,7 +79,7 @@ export const versionObject = (v: string, base: Option.Option<ArchiveUrls>, besid
     'supported_host_frontend_version', ${v}.supported_host_frontend_version,
     'supported_host_version', ${v}.supported_host_version, 'supported_os', ${v}.supported_os,
     'tags', ${v}.tags, 'tags_admin', ${v}.tags_admin, 'version', ${v}.version,
-    'yanked', ${v}.yanked, 'yanked_reason', ${v}.yanked_reason)`
+    'yanked', ${v}.yanked, 'yanked_reason', ${v}.yanked_reason, 'provenance', ${v}.provenance)`
 
 /**
  * Whether the version row `v` may be a node's latest version or an unpinned install's choice

@@ -85,8 +85,15 @@ export class Unauthorized extends ApiError<Unauthorized>()("Unauthorized", {
 export class InvalidToken extends ApiError<InvalidToken>()("InvalidToken", {
   code: "invalid_token",
   status: 401,
-  description: "The personal access token is not one of the publisher's (wrong or revoked)"
+  description: "The personal access token is not one of the publisher's (wrong or revoked), or the publish token of trusted publishing has expired or is not for the node"
 }) {}
+
+export class IdentityTokenRefused extends ApiError<IdentityTokenRefused>()("IdentityTokenRefused", {
+  code: "identity_token_refused",
+  status: 401,
+  description:
+    "Trusted publishing refused the CI identity token: `claim` names the claim that did not hold (or `signature`, `kid`, `token`), the message says why; the token is never echoed"
+}, { claim: Schema.optionalKey(Schema.String.annotate({ description: "The claim that did not hold, such as aud, exp, jti, repository or workflow_ref (always sent)" })) }) {}
 
 // --- 403 ---------------------------------------------------------------------------------------
 
@@ -362,6 +369,7 @@ export const apiErrors = [
   VideoTooLong,
   Unauthorized,
   InvalidToken,
+  IdentityTokenRefused,
   Forbidden,
   NodeBanned,
   PublisherBanned,

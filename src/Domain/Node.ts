@@ -30,6 +30,30 @@ export const NodeId = Schema.String.check(
   })
 )
 
+/** How a version was published (issue 28): recorded by its publish call, shown with the version. */
+export const Provenance = Schema.Union([
+  Schema.Struct({
+    method: field(Schema.Literal("personal_access_token"), "Published with a personal access token of the publisher"),
+    token_id: field(Schema.String, "Identifier of the token (its value is never shown)")
+  }),
+  Schema.Struct({
+    method: field(Schema.Literal("user"), "Published with the bearer token of a member of the publisher"),
+    user_id: field(Schema.String, "Identifier of the member")
+  }),
+  Schema.Struct({
+    method: field(Schema.Literal("trusted_publishing"), "Published from CI with a publish token of trusted publishing"),
+    trusted_publisher_id: field(Schema.String, "Identifier of the trusted publisher that matched"),
+    issuer: field(Schema.String, "Issuer of the workflow's identity token"),
+    repository: field(Schema.String, "The repository the workflow ran in, as owner/name"),
+    workflow: field(Schema.String, "The workflow file's path in the repository"),
+    ref: optionalField(Schema.String, "The git ref the run was for"),
+    sha: optionalField(Schema.String, "The commit the run was for"),
+    run_id: optionalField(Schema.String, "The CI run (GitHub Actions' run id, GitLab's pipeline id)"),
+    environment: optionalField(Schema.String, "The deployment environment the job ran in")
+  })
+]).annotate({ identifier: "Provenance" })
+export type Provenance = typeof Provenance.Type
+
 const nodeVersionFields = {
   changelog: optionalField(Schema.String, "Summary of changes in this version"),
   host_node_extract_status: optionalField(
@@ -66,7 +90,12 @@ const nodeVersionFields = {
     Schema.Boolean,
     "Whether the publisher yanked this version: it stays installable by its exact version, but is never the node's latest_version nor an unpinned install's choice"
   ),
-  yanked_reason: optionalField(Schema.String, "Why the publisher yanked this version; present only while it is yanked")
+  yanked_reason: optionalField(Schema.String, "Why the publisher yanked this version; present only while it is yanked"),
+  provenance: optionalField(
+    Provenance,
+    "How the version was published: the personal access token, the member, or the trusted publisher and the CI run " +
+      "that published it; absent for versions published before the registry recorded it"
+  )
 }
 
 /** The document's example of a version. */
@@ -86,7 +115,17 @@ const nodeVersionExample: Schema.Struct.Encoded<typeof nodeVersionFields> = {
   tags: [],
   tags_admin: [],
   version: "1.4.2",
-  yanked: false
+  yanked: false,
+  provenance: {
+    method: "trusted_publishing",
+    trusted_publisher_id: "0b6e3c52-8f4d-4a9e-9d71-2f5c8a1e6b34",
+    issuer: "https://token.actions.githubusercontent.com",
+    repository: "film-grade/film-grade-nodes",
+    workflow: ".github/workflows/publish.yml",
+    ref: "refs/tags/v1.4.2",
+    sha: "9f2c4e1a7b3d5f6e8a0c2b4d6f8e0a1c3b5d7f9e",
+    run_id: "11873456123"
+  }
 }
 
 export class NodeVersion extends Schema.Class<NodeVersion>("NodeVersion")(withExamples(nodeVersionFields, nodeVersionExample)) {}

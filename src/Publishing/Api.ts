@@ -113,7 +113,7 @@ export const VersionCreate = ignoringUnknownFields(Schema.Struct({
 export const PublishRequest = ignoringUnknownFields(Schema.Struct({
   personal_access_token: optionalField(
     NonEmptyText(500),
-    "A personal access token of the publisher; without it, the call needs a bearer token"
+    "A personal access token of the publisher, or a publish token of trusted publishing (ExchangeTrustedPublishingToken) for the node; without it, the call needs a bearer token"
   ),
   node: optionalField(
     nodeInput({ id: pathNodeId, ...nodeFields }),
@@ -131,7 +131,7 @@ export class PublishResponse extends Schema.Class<PublishResponse>("PublishNodeV
 export const UploadUrlRequest = refusingUnknownFields(Schema.Struct({
   personal_access_token: optionalField(
     NonEmptyText(500),
-    "A personal access token of the publisher; without it, the call needs a bearer token"
+    "A personal access token of the publisher, or a publish token of trusted publishing (ExchangeTrustedPublishingToken) for the node; without it, the call needs a bearer token"
   )
 })).annotate({ identifier: "CreateUploadUrlRequest" })
 
@@ -267,7 +267,7 @@ export class PublishApi extends HttpApiGroup.make("publish")
           "Safe to retry: the same request again (the same `node` and `node_version`; the token may differ) for a version that " +
           "exists and is not deleted changes nothing and answers 201 with that version as it is now and a fresh `signedUrl`, " +
           "marked with the header Idempotent-Replayed: true. " +
-          "Errors: 401 invalid_token (wrong or revoked personal access token), 403 publisher_banned / node_banned, " +
+          "Errors: 401 invalid_token (wrong or revoked personal access token, or a publish token that expired or is not for this node), 403 publisher_banned / node_banned, " +
           "409 version_exists (the number exists with other content, or was deleted: numbers are never reused), " +
           "409 node_exists (another publisher's id), 409 node_deleted."
       )

@@ -9,7 +9,7 @@ import { Array as Arr, Context, Data, Effect, Layer, Option } from "effect"
 import { CatalogChanges } from "../Catalog/Changes.ts"
 import { NodeIsBanned, NodeMissing, PublisherMissing, TransitionRefused, VersionMissing } from "../Domain/Errors.ts"
 import type { HostNodeExtractStatus } from "../Domain/HostNode.ts"
-import { installableStatus, type NodeStatus, type NodeVersionStatus } from "../Domain/Node.ts"
+import { installableStatus, type NodeStatus, type NodeVersionStatus, type Provenance } from "../Domain/Node.ts"
 import type { HostRange, SemanticVersion } from "../Domain/Semver.ts"
 import { chunks, onForeignKeyViolation, orDieOnDatabase } from "../Db/Rows.ts"
 import type { StorageFailed, Written } from "../Storage/Storage.ts"
@@ -90,6 +90,8 @@ export interface NewVersion {
   readonly created_at?: Date | undefined
   /** SHA-256 of the publish request's manifest (Manifest.ts): a retry of the publish matches it. */
   readonly manifest_sha256?: Uint8Array | undefined
+  /** How the version was published (absent: not recorded, as for seeds). */
+  readonly provenance?: Provenance | undefined
   /** Publishing sets `pending` (HostNodes/ moves it on); a seed's versions carry what they had, if anything. */
   readonly host_node_extract_status?: HostNodeExtractStatus | undefined
 }
@@ -204,7 +206,8 @@ export class PublishingRepo extends Context.Service<PublishingRepo>()("Publishin
             tags: list(v.tags),
             created_at: v.created_at ?? new Date(),
             manifest_sha256: v.manifest_sha256 ?? null,
-            host_node_extract_status: v.host_node_extract_status ?? null
+            host_node_extract_status: v.host_node_extract_status ?? null,
+            provenance: v.provenance === undefined ? null : JSON.stringify(v.provenance)
           })))
         } RETURNING id::text`
         const ranges = versions.flatMap((v, i) => hostRangeRows(ids[i]!.id, v.supported_host_version))

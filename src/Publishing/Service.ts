@@ -1,12 +1,14 @@
 /**
  * Publishing: publishers' own nodes and versions (created, changed, deleted by owners, admins and
  * site admins), and the publish call of publishing CLIs, which authenticates with a personal
- * access token in the body or a bearer JWT of a manager.
+ * access token (or a publish token of trusted publishing) in the body or a bearer JWT of a
+ * manager, and records which in the version's provenance.
  */
 import { Context, Data, Effect, Layer, Option, Redacted } from "effect"
 import { Policy } from "../Auth/Policy.ts"
 import { NodeRepo } from "../Catalog/Repo.ts"
 import { CurrentUser, Viewer } from "../Domain/Auth.ts"
+import type { Provenance } from "../Domain/Node.ts"
 import {
   IdMismatch,
   NodeIsBanned,
@@ -19,6 +21,7 @@ import {
 import { nodeVersionStatusMoves, statesReaching } from "../Domain/Transitions.ts"
 import { PublisherRepo } from "../Publishers/Repo.ts"
 import { TokenRepo } from "../Tokens/Repo.ts"
+import { publishTokenPrefix, TrustedPublishingRepo } from "../TrustedPublishing/Repo.ts"
 import { noteToken } from "../Http/Exchange.ts"
 import { manifestDigest, type VersionManifest } from "./Manifest.ts"
 import { type NodePatch, PublishingRepo, type VersionPatch, VersionLocked } from "./Repo.ts"
@@ -32,10 +35,16 @@ export class NodeBannedForOwner extends Data.TaggedError("NodeBannedForOwner")<{
   }
 }
 
-/** The personal access token is not one of the publisher's. */
-export class TokenRejected extends Data.TaggedError("TokenRejected")<{ readonly publisherId: string }> {
+/** The personal access token is not one of the publisher's, or the publish token not one for the node. */
+export class TokenRejected extends Data.TaggedError("TokenRejected")<{
+  readonly publisherId: string
+  readonly nodeId: string
+  readonly publishToken: boolean
+}> {
   override get message() {
-    return `The personal access token is not a valid token of publisher '${this.publisherId}' (wrong or revoked)`
+    return this.publishToken
+      ? `The publish token is not valid for node '${this.nodeId}' of publisher '${this.publisherId}' (expired, for other nodes, or its trusted publisher was removed)`
+      : `The personal access token is not a valid token of publisher '${this.publisherId}' (wrong or revoked)`
   }
 }
 
@@ -67,6 +76,7 @@ export class Publishing extends Context.Service<Publishing>()("Publishing", {
     const repo = yield* PublishingRepo
     const publishers = yield* PublisherRepo
     const tokens = yield* TokenRepo
+    const trusted = yield* TrustedPublishingRepo
     const policy = yield* Policy
     const signer = yield* UrlSigner
 
@@ -100,19 +110,32 @@ export class Publishing extends Context.Service<Publishing>()("Publishing", {
     const currentVersion = (versionId: string) =>
       Effect.flatMap(nodes.versionById(versionId), (version) => Effect.orDie(Effect.fromOption(version)))
 
+    /** The provenance of what `token` publishes for the node: a personal access token's or a publish token's. */
+    const tokenProvenance = (publisherId: string, nodeId: string, token: Redacted.Redacted) =>
+      Effect.gen(function*() {
+        if (Redacted.value(token).startsWith(publishTokenPrefix)) {
+          const provenance = yield* trusted.verifyPublishToken(publisherId, nodeId, token)
+          if (Option.isNone(provenance)) return yield* new TokenRejected({ publisherId, nodeId, publishToken: true })
+          return provenance.value
+        }
+        const tokenId = yield* tokens.verify(publisherId, token)
+        if (Option.isNone(tokenId)) return yield* new TokenRejected({ publisherId, nodeId, publishToken: false })
+        yield* noteToken(tokenId.value)
+        return { method: "personal_access_token", token_id: tokenId.value } satisfies Provenance
+      })
+
     /**
-     * A personal access token of the publisher, or a bearer JWT of one of its managers or a site
-     * admin; answers the publisher's status.
+     * A personal access token of the publisher, a publish token of trusted publishing for the
+     * node, or a bearer JWT of one of the publisher's managers or a site admin; answers the
+     * publisher's status and the provenance of what is published.
      */
-    const authorizePublish = (publisherId: string, token: string | undefined) =>
+    const authorizePublish = (publisherId: string, nodeId: string, token: string | undefined) =>
       Effect.gen(function*() {
         if (token !== undefined) {
           const status = yield* publishers.status(publisherId)
           if (Option.isNone(status)) return yield* new PublisherMissing({ publisherId })
-          const tokenId = yield* tokens.verify(publisherId, Redacted.make(token))
-          if (Option.isNone(tokenId)) return yield* new TokenRejected({ publisherId })
-          yield* noteToken(tokenId.value)
-          return status.value
+          const provenance = yield* tokenProvenance(publisherId, nodeId, Redacted.make(token))
+          return { status: status.value, provenance }
         }
         const viewer = yield* Viewer
         if (Option.isNone(viewer)) {
@@ -121,7 +144,7 @@ export class Publishing extends Context.Service<Publishing>()("Publishing", {
           return yield* new NoCredentials()
         }
         const { status } = yield* managers(publisherId).pipe(Effect.provideService(CurrentUser, viewer.value))
-        return status
+        return { status, provenance: { method: "user", user_id: viewer.value.id } satisfies Provenance }
       })
 
     return {
@@ -213,7 +236,7 @@ export class Publishing extends Context.Service<Publishing>()("Publishing", {
        */
       createUploadUrl: traced("Publishing.createUploadUrl")(
         function*(publisherId: string, nodeId: string, versionOrId: string, token: string | undefined) {
-          const status = yield* authorizePublish(publisherId, token)
+          const { status } = yield* authorizePublish(publisherId, nodeId, token)
           if (status === "PublisherStatusBanned") return yield* new PublisherIsBanned({ publisherId })
           const node = yield* ownNode(publisherId, nodeId)
           if (node.status === "NodeStatusBanned") return yield* new NodeIsBanned({ nodeId })
@@ -230,13 +253,13 @@ export class Publishing extends Context.Service<Publishing>()("Publishing", {
        * version as it is and a fresh URL, `replayed`.
        */
       publish: traced("Publishing.publish")(function*(publisherId: string, nodeId: string, input: PublishInput) {
-        const status = yield* authorizePublish(publisherId, input.personal_access_token)
+        const { provenance, status } = yield* authorizePublish(publisherId, nodeId, input.personal_access_token)
         yield* mustMatch("node.id", input.node?.id, nodeId)
         if (status === "PublisherStatusBanned") return yield* new PublisherIsBanned({ publisherId })
         const version = input.node_version
         const node = publisherFields(input.node ?? {})
         const manifest_sha256 = manifestDigest(node, version)
-        const { replayed, versionId } = yield* repo.publish(publisherId, nodeId, node, { ...version, manifest_sha256 })
+        const { replayed, versionId } = yield* repo.publish(publisherId, nodeId, node, { ...version, manifest_sha256, provenance })
         const signedUrl = yield* signer.uploadUrl({ nodeId, version: version.version.text, versionId })
         return { replayed, published: { signedUrl, node_version: yield* currentVersion(versionId) } }
       })
@@ -245,6 +268,6 @@ export class Publishing extends Context.Service<Publishing>()("Publishing", {
 }) {
   static readonly layerWithoutDependencies = Layer.effect(Publishing, Publishing.make)
   static readonly layer = Publishing.layerWithoutDependencies.pipe(
-    Layer.provide([NodeRepo.layer, PublishingRepo.layer, PublisherRepo.layer, TokenRepo.layer, Policy.layer, UrlSigner.layer])
+    Layer.provide([NodeRepo.layer, PublishingRepo.layer, PublisherRepo.layer, TokenRepo.layer, TrustedPublishingRepo.layer, Policy.layer, UrlSigner.layer])
   )
 }

@@ -713,7 +713,7 @@ export interface paths {
         put?: never;
         /**
          * Publish a node version
-         * @description Creates the node (or updates it from `node`) and the version as NodeVersionStatusPending; PUT the zip to `signedUrl`. Safe to retry: the same request again (the same `node` and `node_version`; the token may differ) for a version that exists and is not deleted changes nothing and answers 201 with that version as it is now and a fresh `signedUrl`, marked with the header Idempotent-Replayed: true. Errors: 401 invalid_token (wrong or revoked personal access token), 403 publisher_banned / node_banned, 409 version_exists (the number exists with other content, or was deleted: numbers are never reused), 409 node_exists (another publisher's id), 409 node_deleted.
+         * @description Creates the node (or updates it from `node`) and the version as NodeVersionStatusPending; PUT the zip to `signedUrl`. Safe to retry: the same request again (the same `node` and `node_version`; the token may differ) for a version that exists and is not deleted changes nothing and answers 201 with that version as it is now and a fresh `signedUrl`, marked with the header Idempotent-Replayed: true. Errors: 401 invalid_token (wrong or revoked personal access token, or a publish token that expired or is not for this node), 403 publisher_banned / node_banned, 409 version_exists (the number exists with other content, or was deleted: numbers are never reused), 409 node_exists (another publisher's id), 409 node_deleted.
          */
         post: operations["PublishVersion"];
         delete?: never;
@@ -736,6 +736,84 @@ export interface paths {
          * @description Authenticated as the publish call is (a personal access token in the body, or a bearer token of an owner, admin or site admin). For a version still NodeVersionStatusPending (never uploaded, or its upload refused with 422): a fresh `signedUrl`, as the publish call gives. 409 version_immutable once the version left Pending; 404 for an unknown or deleted version.
          */
         post: operations["CreateUploadUrl"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/publishers/{publisherId}/nodes/{nodeId}/trusted-publishers": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List the CI workflows trusted to publish a node */
+        get: operations["ListTrustedPublishers"];
+        put?: never;
+        /**
+         * Trust a CI workflow to publish a node
+         * @description Owners and admins. The workflow's identity tokens (issuer, repository, workflow file, and when given the environment and a ref pattern) can then be exchanged for a publish token of this node. The issuer must be one of TRUSTED_PUBLISHING_ISSUERS (400 otherwise). A node may have 20; 409 conflict beyond. 403 publisher_banned for a banned publisher.
+         */
+        post: operations["CreateTrustedPublisher"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/publishers/{publisherId}/nodes/{nodeId}/trusted-publishers/{trustedPublisherId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Stop trusting a CI workflow
+         * @description Owners and admins. Publish tokens it allowed stop working for the node at once.
+         */
+        delete: operations["DeleteTrustedPublisher"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/trusted-publishing/exchange": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Exchange a CI identity token for a publish token
+         * @description No other credential. The OIDC identity token is verified with its issuer's published keys (issuer, signature, audience, exp, nbf), accepted once (jti), and its claims matched against the trusted publishers of its repository. The answer's token works 15 minutes, as `personal_access_token` of the publish call and of CreateUploadUrl, for the nodes listed. 401 identity_token_refused names the claim that did not hold; 403 publisher_banned when every matched node's publisher is banned; 503 when the issuer's keys cannot be fetched.
+         */
+        post: operations["ExchangeTrustedPublishingToken"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/trusted-publishing/audience": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The audience identity tokens must be issued for, and the trusted issuers */
+        get: operations["GetTrustedPublishingAudience"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -1741,7 +1819,17 @@ export interface components {
          *       "tags": [],
          *       "tags_admin": [],
          *       "version": "1.4.2",
-         *       "yanked": false
+         *       "yanked": false,
+         *       "provenance": {
+         *         "method": "trusted_publishing",
+         *         "trusted_publisher_id": "0b6e3c52-8f4d-4a9e-9d71-2f5c8a1e6b34",
+         *         "issuer": "https://token.actions.githubusercontent.com",
+         *         "repository": "film-grade/film-grade-nodes",
+         *         "workflow": ".github/workflows/publish.yml",
+         *         "ref": "refs/tags/v1.4.2",
+         *         "sha": "9f2c4e1a7b3d5f6e8a0c2b4d6f8e0a1c3b5d7f9e",
+         *         "run_id": "11873456123"
+         *       }
          *     }
          */
         NodeVersion: {
@@ -1788,6 +1876,47 @@ export interface components {
             yanked: boolean;
             /** @description Why the publisher yanked this version; present only while it is yanked */
             yanked_reason?: string;
+            /** @description How the version was published: the personal access token, the member, or the trusted publisher and the CI run that published it; absent for versions published before the registry recorded it */
+            provenance?: components["schemas"]["Provenance"];
+        };
+        Provenance: {
+            /**
+             * @description Published with a personal access token of the publisher
+             * @enum {string}
+             */
+            method: "personal_access_token";
+            /** @description Identifier of the token (its value is never shown) */
+            token_id: string;
+        } | {
+            /**
+             * @description Published with the bearer token of a member of the publisher
+             * @enum {string}
+             */
+            method: "user";
+            /** @description Identifier of the member */
+            user_id: string;
+        } | {
+            /**
+             * @description Published from CI with a publish token of trusted publishing
+             * @enum {string}
+             */
+            method: "trusted_publishing";
+            /** @description Identifier of the trusted publisher that matched */
+            trusted_publisher_id: string;
+            /** @description Issuer of the workflow's identity token */
+            issuer: string;
+            /** @description The repository the workflow ran in, as owner/name */
+            repository: string;
+            /** @description The workflow file's path in the repository */
+            workflow: string;
+            /** @description The git ref the run was for */
+            ref?: string;
+            /** @description The commit the run was for */
+            sha?: string;
+            /** @description The CI run (GitHub Actions' run id, GitLab's pipeline id) */
+            run_id?: string;
+            /** @description The deployment environment the job ran in */
+            environment?: string;
         };
         /** @enum {string} */
         NodeVersionStatus: "NodeVersionStatusActive" | "NodeVersionStatusDeleted" | "NodeVersionStatusBanned" | "NodeVersionStatusPending" | "NodeVersionStatusFlagged";
@@ -1851,7 +1980,17 @@ export interface components {
          *         "tags": [],
          *         "tags_admin": [],
          *         "version": "1.4.2",
-         *         "yanked": false
+         *         "yanked": false,
+         *         "provenance": {
+         *           "method": "trusted_publishing",
+         *           "trusted_publisher_id": "0b6e3c52-8f4d-4a9e-9d71-2f5c8a1e6b34",
+         *           "issuer": "https://token.actions.githubusercontent.com",
+         *           "repository": "film-grade/film-grade-nodes",
+         *           "workflow": ".github/workflows/publish.yml",
+         *           "ref": "refs/tags/v1.4.2",
+         *           "sha": "9f2c4e1a7b3d5f6e8a0c2b4d6f8e0a1c3b5d7f9e",
+         *           "run_id": "11873456123"
+         *         }
          *       },
          *       "license": "LICENSE",
          *       "name": "Film Grade Nodes",
@@ -2257,6 +2396,92 @@ export interface components {
              */
             webhook_url?: string;
         };
+        TrustedPublishingAudience: {
+            /** @description The audience (`aud`) an identity token must be issued for (TRUSTED_PUBLISHING_AUDIENCE) */
+            audience: string;
+            /** @description The issuers whose identity tokens this registry accepts (TRUSTED_PUBLISHING_ISSUERS) */
+            issuers: string[];
+        };
+        PublishToken: {
+            /** @description A publish token: send it as `personal_access_token` of the publish call or of CreateUploadUrl. Shown in this answer only */
+            token: string;
+            /**
+             * Format: date-time
+             * @description When the token stops working: 15 minutes after the exchange
+             */
+            expires_at: string;
+            /** @description The nodes the token may publish: those whose trusted publishers matched the identity token */
+            nodes: {
+                /** @description The node's publisher */
+                publisher_id: string;
+                /** @description The node */
+                node_id: string;
+                /**
+                 * Format: uuid
+                 * @description The trusted publisher whose registration matched
+                 */
+                trusted_publisher_id: string;
+            }[];
+        };
+        TrustedPublishingExchange: {
+            /** @description The CI job's OIDC identity token (a JWT) whose audience is this registry's (GetTrustedPublishingAudience) */
+            token: string;
+        };
+        /**
+         * @example {
+         *       "id": "0b6e3c52-8f4d-4a9e-9d71-2f5c8a1e6b34",
+         *       "publisher_id": "film-grade",
+         *       "node_id": "film-grade-nodes",
+         *       "issuer": "https://token.actions.githubusercontent.com",
+         *       "repository_owner": "film-grade",
+         *       "repository_name": "film-grade-nodes",
+         *       "workflow": "publish.yml",
+         *       "ref_pattern": "refs/tags/v*",
+         *       "createdAt": "2026-11-28T12:00:00.000Z"
+         *     }
+         */
+        TrustedPublisher: {
+            /**
+             * Format: uuid
+             * @description Identifier of the trusted publisher
+             */
+            id: string;
+            /** @description The publisher whose node it may publish */
+            publisher_id: string;
+            /** @description The node it may publish (which may not exist yet: its first publish creates it) */
+            node_id: string;
+            /** @description The OIDC issuer of the workflow's identity tokens */
+            issuer: string;
+            /** @description The repository's owner or group path */
+            repository_owner: string;
+            /** @description The repository's name */
+            repository_name: string;
+            /** @description The workflow file that may publish */
+            workflow: string;
+            /** @description The deployment environment a publishing job must run in */
+            environment?: string;
+            /** @description The pattern a publishing run's git ref must match */
+            ref_pattern?: string;
+            /**
+             * Format: date-time
+             * @description When the trusted publisher was registered
+             */
+            createdAt: string;
+        };
+        TrustedPublisherCreate: {
+            /** @description The OIDC issuer, exactly as its tokens' `iss` claim says it and as TRUSTED_PUBLISHING_ISSUERS lists it, such as https://token.actions.githubusercontent.com (GitHub Actions) or https://gitlab.com (GitLab CI/CD) */
+            issuer: string;
+            /** @description The repository's owner (GitHub) or group path (GitLab); compared without regard to case */
+            repository_owner: string;
+            /** @description The repository's name; compared without regard to case */
+            repository_name: string;
+            /** @description The workflow file that may publish: its name under .github/workflows (GitHub, e.g. publish.yml) or its path in the repository (GitLab, e.g. .gitlab-ci.yml). A path in the token matches when it is this or ends in '/' and this */
+            workflow: string;
+            /** @description When given, only jobs running in this deployment environment may publish (compared without regard to case) */
+            environment?: string;
+            /** @description When given, only runs for a matching git ref may publish: the whole ref, `*` matching any characters, such as refs/tags/v* */
+            ref_pattern?: string;
+        };
         CreateUploadUrlResponse: {
             /** @description A fresh URL to PUT the version's zip archive to (Content-Type: application/zip) */
             signedUrl: string;
@@ -2264,7 +2489,7 @@ export interface components {
             node_version: components["schemas"]["NodeVersion"];
         };
         CreateUploadUrlRequest: {
-            /** @description A personal access token of the publisher; without it, the call needs a bearer token */
+            /** @description A personal access token of the publisher, or a publish token of trusted publishing (ExchangeTrustedPublishingToken) for the node; without it, the call needs a bearer token */
             personal_access_token?: string;
         };
         PublishNodeVersionResponse: {
@@ -2274,7 +2499,7 @@ export interface components {
             node_version: components["schemas"]["NodeVersion"];
         };
         PublishNodeVersionRequest: {
-            /** @description A personal access token of the publisher; without it, the call needs a bearer token */
+            /** @description A personal access token of the publisher, or a publish token of trusted publishing (ExchangeTrustedPublishingToken) for the node; without it, the call needs a bearer token */
             personal_access_token?: string;
             /** @description The node's metadata: the node is created with it, or updated from it */
             node?: {
@@ -2774,7 +2999,17 @@ export interface components {
          *             "tags": [],
          *             "tags_admin": [],
          *             "version": "1.4.2",
-         *             "yanked": false
+         *             "yanked": false,
+         *             "provenance": {
+         *               "method": "trusted_publishing",
+         *               "trusted_publisher_id": "0b6e3c52-8f4d-4a9e-9d71-2f5c8a1e6b34",
+         *               "issuer": "https://token.actions.githubusercontent.com",
+         *               "repository": "film-grade/film-grade-nodes",
+         *               "workflow": ".github/workflows/publish.yml",
+         *               "ref": "refs/tags/v1.4.2",
+         *               "sha": "9f2c4e1a7b3d5f6e8a0c2b4d6f8e0a1c3b5d7f9e",
+         *               "run_id": "11873456123"
+         *             }
          *           },
          *           "license": "LICENSE",
          *           "name": "Film Grade Nodes",
@@ -3010,7 +3245,7 @@ export interface components {
             /** @description The message again, where the host application's music node reads it; absent only on a request that is not readable HTTP */
             detail?: string;
         };
-        /** @description The personal access token is not one of the publisher's (wrong or revoked) */
+        /** @description The personal access token is not one of the publisher's (wrong or revoked), or the publish token of trusted publishing has expired or is not for the node */
         InvalidToken: {
             /**
              * @description Stable error code
@@ -3019,6 +3254,18 @@ export interface components {
             error: "invalid_token";
             /** @description What went wrong, for people; wording may change */
             message: string;
+        };
+        /** @description Trusted publishing refused the CI identity token: `claim` names the claim that did not hold (or `signature`, `kid`, `token`), the message says why; the token is never echoed */
+        IdentityTokenRefused: {
+            /**
+             * @description Stable error code
+             * @enum {string}
+             */
+            error: "identity_token_refused";
+            /** @description What went wrong, for people; wording may change */
+            message: string;
+            /** @description The claim that did not hold, such as aud, exp, jti, repository or workflow_ref (always sent) */
+            claim?: string;
         };
         /** @description The caller lacks the role this needs; the message says which */
         Forbidden: {
@@ -8266,7 +8513,7 @@ export interface operations {
                     "application/json": components["schemas"]["BadRequest"];
                 };
             };
-            /** @description `unauthorized`: No valid bearer token: missing, malformed, expired or not verifiable; `invalid_token`: The personal access token is not one of the publisher's (wrong or revoked) */
+            /** @description `unauthorized`: No valid bearer token: missing, malformed, expired or not verifiable; `invalid_token`: The personal access token is not one of the publisher's (wrong or revoked), or the publish token of trusted publishing has expired or is not for the node */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -8399,7 +8646,7 @@ export interface operations {
                     "application/json": components["schemas"]["BadRequest"];
                 };
             };
-            /** @description `unauthorized`: No valid bearer token: missing, malformed, expired or not verifiable; `invalid_token`: The personal access token is not one of the publisher's (wrong or revoked) */
+            /** @description `unauthorized`: No valid bearer token: missing, malformed, expired or not verifiable; `invalid_token`: The personal access token is not one of the publisher's (wrong or revoked), or the publish token of trusted publishing has expired or is not for the node */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -8471,6 +8718,494 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["RateLimited"];
+                };
+            };
+            /** @description `internal_error`: The service failed: the cause is logged, the answer holds no internals */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InternalError"];
+                };
+            };
+            /** @description `database_unavailable`: The database cannot be reached (an outage, a restart of it), or a write kept conflicting with concurrent ones: try again after `Retry-After` seconds */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DatabaseUnavailable"];
+                };
+            };
+        };
+    };
+    ListTrustedPublishers: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Identifier of the publisher */
+                publisherId: string;
+                /** @description Identifier of the node (one that does not exist yet is allowed: its first publish creates it) */
+                nodeId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TrustedPublisher"][];
+                };
+            };
+            /** @description `bad_request`: The request is malformed, or a parameter or field has a bad value; the message names it */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BadRequest"];
+                };
+            };
+            /** @description `unauthorized`: No valid bearer token: missing, malformed, expired or not verifiable */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Unauthorized"];
+                };
+            };
+            /** @description `forbidden`: The caller lacks the role this needs; the message says which */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Forbidden"];
+                };
+            };
+            /** @description `not_found`: No such record, or no such route */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NotFound"];
+                };
+            };
+            /** @description `method_not_allowed`: The path exists, but not with this method (`Allow` lists the methods it takes) */
+            405: {
+                headers: {
+                    Allow: components["headers"]["Allow"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MethodNotAllowed"];
+                };
+            };
+            /** @description `rate_limited`: Too many failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimited"];
+                };
+            };
+            /** @description `internal_error`: The service failed: the cause is logged, the answer holds no internals */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InternalError"];
+                };
+            };
+            /** @description `database_unavailable`: The database cannot be reached (an outage, a restart of it), or a write kept conflicting with concurrent ones: try again after `Retry-After` seconds */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DatabaseUnavailable"];
+                };
+            };
+        };
+    };
+    CreateTrustedPublisher: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Identifier of the publisher */
+                publisherId: string;
+                /** @description Identifier of the node (one that does not exist yet is allowed: its first publish creates it) */
+                nodeId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["TrustedPublisherCreate"];
+            };
+        };
+        responses: {
+            /** @description TrustedPublisher */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TrustedPublisher"];
+                };
+            };
+            /** @description `bad_request`: The request is malformed, or a parameter or field has a bad value; the message names it */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BadRequest"];
+                };
+            };
+            /** @description `unauthorized`: No valid bearer token: missing, malformed, expired or not verifiable */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Unauthorized"];
+                };
+            };
+            /** @description `forbidden`: The caller lacks the role this needs; the message says which; `publisher_banned`: The publisher is banned: its nodes cannot be created or published */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Forbidden"] | components["schemas"]["PublisherBanned"];
+                };
+            };
+            /** @description `not_found`: No such record, or no such route */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NotFound"];
+                };
+            };
+            /** @description `method_not_allowed`: The path exists, but not with this method (`Allow` lists the methods it takes) */
+            405: {
+                headers: {
+                    Allow: components["headers"]["Allow"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MethodNotAllowed"];
+                };
+            };
+            /** @description `conflict`: The request conflicts with the record's state: a move its state machine refuses, or a name given twice */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Conflict"];
+                };
+            };
+            /** @description `payload_too_large`: The body is over its limit (16 MiB of JSON, the archive size, 1024 MiB of video, 64 KiB of URL-encoded form) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PayloadTooLarge"];
+                };
+            };
+            /** @description `unsupported_media_type`: The body's Content-Type is not one the endpoint takes */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UnsupportedMediaType"];
+                };
+            };
+            /** @description `rate_limited`: Too many failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimited"];
+                };
+            };
+            /** @description `internal_error`: The service failed: the cause is logged, the answer holds no internals */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InternalError"];
+                };
+            };
+            /** @description `database_unavailable`: The database cannot be reached (an outage, a restart of it), or a write kept conflicting with concurrent ones: try again after `Retry-After` seconds */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DatabaseUnavailable"];
+                };
+            };
+        };
+    };
+    DeleteTrustedPublisher: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Identifier of the publisher */
+                publisherId: string;
+                /** @description Identifier of the node (one that does not exist yet is allowed: its first publish creates it) */
+                nodeId: string;
+                /** @description Identifier of the trusted publisher */
+                trustedPublisherId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `bad_request`: The request is malformed, or a parameter or field has a bad value; the message names it */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BadRequest"];
+                };
+            };
+            /** @description `unauthorized`: No valid bearer token: missing, malformed, expired or not verifiable */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Unauthorized"];
+                };
+            };
+            /** @description `forbidden`: The caller lacks the role this needs; the message says which */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Forbidden"];
+                };
+            };
+            /** @description `not_found`: No such record, or no such route */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NotFound"];
+                };
+            };
+            /** @description `method_not_allowed`: The path exists, but not with this method (`Allow` lists the methods it takes) */
+            405: {
+                headers: {
+                    Allow: components["headers"]["Allow"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MethodNotAllowed"];
+                };
+            };
+            /** @description `rate_limited`: Too many failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimited"];
+                };
+            };
+            /** @description `internal_error`: The service failed: the cause is logged, the answer holds no internals */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InternalError"];
+                };
+            };
+            /** @description `database_unavailable`: The database cannot be reached (an outage, a restart of it), or a write kept conflicting with concurrent ones: try again after `Retry-After` seconds */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DatabaseUnavailable"];
+                };
+            };
+        };
+    };
+    ExchangeTrustedPublishingToken: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["TrustedPublishingExchange"];
+            };
+        };
+        responses: {
+            /** @description PublishToken */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublishToken"];
+                };
+            };
+            /** @description `bad_request`: The request is malformed, or a parameter or field has a bad value; the message names it */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BadRequest"];
+                };
+            };
+            /** @description `identity_token_refused`: Trusted publishing refused the CI identity token: `claim` names the claim that did not hold (or `signature`, `kid`, `token`), the message says why; the token is never echoed */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["IdentityTokenRefused"];
+                };
+            };
+            /** @description `publisher_banned`: The publisher is banned: its nodes cannot be created or published */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublisherBanned"];
+                };
+            };
+            /** @description `method_not_allowed`: The path exists, but not with this method (`Allow` lists the methods it takes) */
+            405: {
+                headers: {
+                    Allow: components["headers"]["Allow"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MethodNotAllowed"];
+                };
+            };
+            /** @description `payload_too_large`: The body is over its limit (16 MiB of JSON, the archive size, 1024 MiB of video, 64 KiB of URL-encoded form) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PayloadTooLarge"];
+                };
+            };
+            /** @description `unsupported_media_type`: The body's Content-Type is not one the endpoint takes */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UnsupportedMediaType"];
+                };
+            };
+            /** @description `rate_limited`: Too many failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimited"];
+                };
+            };
+            /** @description `internal_error`: The service failed: the cause is logged, the answer holds no internals */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InternalError"];
+                };
+            };
+            /** @description `service_unavailable`: A dependency (the database, the repository host) is down: try again later; `database_unavailable`: The database cannot be reached (an outage, a restart of it), or a write kept conflicting with concurrent ones: try again after `Retry-After` seconds */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ServiceUnavailable"] | components["schemas"]["DatabaseUnavailable"];
+                };
+            };
+        };
+    };
+    GetTrustedPublishingAudience: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description TrustedPublishingAudience */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TrustedPublishingAudience"];
+                };
+            };
+            /** @description `method_not_allowed`: The path exists, but not with this method (`Allow` lists the methods it takes) */
+            405: {
+                headers: {
+                    Allow: components["headers"]["Allow"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MethodNotAllowed"];
                 };
             };
             /** @description `internal_error`: The service failed: the cause is logged, the answer holds no internals */
