@@ -1,21 +1,23 @@
 /**
  * `publish <dir>`: the manifest of `<dir>/pyproject.toml`, the zip of the files git tracks there
- * (see Files.ts), the publish call with a personal access token, the upload to the signed URL it
+ * (see Files.ts), the publish call with a personal access token (or a publish token of trusted
+ * publishing, TrustedPublishing.ts), the upload to the signed URL it
  * answers with, then the version polled until it has left Pending. An archive the checks refuse
  * is answered 422 with each failed check: they are printed, and the version stays Pending (a
  * publish of the same manifest again answers a fresh upload URL).
  */
-import { Duration, Effect, Option, Schedule } from "effect"
+import { Duration, Effect, Option, Result, Schedule } from "effect"
 import { Argument, Command, Flag } from "effect/cli"
 import * as path from "node:path"
 import type { RegistryClient } from "../client.ts"
 import type { NodeVersion } from "../Domain/Node.ts"
 import { scratchArchive, writeZip } from "./Archive.ts"
-import { failed, usage } from "./Failure.ts"
+import { failed, formatReport, reportOf, usage } from "./Failure.ts"
 import { archiveFiles } from "./Files.ts"
 import { readManifest } from "./Manifest.ts"
 import { bytes, note, print, progress, shortStatus } from "./Output.ts"
 import { call, clientAt, fromEnv, target } from "./Session.ts"
+import { publishTokenFromRunner, runnerRequest } from "./TrustedPublishing.ts"
 
 /** Polls `nodeId@version` until it leaves Pending: quickly at first, then every two seconds. */
 const pollSchedule = Schedule.min([Schedule.exponential("200 millis", 1.5), Schedule.spaced("2 seconds")])
@@ -34,15 +36,31 @@ const waitForChecks = (registry: RegistryClient, nodeId: string, version: string
   )
 
 /**
- * The client of the publish call: with a personal access token (`--token`, else `REGISTRY_PAT`),
- * else with the login's bearer token. The target is read once, for the call and for the polls.
+ * The client of the publish call: with `--token`; else inside a GitHub Actions job that may ask
+ * for identity tokens, with a publish token of trusted publishing (falling back to `REGISTRY_PAT`
+ * when the exchange fails and one is set); else with `REGISTRY_PAT`; else with the login's bearer
+ * token. The target is read once, for the call and for the polls.
  */
 const publishClient = (flag: Option.Option<string>) =>
   Effect.gen(function*() {
     const at = yield* target
-    const pat = Option.isSome(flag) ? flag : yield* fromEnv("REGISTRY_PAT")
+    if (Option.isSome(flag)) return yield* clientAt(at, flag.value)
+    const pat = yield* fromEnv("REGISTRY_PAT")
+    const runner = yield* runnerRequest
+    if (Option.isSome(runner)) {
+      const trusted = yield* Effect.result(publishTokenFromRunner(at, runner.value))
+      if (Result.isSuccess(trusted)) {
+        yield* note(trusted.success.note)
+        return yield* clientAt(at, trusted.success.token)
+      }
+      if (Option.isNone(pat)) return yield* Effect.fail(trusted.failure)
+      yield* note(`trusted publishing did not work (${formatReport(reportOf(trusted.failure))}): publishing with REGISTRY_PAT`)
+    }
     if (Option.isNone(pat) && Option.isNone(at.token)) {
-      return yield* usage("no_token", "no token: pass --token <personal access token>, set REGISTRY_PAT, or log in")
+      return yield* usage(
+        "no_token",
+        "no token: pass --token <personal access token>, set REGISTRY_PAT, log in, or publish from a GitHub Actions job with `id-token: write` and a trusted publisher"
+      )
     }
     return yield* clientAt(at, Option.getOrUndefined(pat))
   })
@@ -52,7 +70,9 @@ export const publish = Command.make(
   {
     dir: Argument.Directory("dir", { mustExist: true }).pipe(Argument.withDefault(".")),
     token: Flag.String("token").pipe(
-      Flag.withDescription("The publisher's personal access token (default $REGISTRY_PAT, else the login's token)"),
+      Flag.withDescription(
+        "The publisher's personal access token (default: trusted publishing inside GitHub Actions, else $REGISTRY_PAT, else the login's token)"
+      ),
       Flag.optional
     ),
     publisher: Flag.String("publisher").pipe(

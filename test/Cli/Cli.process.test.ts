@@ -19,6 +19,7 @@ import { ConfigProvider, Effect, Layer } from "effect"
 import { execFileSync, spawn } from "node:child_process"
 import { createHash } from "node:crypto"
 import * as fs from "node:fs/promises"
+import * as http from "node:http"
 import * as net from "node:net"
 import * as os from "node:os"
 import * as path from "node:path"
@@ -26,6 +27,8 @@ import { afterAll } from "vitest"
 import { run } from "../../src/Cli/Commands.ts"
 import { Streams } from "../../src/Cli/Output.ts"
 import { query } from "../support/Db.ts"
+import { send } from "../support/Http.ts"
+import { githubClaims, OidcIssuer, type OidcIssuerShape } from "../support/OidcIssuer.ts"
 import { tcpForwarder } from "../support/Forwarder.ts"
 import { type Running, Service, serviceOnFreshDatabase } from "../support/Service.ts"
 
@@ -37,10 +40,14 @@ const launcher = path.join(repoRoot, "bin/registry.mjs")
 /** Largest archive the test instance takes: entries may uncompress to 20 times this before they are flagged. */
 const maxArchiveBytes = 20_000
 
+/** The audience the test instance's trusted publishing asks identity tokens for. */
+const audience = "cli-test-registry"
+
 const ServiceBehindForwarder = Layer.effect(
   Service,
   Effect.gen(function*() {
     const proxy = yield* tcpForwarder
+    const issuer = yield* OidcIssuer
     const base = proxy.url
     // answering in the clients' words too (ANSWER_ALIASES=true): the CLI must read such answers as
     // well as the interface's alone, which every other run of it here (the README, the docs) meets
@@ -48,12 +55,46 @@ const ServiceBehindForwarder = Layer.effect(
       ...c,
       publicBaseUrl: base,
       storage: { ...c.storage, maxArchiveBytes },
-      aliases: { ...c.aliases, inAnswers: true }
+      aliases: { ...c.aliases, inAnswers: true },
+      trustedPublishing: { ...c.trustedPublishing, issuers: [issuer.url], audience }
     }))
     proxy.target.port = Number(new URL(running.baseUrl).port)
     return { ...running, baseUrl: base } satisfies Running
   })
-)
+).pipe(Layer.provideMerge(OidcIssuer.layer))
+
+/**
+ * A GitHub Actions runner's identity-token endpoint, as a job granted `id-token: write` reaches it:
+ * GET with the request token as bearer and `&audience=`; answers `{"value": <jwt>}` of the loopback
+ * issuer for `runner.repository`'s workflow publish.yml.
+ */
+const runner = { url: "", requestToken: "runner-request-token", repository: "", audiences: [] as Array<string> }
+
+const fakeRunner = (issuer: OidcIssuerShape) =>
+  Effect.acquireRelease(
+    Effect.callback<http.Server>((resume) => {
+      const server = http.createServer((req, res) => {
+        const url = new URL(req.url ?? "/", "http://runner")
+        if (req.headers.authorization !== `Bearer ${runner.requestToken}` || url.searchParams.get("api-version") !== "2.0") {
+          res.writeHead(401).end()
+          return
+        }
+        const aud = url.searchParams.get("audience") ?? ""
+        runner.audiences.push(aud)
+        void issuer.sign(githubClaims(aud, { repository: runner.repository })).then((value) =>
+          res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ count: 1, value }))
+        )
+      })
+      server.listen(0, "127.0.0.1", () => {
+        runner.url = `http://127.0.0.1:${(server.address() as { port: number }).port}/token?api-version=2.0`
+        resume(Effect.succeed(server))
+      })
+    }),
+    (server) =>
+      Effect.callback<void>((resume) => {
+        server.close(() => resume(Effect.void))
+      })
+  )
 
 /** Each process started loads Effect: seconds each on a busy machine. */
 const slow = 300_000
@@ -395,5 +436,40 @@ layer(ServiceBehindForwarder, { excludeTestServices: true, timeout: 120_000 })("
       expect(forced).toContain("\x1b[")
       expect(forced.replace(/\x1b\[[0-9;]*m/g, "")).toBe(help)
       expect(ok(yield* cli(["--help"], { FORCE_COLOR: "1", NO_COLOR: "1" }, "bin"), "NO_COLOR=1 --help")).toBe(help)
+    }), slow)
+
+  it.effect("publish from a GitHub Actions job by trusted publishing; REGISTRY_PAT when the exchange is refused", () =>
+    Effect.gen(function*() {
+      const service = yield* Service
+      yield* fakeRunner(yield* OidcIssuer)
+      const alice = yield* Effect.promise(() => service.token({ sub: "alice" }))
+      const registered = yield* send(service, "POST", "/publishers/acme/nodes/trusted-tools/trusted-publishers", {
+        token: alice,
+        body: { issuer: (yield* OidcIssuer).url, repository_owner: "acme-org", repository_name: "trusted-tools", workflow: "publish.yml" }
+      })
+      expect(registered.status, registered.text).toBe(201)
+      const job = { ACTIONS_ID_TOKEN_REQUEST_URL: runner.url, ACTIONS_ID_TOKEN_REQUEST_TOKEN: runner.requestToken }
+
+      runner.repository = "acme-org/trusted-tools"
+      const dir = yield* nodeRepository("trusted-tools", { "pyproject.toml": pyproject("trusted-tools", "1.0.0"), "LICENSE": "MIT\n" })
+      const ran = yield* cli(["publish", dir, "--timeout", "0"], job)
+      expect(ok(ran, "trusted publish")).toBe("Pending\n")
+      expect(ran.stderr).toMatch(/^trusted publishing: this job may publish acme\/trusted-tools until \S+Z$/m)
+      expect(runner.audiences).toEqual([audience])
+      const [row] = yield* query<{ provenance: { method: string; repository: string } }>(
+        service,
+        "SELECT provenance FROM node_versions WHERE node_id = 'trusted-tools' AND version = '1.0.0'"
+      )
+      expect(row!.provenance).toMatchObject({ method: "trusted_publishing", repository: "acme-org/trusted-tools", workflow: ".github/workflows/publish.yml" })
+
+      // a job of a repository no trusted publisher names: refused, then the personal access token
+      runner.repository = "acme-org/elsewhere"
+      yield* Effect.promise(() => fs.writeFile(path.join(dir, "pyproject.toml"), pyproject("trusted-tools", "1.0.1")))
+      const refused = yield* cli(["publish", dir, "--timeout", "0"], job)
+      fails(refused, 3, "identity_token_refused", { notes: true })
+      expect(refused.stderr).not.toMatch(/eyJ/)
+      const fellBack = yield* cli(["publish", dir, "--timeout", "0"], { ...job, REGISTRY_PAT: state.pat })
+      expect(ok(fellBack, "fallback")).toBe("Pending\n")
+      expect(fellBack.stderr).toMatch(/^trusted publishing did not work \(error: identity_token_refused: .*repository.*\): publishing with REGISTRY_PAT$/m)
     }), slow)
 })
