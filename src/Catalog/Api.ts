@@ -99,7 +99,7 @@ export const SortParam = Schema.String.pipe(
 const PublisherIdParams = { publisherId: field(PathParam, "Identifier of the publisher") }
 
 const hostVersionMeaning =
-  "The host application's version: nodes with an active version admitting it (latest_version is the newest such), and nodes with no active version; nodes whose active versions all exclude it are left out"
+  "The host application's version: nodes with an active version that is not yanked admitting it (latest_version is the newest such), and nodes with no such version; nodes whose active versions that are not yanked all exclude it are left out"
 
 export const ListNodesParams = Schema.Struct({
   page: Page,

@@ -10,7 +10,7 @@
 import { SqlClient, type Statement } from "effect/sql"
 import { Context, Effect, Layer } from "effect"
 import type { Beside } from "../Compat/Answers.ts"
-import { installableStatus, type SortKey } from "../Domain/Node.ts"
+import type { SortKey } from "../Domain/Node.ts"
 import { traced } from "../Tracing.ts"
 import { answerAliasesOf, archiveBase, besidePairs, displayName, latestCandidate, nodeDescription, versionObject } from "./Records.ts"
 
@@ -125,7 +125,6 @@ export class NodePages extends Context.Service<NodePages>()("NodePages", {
           AND (r.lo IS NULL OR r.lo < ${hostKey} OR (r.lo_incl AND r.lo = ${hostKey}))
           AND (r.hi IS NULL OR ${hostKey} < r.hi OR (r.hi_incl AND r.hi = ${hostKey}))))`
 
-    const activeVersion = sql`v.status = ${installableStatus}`
     // a yanked version is never the latest one
     const latestVersionCandidate = sql.literal(latestCandidate("v"))
 
@@ -152,13 +151,14 @@ export class NodePages extends Context.Service<NodePages>()("NodePages", {
       if (q.supportedAccelerator !== undefined) clauses.push(acceleratorFilter(q.supportedAccelerator))
       if (q.updatedAfter !== undefined) clauses.push(updatedAfter(q.updatedAfter))
       if (q.nodeIds !== undefined) clauses.push(sql`n.id = ANY(${q.nodeIds as Array<string>})`)
-      // a node with no installable version makes no claim about hosts: it stays listed (the
-      // package manager installs it from its repository); one whose installable versions all
-      // exclude the host is dropped
+      // a node with no installable version that is not yanked makes no claim about hosts: it
+      // stays listed (the package manager installs it from its repository); one whose such
+      // versions all exclude the host is dropped. The versions counted are those latest_version
+      // is chosen from, so that a listed node shows its latest version for the host.
       if (q.hostVersionKey !== undefined) {
-        clauses.push(sql`(NOT EXISTS (SELECT 1 FROM node_versions v WHERE v.node_id = n.id AND ${activeVersion})
+        clauses.push(sql`(NOT EXISTS (SELECT 1 FROM node_versions v WHERE v.node_id = n.id AND ${latestVersionCandidate})
           OR EXISTS (SELECT 1 FROM node_versions v
-            WHERE v.node_id = n.id AND ${activeVersion} AND ${admitsHost(q.hostVersionKey)}))`)
+            WHERE v.node_id = n.id AND ${latestVersionCandidate} AND ${admitsHost(q.hostVersionKey)}))`)
       }
       return sql.and(clauses)
     }

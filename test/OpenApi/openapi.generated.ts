@@ -3803,7 +3803,7 @@ export interface operations {
                 sort?: string[];
                 /** @description Only these nodes; repeatable */
                 node_id?: string[];
-                /** @description The host application's version: nodes with an active version admitting it (latest_version is the newest such), and nodes with no active version; nodes whose active versions all exclude it are left out */
+                /** @description The host application's version: nodes with an active version that is not yanked admitting it (latest_version is the newest such), and nodes with no such version; nodes whose active versions that are not yanked all exclude it are left out */
                 host_version?: string;
                 /** @description The platform asking (desktop-win, desktop-mac, git-linux, ...); recorded, not a filter */
                 form_factor?: string;

@@ -157,4 +157,26 @@ layer(Service.layer(), { excludeTestServices: true })("yank", (it) => {
       expect((yield* get(service, "/nodes/lamp/install")).status).toBe(404)
       expect((yield* installed(service, "lamp", "1.0.0")).yanked).toBe(true)
     }))
+
+  it.effect("the host-version filter counts no yanked version: a node is listed for a host by its versions that are not yanked", () =>
+    Effect.gen(function*() {
+      const service = yield* Service
+      // 1.0.0 admits host 1.x only, 2.0.0 host 2.x only
+      for (const [version, range] of [["1.0.0", ">=1.0.0 <2.0.0"], ["2.0.0", ">=2.0.0"]] as const) {
+        const { signedUrl } = yield* published(service, acme, "desk", version, { versionFields: { supported_host_version: range } })
+        const zip = yield* Effect.promise(() => zipOf({ "pkg/__init__.py": `VERSION = "${version}"\n` }))
+        expectStatus(yield* upload(service, signedUrl, zip), 200, `upload desk@${version}`)
+      }
+      const listedFor = (host: string) =>
+        Effect.map(get(service, `/nodes?node_id=desk&host_version=${host}`), (answer) =>
+          decodeNodeList(expectStatus(answer, 200, `list for ${host}`).body).nodes.map((n) => n.latest_version?.version ?? "none"))
+      expect(yield* listedFor("1.5.0")).toEqual(["1.0.0"])
+      expectStatus(yield* yank(service, acme.ownerJwt, "desk", "1.0.0"), 200, "yank 1.0.0")
+      // its only version for host 1.x is yanked: the node is not listed for it, as 2.x alone admits none of 1.x
+      expect(yield* listedFor("1.5.0")).toEqual([])
+      expect(yield* listedFor("2.1.0")).toEqual(["2.0.0"])
+      // every version yanked: the node makes no claim about hosts, and stays listed without a latest version
+      expectStatus(yield* yank(service, acme.ownerJwt, "desk", "2.0.0"), 200, "yank 2.0.0")
+      expect(yield* listedFor("1.5.0")).toEqual(["none"])
+    }))
 })
