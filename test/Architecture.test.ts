@@ -220,6 +220,8 @@ const floors: ReadonlyArray<Floor> = [
       "Catalog/": ["Auth/"],
       "Tokens/": ["Auth/"],
       "Publishers/": ["Auth/", "Catalog/"],
+      // the scanner of uploaded archives and the reviews of what it holds
+      "Moderation/": [],
       // trusted publishing looks up the node a workflow is trusted for
       "TrustedPublishing/": ["Auth/", "Catalog/"],
       "Publishing/": ["Auth/", "Catalog/", "Publishers/", "Tokens/", "TrustedPublishing/"],

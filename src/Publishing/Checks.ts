@@ -5,24 +5,9 @@
  * declare once uncompressed (a zip bomb fails here without a byte being inflated).
  */
 import { Data, Effect } from "effect"
-import yauzl from "yauzl"
-import type { RangedContent, StoredContent } from "../Storage/Storage.ts"
-
-class RangeReader extends yauzl.RandomAccessReader {
-  constructor(private readonly content: RangedContent) {
-    super()
-  }
-  override _readStreamForRange(start: number, end: number) {
-    return this.content.range(start, end)
-  }
-}
-
-type Opened = (err: Error | null, zipfile?: yauzl.ZipFile) => void
-
-const openZip = (source: StoredContent, options: yauzl.Options, callback: Opened) =>
-  typeof source === "string"
-    ? yauzl.open(source, options, callback)
-    : yauzl.fromRandomAccessReader(new RangeReader(source), source.bytes, options, callback)
+import type yauzl from "yauzl"
+import type { StoredContent } from "../Storage/Storage.ts"
+import { openZip } from "../Storage/Zip.ts"
 
 export interface CheckLimits {
   /** The most bytes all entries may declare once uncompressed. */
