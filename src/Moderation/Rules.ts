@@ -85,9 +85,11 @@ const decoders = /\b(b64decode|b32decode|b85decode|a85decode|decodebytes|unhexli
 const executes = /\b(exec|eval|compile)\s*\(/
 const jsExecutes = /\b(eval\s*\(|new\s+Function\s*\(|Function\s*\(\s*atob)/
 const jsDecoders = /\b(atob\s*\(|Buffer\.from\s*\([^)]*['"](base64|hex)['"])/
-const networkRead = /\b(requests\.(get|post)|urlopen\s*\(|urllib\.request|httpx\.(get|post)|urlretrieve|aiohttp|http\.client|\bfetch\s*\()/
+/** A call that reads from the network (an import of a networking module is not one). */
+const networkRead = /\b(requests\.(get|post|put|request)\s*\(|urlopen\s*\(|urlretrieve\s*\(|httpx\.(get|post|stream|Client)\s*\(|aiohttp\.ClientSession\s*\(|HTTPS?Connection\s*\(|fetch\s*\()/
 const shellCall = /\b(os\.system|os\.popen|subprocess\.(run|call|check_call|check_output|Popen)|commands\.getoutput)\s*\(/
-const pipInstall = /(\bpip(3)?\s+install\b|['"]pip['"]\s*,\s*['"]install['"]|\bpip\.main\s*\(|-m['"]?\s*,?\s*['"]?pip\b[^\n]*install)/
+/** pip run by the code: `pip.main(`, `[..., "pip", "install", ...]`, or a command string given to a shell call (a message telling the user to run pip is not one). */
+const pipInstall = /(\bpip\.main\s*\(|['"]pip3?['"]\s*,\s*['"]install['"]|\b(os\.system|subprocess\.\w+|run_script|check_call|Popen)\s*\(\s*f?['"][^'"]*\bpip3?\s+install\b)/
 
 /** Names assigned from a network read, one hop: `r = requests.get(...)`, `body = urlopen(u).read()`. */
 const networkNames = (text: string) => {
@@ -128,26 +130,54 @@ const persistence = new RegExp(
   [
     String.raw`Start Menu[/\\]+Programs[/\\]+Startup`,
     String.raw`CurrentVersion[/\\]+Run\b`,
-    String.raw`['"~/][^'"]*\.(bashrc|bash_profile|zshrc|profile)['"]`,
-    String.raw`\bcrontab\b`,
-    String.raw`LaunchAgents`,
-    String.raw`/etc/(cron|systemd|init\.d|rc\.local)`
+    // a shell profile opened or appended to, not merely named (an editor's list of file types names them)
+    String.raw`(open\s*\(|>>)[^\n]{0,80}\.(bashrc|bash_profile|zshrc|profile)\b`,
+    // a crontab installed from a pipe or from stdin
+    String.raw`\|\s*crontab\b|\bcrontab\s+-(\s|$)`,
+    String.raw`Library[/\\]LaunchAgents[/\\]`,
+    String.raw`/etc/(cron\.|crontab|systemd/system|init\.d|rc\.local)`
   ].join("|"),
   "i"
 )
 
 /** A file opened for writing (or written) at an absolute, home-relative or parent path. */
-const writesOutside = /(open\s*\(\s*(f?['"](\/|~|[A-Za-z]:\\|\.\.[/\\])[^'"]*['"]|os\.path\.expanduser\([^)]*\))[^)]*['"][wa]b?\+?['"]|(write_text|write_bytes)\s*\([^)]*\)\s*$|shutil\.(copy|copyfile|move)\s*\([^,]+,\s*['"](\/|~|[A-Za-z]:\\)(?!tmp))/
+const writesOutside = /(open\s*\(\s*(f?['"](\/|~|[A-Za-z]:\\|\.\.[/\\])[^'"]*['"]|os\.path\.expanduser\([^)]*\))[^)]*['"][wa]b?\+?['"]|shutil\.(copy|copyfile|move)\s*\([^,]+,\s*['"](\/|~|[A-Za-z]:\\)(?!tmp))/
 
 const longBlob = /['"`][A-Za-z0-9+/=_-]{1200,}['"`]/
 
-/** A requirement line that names a URL or a git repository without a pinned commit. */
-const unpinnedRequirement = (line: string) => {
-  const t = line.trim()
+/** A requirement that names a URL or a git repository without a pinned commit or hash. */
+const unpinnedRequirement = (requirement: string) => {
+  const t = requirement.trim()
   if (t === "" || t.startsWith("#")) return false
-  const git = /git\+[a-z]+:\/\/\S+/i.exec(t)
+  const git = /git\+[a-z]+:\/\/[^\s"']+/i.exec(t)
   if (git !== null) return !/@[0-9a-f]{40}\b/i.test(git[0])
-  return /(^|\s|@\s*|")https?:\/\/\S+/i.test(t) && !/#sha256=[0-9a-f]{64}/i.test(t)
+  return /(^|\s|@\s*)https?:\/\/\S+/i.test(t) && !/#sha256=[0-9a-f]{64}/i.test(t)
+}
+
+/**
+ * The lines of a requirements file, or of pyproject.toml those inside a dependency list (the
+ * `dependencies` arrays, the optional-dependencies table) with each quoted requirement: a
+ * project's URLs table names URLs that are not requirements.
+ */
+const requirementLines = (text: string, path: string): Array<{ readonly line: number; readonly requirements: ReadonlyArray<string> }> => {
+  const lines = text.split("\n")
+  if (baseName(path) !== "pyproject.toml") return lines.map((line, i) => ({ line: i + 1, requirements: [line] }))
+  const found: Array<{ line: number; requirements: Array<string> }> = []
+  let table = ""
+  let inArray = false
+  for (const [i, line] of lines.entries()) {
+    const header = /^\s*\[([^\]]+)\]\s*$/.exec(line)
+    if (header !== null) {
+      table = header[1]!.trim()
+      inArray = false
+      continue
+    }
+    const opens = /^\s*([\w.-]+)\s*=\s*\[/.exec(line)
+    if (opens !== null) inArray = opens[1] === "dependencies" || table === "project.optional-dependencies" || opens[1] === "requires"
+    if (inArray) found.push({ line: i + 1, requirements: [...line.matchAll(/"([^"]*)"|'([^']*)'/g)].map((m) => m[1] ?? m[2]!) })
+    if (inArray && line.includes("]")) inArray = false
+  }
+  return found
 }
 
 export const rules: ReadonlyArray<Rule> = [
@@ -217,8 +247,8 @@ export const rules: ReadonlyArray<Rule> = [
   {
     id: "install-at-import",
     severity: "medium",
-    rationale: "Installs packages when imported or installed: the user gets software the requirements do not list",
-    appliesTo: (p) => isPython(p) || isShell(p),
+    rationale: "Installs packages from its Python code, when imported or installed: the user gets software the requirements do not list",
+    appliesTo: isPython,
     match: (text, path) => linesMatching(pipInstall)(text, path)
   },
   {
@@ -233,8 +263,10 @@ export const rules: ReadonlyArray<Rule> = [
     severity: "low",
     rationale: "Depends on a URL or a git repository without a pinned commit or hash: what is installed can change",
     appliesTo: isRequirements,
-    match: (text) =>
-      text.split("\n").flatMap((line, i) => unpinnedRequirement(line) ? [{ line: i + 1, excerpt: excerptOf(line) }] : [])
+    match: (text, path) =>
+      requirementLines(text, path).flatMap(({ line, requirements }) =>
+        requirements.some(unpinnedRequirement) ? [{ line, excerpt: excerptOf(text.split("\n")[line - 1]!) }] : []
+      )
   }
 ]
 

@@ -66,14 +66,21 @@ const cases: Record<string, Case> = {
       ["nodes/q.py", "dst = os.path.join(appdata, 'Microsoft/Windows/Start Menu/Programs/Startup', 'u.exe')\n"],
       ["install.sh", "(crontab -l; echo '@reboot /tmp/x') | crontab -\n"]
     ],
-    clean: [["nodes/sched.py", "scheduler = get_scheduler('cosine')\nprofile = load_profile('default')\n"]]
+    clean: [
+      ["nodes/sched.py", "scheduler = get_scheduler('cosine')\nprofile = load_profile('default')\n"],
+      // an editor's table of file types, minified onto one line
+      ["web/modes.js", `var m={SH:["sh|bash|^.bashrc"],Crontab:["crontab"],open:function(e){return e>0}};`]
+    ]
   },
   "write-outside-node": {
     triggers: [
       ["nodes/out.py", "with open('/usr/local/lib/hook.py', 'w') as f:\n    f.write(code)\n"],
       ["nodes/home.py", "open(os.path.expanduser('~/notes.txt'), 'w').write(x)\n"]
     ],
-    clean: [["nodes/save.py", "with open(os.path.join(output_dir, name), 'w') as f:\n    f.write(text)\n"]]
+    clean: [
+      ["nodes/save.py", "with open(os.path.join(output_dir, name), 'w') as f:\n    f.write(text)\n"],
+      ["nodes/list.py", "playlist = Path(__file__).parent / 'list.json'\nplaylist.write_text('[]')\n"]
+    ]
   },
   "encoded-blob": {
     triggers: [["nodes/blob.py", `DATA = "${blob}"\n`]],
@@ -84,18 +91,31 @@ const cases: Record<string, Case> = {
       ["__init__.py", "import subprocess, sys\nsubprocess.check_call([sys.executable, '-m', 'pip', 'install', 'opencv-python'])\n"],
       ["install.py", "os.system('pip install -r requirements.txt')\n"]
     ],
-    clean: [["__init__.py", "from .nodes import NODE_CLASS_MAPPINGS\n# requirements are installed by the package manager\n"]]
+    clean: [
+      ["__init__.py", "from .nodes import NODE_CLASS_MAPPINGS\n# requirements are installed by the package manager\n"],
+      // a script the user runs by hand is not the node's code
+      ["install.sh", "python -m pip install -r requirements.txt\n"],
+      // telling the user what to install is not installing it
+      ["nodes/opt.py", "raise ImportError('Please run \"pip install extra\" to use this node')\n"]
+    ]
   },
   "network-at-import": {
     triggers: [["__init__.py", "import requests\nLATEST = requests.get('https://api.example/latest').json()\n"]],
-    clean: [["nodes/api.py", "def fetch(url):\n    return requests.get(url, timeout=10).json()\n"]]
+    clean: [
+      ["nodes/api.py", "def fetch(url):\n    return requests.get(url, timeout=10).json()\n"],
+      ["server.py", "import aiohttp\nfrom aiohttp import web\nimport urllib.request\n"]
+    ]
   },
   "unpinned-url-requirement": {
     triggers: [
       ["requirements.txt", "numpy\ngit+https://github.com/someone/lib.git\n"],
-      ["requirements.txt", "pkg @ https://files.example/pkg-1.0.tar.gz\n"]
+      ["requirements.txt", "pkg @ https://files.example/pkg-1.0.tar.gz\n"],
+      ["pyproject.toml", '[project]\nname = "n"\ndependencies = [\n  "numpy",\n  "lib @ git+https://github.com/someone/lib.git",\n]\n']
     ],
-    clean: [["requirements.txt", `numpy>=1.24\ngit+https://github.com/someone/lib.git@${"a".repeat(40)}\n# https://docs.example\n`]]
+    clean: [
+      ["requirements.txt", `numpy>=1.24\ngit+https://github.com/someone/lib.git@${"a".repeat(40)}\n# https://docs.example\n`],
+      ["pyproject.toml", '[project]\ndependencies = ["numpy"]\n\n[project.urls]\nRepository = "https://github.com/someone/node"\n']
+    ]
   }
 }
 
