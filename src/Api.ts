@@ -10,6 +10,7 @@ import { ClaimApi } from "./Claims/Api.ts"
 import { HostNodesApi, PublicHostNodesApi } from "./HostNodes/Api.ts"
 import { ImageCallbacksApi, ImageProxyApi, SimulatedImagesApi } from "./Images/Api.ts"
 import { MusicProxyApi } from "./Music/Api.ts"
+import { ScanRulesApi, VersionReviewApi } from "./Moderation/Api.ts"
 import { PublicPublishersApi, PublishersApi } from "./Publishers/Api.ts"
 import { ArchivesApi, PublishApi, PublishingApi } from "./Publishing/Api.ts"
 import { ReviewsApi } from "./Reviews/Api.ts"
@@ -38,6 +39,8 @@ export class Api extends registryApi(
   TrustedPublishersApi,
   TrustedPublishingApi,
   ArchivesApi,
+  ScanRulesApi,
+  VersionReviewApi,
   SystemApi,
   ImageProxyApi,
   SimulatedImagesApi,

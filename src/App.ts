@@ -36,6 +36,7 @@ import { ImagesHttp } from "./Images/Http.ts"
 import { MediaStorageHttp } from "./MediaStorage/Http.ts"
 import { CustomersHttp } from "./Customers/Http.ts"
 import { MusicHttp } from "./Music/Http.ts"
+import { ModerationHttp } from "./Moderation/Http.ts"
 import { ShutdownReport } from "./Observability/ShutdownReport.ts"
 import { PublishersHttp } from "./Publishers/Http.ts"
 import { PublishingHttp } from "./Publishing/Http.ts"
@@ -62,6 +63,7 @@ export const ApiLive = HttpApiBuilder.layer(Api).pipe(
     AdminHttp,
     PublishingHttp,
     TrustedPublishingHttp,
+    ModerationHttp,
     SystemHttp,
     ImagesHttp,
     MusicHttp,

@@ -221,10 +221,10 @@ const floors: ReadonlyArray<Floor> = [
       "Tokens/": ["Auth/"],
       "Publishers/": ["Auth/", "Catalog/"],
       // the scanner of uploaded archives and the reviews of what it holds
-      "Moderation/": [],
+      "Moderation/": ["Auth/", "Catalog/"],
       // trusted publishing looks up the node a workflow is trusted for
       "TrustedPublishing/": ["Auth/", "Catalog/"],
-      "Publishing/": ["Auth/", "Catalog/", "Publishers/", "Tokens/", "TrustedPublishing/"],
+      "Publishing/": ["Auth/", "Catalog/", "Moderation/", "Publishers/", "Tokens/", "TrustedPublishing/"],
       "Claims/": ["Auth/", "Catalog/"],
       "HostNodes/": ["Auth/", "Catalog/"],
       "Reviews/": ["Catalog/"],

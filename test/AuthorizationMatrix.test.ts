@@ -78,6 +78,7 @@ const matrix = [
   ["POST /publishers/:publisherId/nodes/:nodeId/versions/:versionId/yank", 401, 401, 403, 403,   200,  200,  200],
   ["POST /publishers/:publisherId/nodes/:nodeId/versions/:versionId/unyank", 401, 401, 403, 403, 200,  200,  200],
   ["PUT /admin/nodes/:nodeId/versions/:version",                   401, 401,    403,     403,   403,  403,  200],
+  ["GET /publishers/:publisherId/nodes/:nodeId/versions/:versionId/review", 401, 401, 403, 200,  200,  200,  200],
   // media operations: any authenticated user; a task only to its owner (here: the owner's task)
   ["POST /proxy/imagevendor/v1/ai/image-style-transfer",           401, 401,    200,     200,   200,  200,  200],
   ["POST /proxy/imagevendor/v1/ai/skin-enhancer/creative",         401, 401,    200,     200,   200,  200,  200],
@@ -313,6 +314,10 @@ const requests: { readonly [K in RowKey]: Build } = {
     ))
     return { method: "DELETE", path: `/publishers/${publisherId}/nodes/${hostedNode}/trusted-publishers/${rows[0]!.id}` }
   },
+  "GET /publishers/:publisherId/nodes/:nodeId/versions/:versionId/review": async () => ({
+    method: "GET",
+    path: `/publishers/${publisherId}/nodes/${hostedNode}/versions/${hostedVersion}/review`
+  }),
   "POST /publishers/:publisherId/nodes/:nodeId/claim-my-node": async (f) => {
     const nodeId = `claimable-${f.fresh()}`
     await run(f.service.writes.insertNodes([{ id: nodeId, publisher_id: "unclaimed", repository: annRepository(nodeId) }]))

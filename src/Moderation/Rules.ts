@@ -37,7 +37,7 @@ export interface Finding {
   readonly rule: string
   readonly severity: Severity
   readonly file: string
-  readonly line?: number | undefined
+  readonly line?: number
   readonly excerpt: string
 }
 

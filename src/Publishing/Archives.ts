@@ -16,6 +16,8 @@ import type { Opened, StorageFailed, StoredContent, Written } from "../Storage/S
 import { traced } from "../Tracing.ts"
 import { recordUpload } from "../Observability/Metrics.ts"
 import { archiveKey, archiveServed } from "../Storage/Keys.ts"
+import { decide, ModerationRepo } from "../Moderation/Repo.ts"
+import { scanArchive } from "../Moderation/Scanner.ts"
 
 export class NotAZip extends Data.TaggedError("NotAZip")<{}> {
   override get message() {
@@ -112,6 +114,7 @@ export class Archives extends Context.Service<Archives>()("Archives", {
   make: Effect.gen(function*() {
     const nodes = yield* NodeRepo
     const repo = yield* PublishingRepo
+    const moderation = yield* ModerationRepo
     const signer = yield* UrlSigner
     const storage = yield* Storage
     const { maxArchiveBytes, backend } = (yield* AppConfig).storage
@@ -204,7 +207,15 @@ export class Archives extends Context.Service<Archives>()("Archives", {
         const record = (content: StoredContent, written: Written, place: Effect.Effect<void, StorageFailed>) =>
           Effect.flatMap(checkArchive(content, limits), (verdict) =>
             ArchiveVerdict.$match(verdict, {
-              Passed: () => repo.recordArchive(state.id, written, place),
+              Passed: ({ files }) =>
+                Effect.flatMap(scanArchive(content), (scan) => {
+                  const decision = decide(scan)
+                  return repo.recordArchive(state.id, written, place, {
+                    status: decision.status,
+                    statusReason: decision.statusReason,
+                    alongside: moderation.recordUpload(state.id, { bytes: written.bytes, files }, scan, decision)
+                  })
+                }),
               Failed: ({ failures }) => Effect.fail(new ArchiveChecksFailed({ failures }))
             }))
         const { recorded } = yield* storage.put(archiveKey(state.id), upload.body, { maxBytes: maxArchiveBytes, record }).pipe(
@@ -248,6 +259,6 @@ export class Archives extends Context.Service<Archives>()("Archives", {
 }) {
   static readonly layerWithoutDependencies = Layer.effect(Archives, Archives.make)
   static readonly layer = Archives.layerWithoutDependencies.pipe(
-    Layer.provide([NodeRepo.layer, PublishingRepo.layer, UrlSigner.layer, Storage.layer])
+    Layer.provide([NodeRepo.layer, PublishingRepo.layer, ModerationRepo.layer, UrlSigner.layer, Storage.layer])
   )
 }

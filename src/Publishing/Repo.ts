@@ -5,6 +5,7 @@
  * row lock), so concurrent requests from any instance cannot slip between a check and its write.
  */
 import { SqlClient, type Statement } from "effect/sql"
+import type { SqlError } from "effect/sql/SqlError"
 import { Array as Arr, Context, Data, Effect, Layer, Option } from "effect"
 import { CatalogChanges } from "../Catalog/Changes.ts"
 import { NodeIsBanned, NodeMissing, PublisherMissing, TransitionRefused, VersionMissing } from "../Domain/Errors.ts"
@@ -94,6 +95,16 @@ export interface NewVersion {
   readonly provenance?: Provenance | undefined
   /** Publishing sets `pending` (HostNodes/ moves it on); a seed's versions carry what they had, if anything. */
   readonly host_node_extract_status?: HostNodeExtractStatus | undefined
+}
+
+/**
+ * What an archive that passed the checks makes of its version: Active, or held (Flagged) by what
+ * the scan found, and what is recorded with it in the same transaction (the scan, the stages).
+ */
+export interface ArchiveOutcome<R> {
+  readonly status: NodeVersionStatus
+  readonly statusReason: string | undefined
+  readonly alongside: Effect.Effect<void, SqlError, R>
 }
 
 /** The fields of a version its publisher may change after publishing. */
@@ -369,14 +380,20 @@ export class PublishingRepo extends Context.Service<PublishingRepo>()("Publishin
 
       /**
        * A Pending version got its archive, which passed the checks (a failing one is refused before
-       * this, and the version stays Pending): it becomes Active. Fails when it was no longer
+       * this, and the version stays Pending): it becomes Active, or held by its scan, as `outcome`
+       * says, with what `outcome` records alongside in the same transaction. Fails when it was no longer
        * Pending, unless it holds these very bytes (another upload of them completed first: a
        * replay, nothing written). `place` (the archive made durable under its key) runs while the
        * version's row is locked and before the commit: a concurrent upload cannot replace the
        * archive between the two, and a crash never leaves the status without its archive.
        */
       recordArchive: traced("PublishingRepo.recordArchive")(
-        function*(versionId: string, written: Written, place: Effect.Effect<void, StorageFailed>) {
+        function*<R>(
+          versionId: string,
+          written: Written,
+          place: Effect.Effect<void, StorageFailed>,
+          outcome: ArchiveOutcome<R>
+        ) {
           // a transaction that lost to a concurrent one runs again: the archive is placed once
           let placed = false
           const placeOnce = Effect.suspend(() => placed ? Effect.void : Effect.tap(place, () => Effect.sync(() => void (placed = true))))
@@ -393,7 +410,8 @@ export class PublishingRepo extends Context.Service<PublishingRepo>()("Publishin
             }
             yield* placeOnce
             yield* sql`UPDATE node_versions SET archive_bytes = ${written.bytes}, archive_sha256 = ${written.sha256},
-              status = ${installableStatus}, status_reason = NULL WHERE id = ${versionId}::uuid`
+              status = ${outcome.status}, status_reason = ${outcome.statusReason ?? null} WHERE id = ${versionId}::uuid`
+            yield* outcome.alongside
             yield* sql`UPDATE nodes SET updated_at = now() WHERE id = ${row.node_id}`
             return { replayed: false }
           }))

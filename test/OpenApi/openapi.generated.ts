@@ -844,6 +844,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/moderation/rules": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The rules every uploaded archive is scanned with
+         * @description Public. Each rule's id, severity and rationale, and the rule set's version. A high finding holds a version (Flagged) for a review; a medium one lets it go Active, shown to its publisher; a low one is recorded.
+         */
+        get: operations["ListScanRules"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/publishers/{publisherId}/nodes/{nodeId}/versions/{versionId}/review": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Why a version has its status: its archive's scan and its pipeline
+         * @description Members of the version's publisher (any role) and site admins; the public sees only the status. The findings of the latest scan (rule, severity, file, line, excerpt) and the stages the version passed: uploaded, checked, scanned, reviewed, listed.
+         */
+        get: operations["GetVersionReview"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/health": {
         parameters: {
             query?: never;
@@ -2395,6 +2435,86 @@ export interface components {
              * @description URL called back for asynchronous notification of the task
              */
             webhook_url?: string;
+        };
+        VersionReview: {
+            /** @description Identifier of the node */
+            node_id: string;
+            /** @description The version */
+            version: string;
+            /** @description Identifier of the version */
+            version_id: string;
+            /** @description The version's status */
+            status: components["schemas"]["NodeVersionStatus"];
+            /** @description Why it has its status */
+            status_reason?: string;
+            /** @description The latest scan of its archive; absent before its archive was scanned */
+            scan?: components["schemas"]["ScanReport"];
+            /** @description The stages the version passed, oldest first (recorded since the scanner runs) */
+            pipeline: components["schemas"]["PipelineStage"][];
+        };
+        PipelineStage: {
+            /**
+             * @description The stage
+             * @enum {string}
+             */
+            stage: "uploaded" | "checked" | "scanned" | "reviewed" | "listed";
+            /** @description How it went: stored, passed, held, active, approved, rejected */
+            outcome: string;
+            /** @description What it found or why */
+            detail?: string;
+            /**
+             * Format: date-time
+             * @description When
+             */
+            at: string;
+        };
+        ScanReport: {
+            /** @description The rule set that ran */
+            rule_set_version: string;
+            /**
+             * @description What the scan decided: held when a high finding holds the version for a review
+             * @enum {string}
+             */
+            outcome: "passed" | "held";
+            /**
+             * Format: date-time
+             * @description When the scan ran
+             */
+            scanned_at: string;
+            /** @description Source and metadata files read */
+            files_scanned: number;
+            /** @description What the rules found, at most 200 */
+            findings: components["schemas"]["ScanFinding"][];
+            /** @description Findings past the 200 kept, counted only */
+            findings_not_kept: number;
+        };
+        ScanFinding: {
+            /** @description The rule that matched */
+            rule: string;
+            /** @description The rule's severity */
+            severity: components["schemas"]["Severity"];
+            /** @description The file in the archive */
+            file: string;
+            /** @description The line, 1-based; absent for a finding about the file itself */
+            line?: number;
+            /** @description A short excerpt of the line, or what was found about the file */
+            excerpt: string;
+        };
+        /** @enum {string} */
+        Severity: "high" | "medium" | "low";
+        ScanRules: {
+            /** @description The version of the rule set: every scan records the one that ran */
+            rule_set_version: string;
+            /** @description Every rule of the set */
+            rules: components["schemas"]["ScanRule"][];
+        };
+        ScanRule: {
+            /** @description Stable identifier of the rule */
+            id: string;
+            /** @description What a finding of the rule does: high holds a version for a review; medium lets it go Active, shown to its publisher; low is recorded */
+            severity: components["schemas"]["Severity"];
+            /** @description Why the rule matters, in one line */
+            rationale: string;
         };
         TrustedPublishingAudience: {
             /** @description The audience (`aud`) an identity token must be issued for (TRUSTED_PUBLISHING_AUDIENCE) */
@@ -9424,6 +9544,157 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ArchiveRejected"];
+                };
+            };
+            /** @description `internal_error`: The service failed: the cause is logged, the answer holds no internals */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InternalError"];
+                };
+            };
+            /** @description `database_unavailable`: The database cannot be reached (an outage, a restart of it), or a write kept conflicting with concurrent ones: try again after `Retry-After` seconds */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DatabaseUnavailable"];
+                };
+            };
+        };
+    };
+    ListScanRules: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description ScanRules */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ScanRules"];
+                };
+            };
+            /** @description `method_not_allowed`: The path exists, but not with this method (`Allow` lists the methods it takes) */
+            405: {
+                headers: {
+                    Allow: components["headers"]["Allow"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MethodNotAllowed"];
+                };
+            };
+            /** @description `internal_error`: The service failed: the cause is logged, the answer holds no internals */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InternalError"];
+                };
+            };
+            /** @description `database_unavailable`: The database cannot be reached (an outage, a restart of it), or a write kept conflicting with concurrent ones: try again after `Retry-After` seconds */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DatabaseUnavailable"];
+                };
+            };
+        };
+    };
+    GetVersionReview: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Identifier of the publisher */
+                publisherId: string;
+                /** @description Identifier of the node */
+                nodeId: string;
+                /** @description The version string, such as 1.2.0, or the version's id */
+                versionId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description VersionReview */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["VersionReview"];
+                };
+            };
+            /** @description `bad_request`: The request is malformed, or a parameter or field has a bad value; the message names it */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BadRequest"];
+                };
+            };
+            /** @description `unauthorized`: No valid bearer token: missing, malformed, expired or not verifiable */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Unauthorized"];
+                };
+            };
+            /** @description `forbidden`: The caller lacks the role this needs; the message says which */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Forbidden"];
+                };
+            };
+            /** @description `not_found`: No such record, or no such route */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NotFound"];
+                };
+            };
+            /** @description `method_not_allowed`: The path exists, but not with this method (`Allow` lists the methods it takes) */
+            405: {
+                headers: {
+                    Allow: components["headers"]["Allow"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MethodNotAllowed"];
+                };
+            };
+            /** @description `rate_limited`: Too many failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimited"];
                 };
             };
             /** @description `internal_error`: The service failed: the cause is logged, the answer holds no internals */
