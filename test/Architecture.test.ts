@@ -229,7 +229,7 @@ const floors: ReadonlyArray<Floor> = [
       "HostNodes/": ["Auth/", "Catalog/"],
       "Reviews/": ["Catalog/"],
       "Versions/": ["Catalog/"],
-      "Admin/": ["Auth/", "Catalog/", "Publishers/", "Publishing/"],
+      "Admin/": ["Auth/", "Catalog/", "Moderation/", "Publishers/", "Publishing/"],
       // its usage page reads the catalogue's paging parameters
       "Customers/": ["Catalog/"],
       // every proxied operation is metered (quotas, usage events); an image task's end is

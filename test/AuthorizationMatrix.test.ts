@@ -79,6 +79,12 @@ const matrix = [
   ["POST /publishers/:publisherId/nodes/:nodeId/versions/:versionId/unyank", 401, 401, 403, 403, 200,  200,  200],
   ["PUT /admin/nodes/:nodeId/versions/:version",                   401, 401,    403,     403,   403,  403,  200],
   ["GET /publishers/:publisherId/nodes/:nodeId/versions/:versionId/review", 401, 401, 403, 200,  200,  200,  200],
+  // the hosted version is Active: those allowed are told it is not held
+  ["POST /publishers/:publisherId/nodes/:nodeId/versions/:versionId/review/messages", 401, 401, 403, 409, 409, 409, 409],
+  ["POST /publishers/:publisherId/nodes/:nodeId/versions/:versionId/review/request", 401, 401, 403, 409, 409, 409, 409],
+  ["GET /admin/held-versions",                                     401, 401,    403,     403,   403,  403,  200],
+  ["POST /admin/nodes/:nodeId/versions/:versionId/review/decision", 401, 401,   403,     403,   403,  403,  409],
+  ["GET /admin/audit-log",                                         401, 401,    403,     403,   403,  403,  200],
   // media operations: any authenticated user; a task only to its owner (here: the owner's task)
   ["POST /proxy/imagevendor/v1/ai/image-style-transfer",           401, 401,    200,     200,   200,  200,  200],
   ["POST /proxy/imagevendor/v1/ai/skin-enhancer/creative",         401, 401,    200,     200,   200,  200,  200],
@@ -314,6 +320,22 @@ const requests: { readonly [K in RowKey]: Build } = {
     ))
     return { method: "DELETE", path: `/publishers/${publisherId}/nodes/${hostedNode}/trusted-publishers/${rows[0]!.id}` }
   },
+  "POST /publishers/:publisherId/nodes/:nodeId/versions/:versionId/review/messages": async () => ({
+    method: "POST",
+    path: `/publishers/${publisherId}/nodes/${hostedNode}/versions/${hostedVersion}/review/messages`,
+    body: { body: "a question" }
+  }),
+  "POST /publishers/:publisherId/nodes/:nodeId/versions/:versionId/review/request": async () => ({
+    method: "POST",
+    path: `/publishers/${publisherId}/nodes/${hostedNode}/versions/${hostedVersion}/review/request`
+  }),
+  "GET /admin/held-versions": async () => ({ method: "GET", path: "/admin/held-versions" }),
+  "POST /admin/nodes/:nodeId/versions/:versionId/review/decision": async () => ({
+    method: "POST",
+    path: `/admin/nodes/${hostedNode}/versions/${hostedVersion}/review/decision`,
+    body: { decision: "approve", reason: "reviewed" }
+  }),
+  "GET /admin/audit-log": async () => ({ method: "GET", path: "/admin/audit-log" }),
   "GET /publishers/:publisherId/nodes/:nodeId/versions/:versionId/review": async () => ({
     method: "GET",
     path: `/publishers/${publisherId}/nodes/${hostedNode}/versions/${hostedVersion}/review`

@@ -4,6 +4,8 @@ import { ArchiveMissing, Conflict, Forbidden, NodeExists, NotFound } from "../Do
 import { Authentication } from "../Domain/Auth.ts"
 import { Node, NodeId, NodeStatus, NodeVersion, NodeVersionStatus } from "../Domain/Node.ts"
 import { Publisher, PublisherStatus } from "../Domain/Publisher.ts"
+import { AuditLog, HeldVersions, ReviewDecision } from "../Domain/Moderation.ts"
+import { optionalParam, Page, PageSize } from "../Catalog/Api.ts"
 import { nodeFields, VersionCreate } from "../Publishing/Api.ts"
 import {
   field,
@@ -75,6 +77,9 @@ export const AdminToken = Schema.Struct({
 }).annotate({ identifier: "AdminToken" })
 
 const PublisherPath = Schema.Struct({ publisherId: field(PathParam, "Identifier of the publisher") })
+
+/** Held versions and audit entries per page: the default and the most served. */
+export const heldPageSize = { fallback: 50, max: 200 } as const
 
 export class AdminApi extends HttpApiGroup.make("admin")
   .add(
@@ -163,6 +168,47 @@ export class AdminApi extends HttpApiGroup.make("admin")
           "the version's own, which the host_version filter of GET /nodes reads; a deleted version's compatibility is 404. " +
           "A status move and the compatibility are one change: both or neither."
       )
+  )
+  .add(
+    HttpApiEndpoint.get("listHeldVersions", "/admin/held-versions", {
+      query: Schema.Struct({
+        page: Page,
+        limit: PageSize(heldPageSize.max, heldPageSize.fallback, "Versions"),
+        publisher_id: optionalParam(Schema.String, "Only this publisher's versions"),
+        rule: optionalParam(Schema.String, "Only versions with a finding of this rule (ListScanRules)")
+      }),
+      success: HeldVersions,
+      error: [Forbidden]
+    })
+      .annotate(OpenApi.Summary, "Versions held by their scan, with their findings (site admins)")
+      .annotate(OpenApi.Description, "Oldest hold first, filterable by publisher and rule; each with whether its publisher asked for a review.")
+  )
+  .add(
+    HttpApiEndpoint.post("decideVersionReview", "/admin/nodes/:nodeId/versions/:versionId/review/decision", {
+      params: Schema.Struct({
+        nodeId: field(PathParam, "Identifier of the node"),
+        versionId: field(PathParam, "The version string (such as 1.2.0) or the version's id")
+      }),
+      payload: ReviewDecision,
+      success: NodeVersion,
+      error: [Forbidden, NotFound, Conflict, ArchiveMissing]
+    })
+      .annotate(HttpApi.PayloadParseOptions, refusingBody)
+      .annotate(OpenApi.Summary, "Approve or reject a held version (site admins)")
+      .annotate(
+        OpenApi.Description,
+        "For a held version (NodeVersionStatusFlagged; 409 otherwise). Approve: it goes Active. Reject: it is banned, " +
+          "the reason its status_reason. Recorded in the audit log and the version's pipeline; answers the version."
+      )
+  )
+  .add(
+    HttpApiEndpoint.get("listAuditLog", "/admin/audit-log", {
+      query: Schema.Struct({ page: Page, limit: PageSize(heldPageSize.max, heldPageSize.fallback, "Entries") }),
+      success: AuditLog,
+      error: [Forbidden]
+    })
+      .annotate(OpenApi.Summary, "Every moderation decision: who, when, what, why (site admins)")
+      .annotate(OpenApi.Description, "Newest first: reviews' decisions, and versions' statuses set directly (PUT /admin/nodes/{nodeId}/versions/{version}).")
   )
   .middleware(Authentication)
   .annotate(OpenApi.Title, "Site administration")

@@ -1,7 +1,7 @@
 import { HttpApiBuilder } from "effect/http-api"
 import { Effect, Layer } from "effect"
 import { CurrentUser } from "../Domain/Auth.ts"
-import { AdminApi } from "./Api.ts"
+import { AdminApi, heldPageSize } from "./Api.ts"
 import { registryApi } from "../Domain/RegistryApi.ts"
 import { Publishers } from "../Publishers/Service.ts"
 import { Moderation } from "./Service.ts"
@@ -15,7 +15,8 @@ const answer = answering({
   NodesPublisherDeleted: Conflict,
   NoArchive: ArchiveMissing,
   TokensIssuedElsewhere: Conflict,
-  UnclaimedStaysActive: Conflict
+  UnclaimedStaysActive: Conflict,
+  NotHeld: Conflict
 })
 
 /** This folder's groups, under what every endpoint shares: its handlers are built against these alone. */
@@ -41,6 +42,15 @@ const AdminLive = HttpApiBuilder.group(api, "admin", (handlers) =>
       .handle("banPublisherNode", ({ params }) => answer(moderation.banPublisherNode(params.publisherId, params.nodeId)))
       .handle("generateAdminToken", () => answer(moderation.generateAdminToken()))
       .handle("moderatePublisher", ({ params, payload }) => answer(publishers.moderate(params.publisherId, payload.status)))
+      .handle("listHeldVersions", ({ query }) =>
+        answer(moderation.heldVersions({
+          page: query.page ?? 1,
+          limit: query.limit ?? heldPageSize.fallback,
+          publisherId: query.publisher_id,
+          rule: query.rule
+        })))
+      .handle("decideVersionReview", ({ params, payload }) => answer(moderation.decideReview(params.nodeId, params.versionId, payload)))
+      .handle("listAuditLog", ({ query }) => answer(moderation.auditLog(query.page ?? 1, query.limit ?? heldPageSize.fallback)))
   }))
 
 /** This folder's handlers, with the services they use (src/App.ts provides what every feature shares). */

@@ -13,6 +13,8 @@ import { NodeStatus, type NodeVersionStatus } from "../Domain/Node.ts"
 import { unclaimedPublisherId } from "../Domain/Publisher.ts"
 import { nodeStatusMoves, nodeVersionStatusMoves, statesReaching } from "../Domain/Transitions.ts"
 import { type NodePatch, PublishingRepo, type VersionCompatibility, type VersionMove } from "../Publishing/Repo.ts"
+import { AuditLog, HeldVersions } from "../Domain/Moderation.ts"
+import { type HeldQuery, ModerationRepo } from "../Moderation/Repo.ts"
 import { traced } from "../Tracing.ts"
 
 /** An installable version must have an archive to serve. */
@@ -29,6 +31,13 @@ export class TokensIssuedElsewhere extends Data.TaggedError("TokensIssuedElsewhe
   }
 }
 
+/** A review decides on held versions only. */
+export class NotHeld extends Data.TaggedError("NotHeld")<{ readonly status: NodeVersionStatus }> {
+  override get message() {
+    return `The version is not held for review: it is ${this.status}`
+  }
+}
+
 /** The longest an admin token lives, in seconds. */
 export const adminTokenSeconds = 60 * 60
 
@@ -42,6 +51,7 @@ export class Moderation extends Context.Service<Moderation>()("Moderation", {
   make: Effect.gen(function*() {
     const nodes = yield* NodeRepo
     const publishing = yield* PublishingRepo
+    const moderationRecords = yield* ModerationRepo
     const policy = yield* Policy
     const config = yield* AppConfig
     const fs = yield* FileSystem.FileSystem
@@ -95,16 +105,105 @@ export class Moderation extends Context.Service<Moderation>()("Moderation", {
        * whole request. A reason without a status explains the current status.
        */
       moderateVersion: traced("Moderation.moderateVersion")(function*(nodeId: string, versionOrId: string, edit: VersionEdit) {
-        yield* policy.requireSiteAdmin
+        const admin = yield* policy.requireSiteAdmin
         const found = yield* nodes.versionState(nodeId, versionOrId)
         if (Option.isNone(found)) return yield* new VersionMissing({ nodeId, version: versionOrId })
         const state = found.value
         const { status, status_reason, ...compatibility } = edit
         const move = yield* moveOf(state, status, status_reason)
         if (move !== undefined || Object.values(compatibility).some((v) => v !== undefined)) {
-          yield* publishing.moderateVersion(nodeId, state.version, move, compatibility)
+          // a status set directly is a decision too: the audit log and the version's stages record it
+          const recorded = move === undefined || move.to === state.status
+            ? Effect.void
+            : moderationRecords.recordDecision({
+              actorId: admin.id,
+              action: "set_status",
+              nodeId,
+              version: state.version,
+              versionId: state.id,
+              reason: `${move.to}${move.reason === undefined ? "" : `: ${move.reason}`}`,
+              listed: move.to === "NodeVersionStatusActive"
+            })
+          yield* publishing.moderateVersion(nodeId, state.version, move, compatibility, recorded)
         }
         return yield* Effect.orDie(Effect.flatMap(nodes.versionById(state.id), (version) => Effect.fromOption(version)))
+      }),
+
+      /**
+       * A review's decision on a held version: approved, it goes Active; rejected, it is banned
+       * with the reason. One change with its audit entry and its stages.
+       */
+      decideReview: traced("Moderation.decideReview")(
+        function*(nodeId: string, versionOrId: string, decision: { readonly decision: "approve" | "reject"; readonly reason: string }) {
+          const admin = yield* policy.requireSiteAdmin
+          const found = yield* nodes.versionState(nodeId, versionOrId)
+          if (Option.isNone(found) || found.value.status === "NodeVersionStatusDeleted") {
+            return yield* new VersionMissing({ nodeId, version: versionOrId })
+          }
+          const state = found.value
+          const to: NodeVersionStatus = decision.decision === "approve" ? "NodeVersionStatusActive" : "NodeVersionStatusBanned"
+          const held: NodeVersionStatus = "NodeVersionStatusFlagged"
+          if (state.status !== held) return yield* new NotHeld({ status: state.status })
+          if (to === "NodeVersionStatusActive" && !state.hasArchive) return yield* new NoArchive()
+          const recorded = moderationRecords.recordDecision({
+            actorId: admin.id,
+            action: decision.decision,
+            nodeId,
+            version: state.version,
+            versionId: state.id,
+            reason: decision.reason,
+            listed: to === "NodeVersionStatusActive"
+          })
+          const reason = decision.decision === "approve" ? undefined : `Rejected on review: ${decision.reason}`
+          yield* publishing.moderateVersion(nodeId, state.version, { from: [held], to, reason }, {}, recorded).pipe(
+            // decided by another admin meanwhile
+            Effect.catchTag("TransitionRefused", (e) => new NotHeld({ status: e.from as NodeVersionStatus }))
+          )
+          return yield* Effect.orDie(Effect.flatMap(nodes.versionById(state.id), (version) => Effect.fromOption(version)))
+        }
+      ),
+
+      /** Versions held by their scan, for site admins. */
+      heldVersions: traced("Moderation.heldVersions")(function*(query: HeldQuery) {
+        yield* policy.requireSiteAdmin
+        const { rows, total } = yield* moderationRecords.heldVersions(query)
+        return new HeldVersions({
+          page: query.page,
+          limit: query.limit,
+          total,
+          versions: rows.map((r) => ({
+            node_id: r.node_id,
+            version: r.version,
+            version_id: r.version_id,
+            publisher_id: r.publisher_id,
+            ...(r.status_reason === null ? {} : { status_reason: r.status_reason }),
+            held_since: r.held_since,
+            findings: r.findings.filter((f) => f.severity === "high"),
+            ...(r.review_requested_at === null ? {} : { review_requested_at: r.review_requested_at }),
+            messages: r.messages
+          }))
+        })
+      }),
+
+      /** The moderation audit log, for site admins. */
+      auditLog: traced("Moderation.auditLog")(function*(page: number, limit: number) {
+        yield* policy.requireSiteAdmin
+        const { rows, total } = yield* moderationRecords.auditLog(page, limit)
+        return new AuditLog({
+          page,
+          limit,
+          total,
+          entries: rows.map((r) => ({
+            id: r.id,
+            actor_id: r.actor_id,
+            action: r.action,
+            node_id: r.node_id,
+            at: r.at,
+            ...(r.version === null ? {} : { version: r.version }),
+            ...(r.version_id === null ? {} : { version_id: r.version_id }),
+            ...(r.reason === null ? {} : { reason: r.reason })
+          }))
+        })
       }),
 
       /** Bans the publisher's node: the status move of `moderateNode`, for a node of that publisher only. */
@@ -136,5 +235,5 @@ export class Moderation extends Context.Service<Moderation>()("Moderation", {
   })
 }) {
   static readonly layerWithoutDependencies = Layer.effect(Moderation, Moderation.make)
-  static readonly layer = Moderation.layerWithoutDependencies.pipe(Layer.provide([NodeRepo.layer, PublishingRepo.layer, Policy.layer]))
+  static readonly layer = Moderation.layerWithoutDependencies.pipe(Layer.provide([NodeRepo.layer, PublishingRepo.layer, ModerationRepo.layer, Policy.layer]))
 }

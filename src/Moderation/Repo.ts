@@ -54,6 +54,57 @@ export interface StoredScan {
   readonly scanned_at: Date
 }
 
+/** A site admin's decision about a version, for the audit log and the version's stages. */
+export interface Decision {
+  readonly actorId: string
+  /** approve, reject (a review's), or set_status (a direct change of the status). */
+  readonly action: "approve" | "reject" | "set_status"
+  readonly nodeId: string
+  readonly version: string
+  readonly versionId: string
+  readonly reason: string | undefined
+  /** The version went Active by it. */
+  readonly listed: boolean
+}
+
+export interface StoredMessage {
+  readonly id: string
+  readonly author_id: string
+  readonly from_site_admin: boolean
+  readonly body: string
+  readonly created_at: Date
+}
+
+export interface HeldQuery {
+  readonly publisherId?: string | undefined
+  readonly rule?: string | undefined
+  readonly page: number
+  readonly limit: number
+}
+
+export interface HeldRow {
+  readonly version_id: string
+  readonly node_id: string
+  readonly version: string
+  readonly publisher_id: string
+  readonly status_reason: string | null
+  readonly held_since: Date
+  readonly findings: ReadonlyArray<Finding>
+  readonly review_requested_at: Date | null
+  readonly messages: number
+}
+
+export interface AuditRow {
+  readonly id: string
+  readonly actor_id: string
+  readonly action: string
+  readonly node_id: string
+  readonly version: string | null
+  readonly version_id: string | null
+  readonly reason: string | null
+  readonly at: Date
+}
+
 export class ModerationRepo extends Context.Service<ModerationRepo>()("ModerationRepo", {
   make: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
@@ -87,6 +138,88 @@ export class ModerationRepo extends Context.Service<ModerationRepo>()("Moderatio
             ...(decision.status === "NodeVersionStatusActive" ? [{ stage: "listed" as const, outcome: "active" }] : [])
           ])
         }),
+
+      /** A status a site admin gave a version (a review's decision, or a direct change): its stages and its audit entry. Run inside the change's transaction. */
+      recordDecision: (decision: Decision) =>
+        Effect.gen(function*() {
+          const version = { node_id: decision.nodeId, version: decision.version, version_id: decision.versionId }
+          yield* sql`INSERT INTO moderation_audit_log ${
+            sql.insert({ actor_id: decision.actorId, action: decision.action, reason: decision.reason ?? null, ...version })
+          }`
+          const outcome = decision.action === "approve" ? "approved" : decision.action === "reject" ? "rejected" : decision.action
+          yield* addEvents(decision.versionId, [
+            { stage: "reviewed", outcome, detail: decision.reason },
+            ...(decision.listed ? [{ stage: "listed" as const, outcome: "active" }] : [])
+          ])
+        }),
+
+      /** Adds a message to the version's thread. */
+      postMessage: traced("ModerationRepo.postMessage")(
+        function*(versionId: string, authorId: string, fromSiteAdmin: boolean, body: string) {
+          const [row] = yield* sql<StoredMessage>`INSERT INTO version_review_messages ${
+            sql.insert({ version_id: versionId, author_id: authorId, from_site_admin: fromSiteAdmin, body })
+          } RETURNING id::text, author_id, from_site_admin, body, created_at`.pipe(orDieOnDatabase)
+          return row!
+        }
+      ),
+
+      /** The version's thread, oldest first. */
+      messages: traced("ModerationRepo.messages")(function*(versionId: string) {
+        return yield* sql<StoredMessage>`SELECT id::text, author_id, from_site_admin, body, created_at
+          FROM version_review_messages WHERE version_id = ${versionId}::uuid ORDER BY id`.pipe(orDieOnDatabase)
+      }),
+
+      /** Records a request for a review of the version's current archive; false when one was made for it already. */
+      requestReview: traced("ModerationRepo.requestReview")(function*(versionId: string, userId: string) {
+        const rows = yield* sql`INSERT INTO version_review_requests (version_id, archive_sha256, requested_by)
+          SELECT id, archive_sha256, ${userId} FROM node_versions WHERE id = ${versionId}::uuid AND archive_sha256 IS NOT NULL
+          ON CONFLICT DO NOTHING RETURNING requested_at`.pipe(orDieOnDatabase)
+        return rows.length > 0
+      }),
+
+      /** When a review of the version's current archive was asked for, if it was. */
+      reviewRequested: traced("ModerationRepo.reviewRequested")(function*(versionId: string) {
+        const rows = yield* sql<{ requested_at: Date }>`SELECT r.requested_at FROM version_review_requests r
+          JOIN node_versions v ON v.id = r.version_id AND v.archive_sha256 = r.archive_sha256
+          WHERE r.version_id = ${versionId}::uuid`.pipe(orDieOnDatabase)
+        return Option.map(Option.fromNullishOr(rows[0]), (r) => r.requested_at)
+      }),
+
+      /**
+       * Versions held by their scan (Flagged, the latest scan held), oldest hold first, with their
+       * high findings; filtered by publisher and by a rule among their findings.
+       */
+      heldVersions: traced("ModerationRepo.heldVersions")(function*(query: HeldQuery) {
+        const filters = sql.and([
+          sql`v.status = 'NodeVersionStatusFlagged'`,
+          sql`s.outcome = 'held'`,
+          ...(query.publisherId === undefined ? [] : [sql`n.publisher_id = ${query.publisherId}`]),
+          ...(query.rule === undefined ? [] : [sql`s.findings @> ${JSON.stringify([{ rule: query.rule }])}::jsonb`])
+        ])
+        const from = sql`FROM node_versions v
+          JOIN nodes n ON n.id = v.node_id
+          JOIN LATERAL (SELECT outcome, findings, scanned_at FROM version_scans
+            WHERE version_id = v.id ORDER BY scanned_at DESC, id LIMIT 1) s ON true
+          WHERE ${filters}`
+        const [count] = yield* sql<{ total: number }>`SELECT count(*)::int AS total ${from}`.pipe(orDieOnDatabase)
+        const rows = yield* sql<HeldRow>`SELECT v.id::text AS version_id, v.node_id, v.version, n.publisher_id, v.status_reason,
+            s.scanned_at AS held_since, s.findings,
+            (SELECT r.requested_at FROM version_review_requests r
+              WHERE r.version_id = v.id AND r.archive_sha256 = v.archive_sha256) AS review_requested_at,
+            (SELECT count(*)::int FROM version_review_messages m WHERE m.version_id = v.id) AS messages
+          ${from}
+          ORDER BY s.scanned_at, v.id
+          LIMIT ${query.limit} OFFSET ${(query.page - 1) * query.limit}`.pipe(orDieOnDatabase)
+        return { total: count?.total ?? 0, rows }
+      }),
+
+      /** The audit log, newest first. */
+      auditLog: traced("ModerationRepo.auditLog")(function*(page: number, limit: number) {
+        const [count] = yield* sql<{ total: number }>`SELECT count(*)::int AS total FROM moderation_audit_log`.pipe(orDieOnDatabase)
+        const rows = yield* sql<AuditRow>`SELECT id::text, actor_id, action, node_id, version, version_id::text, reason, at
+          FROM moderation_audit_log ORDER BY at DESC, id DESC LIMIT ${limit} OFFSET ${(page - 1) * limit}`.pipe(orDieOnDatabase)
+        return { total: count?.total ?? 0, rows }
+      }),
 
       /** The version's latest scan, if it was scanned. */
       latestScan: traced("ModerationRepo.latestScan")(function*(versionId: string) {

@@ -101,10 +101,10 @@ export interface NewVersion {
  * What an archive that passed the checks makes of its version: Active, or held (Flagged) by what
  * the scan found, and what is recorded with it in the same transaction (the scan, the stages).
  */
-export interface ArchiveOutcome<R> {
+export interface ArchiveOutcome {
   readonly status: NodeVersionStatus
   readonly statusReason: string | undefined
-  readonly alongside: Effect.Effect<void, SqlError, R>
+  readonly alongside: Effect.Effect<void, SqlError>
 }
 
 /** The fields of a version its publisher may change after publishing. */
@@ -369,12 +369,19 @@ export class PublishingRepo extends Context.Service<PublishingRepo>()("Publishin
       ),
 
       /**
-       * A site admin's change of a version: a status move and its compatibility, both or neither.
-       * A deleted version's compatibility is not changed: it is missing to such edits.
+       * A site admin's change of a version: a status move and its compatibility, both or neither,
+       * with what `alongside` records of it (the audit log) in the same transaction. A deleted
+       * version's compatibility is not changed: it is missing to such edits.
        */
       moderateVersion: traced("PublishingRepo.moderateVersion")(
-        function*(nodeId: string, version: string, move: VersionMove | undefined, compatibility: VersionCompatibility) {
-          yield* change(reviseVersion(nodeId, version, move, compatibility))
+        function*(
+          nodeId: string,
+          version: string,
+          move: VersionMove | undefined,
+          compatibility: VersionCompatibility,
+          alongside: Effect.Effect<void, SqlError> = Effect.void
+        ) {
+          yield* change(Effect.andThen(reviseVersion(nodeId, version, move, compatibility), alongside))
         }
       ),
 
@@ -388,11 +395,11 @@ export class PublishingRepo extends Context.Service<PublishingRepo>()("Publishin
        * archive between the two, and a crash never leaves the status without its archive.
        */
       recordArchive: traced("PublishingRepo.recordArchive")(
-        function*<R>(
+        function*(
           versionId: string,
           written: Written,
           place: Effect.Effect<void, StorageFailed>,
-          outcome: ArchiveOutcome<R>
+          outcome: ArchiveOutcome
         ) {
           // a transaction that lost to a concurrent one runs again: the archive is placed once
           let placed = false

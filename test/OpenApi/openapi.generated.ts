@@ -626,6 +626,66 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/admin/held-versions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Versions held by their scan, with their findings (site admins)
+         * @description Oldest hold first, filterable by publisher and rule; each with whether its publisher asked for a review.
+         */
+        get: operations["ListHeldVersions"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/nodes/{nodeId}/versions/{versionId}/review/decision": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Approve or reject a held version (site admins)
+         * @description For a held version (NodeVersionStatusFlagged; 409 otherwise). Approve: it goes Active. Reject: it is banned, the reason its status_reason. Recorded in the audit log and the version's pipeline; answers the version.
+         */
+        post: operations["DecideVersionReview"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/audit-log": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Every moderation decision: who, when, what, why (site admins)
+         * @description Newest first: reviews' decisions, and versions' statuses set directly (PUT /admin/nodes/{nodeId}/versions/{version}).
+         */
+        get: operations["ListAuditLog"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/publishers/{publisherId}/nodes/{nodeId}": {
         parameters: {
             query?: never;
@@ -873,11 +933,51 @@ export interface paths {
         };
         /**
          * Why a version has its status: its archive's scan and its pipeline
-         * @description Members of the version's publisher (any role) and site admins; the public sees only the status. The findings of the latest scan (rule, severity, file, line, excerpt) and the stages the version passed: uploaded, checked, scanned, reviewed, listed.
+         * @description Members of the version's publisher (any role) and site admins; the public sees only the status. The findings of the latest scan (rule, severity, file, line, excerpt) and the stages the version passed: uploaded, checked, scanned, reviewed, listed; the thread with the site admins, and when a review was asked for.
          */
         get: operations["GetVersionReview"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/publishers/{publisherId}/nodes/{nodeId}/versions/{versionId}/review/messages": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Write to the site admins about a held version
+         * @description Members of the version's publisher and site admins, while the version is held (NodeVersionStatusFlagged) or rejected (NodeVersionStatusBanned); 409 otherwise.
+         */
+        post: operations["PostVersionReviewMessage"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/publishers/{publisherId}/nodes/{nodeId}/versions/{versionId}/review/request": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Ask the site admins to review a held version
+         * @description Members of the version's publisher, for a held version (NodeVersionStatusFlagged), once per uploaded archive: 409 when this archive's review was asked for already, or the version is not held. Answers the review.
+         */
+        post: operations["RequestVersionReview"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2451,6 +2551,28 @@ export interface components {
             scan?: components["schemas"]["ScanReport"];
             /** @description The stages the version passed, oldest first (recorded since the scanner runs) */
             pipeline: components["schemas"]["PipelineStage"][];
+            /**
+             * Format: date-time
+             * @description When the publisher asked for a review of the version's current archive
+             */
+            review_requested_at?: string;
+            /** @description The thread between the publisher's members and the site admins, oldest first */
+            messages: components["schemas"]["ReviewMessage"][];
+        };
+        ReviewMessage: {
+            /** @description Identifier of the message */
+            id: string;
+            /** @description Who wrote it */
+            author_id: string;
+            /** @description Written by a site admin; else by a member of the version's publisher */
+            from_site_admin: boolean;
+            /** @description The message */
+            body: string;
+            /**
+             * Format: date-time
+             * @description When it was written
+             */
+            createdAt: string;
         };
         PipelineStage: {
             /**
@@ -2502,6 +2624,10 @@ export interface components {
         };
         /** @enum {string} */
         Severity: "high" | "medium" | "low";
+        ReviewMessageCreate: {
+            /** @description The message, 1 to 5,000 characters */
+            body: string;
+        };
         ScanRules: {
             /** @description The version of the rule set: every scan records the one that ran */
             rule_set_version: string;
@@ -2772,6 +2898,82 @@ export interface components {
             };
         } & {
             [key: string]: unknown;
+        };
+        AuditLog: {
+            /** @description Decisions, newest first */
+            entries: components["schemas"]["AuditEntry"][];
+            /** @description Entries in the log */
+            total: number;
+            /** @description This page, from 1 */
+            page: number;
+            /** @description Entries per page */
+            limit: number;
+        };
+        AuditEntry: {
+            /** @description Identifier of the entry */
+            id: string;
+            /** @description The site admin who decided */
+            actor_id: string;
+            /** @description What was decided: approve or reject (a review's decision), or set_status (a version's status set directly) */
+            action: string;
+            /** @description The node */
+            node_id: string;
+            /** @description The version */
+            version?: string;
+            /** @description Identifier of the version */
+            version_id?: string;
+            /** @description Why */
+            reason?: string;
+            /**
+             * Format: date-time
+             * @description When
+             */
+            at: string;
+        };
+        ReviewDecision: {
+            /**
+             * @description Approve: the version goes Active. Reject: it is banned, with the reason
+             * @enum {string}
+             */
+            decision: "approve" | "reject";
+            /** @description Why: shown to the publisher as the version's status_reason and in its review */
+            reason: string;
+        };
+        HeldVersions: {
+            /** @description Held versions, the longest held first */
+            versions: components["schemas"]["HeldVersion"][];
+            /** @description Held versions matching the filters */
+            total: number;
+            /** @description This page, from 1 */
+            page: number;
+            /** @description Versions per page */
+            limit: number;
+        };
+        HeldVersion: {
+            /** @description Identifier of the node */
+            node_id: string;
+            /** @description The version */
+            version: string;
+            /** @description Identifier of the version */
+            version_id: string;
+            /** @description The node's publisher */
+            publisher_id: string;
+            /** @description Why it is held */
+            status_reason?: string;
+            /**
+             * Format: date-time
+             * @description When the scan that holds it ran
+             */
+            held_since: string;
+            /** @description The high findings that hold it */
+            findings: components["schemas"]["ScanFinding"][];
+            /**
+             * Format: date-time
+             * @description When its publisher asked for a review of this upload, if they did
+             */
+            review_requested_at?: string;
+            /** @description Messages in its thread */
+            messages: number;
         };
         AdminNodeVersionUpdate: {
             /** @description New status of the version */
@@ -7909,6 +8111,323 @@ export interface operations {
             };
         };
     };
+    ListHeldVersions: {
+        parameters: {
+            query?: {
+                /** @description Page number, from 1 */
+                page?: number;
+                /** @description Versions per page (default 50); values above 200 are served as 200 */
+                limit?: number;
+                /** @description Only this publisher's versions */
+                publisher_id?: string;
+                /** @description Only versions with a finding of this rule (ListScanRules) */
+                rule?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description HeldVersions */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HeldVersions"];
+                };
+            };
+            /** @description `bad_request`: The request is malformed, or a parameter or field has a bad value; the message names it */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BadRequest"];
+                };
+            };
+            /** @description `unauthorized`: No valid bearer token: missing, malformed, expired or not verifiable */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Unauthorized"];
+                };
+            };
+            /** @description `forbidden`: The caller lacks the role this needs; the message says which */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Forbidden"];
+                };
+            };
+            /** @description `method_not_allowed`: The path exists, but not with this method (`Allow` lists the methods it takes) */
+            405: {
+                headers: {
+                    Allow: components["headers"]["Allow"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MethodNotAllowed"];
+                };
+            };
+            /** @description `rate_limited`: Too many failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimited"];
+                };
+            };
+            /** @description `internal_error`: The service failed: the cause is logged, the answer holds no internals */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InternalError"];
+                };
+            };
+            /** @description `database_unavailable`: The database cannot be reached (an outage, a restart of it), or a write kept conflicting with concurrent ones: try again after `Retry-After` seconds */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DatabaseUnavailable"];
+                };
+            };
+        };
+    };
+    DecideVersionReview: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Identifier of the node */
+                nodeId: string;
+                /** @description The version string (such as 1.2.0) or the version's id */
+                versionId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ReviewDecision"];
+            };
+        };
+        responses: {
+            /** @description NodeVersion */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NodeVersion"];
+                };
+            };
+            /** @description `bad_request`: The request is malformed, or a parameter or field has a bad value; the message names it */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BadRequest"];
+                };
+            };
+            /** @description `unauthorized`: No valid bearer token: missing, malformed, expired or not verifiable */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Unauthorized"];
+                };
+            };
+            /** @description `forbidden`: The caller lacks the role this needs; the message says which */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Forbidden"];
+                };
+            };
+            /** @description `not_found`: No such record, or no such route */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NotFound"];
+                };
+            };
+            /** @description `method_not_allowed`: The path exists, but not with this method (`Allow` lists the methods it takes) */
+            405: {
+                headers: {
+                    Allow: components["headers"]["Allow"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MethodNotAllowed"];
+                };
+            };
+            /** @description `conflict`: The request conflicts with the record's state: a move its state machine refuses, or a name given twice; `archive_missing`: The version has no uploaded archive, so it cannot become installable */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Conflict"] | components["schemas"]["ArchiveMissing"];
+                };
+            };
+            /** @description `payload_too_large`: The body is over its limit (16 MiB of JSON, the archive size, 1024 MiB of video, 64 KiB of URL-encoded form) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PayloadTooLarge"];
+                };
+            };
+            /** @description `unsupported_media_type`: The body's Content-Type is not one the endpoint takes */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UnsupportedMediaType"];
+                };
+            };
+            /** @description `rate_limited`: Too many failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimited"];
+                };
+            };
+            /** @description `internal_error`: The service failed: the cause is logged, the answer holds no internals */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InternalError"];
+                };
+            };
+            /** @description `database_unavailable`: The database cannot be reached (an outage, a restart of it), or a write kept conflicting with concurrent ones: try again after `Retry-After` seconds */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DatabaseUnavailable"];
+                };
+            };
+        };
+    };
+    ListAuditLog: {
+        parameters: {
+            query?: {
+                /** @description Page number, from 1 */
+                page?: number;
+                /** @description Entries per page (default 50); values above 200 are served as 200 */
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description AuditLog */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuditLog"];
+                };
+            };
+            /** @description `bad_request`: The request is malformed, or a parameter or field has a bad value; the message names it */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BadRequest"];
+                };
+            };
+            /** @description `unauthorized`: No valid bearer token: missing, malformed, expired or not verifiable */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Unauthorized"];
+                };
+            };
+            /** @description `forbidden`: The caller lacks the role this needs; the message says which */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Forbidden"];
+                };
+            };
+            /** @description `method_not_allowed`: The path exists, but not with this method (`Allow` lists the methods it takes) */
+            405: {
+                headers: {
+                    Allow: components["headers"]["Allow"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MethodNotAllowed"];
+                };
+            };
+            /** @description `rate_limited`: Too many failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimited"];
+                };
+            };
+            /** @description `internal_error`: The service failed: the cause is logged, the answer holds no internals */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InternalError"];
+                };
+            };
+            /** @description `database_unavailable`: The database cannot be reached (an outage, a restart of it), or a write kept conflicting with concurrent ones: try again after `Retry-After` seconds */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DatabaseUnavailable"];
+                };
+            };
+        };
+    };
     UpdateNode: {
         parameters: {
             query?: never;
@@ -9685,6 +10204,250 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["MethodNotAllowed"];
+                };
+            };
+            /** @description `rate_limited`: Too many failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimited"];
+                };
+            };
+            /** @description `internal_error`: The service failed: the cause is logged, the answer holds no internals */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InternalError"];
+                };
+            };
+            /** @description `database_unavailable`: The database cannot be reached (an outage, a restart of it), or a write kept conflicting with concurrent ones: try again after `Retry-After` seconds */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DatabaseUnavailable"];
+                };
+            };
+        };
+    };
+    PostVersionReviewMessage: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Identifier of the publisher */
+                publisherId: string;
+                /** @description Identifier of the node */
+                nodeId: string;
+                /** @description The version string, such as 1.2.0, or the version's id */
+                versionId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ReviewMessageCreate"];
+            };
+        };
+        responses: {
+            /** @description ReviewMessage */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ReviewMessage"];
+                };
+            };
+            /** @description `bad_request`: The request is malformed, or a parameter or field has a bad value; the message names it */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BadRequest"];
+                };
+            };
+            /** @description `unauthorized`: No valid bearer token: missing, malformed, expired or not verifiable */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Unauthorized"];
+                };
+            };
+            /** @description `forbidden`: The caller lacks the role this needs; the message says which */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Forbidden"];
+                };
+            };
+            /** @description `not_found`: No such record, or no such route */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NotFound"];
+                };
+            };
+            /** @description `method_not_allowed`: The path exists, but not with this method (`Allow` lists the methods it takes) */
+            405: {
+                headers: {
+                    Allow: components["headers"]["Allow"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MethodNotAllowed"];
+                };
+            };
+            /** @description `conflict`: The request conflicts with the record's state: a move its state machine refuses, or a name given twice */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Conflict"];
+                };
+            };
+            /** @description `payload_too_large`: The body is over its limit (16 MiB of JSON, the archive size, 1024 MiB of video, 64 KiB of URL-encoded form) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PayloadTooLarge"];
+                };
+            };
+            /** @description `unsupported_media_type`: The body's Content-Type is not one the endpoint takes */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UnsupportedMediaType"];
+                };
+            };
+            /** @description `rate_limited`: Too many failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimited"];
+                };
+            };
+            /** @description `internal_error`: The service failed: the cause is logged, the answer holds no internals */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InternalError"];
+                };
+            };
+            /** @description `database_unavailable`: The database cannot be reached (an outage, a restart of it), or a write kept conflicting with concurrent ones: try again after `Retry-After` seconds */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DatabaseUnavailable"];
+                };
+            };
+        };
+    };
+    RequestVersionReview: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Identifier of the publisher */
+                publisherId: string;
+                /** @description Identifier of the node */
+                nodeId: string;
+                /** @description The version string, such as 1.2.0, or the version's id */
+                versionId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description VersionReview */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["VersionReview"];
+                };
+            };
+            /** @description `bad_request`: The request is malformed, or a parameter or field has a bad value; the message names it */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BadRequest"];
+                };
+            };
+            /** @description `unauthorized`: No valid bearer token: missing, malformed, expired or not verifiable */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Unauthorized"];
+                };
+            };
+            /** @description `forbidden`: The caller lacks the role this needs; the message says which */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Forbidden"];
+                };
+            };
+            /** @description `not_found`: No such record, or no such route */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NotFound"];
+                };
+            };
+            /** @description `method_not_allowed`: The path exists, but not with this method (`Allow` lists the methods it takes) */
+            405: {
+                headers: {
+                    Allow: components["headers"]["Allow"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MethodNotAllowed"];
+                };
+            };
+            /** @description `conflict`: The request conflicts with the record's state: a move its state machine refuses, or a name given twice */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Conflict"];
                 };
             };
             /** @description `rate_limited`: Too many failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
