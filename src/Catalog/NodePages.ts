@@ -12,7 +12,7 @@ import { Context, Effect, Layer } from "effect"
 import type { Beside } from "../Compat/Answers.ts"
 import type { SortKey } from "../Domain/Node.ts"
 import { traced } from "../Tracing.ts"
-import { answerAliasesOf, archiveBase, besidePairs, displayName, latestCandidate, nodeDescription, versionObject } from "./Records.ts"
+import { answerAliasesOf, archiveBase, besidePairs, displayName, heldVersionJson, latestCandidate, nodeDescription, versionObject } from "./Records.ts"
 
 /** A page of `GET /nodes` (or of a publisher's listing, or of search), already validated. */
 export interface NodeQuery {
@@ -68,7 +68,7 @@ const nodeJson = (n: string, p: string, latest: string, beside: Beside) =>
     'author', ${n}.author, 'banner_url', ${n}.banner_url, 'category', ${n}.category,
     'created_at', iso_time(${n}.created_at), 'description', ${nodeDescription(n)},
     'downloads', ${n}.downloads, 'repohost_stars', ${n}.repohost_stars, 'icon', ${n}.icon,
-    'id', ${n}.id, 'latest_version', ${latest}, 'license', ${n}.license, 'name', ${displayName(n)},
+    'id', ${n}.id, 'latest_version', ${latest}, 'held_version', ${heldVersionJson(n)}, 'license', ${n}.license, 'name', ${displayName(n)},
     'preempted_host_node_names', ${n}.preempted_host_node_names, 'publisher', ${publisherJson(p)},
     'rating', ${n}.rating, 'repository', ${n}.repository, 'search_ranking', ${n}.search_ranking,
     'status', ${n}.status, 'status_detail', ${n}.status_detail,

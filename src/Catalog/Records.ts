@@ -7,7 +7,7 @@
 import { Effect, Option, Schema } from "effect"
 import { answerAliases, type Beside } from "../Compat/Answers.ts"
 import { AppConfig } from "../Config.ts"
-import { installableStatus, Node, NodeStatus, NodeVersion, Translations } from "../Domain/Node.ts"
+import { HeldVersionRef, installableStatus, Node, NodeStatus, NodeVersion, Translations } from "../Domain/Node.ts"
 import { Publisher, PublisherStatus } from "../Domain/Publisher.ts"
 import { Strings } from "../Domain/Schemas.ts"
 import { DbTime, nullable, rowsOf } from "../Db/Rows.ts"
@@ -122,6 +122,24 @@ export const PublisherRow = rowsOf({
  * version's row (NULL when it has none). The publisher travels as `to_jsonb` of its own columns,
  * the version as its record.
  */
+/**
+ * The node row `n`'s held version (Domain/Node.ts, HeldVersionRef) as JSON, or NULL: its newest
+ * version when that is Flagged by a scan that held it and no installable version is newer (a SQL
+ * expression). The partial index of migration 0023 finds a node's flagged versions.
+ */
+export const heldVersionJson = (n: string) =>
+  `(SELECT json_build_object('version', hv.version,
+      'stage', CASE WHEN hr.requested_at IS NULL THEN 'awaiting_review' ELSE 'review_requested' END,
+      'since', iso_time(coalesce(hr.requested_at, hs.scanned_at)))
+    FROM node_versions hv
+    JOIN LATERAL (SELECT outcome, scanned_at FROM version_scans
+      WHERE version_id = hv.id ORDER BY scanned_at DESC, id LIMIT 1) hs ON hs.outcome = 'held'
+    LEFT JOIN version_review_requests hr ON hr.version_id = hv.id AND hr.archive_sha256 = hv.archive_sha256
+    WHERE hv.node_id = ${n}.id AND hv.status = 'NodeVersionStatusFlagged'
+      AND NOT EXISTS (SELECT 1 FROM node_versions ha WHERE ha.node_id = ${n}.id AND ${latestCandidate("ha")}
+        AND (ha.semver_key > hv.semver_key OR (ha.semver_key = hv.semver_key AND ha.version > hv.version)))
+    ORDER BY hv.semver_key DESC, hv.version DESC LIMIT 1)`
+
 export const nodeColumns = (n: string, p: string, latest: string, base: Option.Option<ArchiveUrls>) =>
   `${n}.id, ${displayName(n)} AS name, ${nodeDescription(n)} AS description, ${n}.author, ${n}.license, ${n}.icon, ${n}.banner_url, ${n}.category,
    ${n}.repository, ${n}.repohost_stars, ${n}.downloads, ${n}.rating, ${n}.search_ranking, ${n}.status,
@@ -129,7 +147,8 @@ export const nodeColumns = (n: string, p: string, latest: string, base: Option.O
    ${n}.supported_host_frontend_version, ${n}.tags, ${n}.tags_admin, ${n}.preempted_host_node_names,
    jsonb_strip_nulls(${n}.translations) AS translations, ${n}.created_at,
    (SELECT to_jsonb(r) FROM (SELECT ${publisherColumns(p)}) r) AS publisher,
-   CASE WHEN ${latest}.id IS NOT NULL THEN ${versionRecord(latest, base)} END AS latest_version`
+   CASE WHEN ${latest}.id IS NOT NULL THEN ${versionRecord(latest, base)} END AS latest_version,
+   ${heldVersionJson(n)} AS held_version`
 
 export const NodeRow = rowsOf({
   id: Schema.String,
@@ -157,5 +176,6 @@ export const NodeRow = rowsOf({
   translations: nullable(Translations),
   created_at: DbTime,
   publisher: PublisherRow,
-  latest_version: nullable(NodeVersion)
+  latest_version: nullable(NodeVersion),
+  held_version: nullable(HeldVersionRef)
 }, Node, (fields) => new Node(fields, { disableChecks: true }))

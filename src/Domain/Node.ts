@@ -133,6 +133,16 @@ export class NodeVersion extends Schema.Class<NodeVersion>("NodeVersion")(withEx
 /** Language key -> translated metadata of the node: any JSON under each key. */
 export const Translations = Schema.Record(Schema.String, Schema.Record(Schema.String, JsonValue))
 
+/** The node's newest version, when it is held for a review: which, at what stage, since when. */
+export const HeldVersionRef = Schema.Struct({
+  version: field(Schema.String, "The held version"),
+  stage: field(
+    Schema.Literals(["awaiting_review", "review_requested"]),
+    "Where it is: held by its archive's scan and awaiting a site admin's review, or its publisher asked for the review"
+  ),
+  since: field(Timestamp, "Since when: the scan that held it, or the publisher's request")
+}).annotate({ identifier: "HeldVersionRef" })
+
 const nodeFields = {
   author: optionalField(Schema.String, "Author of the node"),
   banner_url: optionalField(Schema.String, "URL of the node's banner"),
@@ -147,6 +157,10 @@ const nodeFields = {
   latest_version: optionalField(
     NodeVersion,
     "Highest semantic version among the node's active versions that are not yanked (with host_version, among those admitting it)"
+  ),
+  held_version: optionalField(
+    HeldVersionRef,
+    "The node's newest version when it is newer than latest_version and held for a review (its archive's scan found something); absent otherwise"
   ),
   license: optionalField(Schema.String, "Path to the license file in the node's repository"),
   name: field(Schema.String, "Display name of the node (its id when none was given)"),

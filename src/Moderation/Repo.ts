@@ -6,6 +6,7 @@
 import { SqlClient } from "effect/sql"
 import { Array as Arr, Context, Effect, Layer, Option } from "effect"
 import type { NodeVersionStatus } from "../Domain/Node.ts"
+import { CatalogChanges } from "../Catalog/Changes.ts"
 import { orDieOnDatabase } from "../Db/Rows.ts"
 import { traced } from "../Tracing.ts"
 import type { Finding } from "./Rules.ts"
@@ -108,6 +109,7 @@ export interface AuditRow {
 export class ModerationRepo extends Context.Service<ModerationRepo>()("ModerationRepo", {
   make: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
+    const changes = yield* CatalogChanges
 
     const addEvents = (versionId: string, events: Arr.NonEmptyReadonlyArray<StageEvent>) =>
       sql`INSERT INTO version_events ${
@@ -169,11 +171,14 @@ export class ModerationRepo extends Context.Service<ModerationRepo>()("Moderatio
           FROM version_review_messages WHERE version_id = ${versionId}::uuid ORDER BY id`.pipe(orDieOnDatabase)
       }),
 
-      /** Records a request for a review of the version's current archive; false when one was made for it already. */
+      /**
+       * Records a request for a review of the version's current archive; false when one was made
+       * for it already. A catalogue change: the node's held_version shows the request.
+       */
       requestReview: traced("ModerationRepo.requestReview")(function*(versionId: string, userId: string) {
-        const rows = yield* sql`INSERT INTO version_review_requests (version_id, archive_sha256, requested_by)
+        const rows = yield* changes.change(sql`INSERT INTO version_review_requests (version_id, archive_sha256, requested_by)
           SELECT id, archive_sha256, ${userId} FROM node_versions WHERE id = ${versionId}::uuid AND archive_sha256 IS NOT NULL
-          ON CONFLICT DO NOTHING RETURNING requested_at`.pipe(orDieOnDatabase)
+          ON CONFLICT DO NOTHING RETURNING requested_at`)
         return rows.length > 0
       }),
 
@@ -236,5 +241,5 @@ export class ModerationRepo extends Context.Service<ModerationRepo>()("Moderatio
     }
   })
 }) {
-  static readonly layer = Layer.effect(ModerationRepo, ModerationRepo.make)
+  static readonly layer = Layer.effect(ModerationRepo, ModerationRepo.make).pipe(Layer.provide(CatalogChanges.layer))
 }

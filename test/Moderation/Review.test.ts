@@ -7,7 +7,8 @@
 import { expect, layer } from "@effect/vitest"
 import { Effect } from "effect"
 import { AuditLog, HeldVersions, ReviewMessage, VersionReview } from "../../src/Domain/Moderation.ts"
-import { decodeExact, decodeVersion } from "../support/Catalogue.ts"
+import { Node } from "../../src/Domain/Node.ts"
+import { decodeExact, decodeNodeList, decodeVersion } from "../support/Catalogue.ts"
 import { addMember } from "../support/Db.ts"
 import { expectError, expectStatus, get, send } from "../support/Http.ts"
 import { type Running, Service } from "../support/Service.ts"
@@ -15,6 +16,7 @@ import { zipOf } from "../support/Zip.ts"
 import { installed, makePublisher, type Publisher, published, upload } from "../Publishing/Flow.ts"
 
 const decodeReview = decodeExact(VersionReview)
+const decodeNode = decodeExact(Node)
 const decodeHeld = decodeExact(HeldVersions)
 
 const sly = { "__init__.py": "import base64\nexec(base64.b64decode(BLOB))\n" }
@@ -82,6 +84,27 @@ layer(Service.layer(), { excludeTestServices: true })("reviews of held versions"
       expectError(yield* send(service, "POST", path, { token: stranger }), 403, "forbidden")
     }))
 
+  it.effect("a node whose newest version is held says which, at what stage, since when; in every answer of it", () =>
+    Effect.gen(function*() {
+      const service = yield* Service
+      const nodeOf = (nodeId: string) => Effect.map(get(service, `/nodes/${nodeId}`), (answer) => decodeNode(expectStatus(answer, 200, nodeId).body))
+      const sly = yield* nodeOf("sly")
+      expect(sly.held_version).toMatchObject({ version: "1.0.0", stage: "review_requested" })
+      expect(sly.latest_version).toBeUndefined()
+      expect((yield* nodeOf("fetcher")).held_version).toMatchObject({ version: "1.0.0", stage: "awaiting_review" })
+      expect((yield* nodeOf("fine")).held_version).toBeUndefined()
+      // the listing's pages say the same
+      const page = decodeNodeList(expectStatus(yield* get(service, "/nodes?node_id=sly&node_id=fetcher&node_id=fine"), 200, "list").body)
+      expect(Object.fromEntries(page.nodes.map((n) => [n.id, n.held_version?.stage ?? "none"]))).toEqual({
+        sly: "review_requested",
+        fetcher: "awaiting_review",
+        fine: "none"
+      })
+      // a newer installable version answers the question: nothing is held above it
+      yield* release(service, acme, "fetcher", "1.1.0", { "__init__.py": "X = 2\n" })
+      expect((yield* nodeOf("fetcher")).held_version).toBeUndefined()
+    }))
+
   it.effect("site admins list held versions, oldest first, by publisher and by rule", () =>
     Effect.gen(function*() {
       const service = yield* Service
@@ -113,7 +136,7 @@ layer(Service.layer(), { excludeTestServices: true })("reviews of held versions"
       expectError(yield* decide("sly", { decision: "approve", reason: "changed my mind" }), 409, "conflict")
       const approved = decodeVersion(expectStatus(yield* decide("fetcher", { decision: "approve", reason: "the script is the documented installer" }), 200, "approve").body)
       expect(approved.status).toBe("NodeVersionStatusActive")
-      expect((yield* installed(service, "fetcher")).version).toBe("1.0.0")
+      expect((yield* installed(service, "fetcher", "1.0.0")).status).toBe("NodeVersionStatusActive")
       expectError(yield* decide("fine", { decision: "reject", reason: "x" }), 409, "conflict")
 
       // the publisher reads the reason, and may still write about the rejected version

@@ -2197,6 +2197,8 @@ export interface components {
             id: string;
             /** @description Highest semantic version among the node's active versions that are not yanked (with host_version, among those admitting it) */
             latest_version?: components["schemas"]["NodeVersion"];
+            /** @description The node's newest version when it is newer than latest_version and held for a review (its archive's scan found something); absent otherwise */
+            held_version?: components["schemas"]["HeldVersionRef"];
             /** @description Path to the license file in the node's repository */
             license?: string;
             /** @description Display name of the node (its id when none was given) */
@@ -2300,6 +2302,20 @@ export interface components {
         };
         /** @enum {string} */
         PublisherRole: "owner" | "admin" | "member";
+        HeldVersionRef: {
+            /** @description The held version */
+            version: string;
+            /**
+             * @description Where it is: held by its archive's scan and awaiting a site admin's review, or its publisher asked for the review
+             * @enum {string}
+             */
+            stage: "awaiting_review" | "review_requested";
+            /**
+             * Format: date-time
+             * @description Since when: the scan that held it, or the publisher's request
+             */
+            since: string;
+        };
         TextToMusicRequest: {
             /** @description What the music should be like (required, at most 2000 characters) */
             prompt: string;
