@@ -37,6 +37,8 @@ import { MediaStorageHttp } from "./MediaStorage/Http.ts"
 import { CustomersHttp } from "./Customers/Http.ts"
 import { MusicHttp } from "./Music/Http.ts"
 import { ModerationHttp } from "./Moderation/Http.ts"
+import { ModerationRepo } from "./Moderation/Repo.ts"
+import { rescanTask } from "./Moderation/Rescan.ts"
 import { ShutdownReport } from "./Observability/ShutdownReport.ts"
 import { PublishersHttp } from "./Publishers/Http.ts"
 import { PublishingHttp } from "./Publishing/Http.ts"
@@ -80,8 +82,8 @@ export const ApiLive = HttpApiBuilder.layer(Api).pipe(
  * The job runner and the tasks it runs, one line each (each a small module of its feature,
  * src/Jobs/Task.ts), with what they use.
  */
-const JobsLive = jobRunner([deliveryTask, archiveDigestTask], queueDigestBackfill).pipe(
-  Layer.provide([WebhookRepo.layer, Storage.layer])
+const JobsLive = jobRunner([deliveryTask, archiveDigestTask, rescanTask], queueDigestBackfill).pipe(
+  Layer.provide([WebhookRepo.layer, Storage.layer, ModerationRepo.layer])
 )
 
 /**

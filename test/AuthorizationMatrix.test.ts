@@ -85,6 +85,7 @@ const matrix = [
   ["GET /admin/held-versions",                                     401, 401,    403,     403,   403,  403,  200],
   ["POST /admin/nodes/:nodeId/versions/:versionId/review/decision", 401, 401,   403,     403,   403,  403,  409],
   ["GET /admin/audit-log",                                         401, 401,    403,     403,   403,  403,  200],
+  ["POST /admin/rescan",                                           401, 401,    403,     403,   403,  403,  202],
   // media operations: any authenticated user; a task only to its owner (here: the owner's task)
   ["POST /proxy/imagevendor/v1/ai/image-style-transfer",           401, 401,    200,     200,   200,  200,  200],
   ["POST /proxy/imagevendor/v1/ai/skin-enhancer/creative",         401, 401,    200,     200,   200,  200,  200],
@@ -336,6 +337,7 @@ const requests: { readonly [K in RowKey]: Build } = {
     body: { decision: "approve", reason: "reviewed" }
   }),
   "GET /admin/audit-log": async () => ({ method: "GET", path: "/admin/audit-log" }),
+  "POST /admin/rescan": async () => ({ method: "POST", path: "/admin/rescan" }),
   "GET /publishers/:publisherId/nodes/:nodeId/versions/:versionId/review": async () => ({
     method: "GET",
     path: `/publishers/${publisherId}/nodes/${hostedNode}/versions/${hostedVersion}/review`

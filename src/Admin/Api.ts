@@ -4,7 +4,7 @@ import { ArchiveMissing, Conflict, Forbidden, NodeExists, NotFound } from "../Do
 import { Authentication } from "../Domain/Auth.ts"
 import { Node, NodeId, NodeStatus, NodeVersion, NodeVersionStatus } from "../Domain/Node.ts"
 import { Publisher, PublisherStatus } from "../Domain/Publisher.ts"
-import { AuditLog, HeldVersions, ReviewDecision } from "../Domain/Moderation.ts"
+import { AuditLog, HeldVersions, RescanQueued, ReviewDecision } from "../Domain/Moderation.ts"
 import { optionalParam, Page, PageSize } from "../Catalog/Api.ts"
 import { nodeFields, VersionCreate } from "../Publishing/Api.ts"
 import {
@@ -199,6 +199,19 @@ export class AdminApi extends HttpApiGroup.make("admin")
         OpenApi.Description,
         "For a held version (NodeVersionStatusFlagged; 409 otherwise). Approve: it goes Active. Reject: it is banned, " +
           "the reason its status_reason. Recorded in the audit log and the version's pipeline; answers the version."
+      )
+  )
+  .add(
+    HttpApiEndpoint.post("rescanAllVersions", "/admin/rescan", {
+      success: RescanQueued.pipe(HttpApiSchema.status(202)),
+      error: [Forbidden]
+    })
+      .annotate(OpenApi.Summary, "Rescan every archive with the current rule set, in the background (site admins)")
+      .annotate(
+        OpenApi.Description,
+        "After a rule change: a durable job scans, in batches, every version with an archive whose latest scan is of another " +
+          "rule set. An Active version the new rules hold goes Flagged; one held by its scan and not yet reviewed that they pass " +
+          "goes Active; decided versions keep their status. Paced to a tenth of a core; asking again restarts it, skipping what is done."
       )
   )
   .add(

@@ -50,6 +50,7 @@ const AdminLive = HttpApiBuilder.group(api, "admin", (handlers) =>
           rule: query.rule
         })))
       .handle("decideVersionReview", ({ params, payload }) => answer(moderation.decideReview(params.nodeId, params.versionId, payload)))
+      .handle("rescanAllVersions", () => answer(moderation.rescanAll()))
       .handle("listAuditLog", ({ query }) => answer(moderation.auditLog(query.page ?? 1, query.limit ?? heldPageSize.fallback)))
   }))
 

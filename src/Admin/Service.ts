@@ -13,7 +13,10 @@ import { NodeStatus, type NodeVersionStatus } from "../Domain/Node.ts"
 import { unclaimedPublisherId } from "../Domain/Publisher.ts"
 import { nodeStatusMoves, nodeVersionStatusMoves, statesReaching } from "../Domain/Transitions.ts"
 import { type NodePatch, PublishingRepo, type VersionCompatibility, type VersionMove } from "../Publishing/Repo.ts"
-import { AuditLog, HeldVersions } from "../Domain/Moderation.ts"
+import { AuditLog, HeldVersions, RescanQueued } from "../Domain/Moderation.ts"
+import { queueRescan } from "../Moderation/Rescan.ts"
+import { ruleSetVersion } from "../Moderation/Rules.ts"
+import { SqlClient } from "effect/sql"
 import { type HeldQuery, ModerationRepo } from "../Moderation/Repo.ts"
 import { traced } from "../Tracing.ts"
 
@@ -52,6 +55,7 @@ export class Moderation extends Context.Service<Moderation>()("Moderation", {
     const nodes = yield* NodeRepo
     const publishing = yield* PublishingRepo
     const moderationRecords = yield* ModerationRepo
+    const sql = yield* SqlClient.SqlClient
     const policy = yield* Policy
     const config = yield* AppConfig
     const fs = yield* FileSystem.FileSystem
@@ -183,6 +187,14 @@ export class Moderation extends Context.Service<Moderation>()("Moderation", {
             messages: r.messages
           }))
         })
+      }),
+
+      /** Queues the rescan of every archive with the current rule set (Moderation/Rescan.ts). */
+      rescanAll: traced("Moderation.rescanAll")(function*() {
+        const admin = yield* policy.requireSiteAdmin
+        yield* queueRescan.pipe(Effect.provideService(SqlClient.SqlClient, sql))
+        yield* Effect.logInfo(`rescan with rule set ${ruleSetVersion} queued by site admin '${admin.id}'`)
+        return new RescanQueued({ rule_set_version: ruleSetVersion, queued_at: new Date(yield* Clock.currentTimeMillis) })
       }),
 
       /** The moderation audit log, for site admins. */

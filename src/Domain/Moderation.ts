@@ -110,3 +110,8 @@ export class VersionReview extends Schema.Class<VersionReview>("VersionReview")(
   review_requested_at: optionalField(Timestamp, "When the publisher asked for a review of the version's current archive"),
   messages: field(Schema.Array(ReviewMessage), "The thread between the publisher's members and the site admins, oldest first")
 }) {}
+
+export class RescanQueued extends Schema.Class<RescanQueued>("RescanQueued")({
+  rule_set_version: field(Schema.String, "The rule set the versions are rescanned with"),
+  queued_at: field(Timestamp, "When the rescan was queued")
+}) {}

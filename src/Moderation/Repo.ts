@@ -9,7 +9,7 @@ import type { NodeVersionStatus } from "../Domain/Node.ts"
 import { CatalogChanges } from "../Catalog/Changes.ts"
 import { orDieOnDatabase } from "../Db/Rows.ts"
 import { traced } from "../Tracing.ts"
-import type { Finding } from "./Rules.ts"
+import { type Finding, ruleSetVersion } from "./Rules.ts"
 import type { ScanResult } from "./Scanner.ts"
 
 export type Stage = "uploaded" | "checked" | "scanned" | "reviewed" | "listed"
@@ -224,6 +224,66 @@ export class ModerationRepo extends Context.Service<ModerationRepo>()("Moderatio
         const rows = yield* sql<AuditRow>`SELECT id::text, actor_id, action, node_id, version, version_id::text, reason, at
           FROM moderation_audit_log ORDER BY at DESC, id DESC LIMIT ${limit} OFFSET ${(page - 1) * limit}`.pipe(orDieOnDatabase)
         return { total: count?.total ?? 0, rows }
+      }),
+
+      /**
+       * A rescan's record (the rule set changed): the scan, and what it changes. An Active version
+       * that the new rules hold goes Flagged; a version held by its scan and not yet reviewed
+       * that they pass goes Active; any other status stays (a site admin's decision stands). One
+       * catalogue change, the version's row locked, its status checked in the statement.
+       */
+      recordRescan: traced("ModerationRepo.recordRescan")(function*(versionId: string, scan: ScanResult) {
+        const decision = decide(scan)
+        return yield* changes.change(Effect.gen(function*() {
+          const [row] = yield* sql<{ node_id: string; status: NodeVersionStatus; reviewed: boolean; held: boolean }>`SELECT v.node_id, v.status,
+              EXISTS (SELECT 1 FROM version_events e WHERE e.version_id = v.id AND e.stage = 'reviewed') AS reviewed,
+              coalesce((SELECT s.outcome = 'held' FROM version_scans s WHERE s.version_id = v.id
+                ORDER BY s.scanned_at DESC, s.id LIMIT 1), false) AS held
+            FROM node_versions v WHERE v.id = ${versionId}::uuid FOR UPDATE`
+          if (row === undefined) return "gone" as const
+          yield* sql`INSERT INTO version_scans ${
+            sql.insert({
+              version_id: versionId,
+              rule_set_version: scan.ruleSetVersion,
+              outcome: decision.outcome,
+              findings: JSON.stringify(scan.findings),
+              dropped: scan.dropped,
+              files_scanned: scan.filesScanned
+            })
+          }`
+          const scanned: StageEvent = { stage: "scanned", outcome: decision.outcome, detail: `rescan, ${scanSummary(scan)}` }
+          let moved: "held" | "released" | "unchanged" = "unchanged"
+          if (row.status === "NodeVersionStatusActive" && decision.outcome === "held") {
+            yield* sql`UPDATE node_versions SET status = 'NodeVersionStatusFlagged', status_reason = ${decision.statusReason!}
+              WHERE id = ${versionId}::uuid AND status = 'NodeVersionStatusActive'`
+            moved = "held"
+          } else if (row.status === "NodeVersionStatusFlagged" && row.held && !row.reviewed && decision.outcome === "passed") {
+            yield* sql`UPDATE node_versions SET status = 'NodeVersionStatusActive', status_reason = NULL
+              WHERE id = ${versionId}::uuid AND status = 'NodeVersionStatusFlagged'`
+            moved = "released"
+          }
+          yield* addEvents(
+            versionId,
+            moved === "released" ? [scanned, { stage: "listed", outcome: "active", detail: "released by a rescan" }] : [scanned]
+          )
+          if (moved !== "unchanged") yield* sql`UPDATE nodes SET updated_at = now() WHERE id = ${row.node_id}`
+          return moved
+        }))
+      }),
+
+      /** A scan that could not run (the archive not in the store): visible in the version's pipeline. */
+      recordScanFailure: traced("ModerationRepo.recordScanFailure")(function*(versionId: string, reason: string) {
+        yield* addEvents(versionId, [{ stage: "scanned", outcome: "failed", detail: reason }]).pipe(orDieOnDatabase)
+      }),
+
+      /** Versions with an archive whose latest scan is not of the current rule set (or that none scanned), after `after` in id order. */
+      staleScans: traced("ModerationRepo.staleScans")(function*(after: string, limit: number) {
+        return yield* sql<{ id: string }>`SELECT v.id::text FROM node_versions v
+          WHERE v.id > ${after}::uuid AND v.archive_bytes IS NOT NULL
+            AND v.status IN ('NodeVersionStatusActive', 'NodeVersionStatusFlagged')
+            AND coalesce((SELECT s.rule_set_version FROM version_scans s WHERE s.version_id = v.id
+              ORDER BY s.scanned_at DESC, s.id LIMIT 1), '') <> ${ruleSetVersion}
+          ORDER BY v.id LIMIT ${limit}`.pipe(orDieOnDatabase)
       }),
 
       /** The version's latest scan, if it was scanned. */
