@@ -7,6 +7,7 @@ import { SqlClient } from "effect/sql"
 import { Array as Arr, Context, Effect, Layer, Option } from "effect"
 import type { NodeVersionStatus } from "../Domain/Node.ts"
 import { CatalogChanges } from "../Catalog/Changes.ts"
+import { catalogueChannel } from "../Catalog/PageCache.ts"
 import { orDieOnDatabase } from "../Db/Rows.ts"
 import { traced } from "../Tracing.ts"
 import { type Finding, ruleSetVersion } from "./Rules.ts"
@@ -230,11 +231,13 @@ export class ModerationRepo extends Context.Service<ModerationRepo>()("Moderatio
        * A rescan's record (the rule set changed): the scan, and what it changes. An Active version
        * that the new rules hold goes Flagged; a version held by its scan and not yet reviewed
        * that they pass goes Active; any other status stays (a site admin's decision stands). One
-       * catalogue change, the version's row locked, its status checked in the statement.
+       * transaction, the version's row locked, its status checked in the statement; a catalogue
+       * change only when the status moved, so that a rescan that changes nothing leaves every
+       * instance's cached pages alone.
        */
       recordRescan: traced("ModerationRepo.recordRescan")(function*(versionId: string, scan: ScanResult) {
         const decision = decide(scan)
-        return yield* changes.change(Effect.gen(function*() {
+        return yield* sql.withTransaction(Effect.gen(function*() {
           const [row] = yield* sql<{ node_id: string; status: NodeVersionStatus; reviewed: boolean; held: boolean }>`SELECT v.node_id, v.status,
               EXISTS (SELECT 1 FROM version_events e WHERE e.version_id = v.id AND e.stage = 'reviewed') AS reviewed,
               coalesce((SELECT s.outcome = 'held' FROM version_scans s WHERE s.version_id = v.id
@@ -266,9 +269,13 @@ export class ModerationRepo extends Context.Service<ModerationRepo>()("Moderatio
             versionId,
             moved === "released" ? [scanned, { stage: "listed", outcome: "active", detail: "released by a rescan" }] : [scanned]
           )
-          if (moved !== "unchanged") yield* sql`UPDATE nodes SET updated_at = now() WHERE id = ${row.node_id}`
+          if (moved !== "unchanged") {
+            yield* sql`UPDATE nodes SET updated_at = now() WHERE id = ${row.node_id}`
+            // every instance drops its cached pages (a payload no instance sends as its own)
+            yield* sql`SELECT pg_notify(${catalogueChannel}, 'moderation-rescan')`
+          }
           return moved
-        }))
+        })).pipe(orDieOnDatabase)
       }),
 
       /** A scan that could not run (the archive not in the store): visible in the version's pipeline. */

@@ -29,8 +29,8 @@ const Batch = Schema.Struct({
 /** Archives scanned per run: a restart in the middle loses at most this much work. */
 export const rescanBatchSize = 20
 
-/** How many times a scan's own time the job waits after it: scanning takes at most a tenth of a core. */
-export const rescanPace = 9
+/** How many times a scan's own time the job waits after it: scanning takes at most a twentieth of a core. */
+export const rescanPace = 19
 
 const before = "00000000-0000-0000-0000-000000000000"
 
