@@ -1,7 +1,9 @@
 /**
  * Site moderation (site admins only): unclaimed nodes for authors to claim, the statuses of nodes
  * and versions, moved as the state machines of Domain/Transitions.ts allow, the compatibility
- * of versions, and the short-lived tokens the web front-end sends with its moderation requests.
+ * of versions, the reviews of versions their scan held (with the audit log of every decision,
+ * and the rescans after a rule change: Moderation/), and the short-lived tokens the web
+ * front-end sends with its moderation requests.
  */
 import { Clock, Context, Data, Effect, FileSystem, Layer, Option } from "effect"
 import { mintToken } from "../Auth/Jwt.ts"

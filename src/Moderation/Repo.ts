@@ -117,6 +117,19 @@ export class ModerationRepo extends Context.Service<ModerationRepo>()("Moderatio
         sql.insert(Arr.map(events, (e) => ({ version_id: versionId, stage: e.stage, outcome: e.outcome, detail: e.detail ?? null })))
       }`.pipe(Effect.asVoid)
 
+    /** One scan of the version's archive, with what it decided. */
+    const insertScan = (versionId: string, scan: ScanResult, decision: ScanDecision) =>
+      sql`INSERT INTO version_scans ${
+        sql.insert({
+          version_id: versionId,
+          rule_set_version: scan.ruleSetVersion,
+          outcome: decision.outcome,
+          findings: JSON.stringify(scan.findings),
+          dropped: scan.dropped,
+          files_scanned: scan.filesScanned
+        })
+      }`
+
     return {
       /**
        * The upload's record: the scan, and the stages it passed (uploaded, checked, scanned, and
@@ -124,16 +137,7 @@ export class ModerationRepo extends Context.Service<ModerationRepo>()("Moderatio
        */
       recordUpload: (versionId: string, upload: { readonly bytes: number; readonly files: number }, scan: ScanResult, decision: ScanDecision) =>
         Effect.gen(function*() {
-          yield* sql`INSERT INTO version_scans ${
-            sql.insert({
-              version_id: versionId,
-              rule_set_version: scan.ruleSetVersion,
-              outcome: decision.outcome,
-              findings: JSON.stringify(scan.findings),
-              dropped: scan.dropped,
-              files_scanned: scan.filesScanned
-            })
-          }`
+          yield* insertScan(versionId, scan, decision)
           yield* addEvents(versionId, [
             { stage: "uploaded", outcome: "stored", detail: `${upload.bytes} bytes` },
             { stage: "checked", outcome: "passed", detail: `${upload.files} files` },
@@ -244,16 +248,7 @@ export class ModerationRepo extends Context.Service<ModerationRepo>()("Moderatio
                 ORDER BY s.scanned_at DESC, s.id LIMIT 1), false) AS held
             FROM node_versions v WHERE v.id = ${versionId}::uuid FOR UPDATE`
           if (row === undefined) return "gone" as const
-          yield* sql`INSERT INTO version_scans ${
-            sql.insert({
-              version_id: versionId,
-              rule_set_version: scan.ruleSetVersion,
-              outcome: decision.outcome,
-              findings: JSON.stringify(scan.findings),
-              dropped: scan.dropped,
-              files_scanned: scan.filesScanned
-            })
-          }`
+          yield* insertScan(versionId, scan, decision)
           const scanned: StageEvent = { stage: "scanned", outcome: decision.outcome, detail: `rescan, ${scanSummary(scan)}` }
           let moved: "held" | "released" | "unchanged" = "unchanged"
           if (row.status === "NodeVersionStatusActive" && decision.outcome === "held") {
