@@ -106,15 +106,18 @@ export const VersionCreate = ignoringUnknownFields(Schema.Struct({
   tags: optionalField(TextList(50, 100), "Tags of this version")
 })).annotate({ identifier: "NodeVersionCreate" })
 
+/** The token of the publish call and CreateUploadUrl, in their bodies. */
+const publishingToken = optionalField(
+  NonEmptyText(500),
+  "A personal access token of the publisher, or a publish token of trusted publishing (ExchangeTrustedPublishingToken) for the node; without it, the call needs a bearer token"
+)
+
 /**
  * The publish call of publishing CLIs, run unattended from their publishers' CI: fields a newer
  * CLI adds (or the host-version aliases, when their setting is off) are ignored, not refused.
  */
 export const PublishRequest = ignoringUnknownFields(Schema.Struct({
-  personal_access_token: optionalField(
-    NonEmptyText(500),
-    "A personal access token of the publisher, or a publish token of trusted publishing (ExchangeTrustedPublishingToken) for the node; without it, the call needs a bearer token"
-  ),
+  personal_access_token: publishingToken,
   node: optionalField(
     nodeInput({ id: pathNodeId, ...nodeFields }),
     "The node's metadata: the node is created with it, or updated from it"
@@ -129,10 +132,7 @@ export class PublishResponse extends Schema.Class<PublishResponse>("PublishNodeV
 
 /** The body of CreateUploadUrl: a personal access token, or nothing with a bearer token. */
 export const UploadUrlRequest = refusingUnknownFields(Schema.Struct({
-  personal_access_token: optionalField(
-    NonEmptyText(500),
-    "A personal access token of the publisher, or a publish token of trusted publishing (ExchangeTrustedPublishingToken) for the node; without it, the call needs a bearer token"
-  )
+  personal_access_token: publishingToken
 })).annotate({ identifier: "CreateUploadUrlRequest" })
 
 export class UploadUrlResponse extends Schema.Class<UploadUrlResponse>("CreateUploadUrlResponse")({

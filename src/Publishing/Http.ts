@@ -85,23 +85,24 @@ const PublishingLive = HttpApiBuilder.group(api, "publishing", (handlers) =>
       .handle("unyankNodeVersion", ({ params }) =>
         answer(publishing.yankVersion(params.publisherId, params.nodeId, params.versionId, undefined)))))
 
-/** A publish with a personal access token counts a refused token against the caller's address. */
+/** The publish call and CreateUploadUrl: a token in the body, or a bearer token. */
 const PublishLive = HttpApiBuilder.group(api, "publish", (handlers) =>
   Effect.gen(function*() {
     const publishing = yield* Publishing
     const failures = yield* AuthFailures
-    return handlers.handle("publishVersion", ({ params, payload }) => {
-      const publish = publishing.publish(params.publisherId, params.nodeId, payload)
-      return answer(
-        payload.personal_access_token === undefined ? publish : failures.guard(publish, (e) => e._tag === "TokenRejected")
-      ).pipe(Effect.flatMap(({ published, replayed }) => answerMarked(replayed, new PublishResponse(published))))
-    }).handle("createUploadUrl", ({ params, payload }) => {
-      const token = payload.personal_access_token
-      const create = publishing.createUploadUrl(params.publisherId, params.nodeId, params.versionId, token)
-      return answer(token === undefined ? create : failures.guard(create, (e) => e._tag === "TokenRejected")).pipe(
-        Effect.map((fresh) => new UploadUrlResponse(fresh))
-      )
-    })
+    /** A call with a token in its body counts a refused token against the caller's address. */
+    const guarded = <A, E extends { readonly _tag: string }, R>(token: string | undefined, call: Effect.Effect<A, E, R>) =>
+      token === undefined ? call : failures.guard(call, (e) => e._tag === "TokenRejected")
+    return handlers
+      .handle("publishVersion", ({ params, payload }) =>
+        answer(guarded(payload.personal_access_token, publishing.publish(params.publisherId, params.nodeId, payload))).pipe(
+          Effect.flatMap(({ published, replayed }) => answerMarked(replayed, new PublishResponse(published)))
+        ))
+      .handle("createUploadUrl", ({ params, payload }) =>
+        answer(guarded(
+          payload.personal_access_token,
+          publishing.createUploadUrl(params.publisherId, params.nodeId, params.versionId, payload.personal_access_token)
+        )).pipe(Effect.map((fresh) => new UploadUrlResponse(fresh))))
   }))
 
 const ArchivesLive = HttpApiBuilder.group(api, "archives", (handlers) =>
