@@ -21,18 +21,20 @@ const decodeTrusted = decodeExact(TrustedPublisher)
 const decodeToken = decodeExact(PublishToken)
 const decodeVersion = decodeExact(NodeVersion)
 
-/** The service trusting the loopback issuer; keys fetched again for any unknown key id unless `cooldown` is given. */
-const trusting = (issuer: OidcIssuerShape, cooldownMillis = 0): ConfigOverrides => (c) => ({
+/**
+ * The service trusting the loopback issuer, its keys fetched again for any unknown key id (the
+ * refresh cooldown is test/TrustedPublishing/Oidc.fast.test.ts's, over TestClock).
+ */
+const trusting = (issuer: OidcIssuerShape): ConfigOverrides => (c) => ({
   ...c,
   // every refusal here counts against the one test address: more than the default limit of them
   auth: { ...c.auth, failureLimit: 1000 },
-  trustedPublishing: { ...c.trustedPublishing, issuers: [issuer.url], audience, keysRefreshCooldownMillis: cooldownMillis }
+  trustedPublishing: { ...c.trustedPublishing, issuers: [issuer.url], audience, keysRefreshCooldownMillis: 0 }
 })
 
-const serviceTrusting = (cooldownMillis?: number) =>
-  Layer.unwrap(Effect.map(OidcIssuer, (issuer) => Service.layer(trusting(issuer, cooldownMillis)))).pipe(
-    Layer.provideMerge(OidcIssuer.layer)
-  )
+const ServiceTrusting = Layer.unwrap(Effect.map(OidcIssuer, (issuer) => Service.layer(trusting(issuer)))).pipe(
+  Layer.provideMerge(OidcIssuer.layer)
+)
 
 const register = (service: Running, publisher: Publisher, nodeId: string, body: Record<string, unknown>, jwt = publisher.ownerJwt) =>
   send(service, "POST", `/publishers/${publisher.id}/nodes/${nodeId}/trusted-publishers`, { token: jwt, body })
@@ -58,7 +60,7 @@ const expectRefused = (answer: Answer, claim: string, token: string) => {
   return (answer.body as { message: string }).message
 }
 
-layer(serviceTrusting(), { excludeTestServices: true })("trusted publishing", (it) => {
+layer(ServiceTrusting, { excludeTestServices: true })("trusted publishing", (it) => {
   let acme: Publisher
   let other: Publisher
   let issuer: OidcIssuerShape
@@ -291,23 +293,5 @@ layer(serviceTrusting(), { excludeTestServices: true })("trusted publishing", (i
       yield* exchanged(service, yield* github({ repository: "acme-org/rotating" }))
       expect(issuer.keyFetches()).toBe(fetches + 1)
       expectRefused(yield* exchange(service, retired), "kid", retired)
-    }))
-})
-
-layer(serviceTrusting(60_000), { excludeTestServices: true })("trusted publishing: the key refresh cooldown", (it) => {
-  it.effect("made-up key ids do not make the service fetch the issuer's keys again", () =>
-    Effect.gen(function*() {
-      const service = yield* Service
-      const issuer = yield* OidcIssuer
-      const acme = yield* makePublisher(service, "acme")
-      yield* trustRepository(service, issuer, acme, "acme-org", "lamp")
-      const claims = githubClaims(audience, { repository: "acme-org/lamp" })
-      yield* exchanged(service, yield* Effect.promise(() => issuer.sign(claims)))
-      const fetches = issuer.keyFetches()
-      for (let i = 0; i < 5; i++) {
-        const token = yield* Effect.promise(() => issuer.sign(claims, { kid: `made-up-${i}` }))
-        expectRefused(yield* exchange(service, token), "kid", token)
-      }
-      expect(issuer.keyFetches()).toBe(fetches)
     }))
 })
