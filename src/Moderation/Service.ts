@@ -57,11 +57,14 @@ export class VersionReviews extends Context.Service<VersionReviews>()("VersionRe
 
     const reviewOf = (versionId: string) =>
       Effect.gen(function*() {
-        const version = yield* Effect.flatMap(nodes.versionById(versionId), (v) => Effect.orDie(Effect.fromOption(v)))
-        const scan = yield* repo.latestScan(versionId)
-        const events = yield* repo.events(versionId)
-        const requested = yield* repo.reviewRequested(versionId)
-        const messages = yield* repo.messages(versionId)
+        // five independent reads: together, not one after another
+        const [version, scan, events, requested, messages] = yield* Effect.all([
+          Effect.flatMap(nodes.versionById(versionId), (v) => Effect.orDie(Effect.fromOption(v))),
+          repo.latestScan(versionId),
+          repo.events(versionId),
+          repo.reviewRequested(versionId),
+          repo.messages(versionId)
+        ], { concurrency: "unbounded" })
         return new VersionReview({
           node_id: version.node_id,
           version: version.version,
