@@ -123,6 +123,13 @@ export const PublisherRow = rowsOf({
  * the version as its record.
  */
 /**
+ * `columns` of the latest scan of the version row `v` (a SQL subquery, NULL when none): the one
+ * rule of which scan decides, for every reader of scans.
+ */
+export const latestScan = (v: string, columns: string) =>
+  `(SELECT ${columns} FROM version_scans ls WHERE ls.version_id = ${v}.id ORDER BY ls.scanned_at DESC, ls.id LIMIT 1)`
+
+/**
  * The node row `n`'s held version (Domain/Node.ts, HeldVersionRef) as JSON, or NULL: its newest
  * version when that is Flagged by a scan that held it and no installable version is newer (a SQL
  * expression). The partial index of migration 0023 finds a node's flagged versions.
@@ -132,8 +139,7 @@ export const heldVersionJson = (n: string) =>
       'stage', CASE WHEN hr.requested_at IS NULL THEN 'awaiting_review' ELSE 'review_requested' END,
       'since', iso_time(coalesce(hr.requested_at, hs.scanned_at)))
     FROM node_versions hv
-    JOIN LATERAL (SELECT outcome, scanned_at FROM version_scans
-      WHERE version_id = hv.id ORDER BY scanned_at DESC, id LIMIT 1) hs ON hs.outcome = 'held'
+    JOIN LATERAL ${latestScan("hv", "ls.outcome, ls.scanned_at")} hs ON hs.outcome = 'held'
     LEFT JOIN version_review_requests hr ON hr.version_id = hv.id AND hr.archive_sha256 = hv.archive_sha256
     WHERE hv.node_id = ${n}.id AND hv.status = 'NodeVersionStatusFlagged'
       AND NOT EXISTS (SELECT 1 FROM node_versions ha WHERE ha.node_id = ${n}.id AND ${latestCandidate("ha")}

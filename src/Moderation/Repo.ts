@@ -8,6 +8,7 @@ import { Array as Arr, Context, Effect, Layer, Option } from "effect"
 import type { NodeVersionStatus } from "../Domain/Node.ts"
 import { CatalogChanges } from "../Catalog/Changes.ts"
 import { catalogueChannel } from "../Catalog/PageCache.ts"
+import { latestScan } from "../Catalog/Records.ts"
 import { orDieOnDatabase } from "../Db/Rows.ts"
 import { traced } from "../Tracing.ts"
 import { type Finding, ruleSetVersion } from "./Rules.ts"
@@ -208,8 +209,7 @@ export class ModerationRepo extends Context.Service<ModerationRepo>()("Moderatio
         ])
         const from = sql`FROM node_versions v
           JOIN nodes n ON n.id = v.node_id
-          JOIN LATERAL (SELECT outcome, findings, scanned_at FROM version_scans
-            WHERE version_id = v.id ORDER BY scanned_at DESC, id LIMIT 1) s ON true
+          JOIN LATERAL ${sql.literal(latestScan("v", "ls.outcome, ls.findings, ls.scanned_at"))} s ON true
           WHERE ${filters}`
         const [count] = yield* sql<{ total: number }>`SELECT count(*)::int AS total ${from}`.pipe(orDieOnDatabase)
         const rows = yield* sql<HeldRow>`SELECT v.id::text AS version_id, v.node_id, v.version, n.publisher_id, v.status_reason,
@@ -244,8 +244,7 @@ export class ModerationRepo extends Context.Service<ModerationRepo>()("Moderatio
         return yield* sql.withTransaction(Effect.gen(function*() {
           const [row] = yield* sql<{ node_id: string; status: NodeVersionStatus; reviewed: boolean; held: boolean }>`SELECT v.node_id, v.status,
               EXISTS (SELECT 1 FROM version_events e WHERE e.version_id = v.id AND e.stage = 'reviewed') AS reviewed,
-              coalesce((SELECT s.outcome = 'held' FROM version_scans s WHERE s.version_id = v.id
-                ORDER BY s.scanned_at DESC, s.id LIMIT 1), false) AS held
+              coalesce(${sql.literal(latestScan("v", "ls.outcome = 'held'"))}, false) AS held
             FROM node_versions v WHERE v.id = ${versionId}::uuid FOR UPDATE`
           if (row === undefined) return "gone" as const
           yield* insertScan(versionId, scan, decision)
@@ -283,8 +282,7 @@ export class ModerationRepo extends Context.Service<ModerationRepo>()("Moderatio
         return yield* sql<{ id: string }>`SELECT v.id::text FROM node_versions v
           WHERE v.id > ${after}::uuid AND v.archive_bytes IS NOT NULL
             AND v.status IN ('NodeVersionStatusActive', 'NodeVersionStatusFlagged')
-            AND coalesce((SELECT s.rule_set_version FROM version_scans s WHERE s.version_id = v.id
-              ORDER BY s.scanned_at DESC, s.id LIMIT 1), '') <> ${ruleSetVersion}
+            AND coalesce(${sql.literal(latestScan("v", "ls.rule_set_version"))}, '') <> ${ruleSetVersion}
           ORDER BY v.id LIMIT ${limit}`.pipe(orDieOnDatabase)
       }),
 
