@@ -57,7 +57,7 @@ export const failAnswered = <E>(
     )
 }
 
-type Construct = new(props: { message: string; retryAfter?: number; details?: unknown; readonly [field: string]: unknown }) => unknown
+type Construct = new(props: { message: string; retryAfter?: number; details?: unknown }) => unknown
 
 /**
  * The `answer` of a feature whose failures `answers` maps: it fails with the client-facing class
@@ -75,11 +75,8 @@ export const answering = <const T extends Answers>(answers: T) =>
     const headers = (e as { readonly answerHeaders?: Readonly<Record<string, string>> }).answerHeaders
     // a failure may carry the details its answer lists (the checks an archive failed)
     const details = (e as { readonly answerDetails?: unknown }).answerDetails
-    // or other fields of its answer's class (the claim an identity token failed at)
-    const fields = (e as { readonly answerFields?: Readonly<Record<string, unknown>> }).answerFields
     return failAnswered(
       new Answer({
-        ...fields,
         message: e.message,
         ...(retryAfter === undefined ? {} : { retryAfter }),
         ...(details === undefined ? {} : { details })

@@ -92,8 +92,8 @@ export class IdentityTokenRefused extends ApiError<IdentityTokenRefused>()("Iden
   code: "identity_token_refused",
   status: 401,
   description:
-    "Trusted publishing refused the CI identity token: `claim` names the claim that did not hold (or `signature`, `kid`, `token`), the message says why; the token is never echoed"
-}, { claim: Schema.optionalKey(Schema.String.annotate({ description: "The claim that did not hold, such as aud, exp, jti, repository or workflow_ref (always sent)" })) }) {}
+    "Trusted publishing refused the CI identity token: the message says why and ends with the claim that did not hold, `(claim: aud)` (or `signature`, `kid`, `token`); the token is never echoed"
+}) {}
 
 // --- 403 ---------------------------------------------------------------------------------------
 

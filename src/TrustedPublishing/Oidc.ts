@@ -18,12 +18,9 @@ import type { Refusal } from "./Claims.ts"
 
 /** The token is refused: `claim` names what did not hold. */
 export class IdentityRefused extends Data.TaggedError("IdentityRefused")<Refusal> {
+  /** The reason, then the claim in a form tools can find: `… (claim: aud)`. */
   override get message() {
-    return this.reason
-  }
-  /** Its answer names the claim in a field of its own (Domain/Answers.ts). */
-  get answerFields() {
-    return { claim: this.claim }
+    return `${this.reason} (claim: ${this.claim})`
   }
 }
 

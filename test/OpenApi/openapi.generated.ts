@@ -3622,7 +3622,7 @@ export interface components {
             /** @description What went wrong, for people; wording may change */
             message: string;
         };
-        /** @description Trusted publishing refused the CI identity token: `claim` names the claim that did not hold (or `signature`, `kid`, `token`), the message says why; the token is never echoed */
+        /** @description Trusted publishing refused the CI identity token: the message says why and ends with the claim that did not hold, `(claim: aud)` (or `signature`, `kid`, `token`); the token is never echoed */
         IdentityTokenRefused: {
             /**
              * @description Stable error code
@@ -3631,8 +3631,6 @@ export interface components {
             error: "identity_token_refused";
             /** @description What went wrong, for people; wording may change */
             message: string;
-            /** @description The claim that did not hold, such as aud, exp, jti, repository or workflow_ref (always sent) */
-            claim?: string;
         };
         /** @description The caller lacks the role this needs; the message says which */
         Forbidden: {
@@ -9864,7 +9862,7 @@ export interface operations {
                     "application/json": components["schemas"]["BadRequest"];
                 };
             };
-            /** @description `identity_token_refused`: Trusted publishing refused the CI identity token: `claim` names the claim that did not hold (or `signature`, `kid`, `token`), the message says why; the token is never echoed */
+            /** @description `identity_token_refused`: Trusted publishing refused the CI identity token: the message says why and ends with the claim that did not hold, `(claim: aud)` (or `signature`, `kid`, `token`); the token is never echoed */
             401: {
                 headers: {
                     [name: string]: unknown;

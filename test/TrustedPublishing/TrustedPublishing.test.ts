@@ -51,10 +51,10 @@ const exchange = (service: Running, token: string) => send(service, "POST", "/tr
 const exchanged = (service: Running, token: string) =>
   Effect.map(exchange(service, token), (answer) => decodeToken(expectStatus(answer, 200, "exchange").body))
 
-/** A 401 identity_token_refused naming `claim`, which never holds the token nor its signature. */
+/** A 401 identity_token_refused, exactly ErrorResponse, naming `claim`; it never holds the token nor its signature. */
 const expectRefused = (answer: Answer, claim: string, token: string) => {
   if (answer.status !== 401) expect.fail(`expected 401, got ${answer.status}: ${answer.text}`)
-  expect(answer.body).toEqual({ error: "identity_token_refused", message: expect.any(String), claim })
+  expect(answer.body).toEqual({ error: "identity_token_refused", message: expect.stringMatching(new RegExp(`\\(claim: ${claim}\\)$`)) })
   expect(answer.text).not.toContain(token.split(".")[2])
   expect(answer.text).not.toContain(token.split(".")[1])
   return (answer.body as { message: string }).message
