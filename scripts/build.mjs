@@ -30,12 +30,14 @@ const isStale = () => isStaleStamp(stamp, inputs.map((input) => path.join(root, 
 
 const require = createRequire(path.join(root, "package.json"))
 
-/** The service (`npm start`), the CLI (bin/registry.mjs runs dist/cli.js), `npm run token` and `npm run demo`. */
+/** The service (`npm start`) and its scan thread, the CLI (bin/registry.mjs runs dist/cli.js), `npm run token` and `npm run demo`. */
 const bundles = [
   { entry: "src/main.ts", out: "main.js" },
   { entry: "src/Cli/main.ts", out: "cli.js" },
   { entry: "scripts/token.ts", out: "token.js" },
-  { entry: "scripts/demo.ts", out: "demo.js" }
+  { entry: "scripts/demo.ts", out: "demo.js" },
+  // the archive scanner's thread, which the service starts from beside its own file (Moderation/FileScanner.ts)
+  { entry: "src/Moderation/ScanThread.ts", out: "scan-thread.js" }
 ]
 
 /** The bundler, when the development dependencies are installed (not after `npm ci --omit=dev`). */

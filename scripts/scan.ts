@@ -9,6 +9,7 @@ import { Effect } from "effect"
 import * as path from "node:path"
 import type { Finding } from "../src/Moderation/Rules.ts"
 import { ruleSetVersion } from "../src/Moderation/Rules.ts"
+import { FileScanner } from "../src/Moderation/FileScanner.ts"
 import { scanArchive } from "../src/Moderation/Scanner.ts"
 
 const args = process.argv.slice(2)
@@ -24,7 +25,7 @@ const severities = { high: 0, medium: 0, low: 0 }
 console.log(`rule set ${ruleSetVersion}`)
 for (const file of files) {
   const started = performance.now()
-  const result = await Effect.runPromise(scanArchive(path.resolve(file)))
+  const result = await Effect.runPromise(Effect.provide(scanArchive(path.resolve(file)), FileScanner.inline))
   const took = Math.round(performance.now() - started)
   const bySeverity = (s: Finding["severity"]) => result.findings.filter((f) => f.severity === s).length
   console.log(

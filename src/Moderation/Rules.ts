@@ -297,3 +297,24 @@ export const scanText = (path: string, text: string, perRule = 5): Array<Finding
   rules.filter((rule) => rule.appliesTo(path)).flatMap((rule) =>
     rule.match(text, path).slice(0, perRule).map((hit) => ({ rule: rule.id, severity: rule.severity, file: path, line: hit.line, excerpt: hit.excerpt }))
   )
+
+const decoder = new TextDecoder("utf-8", { fatal: true })
+
+/** The text of a source file, or undefined when its bytes are not text (NUL, or not UTF-8). */
+export const asText = (bytes: Uint8Array): string | undefined => {
+  if (bytes.includes(0)) return undefined
+  try {
+    return decoder.decode(bytes)
+  } catch {
+    return undefined
+  }
+}
+
+/** What the rules make of one source or metadata file: its findings, or that it is not text. */
+export type FileScan = { readonly text: true; readonly findings: ReadonlyArray<Finding> } | { readonly text: false }
+
+/** Scans one file's bytes: the work a scan thread does (ScanThread.ts). */
+export const scanFile = (path: string, bytes: Uint8Array): FileScan => {
+  const text = asText(bytes)
+  return text === undefined ? { text: false } : { text: true, findings: scanText(path, text) }
+}

@@ -5,14 +5,17 @@
  * checks (Publishing/Checks.ts: safe names, bounded entry count and uncompressed size), and the
  * scanner bounds its own reading besides: a file over `maxFileBytes`, or past `maxReadBytes` for
  * the whole archive, is not read and is recorded as the finding `not-scanned`; binary data under
- * a source file's name is the finding `binary-source`. It never fails: what it cannot read is a
- * finding, and an archive it cannot open at all is one too.
+ * a source file's name is the finding `binary-source`. What it cannot read is a finding, and an
+ * archive it cannot open at all is one too. The rules run where FileScanner puts them (a thread
+ * of their own, in the service): the scan fails (ScanFailed) only when that gave no answer for a
+ * file, in time or at all.
  */
 import { Effect } from "effect"
 import type yauzl from "yauzl"
 import type { StoredContent } from "../Storage/Storage.ts"
 import { openZip } from "../Storage/Zip.ts"
-import { entryRules, type Finding, ruleSetVersion, scanText, scannedFile, type Severity } from "./Rules.ts"
+import { FileScanner, ScanFailed } from "./FileScanner.ts"
+import { entryRules, type Finding, ruleSetVersion, scannedFile, type Severity } from "./Rules.ts"
 
 export interface ScanLimits {
   /** The largest file read whole. */
@@ -58,18 +61,6 @@ export const nativeMagic = (head: Uint8Array) => {
   return undefined
 }
 
-const decoder = new TextDecoder("utf-8", { fatal: true })
-
-/** The text of a source file, or undefined when its bytes are not text (NUL, or not UTF-8). */
-export const asText = (bytes: Uint8Array): string | undefined => {
-  if (bytes.includes(0)) return undefined
-  try {
-    return decoder.decode(bytes)
-  } catch {
-    return undefined
-  }
-}
-
 /** Reads at most `limit` bytes of an entry, inflating only as far as that. */
 const readEntry = (zip: yauzl.ZipFile, entry: yauzl.Entry, limit: number) =>
   new Promise<Uint8Array>((resolve, reject) => {
@@ -90,9 +81,18 @@ const readEntry = (zip: yauzl.ZipFile, entry: yauzl.Entry, limit: number) =>
     })
   })
 
-/** Scans the archive at `source`; never fails. */
-export const scanArchive = (source: StoredContent, limits: ScanLimits = defaultScanLimits): Effect.Effect<ScanResult> =>
-  Effect.callback<ScanResult>((resume) => {
+/** Scans the archive at `source`. */
+export const scanArchive = (
+  source: StoredContent,
+  limits: ScanLimits = defaultScanLimits
+): Effect.Effect<ScanResult, ScanFailed, FileScanner> =>
+  Effect.gen(function*() {
+    const scanner = yield* FileScanner
+    return yield* scanWith(scanner, source, limits)
+  })
+
+const scanWith = (scanner: FileScanner["Service"], source: StoredContent, limits: ScanLimits) =>
+  Effect.callback<ScanResult, ScanFailed>((resume) => {
     const findings: Array<Finding> = []
     let dropped = 0
     let filesScanned = 0
@@ -116,6 +116,12 @@ export const scanArchive = (source: StoredContent, limits: ScanLimits = defaultS
       settled = true
       zip?.close()
       resume(Effect.succeed({ ruleSetVersion, findings, dropped, filesScanned }))
+    }
+    const failed = (failure: ScanFailed) => {
+      if (settled) return
+      settled = true
+      zip?.close()
+      resume(Effect.fail(failure))
     }
     const unreadable = (message: string) => {
       add([entryFinding(entryRules.notScanned, "(archive)", `the archive could not be read: ${message}`)])
@@ -141,10 +147,10 @@ export const scanArchive = (source: StoredContent, limits: ScanLimits = defaultS
       if (bytes.length > entry.uncompressedSize) {
         return add([entryFinding(entryRules.notScanned, name, "not read: it holds more than its header declares")])
       }
-      const text = asText(bytes)
-      if (text === undefined) return add([entryFinding(entryRules.notText, name, `${bytes.length} bytes that are not UTF-8 text`)])
+      const scan = await scanner.scanFile(name, bytes)
+      if (!scan.text) return add([entryFinding(entryRules.notText, name, `${bytes.length} bytes that are not UTF-8 text`)])
       filesScanned += 1
-      add(scanText(name, text))
+      add(scan.findings)
     }
 
     openZip(source, { lazyEntries: true, decodeStrings: false, autoClose: false, validateEntrySizes: true }, (err, zipfile) => {
@@ -155,6 +161,7 @@ export const scanArchive = (source: StoredContent, limits: ScanLimits = defaultS
         inspect(zipfile, entry).then(
           () => settled || zipfile.readEntry(),
           (e: unknown) => {
+            if (e instanceof ScanFailed) return failed(e)
             const name = (entry.fileName as unknown as Buffer).toString("utf8")
             add([entryFinding(entryRules.notScanned, name, `not read: ${e instanceof Error ? e.message : String(e)}`)])
             if (!settled) zipfile.readEntry()
