@@ -8,7 +8,7 @@
 import { HttpApiBuilder } from "effect/http-api"
 import { HttpRouter } from "effect/http"
 import { NodeFileSystem, NodeHttpServer } from "@effect/platform-node"
-import { Effect, Layer } from "effect"
+import { Effect, Layer, Option } from "effect"
 import { AdminHttp } from "./Admin/Http.ts"
 import { Api } from "./Api.ts"
 import { ApiKeysHttp } from "./ApiKeys/Http.ts"
@@ -38,7 +38,8 @@ import { CustomersHttp } from "./Customers/Http.ts"
 import { MusicHttp } from "./Music/Http.ts"
 import { ModerationHttp } from "./Moderation/Http.ts"
 import { ModerationRepo } from "./Moderation/Repo.ts"
-import { rescanTask } from "./Moderation/Rescan.ts"
+import { FileScanner } from "./Moderation/FileScanner.ts"
+import { rescanTask, scanRetryTask } from "./Moderation/Rescan.ts"
 import { ShutdownReport } from "./Observability/ShutdownReport.ts"
 import { PublishersHttp } from "./Publishers/Http.ts"
 import { PublishingHttp } from "./Publishing/Http.ts"
@@ -82,8 +83,15 @@ export const ApiLive = HttpApiBuilder.layer(Api).pipe(
  * The job runner and the tasks it runs, one line each (each a small module of its feature,
  * src/Jobs/Task.ts), with what they use.
  */
-const JobsLive = jobRunner([deliveryTask, archiveDigestTask, rescanTask], queueDigestBackfill).pipe(
-  Layer.provide([WebhookRepo.layer, Storage.layer, ModerationRepo.layer])
+/** The archive scanner's thread: one for the uploads and the scan jobs (a layer is built once). */
+const FileScannerLive = Layer.unwrap(Effect.map(AppConfig, ({ scanning }) =>
+  FileScanner.thread({
+    timeoutMs: scanning.fileTimeoutMillis,
+    ...Option.match(scanning.threadProgram, { onNone: () => ({}), onSome: (program) => ({ program }) })
+  })))
+
+const JobsLive = jobRunner([deliveryTask, archiveDigestTask, rescanTask, scanRetryTask], queueDigestBackfill).pipe(
+  Layer.provide([WebhookRepo.layer, Storage.layer, ModerationRepo.layer, FileScannerLive])
 )
 
 /**
@@ -101,6 +109,8 @@ export const ServicesLive = Layer.mergeAll(
   Leftovers.layer,
   // the catalogue hands out the store's own download URLs, publishing and media write there
   Storage.layer,
+  // uploads scan their archives
+  FileScannerLive,
   // started with the services, stopped before the pool closes
   JobsLive
 ).pipe(

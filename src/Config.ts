@@ -445,6 +445,13 @@ export const appConfig = group({
     // read only when set: unset (production) there is no fault and no default to get wrong
     faultInjection: Config.option(Config.Literals(storageFaultSteps, "FAULT_INJECT_STORAGE"))
   }),
+  /** The archive scanner (Moderation/FileScanner.ts). */
+  scanning: group({
+    /** The longest the rules may take over one file before its scan fails (and is retried). */
+    fileTimeoutMillis: secondsAsMillis("SCAN_FILE_TIMEOUT_SECONDS", 20, 0.01),
+    /** Tests only: the scan thread's program, in place of the rules' own (test/Moderation/threads/). */
+    threadProgram: Config.succeed(Option.none<URL>())
+  }),
   /** The words the clients in the field use where the interface says `host` (Compat/Aliases.ts); "" turns one off. */
   aliases: group({
     /** The host application's word: `<word>_version` is also read as `host_version`, ... */

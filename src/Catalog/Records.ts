@@ -131,15 +131,15 @@ export const latestScan = (v: string, columns: string) =>
 
 /**
  * The node row `n`'s held version (Domain/Node.ts, HeldVersionRef) as JSON, or NULL: its newest
- * version when that is Flagged by a scan that held it and no installable version is newer (a SQL
+ * version when that is Flagged by a scan that held it (or did not finish) and no installable version is newer (a SQL
  * expression). The partial index of migration 0023 finds a node's flagged versions.
  */
 export const heldVersionJson = (n: string) =>
   `(SELECT json_build_object('version', hv.version,
-      'stage', CASE WHEN hr.requested_at IS NULL THEN 'awaiting_review' ELSE 'review_requested' END,
+      'stage', CASE WHEN hr.requested_at IS NOT NULL THEN 'review_requested' WHEN hs.outcome = 'failed' THEN 'scan_failed' ELSE 'awaiting_review' END,
       'since', iso_time(coalesce(hr.requested_at, hs.scanned_at)))
     FROM node_versions hv
-    JOIN LATERAL ${latestScan("hv", "ls.outcome, ls.scanned_at")} hs ON hs.outcome = 'held'
+    JOIN LATERAL ${latestScan("hv", "ls.outcome, ls.scanned_at")} hs ON hs.outcome IN ('held', 'failed')
     LEFT JOIN version_review_requests hr ON hr.version_id = hv.id AND hr.archive_sha256 = hv.archive_sha256
     WHERE hv.node_id = ${n}.id AND hv.status = 'NodeVersionStatusFlagged'
       AND NOT EXISTS (SELECT 1 FROM node_versions ha WHERE ha.node_id = ${n}.id AND ${latestCandidate("ha")}

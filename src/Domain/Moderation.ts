@@ -29,7 +29,11 @@ export const ScanFinding = Schema.Struct({
 
 export class ScanReport extends Schema.Class<ScanReport>("ScanReport")({
   rule_set_version: field(Schema.String, "The rule set that ran"),
-  outcome: field(Schema.Literals(["passed", "held"]), "What the scan decided: held when a high finding holds the version for a review"),
+  outcome: field(
+    Schema.Literals(["passed", "held", "failed"]),
+    "What the scan decided: held when a high finding holds the version for a review; failed when it did not finish (it is retried)"
+  ),
+  failure: optionalField(Schema.String, "Why a failed scan did not finish"),
   scanned_at: field(Timestamp, "When the scan ran"),
   files_scanned: field(Schema.Int, "Source and metadata files read"),
   findings: field(Schema.Array(ScanFinding), "What the rules found, at most 200"),
@@ -38,7 +42,7 @@ export class ScanReport extends Schema.Class<ScanReport>("ScanReport")({
 
 export const PipelineStage = Schema.Struct({
   stage: field(Schema.Literals(["uploaded", "checked", "scanned", "reviewed", "listed"]), "The stage"),
-  outcome: field(Schema.String, "How it went: stored, passed, held, active, approved, rejected"),
+  outcome: field(Schema.String, "How it went: stored, passed, held, failed, active, approved, rejected"),
   detail: optionalField(Schema.String, "What it found or why"),
   at: field(Timestamp, "When")
 }).annotate({ identifier: "PipelineStage" })

@@ -137,10 +137,11 @@ export const Translations = Schema.Record(Schema.String, Schema.Record(Schema.St
 export const HeldVersionRef = Schema.Struct({
   version: field(Schema.String, "The held version"),
   stage: field(
-    Schema.Literals(["awaiting_review", "review_requested"]),
-    "Where it is: held by its archive's scan and awaiting a site admin's review, or its publisher asked for the review"
+    Schema.Literals(["awaiting_review", "review_requested", "scan_failed"]),
+    "Where it is: held by its archive's scan and awaiting a site admin's review, its publisher asked for the review, " +
+      "or its scan did not finish and is retried"
   ),
-  since: field(Timestamp, "Since when: the scan that held it, or the publisher's request")
+  since: field(Timestamp, "Since when: the scan that held it (or failed), or the publisher's request")
 }).annotate({ identifier: "HeldVersionRef" })
 
 const nodeFields = {
@@ -160,7 +161,7 @@ const nodeFields = {
   ),
   held_version: optionalField(
     HeldVersionRef,
-    "The node's newest version when it is newer than latest_version and held for a review (its archive's scan found something); absent otherwise"
+    "The node's newest version when it is newer than latest_version and held (its archive's scan found something, or did not finish); absent otherwise"
   ),
   license: optionalField(Schema.String, "Path to the license file in the node's repository"),
   name: field(Schema.String, "Display name of the node (its id when none was given)"),

@@ -12,6 +12,7 @@ import { latestScan } from "../Catalog/Records.ts"
 import { orDieOnDatabase } from "../Db/Rows.ts"
 import { traced } from "../Tracing.ts"
 import { type Finding, ruleSetVersion } from "./Rules.ts"
+import type { ScanFailed } from "./FileScanner.ts"
 import type { ScanResult } from "./Scanner.ts"
 
 export type Stage = "uploaded" | "checked" | "scanned" | "reviewed" | "listed"
@@ -24,9 +25,11 @@ export interface StageEvent {
 
 /** What a scan decides: the version's status once its archive is stored, and why. */
 export interface ScanDecision {
-  readonly outcome: "passed" | "held"
+  readonly outcome: "passed" | "held" | "failed"
   readonly status: NodeVersionStatus
   readonly statusReason: string | undefined
+  /** Why the scan did not finish (outcome failed). */
+  readonly failure?: string
 }
 
 /** A high finding holds the version (Flagged) for a review; anything less lets it go Active. */
@@ -42,15 +45,31 @@ export const decide = (scan: ScanResult): ScanDecision => {
   }
 }
 
+/**
+ * A scan that did not finish holds the version (Flagged) while a job retries it (Rescan.ts): never
+ * Active unscanned, never left Pending. It is recorded as a scan with no findings.
+ */
+export const unfinished = (failure: ScanFailed): { readonly scan: ScanResult; readonly decision: ScanDecision } => ({
+  scan: { ruleSetVersion, findings: [], dropped: 0, filesScanned: 0 },
+  decision: {
+    outcome: "failed",
+    status: "NodeVersionStatusFlagged",
+    statusReason: `Held: the archive scan did not finish (${failure.reason}); it is retried, and the version is listed once a scan passes it`,
+    failure: failure.reason
+  }
+})
+
 /** One line about a scan, for its stage. */
-const scanSummary = (scan: ScanResult) => {
+const scanSummary = (scan: ScanResult, decision: ScanDecision) => {
+  if (decision.failure !== undefined) return `rule set ${scan.ruleSetVersion}: did not finish: ${decision.failure}`
   const count = (severity: Finding["severity"]) => scan.findings.filter((f) => f.severity === severity).length
   return `rule set ${scan.ruleSetVersion}: ${scan.filesScanned} files read; ${count("high")} high, ${count("medium")} medium, ${count("low")} low`
 }
 
 export interface StoredScan {
   readonly rule_set_version: string
-  readonly outcome: "passed" | "held"
+  readonly outcome: "passed" | "held" | "failed"
+  readonly failure: string | null
   readonly findings: ReadonlyArray<Finding>
   readonly dropped: number
   readonly files_scanned: number
@@ -127,7 +146,8 @@ export class ModerationRepo extends Context.Service<ModerationRepo>()("Moderatio
           outcome: decision.outcome,
           findings: JSON.stringify(scan.findings),
           dropped: scan.dropped,
-          files_scanned: scan.filesScanned
+          files_scanned: scan.filesScanned,
+          failure: decision.failure ?? null
         })
       }`
 
@@ -142,7 +162,7 @@ export class ModerationRepo extends Context.Service<ModerationRepo>()("Moderatio
           yield* addEvents(versionId, [
             { stage: "uploaded", outcome: "stored", detail: `${upload.bytes} bytes` },
             { stage: "checked", outcome: "passed", detail: `${upload.files} files` },
-            { stage: "scanned", outcome: decision.outcome, detail: scanSummary(scan) },
+            { stage: "scanned", outcome: decision.outcome, detail: scanSummary(scan, decision) },
             ...(decision.status === "NodeVersionStatusActive" ? [{ stage: "listed" as const, outcome: "active" }] : [])
           ])
         }),
@@ -197,13 +217,13 @@ export class ModerationRepo extends Context.Service<ModerationRepo>()("Moderatio
       }),
 
       /**
-       * Versions held by their scan (Flagged, the latest scan held), oldest hold first, with their
+       * Versions held by their scan (Flagged, the latest scan held or failed), oldest hold first, with their
        * high findings; filtered by publisher and by a rule among their findings.
        */
       heldVersions: traced("ModerationRepo.heldVersions")(function*(query: HeldQuery) {
         const filters = sql.and([
           sql`v.status = 'NodeVersionStatusFlagged'`,
-          sql`s.outcome = 'held'`,
+          sql`s.outcome IN ('held', 'failed')`,
           ...(query.publisherId === undefined ? [] : [sql`n.publisher_id = ${query.publisherId}`]),
           ...(query.rule === undefined ? [] : [sql`s.findings @> ${JSON.stringify([{ rule: query.rule }])}::jsonb`])
         ])
@@ -244,11 +264,11 @@ export class ModerationRepo extends Context.Service<ModerationRepo>()("Moderatio
         return yield* sql.withTransaction(Effect.gen(function*() {
           const [row] = yield* sql<{ node_id: string; status: NodeVersionStatus; reviewed: boolean; held: boolean }>`SELECT v.node_id, v.status,
               EXISTS (SELECT 1 FROM version_events e WHERE e.version_id = v.id AND e.stage = 'reviewed') AS reviewed,
-              coalesce(${sql.literal(latestScan("v", "ls.outcome = 'held'"))}, false) AS held
+              coalesce(${sql.literal(latestScan("v", "ls.outcome IN ('held', 'failed')"))}, false) AS held
             FROM node_versions v WHERE v.id = ${versionId}::uuid FOR UPDATE`
           if (row === undefined) return "gone" as const
           yield* insertScan(versionId, scan, decision)
-          const scanned: StageEvent = { stage: "scanned", outcome: decision.outcome, detail: `rescan, ${scanSummary(scan)}` }
+          const scanned: StageEvent = { stage: "scanned", outcome: decision.outcome, detail: `rescan, ${scanSummary(scan, decision)}` }
           let moved: "held" | "released" | "unchanged" = "unchanged"
           if (row.status === "NodeVersionStatusActive" && decision.outcome === "held") {
             yield* sql`UPDATE node_versions SET status = 'NodeVersionStatusFlagged', status_reason = ${decision.statusReason!}
@@ -277,6 +297,27 @@ export class ModerationRepo extends Context.Service<ModerationRepo>()("Moderatio
         yield* addEvents(versionId, [{ stage: "scanned", outcome: "failed", detail: reason }]).pipe(orDieOnDatabase)
       }),
 
+      /** Whether the version still waits for its scan's retry: held, its latest scan failed, not reviewed. */
+      awaitsScanRetry: traced("ModerationRepo.awaitsScanRetry")(function*(versionId: string) {
+        const rows = yield* sql<{ due: boolean }>`SELECT v.status = 'NodeVersionStatusFlagged'
+            AND coalesce(${sql.literal(latestScan("v", "ls.outcome = 'failed'"))}, false)
+            AND NOT EXISTS (SELECT 1 FROM version_events e WHERE e.version_id = v.id AND e.stage = 'reviewed') AS due
+          FROM node_versions v WHERE v.id = ${versionId}::uuid`.pipe(orDieOnDatabase)
+        return rows[0]?.due === true
+      }),
+
+      /** A retried scan that did not finish either: recorded as one more failed scan. Answers how many of the version's scans failed. */
+      recordFailedRetry: traced("ModerationRepo.recordFailedRetry")(function*(versionId: string, failure: ScanFailed) {
+        const { decision, scan } = unfinished(failure)
+        return yield* sql.withTransaction(Effect.gen(function*() {
+          yield* insertScan(versionId, scan, decision)
+          yield* addEvents(versionId, [{ stage: "scanned", outcome: "failed", detail: `retry, ${scanSummary(scan, decision)}` }])
+          const [row] = yield* sql<{ failed: number }>`SELECT count(*)::int AS failed FROM version_scans
+            WHERE version_id = ${versionId}::uuid AND outcome = 'failed'`
+          return row?.failed ?? 0
+        })).pipe(orDieOnDatabase)
+      }),
+
       /** Versions with an archive whose latest scan is not of the current rule set (or that none scanned), after `after` in id order. */
       staleScans: traced("ModerationRepo.staleScans")(function*(after: string, limit: number) {
         return yield* sql<{ id: string }>`SELECT v.id::text FROM node_versions v
@@ -288,7 +329,7 @@ export class ModerationRepo extends Context.Service<ModerationRepo>()("Moderatio
 
       /** The version's latest scan, if it was scanned. */
       latestScan: traced("ModerationRepo.latestScan")(function*(versionId: string) {
-        const rows = yield* sql<StoredScan>`SELECT rule_set_version, outcome, findings, dropped, files_scanned, scanned_at
+        const rows = yield* sql<StoredScan>`SELECT rule_set_version, outcome, failure, findings, dropped, files_scanned, scanned_at
           FROM version_scans WHERE version_id = ${versionId}::uuid ORDER BY scanned_at DESC, id LIMIT 1`.pipe(orDieOnDatabase)
         return Option.fromNullishOr(rows[0])
       }),

@@ -7,8 +7,19 @@
  * in the version's pipeline as a failed scan and skipped: the start-up repair of lost archives
  * owns it.
  *
- * Rescans share the process with the read routes: after each archive the job waits `pace` times
- * as long as the scan took, so that scanning takes at most 1 / (1 + pace) of one core.
+ * A scan that does not finish (FileScanner.ts: its thread took too long or stopped) is a failure
+ * of that version only: the rescan records it in the version's pipeline and goes on; the version
+ * keeps its status and stays due for the next rescan.
+ *
+ * Rescans share the machine with the read routes: the rules run on the scan thread, and after
+ * each archive the job waits `pace` times as long as the scan took, so that scanning takes at most
+ * 1 / (1 + pace) of one core.
+ *
+ * Retries (`scanRetryTask`): an upload whose scan did not finish is held (Flagged, the scan
+ * recorded as failed) and this job, queued in the upload's transaction, scans it again. A failure
+ * fails the job, which the runner retries with its backoff (about 3 s, 7 s, 20 s, 55 s); after
+ * `scanAttempts` failed scans in all the version stays held for a site admin's review, and its
+ * pipeline says so. A scan that finishes decides as a rescan does: passed, the version is listed.
  */
 import { NodeStream } from "@effect/platform-node"
 import { Clock, Effect, Option, Schema } from "effect"
@@ -17,6 +28,7 @@ import { defineTask, type JobTask } from "../Jobs/Task.ts"
 import { archiveKey } from "../Storage/Keys.ts"
 import { Storage } from "../Storage/Store.ts"
 import type { RangedContent } from "../Storage/Storage.ts"
+import type { FileScanner } from "./FileScanner.ts"
 import { ModerationRepo } from "./Repo.ts"
 import { ruleSetVersion } from "./Rules.ts"
 import { scanArchive } from "./Scanner.ts"
@@ -26,6 +38,8 @@ const Batch = Schema.Struct({
   after: Schema.String
 })
 
+const Retry = Schema.Struct({ versionId: Schema.String })
+
 /** Archives scanned per run: a restart in the middle loses at most this much work. */
 export const rescanBatchSize = 20
 
@@ -34,27 +48,42 @@ export const rescanPace = 19
 
 const before = "00000000-0000-0000-0000-000000000000"
 
-export const rescanTask: JobTask<typeof Batch.Type, SqlClient.SqlClient | Storage | ModerationRepo> = defineTask(
+/** The version's archive, for the scanner to read by ranges; none when it is not in the store. */
+const archiveOf = (versionId: string) =>
+  Effect.gen(function*() {
+    const storage = yield* Storage
+    const opened = yield* storage.open(archiveKey(versionId))
+    return Option.map(opened, ({ bytes, slice }): RangedContent => ({
+      bytes,
+      range: (start, end) => NodeStream.toReadableNever(slice(start, end - start))
+    }))
+  })
+
+/** What the scan jobs need. */
+type ScanJobNeeds = SqlClient.SqlClient | Storage | ModerationRepo | FileScanner
+
+export const rescanTask: JobTask<typeof Batch.Type, ScanJobNeeds> = defineTask(
   "moderation-rescan",
   Batch,
   ({ after }) =>
     Effect.gen(function*() {
-      const storage = yield* Storage
       const repo = yield* ModerationRepo
       const rows = yield* repo.staleScans(after, rescanBatchSize)
       for (const { id } of rows) {
-        const opened = yield* storage.open(archiveKey(id))
-        if (Option.isNone(opened)) {
+        const content = yield* archiveOf(id)
+        if (Option.isNone(content)) {
           yield* repo.recordScanFailure(id, "rescan: the archive is not in the store")
           yield* Effect.logWarning(`rescan: the archive of version ${id} is not in the store; skipped`)
           continue
         }
-        const { bytes, slice } = opened.value
-        // the scanner reads the central directory and the entries it needs, by ranges
-        const content: RangedContent = { bytes, range: (start, end) => NodeStream.toReadableNever(slice(start, end - start)) }
         const started = yield* Clock.currentTimeMillis
-        const scan = yield* scanArchive(content)
-        const moved = yield* repo.recordRescan(id, scan)
+        const scan = yield* Effect.result(scanArchive(content.value))
+        if (scan._tag === "Failure") {
+          yield* repo.recordScanFailure(id, `rescan: ${scan.failure.reason}`)
+          yield* Effect.logWarning(`rescan: the scan of version ${id} did not finish (${scan.failure.reason}); skipped`)
+          continue
+        }
+        const moved = yield* repo.recordRescan(id, scan.success)
         if (moved === "held" || moved === "released") {
           yield* Effect.logInfo(`rescan with rule set ${ruleSetVersion}: version ${id} ${moved === "held" ? "held for review" : "released"}`)
         }
@@ -62,6 +91,36 @@ export const rescanTask: JobTask<typeof Batch.Type, SqlClient.SqlClient | Storag
         yield* Effect.sleep(took * rescanPace)
       }
       if (rows.length === rescanBatchSize) yield* rescanTask.enqueue({ after: rows[rows.length - 1]!.id }, { jobKey: rescanTask.identifier })
+    })
+)
+
+/** Scans of one version that may fail before it is left held for a site admin's review. */
+export const scanAttempts = 5
+
+export const scanRetryTask: JobTask<typeof Retry.Type, ScanJobNeeds> = defineTask(
+  "moderation-scan-retry",
+  Retry,
+  ({ versionId }) =>
+    Effect.gen(function*() {
+      const repo = yield* ModerationRepo
+      // a site admin decided meanwhile, or the version was deleted: nothing is left to retry
+      if (!(yield* repo.awaitsScanRetry(versionId))) return
+      const content = yield* archiveOf(versionId)
+      if (Option.isNone(content)) {
+        return yield* repo.recordScanFailure(versionId, "retry: the archive is not in the store; held for a site admin's review")
+      }
+      const scan = yield* Effect.result(scanArchive(content.value))
+      if (scan._tag === "Success") {
+        const moved = yield* repo.recordRescan(versionId, scan.success)
+        return yield* Effect.logInfo(`scan retry: version ${versionId} ${moved === "released" ? "passed and is listed" : "is held for review"}`)
+      }
+      const failed = yield* repo.recordFailedRetry(versionId, scan.failure)
+      if (failed >= scanAttempts) {
+        yield* repo.recordScanFailure(versionId, `gave up after ${failed} scans that did not finish; held for a site admin's review`)
+        return yield* Effect.logWarning(`scan retry: version ${versionId} failed ${failed} scans; left held for review`)
+      }
+      // the runner retries the job with its backoff
+      return yield* scan.failure
     })
 )
 

@@ -77,6 +77,7 @@ export class VersionReviews extends Context.Service<VersionReviews>()("VersionRe
               scan: new ScanReport({
                 rule_set_version: s.rule_set_version,
                 outcome: s.outcome,
+                ...(s.failure === null ? {} : { failure: s.failure }),
                 scanned_at: s.scanned_at,
                 files_scanned: s.files_scanned,
                 findings: s.findings,

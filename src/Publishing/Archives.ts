@@ -2,6 +2,7 @@
  * Archives: the zip of a version, uploaded to its signed URL while the version is Pending, checked
  * before its status commits, and served for download once the version is installable.
  */
+import { SqlClient } from "effect/sql"
 import { Context, Data, Effect, Layer, Option, Stream } from "effect"
 import { createHash } from "node:crypto"
 import { NodeRepo, requireVisible } from "../Catalog/Repo.ts"
@@ -16,7 +17,8 @@ import type { Opened, StorageFailed, StoredContent, Written } from "../Storage/S
 import { traced } from "../Tracing.ts"
 import { recordUpload } from "../Observability/Metrics.ts"
 import { archiveKey, archiveServed } from "../Storage/Keys.ts"
-import { decide, ModerationRepo } from "../Moderation/Repo.ts"
+import { decide, ModerationRepo, unfinished } from "../Moderation/Repo.ts"
+import { scanRetryTask } from "../Moderation/Rescan.ts"
 import { scanArchive } from "../Moderation/Scanner.ts"
 
 export class NotAZip extends Data.TaggedError("NotAZip")<{}> {
@@ -115,6 +117,7 @@ export class Archives extends Context.Service<Archives>()("Archives", {
     const nodes = yield* NodeRepo
     const repo = yield* PublishingRepo
     const moderation = yield* ModerationRepo
+    const sql = yield* SqlClient.SqlClient
     const signer = yield* UrlSigner
     const storage = yield* Storage
     const { maxArchiveBytes, backend } = (yield* AppConfig).storage
@@ -208,14 +211,24 @@ export class Archives extends Context.Service<Archives>()("Archives", {
           Effect.flatMap(checkArchive(content, limits), (verdict) =>
             ArchiveVerdict.$match(verdict, {
               Passed: ({ files }) =>
-                Effect.flatMap(scanArchive(content), (scan) => {
-                  const decision = decide(scan)
-                  return repo.recordArchive(state.id, written, place, {
-                    status: decision.status,
-                    statusReason: decision.statusReason,
-                    alongside: moderation.recordUpload(state.id, { bytes: written.bytes, files }, scan, decision)
-                  })
-                }),
+                Effect.flatMap(
+                  // a scan that did not finish holds the version while a job retries it
+                  scanArchive(content).pipe(
+                    Effect.map((scan) => ({ scan, decision: decide(scan) })),
+                    Effect.catchTag("ScanFailed", (failure) => Effect.succeed(unfinished(failure)))
+                  ),
+                  ({ decision, scan }) =>
+                    repo.recordArchive(state.id, written, place, {
+                      status: decision.status,
+                      statusReason: decision.statusReason,
+                      alongside: Effect.andThen(
+                        moderation.recordUpload(state.id, { bytes: written.bytes, files }, scan, decision),
+                        decision.outcome === "failed"
+                          ? Effect.provideService(scanRetryTask.enqueue({ versionId: state.id }), SqlClient.SqlClient, sql)
+                          : Effect.void
+                      )
+                    })
+                ),
               Failed: ({ failures }) => Effect.fail(new ArchiveChecksFailed({ failures }))
             }))
         const { recorded } = yield* storage.put(archiveKey(state.id), upload.body, { maxBytes: maxArchiveBytes, record }).pipe(

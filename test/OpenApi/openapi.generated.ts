@@ -2217,7 +2217,7 @@ export interface components {
             id: string;
             /** @description Highest semantic version among the node's active versions that are not yanked (with host_version, among those admitting it) */
             latest_version?: components["schemas"]["NodeVersion"];
-            /** @description The node's newest version when it is newer than latest_version and held for a review (its archive's scan found something); absent otherwise */
+            /** @description The node's newest version when it is newer than latest_version and held (its archive's scan found something, or did not finish); absent otherwise */
             held_version?: components["schemas"]["HeldVersionRef"];
             /** @description Path to the license file in the node's repository */
             license?: string;
@@ -2326,13 +2326,13 @@ export interface components {
             /** @description The held version */
             version: string;
             /**
-             * @description Where it is: held by its archive's scan and awaiting a site admin's review, or its publisher asked for the review
+             * @description Where it is: held by its archive's scan and awaiting a site admin's review, its publisher asked for the review, or its scan did not finish and is retried
              * @enum {string}
              */
-            stage: "awaiting_review" | "review_requested";
+            stage: "awaiting_review" | "review_requested" | "scan_failed";
             /**
              * Format: date-time
-             * @description Since when: the scan that held it, or the publisher's request
+             * @description Since when: the scan that held it (or failed), or the publisher's request
              */
             since: string;
         };
@@ -2616,7 +2616,7 @@ export interface components {
              * @enum {string}
              */
             stage: "uploaded" | "checked" | "scanned" | "reviewed" | "listed";
-            /** @description How it went: stored, passed, held, active, approved, rejected */
+            /** @description How it went: stored, passed, held, failed, active, approved, rejected */
             outcome: string;
             /** @description What it found or why */
             detail?: string;
@@ -2630,10 +2630,12 @@ export interface components {
             /** @description The rule set that ran */
             rule_set_version: string;
             /**
-             * @description What the scan decided: held when a high finding holds the version for a review
+             * @description What the scan decided: held when a high finding holds the version for a review; failed when it did not finish (it is retried)
              * @enum {string}
              */
-            outcome: "passed" | "held";
+            outcome: "passed" | "held" | "failed";
+            /** @description Why a failed scan did not finish */
+            failure?: string;
             /**
              * Format: date-time
              * @description When the scan ran
