@@ -23,6 +23,7 @@ import { registryApi } from "./Domain/RegistryApi.ts"
 import { MediaFilesApi, MediaStorageApi } from "./MediaStorage/Api.ts"
 import { CustomerQuotasApi, CustomersApi } from "./Customers/Api.ts"
 import { WebhooksApi } from "./Webhooks/Api.ts"
+import { CatalogueSyncApi } from "./Sync/Api.ts"
 
 export class Api extends registryApi(
   CatalogApi,
@@ -54,7 +55,8 @@ export class Api extends registryApi(
   MediaFilesApi,
   CustomersApi,
   CustomerQuotasApi,
-  WebhooksApi
+  WebhooksApi,
+  CatalogueSyncApi
 )
   .annotate(OpenApi.Title, "Extension Registry and Media Proxy")
   .annotate(OpenApi.Version, "1.0")

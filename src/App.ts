@@ -39,6 +39,7 @@ import { MusicHttp } from "./Music/Http.ts"
 import { ModerationHttp } from "./Moderation/Http.ts"
 import { ModerationRepo } from "./Moderation/Repo.ts"
 import { FileScanner } from "./Moderation/FileScanner.ts"
+import { SyncHttp } from "./Sync/Http.ts"
 import { rescanTask, scanRetryTask } from "./Moderation/Rescan.ts"
 import { ShutdownReport } from "./Observability/ShutdownReport.ts"
 import { PublishersHttp } from "./Publishers/Http.ts"
@@ -75,7 +76,8 @@ export const ApiLive = HttpApiBuilder.layer(Api).pipe(
     ApiKeysHttp,
     MediaStorageHttp,
     CustomersHttp,
-    WebhooksHttp
+    WebhooksHttp,
+    SyncHttp
   ])
 )
 

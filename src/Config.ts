@@ -359,6 +359,8 @@ export const appConfig = group({
   }),
   /** Take the client's address from the last `X-Forwarded-For` entry (behind one trusted proxy). */
   trustProxy: Config.Boolean("TRUST_PROXY").pipe(Config.withDefault(false)),
+  /** How long the change feed keeps a change; a cursor older than that is answered 410 (Sync/Feed.ts). */
+  changeFeedRetentionDays: int("CHANGE_FEED_RETENTION_DAYS", 30, 1),
   /** How long a cached list page may live even without an invalidation (a safety net). */
   listCacheTtlMillis: secondsAsMillis("LIST_CACHE_TTL_SECONDS", 60, 0),
   /** The repository host's REST API, asked by node claiming. */

@@ -230,6 +230,8 @@ const floors: ReadonlyArray<Floor> = [
       "Reviews/": ["Catalog/"],
       "Versions/": ["Catalog/"],
       "Admin/": ["Auth/", "Catalog/", "Moderation/", "Publishers/", "Publishing/"],
+      // the change feed and the snapshot render the catalogue's own pages
+      "Sync/": ["Catalog/"],
       // its usage page reads the catalogue's paging parameters
       "Customers/": ["Catalog/"],
       // every proxied operation is metered (quotas, usage events); an image task's end is

@@ -253,6 +253,12 @@ export class IdempotencyKeyInProgress extends ApiError<IdempotencyKeyInProgress>
 
 // --- 413, 415, 416, 422, 429, 431, 499 ---------------------------------------------------------------------
 
+export class CursorExpired extends ApiError<CursorExpired>()("CursorExpired", {
+  code: "cursor_expired",
+  status: 410,
+  description: "The change feed no longer reaches back to this cursor: take the catalogue snapshot, then follow its cursor"
+}) {}
+
 export class PayloadTooLarge extends ApiError<PayloadTooLarge>()("PayloadTooLarge", {
   code: "payload_too_large",
   status: 413,
@@ -395,6 +401,7 @@ export const apiErrors = [
   LastOwner,
   IdempotencyKeyReused,
   IdempotencyKeyInProgress,
+  CursorExpired,
   PayloadTooLarge,
   UnsupportedMediaType,
   RangeNotSatisfiable,

@@ -1664,10 +1664,59 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/catalogue/changes": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The catalogue's changes after a cursor, oldest first
+         * @description Public. Nodes created, changed (not their download counts) and deleted; versions published, changed, their status changed, yanked, unyanked and deleted; each with the status after it. Following next_cursor never misses a change nor repeats one, however writers commit: changes come in the order their transactions committed, each served once committed. 410 cursor_expired: the cursor is older than the feed keeps (CHANGE_FEED_RETENTION_DAYS): take the snapshot. 400: a cursor the feed never issued.
+         */
+        get: operations["ListCatalogueChanges"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
+        CatalogueChanges: {
+            /** @description The changes after the cursor, oldest first */
+            changes: components["schemas"]["CatalogueChange"][];
+            /** @description The cursor to ask with next: after the last change here (the same cursor when there was none) */
+            next_cursor: string;
+            /** @description More changes wait after next_cursor: ask again at once */
+            has_more: boolean;
+        };
+        CatalogueChange: {
+            /** @description What changed: a node (created, changed, deleted) or one of its versions */
+            kind: components["schemas"]["ChangeKind"];
+            /** @description The node */
+            node_id: string;
+            /** @description The version, for the version_* kinds */
+            version?: string;
+            /** @description The node's or the version's status after the change */
+            status: string;
+            /** @description For the node_* kinds: whether the node appears in public listings after the change */
+            listed?: boolean;
+            /** @description For the version_* kinds: whether the version is yanked after the change */
+            yanked?: boolean;
+            /**
+             * Format: date-time
+             * @description When the change was written
+             */
+            at: string;
+        };
+        /** @enum {string} */
+        ChangeKind: "node_created" | "node_changed" | "node_deleted" | "version_published" | "version_changed" | "version_status_changed" | "version_yanked" | "version_unyanked" | "version_deleted";
         WebhookSecret: {
             /** @description The signing secret, `whsec_` and base64 of 32 bytes, as Standard Webhooks libraries take it */
             secret: string;
@@ -3911,6 +3960,16 @@ export interface components {
             message: string;
             /** @description The message again, where the host application's music node reads it; absent only on a request that is not readable HTTP */
             detail?: string;
+        };
+        /** @description The change feed no longer reaches back to this cursor: take the catalogue snapshot, then follow its cursor */
+        CursorExpired: {
+            /**
+             * @description Stable error code
+             * @enum {string}
+             */
+            error: "cursor_expired";
+            /** @description What went wrong, for people; wording may change */
+            message: string;
         };
         /** @description The body is over its limit (16 MiB of JSON, the archive size, 1024 MiB of video, 64 KiB of URL-encoded form) */
         PayloadTooLarge: {
@@ -14374,6 +14433,78 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["RateLimited"];
+                };
+            };
+            /** @description `internal_error`: The service failed: the cause is logged, the answer holds no internals */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InternalError"];
+                };
+            };
+            /** @description `database_unavailable`: The database cannot be reached (an outage, a restart of it), or a write kept conflicting with concurrent ones: try again after `Retry-After` seconds */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DatabaseUnavailable"];
+                };
+            };
+        };
+    };
+    ListCatalogueChanges: {
+        parameters: {
+            query: {
+                /** @description Where to read from: the snapshot's cursor, then each page's next_cursor */
+                cursor: string;
+                /** @description Changes per page (default 500); values above 1000 are served as 1000 */
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description CatalogueChanges */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CatalogueChanges"];
+                };
+            };
+            /** @description `bad_request`: The request is malformed, or a parameter or field has a bad value; the message names it */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BadRequest"];
+                };
+            };
+            /** @description `method_not_allowed`: The path exists, but not with this method (`Allow` lists the methods it takes) */
+            405: {
+                headers: {
+                    Allow: components["headers"]["Allow"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MethodNotAllowed"];
+                };
+            };
+            /** @description `cursor_expired`: The change feed no longer reaches back to this cursor: take the catalogue snapshot, then follow its cursor */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CursorExpired"];
                 };
             };
             /** @description `internal_error`: The service failed: the cause is logged, the answer holds no internals */
