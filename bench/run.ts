@@ -37,6 +37,7 @@ import { benchMusicProxy } from "./music-proxy.ts"
 import { benchWebhooks } from "./webhooks.ts"
 import { benchObjectStorage } from "./object-storage.ts"
 import { type LoadResult, paced } from "./paced.ts"
+import { benchSnapshot } from "./snapshot.ts"
 import { benchStartup } from "./startup.ts"
 import { makeStatementRecorder, type StatementRecorder } from "./statements.ts"
 import { cpuSeconds, procCpu } from "./proc.ts"
@@ -1125,6 +1126,10 @@ const main = async () => {
     const { measured, section } = await benchCompressedPage(service, database)
     measurements.push(...measured)
     media.push(section)
+  }
+  if (selected("catalogue snapshot")) {
+    log("catalogue snapshot: its size and build, and a full sync beside paging")
+    media.push(await benchSnapshot({ quick }))
   }
   if (selected("start-up")) {
     log("start-up on an existing data folder, compiled and under tsx")

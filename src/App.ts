@@ -40,6 +40,9 @@ import { ModerationHttp } from "./Moderation/Http.ts"
 import { ModerationRepo } from "./Moderation/Repo.ts"
 import { FileScanner } from "./Moderation/FileScanner.ts"
 import { SyncHttp } from "./Sync/Http.ts"
+import { ChangeFeed } from "./Sync/Feed.ts"
+import { checkSnapshots, snapshotTask } from "./Sync/Snapshot.ts"
+import { NodePages } from "./Catalog/NodePages.ts"
 import { rescanTask, scanRetryTask } from "./Moderation/Rescan.ts"
 import { ShutdownReport } from "./Observability/ShutdownReport.ts"
 import { PublishersHttp } from "./Publishers/Http.ts"
@@ -92,8 +95,11 @@ const FileScannerLive = Layer.unwrap(Effect.map(AppConfig, ({ scanning }) =>
     ...Option.match(scanning.threadProgram, { onNone: () => ({}), onSome: (program) => ({ program }) })
   })))
 
-const JobsLive = jobRunner([deliveryTask, archiveDigestTask, rescanTask, scanRetryTask], queueDigestBackfill).pipe(
-  Layer.provide([WebhookRepo.layer, Storage.layer, ModerationRepo.layer, FileScannerLive])
+const JobsLive = jobRunner(
+  [deliveryTask, archiveDigestTask, rescanTask, scanRetryTask, snapshotTask],
+  Effect.andThen(queueDigestBackfill, checkSnapshots)
+).pipe(
+  Layer.provide([WebhookRepo.layer, Storage.layer, ModerationRepo.layer, FileScannerLive, NodePages.layer, ChangeFeed.layer])
 )
 
 /**

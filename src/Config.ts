@@ -361,6 +361,8 @@ export const appConfig = group({
   trustProxy: Config.Boolean("TRUST_PROXY").pipe(Config.withDefault(false)),
   /** How long the change feed keeps a change; a cursor older than that is answered 410 (Sync/Feed.ts). */
   changeFeedRetentionDays: int("CHANGE_FEED_RETENTION_DAYS", 30, 1),
+  /** How often each instance looks whether the catalogue snapshot is behind the feed (Sync/Snapshot.ts); tests shorten it. */
+  snapshotCheckMillis: Config.succeed(2000),
   /** How long a cached list page may live even without an invalidation (a safety net). */
   listCacheTtlMillis: secondsAsMillis("LIST_CACHE_TTL_SECONDS", 60, 0),
   /** The repository host's REST API, asked by node claiming. */

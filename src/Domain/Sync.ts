@@ -3,6 +3,7 @@
  * starts from.
  */
 import { Schema } from "effect"
+import { Node } from "./Node.ts"
 import { field, optionalField, Timestamp } from "./Schemas.ts"
 
 export const changeKinds = [
@@ -39,4 +40,11 @@ export class CatalogueChanges extends Schema.Class<CatalogueChanges>("CatalogueC
   changes: field(Schema.Array(CatalogueChange), "The changes after the cursor, oldest first"),
   next_cursor: field(Cursor, "The cursor to ask with next: after the last change here (the same cursor when there was none)"),
   has_more: field(Schema.Boolean, "More changes wait after next_cursor: ask again at once")
+}) {}
+
+export class CatalogueSnapshot extends Schema.Class<CatalogueSnapshot>("CatalogueSnapshot")({
+  built_at: field(Timestamp, "When the snapshot was cut"),
+  cursor: field(Cursor, "The change feed's cursor it was cut at: follow GET /catalogue/changes from it"),
+  nodes: field(Schema.Array(Node), "Every listed node with its latest version, as GET /nodes answers them, by id"),
+  total: field(Schema.Int, "How many nodes")
 }) {}

@@ -10,7 +10,7 @@
  * that our own effect/sql client calls inside the transaction of the change it follows, and new
  * jobs are announced by LISTEN/NOTIFY, so a job starts within milliseconds of its commit.
  */
-import { Effect, Layer, Redacted } from "effect"
+import { Effect, Layer, Redacted, type Scope } from "effect"
 import { Logger, run, runMigrations } from "graphile-worker"
 import pg from "pg"
 import { AppConfig } from "../Config.ts"
@@ -29,12 +29,13 @@ export const migrateJobSchema = (url: string) => runMigrations({ connectionStrin
 
 /**
  * The runner of `tasks`, started with the layer and stopped gracefully when its scope closes;
- * once it has started (its schema in place), `atStart` queues the jobs every start queues.
+ * once it has started (its schema in place), `atStart` queues the jobs every start queues, and
+ * may fork, into the layer's scope, what queues jobs from then on.
  */
 export const jobRunner = <const Tasks extends ReadonlyArray<AnyJobTask>, R = never>(
   tasks: Tasks,
   atStart: Effect.Effect<void, never, R> = Effect.void as Effect.Effect<void, never, R>
-): Layer.Layer<never, never, AppConfig | DatabaseUrl | TaskRequirements<Tasks[number]> | R> =>
+): Layer.Layer<never, never, AppConfig | DatabaseUrl | TaskRequirements<Tasks[number]> | Exclude<R, Scope.Scope>> =>
   Layer.effectDiscard(Effect.gen(function*() {
     const { jobs } = yield* AppConfig
     const url = yield* DatabaseUrl

@@ -3,8 +3,8 @@
  * node at once. Public, like the listings they replace.
  */
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "effect/http-api"
-import { CursorExpired } from "../Domain/ApiErrors.ts"
-import { CatalogueChanges, Cursor } from "../Domain/Sync.ts"
+import { CursorExpired, ServiceUnavailable } from "../Domain/ApiErrors.ts"
+import { CatalogueChanges, CatalogueSnapshot, Cursor } from "../Domain/Sync.ts"
 import { PageSize } from "../Catalog/Api.ts"
 
 /** Changes served per page: larger requests are clamped, as list pages are. */
@@ -14,6 +14,17 @@ export const defaultChanges = 500
 const ChangesLimit = PageSize(maxChanges, defaultChanges, "Changes")
 
 export class CatalogueSyncApi extends HttpApiGroup.make("catalogueSync")
+  .add(
+    HttpApiEndpoint.get("getCatalogueSnapshot", "/catalogue/snapshot", { success: CatalogueSnapshot, error: [ServiceUnavailable] })
+      .annotate(OpenApi.Summary, "Every listed node with its latest version, in one answer")
+      .annotate(
+        OpenApi.Description,
+        "Public. The nodes as GET /nodes answers them, by id, cut at a change-feed cursor: take it once, then follow " +
+          "GET /catalogue/changes from its cursor. Rebuilt in the background a few seconds after the catalogue changes; " +
+          "every instance serves the same bytes for a cursor. Sent in br or gzip as Accept-Encoding asks (stored " +
+          "compressed), with an ETag: If-None-Match answers 304 while it is unchanged. 503 until the first one is built."
+      )
+  )
   .add(
     HttpApiEndpoint.get("listCatalogueChanges", "/catalogue/changes", {
       query: {

@@ -1664,6 +1664,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/catalogue/snapshot": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Every listed node with its latest version, in one answer
+         * @description Public. The nodes as GET /nodes answers them, by id, cut at a change-feed cursor: take it once, then follow GET /catalogue/changes from its cursor. Rebuilt in the background a few seconds after the catalogue changes; every instance serves the same bytes for a cursor. Sent in br or gzip as Accept-Encoding asks (stored compressed), with an ETag: If-None-Match answers 304 while it is unchanged. 503 until the first one is built.
+         */
+        get: operations["GetCatalogueSnapshot"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/catalogue/changes": {
         parameters: {
             query?: never;
@@ -1717,6 +1737,379 @@ export interface components {
         };
         /** @enum {string} */
         ChangeKind: "node_created" | "node_changed" | "node_deleted" | "version_published" | "version_changed" | "version_status_changed" | "version_yanked" | "version_unyanked" | "version_deleted";
+        CatalogueSnapshot: {
+            /**
+             * Format: date-time
+             * @description When the snapshot was cut
+             */
+            built_at: string;
+            /** @description The change feed's cursor it was cut at: follow GET /catalogue/changes from it */
+            cursor: string;
+            /** @description Every listed node with its latest version, as GET /nodes answers them, by id */
+            nodes: components["schemas"]["Node"][];
+            /** @description How many nodes */
+            total: number;
+        };
+        /**
+         * @example {
+         *       "author": "Lumen Lab",
+         *       "banner_url": "https://lumenlab.example.com/film-grade/banner.png",
+         *       "created_at": "2024-02-20T10:05:44.000Z",
+         *       "description": "Colour grading with film LUTs, grain and halation",
+         *       "downloads": 18422,
+         *       "repohost_stars": 312,
+         *       "icon": "https://lumenlab.example.com/film-grade/icon.png",
+         *       "id": "film-grade-nodes",
+         *       "latest_version": {
+         *         "changelog": "Adds a 16-bit output to the LUT loader",
+         *         "createdAt": "2024-05-03T14:21:07.512Z",
+         *         "dependencies": [
+         *           "numpy>=1.24",
+         *           "colour-science"
+         *         ],
+         *         "deprecated": false,
+         *         "downloadUrl": "https://registry.example.com/archives/film-grade-nodes/1.4.2",
+         *         "id": "7d4f2a9c-1b3e-4c5d-8e6f-0a1b2c3d4e5f",
+         *         "node_id": "film-grade-nodes",
+         *         "sha256": "3b2c9f5e8d1a47c6b0e2f4a9d8c7b6a5e4f3d2c1b0a9f8e7d6c5b4a3f2e1d0c9",
+         *         "status": "NodeVersionStatusActive",
+         *         "supported_accelerators": [
+         *           "cuda",
+         *           "mps"
+         *         ],
+         *         "supported_host_version": ">=0.3.0",
+         *         "supported_os": [
+         *           "linux",
+         *           "windows",
+         *           "macos"
+         *         ],
+         *         "tags": [],
+         *         "tags_admin": [],
+         *         "version": "1.4.2",
+         *         "yanked": false,
+         *         "provenance": {
+         *           "method": "trusted_publishing",
+         *           "trusted_publisher_id": "0b6e3c52-8f4d-4a9e-9d71-2f5c8a1e6b34",
+         *           "issuer": "https://token.actions.githubusercontent.com",
+         *           "repository": "film-grade/film-grade-nodes",
+         *           "workflow": ".github/workflows/publish.yml",
+         *           "ref": "refs/tags/v1.4.2",
+         *           "sha": "9f2c4e1a7b3d5f6e8a0c2b4d6f8e0a1c3b5d7f9e",
+         *           "run_id": "11873456123"
+         *         }
+         *       },
+         *       "license": "LICENSE",
+         *       "name": "Film Grade Nodes",
+         *       "preempted_host_node_names": [],
+         *       "publisher": {
+         *         "createdAt": "2024-02-12T09:30:00.000Z",
+         *         "description": "Nodes for colour grading and film emulation",
+         *         "id": "lumen-lab",
+         *         "logo": "https://lumenlab.example.com/logo.png",
+         *         "name": "Lumen Lab",
+         *         "source_code_repo": "https://git.example.com/lumen-lab",
+         *         "status": "PublisherStatusActive",
+         *         "support": "https://lumenlab.example.com/support",
+         *         "website": "https://lumenlab.example.com"
+         *       },
+         *       "rating": 4.6,
+         *       "repository": "https://git.example.com/lumen-lab/film-grade-nodes",
+         *       "status": "NodeStatusActive",
+         *       "supported_accelerators": [
+         *         "cuda",
+         *         "mps"
+         *       ],
+         *       "supported_host_version": ">=0.3.0",
+         *       "supported_os": [
+         *         "linux",
+         *         "windows",
+         *         "macos"
+         *       ],
+         *       "tags": [
+         *         "color",
+         *         "film",
+         *         "post-processing"
+         *       ],
+         *       "tags_admin": [],
+         *       "translations": {
+         *         "fr": {
+         *           "name": "Nœuds d'étalonnage film",
+         *           "description": "Étalonnage avec des LUT de film, grain et halo"
+         *         }
+         *       }
+         *     }
+         */
+        Node: {
+            /** @description Author of the node */
+            author?: string;
+            /** @description URL of the node's banner */
+            banner_url?: string;
+            /** @description Deprecated: use tags; will be removed in a future version */
+            category?: string;
+            /**
+             * Format: date-time
+             * @description Creation time of the node
+             */
+            created_at: string;
+            /** @description Description of the node (empty when none was given) */
+            description: string;
+            /** @description Number of times a version of the node was downloaded */
+            downloads: number;
+            /** @description Number of stars of the node's source repository */
+            repohost_stars: number;
+            /** @description URL of the node's icon */
+            icon?: string;
+            /** @description Unique identifier of the node */
+            id: string;
+            /** @description Highest semantic version among the node's active versions that are not yanked (with host_version, among those admitting it) */
+            latest_version?: components["schemas"]["NodeVersion"];
+            /** @description The node's newest version when it is newer than latest_version and held (its archive's scan found something, or did not finish); absent otherwise */
+            held_version?: components["schemas"]["HeldVersionRef"];
+            /** @description Path to the license file in the node's repository */
+            license?: string;
+            /** @description Display name of the node (its id when none was given) */
+            name: string;
+            /** @description Names of host-nodes that this node preempts */
+            preempted_host_node_names: string[];
+            /** @description Publisher the node belongs to */
+            publisher: components["schemas"]["Publisher"];
+            /** @description Average rating of the node */
+            rating?: number;
+            /** @description URL of the node's source repository */
+            repository?: string;
+            /** @description Value used to sort search results; lower ranks first */
+            search_ranking?: number;
+            /** @description Status of the node */
+            status: components["schemas"]["NodeStatus"];
+            /** @description Why the node has its status, as a site admin explained it */
+            status_detail?: string;
+            /** @description Accelerators supported by the node (free strings) */
+            supported_accelerators: string[];
+            /** @description Host frontend versions the node supports, as a semantic-version range */
+            supported_host_frontend_version?: string;
+            /** @description Host application versions the node supports, as a semantic-version range */
+            supported_host_version?: string;
+            /** @description Operating systems supported by the node */
+            supported_os: string[];
+            /** @description Tags of the node (they replace category) */
+            tags: string[];
+            /** @description Admin-only tags for security warnings and admin metadata */
+            tags_admin: string[];
+            /** @description Translated metadata of the node, by language key */
+            translations?: {
+                [key: string]: {
+                    [key: string]: components["schemas"]["JsonValue"];
+                };
+            };
+        };
+        /** @description A JSON value; an array holds no array directly */
+        JsonValue: string | number | boolean | null | components["schemas"]["JsonObject"] | (string | number | boolean | null | components["schemas"]["JsonObject"])[];
+        /** @description A JSON object */
+        JsonObject: {
+            [key: string]: components["schemas"]["JsonValue"];
+        };
+        /** @enum {string} */
+        NodeStatus: "NodeStatusActive" | "NodeStatusDeleted" | "NodeStatusBanned";
+        /**
+         * @example {
+         *       "createdAt": "2024-02-12T09:30:00.000Z",
+         *       "description": "Nodes for colour grading and film emulation",
+         *       "id": "lumen-lab",
+         *       "logo": "https://lumenlab.example.com/logo.png",
+         *       "name": "Lumen Lab",
+         *       "source_code_repo": "https://git.example.com/lumen-lab",
+         *       "status": "PublisherStatusActive",
+         *       "support": "https://lumenlab.example.com/support",
+         *       "website": "https://lumenlab.example.com"
+         *     }
+         */
+        Publisher: {
+            /**
+             * Format: date-time
+             * @description Creation time of the publisher
+             */
+            createdAt: string;
+            /** @description Description of the publisher */
+            description?: string;
+            /** @description Unique identifier of the publisher, akin to a username; lowercase */
+            id: string;
+            /** @description URL of the publisher's logo */
+            logo?: string;
+            /** @description Members of the publisher with their roles; shown only to its members and site admins */
+            members?: components["schemas"]["PublisherMember"][];
+            /** @description Display name of the publisher (its id when none was given) */
+            name: string;
+            /** @description URL where the publisher's source code is hosted */
+            source_code_repo?: string;
+            /** @description Status of the publisher */
+            status: components["schemas"]["PublisherStatus"];
+            /** @description Where users of the publisher's nodes get support */
+            support?: string;
+            /** @description URL of the publisher's website */
+            website?: string;
+        };
+        /** @enum {string} */
+        PublisherStatus: "PublisherStatusActive" | "PublisherStatusBanned";
+        PublisherMember: {
+            /** @description Identifier of the member: the member's user id */
+            id: string;
+            /** @description Role of the user in the publisher */
+            role: components["schemas"]["PublisherRole"];
+            /** @description The user who is a member */
+            user: components["schemas"]["PublisherUser"];
+        };
+        PublisherUser: {
+            /** @description E-mail address of the user */
+            email?: string;
+            /** @description Identifier of the user */
+            id: string;
+            /** @description Name of the user */
+            name?: string;
+        };
+        /** @enum {string} */
+        PublisherRole: "owner" | "admin" | "member";
+        HeldVersionRef: {
+            /** @description The held version */
+            version: string;
+            /**
+             * @description Where it is: held by its archive's scan and awaiting a site admin's review, its publisher asked for the review, or its scan did not finish and is retried
+             * @enum {string}
+             */
+            stage: "awaiting_review" | "review_requested" | "scan_failed";
+            /**
+             * Format: date-time
+             * @description Since when: the scan that held it (or failed), or the publisher's request
+             */
+            since: string;
+        };
+        /**
+         * @example {
+         *       "changelog": "Adds a 16-bit output to the LUT loader",
+         *       "createdAt": "2024-05-03T14:21:07.512Z",
+         *       "dependencies": [
+         *         "numpy>=1.24",
+         *         "colour-science"
+         *       ],
+         *       "deprecated": false,
+         *       "downloadUrl": "https://registry.example.com/archives/film-grade-nodes/1.4.2",
+         *       "id": "7d4f2a9c-1b3e-4c5d-8e6f-0a1b2c3d4e5f",
+         *       "node_id": "film-grade-nodes",
+         *       "sha256": "3b2c9f5e8d1a47c6b0e2f4a9d8c7b6a5e4f3d2c1b0a9f8e7d6c5b4a3f2e1d0c9",
+         *       "status": "NodeVersionStatusActive",
+         *       "supported_accelerators": [
+         *         "cuda",
+         *         "mps"
+         *       ],
+         *       "supported_host_version": ">=0.3.0",
+         *       "supported_os": [
+         *         "linux",
+         *         "windows",
+         *         "macos"
+         *       ],
+         *       "tags": [],
+         *       "tags_admin": [],
+         *       "version": "1.4.2",
+         *       "yanked": false,
+         *       "provenance": {
+         *         "method": "trusted_publishing",
+         *         "trusted_publisher_id": "0b6e3c52-8f4d-4a9e-9d71-2f5c8a1e6b34",
+         *         "issuer": "https://token.actions.githubusercontent.com",
+         *         "repository": "film-grade/film-grade-nodes",
+         *         "workflow": ".github/workflows/publish.yml",
+         *         "ref": "refs/tags/v1.4.2",
+         *         "sha": "9f2c4e1a7b3d5f6e8a0c2b4d6f8e0a1c3b5d7f9e",
+         *         "run_id": "11873456123"
+         *       }
+         *     }
+         */
+        NodeVersion: {
+            /** @description Summary of changes in this version */
+            changelog?: string;
+            /** @description Status of the extraction of this version's host-nodes: `pending` once published, `success` once they are recorded, `failed` when the extraction failed */
+            host_node_extract_status?: string;
+            /**
+             * Format: date-time
+             * @description Creation time of the version
+             */
+            createdAt: string;
+            /** @description Package dependencies required by the node in this version */
+            dependencies: string[];
+            /** @description Whether this version is deprecated */
+            deprecated: boolean;
+            /** @description Output only: URL to download this version's archive, present while the version is installable */
+            downloadUrl?: string;
+            /** @description Identifier of the version */
+            id: string;
+            /** @description Identifier of the node */
+            node_id: string;
+            /** @description SHA-256 of the version's archive, in lowercase hexadecimal: present once an archive is stored. The download answers it as Repr-Digest (RFC 9530); a client checks what it downloaded against it */
+            sha256?: string;
+            /** @description Status of the version */
+            status: components["schemas"]["NodeVersionStatus"];
+            /** @description Why the version has its status, such as what its checks found */
+            status_reason?: string;
+            /** @description Accelerators supported by this version (free strings) */
+            supported_accelerators: string[];
+            /** @description Host frontend versions this version supports, as a semantic-version range */
+            supported_host_frontend_version?: string;
+            /** @description Host application versions this version supports, as a semantic-version range */
+            supported_host_version?: string;
+            /** @description Operating systems supported by this version */
+            supported_os: string[];
+            /** @description Tags of this version */
+            tags: string[];
+            /** @description Admin-only tags of this version */
+            tags_admin: string[];
+            /** @description Semantic version identifier; unique for the node */
+            version: string;
+            /** @description Whether the publisher yanked this version: it stays installable by its exact version, but is never the node's latest_version nor an unpinned install's choice */
+            yanked: boolean;
+            /** @description Why the publisher yanked this version; present only while it is yanked */
+            yanked_reason?: string;
+            /** @description How the version was published: the personal access token, the member, or the trusted publisher and the CI run that published it; absent for versions published before the registry recorded it */
+            provenance?: components["schemas"]["Provenance"];
+        };
+        Provenance: {
+            /**
+             * @description Published with a personal access token of the publisher
+             * @enum {string}
+             */
+            method: "personal_access_token";
+            /** @description Identifier of the token (its value is never shown) */
+            token_id: string;
+        } | {
+            /**
+             * @description Published with the bearer token of a member of the publisher
+             * @enum {string}
+             */
+            method: "user";
+            /** @description Identifier of the member */
+            user_id: string;
+        } | {
+            /**
+             * @description Published from CI with a publish token of trusted publishing
+             * @enum {string}
+             */
+            method: "trusted_publishing";
+            /** @description Identifier of the trusted publisher that matched */
+            trusted_publisher_id: string;
+            /** @description Issuer of the workflow's identity token */
+            issuer: string;
+            /** @description The repository the workflow ran in, as owner/name */
+            repository: string;
+            /** @description The workflow file's path in the repository */
+            workflow: string;
+            /** @description The git ref the run was for */
+            ref?: string;
+            /** @description The commit the run was for */
+            sha?: string;
+            /** @description The CI run (GitHub Actions' run id, GitLab's pipeline id) */
+            run_id?: string;
+            /** @description The deployment environment the job ran in */
+            environment?: string;
+        };
+        /** @enum {string} */
+        NodeVersionStatus: "NodeVersionStatusActive" | "NodeVersionStatusDeleted" | "NodeVersionStatusBanned" | "NodeVersionStatusPending" | "NodeVersionStatusFlagged";
         WebhookSecret: {
             /** @description The signing secret, `whsec_` and base64 of 32 bytes, as Standard Webhooks libraries take it */
             secret: string;
@@ -2001,134 +2394,6 @@ export interface components {
             /** @description Why the version is refused, when status is error */
             error_message?: string;
         };
-        /**
-         * @example {
-         *       "changelog": "Adds a 16-bit output to the LUT loader",
-         *       "createdAt": "2024-05-03T14:21:07.512Z",
-         *       "dependencies": [
-         *         "numpy>=1.24",
-         *         "colour-science"
-         *       ],
-         *       "deprecated": false,
-         *       "downloadUrl": "https://registry.example.com/archives/film-grade-nodes/1.4.2",
-         *       "id": "7d4f2a9c-1b3e-4c5d-8e6f-0a1b2c3d4e5f",
-         *       "node_id": "film-grade-nodes",
-         *       "sha256": "3b2c9f5e8d1a47c6b0e2f4a9d8c7b6a5e4f3d2c1b0a9f8e7d6c5b4a3f2e1d0c9",
-         *       "status": "NodeVersionStatusActive",
-         *       "supported_accelerators": [
-         *         "cuda",
-         *         "mps"
-         *       ],
-         *       "supported_host_version": ">=0.3.0",
-         *       "supported_os": [
-         *         "linux",
-         *         "windows",
-         *         "macos"
-         *       ],
-         *       "tags": [],
-         *       "tags_admin": [],
-         *       "version": "1.4.2",
-         *       "yanked": false,
-         *       "provenance": {
-         *         "method": "trusted_publishing",
-         *         "trusted_publisher_id": "0b6e3c52-8f4d-4a9e-9d71-2f5c8a1e6b34",
-         *         "issuer": "https://token.actions.githubusercontent.com",
-         *         "repository": "film-grade/film-grade-nodes",
-         *         "workflow": ".github/workflows/publish.yml",
-         *         "ref": "refs/tags/v1.4.2",
-         *         "sha": "9f2c4e1a7b3d5f6e8a0c2b4d6f8e0a1c3b5d7f9e",
-         *         "run_id": "11873456123"
-         *       }
-         *     }
-         */
-        NodeVersion: {
-            /** @description Summary of changes in this version */
-            changelog?: string;
-            /** @description Status of the extraction of this version's host-nodes: `pending` once published, `success` once they are recorded, `failed` when the extraction failed */
-            host_node_extract_status?: string;
-            /**
-             * Format: date-time
-             * @description Creation time of the version
-             */
-            createdAt: string;
-            /** @description Package dependencies required by the node in this version */
-            dependencies: string[];
-            /** @description Whether this version is deprecated */
-            deprecated: boolean;
-            /** @description Output only: URL to download this version's archive, present while the version is installable */
-            downloadUrl?: string;
-            /** @description Identifier of the version */
-            id: string;
-            /** @description Identifier of the node */
-            node_id: string;
-            /** @description SHA-256 of the version's archive, in lowercase hexadecimal: present once an archive is stored. The download answers it as Repr-Digest (RFC 9530); a client checks what it downloaded against it */
-            sha256?: string;
-            /** @description Status of the version */
-            status: components["schemas"]["NodeVersionStatus"];
-            /** @description Why the version has its status, such as what its checks found */
-            status_reason?: string;
-            /** @description Accelerators supported by this version (free strings) */
-            supported_accelerators: string[];
-            /** @description Host frontend versions this version supports, as a semantic-version range */
-            supported_host_frontend_version?: string;
-            /** @description Host application versions this version supports, as a semantic-version range */
-            supported_host_version?: string;
-            /** @description Operating systems supported by this version */
-            supported_os: string[];
-            /** @description Tags of this version */
-            tags: string[];
-            /** @description Admin-only tags of this version */
-            tags_admin: string[];
-            /** @description Semantic version identifier; unique for the node */
-            version: string;
-            /** @description Whether the publisher yanked this version: it stays installable by its exact version, but is never the node's latest_version nor an unpinned install's choice */
-            yanked: boolean;
-            /** @description Why the publisher yanked this version; present only while it is yanked */
-            yanked_reason?: string;
-            /** @description How the version was published: the personal access token, the member, or the trusted publisher and the CI run that published it; absent for versions published before the registry recorded it */
-            provenance?: components["schemas"]["Provenance"];
-        };
-        Provenance: {
-            /**
-             * @description Published with a personal access token of the publisher
-             * @enum {string}
-             */
-            method: "personal_access_token";
-            /** @description Identifier of the token (its value is never shown) */
-            token_id: string;
-        } | {
-            /**
-             * @description Published with the bearer token of a member of the publisher
-             * @enum {string}
-             */
-            method: "user";
-            /** @description Identifier of the member */
-            user_id: string;
-        } | {
-            /**
-             * @description Published from CI with a publish token of trusted publishing
-             * @enum {string}
-             */
-            method: "trusted_publishing";
-            /** @description Identifier of the trusted publisher that matched */
-            trusted_publisher_id: string;
-            /** @description Issuer of the workflow's identity token */
-            issuer: string;
-            /** @description The repository the workflow ran in, as owner/name */
-            repository: string;
-            /** @description The workflow file's path in the repository */
-            workflow: string;
-            /** @description The git ref the run was for */
-            ref?: string;
-            /** @description The commit the run was for */
-            sha?: string;
-            /** @description The CI run (GitHub Actions' run id, GitLab's pipeline id) */
-            run_id?: string;
-            /** @description The deployment environment the job ran in */
-            environment?: string;
-        };
-        /** @enum {string} */
-        NodeVersionStatus: "NodeVersionStatusActive" | "NodeVersionStatusDeleted" | "NodeVersionStatusBanned" | "NodeVersionStatusPending" | "NodeVersionStatusFlagged";
         /** @enum {string} */
         BulkNodeVersionStatus: "success" | "not_found" | "error";
         NodeVersionIdentifier: {
@@ -2152,238 +2417,6 @@ export interface components {
             totalPages: number;
             /** @description Versions of this page, newest first */
             versions: components["schemas"]["NodeVersion"][];
-        };
-        /**
-         * @example {
-         *       "author": "Lumen Lab",
-         *       "banner_url": "https://lumenlab.example.com/film-grade/banner.png",
-         *       "created_at": "2024-02-20T10:05:44.000Z",
-         *       "description": "Colour grading with film LUTs, grain and halation",
-         *       "downloads": 18422,
-         *       "repohost_stars": 312,
-         *       "icon": "https://lumenlab.example.com/film-grade/icon.png",
-         *       "id": "film-grade-nodes",
-         *       "latest_version": {
-         *         "changelog": "Adds a 16-bit output to the LUT loader",
-         *         "createdAt": "2024-05-03T14:21:07.512Z",
-         *         "dependencies": [
-         *           "numpy>=1.24",
-         *           "colour-science"
-         *         ],
-         *         "deprecated": false,
-         *         "downloadUrl": "https://registry.example.com/archives/film-grade-nodes/1.4.2",
-         *         "id": "7d4f2a9c-1b3e-4c5d-8e6f-0a1b2c3d4e5f",
-         *         "node_id": "film-grade-nodes",
-         *         "sha256": "3b2c9f5e8d1a47c6b0e2f4a9d8c7b6a5e4f3d2c1b0a9f8e7d6c5b4a3f2e1d0c9",
-         *         "status": "NodeVersionStatusActive",
-         *         "supported_accelerators": [
-         *           "cuda",
-         *           "mps"
-         *         ],
-         *         "supported_host_version": ">=0.3.0",
-         *         "supported_os": [
-         *           "linux",
-         *           "windows",
-         *           "macos"
-         *         ],
-         *         "tags": [],
-         *         "tags_admin": [],
-         *         "version": "1.4.2",
-         *         "yanked": false,
-         *         "provenance": {
-         *           "method": "trusted_publishing",
-         *           "trusted_publisher_id": "0b6e3c52-8f4d-4a9e-9d71-2f5c8a1e6b34",
-         *           "issuer": "https://token.actions.githubusercontent.com",
-         *           "repository": "film-grade/film-grade-nodes",
-         *           "workflow": ".github/workflows/publish.yml",
-         *           "ref": "refs/tags/v1.4.2",
-         *           "sha": "9f2c4e1a7b3d5f6e8a0c2b4d6f8e0a1c3b5d7f9e",
-         *           "run_id": "11873456123"
-         *         }
-         *       },
-         *       "license": "LICENSE",
-         *       "name": "Film Grade Nodes",
-         *       "preempted_host_node_names": [],
-         *       "publisher": {
-         *         "createdAt": "2024-02-12T09:30:00.000Z",
-         *         "description": "Nodes for colour grading and film emulation",
-         *         "id": "lumen-lab",
-         *         "logo": "https://lumenlab.example.com/logo.png",
-         *         "name": "Lumen Lab",
-         *         "source_code_repo": "https://git.example.com/lumen-lab",
-         *         "status": "PublisherStatusActive",
-         *         "support": "https://lumenlab.example.com/support",
-         *         "website": "https://lumenlab.example.com"
-         *       },
-         *       "rating": 4.6,
-         *       "repository": "https://git.example.com/lumen-lab/film-grade-nodes",
-         *       "status": "NodeStatusActive",
-         *       "supported_accelerators": [
-         *         "cuda",
-         *         "mps"
-         *       ],
-         *       "supported_host_version": ">=0.3.0",
-         *       "supported_os": [
-         *         "linux",
-         *         "windows",
-         *         "macos"
-         *       ],
-         *       "tags": [
-         *         "color",
-         *         "film",
-         *         "post-processing"
-         *       ],
-         *       "tags_admin": [],
-         *       "translations": {
-         *         "fr": {
-         *           "name": "Nœuds d'étalonnage film",
-         *           "description": "Étalonnage avec des LUT de film, grain et halo"
-         *         }
-         *       }
-         *     }
-         */
-        Node: {
-            /** @description Author of the node */
-            author?: string;
-            /** @description URL of the node's banner */
-            banner_url?: string;
-            /** @description Deprecated: use tags; will be removed in a future version */
-            category?: string;
-            /**
-             * Format: date-time
-             * @description Creation time of the node
-             */
-            created_at: string;
-            /** @description Description of the node (empty when none was given) */
-            description: string;
-            /** @description Number of times a version of the node was downloaded */
-            downloads: number;
-            /** @description Number of stars of the node's source repository */
-            repohost_stars: number;
-            /** @description URL of the node's icon */
-            icon?: string;
-            /** @description Unique identifier of the node */
-            id: string;
-            /** @description Highest semantic version among the node's active versions that are not yanked (with host_version, among those admitting it) */
-            latest_version?: components["schemas"]["NodeVersion"];
-            /** @description The node's newest version when it is newer than latest_version and held (its archive's scan found something, or did not finish); absent otherwise */
-            held_version?: components["schemas"]["HeldVersionRef"];
-            /** @description Path to the license file in the node's repository */
-            license?: string;
-            /** @description Display name of the node (its id when none was given) */
-            name: string;
-            /** @description Names of host-nodes that this node preempts */
-            preempted_host_node_names: string[];
-            /** @description Publisher the node belongs to */
-            publisher: components["schemas"]["Publisher"];
-            /** @description Average rating of the node */
-            rating?: number;
-            /** @description URL of the node's source repository */
-            repository?: string;
-            /** @description Value used to sort search results; lower ranks first */
-            search_ranking?: number;
-            /** @description Status of the node */
-            status: components["schemas"]["NodeStatus"];
-            /** @description Why the node has its status, as a site admin explained it */
-            status_detail?: string;
-            /** @description Accelerators supported by the node (free strings) */
-            supported_accelerators: string[];
-            /** @description Host frontend versions the node supports, as a semantic-version range */
-            supported_host_frontend_version?: string;
-            /** @description Host application versions the node supports, as a semantic-version range */
-            supported_host_version?: string;
-            /** @description Operating systems supported by the node */
-            supported_os: string[];
-            /** @description Tags of the node (they replace category) */
-            tags: string[];
-            /** @description Admin-only tags for security warnings and admin metadata */
-            tags_admin: string[];
-            /** @description Translated metadata of the node, by language key */
-            translations?: {
-                [key: string]: {
-                    [key: string]: components["schemas"]["JsonValue"];
-                };
-            };
-        };
-        /** @description A JSON value; an array holds no array directly */
-        JsonValue: string | number | boolean | null | components["schemas"]["JsonObject"] | (string | number | boolean | null | components["schemas"]["JsonObject"])[];
-        /** @description A JSON object */
-        JsonObject: {
-            [key: string]: components["schemas"]["JsonValue"];
-        };
-        /** @enum {string} */
-        NodeStatus: "NodeStatusActive" | "NodeStatusDeleted" | "NodeStatusBanned";
-        /**
-         * @example {
-         *       "createdAt": "2024-02-12T09:30:00.000Z",
-         *       "description": "Nodes for colour grading and film emulation",
-         *       "id": "lumen-lab",
-         *       "logo": "https://lumenlab.example.com/logo.png",
-         *       "name": "Lumen Lab",
-         *       "source_code_repo": "https://git.example.com/lumen-lab",
-         *       "status": "PublisherStatusActive",
-         *       "support": "https://lumenlab.example.com/support",
-         *       "website": "https://lumenlab.example.com"
-         *     }
-         */
-        Publisher: {
-            /**
-             * Format: date-time
-             * @description Creation time of the publisher
-             */
-            createdAt: string;
-            /** @description Description of the publisher */
-            description?: string;
-            /** @description Unique identifier of the publisher, akin to a username; lowercase */
-            id: string;
-            /** @description URL of the publisher's logo */
-            logo?: string;
-            /** @description Members of the publisher with their roles; shown only to its members and site admins */
-            members?: components["schemas"]["PublisherMember"][];
-            /** @description Display name of the publisher (its id when none was given) */
-            name: string;
-            /** @description URL where the publisher's source code is hosted */
-            source_code_repo?: string;
-            /** @description Status of the publisher */
-            status: components["schemas"]["PublisherStatus"];
-            /** @description Where users of the publisher's nodes get support */
-            support?: string;
-            /** @description URL of the publisher's website */
-            website?: string;
-        };
-        /** @enum {string} */
-        PublisherStatus: "PublisherStatusActive" | "PublisherStatusBanned";
-        PublisherMember: {
-            /** @description Identifier of the member: the member's user id */
-            id: string;
-            /** @description Role of the user in the publisher */
-            role: components["schemas"]["PublisherRole"];
-            /** @description The user who is a member */
-            user: components["schemas"]["PublisherUser"];
-        };
-        PublisherUser: {
-            /** @description E-mail address of the user */
-            email?: string;
-            /** @description Identifier of the user */
-            id: string;
-            /** @description Name of the user */
-            name?: string;
-        };
-        /** @enum {string} */
-        PublisherRole: "owner" | "admin" | "member";
-        HeldVersionRef: {
-            /** @description The held version */
-            version: string;
-            /**
-             * @description Where it is: held by its archive's scan and awaiting a site admin's review, its publisher asked for the review, or its scan did not finish and is retried
-             * @enum {string}
-             */
-            stage: "awaiting_review" | "review_requested" | "scan_failed";
-            /**
-             * Format: date-time
-             * @description Since when: the scan that held it (or failed), or the publisher's request
-             */
-            since: string;
         };
         TextToMusicRequest: {
             /** @description What the music should be like (required, at most 2000 characters) */
@@ -14452,6 +14485,55 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["DatabaseUnavailable"];
+                };
+            };
+        };
+    };
+    GetCatalogueSnapshot: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description CatalogueSnapshot */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CatalogueSnapshot"];
+                };
+            };
+            /** @description `method_not_allowed`: The path exists, but not with this method (`Allow` lists the methods it takes) */
+            405: {
+                headers: {
+                    Allow: components["headers"]["Allow"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MethodNotAllowed"];
+                };
+            };
+            /** @description `internal_error`: The service failed: the cause is logged, the answer holds no internals */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InternalError"];
+                };
+            };
+            /** @description `service_unavailable`: A dependency (the database, the repository host) is down: try again later; `database_unavailable`: The database cannot be reached (an outage, a restart of it), or a write kept conflicting with concurrent ones: try again after `Retry-After` seconds */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ServiceUnavailable"] | components["schemas"]["DatabaseUnavailable"];
                 };
             };
         };

@@ -1,0 +1,15 @@
+-- The catalogue snapshot (issue 30): every listed node with its latest version, as GET /nodes
+-- answers them, cut at a change-feed cursor and stored compressed, so that every instance serves
+-- the same bytes for the same cursor. A job builds one after changes (Sync/Snapshot.ts); the
+-- newest two are kept, so that an instance still serving the older finishes what it began.
+CREATE TABLE catalogue_snapshots (
+  cursor        text PRIMARY KEY,
+  built_at      timestamptz NOT NULL DEFAULT now(),
+  nodes         integer NOT NULL,
+  -- the JSON's size uncompressed
+  bytes         bigint NOT NULL,
+  gzip          bytea NOT NULL,
+  br            bytea NOT NULL,
+  build_millis  integer NOT NULL
+);
+CREATE INDEX catalogue_snapshots_built_at ON catalogue_snapshots (built_at DESC);

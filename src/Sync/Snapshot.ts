@@ -1,0 +1,183 @@
+/**
+ * The catalogue snapshot (issue 30, `GetCatalogueSnapshot`): every listed node with its latest
+ * version in one answer, as `GET /nodes` renders them (NodePages, in the answer vocabulary
+ * ANSWER_ALIASES chooses), cut at a change-feed cursor, so that a follower takes it once and
+ * then follows the feed from its cursor.
+ *
+ * Built in the background, never on a request: each instance looks every `checkMillis` whether
+ * the feed moved past the newest snapshot and, if so, queues the build job under one key (one
+ * waits at most; the instance that takes it builds). The job reads the cursor and every page in
+ * one REPEATABLE READ transaction: the snapshot holds exactly the changes up to its cursor. It
+ * stores the JSON compressed (br and gzip) in the database, so that every instance serves the
+ * same bytes for the same cursor, keeps the newest two, and prunes the feed past its retention.
+ *
+ * Each instance keeps the newest snapshot it served in memory (its JSON, br and gzip), loaded once
+ * per cursor; the edge answers 304 to its ETag and picks the coding (Http/Representation.ts).
+ */
+import { SqlClient } from "effect/sql"
+import { Context, Data, Effect, Layer, Schedule, Schema } from "effect"
+import { promisify } from "node:util"
+import * as zlib from "node:zlib"
+import { NodePages } from "../Catalog/NodePages.ts"
+import { AppConfig } from "../Config.ts"
+import { orDieOnDatabase } from "../Db/Rows.ts"
+import { represent } from "../Http/Representation.ts"
+import { defineTask, type JobTask } from "../Jobs/Task.ts"
+import { traced } from "../Tracing.ts"
+import { ChangeFeed } from "./Feed.ts"
+
+/** Nodes rendered per statement while building. */
+const pageSize = 1000
+
+const gzip = promisify(zlib.gzip)
+const brotli = promisify(zlib.brotliCompress)
+const gunzip = promisify(zlib.gunzip)
+
+/** Compressed once per cut for every follower: smaller than a page's coding on the fly, still a few seconds for 100,000 nodes. */
+const compressed = (json: Buffer) =>
+  Promise.all([
+    gzip(json, { level: 6 }),
+    brotli(json, {
+      params: { [zlib.constants.BROTLI_PARAM_QUALITY]: 5, [zlib.constants.BROTLI_PARAM_SIZE_HINT]: json.byteLength }
+    })
+  ])
+
+/** The snapshot's JSON: its cursor and time, then the listed nodes as GET /nodes answers them, by id. */
+const snapshotJson = (cursor: string, builtAt: Date, total: number, pages: ReadonlyArray<string>) =>
+  Buffer.from(
+    `{"built_at":${JSON.stringify(builtAt.toISOString())},"cursor":${JSON.stringify(cursor)},` +
+      `"nodes":[${pages.filter((p) => p.length > 0).join(",")}],"total":${total}}`
+  )
+
+/** Builds the snapshot at the feed's newest cursor, unless there is one already; prunes the feed. */
+const build = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  const pages = yield* NodePages
+  const feed = yield* ChangeFeed
+  const { changeFeedRetentionDays } = yield* AppConfig
+  const started = Date.now()
+  const cut = yield* sql.withTransaction(Effect.gen(function*() {
+    // the cursor and the pages from one snapshot of the database
+    yield* sql`SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY`
+    const cursor = yield* feed.newest
+    const [built] = yield* sql<{ n: number }>`SELECT count(*)::int AS n FROM catalogue_snapshots WHERE cursor = ${cursor}`
+    if (built!.n > 0) return undefined
+    const parts: Array<string> = []
+    let total = 0
+    for (let page = 1; ; page++) {
+      const rendered = yield* pages.listPage({ page, limit: pageSize, sort: [{ column: "id", desc: false }] })
+      parts.push(rendered.nodes)
+      total = rendered.total
+      if (page * pageSize >= total) break
+    }
+    return { cursor, total, parts }
+  })).pipe(orDieOnDatabase)
+  if (cut !== undefined) {
+    const builtAt = new Date()
+    const json = snapshotJson(cut.cursor, builtAt, cut.total, cut.parts)
+    const [gz, br] = yield* Effect.promise(() => compressed(json))
+    const millis = Date.now() - started
+    yield* sql.withTransaction(Effect.gen(function*() {
+      yield* sql`INSERT INTO catalogue_snapshots ${
+        sql.insert({ cursor: cut.cursor, built_at: builtAt, nodes: cut.total, bytes: json.byteLength, gzip: gz, br, build_millis: millis })
+      } ON CONFLICT (cursor) DO NOTHING`
+      yield* sql`DELETE FROM catalogue_snapshots WHERE cursor NOT IN
+        (SELECT cursor FROM catalogue_snapshots ORDER BY built_at DESC LIMIT 2)`
+    })).pipe(orDieOnDatabase)
+    yield* Effect.logInfo(
+      `catalogue snapshot at ${cut.cursor}: ${cut.total} nodes, ${json.byteLength} bytes (gzip ${gz.byteLength}, br ${br.byteLength}) in ${millis} ms`
+    )
+  }
+  const pruned = yield* feed.prune(changeFeedRetentionDays)
+  if (pruned > 0) yield* Effect.logInfo(`change feed: ${pruned} changes older than ${changeFeedRetentionDays} days pruned`)
+})
+
+const Build = Schema.Struct({})
+
+export const snapshotTask: JobTask<typeof Build.Type, SqlClient.SqlClient | NodePages | ChangeFeed | AppConfig> = defineTask(
+  "catalogue-snapshot",
+  Build,
+  () => build
+)
+
+/** Whether the feed moved past the newest snapshot (or there is none). */
+const behind = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  const feed = yield* ChangeFeed
+  const newest = yield* feed.newest
+  const [row] = yield* sql<{ n: number }>`SELECT count(*)::int AS n FROM catalogue_snapshots WHERE cursor = ${newest}`
+  return row!.n === 0
+}).pipe(orDieOnDatabase)
+
+/**
+ * Every `snapshotCheckMillis`, queues a build when the feed moved past the newest snapshot: forked
+ * into the job runner's scope once its schema is in place (its `atStart`), ended with it. A
+ * failed check (the database away) is logged and tried again.
+ */
+export const checkSnapshots = Effect.gen(function*() {
+  const { snapshotCheckMillis } = yield* AppConfig
+  const check = Effect.gen(function*() {
+    if (yield* behind) yield* snapshotTask.enqueue({}, { jobKey: snapshotTask.identifier })
+  }).pipe(Effect.catchCause((cause) => Effect.logWarning("catalogue snapshot check failed", cause)))
+  yield* Effect.forkScoped(Effect.repeat(check, Schedule.spaced(snapshotCheckMillis)))
+})
+
+/** No snapshot was built yet (a catalogue just created, its first build on its way). */
+export class SnapshotNotReady extends Data.TaggedError("SnapshotNotReady")<{}> {
+  override get message() {
+    return "The catalogue snapshot is being built: try again in a few seconds"
+  }
+}
+
+interface Loaded {
+  readonly cursor: string
+  readonly body: Uint8Array
+  readonly gzip: Uint8Array
+  readonly br: Uint8Array
+}
+
+export class Snapshots extends Context.Service<Snapshots>()("Snapshots", {
+  make: Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    // the newest snapshot this instance loaded; a new cursor is loaded once, its askers share the load
+    let loaded: { readonly cursor: string; readonly load: Promise<Loaded> } | undefined
+
+    const load = (cursor: string) =>
+      Effect.runPromise(
+        Effect.gen(function*() {
+          const [row] = yield* sql<{ gzip: Uint8Array; br: Uint8Array }>`SELECT gzip, br FROM catalogue_snapshots WHERE cursor = ${cursor}`
+          const body = yield* Effect.promise(() => gunzip(row!.gzip))
+          return { cursor, body, gzip: row!.gzip, br: row!.br }
+        }).pipe(Effect.orDie)
+      )
+
+    return {
+      /** The newest snapshot as an answer the edge makes 304 or codes. */
+      newest: traced("Snapshots.newest")(function*() {
+        const [row] = yield* sql<{ cursor: string }>`SELECT cursor FROM catalogue_snapshots ORDER BY built_at DESC LIMIT 1`.pipe(
+          orDieOnDatabase
+        )
+        if (row === undefined) return yield* new SnapshotNotReady()
+        if (loaded?.cursor !== row.cursor) {
+          const next = { cursor: row.cursor, load: load(row.cursor) }
+          // a failed load is not kept: the next request loads again
+          next.load.catch(() => loaded === next && (loaded = undefined))
+          loaded = next
+        }
+        const current = loaded.load
+        const snapshot = yield* Effect.promise(() => current)
+        return represent({
+          body: snapshot.body,
+          contentType: "application/json",
+          etag: `"snapshot-${snapshot.cursor}"`,
+          // revalidated on every use: the ETag makes that a 304 while nothing changed
+          cacheControl: "public, no-cache",
+          forms: { br: Effect.succeed(snapshot.br), gzip: Effect.succeed(snapshot.gzip) },
+          headers: { "x-catalogue-cursor": snapshot.cursor }
+        })
+      })
+    }
+  })
+}) {
+  static readonly layer = Layer.effect(Snapshots, Snapshots.make)
+}
