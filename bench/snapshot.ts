@@ -41,7 +41,7 @@ interface SnapshotRow {
 
 const newestSnapshot = async (client: pg.Client) =>
   (await client.query<SnapshotRow>(
-    `SELECT cursor, nodes, bytes, octet_length(gzip) AS gzip, octet_length(br) AS br, build_millis
+    `SELECT cursor, nodes, bytes, gzip_bytes::int AS gzip, br_bytes::int AS br, build_millis
      FROM catalogue_snapshots ORDER BY built_at DESC LIMIT 1`
   )).rows[0]
 

@@ -6,10 +6,20 @@ CREATE TABLE catalogue_snapshots (
   cursor        text PRIMARY KEY,
   built_at      timestamptz NOT NULL DEFAULT now(),
   nodes         integer NOT NULL,
-  -- the JSON's size uncompressed
+  -- the JSON's size uncompressed, and in each coding
   bytes         bigint NOT NULL,
-  gzip          bytea NOT NULL,
-  br            bytea NOT NULL,
+  gzip_bytes    bigint NOT NULL,
+  br_bytes      bigint NOT NULL,
   build_millis  integer NOT NULL
 );
 CREATE INDEX catalogue_snapshots_built_at ON catalogue_snapshots (built_at DESC);
+
+-- A snapshot's coded bytes in parts: the client's protocol reads a row at most 16 MiB long, and
+-- 100,000 nodes take more than that even compressed.
+CREATE TABLE catalogue_snapshot_parts (
+  cursor  text NOT NULL REFERENCES catalogue_snapshots (cursor) ON DELETE CASCADE,
+  coding  text NOT NULL CHECK (coding IN ('gzip', 'br')),
+  part    integer NOT NULL,
+  bytes   bytea NOT NULL,
+  PRIMARY KEY (cursor, coding, part)
+);

@@ -29,6 +29,12 @@ import { ChangeFeed } from "./Feed.ts"
 /** Nodes rendered per statement while building. */
 const pageSize = 1000
 
+/** The stored bytes of a coding are cut in parts this long: a row the client reads is at most 16 MiB. */
+const partBytes = 4 * 1024 * 1024
+
+const partsOf = (bytes: Uint8Array): Array<Uint8Array> =>
+  Array.from({ length: Math.ceil(bytes.byteLength / partBytes) }, (_, i) => bytes.subarray(i * partBytes, (i + 1) * partBytes))
+
 const gzip = promisify(zlib.gzip)
 const brotli = promisify(zlib.brotliCompress)
 const gunzip = promisify(zlib.gunzip)
@@ -62,15 +68,14 @@ const build = Effect.gen(function*() {
     const cursor = yield* feed.newest
     const [built] = yield* sql<{ n: number }>`SELECT count(*)::int AS n FROM catalogue_snapshots WHERE cursor = ${cursor}`
     if (built!.n > 0) return undefined
+    // the listed ids once, then their nodes rendered a page of ids at a time (no OFFSET to walk)
+    const ids = (yield* sql<{ id: string }>`SELECT id FROM nodes WHERE listed ORDER BY id`).map((r) => r.id)
     const parts: Array<string> = []
-    let total = 0
-    for (let page = 1; ; page++) {
-      const rendered = yield* pages.listPage({ page, limit: pageSize, sort: [{ column: "id", desc: false }] })
+    for (let i = 0; i < ids.length; i += pageSize) {
+      const rendered = yield* pages.listPage({ page: 1, limit: pageSize, sort: [{ column: "id", desc: false }], nodeIds: ids.slice(i, i + pageSize) })
       parts.push(rendered.nodes)
-      total = rendered.total
-      if (page * pageSize >= total) break
     }
-    return { cursor, total, parts }
+    return { cursor, total: ids.length, parts }
   })).pipe(orDieOnDatabase)
   if (cut !== undefined) {
     const builtAt = new Date()
@@ -78,9 +83,24 @@ const build = Effect.gen(function*() {
     const [gz, br] = yield* Effect.promise(() => compressed(json))
     const millis = Date.now() - started
     yield* sql.withTransaction(Effect.gen(function*() {
-      yield* sql`INSERT INTO catalogue_snapshots ${
-        sql.insert({ cursor: cut.cursor, built_at: builtAt, nodes: cut.total, bytes: json.byteLength, gzip: gz, br, build_millis: millis })
-      } ON CONFLICT (cursor) DO NOTHING`
+      const inserted = yield* sql`INSERT INTO catalogue_snapshots ${
+        sql.insert({
+          cursor: cut.cursor,
+          built_at: builtAt,
+          nodes: cut.total,
+          bytes: json.byteLength,
+          gzip_bytes: gz.byteLength,
+          br_bytes: br.byteLength,
+          build_millis: millis
+        })
+      } ON CONFLICT (cursor) DO NOTHING RETURNING 1`
+      if (inserted.length > 0) {
+        for (const [coding, bytes] of [["gzip", gz], ["br", br]] as const) {
+          for (const [part, piece] of partsOf(bytes).entries()) {
+            yield* sql`INSERT INTO catalogue_snapshot_parts ${sql.insert({ cursor: cut.cursor, coding, part, bytes: piece })}`
+          }
+        }
+      }
       yield* sql`DELETE FROM catalogue_snapshots WHERE cursor NOT IN
         (SELECT cursor FROM catalogue_snapshots ORDER BY built_at DESC LIMIT 2)`
     })).pipe(orDieOnDatabase)
@@ -145,9 +165,14 @@ export class Snapshots extends Context.Service<Snapshots>()("Snapshots", {
     const load = (cursor: string) =>
       Effect.runPromise(
         Effect.gen(function*() {
-          const [row] = yield* sql<{ gzip: Uint8Array; br: Uint8Array }>`SELECT gzip, br FROM catalogue_snapshots WHERE cursor = ${cursor}`
-          const body = yield* Effect.promise(() => gunzip(row!.gzip))
-          return { cursor, body, gzip: row!.gzip, br: row!.br }
+          const coded = (coding: "gzip" | "br") =>
+            Effect.map(
+              sql<{ bytes: Uint8Array }>`SELECT bytes FROM catalogue_snapshot_parts WHERE cursor = ${cursor} AND coding = ${coding} ORDER BY part`,
+              (rows) => Buffer.concat(rows.map((r) => r.bytes))
+            )
+          const [gz, br] = yield* Effect.all([coded("gzip"), coded("br")])
+          const body = yield* Effect.promise(() => gunzip(gz))
+          return { cursor, body, gzip: gz, br }
         }).pipe(Effect.orDie)
       )
 

@@ -78,7 +78,13 @@ layer(Pair.layer, { excludeTestServices: true })("the catalogue snapshot", (it) 
     Effect.gen(function*() {
       const { a, b } = yield* Pair
       const snapshot = yield* snapshotWhen(a, (s) => s.total === 3)
-      const [stored] = yield* query<{ gzip: Buffer; br: Buffer }>(a, "SELECT gzip, br FROM catalogue_snapshots WHERE cursor = $1", [snapshot.cursor])
+      const [stored] = yield* query<{ gzip: Buffer; br: Buffer }>(
+        a,
+        `SELECT string_agg(bytes, '' ORDER BY part) FILTER (WHERE coding = 'gzip') AS gzip,
+                string_agg(bytes, '' ORDER BY part) FILTER (WHERE coding = 'br') AS br
+         FROM catalogue_snapshot_parts WHERE cursor = $1`,
+        [snapshot.cursor]
+      )
       for (const service of [a, b]) {
         const br = yield* raw(service, "/catalogue/snapshot", { "accept-encoding": "br" })
         expect(br.headers["content-encoding"]).toBe("br")
