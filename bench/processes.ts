@@ -93,3 +93,14 @@ export const imageVendorStage = async (
   }
   return { fake, databaseUrl: db.url, startService }
 }
+
+/** Seeds `databaseUrl` with `nodes` nodes of `versions` versions each (scripts/seed.ts), quietly. */
+export const seedCatalogue = (databaseUrl: string, nodes: number, versions: number) =>
+  new Promise<void>((resolve, reject) => {
+    const child: ChildProcess = spawn(process.execPath, ["--import", "tsx", "scripts/seed.ts", "--nodes", String(nodes), "--versions", String(versions)], {
+      cwd: root,
+      env: { ...process.env, DATABASE_URL: databaseUrl, LOG_LEVEL: "warn" },
+      stdio: ["ignore", "ignore", "inherit"]
+    })
+    child.on("exit", (code) => (code === 0 ? resolve() : reject(new Error(`seed exited ${code}`))))
+  })

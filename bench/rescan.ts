@@ -9,7 +9,6 @@
  * site admin queued (`POST /admin/rescan`) runs, and idle again; latencies and the service's CPU
  * per request (from /proc) are compared side by side, and the versions rescanned meanwhile counted.
  */
-import { type ChildProcess, spawn } from "node:child_process"
 import { createHash } from "node:crypto"
 import * as fs from "node:fs/promises"
 import * as os from "node:os"
@@ -19,21 +18,11 @@ import pg from "pg"
 import { zipOf } from "../test/support/Zip.ts"
 import { paced, type LoadResult } from "./paced.ts"
 import { cpuSeconds } from "./proc.ts"
-import { benchJwtSecret, imageVendorStage } from "./processes.ts"
-import { root, runAlone } from "./standalone.ts"
+import { benchJwtSecret, imageVendorStage, seedCatalogue } from "./processes.ts"
+import { runAlone } from "./standalone.ts"
 
 const log = (line: string) => console.error(`[bench:rescan] ${line}`)
 const round = (n: number, digits = 1) => Math.round(n * 10 ** digits) / 10 ** digits
-
-const seedCatalogue = (databaseUrl: string, nodes: number) =>
-  new Promise<void>((resolve, reject) => {
-    const child: ChildProcess = spawn(process.execPath, ["--import", "tsx", "scripts/seed.ts", "--nodes", String(nodes), "--versions", "10"], {
-      cwd: root,
-      env: { ...process.env, DATABASE_URL: databaseUrl, LOG_LEVEL: "warn" },
-      stdio: ["ignore", "ignore", "inherit"]
-    })
-    child.on("exit", (code) => (code === 0 ? resolve() : reject(new Error(`seed exited ${code}`))))
-  })
 
 export const benchRescan = async (options: { readonly quick: boolean }): Promise<string> => {
   const nodes = options.quick ? 1_000 : 10_000
@@ -43,7 +32,7 @@ export const benchRescan = async (options: { readonly quick: boolean }): Promise
   try {
     const stage = await imageVendorStage("rescan", { record: false, log, cleanups })
     log(`seeding ${nodes} nodes x 10 versions`)
-    await seedCatalogue(stage.databaseUrl, nodes)
+    await seedCatalogue(stage.databaseUrl, nodes, 10)
     const client = new pg.Client({ connectionString: stage.databaseUrl })
     await client.connect()
     cleanups.push(() => client.end())

@@ -9,26 +9,15 @@
  * the database, as after a change, and from the list cache), each with the wall time and the
  * service's CPU (from /proc).
  */
-import { type ChildProcess, spawn } from "node:child_process"
 import * as os from "node:os"
 import pg from "pg"
 import { cpuSeconds } from "./proc.ts"
-import { imageVendorStage } from "./processes.ts"
-import { root, runAlone } from "./standalone.ts"
+import { imageVendorStage, seedCatalogue } from "./processes.ts"
+import { runAlone } from "./standalone.ts"
 
 const log = (line: string) => console.error(`[bench:snapshot] ${line}`)
 const round = (n: number, digits = 1) => Math.round(n * 10 ** digits) / 10 ** digits
 const mib = (bytes: number) => `${round(bytes / 1024 / 1024, 1)} MiB`
-
-const seedCatalogue = (databaseUrl: string, nodes: number) =>
-  new Promise<void>((resolve, reject) => {
-    const child: ChildProcess = spawn(process.execPath, ["--import", "tsx", "scripts/seed.ts", "--nodes", String(nodes), "--versions", "1"], {
-      cwd: root,
-      env: { ...process.env, DATABASE_URL: databaseUrl, LOG_LEVEL: "warn" },
-      stdio: ["ignore", "ignore", "inherit"]
-    })
-    child.on("exit", (code) => (code === 0 ? resolve() : reject(new Error(`seed exited ${code}`))))
-  })
 
 interface SnapshotRow {
   readonly cursor: string
@@ -61,7 +50,7 @@ export const benchSnapshot = async (options: { readonly quick: boolean }): Promi
   try {
     const stage = await imageVendorStage("snapshot", { record: false, log, cleanups })
     log(`seeding ${nodes} nodes x 1 version`)
-    await seedCatalogue(stage.databaseUrl, nodes)
+    await seedCatalogue(stage.databaseUrl, nodes, 1)
     const client = new pg.Client({ connectionString: stage.databaseUrl })
     await client.connect()
     cleanups.push(() => client.end())

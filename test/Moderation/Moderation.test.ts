@@ -11,17 +11,11 @@ import { decodeExact, decodeVersion } from "../support/Catalogue.ts"
 import { addMember } from "../support/Db.ts"
 import { expectError, expectStatus, get, send } from "../support/Http.ts"
 import { type Running, Service } from "../support/Service.ts"
-import { zipOf } from "../support/Zip.ts"
-import { makePublisher, type Publisher, published, upload } from "../Publishing/Flow.ts"
+import { makePublisher, type Publisher, published, releasePack } from "../Publishing/Flow.ts"
 
 const decodeReview = decodeExact(VersionReview)
 
-/** Publishes `nodeId@version` and uploads a zip of `files`: the upload's answer. */
-const release = (service: Running, publisher: Publisher, nodeId: string, version: string, files: Record<string, string | Uint8Array>) =>
-  Effect.gen(function*() {
-    const { signedUrl } = yield* published(service, publisher, nodeId, version)
-    return yield* upload(service, signedUrl, yield* Effect.promise(() => zipOf(files)))
-  })
+const release = releasePack
 
 const reviewOf = (service: Running, token: string | undefined, nodeId: string, version: string) =>
   send(service, "GET", `/publishers/acme/nodes/${nodeId}/versions/${version}/review`, { token })

@@ -13,16 +13,11 @@ import { query } from "../support/Db.ts"
 import { eventually } from "../support/Eventually.ts"
 import { expectStatus, get, send } from "../support/Http.ts"
 import { type Running, Service } from "../support/Service.ts"
-import { zipOf } from "../support/Zip.ts"
-import { makePublisher, type Publisher, published, upload } from "../Publishing/Flow.ts"
+import { makePublisher, type Publisher, releasePack } from "../Publishing/Flow.ts"
 
 const decodeReview = decodeExact(VersionReview)
 
-const release = (service: Running, publisher: Publisher, nodeId: string, version: string, files: Record<string, string>) =>
-  Effect.gen(function*() {
-    const { signedUrl } = yield* published(service, publisher, nodeId, version)
-    return yield* upload(service, signedUrl, yield* Effect.promise(() => zipOf(files)))
-  })
+const release = releasePack
 
 const reviewOf = (service: Running, publisher: Publisher, nodeId: string, version: string) =>
   Effect.map(

@@ -9,6 +9,7 @@ import { PublishResponse } from "../../src/Publishing/Api.ts"
 import { decodeExact, decodeVersion } from "../support/Catalogue.ts"
 import { type Answer, expectStatus, send } from "../support/Http.ts"
 import type { Running } from "../support/Service.ts"
+import { zipOf } from "../support/Zip.ts"
 
 export const decodePublished = decodeExact(PublishResponse)
 
@@ -70,6 +71,13 @@ export const upload = (service: Running, signedUrl: string, bytes: Uint8Array, c
     const response = await service.fetch(pathOf(signedUrl), { method: "PUT", body: bytes, headers: { "content-type": contentType } })
     const text = await response.text()
     return { status: response.status, headers: response.headers, text, body: text === "" ? undefined : JSON.parse(text) as unknown }
+  })
+
+/** Publishes `nodeId@version` and uploads a zip of `files`: the upload's answer. */
+export const releasePack = (service: Running, publisher: Publisher, nodeId: string, version: string, files: Record<string, string | Uint8Array>) =>
+  Effect.gen(function*() {
+    const { signedUrl } = yield* published(service, publisher, nodeId, version)
+    return yield* upload(service, signedUrl, yield* Effect.promise(() => zipOf(files)))
   })
 
 /** `GET /nodes/{nodeId}/install[?version=]`; the answer. */
