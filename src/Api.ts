@@ -23,9 +23,11 @@ import { registryApi } from "./Domain/RegistryApi.ts"
 import { MediaFilesApi, MediaStorageApi } from "./MediaStorage/Api.ts"
 import { CustomerQuotasApi, CustomersApi } from "./Customers/Api.ts"
 import { WebhooksApi } from "./Webhooks/Api.ts"
+import { DownloadsApi } from "./Downloads/Api.ts"
 
 export class Api extends registryApi(
   CatalogApi,
+  DownloadsApi,
   PublisherNodesApi,
   PublicPublishersApi,
   PublishersApi,

@@ -18,6 +18,9 @@ import { AuthFailures } from "./Auth/Failures.ts"
 import { JwtVerifier } from "./Auth/Jwt.ts"
 import { UserRepo } from "./Auth/UserRepo.ts"
 import { CatalogHttp } from "./Catalog/Http.ts"
+import { DownloadsHttp } from "./Downloads/Http.ts"
+import { DownloadRepo } from "./Downloads/Repo.ts"
+import { rollupTask } from "./Downloads/Rollup.ts"
 import { ClaimsHttp } from "./Claims/Http.ts"
 import { aliasPatterns } from "./Compat/Aliases.ts"
 import { AppConfig } from "./Config.ts"
@@ -58,6 +61,7 @@ import { WebhookRepo } from "./Webhooks/Repo.ts"
 export const ApiLive = HttpApiBuilder.layer(Api).pipe(
   Layer.provide([
     CatalogHttp,
+    DownloadsHttp,
     PublishersHttp,
     TokensHttp,
     ClaimsHttp,
@@ -82,8 +86,8 @@ export const ApiLive = HttpApiBuilder.layer(Api).pipe(
  * The job runner and the tasks it runs, one line each (each a small module of its feature,
  * src/Jobs/Task.ts), with what they use.
  */
-const JobsLive = jobRunner([deliveryTask, archiveDigestTask, rescanTask], queueDigestBackfill).pipe(
-  Layer.provide([WebhookRepo.layer, Storage.layer, ModerationRepo.layer])
+const JobsLive = jobRunner([deliveryTask, archiveDigestTask, rescanTask, rollupTask], queueDigestBackfill).pipe(
+  Layer.provide([WebhookRepo.layer, Storage.layer, ModerationRepo.layer, DownloadRepo.layer])
 )
 
 /**
