@@ -24,9 +24,11 @@ import { MediaFilesApi, MediaStorageApi } from "./MediaStorage/Api.ts"
 import { CustomerQuotasApi, CustomersApi } from "./Customers/Api.ts"
 import { WebhooksApi } from "./Webhooks/Api.ts"
 import { CatalogueSyncApi } from "./Sync/Api.ts"
+import { DownloadsApi } from "./Downloads/Api.ts"
 
 export class Api extends registryApi(
   CatalogApi,
+  DownloadsApi,
   PublisherNodesApi,
   PublicPublishersApi,
   PublishersApi,

@@ -18,6 +18,9 @@ import { AuthFailures } from "./Auth/Failures.ts"
 import { JwtVerifier } from "./Auth/Jwt.ts"
 import { UserRepo } from "./Auth/UserRepo.ts"
 import { CatalogHttp } from "./Catalog/Http.ts"
+import { DownloadsHttp } from "./Downloads/Http.ts"
+import { DownloadRepo } from "./Downloads/Repo.ts"
+import { rollupTask } from "./Downloads/Rollup.ts"
 import { ClaimsHttp } from "./Claims/Http.ts"
 import { aliasPatterns } from "./Compat/Aliases.ts"
 import { AppConfig } from "./Config.ts"
@@ -63,6 +66,7 @@ import { WebhookRepo } from "./Webhooks/Repo.ts"
 export const ApiLive = HttpApiBuilder.layer(Api).pipe(
   Layer.provide([
     CatalogHttp,
+    DownloadsHttp,
     PublishersHttp,
     TokensHttp,
     ClaimsHttp,
@@ -96,10 +100,18 @@ const FileScannerLive = Layer.unwrap(Effect.map(AppConfig, ({ scanning }) =>
   })))
 
 const JobsLive = jobRunner(
-  [deliveryTask, archiveDigestTask, rescanTask, scanRetryTask, snapshotTask],
+  [deliveryTask, archiveDigestTask, rescanTask, scanRetryTask, rollupTask, snapshotTask],
   Effect.andThen(queueDigestBackfill, checkSnapshots)
 ).pipe(
-  Layer.provide([WebhookRepo.layer, Storage.layer, ModerationRepo.layer, FileScannerLive, NodePages.layer, ChangeFeed.layer])
+  Layer.provide([
+    WebhookRepo.layer,
+    Storage.layer,
+    ModerationRepo.layer,
+    FileScannerLive,
+    DownloadRepo.layer,
+    NodePages.layer,
+    ChangeFeed.layer
+  ])
 )
 
 /**

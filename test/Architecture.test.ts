@@ -218,6 +218,8 @@ const floors: ReadonlyArray<Floor> = [
       // authentication looks up API keys
       "Auth/": ["ApiKeys/"],
       "Catalog/": ["Auth/"],
+      // a node's download statistics are as public as the node: the catalogue says whether it is
+      "Downloads/": ["Catalog/"],
       "Tokens/": ["Auth/"],
       "Publishers/": ["Auth/", "Catalog/"],
       // the scanner of uploaded archives and the reviews of what it holds

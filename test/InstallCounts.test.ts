@@ -4,14 +4,14 @@
  * from distinct loopback addresses.
  */
 import { expect, layer } from "@effect/vitest"
-import { Effect, Schedule } from "effect"
+import { Effect } from "effect"
 import { Node } from "../src/Domain/Node.ts"
 import { decodeExact } from "./support/Catalogue.ts"
 import { query } from "./support/Db.ts"
 import { asAnswer, fromAddress, publishFrom, tally } from "./support/FromAddress.ts"
 import { expectStatus } from "./support/Http.ts"
 import { clearOfHourEnd } from "./support/Hours.ts"
-import { type Running, ServicePair, startService } from "./support/Service.ts"
+import { type Running, ServicePair } from "./support/Service.ts"
 import { zipOf } from "./support/Zip.ts"
 import { makePublisher, upload } from "./Publishing/Flow.ts"
 
@@ -63,24 +63,6 @@ layer(ServicePair.layer, { excludeTestServices: true })("install counts", (it) =
       }
     }))
 
-  it.effect("rows of past hours are pruned (at start-up, then every 10 minutes); this hour's stay", () =>
-    Effect.gen(function*() {
-      const { a } = yield* ServicePair
-      yield* query(a, `INSERT INTO install_counts (address_hash, node_id, version, hour)
-                       VALUES (sha256('old'), 'counted', '1.0.0', date_trunc('hour', now()) - interval '2 hours')`)
-      const current = (yield* query(a, "SELECT 1 FROM install_counts WHERE hour = date_trunc('hour', now())")).length
-      const pastRows = query(a, "SELECT 1 FROM install_counts WHERE hour < date_trunc('hour', now())")
-      // a new instance prunes as it starts, in a fiber of its own: wait for it
-      yield* Effect.scoped(Effect.gen(function*() {
-        yield* startService(a.databaseUrl)
-        yield* pastRows.pipe(
-          Effect.filterOrFail((rows) => rows.length === 0),
-          Effect.retry(Schedule.spaced("100 millis").pipe(Schedule.upTo({ duration: "10 seconds" }))),
-          Effect.ignore
-        )
-      }))
-      const rows = yield* query<{ past: boolean }>(a, "SELECT hour < date_trunc('hour', now()) AS past FROM install_counts")
-      expect(rows.filter((r) => r.past)).toEqual([])
-      expect(rows).toHaveLength(current)
-    }))
+  // rows of past hours are no longer pruned: the download statistics' roll-up folds them into
+  // their days (test/Downloads/Downloads.test.ts)
 })

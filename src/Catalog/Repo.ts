@@ -265,15 +265,11 @@ export class NodeRepo extends Context.Service<NodeRepo>()("NodeRepo", {
       /**
        * The requested version, or the newest installable one, counted as one download in the
        * same statement unless this client (its address) was counted for it this hour; with the
-       * node's statuses. `None` when there is no such node.
+       * node's statuses. `None` when there is no such node. The rows of completed hours are folded
+       * into download statistics (Downloads/Rollup.ts).
        */
       install: traced("NodeRepo.install")(function*(nodeId: string, version: string | undefined, client: string) {
         return yield* Effect.orDie(installVersion({ nodeId, version, client }))
-      }),
-
-      /** Forgets the install counts of past hours, which no install compares with any more. */
-      pruneInstallCounts: traced("NodeRepo.pruneInstallCounts")(function*() {
-        yield* sql`DELETE FROM install_counts WHERE hour < date_trunc('hour', now())`.pipe(Effect.orDie)
       })
     }
   })

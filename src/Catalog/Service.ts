@@ -3,7 +3,7 @@
  * versions as clients may see them. A deleted node is missing; a banned one, or one of a banned
  * publisher, is refused by name.
  */
-import { Context, Data, Effect, Layer, Option, Schedule } from "effect"
+import { Context, Data, Effect, Layer, Option } from "effect"
 import { Policy } from "../Auth/Policy.ts"
 import { Viewer } from "../Domain/Auth.ts"
 import { NodeMissing, NotPermitted, VersionMissing } from "../Domain/Errors.ts"
@@ -34,9 +34,6 @@ export interface PublisherListing {
 
 /** The search names something to look for; without, it is a listing. */
 const hasCriterion = (q: SearchQuery) => q.text !== undefined || q.hostNode !== undefined || q.repository !== undefined
-
-/** How often the install counts of past hours are pruned. */
-const pruneIntervalMillis = 10 * 60 * 1000
 
 export class Catalog extends Context.Service<Catalog>()("Catalog", {
   make: Effect.gen(function*() {
@@ -101,13 +98,6 @@ export class Catalog extends Context.Service<Catalog>()("Catalog", {
         ? Effect.map(pages.listPage(listing), ({ nodes, total }) => renderPage(listing, nodes, total))
         : Effect.map(cache.get(listing, false), (served) => served.page)
     }
-
-    // pruning lives as long as the service; a failed round is logged and the next one tries again
-    yield* nodes.pruneInstallCounts().pipe(
-      Effect.catchCause((cause) => Effect.logWarning("pruning install counts failed", cause)),
-      Effect.repeat(Schedule.spaced(pruneIntervalMillis)),
-      Effect.forkScoped
-    )
 
     return {
       /** A page of `GET /nodes`: cached unless `bypass` or it includes banned nodes (PageCache.ts). */

@@ -11,7 +11,7 @@
  * jobs are announced by LISTEN/NOTIFY, so a job starts within milliseconds of its commit.
  */
 import { Effect, Layer, Redacted, type Scope } from "effect"
-import { Logger, run, runMigrations } from "graphile-worker"
+import { Logger, parseCronItems, run, runMigrations } from "graphile-worker"
 import pg from "pg"
 import { AppConfig } from "../Config.ts"
 import { DatabaseUrl } from "../Db/Database.ts"
@@ -74,8 +74,12 @@ export const jobRunner = <const Tasks extends ReadonlyArray<AnyJobTask>, R = nev
           concurrency: jobs.concurrency,
           pollInterval: jobs.pollIntervalMillis,
           noHandleSignals: true,
-          // no recurring jobs: no crontab file is looked for in the working folder
-          parsedCronItems: [],
+          // the recurring tasks, from their own declarations: no crontab file is looked for in the
+          // working folder. A run missed while no instance was up is not made up for: each run
+          // of a recurring task does all that is due.
+          parsedCronItems: parseCronItems(tasks.flatMap((task) =>
+            task.schedule === undefined ? [] : [{ task: task.identifier, identifier: task.identifier, match: task.schedule }]
+          )),
           taskList,
           logger
         })

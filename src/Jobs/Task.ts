@@ -14,6 +14,12 @@ export interface JobTask<P, R> {
   readonly decode: (payload: unknown) => Effect.Effect<P, Schema.SchemaError>
   readonly run: (payload: P) => Effect.Effect<void, unknown, R>
   /**
+   * A recurring task's cron pattern (`5 * * * *`), in UTC: the runner queues one job at each
+   * matching minute, once across instances (graphile-worker's crontab, which records each run).
+   * Its payload is graphile-worker's own (`{_cron: {ts, backfilled}}`), which the schema may ignore.
+   */
+  readonly schedule?: string
+  /**
    * Queues a job of this task with the current SqlClient, so within its transaction when called
    * inside `sql.withTransaction`. `runAt` in the future delays it. A `jobKey` names the job: while
    * a job of that key waits, queueing another replaces it (one waits at most).
@@ -38,13 +44,15 @@ const maxAttempts = 25
 export const defineTask = <S extends Schema.Codec<any, any, never, never>, R>(
   identifier: string,
   payload: S,
-  run: (payload: S["Type"]) => Effect.Effect<void, unknown, R>
+  run: (payload: S["Type"]) => Effect.Effect<void, unknown, R>,
+  options?: { readonly schedule?: string }
 ): JobTask<S["Type"], R> => {
   const encode = Schema.encodeSync(payload)
   return {
     identifier,
     decode: Schema.decodeUnknownEffect(payload),
     run,
+    ...(options?.schedule === undefined ? {} : { schedule: options.schedule }),
     enqueue: traced(`Jobs.enqueue ${identifier}`)(function*(value: S["Type"], options?: EnqueueOptions) {
       const sql = yield* SqlClient.SqlClient
       const runAt = options?.runAt ?? null
