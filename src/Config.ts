@@ -357,6 +357,13 @@ export const appConfig = group({
     /** How long one exchange with an issuer may take. */
     timeoutMillis: Config.succeed(10_000)
   }),
+  /** The limit of anonymous reads per client address (Http/AnonymousLimit.ts). */
+  rateLimit: group({
+    /** GET and HEAD requests without a verified credential one address (an IPv6 /64) may make per window; 0 turns the limit off. */
+    anonymousPerWindow: int("RATE_LIMIT_ANONYMOUS_PER_MINUTE", 600, 0),
+    /** The window: a minute, as the setting's name says (tests shorten it). */
+    windowMillis: Config.succeed(60_000)
+  }),
   /** Take the client's address from the last `X-Forwarded-For` entry (behind one trusted proxy). */
   trustProxy: Config.Boolean("TRUST_PROXY").pipe(Config.withDefault(false)),
   /** How long a cached list page may live even without an invalidation (a safety net). */

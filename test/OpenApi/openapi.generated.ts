@@ -3981,7 +3981,7 @@ export interface components {
                 message: string;
             }[];
         };
-        /** @description Too many failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
+        /** @description Too many anonymous reads (RATE_LIMIT_ANONYMOUS_PER_MINUTE) or failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
         RateLimited: {
             /**
              * @description Stable error code
@@ -3991,7 +3991,7 @@ export interface components {
             /** @description What went wrong, for people; wording may change */
             message: string;
         };
-        /** @description Too many failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
+        /** @description Too many anonymous reads (RATE_LIMIT_ANONYMOUS_PER_MINUTE) or failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
         RateLimitedWithDetail: {
             /**
              * @description Stable error code
@@ -4128,9 +4128,9 @@ export interface components {
         XCache: "hit" | "miss" | "bypass";
         /** @description Seconds to wait before trying again */
         RetryAfter: number;
-        /** @description With `quota_exceeded` (draft-ietf-httpapi-ratelimit-headers): the quota refused, `"operations-day";q=500;qu="requests";w=86400`, `"tasks-in-flight";q=10;qu="concurrent-requests"` or `"upload-bytes-day";q=<bytes>;qu="content-bytes";w=86400` */
+        /** @description The limit that applies (draft-ietf-httpapi-ratelimit-headers): on anonymous reads and their 429, `"anonymous";q=600;qu="requests";w=60` (RATE_LIMIT_ANONYMOUS_PER_MINUTE); with `quota_exceeded`, the quota refused, `"operations-day";q=500;qu="requests";w=86400`, `"tasks-in-flight";q=10;qu="concurrent-requests"` or `"upload-bytes-day";q=<bytes>;qu="content-bytes";w=86400` */
         RateLimitPolicy: string;
-        /** @description With `quota_exceeded`: what is left of that quota (`r`) and the seconds until there is room again (`t`), `"operations-day";r=0;t=3600` */
+        /** @description What is left of that limit (`r`) and the seconds until there is room again (`t`): `"anonymous";r=599;t=60`, `"operations-day";r=0;t=3600` */
         RateLimit: string;
         /** @description The methods the path takes */
         Allow: string;
@@ -4190,6 +4190,8 @@ export interface operations {
                     ETag: components["headers"]["ETag"];
                     "Cache-Control": components["headers"]["CacheControl"];
                     "x-cache": components["headers"]["XCache"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4243,10 +4245,12 @@ export interface operations {
                     "application/json": components["schemas"]["MethodNotAllowed"];
                 };
             };
-            /** @description `rate_limited`: Too many failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
+            /** @description `rate_limited`: Too many anonymous reads (RATE_LIMIT_ANONYMOUS_PER_MINUTE) or failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4303,6 +4307,8 @@ export interface operations {
             /** @description NodeList */
             200: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4346,10 +4352,12 @@ export interface operations {
                     "application/json": components["schemas"]["MethodNotAllowed"];
                 };
             };
-            /** @description `rate_limited`: Too many failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
+            /** @description `rate_limited`: Too many anonymous reads (RATE_LIMIT_ANONYMOUS_PER_MINUTE) or failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4394,6 +4402,8 @@ export interface operations {
             /** @description NodeVersion */
             200: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4435,6 +4445,18 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["MethodNotAllowed"];
+                };
+            };
+            /** @description `rate_limited`: Too many anonymous reads (RATE_LIMIT_ANONYMOUS_PER_MINUTE) or failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimited"];
                 };
             };
             /** @description `internal_error`: The service failed: the cause is logged, the answer holds no internals */
@@ -4481,6 +4503,8 @@ export interface operations {
                 headers: {
                     ETag: components["headers"]["ETag"];
                     "Cache-Control": components["headers"]["CacheControl"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4533,6 +4557,18 @@ export interface operations {
                     "application/json": components["schemas"]["MethodNotAllowed"];
                 };
             };
+            /** @description `rate_limited`: Too many anonymous reads (RATE_LIMIT_ANONYMOUS_PER_MINUTE) or failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimited"];
+                };
+            };
             /** @description `internal_error`: The service failed: the cause is logged, the answer holds no internals */
             500: {
                 headers: {
@@ -4572,6 +4608,8 @@ export interface operations {
             /** @description Success */
             200: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4615,6 +4653,18 @@ export interface operations {
                     "application/json": components["schemas"]["MethodNotAllowed"];
                 };
             };
+            /** @description `rate_limited`: Too many anonymous reads (RATE_LIMIT_ANONYMOUS_PER_MINUTE) or failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimited"];
+                };
+            };
             /** @description `internal_error`: The service failed: the cause is logged, the answer holds no internals */
             500: {
                 headers: {
@@ -4654,6 +4704,8 @@ export interface operations {
             /** @description NodeVersion */
             200: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4697,6 +4749,18 @@ export interface operations {
                     "application/json": components["schemas"]["MethodNotAllowed"];
                 };
             };
+            /** @description `rate_limited`: Too many anonymous reads (RATE_LIMIT_ANONYMOUS_PER_MINUTE) or failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimited"];
+                };
+            };
             /** @description `internal_error`: The service failed: the cause is logged, the answer holds no internals */
             500: {
                 headers: {
@@ -4736,6 +4800,8 @@ export interface operations {
             /** @description Success */
             200: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4788,10 +4854,12 @@ export interface operations {
                     "application/json": components["schemas"]["MethodNotAllowed"];
                 };
             };
-            /** @description `rate_limited`: Too many failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
+            /** @description `rate_limited`: Too many anonymous reads (RATE_LIMIT_ANONYMOUS_PER_MINUTE) or failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4917,7 +4985,7 @@ export interface operations {
                     "application/json": components["schemas"]["UnsupportedMediaType"];
                 };
             };
-            /** @description `rate_limited`: Too many failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
+            /** @description `rate_limited`: Too many anonymous reads (RATE_LIMIT_ANONYMOUS_PER_MINUTE) or failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -4970,6 +5038,8 @@ export interface operations {
             /** @description NodeList */
             200: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5022,10 +5092,12 @@ export interface operations {
                     "application/json": components["schemas"]["MethodNotAllowed"];
                 };
             };
-            /** @description `rate_limited`: Too many failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
+            /** @description `rate_limited`: Too many anonymous reads (RATE_LIMIT_ANONYMOUS_PER_MINUTE) or failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5068,6 +5140,8 @@ export interface operations {
             /** @description PublisherAvailability */
             200: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5102,10 +5176,12 @@ export interface operations {
                     "application/json": components["schemas"]["MethodNotAllowed"];
                 };
             };
-            /** @description `rate_limited`: Too many failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
+            /** @description `rate_limited`: Too many anonymous reads (RATE_LIMIT_ANONYMOUS_PER_MINUTE) or failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5150,6 +5226,8 @@ export interface operations {
             /** @description Success */
             200: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5184,10 +5262,12 @@ export interface operations {
                     "application/json": components["schemas"]["MethodNotAllowed"];
                 };
             };
-            /** @description `rate_limited`: Too many failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
+            /** @description `rate_limited`: Too many anonymous reads (RATE_LIMIT_ANONYMOUS_PER_MINUTE) or failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5292,7 +5372,7 @@ export interface operations {
                     "application/json": components["schemas"]["UnsupportedMediaType"];
                 };
             };
-            /** @description `rate_limited`: Too many failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
+            /** @description `rate_limited`: Too many anonymous reads (RATE_LIMIT_ANONYMOUS_PER_MINUTE) or failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -5338,6 +5418,8 @@ export interface operations {
             /** @description Publisher */
             200: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5381,10 +5463,12 @@ export interface operations {
                     "application/json": components["schemas"]["MethodNotAllowed"];
                 };
             };
-            /** @description `rate_limited`: Too many failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
+            /** @description `rate_limited`: Too many anonymous reads (RATE_LIMIT_ANONYMOUS_PER_MINUTE) or failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5510,7 +5594,7 @@ export interface operations {
                     "application/json": components["schemas"]["UnsupportedMediaType"];
                 };
             };
-            /** @description `rate_limited`: Too many failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
+            /** @description `rate_limited`: Too many anonymous reads (RATE_LIMIT_ANONYMOUS_PER_MINUTE) or failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -5615,7 +5699,7 @@ export interface operations {
                     "application/json": components["schemas"]["PublisherHasNodes"] | components["schemas"]["Conflict"];
                 };
             };
-            /** @description `rate_limited`: Too many failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
+            /** @description `rate_limited`: Too many anonymous reads (RATE_LIMIT_ANONYMOUS_PER_MINUTE) or failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -5661,6 +5745,8 @@ export interface operations {
             /** @description EditPermission */
             200: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5704,10 +5790,12 @@ export interface operations {
                     "application/json": components["schemas"]["MethodNotAllowed"];
                 };
             };
-            /** @description `rate_limited`: Too many failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
+            /** @description `rate_limited`: Too many anonymous reads (RATE_LIMIT_ANONYMOUS_PER_MINUTE) or failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5752,6 +5840,8 @@ export interface operations {
             /** @description EditPermission */
             200: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5795,10 +5885,12 @@ export interface operations {
                     "application/json": components["schemas"]["MethodNotAllowed"];
                 };
             };
-            /** @description `rate_limited`: Too many failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
+            /** @description `rate_limited`: Too many anonymous reads (RATE_LIMIT_ANONYMOUS_PER_MINUTE) or failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5838,6 +5930,8 @@ export interface operations {
             /** @description Success */
             200: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5863,10 +5957,12 @@ export interface operations {
                     "application/json": components["schemas"]["MethodNotAllowed"];
                 };
             };
-            /** @description `rate_limited`: Too many failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
+            /** @description `rate_limited`: Too many anonymous reads (RATE_LIMIT_ANONYMOUS_PER_MINUTE) or failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6001,7 +6097,7 @@ export interface operations {
                     "application/json": components["schemas"]["UnsupportedMediaType"];
                 };
             };
-            /** @description `rate_limited`: Too many failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
+            /** @description `rate_limited`: Too many anonymous reads (RATE_LIMIT_ANONYMOUS_PER_MINUTE) or failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -6108,7 +6204,7 @@ export interface operations {
                     "application/json": components["schemas"]["LastOwner"];
                 };
             };
-            /** @description `rate_limited`: Too many failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
+            /** @description `rate_limited`: Too many anonymous reads (RATE_LIMIT_ANONYMOUS_PER_MINUTE) or failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -6154,6 +6250,8 @@ export interface operations {
             /** @description Success */
             200: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6206,10 +6304,12 @@ export interface operations {
                     "application/json": components["schemas"]["MethodNotAllowed"];
                 };
             };
-            /** @description `rate_limited`: Too many failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
+            /** @description `rate_limited`: Too many anonymous reads (RATE_LIMIT_ANONYMOUS_PER_MINUTE) or failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6326,7 +6426,7 @@ export interface operations {
                     "application/json": components["schemas"]["UnsupportedMediaType"];
                 };
             };
-            /** @description `rate_limited`: Too many failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
+            /** @description `rate_limited`: Too many anonymous reads (RATE_LIMIT_ANONYMOUS_PER_MINUTE) or failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -6424,7 +6524,7 @@ export interface operations {
                     "application/json": components["schemas"]["MethodNotAllowed"];
                 };
             };
-            /** @description `rate_limited`: Too many failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
+            /** @description `rate_limited`: Too many anonymous reads (RATE_LIMIT_ANONYMOUS_PER_MINUTE) or failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -6555,7 +6655,7 @@ export interface operations {
                     "application/json": components["schemas"]["UnsupportedMediaType"];
                 };
             };
-            /** @description `rate_limited`: Too many failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
+            /** @description `rate_limited`: Too many anonymous reads (RATE_LIMIT_ANONYMOUS_PER_MINUTE) or failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -6603,6 +6703,8 @@ export interface operations {
             /** @description Success */
             200: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6644,6 +6746,18 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["MethodNotAllowed"];
+                };
+            };
+            /** @description `rate_limited`: Too many anonymous reads (RATE_LIMIT_ANONYMOUS_PER_MINUTE) or failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimited"];
                 };
             };
             /** @description `internal_error`: The service failed: the cause is logged, the answer holds no internals */
@@ -6767,7 +6881,7 @@ export interface operations {
                     "application/json": components["schemas"]["UnsupportedMediaType"];
                 };
             };
-            /** @description `rate_limited`: Too many failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
+            /** @description `rate_limited`: Too many anonymous reads (RATE_LIMIT_ANONYMOUS_PER_MINUTE) or failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -6817,6 +6931,8 @@ export interface operations {
             /** @description HostNode */
             200: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6858,6 +6974,18 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["MethodNotAllowed"];
+                };
+            };
+            /** @description `rate_limited`: Too many anonymous reads (RATE_LIMIT_ANONYMOUS_PER_MINUTE) or failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimited"];
                 };
             };
             /** @description `internal_error`: The service failed: the cause is logged, the answer holds no internals */
@@ -6983,7 +7111,7 @@ export interface operations {
                     "application/json": components["schemas"]["UnsupportedMediaType"];
                 };
             };
-            /** @description `rate_limited`: Too many failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
+            /** @description `rate_limited`: Too many anonymous reads (RATE_LIMIT_ANONYMOUS_PER_MINUTE) or failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -7037,6 +7165,8 @@ export interface operations {
             /** @description HostNodePage */
             200: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7060,6 +7190,18 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["MethodNotAllowed"];
+                };
+            };
+            /** @description `rate_limited`: Too many anonymous reads (RATE_LIMIT_ANONYMOUS_PER_MINUTE) or failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimited"];
                 };
             };
             /** @description `internal_error`: The service failed: the cause is logged, the answer holds no internals */
@@ -7098,6 +7240,8 @@ export interface operations {
             /** @description Node */
             200: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7130,6 +7274,18 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["MethodNotAllowed"];
+                };
+            };
+            /** @description `rate_limited`: Too many anonymous reads (RATE_LIMIT_ANONYMOUS_PER_MINUTE) or failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimited"];
                 };
             };
             /** @description `internal_error`: The service failed: the cause is logged, the answer holds no internals */
@@ -7251,7 +7407,7 @@ export interface operations {
                     "application/json": components["schemas"]["UnsupportedMediaType"];
                 };
             };
-            /** @description `rate_limited`: Too many failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
+            /** @description `rate_limited`: Too many anonymous reads (RATE_LIMIT_ANONYMOUS_PER_MINUTE) or failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -7294,6 +7450,8 @@ export interface operations {
             /** @description User */
             200: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7319,10 +7477,12 @@ export interface operations {
                     "application/json": components["schemas"]["MethodNotAllowed"];
                 };
             };
-            /** @description `rate_limited`: Too many failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
+            /** @description `rate_limited`: Too many anonymous reads (RATE_LIMIT_ANONYMOUS_PER_MINUTE) or failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7424,7 +7584,7 @@ export interface operations {
                     "application/json": components["schemas"]["Conflict"];
                 };
             };
-            /** @description `rate_limited`: Too many failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
+            /** @description `rate_limited`: Too many anonymous reads (RATE_LIMIT_ANONYMOUS_PER_MINUTE) or failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -7531,7 +7691,7 @@ export interface operations {
                     "application/json": components["schemas"]["Conflict"];
                 };
             };
-            /** @description `rate_limited`: Too many failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
+            /** @description `rate_limited`: Too many anonymous reads (RATE_LIMIT_ANONYMOUS_PER_MINUTE) or failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -7617,7 +7777,7 @@ export interface operations {
                     "application/json": components["schemas"]["Conflict"];
                 };
             };
-            /** @description `rate_limited`: Too many failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
+            /** @description `rate_limited`: Too many anonymous reads (RATE_LIMIT_ANONYMOUS_PER_MINUTE) or failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -7734,7 +7894,7 @@ export interface operations {
                     "application/json": components["schemas"]["UnsupportedMediaType"];
                 };
             };
-            /** @description `rate_limited`: Too many failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
+            /** @description `rate_limited`: Too many anonymous reads (RATE_LIMIT_ANONYMOUS_PER_MINUTE) or failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -7863,7 +8023,7 @@ export interface operations {
                     "application/json": components["schemas"]["UnsupportedMediaType"];
                 };
             };
-            /** @description `rate_limited`: Too many failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
+            /** @description `rate_limited`: Too many anonymous reads (RATE_LIMIT_ANONYMOUS_PER_MINUTE) or failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -7992,7 +8152,7 @@ export interface operations {
                     "application/json": components["schemas"]["UnsupportedMediaType"];
                 };
             };
-            /** @description `rate_limited`: Too many failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
+            /** @description `rate_limited`: Too many anonymous reads (RATE_LIMIT_ANONYMOUS_PER_MINUTE) or failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -8123,7 +8283,7 @@ export interface operations {
                     "application/json": components["schemas"]["UnsupportedMediaType"];
                 };
             };
-            /** @description `rate_limited`: Too many failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
+            /** @description `rate_limited`: Too many anonymous reads (RATE_LIMIT_ANONYMOUS_PER_MINUTE) or failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -8175,6 +8335,8 @@ export interface operations {
             /** @description HeldVersions */
             200: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8218,10 +8380,12 @@ export interface operations {
                     "application/json": components["schemas"]["MethodNotAllowed"];
                 };
             };
-            /** @description `rate_limited`: Too many failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
+            /** @description `rate_limited`: Too many anonymous reads (RATE_LIMIT_ANONYMOUS_PER_MINUTE) or failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8349,7 +8513,7 @@ export interface operations {
                     "application/json": components["schemas"]["UnsupportedMediaType"];
                 };
             };
-            /** @description `rate_limited`: Too many failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
+            /** @description `rate_limited`: Too many anonymous reads (RATE_LIMIT_ANONYMOUS_PER_MINUTE) or failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -8426,7 +8590,7 @@ export interface operations {
                     "application/json": components["schemas"]["MethodNotAllowed"];
                 };
             };
-            /** @description `rate_limited`: Too many failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
+            /** @description `rate_limited`: Too many anonymous reads (RATE_LIMIT_ANONYMOUS_PER_MINUTE) or failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -8474,6 +8638,8 @@ export interface operations {
             /** @description AuditLog */
             200: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8517,10 +8683,12 @@ export interface operations {
                     "application/json": components["schemas"]["MethodNotAllowed"];
                 };
             };
-            /** @description `rate_limited`: Too many failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
+            /** @description `rate_limited`: Too many anonymous reads (RATE_LIMIT_ANONYMOUS_PER_MINUTE) or failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8639,7 +8807,7 @@ export interface operations {
                     "application/json": components["schemas"]["UnsupportedMediaType"];
                 };
             };
-            /** @description `rate_limited`: Too many failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
+            /** @description `rate_limited`: Too many anonymous reads (RATE_LIMIT_ANONYMOUS_PER_MINUTE) or failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -8746,7 +8914,7 @@ export interface operations {
                     "application/json": components["schemas"]["Conflict"];
                 };
             };
-            /** @description `rate_limited`: Too many failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
+            /** @description `rate_limited`: Too many anonymous reads (RATE_LIMIT_ANONYMOUS_PER_MINUTE) or failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -8870,7 +9038,7 @@ export interface operations {
                     "application/json": components["schemas"]["UnsupportedMediaType"];
                 };
             };
-            /** @description `rate_limited`: Too many failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
+            /** @description `rate_limited`: Too many anonymous reads (RATE_LIMIT_ANONYMOUS_PER_MINUTE) or failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -8979,7 +9147,7 @@ export interface operations {
                     "application/json": components["schemas"]["Conflict"];
                 };
             };
-            /** @description `rate_limited`: Too many failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
+            /** @description `rate_limited`: Too many anonymous reads (RATE_LIMIT_ANONYMOUS_PER_MINUTE) or failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -9103,7 +9271,7 @@ export interface operations {
                     "application/json": components["schemas"]["UnsupportedMediaType"];
                 };
             };
-            /** @description `rate_limited`: Too many failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
+            /** @description `rate_limited`: Too many anonymous reads (RATE_LIMIT_ANONYMOUS_PER_MINUTE) or failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -9205,7 +9373,7 @@ export interface operations {
                     "application/json": components["schemas"]["MethodNotAllowed"];
                 };
             };
-            /** @description `rate_limited`: Too many failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
+            /** @description `rate_limited`: Too many anonymous reads (RATE_LIMIT_ANONYMOUS_PER_MINUTE) or failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -9336,7 +9504,7 @@ export interface operations {
                     "application/json": components["schemas"]["UnsupportedMediaType"];
                 };
             };
-            /** @description `rate_limited`: Too many failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
+            /** @description `rate_limited`: Too many anonymous reads (RATE_LIMIT_ANONYMOUS_PER_MINUTE) or failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -9469,7 +9637,7 @@ export interface operations {
                     "application/json": components["schemas"]["UnsupportedMediaType"];
                 };
             };
-            /** @description `rate_limited`: Too many failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
+            /** @description `rate_limited`: Too many anonymous reads (RATE_LIMIT_ANONYMOUS_PER_MINUTE) or failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -9517,6 +9685,8 @@ export interface operations {
             /** @description Success */
             200: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9569,10 +9739,12 @@ export interface operations {
                     "application/json": components["schemas"]["MethodNotAllowed"];
                 };
             };
-            /** @description `rate_limited`: Too many failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
+            /** @description `rate_limited`: Too many anonymous reads (RATE_LIMIT_ANONYMOUS_PER_MINUTE) or failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9700,7 +9872,7 @@ export interface operations {
                     "application/json": components["schemas"]["UnsupportedMediaType"];
                 };
             };
-            /** @description `rate_limited`: Too many failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
+            /** @description `rate_limited`: Too many anonymous reads (RATE_LIMIT_ANONYMOUS_PER_MINUTE) or failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -9800,7 +9972,7 @@ export interface operations {
                     "application/json": components["schemas"]["MethodNotAllowed"];
                 };
             };
-            /** @description `rate_limited`: Too many failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
+            /** @description `rate_limited`: Too many anonymous reads (RATE_LIMIT_ANONYMOUS_PER_MINUTE) or failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -9908,7 +10080,7 @@ export interface operations {
                     "application/json": components["schemas"]["UnsupportedMediaType"];
                 };
             };
-            /** @description `rate_limited`: Too many failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
+            /** @description `rate_limited`: Too many anonymous reads (RATE_LIMIT_ANONYMOUS_PER_MINUTE) or failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -9951,6 +10123,8 @@ export interface operations {
             /** @description TrustedPublishingAudience */
             200: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9965,6 +10139,18 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["MethodNotAllowed"];
+                };
+            };
+            /** @description `rate_limited`: Too many anonymous reads (RATE_LIMIT_ANONYMOUS_PER_MINUTE) or failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimited"];
                 };
             };
             /** @description `internal_error`: The service failed: the cause is logged, the answer holds no internals */
@@ -10007,6 +10193,8 @@ export interface operations {
                 headers: {
                     "Content-Disposition": components["headers"]["ContentDisposition"];
                     "Content-Length": components["headers"]["ContentLength"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10057,6 +10245,18 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["RangeNotSatisfiable"];
+                };
+            };
+            /** @description `rate_limited`: Too many anonymous reads (RATE_LIMIT_ANONYMOUS_PER_MINUTE) or failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimited"];
                 };
             };
             /** @description `internal_error`: The service failed: the cause is logged, the answer holds no internals */
@@ -10218,6 +10418,8 @@ export interface operations {
             /** @description ScanRules */
             200: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10232,6 +10434,18 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["MethodNotAllowed"];
+                };
+            };
+            /** @description `rate_limited`: Too many anonymous reads (RATE_LIMIT_ANONYMOUS_PER_MINUTE) or failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimited"];
                 };
             };
             /** @description `internal_error`: The service failed: the cause is logged, the answer holds no internals */
@@ -10274,6 +10488,8 @@ export interface operations {
             /** @description VersionReview */
             200: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10326,10 +10542,12 @@ export interface operations {
                     "application/json": components["schemas"]["MethodNotAllowed"];
                 };
             };
-            /** @description `rate_limited`: Too many failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
+            /** @description `rate_limited`: Too many anonymous reads (RATE_LIMIT_ANONYMOUS_PER_MINUTE) or failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10459,7 +10677,7 @@ export interface operations {
                     "application/json": components["schemas"]["UnsupportedMediaType"];
                 };
             };
-            /** @description `rate_limited`: Too many failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
+            /** @description `rate_limited`: Too many anonymous reads (RATE_LIMIT_ANONYMOUS_PER_MINUTE) or failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -10570,7 +10788,7 @@ export interface operations {
                     "application/json": components["schemas"]["Conflict"];
                 };
             };
-            /** @description `rate_limited`: Too many failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
+            /** @description `rate_limited`: Too many anonymous reads (RATE_LIMIT_ANONYMOUS_PER_MINUTE) or failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -10803,7 +11021,7 @@ export interface operations {
                     "application/json": components["schemas"]["UnsupportedMediaTypeWithDetail"];
                 };
             };
-            /** @description `quota_exceeded`: A quota of the customer is used up (operations per day, tasks in flight, upload bytes per day): wait `Retry-After` seconds; `RateLimit-Policy` and `RateLimit` say which quota and what is left; `rate_limited`: Too many failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
+            /** @description `quota_exceeded`: A quota of the customer is used up (operations per day, tasks in flight, upload bytes per day): wait `Retry-After` seconds; `RateLimit-Policy` and `RateLimit` say which quota and what is left; `rate_limited`: Too many anonymous reads (RATE_LIMIT_ANONYMOUS_PER_MINUTE) or failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -10956,7 +11174,7 @@ export interface operations {
                     "application/json": components["schemas"]["UnsupportedMediaTypeWithDetail"];
                 };
             };
-            /** @description `quota_exceeded`: A quota of the customer is used up (operations per day, tasks in flight, upload bytes per day): wait `Retry-After` seconds; `RateLimit-Policy` and `RateLimit` say which quota and what is left; `rate_limited`: Too many failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
+            /** @description `quota_exceeded`: A quota of the customer is used up (operations per day, tasks in flight, upload bytes per day): wait `Retry-After` seconds; `RateLimit-Policy` and `RateLimit` say which quota and what is left; `rate_limited`: Too many anonymous reads (RATE_LIMIT_ANONYMOUS_PER_MINUTE) or failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -11109,7 +11327,7 @@ export interface operations {
                     "application/json": components["schemas"]["UnsupportedMediaTypeWithDetail"];
                 };
             };
-            /** @description `quota_exceeded`: A quota of the customer is used up (operations per day, tasks in flight, upload bytes per day): wait `Retry-After` seconds; `RateLimit-Policy` and `RateLimit` say which quota and what is left; `rate_limited`: Too many failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
+            /** @description `quota_exceeded`: A quota of the customer is used up (operations per day, tasks in flight, upload bytes per day): wait `Retry-After` seconds; `RateLimit-Policy` and `RateLimit` say which quota and what is left; `rate_limited`: Too many anonymous reads (RATE_LIMIT_ANONYMOUS_PER_MINUTE) or failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -11262,7 +11480,7 @@ export interface operations {
                     "application/json": components["schemas"]["UnsupportedMediaTypeWithDetail"];
                 };
             };
-            /** @description `quota_exceeded`: A quota of the customer is used up (operations per day, tasks in flight, upload bytes per day): wait `Retry-After` seconds; `RateLimit-Policy` and `RateLimit` say which quota and what is left; `rate_limited`: Too many failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
+            /** @description `quota_exceeded`: A quota of the customer is used up (operations per day, tasks in flight, upload bytes per day): wait `Retry-After` seconds; `RateLimit-Policy` and `RateLimit` say which quota and what is left; `rate_limited`: Too many anonymous reads (RATE_LIMIT_ANONYMOUS_PER_MINUTE) or failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -11415,7 +11633,7 @@ export interface operations {
                     "application/json": components["schemas"]["UnsupportedMediaTypeWithDetail"];
                 };
             };
-            /** @description `quota_exceeded`: A quota of the customer is used up (operations per day, tasks in flight, upload bytes per day): wait `Retry-After` seconds; `RateLimit-Policy` and `RateLimit` say which quota and what is left; `rate_limited`: Too many failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
+            /** @description `quota_exceeded`: A quota of the customer is used up (operations per day, tasks in flight, upload bytes per day): wait `Retry-After` seconds; `RateLimit-Policy` and `RateLimit` say which quota and what is left; `rate_limited`: Too many anonymous reads (RATE_LIMIT_ANONYMOUS_PER_MINUTE) or failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -11568,7 +11786,7 @@ export interface operations {
                     "application/json": components["schemas"]["UnsupportedMediaTypeWithDetail"];
                 };
             };
-            /** @description `quota_exceeded`: A quota of the customer is used up (operations per day, tasks in flight, upload bytes per day): wait `Retry-After` seconds; `RateLimit-Policy` and `RateLimit` say which quota and what is left; `rate_limited`: Too many failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
+            /** @description `quota_exceeded`: A quota of the customer is used up (operations per day, tasks in flight, upload bytes per day): wait `Retry-After` seconds; `RateLimit-Policy` and `RateLimit` say which quota and what is left; `rate_limited`: Too many anonymous reads (RATE_LIMIT_ANONYMOUS_PER_MINUTE) or failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -11721,7 +11939,7 @@ export interface operations {
                     "application/json": components["schemas"]["UnsupportedMediaTypeWithDetail"];
                 };
             };
-            /** @description `quota_exceeded`: A quota of the customer is used up (operations per day, tasks in flight, upload bytes per day): wait `Retry-After` seconds; `RateLimit-Policy` and `RateLimit` say which quota and what is left; `rate_limited`: Too many failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
+            /** @description `quota_exceeded`: A quota of the customer is used up (operations per day, tasks in flight, upload bytes per day): wait `Retry-After` seconds; `RateLimit-Policy` and `RateLimit` say which quota and what is left; `rate_limited`: Too many anonymous reads (RATE_LIMIT_ANONYMOUS_PER_MINUTE) or failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -11792,6 +12010,8 @@ export interface operations {
             /** @description MediaTaskEnvelope */
             200: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     "x-vendor-mode": components["headers"]["XVendorMode"];
                     [name: string]: unknown;
                 };
@@ -11840,10 +12060,12 @@ export interface operations {
                     "application/json": components["schemas"]["MethodNotAllowedWithDetail"];
                 };
             };
-            /** @description `rate_limited`: Too many failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
+            /** @description `rate_limited`: Too many anonymous reads (RATE_LIMIT_ANONYMOUS_PER_MINUTE) or failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     "x-vendor-mode": components["headers"]["XVendorMode"];
                     [name: string]: unknown;
                 };
@@ -11909,6 +12131,8 @@ export interface operations {
             /** @description MediaTaskEnvelope */
             200: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     "x-vendor-mode": components["headers"]["XVendorMode"];
                     [name: string]: unknown;
                 };
@@ -11957,10 +12181,12 @@ export interface operations {
                     "application/json": components["schemas"]["MethodNotAllowedWithDetail"];
                 };
             };
-            /** @description `rate_limited`: Too many failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
+            /** @description `rate_limited`: Too many anonymous reads (RATE_LIMIT_ANONYMOUS_PER_MINUTE) or failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     "x-vendor-mode": components["headers"]["XVendorMode"];
                     [name: string]: unknown;
                 };
@@ -12026,6 +12252,8 @@ export interface operations {
             /** @description MediaTaskEnvelope */
             200: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     "x-vendor-mode": components["headers"]["XVendorMode"];
                     [name: string]: unknown;
                 };
@@ -12074,10 +12302,12 @@ export interface operations {
                     "application/json": components["schemas"]["MethodNotAllowedWithDetail"];
                 };
             };
-            /** @description `rate_limited`: Too many failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
+            /** @description `rate_limited`: Too many anonymous reads (RATE_LIMIT_ANONYMOUS_PER_MINUTE) or failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     "x-vendor-mode": components["headers"]["XVendorMode"];
                     [name: string]: unknown;
                 };
@@ -12143,6 +12373,8 @@ export interface operations {
             /** @description MediaTaskEnvelope */
             200: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     "x-vendor-mode": components["headers"]["XVendorMode"];
                     [name: string]: unknown;
                 };
@@ -12191,10 +12423,12 @@ export interface operations {
                     "application/json": components["schemas"]["MethodNotAllowedWithDetail"];
                 };
             };
-            /** @description `rate_limited`: Too many failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
+            /** @description `rate_limited`: Too many anonymous reads (RATE_LIMIT_ANONYMOUS_PER_MINUTE) or failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     "x-vendor-mode": components["headers"]["XVendorMode"];
                     [name: string]: unknown;
                 };
@@ -12260,6 +12494,8 @@ export interface operations {
             /** @description MediaTaskEnvelope */
             200: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     "x-vendor-mode": components["headers"]["XVendorMode"];
                     [name: string]: unknown;
                 };
@@ -12308,10 +12544,12 @@ export interface operations {
                     "application/json": components["schemas"]["MethodNotAllowedWithDetail"];
                 };
             };
-            /** @description `rate_limited`: Too many failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
+            /** @description `rate_limited`: Too many anonymous reads (RATE_LIMIT_ANONYMOUS_PER_MINUTE) or failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     "x-vendor-mode": components["headers"]["XVendorMode"];
                     [name: string]: unknown;
                 };
@@ -12377,6 +12615,8 @@ export interface operations {
             /** @description Success */
             200: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     "x-vendor-mode": components["headers"]["XVendorMode"];
                     [name: string]: unknown;
                 };
@@ -12413,6 +12653,19 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["MethodNotAllowedWithDetail"];
+                };
+            };
+            /** @description `rate_limited`: Too many anonymous reads (RATE_LIMIT_ANONYMOUS_PER_MINUTE) or failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "x-vendor-mode": components["headers"]["XVendorMode"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitedWithDetail"];
                 };
             };
             /** @description `internal_error`: The service failed: the cause is logged, the answer holds no internals */
@@ -12645,7 +12898,7 @@ export interface operations {
                     "application/json": components["schemas"]["UnsupportedMediaTypeWithDetail"];
                 };
             };
-            /** @description `rate_limited`: Too many failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds; `quota_exceeded`: A quota of the customer is used up (operations per day, tasks in flight, upload bytes per day): wait `Retry-After` seconds; `RateLimit-Policy` and `RateLimit` say which quota and what is left */
+            /** @description `rate_limited`: Too many anonymous reads (RATE_LIMIT_ANONYMOUS_PER_MINUTE) or failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds; `quota_exceeded`: A quota of the customer is used up (operations per day, tasks in flight, upload bytes per day): wait `Retry-After` seconds; `RateLimit-Policy` and `RateLimit` say which quota and what is left */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -12786,7 +13039,7 @@ export interface operations {
                     "application/json": components["schemas"]["UnsupportedMediaTypeWithDetail"];
                 };
             };
-            /** @description `quota_exceeded`: A quota of the customer is used up (operations per day, tasks in flight, upload bytes per day): wait `Retry-After` seconds; `RateLimit-Policy` and `RateLimit` say which quota and what is left; `rate_limited`: Too many failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
+            /** @description `quota_exceeded`: A quota of the customer is used up (operations per day, tasks in flight, upload bytes per day): wait `Retry-After` seconds; `RateLimit-Policy` and `RateLimit` say which quota and what is left; `rate_limited`: Too many anonymous reads (RATE_LIMIT_ANONYMOUS_PER_MINUTE) or failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -12912,7 +13165,7 @@ export interface operations {
                     "application/json": components["schemas"]["MethodNotAllowed"];
                 };
             };
-            /** @description `rate_limited`: Too many failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
+            /** @description `rate_limited`: Too many anonymous reads (RATE_LIMIT_ANONYMOUS_PER_MINUTE) or failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -12968,6 +13221,8 @@ export interface operations {
             /** @description NodeVersionPage */
             200: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13002,10 +13257,12 @@ export interface operations {
                     "application/json": components["schemas"]["MethodNotAllowed"];
                 };
             };
-            /** @description `rate_limited`: Too many failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
+            /** @description `rate_limited`: Too many anonymous reads (RATE_LIMIT_ANONYMOUS_PER_MINUTE) or failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13125,6 +13382,8 @@ export interface operations {
             /** @description ApiKeyList */
             200: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13150,10 +13409,12 @@ export interface operations {
                     "application/json": components["schemas"]["MethodNotAllowed"];
                 };
             };
-            /** @description `rate_limited`: Too many failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
+            /** @description `rate_limited`: Too many anonymous reads (RATE_LIMIT_ANONYMOUS_PER_MINUTE) or failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13249,7 +13510,7 @@ export interface operations {
                     "application/json": components["schemas"]["UnsupportedMediaType"];
                 };
             };
-            /** @description `rate_limited`: Too many failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
+            /** @description `rate_limited`: Too many anonymous reads (RATE_LIMIT_ANONYMOUS_PER_MINUTE) or failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -13336,7 +13597,7 @@ export interface operations {
                     "application/json": components["schemas"]["MethodNotAllowed"];
                 };
             };
-            /** @description `rate_limited`: Too many failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
+            /** @description `rate_limited`: Too many anonymous reads (RATE_LIMIT_ANONYMOUS_PER_MINUTE) or failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -13435,7 +13696,7 @@ export interface operations {
                     "application/json": components["schemas"]["UnsupportedMediaType"];
                 };
             };
-            /** @description `rate_limited`: Too many failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
+            /** @description `rate_limited`: Too many anonymous reads (RATE_LIMIT_ANONYMOUS_PER_MINUTE) or failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -13485,6 +13746,8 @@ export interface operations {
                 headers: {
                     "Content-Disposition": components["headers"]["MediaDisposition"];
                     "X-Content-Type-Options": components["headers"]["NoSniff"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13517,6 +13780,18 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["MethodNotAllowed"];
+                };
+            };
+            /** @description `rate_limited`: Too many anonymous reads (RATE_LIMIT_ANONYMOUS_PER_MINUTE) or failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimited"];
                 };
             };
             /** @description `internal_error`: The service failed: the cause is logged, the answer holds no internals */
@@ -13704,7 +13979,7 @@ export interface operations {
                     "application/json": components["schemas"]["MethodNotAllowed"];
                 };
             };
-            /** @description `rate_limited`: Too many failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
+            /** @description `rate_limited`: Too many anonymous reads (RATE_LIMIT_ANONYMOUS_PER_MINUTE) or failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -13747,6 +14022,8 @@ export interface operations {
             /** @description Customer */
             200: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13781,10 +14058,12 @@ export interface operations {
                     "application/json": components["schemas"]["MethodNotAllowed"];
                 };
             };
-            /** @description `rate_limited`: Too many failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
+            /** @description `rate_limited`: Too many anonymous reads (RATE_LIMIT_ANONYMOUS_PER_MINUTE) or failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13824,6 +14103,8 @@ export interface operations {
             /** @description CustomerBalance */
             200: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13849,10 +14130,12 @@ export interface operations {
                     "application/json": components["schemas"]["MethodNotAllowed"];
                 };
             };
-            /** @description `rate_limited`: Too many failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
+            /** @description `rate_limited`: Too many anonymous reads (RATE_LIMIT_ANONYMOUS_PER_MINUTE) or failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13903,6 +14186,8 @@ export interface operations {
             /** @description UsagePage */
             200: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13937,10 +14222,12 @@ export interface operations {
                     "application/json": components["schemas"]["MethodNotAllowed"];
                 };
             };
-            /** @description `rate_limited`: Too many failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
+            /** @description `rate_limited`: Too many anonymous reads (RATE_LIMIT_ANONYMOUS_PER_MINUTE) or failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13983,6 +14270,8 @@ export interface operations {
             /** @description CustomerQuotas */
             200: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14026,10 +14315,12 @@ export interface operations {
                     "application/json": components["schemas"]["MethodNotAllowed"];
                 };
             };
-            /** @description `rate_limited`: Too many failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
+            /** @description `rate_limited`: Too many anonymous reads (RATE_LIMIT_ANONYMOUS_PER_MINUTE) or failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14146,7 +14437,7 @@ export interface operations {
                     "application/json": components["schemas"]["UnsupportedMediaType"];
                 };
             };
-            /** @description `rate_limited`: Too many failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
+            /** @description `rate_limited`: Too many anonymous reads (RATE_LIMIT_ANONYMOUS_PER_MINUTE) or failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -14194,6 +14485,8 @@ export interface operations {
             /** @description WebhookDeliveryPage */
             200: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14228,10 +14521,12 @@ export interface operations {
                     "application/json": components["schemas"]["MethodNotAllowed"];
                 };
             };
-            /** @description `rate_limited`: Too many failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
+            /** @description `rate_limited`: Too many anonymous reads (RATE_LIMIT_ANONYMOUS_PER_MINUTE) or failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14271,6 +14566,8 @@ export interface operations {
             /** @description WebhookSecret */
             200: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14296,10 +14593,12 @@ export interface operations {
                     "application/json": components["schemas"]["MethodNotAllowed"];
                 };
             };
-            /** @description `rate_limited`: Too many failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
+            /** @description `rate_limited`: Too many anonymous reads (RATE_LIMIT_ANONYMOUS_PER_MINUTE) or failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14364,7 +14663,7 @@ export interface operations {
                     "application/json": components["schemas"]["MethodNotAllowed"];
                 };
             };
-            /** @description `rate_limited`: Too many failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
+            /** @description `rate_limited`: Too many anonymous reads (RATE_LIMIT_ANONYMOUS_PER_MINUTE) or failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
