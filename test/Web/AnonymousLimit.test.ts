@@ -6,6 +6,8 @@
  */
 import { expect, layer } from "@effect/vitest"
 import { Effect } from "effect"
+import { RateLimited } from "../../src/Domain/ApiErrors.ts"
+import { clientFor } from "../support/Client.ts"
 import { type AddressedAnswer, asAnswer, fromAddress, tally } from "../support/FromAddress.ts"
 import { expectError } from "../support/Http.ts"
 import { Service } from "../support/Service.ts"
@@ -98,6 +100,16 @@ layer(Service.layer((c) => ({ ...c, corsOrigins: "*", rateLimit: { anonymousPerW
       const write = yield* fromAddress(service, "127.0.1.6", "POST", "/publishers", { body: {} })
       expect(write.status).not.toBe(429)
       expect(write.headers["ratelimit"]).toBeUndefined()
+    }))
+
+  it.effect("the typed client fails past the limit with RateLimited and its wait, on an endpoint that declares no 429", () =>
+    Effect.gen(function*() {
+      const client = yield* clientFor(yield* Service)
+      for (let i = 0; i < limit; i++) yield* client.api.catalog.listAllNodes({ query: {} })
+      const failed = yield* Effect.flip(client.api.catalog.listAllNodes({ query: {} }))
+      expect(failed).toBeInstanceOf(RateLimited)
+      expect((failed as RateLimited).retryAfter).toBeGreaterThanOrEqual(1)
+      expect((failed as RateLimited).retryAfter).toBeLessThanOrEqual(60)
     }))
 
   it.effect("browsers may read the fields: CORS exposes them", () =>
