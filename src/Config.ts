@@ -360,7 +360,11 @@ export const appConfig = group({
   /** The limit of anonymous reads per client address (Http/AnonymousLimit.ts). */
   rateLimit: group({
     /** GET and HEAD requests without a verified credential one address (an IPv6 /64) may make per window; 0 turns the limit off. */
-    anonymousPerWindow: int("RATE_LIMIT_ANONYMOUS_PER_MINUTE", 600, 0),
+    anonymousPerWindow: Config.Int("RATE_LIMIT_ANONYMOUS_PER_MINUTE").pipe(
+      Config.withDefault(600),
+      // only 0 turns it off: a negative number is a mistake, not a way to say off
+      refine((n) => n >= 0 ? Result.succeed(n) : Result.fail(`RATE_LIMIT_ANONYMOUS_PER_MINUTE must be 0 (off) or a positive number; got ${n}`))
+    ),
     /** The window: a minute, as the setting's name says (tests shorten it). */
     windowMillis: Config.succeed(60_000)
   }),
