@@ -113,6 +113,8 @@ const startService = async (endpoint: string, dataDir: string, jwtSecret: string
       PORT: String(port),
       HOST: "127.0.0.1",
       LOG_LEVEL: "warn",
+      // the load comes from one address: the anonymous limit would refuse it (bench/README.md)
+      RATE_LIMIT_ANONYMOUS_PER_MINUTE: "0",
       DATA_DIR: dataDir,
       AUTH_JWT_SECRET: jwtSecret,
       STORAGE: "s3",

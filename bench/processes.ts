@@ -72,6 +72,8 @@ export const imageVendorStage = async (
         PORT: String(port),
         HOST: "127.0.0.1",
         LOG_LEVEL: "warn",
+        // the load comes from one address: the anonymous limit would refuse it (bench/README.md)
+        RATE_LIMIT_ANONYMOUS_PER_MINUTE: "0",
         DATA_DIR: path.join(dataDir, service),
         DATABASE_URL: db.url,
         AUTH_JWT_SECRET: benchJwtSecret,

@@ -690,6 +690,70 @@ const printTable = (report: Report) => {
 }
 
 // ---------------------------------------------------------------------------------------------
+// The anonymous limit: what the edge piece costs a read, on and off in one run
+
+const anonymousLimit = "anonymous limit"
+
+/**
+ * The limit's variants, each a service process of its own on the same database, started side by
+ * side: off (`0`, no piece), on with a limit no run reaches (every read counted and given its
+ * RateLimit fields), and on with a limit of 1 (every read after the first refused with 429).
+ */
+const limitVariants = { off: "0", on: "1000000000", refusing: "1" } as const
+type LimitVariant = keyof typeof limitVariants
+
+/**
+ * The cached page on each variant, `--runs` times, the order reversed every other run. Server CPU
+ * per request says what the piece costs; the refusing variant, what a refused read costs.
+ */
+const benchAnonymousLimit = async (env: Record<string, string>, dataDir: string, database: Database) => {
+  const page = "/nodes?limit=30"
+  const processes = Object.fromEntries(await Promise.all(Object.entries(limitVariants).map(async ([key, limit]) => {
+    const name = `service-limit-${key}`
+    const target = await startServer(name, "dist/main.js", { ...env, RATE_LIMIT_ANONYMOUS_PER_MINUTE: limit, DATA_DIR: path.join(dataDir, name) })
+    return [key, target] as const
+  }))) as Record<LimitVariant, Target>
+  const first = await fetch(processes.on.base + page)
+  if (first.headers.get("ratelimit") === null) log(`WARNING: ${page} on the limited service carries no RateLimit field`)
+  log("anonymous limit: warming up")
+  for (const p of Object.values(processes)) await load(p.base, [page], settings.warmupSeconds)
+  for (const key of ["off", "on"] as const) {
+    const cache = (await fetch(processes[key].base + page)).headers.get("x-cache")
+    if (cache !== "hit") log(`WARNING: ${page} on (${key}) is not served from the cache (x-cache: ${cache})`)
+  }
+  const measured: Array<Measurement> = []
+  const keys = Object.keys(limitVariants) as Array<LimitVariant>
+  for (let run = 1; run <= runs; run++) {
+    for (const key of run % 2 === 1 ? keys : [...keys].reverse()) {
+      measured.push({ ...await measure(`${anonymousLimit} (${key})`, "service", processes[key], database, [page]), run })
+    }
+  }
+  await Promise.all([...children].filter((c) => Object.values(processes).some((p) => p.pid === c.pid)).map(stopChild))
+  const cpu = (key: LimitVariant) => spreadOf(measured.filter((m) => m.scenario === `${anonymousLimit} (${key})`).map((m) => m.cpuMsPerRequest.server))
+  const rps = (key: LimitVariant) => spreadOf(measured.filter((m) => m.scenario === `${anonymousLimit} (${key})`).map((m) => m.requestsPerSecond))
+  const [off, on] = [cpu("off"), cpu("on")]
+  const rows = keys.map((key) =>
+    `| ${key} | \`RATE_LIMIT_ANONYMOUS_PER_MINUTE=${limitVariants[key]}\` | ${showSpread(cpu(key), (n) => n.toFixed(3))} | ${showSpread(rps(key), (n) => n.toFixed(0))} |`
+  )
+  const section = [
+    "## Anonymous limit",
+    "",
+    `\`GET ${page}\` from the list cache on three service processes started side by side on the same database, ` +
+    "measured one after the other in each run (the order reversed every other run). Server CPU ms per request and req/s, " +
+    "the mean over the runs (min-max):",
+    "",
+    "| process | setting | CPU ms/req | req/s |",
+    "|---|---|---:|---:|",
+    ...rows,
+    "",
+    `- The piece costs ${((on.mean - off.mean) * 1000).toFixed(1)} µs of server CPU per read (${percent((on.mean - off.mean) / off.mean)} of the read with the limit off).`,
+    "- (refusing) answers every read after its first with `429 rate_limited`: the table above counts them as failures."
+  ].join("\n")
+  log(`anonymous limit: off ${off.mean.toFixed(3)} ms/req, on ${on.mean.toFixed(3)} ms/req, refusing ${cpu("refusing").mean.toFixed(3)} ms/req`)
+  return { measured, section }
+}
+
+// ---------------------------------------------------------------------------------------------
 // The run
 
 const publisherUpdate = "publisher update"
@@ -1002,7 +1066,9 @@ const main = async () => {
     HOST: "127.0.0.1",
     LOG_LEVEL: "warn",
     DATA_DIR: path.join(dataDir, "service"),
-    AUTH_JWT_SECRET: jwtSecret
+    AUTH_JWT_SECRET: jwtSecret,
+    // the load comes from one address: the anonymous limit would refuse it; "anonymous limit" measures it
+    RATE_LIMIT_ANONYMOUS_PER_MINUTE: "0"
   }
   const [service, baseline, edge] = await Promise.all([
     startServer("service", "dist/main.js", env),
@@ -1076,6 +1142,12 @@ const main = async () => {
     media.push(section)
     // their cores are the later scenarios' now
     await Promise.all([...children].filter((c) => Object.values(edge).some((p) => p.pid === c.pid)).map(stopChild))
+  }
+
+  if (selected(anonymousLimit)) {
+    const { measured, section } = await benchAnonymousLimit(env, dataDir, database)
+    measurements.push(...measured)
+    media.push(section)
   }
 
   if (selected(publisherUpdate)) {

@@ -14,7 +14,16 @@ import { Effect, Layer, Schema } from "effect"
 import { AppConfig } from "./Config.ts"
 import type { ExtraRoute } from "./Http/Routes.ts"
 import { Api } from "./Api.ts"
-import { apiErrors, BadRequest, DatabaseUnavailable, MethodNotAllowed, PayloadTooLarge, QuotaExceeded, UnsupportedMediaType } from "./Domain/ApiErrors.ts"
+import {
+  apiErrors,
+  BadRequest,
+  DatabaseUnavailable,
+  MethodNotAllowed,
+  PayloadTooLarge,
+  QuotaExceeded,
+  RateLimited,
+  UnsupportedMediaType
+} from "./Domain/ApiErrors.ts"
 import { OptionalAuthentication } from "./Domain/Auth.ts"
 import { AnyEndpoint } from "./Domain/RegistryApi.ts"
 import { MusicEvent } from "./Domain/MusicEvents.ts"
@@ -283,11 +292,11 @@ const headers: Json = {
   },
   RetryAfter: { description: "Seconds to wait before trying again", schema: { type: "integer", minimum: 0 } },
   RateLimitPolicy: {
-    description: "With `quota_exceeded` (draft-ietf-httpapi-ratelimit-headers): the quota refused, `\"operations-day\";q=500;qu=\"requests\";w=86400`, `\"tasks-in-flight\";q=10;qu=\"concurrent-requests\"` or `\"upload-bytes-day\";q=<bytes>;qu=\"content-bytes\";w=86400`",
+    description: "The limit that applies (draft-ietf-httpapi-ratelimit-headers): on anonymous reads and their 429, `\"anonymous\";q=600;qu=\"requests\";w=60` (RATE_LIMIT_ANONYMOUS_PER_MINUTE); with `quota_exceeded`, the quota refused, `\"operations-day\";q=500;qu=\"requests\";w=86400`, `\"tasks-in-flight\";q=10;qu=\"concurrent-requests\"` or `\"upload-bytes-day\";q=<bytes>;qu=\"content-bytes\";w=86400`",
     schema: { type: "string" }
   },
   RateLimit: {
-    description: "With `quota_exceeded`: what is left of that quota (`r`) and the seconds until there is room again (`t`), `\"operations-day\";r=0;t=3600`",
+    description: "What is left of that limit (`r`) and the seconds until there is room again (`t`): `\"anonymous\";r=599;t=60`, `\"operations-day\";r=0;t=3600`",
     schema: { type: "string" }
   },
   Allow: { description: "The methods the path takes", schema: { type: "string" } },
@@ -366,6 +375,11 @@ const musicEvents = (spec: Json): Json => {
 /** Operations that answer without the database; every other one is 503 while it is away. */
 const withoutDatabase = new Set(["Health"])
 
+/** The reads the anonymous limit leaves alone: the probes (Http/AnonymousLimit.ts). */
+const unlimitedReads = new Set(["Health", "Ready"])
+
+const rateLimitHeaders = { "RateLimit-Policy": headerRef("RateLimitPolicy"), RateLimit: headerRef("RateLimit") }
+
 /** The signed upload's query parameters: required, though a missing one answers 403 `invalid_signature`. */
 const signedUploadParameters = new Set(["expires", "signature"])
 const signedUploads = new Set(["UploadArchive", "UploadMediaFile"])
@@ -390,9 +404,7 @@ const precise = (generated: Json): Json => {
     for (const [status, response] of Object.entries<Json>(responses)) {
       if (Number(status) < 400) continue
       const classes = classesOf(response.content?.["application/json"]?.schema)
-      const quota = classes.includes(QuotaExceeded.identifier)
-        ? { "RateLimit-Policy": headerRef("RateLimitPolicy"), RateLimit: headerRef("RateLimit") }
-        : {}
+      const quota = classes.includes(QuotaExceeded.identifier) ? rateLimitHeaders : {}
       responses[status] = errorResponse(classes, status === "429" ? { "Retry-After": headerRef("RetryAfter"), ...quota } : undefined)
     }
     responses["405"] = errorResponse([MethodNotAllowed.identifier], { Allow: headerRef("Allow") })
@@ -407,6 +419,12 @@ const precise = (generated: Json): Json => {
       const others = classesOf(responses["503"]?.content?.["application/json"]?.schema)
       responses["503"] = errorResponse([...others, DatabaseUnavailable.identifier], { "Retry-After": headerRef("RetryAfter") })
     }
+    // anonymous reads are limited per client address (Http/AnonymousLimit.ts); the probes are not
+    const limited = method === "get" && !unlimitedReads.has(operation.operationId)
+    if (limited) {
+      const others = classesOf(responses["429"]?.content?.["application/json"]?.schema).filter((name) => name !== RateLimited.identifier)
+      responses["429"] = errorResponse([...others, RateLimited.identifier], { "Retry-After": headerRef("RetryAfter"), ...rateLimitHeaders })
+    }
 
     if (path.startsWith(proxyPrefix)) {
       for (const [status, response] of Object.entries<Json>(responses)) {
@@ -419,7 +437,7 @@ const precise = (generated: Json): Json => {
     const extra = successHeaders[operation.operationId]
     for (const [status, response] of Object.entries<Json>(responses)) {
       const always = proxyPrefixes.some((prefix) => path.startsWith(prefix)) ? { "x-vendor-mode": headerRef("XVendorMode") } : {}
-      const own = Number(status) < 400 ? extra ?? {} : {}
+      const own = Number(status) < 400 ? { ...extra, ...(limited ? rateLimitHeaders : {}) } : {}
       const all = { ...response.headers, ...own, ...always }
       if (Object.keys(all).length > 0) response.headers = all
     }

@@ -357,6 +357,17 @@ export const appConfig = group({
     /** How long one exchange with an issuer may take. */
     timeoutMillis: Config.succeed(10_000)
   }),
+  /** The limit of anonymous reads per client address (Http/AnonymousLimit.ts). */
+  rateLimit: group({
+    /** GET and HEAD requests without a verified credential one address (an IPv6 /64) may make per window; 0 turns the limit off. */
+    anonymousPerWindow: Config.Int("RATE_LIMIT_ANONYMOUS_PER_MINUTE").pipe(
+      Config.withDefault(600),
+      // only 0 turns it off: a negative number is a mistake, not a way to say off
+      refine((n) => n >= 0 ? Result.succeed(n) : Result.fail(`RATE_LIMIT_ANONYMOUS_PER_MINUTE must be 0 (off) or a positive number; got ${n}`))
+    ),
+    /** The window: a minute, as the setting's name says (tests shorten it). */
+    windowMillis: Config.succeed(60_000)
+  }),
   /** Take the client's address from the last `X-Forwarded-For` entry (behind one trusted proxy). */
   trustProxy: Config.Boolean("TRUST_PROXY").pipe(Config.withDefault(false)),
   /** How long the change feed keeps a change; a cursor older than that is answered 410 (Sync/Feed.ts). */

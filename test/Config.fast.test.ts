@@ -82,6 +82,17 @@ describe("the configuration", () => {
       expect(both.tracing.tracesUrl).toEqual(read({ OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: `http://${traces}/t` }).tracing.tracesUrl)
     }))
 
+  it("RATE_LIMIT_ANONYMOUS_PER_MINUTE: 600 unless set, any count read back, 0 off; a negative number or a word refused naming it", () => {
+    expect(read({}).rateLimit.anonymousPerWindow).toBe(600)
+    expect(read({}).rateLimit.windowMillis).toBe(60_000)
+    forAllSync([fc.integer({ min: 0, max: 2 ** 31 - 1 })], ([n]) => {
+      expect(read({ RATE_LIMIT_ANONYMOUS_PER_MINUTE: String(n) }).rateLimit.anonymousPerWindow).toBe(n)
+    })
+    for (const wrong of ["-1", "ten", "1.5"]) {
+      expect(() => read({ RATE_LIMIT_ANONYMOUS_PER_MINUTE: wrong })).toThrow(/RATE_LIMIT_ANONYMOUS_PER_MINUTE/)
+    }
+  })
+
   it("never lets a zero or negative number turn a limit, a duration or an interval off", () => {
     const numeric = [...variablesRead()].filter((name) => /_(SECONDS|BYTES|LIMIT|DELAY)$/.test(name))
     expect(numeric.length).toBeGreaterThan(20)

@@ -6,9 +6,9 @@
  * 429 with the rest of the window instead of its refusal. The count is this instance's, in memory.
  */
 import { HttpServerRequest } from "effect/http"
-import { NodeHttpServerRequest } from "@effect/platform-node"
 import { Clock, Context, Data, Effect, Layer } from "effect"
 import { AppConfig } from "../Config.ts"
+import { clientAddress } from "../Http/ClientAddress.ts"
 
 /**
  * Addresses remembered at most: past it the one that failed least recently is forgotten, so
@@ -20,12 +20,6 @@ export class TooManyFailures extends Data.TaggedError("TooManyFailures")<{ reado
   override get message() {
     return `Too many failed authentications from this address: try again in ${Math.ceil(this.retryAfterSeconds)} s`
   }
-}
-
-/** The socket's peer, or with `trustProxy` the entry the proxy appended to `X-Forwarded-For`. */
-export const clientAddress = (request: HttpServerRequest.HttpServerRequest, trustProxy: boolean): string => {
-  const forwarded = trustProxy ? request.headers["x-forwarded-for"]?.split(",").at(-1)?.trim() : undefined
-  return forwarded || (NodeHttpServerRequest.toIncomingMessage(request).socket.remoteAddress ?? "unknown")
 }
 
 interface Window {

@@ -22,9 +22,10 @@ import {
 /**
  * What the service may answer to any request, whatever its endpoint declares: the answers of its
  * error funnel (a malformed or oversized body, an unknown route or method, headers too large, a
- * failure of the service). Every other code comes only where an endpoint declares it.
+ * failure of the service) and of the anonymous reads' limit (Http/AnonymousLimit.ts). Every other
+ * code comes only where an endpoint declares it.
  */
-export type ServiceFault = BadRequest | NotFound | MethodNotAllowed | PayloadTooLarge | RequestTooLarge | InternalError
+export type ServiceFault = BadRequest | NotFound | MethodNotAllowed | PayloadTooLarge | RequestTooLarge | RateLimited | InternalError
 
 const decodeWire = Schema.decodeUnknownOption(Schema.fromJsonString(Schema.toCodecJson(Schema.Union(apiErrors))))
 

@@ -10,6 +10,7 @@
 import { Clock, Context, Data, Effect, Layer, Option, Schedule } from "effect"
 import { AppConfig, operationQuota } from "../Config.ts"
 import { uploadOperation, type UsageOutcome } from "../Domain/Customer.ts"
+import { type RateLimitPolicy, rateLimitFields } from "../Domain/RateLimit.ts"
 import { traced } from "../Tracing.ts"
 import { CustomerRepo, type OverridesRow, taskHorizonSeconds, type TakeRow, type UsageRow } from "./Repo.ts"
 
@@ -33,24 +34,17 @@ export class OverQuota extends Data.TaggedError("OverQuota")<{
 /** How long a client waits for a task in flight to finish before trying again. */
 export const flightRetrySeconds = 10
 
-/** The policy names of the RateLimit fields, one per kind of quota. */
-const policyOf = (quota: "day" | "flight", operation: string) =>
-  quota === "flight" ? "tasks-in-flight" : operation === uploadOperation ? "upload-bytes-day" : "operations-day"
+/** The policy of a kind of quota, as the RateLimit fields state it (Domain/RateLimit.ts). */
+const policyOf = (quota: "day" | "flight", operation: string, limit: number): RateLimitPolicy =>
+  quota === "flight"
+    ? { name: "tasks-in-flight", quota: limit, unit: "concurrent-requests" }
+    : operation === uploadOperation
+    ? { name: "upload-bytes-day", quota: limit, unit: "content-bytes", windowSeconds: 86400 }
+    : { name: "operations-day", quota: limit, unit: "requests", windowSeconds: 86400 }
 
-/**
- * The fields of draft-ietf-httpapi-ratelimit-headers (structured field lists): the policy (`q`
- * quota, `qu` unit, `w` window in seconds) and what is left of it (`r` remaining, `t` seconds
- * until there is room again).
- */
-export const rateLimitFields = (quota: "day" | "flight", operation: string, limit: number, remaining: number, resetSeconds: number) => {
-  const name = `"${policyOf(quota, operation)}"`
-  const unit = quota === "flight" ? "concurrent-requests" : operation === uploadOperation ? "content-bytes" : "requests"
-  const window = quota === "flight" ? "" : ";w=86400"
-  return {
-    "ratelimit-policy": `${name};q=${limit};qu="${unit}"${window}`,
-    "ratelimit": `${name};r=${Math.max(0, remaining)};t=${Math.max(0, Math.ceil(resetSeconds))}`
-  }
-}
+/** The RateLimit fields of a quota: its policy and what is left of it. */
+export const quotaFields = (quota: "day" | "flight", operation: string, limit: number, remaining: number, resetSeconds: number) =>
+  rateLimitFields(policyOf(quota, operation, limit), remaining, resetSeconds)
 
 const refusal = (operation: string, taken: TakeRow): OverQuota => {
   const quota = taken.refused!
@@ -62,7 +56,7 @@ const refusal = (operation: string, taken: TakeRow): OverQuota => {
     operation,
     limit,
     retryAfterSeconds,
-    answerHeaders: rateLimitFields(quota, operation, limit, remaining, retryAfterSeconds)
+    answerHeaders: quotaFields(quota, operation, limit, remaining, retryAfterSeconds)
   })
 }
 

@@ -293,7 +293,7 @@ export class ArchiveRejected extends ApiError<ArchiveRejected>()("ArchiveRejecte
 export class RateLimited extends ApiError<RateLimited>()("RateLimited", {
   code: "rate_limited",
   status: 429,
-  description: "Too many failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds"
+  description: "Too many anonymous reads (RATE_LIMIT_ANONYMOUS_PER_MINUTE) or failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds"
 }, {
   /** Seconds until the client may try again, sent as `Retry-After`. */
   retryAfter: serviceOnly(Schema.Finite)

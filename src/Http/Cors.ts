@@ -21,7 +21,7 @@ import type { RouteTable } from "./Routes.ts"
 export const allowedRequestHeaders = ["Authorization", "Content-Type", "Idempotency-Key", "X-API-KEY", "X-Request-Id"]
 
 /** The answer headers a page may read besides the always-readable ones. */
-export const exposedHeaders = ["ETag", "Retry-After", "X-Request-Id", "Location", "Content-Disposition", "Idempotent-Replayed", "Repr-Digest"]
+export const exposedHeaders = ["ETag", "Retry-After", "X-Request-Id", "Location", "Content-Disposition", "Idempotent-Replayed", "Repr-Digest", "RateLimit-Policy", "RateLimit"]
 
 /** How long a browser may reuse a preflight: two hours, Chromium's cap; routes change only with a deployment. */
 export const preflightMaxAgeSeconds = 7200

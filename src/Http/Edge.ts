@@ -13,6 +13,7 @@ import { Context, Effect, Layer, LogLevel } from "effect"
 import { AppConfig } from "../Config.ts"
 import { DatabaseOutages } from "../Db/Outages.ts"
 import { accessLog } from "./AccessLog.ts"
+import { anonymousLimit } from "./AnonymousLimit.ts"
 import { aliasRewriting } from "./Aliases.ts"
 import { answerAliasing } from "./AnswerAliases.ts"
 import { bodyChecks } from "./BodyChecks.ts"
@@ -48,6 +49,13 @@ const pieces = (
     // outside the funnel, so that error answers get them too; preflights are answered here
     cors(config.corsOrigins, table),
     vendorModeHeader(config.vendorMode),
+    // anonymous reads per address: below the log and metrics, which count its 429s, and CORS, which
+    // lets browsers read them; above everything that works for an answer, so a refusal costs nothing
+    anonymousLimit({
+      perWindow: config.rateLimit.anonymousPerWindow,
+      windowMillis: config.rateLimit.windowMillis,
+      trustProxy: config.trustProxy
+    }),
     // a refusal sent before its body arrived (a 413 from anywhere below) closes after a bounded drain
     closingAfterEarlyAnswers(config.refusedBodies),
     // outside the funnel and the validators: every JSON answer may be coded, and a 304 has no body

@@ -8,7 +8,7 @@ import { expect, it } from "@effect/vitest"
 import { ConfigProvider, Effect, Exit, Option, Result } from "effect"
 import * as fc from "fast-check"
 import { appConfig, operationQuota, parseOperationQuotas } from "../../src/Config.ts"
-import { rateLimitFields } from "../../src/Customers/Metering.ts"
+import { quotaFields } from "../../src/Customers/Metering.ts"
 import { forAllSync } from "../support/Property.ts"
 
 const operation = fc.stringMatching(/^[a-z0-9][a-z0-9/_-]{0,20}$/)
@@ -60,7 +60,7 @@ it("RateLimit-Policy and RateLimit are structured-field lists of one named item"
     remaining: fc.integer({ min: -5, max: 1_000_000_000 }),
     reset: fc.double({ min: 0, max: 86_400, noNaN: true })
   }, ({ quota, operation, limit, remaining, reset }) => {
-    const fields = rateLimitFields(quota, operation, limit, remaining, reset)
+    const fields = quotaFields(quota, operation, limit, remaining, reset)
     const item = /^"([a-z-]+)";/
     const policy = fields["ratelimit-policy"]
     const now = fields["ratelimit"]

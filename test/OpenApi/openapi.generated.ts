@@ -4124,7 +4124,7 @@ export interface components {
                 message: string;
             }[];
         };
-        /** @description Too many failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
+        /** @description Too many anonymous reads (RATE_LIMIT_ANONYMOUS_PER_MINUTE) or failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
         RateLimited: {
             /**
              * @description Stable error code
@@ -4134,7 +4134,7 @@ export interface components {
             /** @description What went wrong, for people; wording may change */
             message: string;
         };
-        /** @description Too many failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
+        /** @description Too many anonymous reads (RATE_LIMIT_ANONYMOUS_PER_MINUTE) or failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
         RateLimitedWithDetail: {
             /**
              * @description Stable error code
@@ -4271,9 +4271,9 @@ export interface components {
         XCache: "hit" | "miss" | "bypass";
         /** @description Seconds to wait before trying again */
         RetryAfter: number;
-        /** @description With `quota_exceeded` (draft-ietf-httpapi-ratelimit-headers): the quota refused, `"operations-day";q=500;qu="requests";w=86400`, `"tasks-in-flight";q=10;qu="concurrent-requests"` or `"upload-bytes-day";q=<bytes>;qu="content-bytes";w=86400` */
+        /** @description The limit that applies (draft-ietf-httpapi-ratelimit-headers): on anonymous reads and their 429, `"anonymous";q=600;qu="requests";w=60` (RATE_LIMIT_ANONYMOUS_PER_MINUTE); with `quota_exceeded`, the quota refused, `"operations-day";q=500;qu="requests";w=86400`, `"tasks-in-flight";q=10;qu="concurrent-requests"` or `"upload-bytes-day";q=<bytes>;qu="content-bytes";w=86400` */
         RateLimitPolicy: string;
-        /** @description With `quota_exceeded`: what is left of that quota (`r`) and the seconds until there is room again (`t`), `"operations-day";r=0;t=3600` */
+        /** @description What is left of that limit (`r`) and the seconds until there is room again (`t`): `"anonymous";r=599;t=60`, `"operations-day";r=0;t=3600` */
         RateLimit: string;
         /** @description The methods the path takes */
         Allow: string;
@@ -4333,6 +4333,8 @@ export interface operations {
                     ETag: components["headers"]["ETag"];
                     "Cache-Control": components["headers"]["CacheControl"];
                     "x-cache": components["headers"]["XCache"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4386,10 +4388,12 @@ export interface operations {
                     "application/json": components["schemas"]["MethodNotAllowed"];
                 };
             };
-            /** @description `rate_limited`: Too many failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
+            /** @description `rate_limited`: Too many anonymous reads (RATE_LIMIT_ANONYMOUS_PER_MINUTE) or failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4446,6 +4450,8 @@ export interface operations {
             /** @description NodeList */
             200: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4489,10 +4495,12 @@ export interface operations {
                     "application/json": components["schemas"]["MethodNotAllowed"];
                 };
             };
-            /** @description `rate_limited`: Too many failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
+            /** @description `rate_limited`: Too many anonymous reads (RATE_LIMIT_ANONYMOUS_PER_MINUTE) or failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4537,6 +4545,8 @@ export interface operations {
             /** @description NodeVersion */
             200: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4578,6 +4588,18 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["MethodNotAllowed"];
+                };
+            };
+            /** @description `rate_limited`: Too many anonymous reads (RATE_LIMIT_ANONYMOUS_PER_MINUTE) or failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimited"];
                 };
             };
             /** @description `internal_error`: The service failed: the cause is logged, the answer holds no internals */
@@ -4624,6 +4646,8 @@ export interface operations {
                 headers: {
                     ETag: components["headers"]["ETag"];
                     "Cache-Control": components["headers"]["CacheControl"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4676,6 +4700,18 @@ export interface operations {
                     "application/json": components["schemas"]["MethodNotAllowed"];
                 };
             };
+            /** @description `rate_limited`: Too many anonymous reads (RATE_LIMIT_ANONYMOUS_PER_MINUTE) or failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimited"];
+                };
+            };
             /** @description `internal_error`: The service failed: the cause is logged, the answer holds no internals */
             500: {
                 headers: {
@@ -4715,6 +4751,8 @@ export interface operations {
             /** @description Success */
             200: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4758,6 +4796,18 @@ export interface operations {
                     "application/json": components["schemas"]["MethodNotAllowed"];
                 };
             };
+            /** @description `rate_limited`: Too many anonymous reads (RATE_LIMIT_ANONYMOUS_PER_MINUTE) or failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimited"];
+                };
+            };
             /** @description `internal_error`: The service failed: the cause is logged, the answer holds no internals */
             500: {
                 headers: {
@@ -4797,6 +4847,8 @@ export interface operations {
             /** @description NodeVersion */
             200: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4838,6 +4890,18 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["MethodNotAllowed"];
+                };
+            };
+            /** @description `rate_limited`: Too many anonymous reads (RATE_LIMIT_ANONYMOUS_PER_MINUTE) or failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimited"];
                 };
             };
             /** @description `internal_error`: The service failed: the cause is logged, the answer holds no internals */
@@ -4883,6 +4947,8 @@ export interface operations {
             /** @description NodeDownloads */
             200: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4926,6 +4992,18 @@ export interface operations {
                     "application/json": components["schemas"]["MethodNotAllowed"];
                 };
             };
+            /** @description `rate_limited`: Too many anonymous reads (RATE_LIMIT_ANONYMOUS_PER_MINUTE) or failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimited"];
+                };
+            };
             /** @description `internal_error`: The service failed: the cause is logged, the answer holds no internals */
             500: {
                 headers: {
@@ -4965,6 +5043,8 @@ export interface operations {
             /** @description Success */
             200: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5017,10 +5097,12 @@ export interface operations {
                     "application/json": components["schemas"]["MethodNotAllowed"];
                 };
             };
-            /** @description `rate_limited`: Too many failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
+            /** @description `rate_limited`: Too many anonymous reads (RATE_LIMIT_ANONYMOUS_PER_MINUTE) or failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5146,7 +5228,7 @@ export interface operations {
                     "application/json": components["schemas"]["UnsupportedMediaType"];
                 };
             };
-            /** @description `rate_limited`: Too many failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
+            /** @description `rate_limited`: Too many anonymous reads (RATE_LIMIT_ANONYMOUS_PER_MINUTE) or failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -5199,6 +5281,8 @@ export interface operations {
             /** @description NodeList */
             200: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5251,10 +5335,12 @@ export interface operations {
                     "application/json": components["schemas"]["MethodNotAllowed"];
                 };
             };
-            /** @description `rate_limited`: Too many failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
+            /** @description `rate_limited`: Too many anonymous reads (RATE_LIMIT_ANONYMOUS_PER_MINUTE) or failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5297,6 +5383,8 @@ export interface operations {
             /** @description PublisherAvailability */
             200: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5331,10 +5419,12 @@ export interface operations {
                     "application/json": components["schemas"]["MethodNotAllowed"];
                 };
             };
-            /** @description `rate_limited`: Too many failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
+            /** @description `rate_limited`: Too many anonymous reads (RATE_LIMIT_ANONYMOUS_PER_MINUTE) or failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5379,6 +5469,8 @@ export interface operations {
             /** @description Success */
             200: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5413,10 +5505,12 @@ export interface operations {
                     "application/json": components["schemas"]["MethodNotAllowed"];
                 };
             };
-            /** @description `rate_limited`: Too many failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
+            /** @description `rate_limited`: Too many anonymous reads (RATE_LIMIT_ANONYMOUS_PER_MINUTE) or failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5521,7 +5615,7 @@ export interface operations {
                     "application/json": components["schemas"]["UnsupportedMediaType"];
                 };
             };
-            /** @description `rate_limited`: Too many failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
+            /** @description `rate_limited`: Too many anonymous reads (RATE_LIMIT_ANONYMOUS_PER_MINUTE) or failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -5567,6 +5661,8 @@ export interface operations {
             /** @description Publisher */
             200: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5610,10 +5706,12 @@ export interface operations {
                     "application/json": components["schemas"]["MethodNotAllowed"];
                 };
             };
-            /** @description `rate_limited`: Too many failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
+            /** @description `rate_limited`: Too many anonymous reads (RATE_LIMIT_ANONYMOUS_PER_MINUTE) or failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5739,7 +5837,7 @@ export interface operations {
                     "application/json": components["schemas"]["UnsupportedMediaType"];
                 };
             };
-            /** @description `rate_limited`: Too many failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
+            /** @description `rate_limited`: Too many anonymous reads (RATE_LIMIT_ANONYMOUS_PER_MINUTE) or failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -5844,7 +5942,7 @@ export interface operations {
                     "application/json": components["schemas"]["PublisherHasNodes"] | components["schemas"]["Conflict"];
                 };
             };
-            /** @description `rate_limited`: Too many failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
+            /** @description `rate_limited`: Too many anonymous reads (RATE_LIMIT_ANONYMOUS_PER_MINUTE) or failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -5890,6 +5988,8 @@ export interface operations {
             /** @description EditPermission */
             200: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5933,10 +6033,12 @@ export interface operations {
                     "application/json": components["schemas"]["MethodNotAllowed"];
                 };
             };
-            /** @description `rate_limited`: Too many failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
+            /** @description `rate_limited`: Too many anonymous reads (RATE_LIMIT_ANONYMOUS_PER_MINUTE) or failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5981,6 +6083,8 @@ export interface operations {
             /** @description EditPermission */
             200: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6024,10 +6128,12 @@ export interface operations {
                     "application/json": components["schemas"]["MethodNotAllowed"];
                 };
             };
-            /** @description `rate_limited`: Too many failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
+            /** @description `rate_limited`: Too many anonymous reads (RATE_LIMIT_ANONYMOUS_PER_MINUTE) or failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6067,6 +6173,8 @@ export interface operations {
             /** @description Success */
             200: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6092,10 +6200,12 @@ export interface operations {
                     "application/json": components["schemas"]["MethodNotAllowed"];
                 };
             };
-            /** @description `rate_limited`: Too many failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
+            /** @description `rate_limited`: Too many anonymous reads (RATE_LIMIT_ANONYMOUS_PER_MINUTE) or failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6230,7 +6340,7 @@ export interface operations {
                     "application/json": components["schemas"]["UnsupportedMediaType"];
                 };
             };
-            /** @description `rate_limited`: Too many failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
+            /** @description `rate_limited`: Too many anonymous reads (RATE_LIMIT_ANONYMOUS_PER_MINUTE) or failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -6337,7 +6447,7 @@ export interface operations {
                     "application/json": components["schemas"]["LastOwner"];
                 };
             };
-            /** @description `rate_limited`: Too many failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
+            /** @description `rate_limited`: Too many anonymous reads (RATE_LIMIT_ANONYMOUS_PER_MINUTE) or failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -6383,6 +6493,8 @@ export interface operations {
             /** @description Success */
             200: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6435,10 +6547,12 @@ export interface operations {
                     "application/json": components["schemas"]["MethodNotAllowed"];
                 };
             };
-            /** @description `rate_limited`: Too many failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
+            /** @description `rate_limited`: Too many anonymous reads (RATE_LIMIT_ANONYMOUS_PER_MINUTE) or failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6555,7 +6669,7 @@ export interface operations {
                     "application/json": components["schemas"]["UnsupportedMediaType"];
                 };
             };
-            /** @description `rate_limited`: Too many failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
+            /** @description `rate_limited`: Too many anonymous reads (RATE_LIMIT_ANONYMOUS_PER_MINUTE) or failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -6653,7 +6767,7 @@ export interface operations {
                     "application/json": components["schemas"]["MethodNotAllowed"];
                 };
             };
-            /** @description `rate_limited`: Too many failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
+            /** @description `rate_limited`: Too many anonymous reads (RATE_LIMIT_ANONYMOUS_PER_MINUTE) or failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -6784,7 +6898,7 @@ export interface operations {
                     "application/json": components["schemas"]["UnsupportedMediaType"];
                 };
             };
-            /** @description `rate_limited`: Too many failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
+            /** @description `rate_limited`: Too many anonymous reads (RATE_LIMIT_ANONYMOUS_PER_MINUTE) or failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -6832,6 +6946,8 @@ export interface operations {
             /** @description Success */
             200: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6873,6 +6989,18 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["MethodNotAllowed"];
+                };
+            };
+            /** @description `rate_limited`: Too many anonymous reads (RATE_LIMIT_ANONYMOUS_PER_MINUTE) or failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimited"];
                 };
             };
             /** @description `internal_error`: The service failed: the cause is logged, the answer holds no internals */
@@ -6996,7 +7124,7 @@ export interface operations {
                     "application/json": components["schemas"]["UnsupportedMediaType"];
                 };
             };
-            /** @description `rate_limited`: Too many failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
+            /** @description `rate_limited`: Too many anonymous reads (RATE_LIMIT_ANONYMOUS_PER_MINUTE) or failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -7046,6 +7174,8 @@ export interface operations {
             /** @description HostNode */
             200: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7087,6 +7217,18 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["MethodNotAllowed"];
+                };
+            };
+            /** @description `rate_limited`: Too many anonymous reads (RATE_LIMIT_ANONYMOUS_PER_MINUTE) or failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimited"];
                 };
             };
             /** @description `internal_error`: The service failed: the cause is logged, the answer holds no internals */
@@ -7212,7 +7354,7 @@ export interface operations {
                     "application/json": components["schemas"]["UnsupportedMediaType"];
                 };
             };
-            /** @description `rate_limited`: Too many failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
+            /** @description `rate_limited`: Too many anonymous reads (RATE_LIMIT_ANONYMOUS_PER_MINUTE) or failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -7266,6 +7408,8 @@ export interface operations {
             /** @description HostNodePage */
             200: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7289,6 +7433,18 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["MethodNotAllowed"];
+                };
+            };
+            /** @description `rate_limited`: Too many anonymous reads (RATE_LIMIT_ANONYMOUS_PER_MINUTE) or failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimited"];
                 };
             };
             /** @description `internal_error`: The service failed: the cause is logged, the answer holds no internals */
@@ -7327,6 +7483,8 @@ export interface operations {
             /** @description Node */
             200: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7359,6 +7517,18 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["MethodNotAllowed"];
+                };
+            };
+            /** @description `rate_limited`: Too many anonymous reads (RATE_LIMIT_ANONYMOUS_PER_MINUTE) or failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimited"];
                 };
             };
             /** @description `internal_error`: The service failed: the cause is logged, the answer holds no internals */
@@ -7480,7 +7650,7 @@ export interface operations {
                     "application/json": components["schemas"]["UnsupportedMediaType"];
                 };
             };
-            /** @description `rate_limited`: Too many failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
+            /** @description `rate_limited`: Too many anonymous reads (RATE_LIMIT_ANONYMOUS_PER_MINUTE) or failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -7523,6 +7693,8 @@ export interface operations {
             /** @description User */
             200: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7548,10 +7720,12 @@ export interface operations {
                     "application/json": components["schemas"]["MethodNotAllowed"];
                 };
             };
-            /** @description `rate_limited`: Too many failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
+            /** @description `rate_limited`: Too many anonymous reads (RATE_LIMIT_ANONYMOUS_PER_MINUTE) or failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7653,7 +7827,7 @@ export interface operations {
                     "application/json": components["schemas"]["Conflict"];
                 };
             };
-            /** @description `rate_limited`: Too many failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
+            /** @description `rate_limited`: Too many anonymous reads (RATE_LIMIT_ANONYMOUS_PER_MINUTE) or failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -7760,7 +7934,7 @@ export interface operations {
                     "application/json": components["schemas"]["Conflict"];
                 };
             };
-            /** @description `rate_limited`: Too many failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
+            /** @description `rate_limited`: Too many anonymous reads (RATE_LIMIT_ANONYMOUS_PER_MINUTE) or failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -7846,7 +8020,7 @@ export interface operations {
                     "application/json": components["schemas"]["Conflict"];
                 };
             };
-            /** @description `rate_limited`: Too many failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
+            /** @description `rate_limited`: Too many anonymous reads (RATE_LIMIT_ANONYMOUS_PER_MINUTE) or failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -7963,7 +8137,7 @@ export interface operations {
                     "application/json": components["schemas"]["UnsupportedMediaType"];
                 };
             };
-            /** @description `rate_limited`: Too many failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
+            /** @description `rate_limited`: Too many anonymous reads (RATE_LIMIT_ANONYMOUS_PER_MINUTE) or failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -8092,7 +8266,7 @@ export interface operations {
                     "application/json": components["schemas"]["UnsupportedMediaType"];
                 };
             };
-            /** @description `rate_limited`: Too many failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
+            /** @description `rate_limited`: Too many anonymous reads (RATE_LIMIT_ANONYMOUS_PER_MINUTE) or failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -8221,7 +8395,7 @@ export interface operations {
                     "application/json": components["schemas"]["UnsupportedMediaType"];
                 };
             };
-            /** @description `rate_limited`: Too many failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
+            /** @description `rate_limited`: Too many anonymous reads (RATE_LIMIT_ANONYMOUS_PER_MINUTE) or failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -8352,7 +8526,7 @@ export interface operations {
                     "application/json": components["schemas"]["UnsupportedMediaType"];
                 };
             };
-            /** @description `rate_limited`: Too many failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
+            /** @description `rate_limited`: Too many anonymous reads (RATE_LIMIT_ANONYMOUS_PER_MINUTE) or failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -8404,6 +8578,8 @@ export interface operations {
             /** @description HeldVersions */
             200: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8447,10 +8623,12 @@ export interface operations {
                     "application/json": components["schemas"]["MethodNotAllowed"];
                 };
             };
-            /** @description `rate_limited`: Too many failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
+            /** @description `rate_limited`: Too many anonymous reads (RATE_LIMIT_ANONYMOUS_PER_MINUTE) or failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8578,7 +8756,7 @@ export interface operations {
                     "application/json": components["schemas"]["UnsupportedMediaType"];
                 };
             };
-            /** @description `rate_limited`: Too many failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
+            /** @description `rate_limited`: Too many anonymous reads (RATE_LIMIT_ANONYMOUS_PER_MINUTE) or failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -8655,7 +8833,7 @@ export interface operations {
                     "application/json": components["schemas"]["MethodNotAllowed"];
                 };
             };
-            /** @description `rate_limited`: Too many failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
+            /** @description `rate_limited`: Too many anonymous reads (RATE_LIMIT_ANONYMOUS_PER_MINUTE) or failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -8703,6 +8881,8 @@ export interface operations {
             /** @description AuditLog */
             200: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8746,10 +8926,12 @@ export interface operations {
                     "application/json": components["schemas"]["MethodNotAllowed"];
                 };
             };
-            /** @description `rate_limited`: Too many failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
+            /** @description `rate_limited`: Too many anonymous reads (RATE_LIMIT_ANONYMOUS_PER_MINUTE) or failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8868,7 +9050,7 @@ export interface operations {
                     "application/json": components["schemas"]["UnsupportedMediaType"];
                 };
             };
-            /** @description `rate_limited`: Too many failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
+            /** @description `rate_limited`: Too many anonymous reads (RATE_LIMIT_ANONYMOUS_PER_MINUTE) or failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -8975,7 +9157,7 @@ export interface operations {
                     "application/json": components["schemas"]["Conflict"];
                 };
             };
-            /** @description `rate_limited`: Too many failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
+            /** @description `rate_limited`: Too many anonymous reads (RATE_LIMIT_ANONYMOUS_PER_MINUTE) or failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -9099,7 +9281,7 @@ export interface operations {
                     "application/json": components["schemas"]["UnsupportedMediaType"];
                 };
             };
-            /** @description `rate_limited`: Too many failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
+            /** @description `rate_limited`: Too many anonymous reads (RATE_LIMIT_ANONYMOUS_PER_MINUTE) or failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -9208,7 +9390,7 @@ export interface operations {
                     "application/json": components["schemas"]["Conflict"];
                 };
             };
-            /** @description `rate_limited`: Too many failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
+            /** @description `rate_limited`: Too many anonymous reads (RATE_LIMIT_ANONYMOUS_PER_MINUTE) or failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -9332,7 +9514,7 @@ export interface operations {
                     "application/json": components["schemas"]["UnsupportedMediaType"];
                 };
             };
-            /** @description `rate_limited`: Too many failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
+            /** @description `rate_limited`: Too many anonymous reads (RATE_LIMIT_ANONYMOUS_PER_MINUTE) or failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -9434,7 +9616,7 @@ export interface operations {
                     "application/json": components["schemas"]["MethodNotAllowed"];
                 };
             };
-            /** @description `rate_limited`: Too many failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
+            /** @description `rate_limited`: Too many anonymous reads (RATE_LIMIT_ANONYMOUS_PER_MINUTE) or failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -9565,7 +9747,7 @@ export interface operations {
                     "application/json": components["schemas"]["UnsupportedMediaType"];
                 };
             };
-            /** @description `rate_limited`: Too many failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
+            /** @description `rate_limited`: Too many anonymous reads (RATE_LIMIT_ANONYMOUS_PER_MINUTE) or failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -9698,7 +9880,7 @@ export interface operations {
                     "application/json": components["schemas"]["UnsupportedMediaType"];
                 };
             };
-            /** @description `rate_limited`: Too many failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
+            /** @description `rate_limited`: Too many anonymous reads (RATE_LIMIT_ANONYMOUS_PER_MINUTE) or failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -9746,6 +9928,8 @@ export interface operations {
             /** @description Success */
             200: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9798,10 +9982,12 @@ export interface operations {
                     "application/json": components["schemas"]["MethodNotAllowed"];
                 };
             };
-            /** @description `rate_limited`: Too many failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
+            /** @description `rate_limited`: Too many anonymous reads (RATE_LIMIT_ANONYMOUS_PER_MINUTE) or failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9929,7 +10115,7 @@ export interface operations {
                     "application/json": components["schemas"]["UnsupportedMediaType"];
                 };
             };
-            /** @description `rate_limited`: Too many failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
+            /** @description `rate_limited`: Too many anonymous reads (RATE_LIMIT_ANONYMOUS_PER_MINUTE) or failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -10029,7 +10215,7 @@ export interface operations {
                     "application/json": components["schemas"]["MethodNotAllowed"];
                 };
             };
-            /** @description `rate_limited`: Too many failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
+            /** @description `rate_limited`: Too many anonymous reads (RATE_LIMIT_ANONYMOUS_PER_MINUTE) or failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -10137,7 +10323,7 @@ export interface operations {
                     "application/json": components["schemas"]["UnsupportedMediaType"];
                 };
             };
-            /** @description `rate_limited`: Too many failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
+            /** @description `rate_limited`: Too many anonymous reads (RATE_LIMIT_ANONYMOUS_PER_MINUTE) or failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -10180,6 +10366,8 @@ export interface operations {
             /** @description TrustedPublishingAudience */
             200: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10194,6 +10382,18 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["MethodNotAllowed"];
+                };
+            };
+            /** @description `rate_limited`: Too many anonymous reads (RATE_LIMIT_ANONYMOUS_PER_MINUTE) or failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimited"];
                 };
             };
             /** @description `internal_error`: The service failed: the cause is logged, the answer holds no internals */
@@ -10236,6 +10436,8 @@ export interface operations {
                 headers: {
                     "Content-Disposition": components["headers"]["ContentDisposition"];
                     "Content-Length": components["headers"]["ContentLength"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10286,6 +10488,18 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["RangeNotSatisfiable"];
+                };
+            };
+            /** @description `rate_limited`: Too many anonymous reads (RATE_LIMIT_ANONYMOUS_PER_MINUTE) or failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimited"];
                 };
             };
             /** @description `internal_error`: The service failed: the cause is logged, the answer holds no internals */
@@ -10447,6 +10661,8 @@ export interface operations {
             /** @description ScanRules */
             200: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10461,6 +10677,18 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["MethodNotAllowed"];
+                };
+            };
+            /** @description `rate_limited`: Too many anonymous reads (RATE_LIMIT_ANONYMOUS_PER_MINUTE) or failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimited"];
                 };
             };
             /** @description `internal_error`: The service failed: the cause is logged, the answer holds no internals */
@@ -10503,6 +10731,8 @@ export interface operations {
             /** @description VersionReview */
             200: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10555,10 +10785,12 @@ export interface operations {
                     "application/json": components["schemas"]["MethodNotAllowed"];
                 };
             };
-            /** @description `rate_limited`: Too many failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
+            /** @description `rate_limited`: Too many anonymous reads (RATE_LIMIT_ANONYMOUS_PER_MINUTE) or failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10688,7 +10920,7 @@ export interface operations {
                     "application/json": components["schemas"]["UnsupportedMediaType"];
                 };
             };
-            /** @description `rate_limited`: Too many failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
+            /** @description `rate_limited`: Too many anonymous reads (RATE_LIMIT_ANONYMOUS_PER_MINUTE) or failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -10799,7 +11031,7 @@ export interface operations {
                     "application/json": components["schemas"]["Conflict"];
                 };
             };
-            /** @description `rate_limited`: Too many failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
+            /** @description `rate_limited`: Too many anonymous reads (RATE_LIMIT_ANONYMOUS_PER_MINUTE) or failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -11032,7 +11264,7 @@ export interface operations {
                     "application/json": components["schemas"]["UnsupportedMediaTypeWithDetail"];
                 };
             };
-            /** @description `quota_exceeded`: A quota of the customer is used up (operations per day, tasks in flight, upload bytes per day): wait `Retry-After` seconds; `RateLimit-Policy` and `RateLimit` say which quota and what is left; `rate_limited`: Too many failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
+            /** @description `quota_exceeded`: A quota of the customer is used up (operations per day, tasks in flight, upload bytes per day): wait `Retry-After` seconds; `RateLimit-Policy` and `RateLimit` say which quota and what is left; `rate_limited`: Too many anonymous reads (RATE_LIMIT_ANONYMOUS_PER_MINUTE) or failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -11185,7 +11417,7 @@ export interface operations {
                     "application/json": components["schemas"]["UnsupportedMediaTypeWithDetail"];
                 };
             };
-            /** @description `quota_exceeded`: A quota of the customer is used up (operations per day, tasks in flight, upload bytes per day): wait `Retry-After` seconds; `RateLimit-Policy` and `RateLimit` say which quota and what is left; `rate_limited`: Too many failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
+            /** @description `quota_exceeded`: A quota of the customer is used up (operations per day, tasks in flight, upload bytes per day): wait `Retry-After` seconds; `RateLimit-Policy` and `RateLimit` say which quota and what is left; `rate_limited`: Too many anonymous reads (RATE_LIMIT_ANONYMOUS_PER_MINUTE) or failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -11338,7 +11570,7 @@ export interface operations {
                     "application/json": components["schemas"]["UnsupportedMediaTypeWithDetail"];
                 };
             };
-            /** @description `quota_exceeded`: A quota of the customer is used up (operations per day, tasks in flight, upload bytes per day): wait `Retry-After` seconds; `RateLimit-Policy` and `RateLimit` say which quota and what is left; `rate_limited`: Too many failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
+            /** @description `quota_exceeded`: A quota of the customer is used up (operations per day, tasks in flight, upload bytes per day): wait `Retry-After` seconds; `RateLimit-Policy` and `RateLimit` say which quota and what is left; `rate_limited`: Too many anonymous reads (RATE_LIMIT_ANONYMOUS_PER_MINUTE) or failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -11491,7 +11723,7 @@ export interface operations {
                     "application/json": components["schemas"]["UnsupportedMediaTypeWithDetail"];
                 };
             };
-            /** @description `quota_exceeded`: A quota of the customer is used up (operations per day, tasks in flight, upload bytes per day): wait `Retry-After` seconds; `RateLimit-Policy` and `RateLimit` say which quota and what is left; `rate_limited`: Too many failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
+            /** @description `quota_exceeded`: A quota of the customer is used up (operations per day, tasks in flight, upload bytes per day): wait `Retry-After` seconds; `RateLimit-Policy` and `RateLimit` say which quota and what is left; `rate_limited`: Too many anonymous reads (RATE_LIMIT_ANONYMOUS_PER_MINUTE) or failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -11644,7 +11876,7 @@ export interface operations {
                     "application/json": components["schemas"]["UnsupportedMediaTypeWithDetail"];
                 };
             };
-            /** @description `quota_exceeded`: A quota of the customer is used up (operations per day, tasks in flight, upload bytes per day): wait `Retry-After` seconds; `RateLimit-Policy` and `RateLimit` say which quota and what is left; `rate_limited`: Too many failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
+            /** @description `quota_exceeded`: A quota of the customer is used up (operations per day, tasks in flight, upload bytes per day): wait `Retry-After` seconds; `RateLimit-Policy` and `RateLimit` say which quota and what is left; `rate_limited`: Too many anonymous reads (RATE_LIMIT_ANONYMOUS_PER_MINUTE) or failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -11797,7 +12029,7 @@ export interface operations {
                     "application/json": components["schemas"]["UnsupportedMediaTypeWithDetail"];
                 };
             };
-            /** @description `quota_exceeded`: A quota of the customer is used up (operations per day, tasks in flight, upload bytes per day): wait `Retry-After` seconds; `RateLimit-Policy` and `RateLimit` say which quota and what is left; `rate_limited`: Too many failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
+            /** @description `quota_exceeded`: A quota of the customer is used up (operations per day, tasks in flight, upload bytes per day): wait `Retry-After` seconds; `RateLimit-Policy` and `RateLimit` say which quota and what is left; `rate_limited`: Too many anonymous reads (RATE_LIMIT_ANONYMOUS_PER_MINUTE) or failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -11950,7 +12182,7 @@ export interface operations {
                     "application/json": components["schemas"]["UnsupportedMediaTypeWithDetail"];
                 };
             };
-            /** @description `quota_exceeded`: A quota of the customer is used up (operations per day, tasks in flight, upload bytes per day): wait `Retry-After` seconds; `RateLimit-Policy` and `RateLimit` say which quota and what is left; `rate_limited`: Too many failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
+            /** @description `quota_exceeded`: A quota of the customer is used up (operations per day, tasks in flight, upload bytes per day): wait `Retry-After` seconds; `RateLimit-Policy` and `RateLimit` say which quota and what is left; `rate_limited`: Too many anonymous reads (RATE_LIMIT_ANONYMOUS_PER_MINUTE) or failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -12021,6 +12253,8 @@ export interface operations {
             /** @description MediaTaskEnvelope */
             200: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     "x-vendor-mode": components["headers"]["XVendorMode"];
                     [name: string]: unknown;
                 };
@@ -12069,10 +12303,12 @@ export interface operations {
                     "application/json": components["schemas"]["MethodNotAllowedWithDetail"];
                 };
             };
-            /** @description `rate_limited`: Too many failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
+            /** @description `rate_limited`: Too many anonymous reads (RATE_LIMIT_ANONYMOUS_PER_MINUTE) or failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     "x-vendor-mode": components["headers"]["XVendorMode"];
                     [name: string]: unknown;
                 };
@@ -12138,6 +12374,8 @@ export interface operations {
             /** @description MediaTaskEnvelope */
             200: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     "x-vendor-mode": components["headers"]["XVendorMode"];
                     [name: string]: unknown;
                 };
@@ -12186,10 +12424,12 @@ export interface operations {
                     "application/json": components["schemas"]["MethodNotAllowedWithDetail"];
                 };
             };
-            /** @description `rate_limited`: Too many failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
+            /** @description `rate_limited`: Too many anonymous reads (RATE_LIMIT_ANONYMOUS_PER_MINUTE) or failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     "x-vendor-mode": components["headers"]["XVendorMode"];
                     [name: string]: unknown;
                 };
@@ -12255,6 +12495,8 @@ export interface operations {
             /** @description MediaTaskEnvelope */
             200: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     "x-vendor-mode": components["headers"]["XVendorMode"];
                     [name: string]: unknown;
                 };
@@ -12303,10 +12545,12 @@ export interface operations {
                     "application/json": components["schemas"]["MethodNotAllowedWithDetail"];
                 };
             };
-            /** @description `rate_limited`: Too many failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
+            /** @description `rate_limited`: Too many anonymous reads (RATE_LIMIT_ANONYMOUS_PER_MINUTE) or failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     "x-vendor-mode": components["headers"]["XVendorMode"];
                     [name: string]: unknown;
                 };
@@ -12372,6 +12616,8 @@ export interface operations {
             /** @description MediaTaskEnvelope */
             200: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     "x-vendor-mode": components["headers"]["XVendorMode"];
                     [name: string]: unknown;
                 };
@@ -12420,10 +12666,12 @@ export interface operations {
                     "application/json": components["schemas"]["MethodNotAllowedWithDetail"];
                 };
             };
-            /** @description `rate_limited`: Too many failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
+            /** @description `rate_limited`: Too many anonymous reads (RATE_LIMIT_ANONYMOUS_PER_MINUTE) or failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     "x-vendor-mode": components["headers"]["XVendorMode"];
                     [name: string]: unknown;
                 };
@@ -12489,6 +12737,8 @@ export interface operations {
             /** @description MediaTaskEnvelope */
             200: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     "x-vendor-mode": components["headers"]["XVendorMode"];
                     [name: string]: unknown;
                 };
@@ -12537,10 +12787,12 @@ export interface operations {
                     "application/json": components["schemas"]["MethodNotAllowedWithDetail"];
                 };
             };
-            /** @description `rate_limited`: Too many failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
+            /** @description `rate_limited`: Too many anonymous reads (RATE_LIMIT_ANONYMOUS_PER_MINUTE) or failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     "x-vendor-mode": components["headers"]["XVendorMode"];
                     [name: string]: unknown;
                 };
@@ -12606,6 +12858,8 @@ export interface operations {
             /** @description Success */
             200: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     "x-vendor-mode": components["headers"]["XVendorMode"];
                     [name: string]: unknown;
                 };
@@ -12642,6 +12896,19 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["MethodNotAllowedWithDetail"];
+                };
+            };
+            /** @description `rate_limited`: Too many anonymous reads (RATE_LIMIT_ANONYMOUS_PER_MINUTE) or failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "x-vendor-mode": components["headers"]["XVendorMode"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitedWithDetail"];
                 };
             };
             /** @description `internal_error`: The service failed: the cause is logged, the answer holds no internals */
@@ -12874,7 +13141,7 @@ export interface operations {
                     "application/json": components["schemas"]["UnsupportedMediaTypeWithDetail"];
                 };
             };
-            /** @description `rate_limited`: Too many failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds; `quota_exceeded`: A quota of the customer is used up (operations per day, tasks in flight, upload bytes per day): wait `Retry-After` seconds; `RateLimit-Policy` and `RateLimit` say which quota and what is left */
+            /** @description `rate_limited`: Too many anonymous reads (RATE_LIMIT_ANONYMOUS_PER_MINUTE) or failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds; `quota_exceeded`: A quota of the customer is used up (operations per day, tasks in flight, upload bytes per day): wait `Retry-After` seconds; `RateLimit-Policy` and `RateLimit` say which quota and what is left */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -13015,7 +13282,7 @@ export interface operations {
                     "application/json": components["schemas"]["UnsupportedMediaTypeWithDetail"];
                 };
             };
-            /** @description `quota_exceeded`: A quota of the customer is used up (operations per day, tasks in flight, upload bytes per day): wait `Retry-After` seconds; `RateLimit-Policy` and `RateLimit` say which quota and what is left; `rate_limited`: Too many failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
+            /** @description `quota_exceeded`: A quota of the customer is used up (operations per day, tasks in flight, upload bytes per day): wait `Retry-After` seconds; `RateLimit-Policy` and `RateLimit` say which quota and what is left; `rate_limited`: Too many anonymous reads (RATE_LIMIT_ANONYMOUS_PER_MINUTE) or failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -13141,7 +13408,7 @@ export interface operations {
                     "application/json": components["schemas"]["MethodNotAllowed"];
                 };
             };
-            /** @description `rate_limited`: Too many failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
+            /** @description `rate_limited`: Too many anonymous reads (RATE_LIMIT_ANONYMOUS_PER_MINUTE) or failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -13197,6 +13464,8 @@ export interface operations {
             /** @description NodeVersionPage */
             200: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13231,10 +13500,12 @@ export interface operations {
                     "application/json": components["schemas"]["MethodNotAllowed"];
                 };
             };
-            /** @description `rate_limited`: Too many failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
+            /** @description `rate_limited`: Too many anonymous reads (RATE_LIMIT_ANONYMOUS_PER_MINUTE) or failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13354,6 +13625,8 @@ export interface operations {
             /** @description ApiKeyList */
             200: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13379,10 +13652,12 @@ export interface operations {
                     "application/json": components["schemas"]["MethodNotAllowed"];
                 };
             };
-            /** @description `rate_limited`: Too many failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
+            /** @description `rate_limited`: Too many anonymous reads (RATE_LIMIT_ANONYMOUS_PER_MINUTE) or failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13478,7 +13753,7 @@ export interface operations {
                     "application/json": components["schemas"]["UnsupportedMediaType"];
                 };
             };
-            /** @description `rate_limited`: Too many failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
+            /** @description `rate_limited`: Too many anonymous reads (RATE_LIMIT_ANONYMOUS_PER_MINUTE) or failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -13565,7 +13840,7 @@ export interface operations {
                     "application/json": components["schemas"]["MethodNotAllowed"];
                 };
             };
-            /** @description `rate_limited`: Too many failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
+            /** @description `rate_limited`: Too many anonymous reads (RATE_LIMIT_ANONYMOUS_PER_MINUTE) or failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -13664,7 +13939,7 @@ export interface operations {
                     "application/json": components["schemas"]["UnsupportedMediaType"];
                 };
             };
-            /** @description `rate_limited`: Too many failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
+            /** @description `rate_limited`: Too many anonymous reads (RATE_LIMIT_ANONYMOUS_PER_MINUTE) or failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -13714,6 +13989,8 @@ export interface operations {
                 headers: {
                     "Content-Disposition": components["headers"]["MediaDisposition"];
                     "X-Content-Type-Options": components["headers"]["NoSniff"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13746,6 +14023,18 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["MethodNotAllowed"];
+                };
+            };
+            /** @description `rate_limited`: Too many anonymous reads (RATE_LIMIT_ANONYMOUS_PER_MINUTE) or failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimited"];
                 };
             };
             /** @description `internal_error`: The service failed: the cause is logged, the answer holds no internals */
@@ -13933,7 +14222,7 @@ export interface operations {
                     "application/json": components["schemas"]["MethodNotAllowed"];
                 };
             };
-            /** @description `rate_limited`: Too many failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
+            /** @description `rate_limited`: Too many anonymous reads (RATE_LIMIT_ANONYMOUS_PER_MINUTE) or failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -13976,6 +14265,8 @@ export interface operations {
             /** @description Customer */
             200: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14010,10 +14301,12 @@ export interface operations {
                     "application/json": components["schemas"]["MethodNotAllowed"];
                 };
             };
-            /** @description `rate_limited`: Too many failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
+            /** @description `rate_limited`: Too many anonymous reads (RATE_LIMIT_ANONYMOUS_PER_MINUTE) or failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14053,6 +14346,8 @@ export interface operations {
             /** @description CustomerBalance */
             200: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14078,10 +14373,12 @@ export interface operations {
                     "application/json": components["schemas"]["MethodNotAllowed"];
                 };
             };
-            /** @description `rate_limited`: Too many failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
+            /** @description `rate_limited`: Too many anonymous reads (RATE_LIMIT_ANONYMOUS_PER_MINUTE) or failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14132,6 +14429,8 @@ export interface operations {
             /** @description UsagePage */
             200: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14166,10 +14465,12 @@ export interface operations {
                     "application/json": components["schemas"]["MethodNotAllowed"];
                 };
             };
-            /** @description `rate_limited`: Too many failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
+            /** @description `rate_limited`: Too many anonymous reads (RATE_LIMIT_ANONYMOUS_PER_MINUTE) or failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14212,6 +14513,8 @@ export interface operations {
             /** @description CustomerQuotas */
             200: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14255,10 +14558,12 @@ export interface operations {
                     "application/json": components["schemas"]["MethodNotAllowed"];
                 };
             };
-            /** @description `rate_limited`: Too many failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
+            /** @description `rate_limited`: Too many anonymous reads (RATE_LIMIT_ANONYMOUS_PER_MINUTE) or failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14375,7 +14680,7 @@ export interface operations {
                     "application/json": components["schemas"]["UnsupportedMediaType"];
                 };
             };
-            /** @description `rate_limited`: Too many failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
+            /** @description `rate_limited`: Too many anonymous reads (RATE_LIMIT_ANONYMOUS_PER_MINUTE) or failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -14423,6 +14728,8 @@ export interface operations {
             /** @description WebhookDeliveryPage */
             200: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14457,10 +14764,12 @@ export interface operations {
                     "application/json": components["schemas"]["MethodNotAllowed"];
                 };
             };
-            /** @description `rate_limited`: Too many failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
+            /** @description `rate_limited`: Too many anonymous reads (RATE_LIMIT_ANONYMOUS_PER_MINUTE) or failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14500,6 +14809,8 @@ export interface operations {
             /** @description WebhookSecret */
             200: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14525,10 +14836,12 @@ export interface operations {
                     "application/json": components["schemas"]["MethodNotAllowed"];
                 };
             };
-            /** @description `rate_limited`: Too many failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
+            /** @description `rate_limited`: Too many anonymous reads (RATE_LIMIT_ANONYMOUS_PER_MINUTE) or failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14593,7 +14906,7 @@ export interface operations {
                     "application/json": components["schemas"]["MethodNotAllowed"];
                 };
             };
-            /** @description `rate_limited`: Too many failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
+            /** @description `rate_limited`: Too many anonymous reads (RATE_LIMIT_ANONYMOUS_PER_MINUTE) or failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -14636,6 +14949,8 @@ export interface operations {
             /** @description CatalogueSnapshot */
             200: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14650,6 +14965,18 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["MethodNotAllowed"];
+                };
+            };
+            /** @description `rate_limited`: Too many anonymous reads (RATE_LIMIT_ANONYMOUS_PER_MINUTE) or failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimited"];
                 };
             };
             /** @description `internal_error`: The service failed: the cause is logged, the answer holds no internals */
@@ -14690,6 +15017,8 @@ export interface operations {
             /** @description CatalogueChanges */
             200: {
                 headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14722,6 +15051,18 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["CursorExpired"];
+                };
+            };
+            /** @description `rate_limited`: Too many anonymous reads (RATE_LIMIT_ANONYMOUS_PER_MINUTE) or failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimited"];
                 };
             };
             /** @description `internal_error`: The service failed: the cause is logged, the answer holds no internals */

@@ -89,6 +89,8 @@ export const startService = (
         publicBaseUrl: "http://127.0.0.1",
         // the suite sends many wrong tokens from one address; tests of the limit set their own
         auth: { ...c.auth, jwtSecret: Option.some(Redacted.make(testJwtSecret)), failureLimit: 1_000_000 },
+        // the suite reads far more than a minute's anonymous reads from 127.0.0.1; tests of the limit set their own
+        rateLimit: { ...c.rateLimit, anonymousPerWindow: 0 },
         // the suite starts many tasks as one user; tests of the quotas set their own
         quotas: unlimitedQuotas,
         // two jobs at a time rather than eight: each worker polls on a connection of its own, and
