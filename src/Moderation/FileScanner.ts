@@ -5,7 +5,7 @@
  * scripts and fast tests, the same function inline.
  *
  * The thread takes one file at a time; the others wait here, in order. A file that takes longer
- * than `timeoutMs`, or a thread that dies (out of its memory limit, say), fails that file's scan
+ * than `timeoutMs` (counted once the thread has loaded: its start is not the file's), or a thread that dies (out of its memory limit, say), fails that file's scan
  * with ScanFailed: the thread is ended and the next file starts a new one. A failed scan is a
  * failure, not a finding: the caller records it and the job runner retries it (Rescan.ts).
  */
@@ -49,11 +49,16 @@ interface Waiting {
   readonly reject: (failure: ScanFailed) => void
 }
 
+/** The longest a new thread may take to load its program. */
+const startMs = 30_000
+
 /** One scan thread, started when a file first needs it, and again after it ended. */
 const threadScanner = (options: ThreadOptions) => {
   const queue: Array<Waiting> = []
   let thread: Worker | undefined
-  let current: { readonly id: number; readonly waiting: Waiting; readonly timer: NodeJS.Timeout } | undefined
+  // whether the thread has loaded its program (it says so once)
+  let ready = false
+  let current: { readonly id: number; readonly waiting: Waiting; timer: NodeJS.Timeout; counting: boolean } | undefined
   let ids = 0
   let closed = false
 
@@ -77,10 +82,19 @@ const threadScanner = (options: ThreadOptions) => {
 
   const start = () => {
     const started = new Worker(options.program, { resourceLimits: { maxOldGenerationSizeMb: options.maxHeapMb } })
+    ready = false
     // a waiting scan holds the process open through its caller, not through the thread
     started.unref()
-    started.on("message", (answer: { readonly id: number; readonly scan: FileScan }) => {
-      if (current?.id === answer.id) settle({ scan: answer.scan })
+    started.on("message", (answer: { readonly ready: true } | { readonly id: number; readonly scan: FileScan }) => {
+      if (thread !== started) return
+      if ("ready" in answer) {
+        ready = true
+        if (current !== undefined && !current.counting) {
+          clearTimeout(current.timer)
+          current.timer = limit(current.waiting)
+          current.counting = true
+        }
+      } else if (current?.id === answer.id) settle({ scan: answer.scan })
     })
     started.on("error", (e: Error) => {
       if (thread === started) end(`the scan thread failed: ${e.message}`)
@@ -91,14 +105,19 @@ const threadScanner = (options: ThreadOptions) => {
     return started
   }
 
+  /** The timer that ends the thread when `waiting` takes too long. */
+  const limit = (waiting: Waiting) =>
+    setTimeout(() => end(`the scan of ${waiting.path} took longer than ${options.timeoutMs / 1000} s`), options.timeoutMs)
+
   const next = () => {
     if (current !== undefined || closed) return
     const waiting = queue.shift()
     if (waiting === undefined) return
     thread ??= start()
     const id = ++ids
-    const timer = setTimeout(() => end(`the scan of ${waiting.path} took longer than ${options.timeoutMs / 1000} s`), options.timeoutMs)
-    current = { id, waiting, timer }
+    current = ready
+      ? { id, waiting, timer: limit(waiting), counting: true }
+      : { id, waiting, timer: setTimeout(() => end(`the scan thread did not start within ${startMs / 1000} s`), startMs), counting: false }
     // a copy of its own, moved to the thread: the caller's buffer may be a slice of a shared pool
     const bytes = new Uint8Array(waiting.bytes)
     const request: ScanRequest = { id, path: waiting.path, bytes }

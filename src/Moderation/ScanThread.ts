@@ -17,3 +17,6 @@ export interface ScanRequest {
 parentPort?.on("message", ({ id, path, bytes }: ScanRequest) => {
   parentPort!.postMessage({ id, scan: scanFile(path, bytes) })
 })
+
+// loaded: a file's time limit runs from here, not from the thread's start
+parentPort?.postMessage({ ready: true })

@@ -18,3 +18,5 @@ parentPort?.on("message", ({ bytes, id, path }: ScanRequest) => {
   if (hangs(path, bytes)) for (;;);
   parentPort!.postMessage({ id, scan: scanFile(path, bytes) })
 })
+
+parentPort?.postMessage({ ready: true })
