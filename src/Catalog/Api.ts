@@ -1,10 +1,20 @@
-import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "effect/http-api"
+import { HttpApi, HttpApiEndpoint, HttpApiGroup, OpenApi } from "effect/http-api"
 import { Schema, SchemaTransformation } from "effect"
-import { NodeBanned, NoInstallableVersion, NotFound, Forbidden } from "../Domain/ApiErrors.ts"
+import { HostVersionUnsupported, NodeBanned, NoInstallableVersion, NotFound, Forbidden, PayloadTooLarge } from "../Domain/ApiErrors.ts"
 import { Authentication, OptionalAuthentication } from "../Domain/Auth.ts"
 import { Node, NodeList, NodeVersion, NodeVersionStatus, type SortKey, sortColumns } from "../Domain/Node.ts"
-import { DecimalIntegerString, documentedAs, field, IsoDateTimeFromString, PathParam, Text } from "../Domain/Schemas.ts"
-import { HostVersion } from "../Domain/Semver.ts"
+import {
+  DecimalIntegerString,
+  documentedAs,
+  field,
+  IsoDateTimeFromString,
+  optionalField,
+  PathParam,
+  refusingBody,
+  refusingUnknownFields,
+  Text
+} from "../Domain/Schemas.ts"
+import { HostVersion, VersionRangeFromString } from "../Domain/Semver.ts"
 import { Revalidated } from "../Domain/HttpHints.ts"
 
 /** Served page sizes: larger requests are clamped, not refused (CONTRACT.md). */
@@ -165,6 +175,55 @@ export type SearchNodesParams = typeof SearchNodesParams.Type
 
 const includeBanned = Flag("Add banned nodes (members and site admins only)")
 
+const installHostMeaning = "The caller's host application version: only versions whose supported_host_version admits it " +
+  "(as GET /nodes's host_version filter reads it); unknown or empty: no filter"
+
+export const InstallNodeParams = Schema.Struct({
+  version: optionalParam(Text(100), "The exact version to install (a yanked one too); default the newest installable"),
+  version_range: optionalParam(
+    VersionRangeFromString,
+    "The newest installable version that is not yanked and satisfies this range: node-semver (^1.2, ~1.2.3, >=1 <2, 1.x) " +
+      "or PEP 440 (>=1.2,<2, ~=1.2, ==1.2.*); not with version"
+  ),
+  host_version: optionalParam(HostVersion.check(documentedAs({ description: installHostMeaning })), installHostMeaning)
+})
+export type InstallNodeParams = typeof InstallNodeParams.Type
+
+/** The most items a bulk resolve takes; more is 413 naming `nodes`. */
+export const maxResolveItems = 500
+
+const ResolveItem = refusingUnknownFields(Schema.Struct({
+  id: field(Text(200), "The node's id"),
+  // parsed by the handler, after the item count: a body past the limit is 413 before any range is read
+  range: optionalField(
+    Text(200),
+    "A range of the node's versions: node-semver (^1.2, ~1.2.3, >=1 <2, 1.x) or PEP 440 (>=1.2,<2, ~=1.2, ==1.2.*); absent: any"
+  )
+})).annotate({ identifier: "ResolveItem" })
+
+export const ResolveNodeVersionsRequest = refusingUnknownFields(Schema.Struct({
+  host_version: optionalField(HostVersion, installHostMeaning),
+  nodes: field(Schema.Array(ResolveItem), `The nodes to resolve, at most ${maxResolveItems} (more is 413); answered in this order`)
+})).annotate({ identifier: "ResolveNodeVersionsRequest" })
+export type ResolveNodeVersionsRequest = typeof ResolveNodeVersionsRequest.Type
+
+export const ResolveRefusalCode = Schema.Literals(["not_found", "node_banned", "no_installable_version", "host_version_unsupported"])
+  .annotate({ identifier: "ResolveRefusalCode" })
+
+export const ResolvedItem = Schema.Struct({
+  id: field(Schema.String, "The node's id, as asked"),
+  range: optionalField(Schema.String, "The range, as asked"),
+  version: optionalField(Schema.String, "The chosen version, when one satisfies the range and the host"),
+  downloadUrl: optionalField(Schema.String, "Where the chosen version's archive is downloaded (not counted as an install)"),
+  error: optionalField(ResolveRefusalCode, "Why no version was chosen: the code GET /nodes/{nodeId}/install would answer"),
+  reason: optionalField(Schema.String, "Which constraint excluded what, when no version was chosen")
+}).annotate({ identifier: "ResolvedItem" })
+export type ResolvedItem = typeof ResolvedItem.Type
+
+export const ResolveNodeVersionsResponse = Schema.Struct({
+  nodes: field(Schema.Array(ResolvedItem), "One answer per item, in the request's order")
+}).annotate({ identifier: "ResolveNodeVersionsResponse" })
+
 export class CatalogApi extends HttpApiGroup.make("catalog")
   .add(
     HttpApiEndpoint.get("listAllNodes", "/nodes", {
@@ -236,19 +295,35 @@ export class CatalogApi extends HttpApiGroup.make("catalog")
   .add(
     HttpApiEndpoint.get("installNode", "/nodes/:nodeId/install", {
       params: Schema.Struct({ nodeId: field(PathParam, "Identifier of the node") }),
-      query: Schema.Struct({
-        version: optionalParam(Text(100), "The version to install; default the newest installable")
-      }),
+      query: InstallNodeParams,
       success: NodeVersion,
-      error: [NotFound, NodeBanned, NoInstallableVersion]
+      error: [NotFound, NodeBanned, NoInstallableVersion, HostVersionUnsupported]
     })
       .annotate(OpenApi.Summary, "Install a node: the version to install, with its downloadUrl; counts one download per client address, node and version an hour")
       .annotate(
         OpenApi.Description,
         "Installable versions are active ones with an archive (deprecated ones too). None: 404. " +
+          "`version_range` and `host_version` choose the newest installable version that is not yanked and satisfies both; " +
+          "none satisfying the range (or all yanked) is 404 no_installable_version, versions satisfying it but none the host " +
+          "409 host_version_unsupported, each message saying which constraint excluded what. " +
           "When archives are kept in a bucket (STORAGE=s3), downloadUrl is the bucket's own: a URL presigned for GET that " +
           "lives 15 minutes, or under the public base (ARCHIVE_PUBLIC_BASE_URL) when one is set, so the download does not " +
           "pass through the service. Listings name the public base, or else the service's /archives URL, which redirects there."
+      )
+  )
+  .add(
+    HttpApiEndpoint.post("resolveNodeVersions", "/nodes/resolve", {
+      payload: ResolveNodeVersionsRequest,
+      success: ResolveNodeVersionsResponse,
+      error: [PayloadTooLarge]
+    })
+      .annotate(HttpApi.PayloadParseOptions, refusingBody)
+      .annotate(OpenApi.Summary, "Resolve many nodes' versions under ranges and one host version (counts no download)")
+      .annotate(
+        OpenApi.Description,
+        `At most ${maxResolveItems} items (more is 413 naming nodes); a malformed range is 400 naming nodes.<i>.range. ` +
+          "Each item gets the version GET /nodes/{nodeId}/install?version_range=&host_version= would choose, or the code and " +
+          "reason it would refuse with. All candidate versions are read in one statement."
       )
   )
   .annotate(OpenApi.Title, "Catalogue")

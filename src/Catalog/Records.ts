@@ -46,7 +46,7 @@ export const answerAliasesOf = Effect.map(
 )
 
 /** The absolute download URL of version `v` when it is installable with an archive, else NULL (a SQL expression). */
-const downloadUrl = (v: string, base: Option.Option<ArchiveUrls>) =>
+export const downloadUrl = (v: string, base: Option.Option<ArchiveUrls>) =>
   Option.match(base, {
     onNone: () => "NULL",
     onSome: (urls) =>

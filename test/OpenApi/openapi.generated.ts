@@ -106,11 +106,31 @@ export interface paths {
         };
         /**
          * Install a node: the version to install, with its downloadUrl; counts one download per client address, node and version an hour
-         * @description Installable versions are active ones with an archive (deprecated ones too). None: 404. When archives are kept in a bucket (STORAGE=s3), downloadUrl is the bucket's own: a URL presigned for GET that lives 15 minutes, or under the public base (ARCHIVE_PUBLIC_BASE_URL) when one is set, so the download does not pass through the service. Listings name the public base, or else the service's /archives URL, which redirects there.
+         * @description Installable versions are active ones with an archive (deprecated ones too). None: 404. `version_range` and `host_version` choose the newest installable version that is not yanked and satisfies both; none satisfying the range (or all yanked) is 404 no_installable_version, versions satisfying it but none the host 409 host_version_unsupported, each message saying which constraint excluded what. When archives are kept in a bucket (STORAGE=s3), downloadUrl is the bucket's own: a URL presigned for GET that lives 15 minutes, or under the public base (ARCHIVE_PUBLIC_BASE_URL) when one is set, so the download does not pass through the service. Listings name the public base, or else the service's /archives URL, which redirects there.
          */
         get: operations["InstallNode"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/nodes/resolve": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Resolve many nodes' versions under ranges and one host version (counts no download)
+         * @description At most 500 items (more is 413 naming nodes); a malformed range is 400 naming nodes.<i>.range. Each item gets the version GET /nodes/{nodeId}/install?version_range=&host_version= would choose, or the code and reason it would refuse with. All candidate versions are read in one statement.
+         */
+        post: operations["ResolveNodeVersions"];
         delete?: never;
         options?: never;
         head?: never;
@@ -3436,6 +3456,38 @@ export interface components {
             /** @description Number of pages: total divided by limit, rounded up */
             totalPages: number;
         };
+        ResolveNodeVersionsResponse: {
+            /** @description One answer per item, in the request's order */
+            nodes: components["schemas"]["ResolvedItem"][];
+        };
+        ResolvedItem: {
+            /** @description The node's id, as asked */
+            id: string;
+            /** @description The range, as asked */
+            range?: string;
+            /** @description The chosen version, when one satisfies the range and the host */
+            version?: string;
+            /** @description Where the chosen version's archive is downloaded (not counted as an install) */
+            downloadUrl?: string;
+            /** @description Why no version was chosen: the code GET /nodes/{nodeId}/install would answer */
+            error?: components["schemas"]["ResolveRefusalCode"];
+            /** @description Which constraint excluded what, when no version was chosen */
+            reason?: string;
+        };
+        /** @enum {string} */
+        ResolveRefusalCode: "not_found" | "node_banned" | "no_installable_version" | "host_version_unsupported";
+        ResolveNodeVersionsRequest: {
+            /** @description The caller's host application version: only versions whose supported_host_version admits it (as GET /nodes's host_version filter reads it); unknown or empty: no filter */
+            host_version?: string;
+            /** @description The nodes to resolve, at most 500 (more is 413); answered in this order */
+            nodes: components["schemas"]["ResolveItem"][];
+        };
+        ResolveItem: {
+            /** @description The node's id */
+            id: string;
+            /** @description A range of the node's versions: node-semver (^1.2, ~1.2.3, >=1 <2, 1.x) or PEP 440 (>=1.2,<2, ~=1.2, ==1.2.*); absent: any */
+            range?: string;
+        };
         MusicDurationEvent: {
             /**
              * @description Kind of event (enum property replaced by openapi-typescript)
@@ -3731,6 +3783,16 @@ export interface components {
              * @enum {string}
              */
             error: "no_installable_version";
+            /** @description What went wrong, for people; wording may change */
+            message: string;
+        };
+        /** @description Versions of the node satisfy the range asked for, but none supports the caller's host version */
+        HostVersionUnsupported: {
+            /**
+             * @description Stable error code
+             * @enum {string}
+             */
+            error: "host_version_unsupported";
             /** @description What went wrong, for people; wording may change */
             message: string;
         };
@@ -4639,8 +4701,12 @@ export interface operations {
     InstallNode: {
         parameters: {
             query?: {
-                /** @description The version to install; default the newest installable */
+                /** @description The exact version to install (a yanked one too); default the newest installable */
                 version?: string;
+                /** @description The newest installable version that is not yanked and satisfies this range: node-semver (^1.2, ~1.2.3, >=1 <2, 1.x) or PEP 440 (>=1.2,<2, ~=1.2, ==1.2.*); not with version */
+                version_range?: string;
+                /** @description The caller's host application version: only versions whose supported_host_version admits it (as GET /nodes's host_version filter reads it); unknown or empty: no filter */
+                host_version?: string;
             };
             header?: never;
             path: {
@@ -4695,6 +4761,95 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["MethodNotAllowed"];
+                };
+            };
+            /** @description `host_version_unsupported`: Versions of the node satisfy the range asked for, but none supports the caller's host version */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HostVersionUnsupported"];
+                };
+            };
+            /** @description `internal_error`: The service failed: the cause is logged, the answer holds no internals */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InternalError"];
+                };
+            };
+            /** @description `database_unavailable`: The database cannot be reached (an outage, a restart of it), or a write kept conflicting with concurrent ones: try again after `Retry-After` seconds */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DatabaseUnavailable"];
+                };
+            };
+        };
+    };
+    ResolveNodeVersions: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ResolveNodeVersionsRequest"];
+            };
+        };
+        responses: {
+            /** @description ResolveNodeVersionsResponse */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ResolveNodeVersionsResponse"];
+                };
+            };
+            /** @description `bad_request`: The request is malformed, or a parameter or field has a bad value; the message names it */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BadRequest"];
+                };
+            };
+            /** @description `method_not_allowed`: The path exists, but not with this method (`Allow` lists the methods it takes) */
+            405: {
+                headers: {
+                    Allow: components["headers"]["Allow"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MethodNotAllowed"];
+                };
+            };
+            /** @description `payload_too_large`: The body is over its limit (16 MiB of JSON, the archive size, 1024 MiB of video, 64 KiB of URL-encoded form) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PayloadTooLarge"];
+                };
+            };
+            /** @description `unsupported_media_type`: The body's Content-Type is not one the endpoint takes */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UnsupportedMediaType"];
                 };
             };
             /** @description `internal_error`: The service failed: the cause is logged, the answer holds no internals */
