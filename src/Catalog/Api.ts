@@ -220,6 +220,65 @@ export const ResolvedItem = Schema.Struct({
 }).annotate({ identifier: "ResolvedItem" })
 export type ResolvedItem = typeof ResolvedItem.Type
 
+/** The most versions a conflict check takes; more is 413 naming `versions`. */
+export const maxConflictVersions = 500
+
+const NodeVersionRef = Schema.Struct({
+  node_id: field(Text(200), "The node's id"),
+  version: field(Text(100), "The version string")
+}).annotate({ identifier: "NodeVersionRef" })
+
+const markerVariableNames = [
+  "python_version", "python_full_version", "os_name", "sys_platform", "platform_release", "platform_system",
+  "platform_version", "platform_machine", "platform_python_implementation", "implementation_name", "implementation_version", "extra"
+] as const
+
+export const MarkerEnvironment = refusingUnknownFields(Schema.Struct(
+  Object.fromEntries(markerVariableNames.map((name) => [name, optionalField(Text(200), `The PEP 508 marker variable ${name}`)])) as {
+    readonly [K in typeof markerVariableNames[number]]: ReturnType<typeof optionalField<ReturnType<typeof Text>>>
+  }
+)).annotate({ identifier: "MarkerEnvironment" })
+
+export const CheckDependencyConflictsRequest = refusingUnknownFields(Schema.Struct({
+  versions: field(Schema.Array(NodeVersionRef), `The node versions to check together, at most ${maxConflictVersions} (more is 413)`),
+  environment: optionalField(
+    MarkerEnvironment,
+    "The caller's PEP 508 marker variables: requirements whose markers are false in it are left out; without it (or where it lacks a marker's variable) guarded requirements count, and markers_assumed says so"
+  )
+})).annotate({ identifier: "CheckDependencyConflictsRequest" })
+export type CheckDependencyConflictsRequest = typeof CheckDependencyConflictsRequest.Type
+
+const AskedRequirement = Schema.Struct({
+  node_id: field(Schema.String, "The node whose version asked"),
+  version: field(Schema.String, "The version that asked"),
+  requirement: field(Schema.String, "The requirement as published"),
+  specifier: field(Schema.String, "Its PEP 440 version specifiers, comma-joined; empty for any version"),
+  marker: optionalField(Schema.String, "Its environment marker, when it has one"),
+  marker_assumed: field(Schema.Boolean, "True when its marker was not evaluated (no environment, or one lacking its variables) and it was counted as applicable")
+}).annotate({ identifier: "AskedRequirement" })
+
+export const CheckDependencyConflictsResponse = Schema.Struct({
+  conflicts: field(
+    Schema.Array(Schema.Struct({
+      package: field(Schema.String, "The package, in PEP 503's normal form"),
+      requirements: field(Schema.Array(AskedRequirement), "Requirements whose specifier sets no version satisfies together (a smallest such set)")
+    }).annotate({ identifier: "DependencyConflict" })),
+    "One entry per package whose applicable requirements cannot all be satisfied, by package name"
+  ),
+  unparseable: field(
+    Schema.Array(Schema.Struct({
+      node_id: field(Schema.String, "The node"),
+      version: field(Schema.String, "The version"),
+      requirement: field(Schema.String, "The dependency as published"),
+      error: field(Schema.String, "Why it is not a PEP 508 requirement")
+    }).annotate({ identifier: "UnparseableDependency" })),
+    "Dependencies that are not PEP 508 requirements: left out of the check"
+  ),
+  not_found: field(Schema.Array(NodeVersionRef), "Versions asked for that are unknown, deleted, or of a node that is not listed"),
+  markers_assumed: field(Schema.Boolean, "True when some marker-guarded requirement was counted without its marker being evaluated")
+}).annotate({ identifier: "CheckDependencyConflictsResponse" })
+export type CheckDependencyConflictsResponse = typeof CheckDependencyConflictsResponse.Type
+
 export const ResolveNodeVersionsResponse = Schema.Struct({
   nodes: field(Schema.Array(ResolvedItem), "One answer per item, in the request's order")
 }).annotate({ identifier: "ResolveNodeVersionsResponse" })
@@ -324,6 +383,21 @@ export class CatalogApi extends HttpApiGroup.make("catalog")
         `At most ${maxResolveItems} items (more is 413 naming nodes); a malformed range is 400 naming nodes.<i>.range. ` +
           "Each item gets the version GET /nodes/{nodeId}/install?version_range=&host_version= would choose, or the code and " +
           "reason it would refuse with. All candidate versions are read in one statement."
+      )
+  )
+  .add(
+    HttpApiEndpoint.post("checkDependencyConflicts", "/dependencies/conflicts", {
+      payload: CheckDependencyConflictsRequest,
+      success: CheckDependencyConflictsResponse,
+      error: [PayloadTooLarge]
+    })
+      .annotate(HttpApi.PayloadParseOptions, refusingBody)
+      .annotate(OpenApi.Summary, "Check node versions' Python dependencies for conflicts")
+      .annotate(
+        OpenApi.Description,
+        `At most ${maxConflictVersions} versions (more is 413 naming versions). Each version's dependencies are read as PEP 508 ` +
+          "requirements; per package, requirements whose PEP 440 specifier sets no version satisfies together are answered, " +
+          "with the node versions that asked. Direct references (name @ url) take no part."
       )
   )
   .annotate(OpenApi.Title, "Catalogue")

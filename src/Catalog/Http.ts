@@ -3,11 +3,14 @@ import { HttpServerResponse } from "effect/http"
 import { Effect, Layer, Metric, Option } from "effect"
 import {
   CatalogApi,
+  type CheckDependencyConflictsRequest,
+  type CheckDependencyConflictsResponse,
   defaultLimit,
   defaultPage,
   defaultStatuses,
   type InstallNodeParams,
   type ListNodesParams,
+  maxConflictVersions,
   maxResolveItems,
   PublisherNodesApi,
   type ResolvedItem,
@@ -20,7 +23,7 @@ import { AppConfig } from "../Config.ts"
 import { hostVersionKey, versionRangeOf } from "../Domain/Semver.ts"
 import type { NodeQuery, SearchQuery } from "./NodePages.ts"
 import { type RenderedPage, ServedPage } from "./PageCache.ts"
-import { Catalog, type Resolved, type ResolveItem } from "./Service.ts"
+import { Catalog, type CheckedConflicts, type Resolved, type ResolveItem } from "./Service.ts"
 import type { Wanted } from "./Resolution.ts"
 import { NodeVersion } from "../Domain/Node.ts"
 import { represent } from "../Http/Representation.ts"
@@ -67,6 +70,32 @@ const resolveItemsOf = (body: ResolveNodeVersionsRequest): Effect.Effect<Readonl
   }
   return Effect.succeed(items)
 }
+
+/** The conflict check's answer in the wire's names. */
+const conflictAnswer = (checked: CheckedConflicts): CheckDependencyConflictsResponse => ({
+  conflicts: checked.report.conflicts.map((c) => ({
+    package: c.package,
+    requirements: c.requirements.map((a) => ({
+      node_id: a.nodeId,
+      version: a.version,
+      requirement: a.text,
+      specifier: a.requirement.specifier,
+      ...(a.requirement.markerText === undefined ? {} : { marker: a.requirement.markerText }),
+      marker_assumed: a.markerAssumed
+    }))
+  })),
+  unparseable: checked.report.unparseable.map((u) => ({ node_id: u.nodeId, version: u.version, requirement: u.text, error: u.error })),
+  not_found: checked.notFound.map((p) => ({ node_id: p.nodeId, version: p.version })),
+  markers_assumed: checked.report.markersAssumed
+})
+
+/** The versions to check, the count first: past the limit is 413 naming `versions`. */
+const conflictVersionsOf = (
+  body: CheckDependencyConflictsRequest
+): Effect.Effect<ReadonlyArray<{ nodeId: string; version: string }>, PayloadTooLarge> =>
+  body.versions.length > maxConflictVersions
+    ? Effect.fail(new PayloadTooLarge({ message: `'versions' has ${body.versions.length} items: at most ${maxConflictVersions} are checked in one request` }))
+    : Effect.succeed(body.versions.map((v) => ({ nodeId: v.node_id, version: v.version })))
 
 /** An item's answer: what was asked, with the choice or the refusal. */
 const resolvedItem = (asked: ResolveNodeVersionsRequest["nodes"][number], resolved: Resolved): ResolvedItem => ({
@@ -187,6 +216,12 @@ const CatalogLive = HttpApiBuilder.group(api, "catalog", (handlers) =>
         resolveItemsOf(payload).pipe(
           Effect.flatMap((items) => catalog.resolve(items, hostOf(payload.host_version))),
           Effect.map((resolved) => ({ nodes: resolved.map((r, i) => resolvedItem(payload.nodes[i]!, r)) })),
+          answer
+        ))
+      .handle("checkDependencyConflicts", ({ payload }) =>
+        conflictVersionsOf(payload).pipe(
+          Effect.flatMap((pairs) => catalog.conflicts(pairs, payload.environment)),
+          Effect.map(conflictAnswer),
           answer
         ))
   }))

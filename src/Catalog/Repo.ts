@@ -302,7 +302,23 @@ export class NodeRepo extends Context.Service<NodeRepo>()("NodeRepo", {
             WHERE n.id = ANY(${nodeIds as Array<string>})`
     })
 
+    const findDependencies = SqlSchema.findAll({
+      Request: Schema.Struct({ nodeIds: Schema.Array(Schema.String), versions: Schema.Array(Schema.String) }),
+      Result: Schema.Struct({ node_id: Schema.String, version: Schema.String, dependencies: Schema.Array(Schema.String) }),
+      execute: ({ nodeIds, versions }) =>
+        sql`SELECT v.node_id, v.version, v.dependencies
+            FROM unnest(${nodeIds as Array<string>}::text[], ${versions as Array<string>}::text[]) AS q(node_id, version)
+            JOIN node_versions v ON v.node_id = q.node_id AND v.version = q.version
+            JOIN nodes n ON n.id = v.node_id JOIN publishers p ON p.id = n.publisher_id
+            WHERE v.status <> 'NodeVersionStatusDeleted' AND n.status = 'NodeStatusActive' AND p.status = 'PublisherStatusActive'`
+    })
+
     return {
+      /** The dependencies of each named version clients may see (not deleted, of a listed node); one statement. */
+      dependencies: traced("NodeRepo.dependencies")(function*(pairs: ReadonlyArray<{ readonly nodeId: string; readonly version: string }>) {
+        return yield* Effect.orDie(findDependencies({ nodeIds: pairs.map((p) => p.nodeId), versions: pairs.map((p) => p.version) }))
+      }),
+
       /** Each named node that exists (in any status) with the versions an install chooses from; one statement. */
       candidates: traced("NodeRepo.candidates")(function*(nodeIds: ReadonlyArray<string>) {
         return yield* Effect.orDie(findCandidates(nodeIds))

@@ -12,6 +12,8 @@ import { type NodeQuery, NodePages, type SearchQuery } from "./NodePages.ts"
 import { PageCache, renderPage } from "./PageCache.ts"
 import { type NodeCandidates, NodeRepo, requireVisible } from "./Repo.ts"
 import { choose, type Wanted } from "./Resolution.ts"
+import { type ConflictReport, findConflicts } from "./Conflicts.ts"
+import type { Environment } from "../Domain/Requirements.ts"
 import type { VersionRange } from "../Domain/Semver.ts"
 import { span, traced } from "../Tracing.ts"
 import { renderVersion, VersionCache } from "./VersionCache.ts"
@@ -40,6 +42,12 @@ export class HostExcluded extends Data.TaggedError("HostExcluded")<{
   override get message() {
     return `Node '${this.nodeId}': ${this.reason}`
   }
+}
+
+/** A conflict check's findings, and the versions asked for that were not found. */
+export interface CheckedConflicts {
+  readonly report: ConflictReport
+  readonly notFound: ReadonlyArray<{ readonly nodeId: string; readonly version: string }>
 }
 
 /** One item of a bulk resolve: a node and the range its versions must satisfy. */
@@ -235,6 +243,25 @@ export class Catalog extends Context.Service<Catalog>()("Catalog", {
         yield* requireVisible(nodeId, { status: node_status, publisherStatus: publisher_status })
         if (chosen === undefined) return yield* new NothingToInstall({ nodeId, version })
         return chosen
+      }),
+
+      /**
+       * The dependency conflicts between these versions (Conflicts.ts), and the versions not
+       * found (unknown, deleted, or of a node clients may not see). Their dependencies are read in
+       * one statement and parsed here, so versions published before parsing began are read alike.
+       */
+      conflicts: traced("Catalog.conflicts")(function*(
+        pairs: ReadonlyArray<{ readonly nodeId: string; readonly version: string }>,
+        environment: Environment | undefined
+      ) {
+        const rows = yield* nodes.dependencies(pairs)
+        const found = new Map(rows.map((r) => [`${r.node_id}\u0000${r.version}`, r]))
+        const notFound = pairs.filter((p) => !found.has(`${p.nodeId}\u0000${p.version}`))
+        const report: ConflictReport = findConflicts(
+          rows.map((r) => ({ nodeId: r.node_id, version: r.version, dependencies: r.dependencies })),
+          environment
+        )
+        return { report, notFound } satisfies CheckedConflicts
       }),
 
       /**

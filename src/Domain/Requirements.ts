@@ -292,3 +292,19 @@ const compareMarker = (left: string, op: string, right: string): boolean => {
     default: return false
   }
 }
+
+/** The stored and answered form of one dependency (`DependencyRequirement` in Node.ts). */
+export const requirementRecord = (text: string) => {
+  const parsed = parseRequirement(text)
+  if (parsed._tag === "Unparseable") return { requirement: text, error: parsed.error }
+  const r = parsed.requirement
+  return {
+    requirement: text,
+    name: r.name,
+    package: r.package,
+    extras: r.extras,
+    specifier: r.specifier,
+    ...(r.url === undefined ? {} : { url: r.url }),
+    ...(r.markerText === undefined ? {} : { marker: r.markerText })
+  }
+}

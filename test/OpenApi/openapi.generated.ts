@@ -137,6 +137,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/dependencies/conflicts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Check node versions' Python dependencies for conflicts
+         * @description At most 500 versions (more is 413 naming versions). Each version's dependencies are read as PEP 508 requirements; per package, requirements whose PEP 440 specifier sets no version satisfies together are answered, with the node versions that asked. Direct references (name @ url) take no part.
+         */
+        post: operations["CheckDependencyConflicts"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/publishers/{publisherId}/nodes": {
         parameters: {
             query?: never;
@@ -2024,6 +2044,8 @@ export interface components {
             createdAt: string;
             /** @description Package dependencies required by the node in this version */
             dependencies: string[];
+            /** @description Output only: each of dependencies read as a PEP 508 requirement, in order, or marked unparseable with why; absent on versions published before the registry parsed them */
+            dependency_requirements?: components["schemas"]["DependencyRequirement"][];
             /** @description Whether this version is deprecated */
             deprecated: boolean;
             /** @description Output only: URL to download this version's archive, present while the version is installable */
@@ -2100,6 +2122,24 @@ export interface components {
         };
         /** @enum {string} */
         NodeVersionStatus: "NodeVersionStatusActive" | "NodeVersionStatusDeleted" | "NodeVersionStatusBanned" | "NodeVersionStatusPending" | "NodeVersionStatusFlagged";
+        DependencyRequirement: {
+            /** @description The dependency as published */
+            requirement: string;
+            /** @description The package's name as written */
+            name?: string;
+            /** @description The package's name in PEP 503's normal form */
+            package?: string;
+            /** @description The extras asked for */
+            extras?: string[];
+            /** @description PEP 440 version specifiers, comma-joined; empty for any version */
+            specifier?: string;
+            /** @description A direct reference (name @ url) instead of a specifier */
+            url?: string;
+            /** @description The environment marker, as written */
+            marker?: string;
+            /** @description Why the dependency is not a PEP 508 requirement (then no other field but requirement) */
+            error?: string;
+        };
         /** @enum {string} */
         BulkNodeVersionStatus: "success" | "not_found" | "error";
         NodeVersionIdentifier: {
@@ -2799,6 +2839,14 @@ export interface components {
             signedUrl: string;
             /** @description The new version, NodeVersionStatusPending until its archive is uploaded */
             node_version: components["schemas"]["NodeVersion"];
+            /** @description The dependencies that are not PEP 508 requirements: stored as given and shown as unparseable on the version; absent when every dependency parsed */
+            dependency_problems?: components["schemas"]["DependencyProblem"][];
+        };
+        DependencyProblem: {
+            /** @description The dependency as published */
+            requirement: string;
+            /** @description Why it is not a PEP 508 requirement */
+            error: string;
         };
         PublishNodeVersionRequest: {
             /** @description A personal access token of the publisher, or a publish token of trusted publishing (ExchangeTrustedPublishingToken) for the node; without it, the call needs a bearer token */
@@ -3455,6 +3503,84 @@ export interface components {
             total: number;
             /** @description Number of pages: total divided by limit, rounded up */
             totalPages: number;
+        };
+        CheckDependencyConflictsResponse: {
+            /** @description One entry per package whose applicable requirements cannot all be satisfied, by package name */
+            conflicts: components["schemas"]["DependencyConflict"][];
+            /** @description Dependencies that are not PEP 508 requirements: left out of the check */
+            unparseable: components["schemas"]["UnparseableDependency"][];
+            /** @description Versions asked for that are unknown, deleted, or of a node that is not listed */
+            not_found: components["schemas"]["NodeVersionRef"][];
+            /** @description True when some marker-guarded requirement was counted without its marker being evaluated */
+            markers_assumed: boolean;
+        };
+        NodeVersionRef: {
+            /** @description The node's id */
+            node_id: string;
+            /** @description The version string */
+            version: string;
+        };
+        UnparseableDependency: {
+            /** @description The node */
+            node_id: string;
+            /** @description The version */
+            version: string;
+            /** @description The dependency as published */
+            requirement: string;
+            /** @description Why it is not a PEP 508 requirement */
+            error: string;
+        };
+        DependencyConflict: {
+            /** @description The package, in PEP 503's normal form */
+            package: string;
+            /** @description Requirements whose specifier sets no version satisfies together (a smallest such set) */
+            requirements: components["schemas"]["AskedRequirement"][];
+        };
+        AskedRequirement: {
+            /** @description The node whose version asked */
+            node_id: string;
+            /** @description The version that asked */
+            version: string;
+            /** @description The requirement as published */
+            requirement: string;
+            /** @description Its PEP 440 version specifiers, comma-joined; empty for any version */
+            specifier: string;
+            /** @description Its environment marker, when it has one */
+            marker?: string;
+            /** @description True when its marker was not evaluated (no environment, or one lacking its variables) and it was counted as applicable */
+            marker_assumed: boolean;
+        };
+        CheckDependencyConflictsRequest: {
+            /** @description The node versions to check together, at most 500 (more is 413) */
+            versions: components["schemas"]["NodeVersionRef"][];
+            /** @description The caller's PEP 508 marker variables: requirements whose markers are false in it are left out; without it (or where it lacks a marker's variable) guarded requirements count, and markers_assumed says so */
+            environment?: components["schemas"]["MarkerEnvironment"];
+        };
+        MarkerEnvironment: {
+            /** @description The PEP 508 marker variable python_version */
+            python_version?: string;
+            /** @description The PEP 508 marker variable python_full_version */
+            python_full_version?: string;
+            /** @description The PEP 508 marker variable os_name */
+            os_name?: string;
+            /** @description The PEP 508 marker variable sys_platform */
+            sys_platform?: string;
+            /** @description The PEP 508 marker variable platform_release */
+            platform_release?: string;
+            /** @description The PEP 508 marker variable platform_system */
+            platform_system?: string;
+            /** @description The PEP 508 marker variable platform_version */
+            platform_version?: string;
+            /** @description The PEP 508 marker variable platform_machine */
+            platform_machine?: string;
+            /** @description The PEP 508 marker variable platform_python_implementation */
+            platform_python_implementation?: string;
+            /** @description The PEP 508 marker variable implementation_name */
+            implementation_name?: string;
+            /** @description The PEP 508 marker variable implementation_version */
+            implementation_version?: string;
+            /** @description The PEP 508 marker variable extra */
+            extra?: string;
         };
         ResolveNodeVersionsResponse: {
             /** @description One answer per item, in the request's order */
@@ -4813,6 +4939,86 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ResolveNodeVersionsResponse"];
+                };
+            };
+            /** @description `bad_request`: The request is malformed, or a parameter or field has a bad value; the message names it */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BadRequest"];
+                };
+            };
+            /** @description `method_not_allowed`: The path exists, but not with this method (`Allow` lists the methods it takes) */
+            405: {
+                headers: {
+                    Allow: components["headers"]["Allow"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MethodNotAllowed"];
+                };
+            };
+            /** @description `payload_too_large`: The body is over its limit (16 MiB of JSON, the archive size, 1024 MiB of video, 64 KiB of URL-encoded form) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PayloadTooLarge"];
+                };
+            };
+            /** @description `unsupported_media_type`: The body's Content-Type is not one the endpoint takes */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UnsupportedMediaType"];
+                };
+            };
+            /** @description `internal_error`: The service failed: the cause is logged, the answer holds no internals */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InternalError"];
+                };
+            };
+            /** @description `database_unavailable`: The database cannot be reached (an outage, a restart of it), or a write kept conflicting with concurrent ones: try again after `Retry-After` seconds */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DatabaseUnavailable"];
+                };
+            };
+        };
+    };
+    CheckDependencyConflicts: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CheckDependencyConflictsRequest"];
+            };
+        };
+        responses: {
+            /** @description CheckDependencyConflictsResponse */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CheckDependencyConflictsResponse"];
                 };
             };
             /** @description `bad_request`: The request is malformed, or a parameter or field has a bad value; the message names it */
