@@ -133,7 +133,7 @@ layer(Service.layer(), { excludeTestServices: true })("resolution", (it) => {
       expectBadRequest(yield* ranged(service, "lamp", { version: "1.2.0", version_range: "^1" }), "version_range")
     }))
 
-  it.effect("a ranged install counts one download, in the same statement as the pinned one does", () =>
+  it.effect("a ranged install counts one download, once per client, version and hour like any install", () =>
     Effect.gen(function*() {
       const service = yield* Service
       // this client's installs of the hour so far are forgotten: the next one counts
