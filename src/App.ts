@@ -51,6 +51,7 @@ import { VersionsHttp } from "./Versions/Http.ts"
 import { jobRunner } from "./Jobs/Runner.ts"
 import { deliveryTask } from "./Webhooks/Delivery.ts"
 import { archiveDigestTask, queueDigestBackfill } from "./Publishing/DigestBackfill.ts"
+import { dependencyParseTask, queueDependencyBackfill } from "./Publishing/DependencyBackfill.ts"
 import { WebhooksHttp } from "./Webhooks/Http.ts"
 import { WebhookRepo } from "./Webhooks/Repo.ts"
 
@@ -82,7 +83,10 @@ export const ApiLive = HttpApiBuilder.layer(Api).pipe(
  * The job runner and the tasks it runs, one line each (each a small module of its feature,
  * src/Jobs/Task.ts), with what they use.
  */
-const JobsLive = jobRunner([deliveryTask, archiveDigestTask, rescanTask], queueDigestBackfill).pipe(
+const JobsLive = jobRunner(
+  [deliveryTask, archiveDigestTask, dependencyParseTask, rescanTask],
+  Effect.andThen(queueDigestBackfill, queueDependencyBackfill)
+).pipe(
   Layer.provide([WebhookRepo.layer, Storage.layer, ModerationRepo.layer])
 )
 

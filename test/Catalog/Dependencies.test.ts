@@ -3,7 +3,8 @@
  * 508 requirement, names the ones that are not in its answer (the publish succeeds) and shows them
  * as such on the version; `POST /dependencies/conflicts` answers, per package, the requirements
  * no version satisfies together with the versions that asked, evaluating markers against the
- * caller's environment or saying it assumed them.
+ * caller's environment or saying it assumed them; versions stored before parsing are parsed by
+ * the backfill job.
  */
 import { expect, layer } from "@effect/vitest"
 import { Effect } from "effect"
@@ -102,6 +103,18 @@ layer(Service.layer(), { excludeTestServices: true })("dependencies", (it) => {
       expect(old.dependency_requirements).toBeUndefined()
       const again = expectStatus(yield* check(service, { versions }), 200, "again").body as Record<string, any>
       expect(again.conflicts).toEqual(assumed.conflicts)
+
+      // the backfill job (queued at every start) parses them and stores the form a publish stores
+      yield* query(service, `SELECT graphile_worker.add_job('dependency-parse-backfill', '{"after":"00000000-0000-0000-0000-000000000000"}'::json)`)
+      let back: Record<string, unknown> = old
+      for (let i = 0; i < 200 && back.dependency_requirements === undefined; i++) {
+        yield* Effect.sleep("50 millis")
+        back = (yield* get(service, "/nodes/shade/versions/1.0.0")).body as Record<string, unknown>
+      }
+      expect(back.dependency_requirements).toEqual([
+        { requirement: "NumPy<1.27,>=1.20", name: "NumPy", package: "numpy", extras: [], specifier: "<1.27,>=1.20" },
+        { requirement: "pillow>=10", name: "pillow", package: "pillow", extras: [], specifier: ">=10" }
+      ])
     }))
 
   it.effect("bad input: 400 naming the field or marker variable, 413 naming versions past 500", () =>
