@@ -83,8 +83,10 @@ BEGIN
   ELSIF NEW.yanked IS DISTINCT FROM OLD.yanked THEN
     INSERT INTO catalogue_changes (kind, node_id, version, status, yanked)
     VALUES (CASE WHEN NEW.yanked THEN 'version_yanked' ELSE 'version_unyanked' END, NEW.node_id, NEW.version, NEW.status, NEW.yanked);
-  -- the extraction of host-node names is the registry's bookkeeping, not the publisher's change
-  ELSIF (to_jsonb(NEW) - 'host_node_extract_status') IS DISTINCT FROM (to_jsonb(OLD) - 'host_node_extract_status') THEN
+  -- the extraction of host-node names and the parse of the dependencies (a backfill writes it for
+  -- every version) are the registry's bookkeeping, not the publisher's change
+  ELSIF (to_jsonb(NEW) - '{host_node_extract_status,dependency_requirements}'::text[])
+        IS DISTINCT FROM (to_jsonb(OLD) - '{host_node_extract_status,dependency_requirements}'::text[]) THEN
     INSERT INTO catalogue_changes (kind, node_id, version, status, yanked) VALUES ('version_changed', NEW.node_id, NEW.version, NEW.status, NEW.yanked);
   END IF;
   RETURN NULL;

@@ -59,6 +59,7 @@ import { VersionsHttp } from "./Versions/Http.ts"
 import { jobRunner } from "./Jobs/Runner.ts"
 import { deliveryTask } from "./Webhooks/Delivery.ts"
 import { archiveDigestTask, queueDigestBackfill } from "./Publishing/DigestBackfill.ts"
+import { dependencyParseTask, queueDependencyBackfill } from "./Publishing/DependencyBackfill.ts"
 import { WebhooksHttp } from "./Webhooks/Http.ts"
 import { WebhookRepo } from "./Webhooks/Repo.ts"
 
@@ -100,8 +101,8 @@ const FileScannerLive = Layer.unwrap(Effect.map(AppConfig, ({ scanning }) =>
   })))
 
 const JobsLive = jobRunner(
-  [deliveryTask, archiveDigestTask, rescanTask, scanRetryTask, rollupTask, snapshotTask],
-  Effect.andThen(queueDigestBackfill, checkSnapshots)
+  [deliveryTask, archiveDigestTask, dependencyParseTask, rescanTask, scanRetryTask, rollupTask, snapshotTask],
+  Effect.andThen(Effect.andThen(queueDigestBackfill, queueDependencyBackfill), checkSnapshots)
 ).pipe(
   Layer.provide([
     WebhookRepo.layer,

@@ -72,12 +72,13 @@ const isContractModule = (file: string): boolean => {
 
 /**
  * What a client of the contract must be able to install: `effect` alone (its HttpApi is
- * `effect/http-api`; not `@effect/platform-node`). `semver` is the one exception: the Domain's
- * semantic-version schemas parse with it, and it runs anywhere.
+ * `effect/http-api`; not `@effect/platform-node`). `semver` and `@renovatebot/pep440` are the
+ * exceptions: the Domain's version and range schemas parse with them (node-semver's and PEP 440's
+ * forms), and both are plain JavaScript without dependencies that runs anywhere.
  */
 const isContractPackage = (specifier: string): boolean =>
   specifier === "effect" || specifier.startsWith("effect/") ||
-  specifier === "semver"
+  specifier === "semver" || specifier === "@renovatebot/pep440"
 
 /** Effect 3 packages that Effect 4 folded into `effect`: importing one would install Effect 3 again. */
 /** Effect's package scope: the folded names are built from it, so that no literal here reads as an import of them. */

@@ -3,7 +3,7 @@
  * Builds the published client into dist/: the declarations of src/client.ts and what it imports
  * (tsc, tsconfig.json), and one ES module bundled from the same sources (esbuild) that imports
  * only `effect` and Node's built-ins. Bundling, rather than compiling file by file, inlines what
- * the contract's schemas use beyond Effect (node-semver, which checks versions and ranges), so the
+ * the contract's schemas use beyond Effect (node-semver and the PEP 440 library, which check versions and ranges), so the
  * package depends on nothing but its peer `effect`; the licence of each inlined package heads
  * the bundle.
  */

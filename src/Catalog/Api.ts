@@ -1,10 +1,20 @@
-import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "effect/http-api"
+import { HttpApi, HttpApiEndpoint, HttpApiGroup, OpenApi } from "effect/http-api"
 import { Schema, SchemaTransformation } from "effect"
-import { NodeBanned, NoInstallableVersion, NotFound, Forbidden } from "../Domain/ApiErrors.ts"
+import { HostVersionUnsupported, NodeBanned, NoInstallableVersion, NotFound, Forbidden, PayloadTooLarge } from "../Domain/ApiErrors.ts"
 import { Authentication, OptionalAuthentication } from "../Domain/Auth.ts"
 import { Node, NodeList, NodeVersion, NodeVersionStatus, type SortKey, sortColumns } from "../Domain/Node.ts"
-import { DecimalIntegerString, documentedAs, field, IsoDateTimeFromString, PathParam, Text } from "../Domain/Schemas.ts"
-import { HostVersion } from "../Domain/Semver.ts"
+import {
+  DecimalIntegerString,
+  documentedAs,
+  field,
+  IsoDateTimeFromString,
+  optionalField,
+  PathParam,
+  refusingBody,
+  refusingUnknownFields,
+  Text
+} from "../Domain/Schemas.ts"
+import { HostVersion, VersionRangeFromString } from "../Domain/Semver.ts"
 import { Revalidated } from "../Domain/HttpHints.ts"
 
 /** Served page sizes: larger requests are clamped, not refused (CONTRACT.md). */
@@ -165,6 +175,114 @@ export type SearchNodesParams = typeof SearchNodesParams.Type
 
 const includeBanned = Flag("Add banned nodes (members and site admins only)")
 
+const installHostMeaning = "The caller's host application version: only versions whose supported_host_version admits it " +
+  "(as GET /nodes's host_version filter reads it); unknown or empty: no filter"
+
+export const InstallNodeParams = Schema.Struct({
+  version: optionalParam(Text(100), "The exact version to install (a yanked one too); default the newest installable"),
+  version_range: optionalParam(
+    VersionRangeFromString,
+    "The newest installable version that is not yanked and satisfies this range: node-semver (^1.2, ~1.2.3, >=1 <2, 1.x) " +
+      "or PEP 440 (>=1.2,<2, ~=1.2, ==1.2.*); not with version"
+  ),
+  host_version: optionalParam(HostVersion.check(documentedAs({ description: installHostMeaning })), installHostMeaning)
+})
+export type InstallNodeParams = typeof InstallNodeParams.Type
+
+/** The most items a bulk resolve takes; more is 413 naming `nodes`. */
+export const maxResolveItems = 500
+
+const ResolveItem = refusingUnknownFields(Schema.Struct({
+  id: field(Text(200), "The node's id"),
+  // parsed by the handler, after the item count: a body past the limit is 413 before any range is read
+  range: optionalField(
+    Text(200),
+    "A range of the node's versions: node-semver (^1.2, ~1.2.3, >=1 <2, 1.x) or PEP 440 (>=1.2,<2, ~=1.2, ==1.2.*); absent: any"
+  )
+})).annotate({ identifier: "ResolveItem" })
+
+export const ResolveNodeVersionsRequest = refusingUnknownFields(Schema.Struct({
+  host_version: optionalField(HostVersion, installHostMeaning),
+  nodes: field(Schema.Array(ResolveItem), `The nodes to resolve, at most ${maxResolveItems} (more is 413); answered in this order`)
+})).annotate({ identifier: "ResolveNodeVersionsRequest" })
+export type ResolveNodeVersionsRequest = typeof ResolveNodeVersionsRequest.Type
+
+export const ResolveRefusalCode = Schema.Literals(["not_found", "node_banned", "no_installable_version", "host_version_unsupported"])
+  .annotate({ identifier: "ResolveRefusalCode" })
+
+export const ResolvedItem = Schema.Struct({
+  id: field(Schema.String, "The node's id, as asked"),
+  range: optionalField(Schema.String, "The range, as asked"),
+  version: optionalField(Schema.String, "The chosen version, when one satisfies the range and the host"),
+  downloadUrl: optionalField(Schema.String, "Where the chosen version's archive is downloaded (not counted as an install)"),
+  error: optionalField(ResolveRefusalCode, "Why no version was chosen: the code GET /nodes/{nodeId}/install would answer"),
+  reason: optionalField(Schema.String, "Which constraint excluded what, when no version was chosen")
+}).annotate({ identifier: "ResolvedItem" })
+export type ResolvedItem = typeof ResolvedItem.Type
+
+/** The most versions a conflict check takes; more is 413 naming `versions`. */
+export const maxConflictVersions = 500
+
+const NodeVersionRef = Schema.Struct({
+  node_id: field(Text(200), "The node's id"),
+  version: field(Text(100), "The version string")
+}).annotate({ identifier: "NodeVersionRef" })
+
+const markerVariableNames = [
+  "python_version", "python_full_version", "os_name", "sys_platform", "platform_release", "platform_system",
+  "platform_version", "platform_machine", "platform_python_implementation", "implementation_name", "implementation_version", "extra"
+] as const
+
+export const MarkerEnvironment = refusingUnknownFields(Schema.Struct(
+  Object.fromEntries(markerVariableNames.map((name) => [name, optionalField(Text(200), `The PEP 508 marker variable ${name}`)])) as {
+    readonly [K in typeof markerVariableNames[number]]: ReturnType<typeof optionalField<ReturnType<typeof Text>>>
+  }
+)).annotate({ identifier: "MarkerEnvironment" })
+
+export const CheckDependencyConflictsRequest = refusingUnknownFields(Schema.Struct({
+  versions: field(Schema.Array(NodeVersionRef), `The node versions to check together, at most ${maxConflictVersions} (more is 413)`),
+  environment: optionalField(
+    MarkerEnvironment,
+    "The caller's PEP 508 marker variables: requirements whose markers are false in it are left out; without it (or where it lacks a marker's variable) guarded requirements count, and markers_assumed says so"
+  )
+})).annotate({ identifier: "CheckDependencyConflictsRequest" })
+export type CheckDependencyConflictsRequest = typeof CheckDependencyConflictsRequest.Type
+
+const AskedRequirement = Schema.Struct({
+  node_id: field(Schema.String, "The node whose version asked"),
+  version: field(Schema.String, "The version that asked"),
+  requirement: field(Schema.String, "The requirement as published"),
+  specifier: field(Schema.String, "Its PEP 440 version specifiers, comma-joined; empty for any version"),
+  marker: optionalField(Schema.String, "Its environment marker, when it has one"),
+  marker_assumed: field(Schema.Boolean, "True when its marker was not evaluated (no environment, or one lacking its variables) and it was counted as applicable")
+}).annotate({ identifier: "AskedRequirement" })
+
+export const CheckDependencyConflictsResponse = Schema.Struct({
+  conflicts: field(
+    Schema.Array(Schema.Struct({
+      package: field(Schema.String, "The package, in PEP 503's normal form"),
+      requirements: field(Schema.Array(AskedRequirement), "Requirements whose specifier sets no version satisfies together (a smallest such set)")
+    }).annotate({ identifier: "DependencyConflict" })),
+    "One entry per package whose applicable requirements cannot all be satisfied, by package name"
+  ),
+  unparseable: field(
+    Schema.Array(Schema.Struct({
+      node_id: field(Schema.String, "The node"),
+      version: field(Schema.String, "The version"),
+      requirement: field(Schema.String, "The dependency as published"),
+      error: field(Schema.String, "Why it is not a PEP 508 requirement")
+    }).annotate({ identifier: "UnparseableDependency" })),
+    "Dependencies that are not PEP 508 requirements: left out of the check"
+  ),
+  not_found: field(Schema.Array(NodeVersionRef), "Versions asked for that are unknown, deleted, or of a node that is not listed"),
+  markers_assumed: field(Schema.Boolean, "True when some marker-guarded requirement was counted without its marker being evaluated")
+}).annotate({ identifier: "CheckDependencyConflictsResponse" })
+export type CheckDependencyConflictsResponse = typeof CheckDependencyConflictsResponse.Type
+
+export const ResolveNodeVersionsResponse = Schema.Struct({
+  nodes: field(Schema.Array(ResolvedItem), "One answer per item, in the request's order")
+}).annotate({ identifier: "ResolveNodeVersionsResponse" })
+
 export class CatalogApi extends HttpApiGroup.make("catalog")
   .add(
     HttpApiEndpoint.get("listAllNodes", "/nodes", {
@@ -236,19 +354,50 @@ export class CatalogApi extends HttpApiGroup.make("catalog")
   .add(
     HttpApiEndpoint.get("installNode", "/nodes/:nodeId/install", {
       params: Schema.Struct({ nodeId: field(PathParam, "Identifier of the node") }),
-      query: Schema.Struct({
-        version: optionalParam(Text(100), "The version to install; default the newest installable")
-      }),
+      query: InstallNodeParams,
       success: NodeVersion,
-      error: [NotFound, NodeBanned, NoInstallableVersion]
+      error: [NotFound, NodeBanned, NoInstallableVersion, HostVersionUnsupported]
     })
       .annotate(OpenApi.Summary, "Install a node: the version to install, with its downloadUrl; counts one download per client address, node and version an hour")
       .annotate(
         OpenApi.Description,
         "Installable versions are active ones with an archive (deprecated ones too). None: 404. " +
+          "`version_range` and `host_version` choose the newest installable version that is not yanked and satisfies both; " +
+          "none satisfying the range (or all yanked) is 404 no_installable_version, versions satisfying it but none the host " +
+          "409 host_version_unsupported, each message saying which constraint excluded what. " +
           "When archives are kept in a bucket (STORAGE=s3), downloadUrl is the bucket's own: a URL presigned for GET that " +
           "lives 15 minutes, or under the public base (ARCHIVE_PUBLIC_BASE_URL) when one is set, so the download does not " +
           "pass through the service. Listings name the public base, or else the service's /archives URL, which redirects there."
+      )
+  )
+  .add(
+    HttpApiEndpoint.post("resolveNodeVersions", "/nodes/resolve", {
+      payload: ResolveNodeVersionsRequest,
+      success: ResolveNodeVersionsResponse,
+      error: [PayloadTooLarge]
+    })
+      .annotate(HttpApi.PayloadParseOptions, refusingBody)
+      .annotate(OpenApi.Summary, "Resolve many nodes' versions under ranges and one host version (counts no download)")
+      .annotate(
+        OpenApi.Description,
+        `At most ${maxResolveItems} items (more is 413 naming nodes); a malformed range is 400 naming nodes.<i>.range. ` +
+          "Each item gets the version GET /nodes/{nodeId}/install?version_range=&host_version= would choose, or the code and " +
+          "reason it would refuse with. All candidate versions are read in one statement."
+      )
+  )
+  .add(
+    HttpApiEndpoint.post("checkDependencyConflicts", "/dependencies/conflicts", {
+      payload: CheckDependencyConflictsRequest,
+      success: CheckDependencyConflictsResponse,
+      error: [PayloadTooLarge]
+    })
+      .annotate(HttpApi.PayloadParseOptions, refusingBody)
+      .annotate(OpenApi.Summary, "Check node versions' Python dependencies for conflicts")
+      .annotate(
+        OpenApi.Description,
+        `At most ${maxConflictVersions} versions (more is 413 naming versions). Each version's dependencies are read as PEP 508 ` +
+          "requirements; per package, requirements whose PEP 440 specifier sets no version satisfies together are answered, " +
+          "with the node versions that asked. Direct references (name @ url) take no part."
       )
   )
   .annotate(OpenApi.Title, "Catalogue")

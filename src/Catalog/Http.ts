@@ -1,26 +1,109 @@
 import { HttpApiBuilder } from "effect/http-api"
 import { HttpServerResponse } from "effect/http"
 import { Effect, Layer, Metric, Option } from "effect"
-import { CatalogApi, defaultLimit, defaultPage, defaultStatuses, type ListNodesParams, PublisherNodesApi, type SearchNodesParams } from "./Api.ts"
+import {
+  CatalogApi,
+  type CheckDependencyConflictsRequest,
+  type CheckDependencyConflictsResponse,
+  defaultLimit,
+  defaultPage,
+  defaultStatuses,
+  type InstallNodeParams,
+  type ListNodesParams,
+  maxConflictVersions,
+  maxResolveItems,
+  PublisherNodesApi,
+  type ResolvedItem,
+  type ResolveNodeVersionsRequest,
+  type SearchNodesParams
+} from "./Api.ts"
 import { registryApi } from "../Domain/RegistryApi.ts"
 import { clientAddress } from "../Http/ClientAddress.ts"
 import { AppConfig } from "../Config.ts"
-import { hostVersionKey } from "../Domain/Semver.ts"
+import { hostVersionKey, versionRangeOf } from "../Domain/Semver.ts"
 import type { NodeQuery, SearchQuery } from "./NodePages.ts"
 import { type RenderedPage, ServedPage } from "./PageCache.ts"
-import { Catalog } from "./Service.ts"
+import { Catalog, type CheckedConflicts, type Resolved, type ResolveItem } from "./Service.ts"
+import type { Wanted } from "./Resolution.ts"
 import { NodeVersion } from "../Domain/Node.ts"
 import { represent } from "../Http/Representation.ts"
 import { labelledCounter } from "../Observability/Metrics.ts"
 import { archiveKey, archiveServed } from "../Storage/Keys.ts"
 import { Storage } from "../Storage/Store.ts"
 import { answering, sharedAnswers } from "../Domain/Answers.ts"
-import { NoInstallableVersion } from "../Domain/ApiErrors.ts"
+import { BadRequest, HostVersionUnsupported, NoInstallableVersion, PayloadTooLarge } from "../Domain/ApiErrors.ts"
 
 /** Which class answers each failure these handlers meet. */
 const answer = answering({
   ...sharedAnswers,
-  NothingToInstall: NoInstallableVersion
+  NothingToInstall: NoInstallableVersion,
+  HostExcluded: HostVersionUnsupported
+})
+
+/** The host version as the list filter reads it: none when absent or `unknown` (the schema let through only such or versions with a key). */
+const hostOf = (text: string | undefined): Wanted["host"] => {
+  const key = text === undefined ? undefined : hostVersionKey(text)
+  return key === undefined ? undefined : { text: text!.trim(), key }
+}
+
+/** What an install asks; `version` and `version_range` together are a 400 naming the range. */
+const wantedOf = (q: InstallNodeParams): Effect.Effect<Wanted, BadRequest> =>
+  q.version !== undefined && q.version_range !== undefined
+    ? Effect.fail(new BadRequest({ message: "Invalid value for 'version_range': not with 'version', which pins one exact version" }))
+    : Effect.succeed({ pinned: q.version, range: q.version_range, host: hostOf(q.host_version) })
+
+/**
+ * A bulk resolve's items, checked: the count before anything else (10,000 items are refused
+ * without reading one range), then each range, a malformed one a 400 naming it.
+ */
+const resolveItemsOf = (body: ResolveNodeVersionsRequest): Effect.Effect<ReadonlyArray<ResolveItem>, BadRequest | PayloadTooLarge> => {
+  if (body.nodes.length > maxResolveItems) {
+    return Effect.fail(new PayloadTooLarge({ message: `'nodes' has ${body.nodes.length} items: at most ${maxResolveItems} are resolved in one request` }))
+  }
+  const items: Array<ResolveItem> = []
+  for (const [i, item] of body.nodes.entries()) {
+    const range = item.range === undefined ? undefined : versionRangeOf(item.range)
+    if (item.range !== undefined && range === undefined) {
+      return Effect.fail(new BadRequest({ message: `Invalid value for 'nodes.${i}.range': expected a version range such as ^1.2, >=1 <2, ~=1.2 or >=1.2,<2` }))
+    }
+    items.push({ id: item.id, range })
+  }
+  return Effect.succeed(items)
+}
+
+/** The conflict check's answer in the wire's names. */
+const conflictAnswer = (checked: CheckedConflicts): CheckDependencyConflictsResponse => ({
+  conflicts: checked.report.conflicts.map((c) => ({
+    package: c.package,
+    requirements: c.requirements.map((a) => ({
+      node_id: a.nodeId,
+      version: a.version,
+      requirement: a.text,
+      specifier: a.requirement.specifier,
+      ...(a.requirement.markerText === undefined ? {} : { marker: a.requirement.markerText }),
+      marker_assumed: a.markerAssumed
+    }))
+  })),
+  unparseable: checked.report.unparseable.map((u) => ({ node_id: u.nodeId, version: u.version, requirement: u.text, error: u.error })),
+  not_found: checked.notFound.map((p) => ({ node_id: p.nodeId, version: p.version })),
+  markers_assumed: checked.report.markersAssumed
+})
+
+/** The versions to check, the count first: past the limit is 413 naming `versions`. */
+const conflictVersionsOf = (
+  body: CheckDependencyConflictsRequest
+): Effect.Effect<ReadonlyArray<{ nodeId: string; version: string }>, PayloadTooLarge> =>
+  body.versions.length > maxConflictVersions
+    ? Effect.fail(new PayloadTooLarge({ message: `'versions' has ${body.versions.length} items: at most ${maxConflictVersions} are checked in one request` }))
+    : Effect.succeed(body.versions.map((v) => ({ nodeId: v.node_id, version: v.version })))
+
+/** An item's answer: what was asked, with the choice or the refusal. */
+const resolvedItem = (asked: ResolveNodeVersionsRequest["nodes"][number], resolved: Resolved): ResolvedItem => ({
+  id: asked.id,
+  ...(asked.range === undefined ? {} : { range: asked.range }),
+  ...(resolved._tag === "Chosen"
+    ? { version: resolved.version, ...(resolved.downloadUrl === null ? {} : { downloadUrl: resolved.downloadUrl }) }
+    : { error: resolved.error, reason: resolved.reason })
 })
 
 /** The parameters' defaults, where the contract leaves them out (see Api.ts). */
@@ -123,7 +206,24 @@ const CatalogLive = HttpApiBuilder.group(api, "catalog", (handlers) =>
         answer(catalog.getNode(params.nodeId, { translations: query.include_translations ?? true })))
       .handle("listNodeVersions", ({ params, query }) => answer(catalog.listVersions(params.nodeId, query.statuses ?? defaultStatuses)))
       .handle("installNode", ({ params, query, request }) =>
-        answer(Effect.flatMap(catalog.install(params.nodeId, query.version, clientAddress(request, trustProxy)), fromItsStore)))
+        answer(
+          wantedOf(query).pipe(
+            Effect.flatMap((wanted) => catalog.install(params.nodeId, wanted, clientAddress(request, trustProxy))),
+            Effect.flatMap(fromItsStore)
+          )
+        ))
+      .handle("resolveNodeVersions", ({ payload }) =>
+        resolveItemsOf(payload).pipe(
+          Effect.flatMap((items) => catalog.resolve(items, hostOf(payload.host_version))),
+          Effect.map((resolved) => ({ nodes: resolved.map((r, i) => resolvedItem(payload.nodes[i]!, r)) })),
+          answer
+        ))
+      .handle("checkDependencyConflicts", ({ payload }) =>
+        conflictVersionsOf(payload).pipe(
+          Effect.flatMap((pairs) => catalog.conflicts(pairs, payload.environment)),
+          Effect.map(conflictAnswer),
+          answer
+        ))
   }))
 
 const PublisherNodesLive = HttpApiBuilder.group(api, "publisherNodes", (handlers) =>

@@ -46,7 +46,7 @@ export const answerAliasesOf = Effect.map(
 )
 
 /** The absolute download URL of version `v` when it is installable with an archive, else NULL (a SQL expression). */
-const downloadUrl = (v: string, base: Option.Option<ArchiveUrls>) =>
+export const downloadUrl = (v: string, base: Option.Option<ArchiveUrls>) =>
   Option.match(base, {
     onNone: () => "NULL",
     onSome: (urls) =>
@@ -73,6 +73,7 @@ export const versionObject = (v: string, base: Option.Option<ArchiveUrls>, besid
   `json_build_object(${besidePairs(v, beside)}
     'changelog', ${v}.changelog, 'host_node_extract_status', ${v}.host_node_extract_status,
     'createdAt', iso_time(${v}.created_at), 'dependencies', ${v}.dependencies,
+    'dependency_requirements', ${v}.dependency_requirements,
     'deprecated', ${v}.deprecated, 'downloadUrl', ${downloadUrl(v, base)}, 'id', ${v}.id, 'node_id', ${v}.node_id,
     'sha256', encode(${v}.archive_sha256, 'hex'),
     'status', ${v}.status, 'status_reason', ${v}.status_reason, 'supported_accelerators', ${v}.supported_accelerators,

@@ -9,7 +9,8 @@ import { NodeStatus, NodeVersion, NodeVersionStatus } from "../Domain/Node.ts"
 import { PublisherStatus } from "../Domain/Publisher.ts"
 import { isUuid } from "../Domain/Schemas.ts"
 import { nullable, rowsOf } from "../Db/Rows.ts"
-import { archiveBase, latestCandidate, nodeColumns, NodeRow, versionRecord } from "./Records.ts"
+import { archiveBase, downloadUrl, latestCandidate, nodeColumns, NodeRow, versionRecord } from "./Records.ts"
+import type { Candidate } from "./Resolution.ts"
 import { traced } from "../Tracing.ts"
 
 /** A node's standing, without its record: what decisions about it are made on. */
@@ -68,6 +69,57 @@ export type VisibleVersion = typeof VisibleVersion.Type
 /** The node's statuses and the version it installs, when it has one to install. */
 const InstallRow = Schema.Struct({ ...StatusesRow, version: nullable(NodeVersion) })
 
+/** A node's statuses and its installable versions (active, with an archive), newest first, as the chooser reads them. */
+const CandidatesRow = rowsOf({
+  id: Schema.String,
+  ...StatusesRow,
+  versions: Schema.Array(Schema.Struct({
+    version: Schema.String,
+    yanked: Schema.Boolean,
+    supported_host_version: Schema.NullOr(Schema.String),
+    admits_any_host: Schema.Boolean,
+    download_url: Schema.NullOr(Schema.String),
+    ranges: Schema.Array(Schema.Struct({
+      lo: Schema.NullOr(Schema.String),
+      lo_incl: Schema.Boolean,
+      hi: Schema.NullOr(Schema.String),
+      hi_incl: Schema.Boolean
+    }))
+  }))
+}, Schema.Struct({
+  nodeId: Schema.String,
+  nodeStatus: NodeStatus,
+  publisherStatus: PublisherStatus,
+  candidates: Schema.Array(Schema.Struct({
+    version: Schema.String,
+    yanked: Schema.Boolean,
+    supportedHostVersion: Schema.NullOr(Schema.String),
+    admitsAnyHost: Schema.Boolean,
+    downloadUrl: Schema.NullOr(Schema.String),
+    hostIntervals: Schema.Array(Schema.Struct({
+      lo: Schema.NullOr(Schema.String),
+      loIncl: Schema.Boolean,
+      hi: Schema.NullOr(Schema.String),
+      hiIncl: Schema.Boolean
+    }))
+  }))
+}), (r) => ({
+  nodeId: r.id,
+  nodeStatus: r.node_status,
+  publisherStatus: r.publisher_status,
+  candidates: r.versions.map((v): Candidate => ({
+    version: v.version,
+    yanked: v.yanked,
+    supportedHostVersion: v.supported_host_version,
+    admitsAnyHost: v.admits_any_host,
+    downloadUrl: v.download_url,
+    hostIntervals: v.ranges.map((i) => ({ lo: i.lo, loIncl: i.lo_incl, hi: i.hi, hiIncl: i.hi_incl }))
+  }))
+}))
+
+/** A node's standing and the versions an install or a resolve chooses from. */
+export type NodeCandidates = typeof CandidatesRow.Type
+
 /** A row of one column, `version`: a version's record. */
 const VersionRow = rowsOf({ version: NodeVersion }, NodeVersion, (row) => row.version)
 
@@ -77,6 +129,7 @@ export class NodeRepo extends Context.Service<NodeRepo>()("NodeRepo", {
     const base = yield* archiveBase
     // built once: the version's record is a long expression, and every read of a version selects it
     const versionOfV = sql.literal(`${versionRecord("v", base)} AS version`)
+    const candidateUrl = sql.literal(downloadUrl("v", base))
     /** `v` is the version `versionOrId` names: its version string, or its id when it is a UUID. */
     const named = (versionOrId: string) =>
       isUuid(versionOrId) ? sql`(v.version = ${versionOrId} OR v.id = ${versionOrId}::uuid)` : sql`v.version = ${versionOrId}`
@@ -197,20 +250,26 @@ export class NodeRepo extends Context.Service<NodeRepo>()("NodeRepo", {
     })
 
     const installVersion = SqlSchema.findOneOption({
-      Request: Schema.Struct({ nodeId: Schema.String, version: Schema.UndefinedOr(Schema.String), client: Schema.String }),
+      Request: Schema.Struct({
+        nodeId: Schema.String,
+        version: Schema.UndefinedOr(Schema.String),
+        allowYanked: Schema.Boolean,
+        client: Schema.String
+      }),
       Result: InstallRow,
       // One statement: the version chosen and the download counted together. A download counts
       // when this client's row for the version and hour is new: of concurrent inserts of one key,
       // ON CONFLICT lets one through and the others wait for it and insert nothing. The UPDATE
       // takes the node's row lock, so concurrent counted installs queue on it and each adds one.
-      execute: ({ nodeId, version, client }) =>
+      execute: ({ nodeId, version, allowYanked, client }) =>
         sql`WITH target AS (
               SELECT v.* FROM node_versions v
               JOIN nodes n ON n.id = v.node_id JOIN publishers p ON p.id = n.publisher_id
               WHERE v.node_id = ${nodeId} AND v.status = 'NodeVersionStatusActive' AND v.archive_bytes IS NOT NULL
                 AND n.status = 'NodeStatusActive' AND p.status = 'PublisherStatusActive'
                 -- an unpinned install never chooses a yanked version; a pinned one still gets it
-                ${version === undefined ? sql`AND NOT v.yanked` : sql`AND v.version = ${version}`}
+                ${version === undefined ? sql`` : sql`AND v.version = ${version}`}
+                ${version !== undefined && allowYanked ? sql`` : sql`AND NOT v.yanked`}
               ORDER BY v.semver_key DESC, v.version DESC LIMIT 1),
             fresh AS (
               INSERT INTO install_counts (address_hash, node_id, version, hour)
@@ -224,7 +283,47 @@ export class NodeRepo extends Context.Service<NodeRepo>()("NodeRepo", {
             WHERE n.id = ${nodeId}`
     })
 
+    const findCandidates = SqlSchema.findAll({
+      Request: Schema.Array(Schema.String),
+      Result: CandidatesRow,
+      // one statement for any number of nodes: each node's installable versions as one JSON
+      // array, with the host intervals the list filter compares (node_version_host_ranges)
+      execute: (nodeIds) =>
+        sql`SELECT n.id, n.status AS node_status, p.status AS publisher_status,
+                   coalesce((SELECT json_agg(json_build_object(
+                       'version', v.version, 'yanked', v.yanked, 'supported_host_version', v.supported_host_version,
+                       'admits_any_host', v.admits_any_host, 'download_url', ${candidateUrl},
+                       'ranges', coalesce((SELECT json_agg(json_build_object('lo', r.lo, 'lo_incl', r.lo_incl, 'hi', r.hi, 'hi_incl', r.hi_incl))
+                                           FROM node_version_host_ranges r WHERE r.version_id = v.id), '[]'))
+                     ORDER BY v.semver_key DESC, v.version DESC)
+                     FROM node_versions v
+                     WHERE v.node_id = n.id AND v.status = 'NodeVersionStatusActive' AND v.archive_bytes IS NOT NULL), '[]') AS versions
+            FROM nodes n JOIN publishers p ON p.id = n.publisher_id
+            WHERE n.id = ANY(${nodeIds as Array<string>})`
+    })
+
+    const findDependencies = SqlSchema.findAll({
+      Request: Schema.Struct({ nodeIds: Schema.Array(Schema.String), versions: Schema.Array(Schema.String) }),
+      Result: Schema.Struct({ node_id: Schema.String, version: Schema.String, dependencies: Schema.Array(Schema.String) }),
+      execute: ({ nodeIds, versions }) =>
+        sql`SELECT v.node_id, v.version, v.dependencies
+            FROM unnest(${nodeIds as Array<string>}::text[], ${versions as Array<string>}::text[]) AS q(node_id, version)
+            JOIN node_versions v ON v.node_id = q.node_id AND v.version = q.version
+            JOIN nodes n ON n.id = v.node_id JOIN publishers p ON p.id = n.publisher_id
+            WHERE v.status <> 'NodeVersionStatusDeleted' AND n.status = 'NodeStatusActive' AND p.status = 'PublisherStatusActive'`
+    })
+
     return {
+      /** The dependencies of each named version clients may see (not deleted, of a listed node); one statement. */
+      dependencies: traced("NodeRepo.dependencies")(function*(pairs: ReadonlyArray<{ readonly nodeId: string; readonly version: string }>) {
+        return yield* Effect.orDie(findDependencies({ nodeIds: pairs.map((p) => p.nodeId), versions: pairs.map((p) => p.version) }))
+      }),
+
+      /** Each named node that exists (in any status) with the versions an install chooses from; one statement. */
+      candidates: traced("NodeRepo.candidates")(function*(nodeIds: ReadonlyArray<string>) {
+        return yield* Effect.orDie(findCandidates(nodeIds))
+      }),
+
       /** A node by id, in any status, with its publisher and latest active version. */
       findNode: traced("NodeRepo.findNode")(function*(nodeId: string) {
         return yield* Effect.orDie(findNode(nodeId))
@@ -268,8 +367,8 @@ export class NodeRepo extends Context.Service<NodeRepo>()("NodeRepo", {
        * node's statuses. `None` when there is no such node. The rows of completed hours are folded
        * into download statistics (Downloads/Rollup.ts).
        */
-      install: traced("NodeRepo.install")(function*(nodeId: string, version: string | undefined, client: string) {
-        return yield* Effect.orDie(installVersion({ nodeId, version, client }))
+      install: traced("NodeRepo.install")(function*(nodeId: string, version: string | undefined, client: string, allowYanked = true) {
+        return yield* Effect.orDie(installVersion({ nodeId, version, allowYanked, client }))
       })
     }
   })

@@ -93,6 +93,8 @@ export const aliasRoutes = (words: AliasWords): ReadonlyArray<AliasRoute> => {
   const claimToken = renames(words.repohost ?? "", (w) => [[tokenAlias(w), "VCS_TOKEN"]])
   const routes: ReadonlyArray<AliasRoute> = [
     { method: "GET", path: "/nodes", query: hostVersion },
+    { method: "GET", path: "/nodes/:nodeId/install", query: hostVersion },
+    { method: "POST", path: "/nodes/resolve", body: [{ at: [], renames: hostVersion }] },
     { method: "GET", path: "/nodes/search", query: hostNodeSearch },
     { method: "GET", path: "/host-nodes", query: hostNodeName },
     {

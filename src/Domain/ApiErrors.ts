@@ -153,6 +153,12 @@ export class NoInstallableVersion extends ApiError<NoInstallableVersion>()("NoIn
   description: "The node has no installable version (or not the one asked for)"
 }) {}
 
+export class HostVersionUnsupported extends ApiError<HostVersionUnsupported>()("HostVersionUnsupported", {
+  code: "host_version_unsupported",
+  status: 409,
+  description: "Versions of the node satisfy the range asked for, but none supports the caller's host version"
+}) {}
+
 export class UserNotFound extends ApiError<UserNotFound>()("UserNotFound", {
   code: "user_not_found",
   status: 404,
@@ -385,6 +391,7 @@ export const apiErrors = [
   RepositoryNotOwned,
   NotFound,
   NoInstallableVersion,
+  HostVersionUnsupported,
   UserNotFound,
   MethodNotAllowed,
   Conflict,

@@ -54,6 +54,19 @@ export const Provenance = Schema.Union([
 ]).annotate({ identifier: "Provenance" })
 export type Provenance = typeof Provenance.Type
 
+/** One dependency read as a PEP 508 requirement (src/Domain/Requirements.ts), or why it is none. */
+export const DependencyRequirement = Schema.Struct({
+  requirement: field(Schema.String, "The dependency as published"),
+  name: optionalField(Schema.String, "The package's name as written"),
+  package: optionalField(Schema.String, "The package's name in PEP 503's normal form"),
+  extras: optionalField(Schema.Array(Schema.String), "The extras asked for"),
+  specifier: optionalField(Schema.String, "PEP 440 version specifiers, comma-joined; empty for any version"),
+  url: optionalField(Schema.String, "A direct reference (name @ url) instead of a specifier"),
+  marker: optionalField(Schema.String, "The environment marker, as written"),
+  error: optionalField(Schema.String, "Why the dependency is not a PEP 508 requirement (then no other field but requirement)")
+}).annotate({ identifier: "DependencyRequirement" })
+export type DependencyRequirement = typeof DependencyRequirement.Type
+
 const nodeVersionFields = {
   changelog: optionalField(Schema.String, "Summary of changes in this version"),
   host_node_extract_status: optionalField(
@@ -62,6 +75,11 @@ const nodeVersionFields = {
   ),
   createdAt: field(Timestamp, "Creation time of the version"),
   dependencies: field(Strings, "Package dependencies required by the node in this version"),
+  dependency_requirements: optionalField(
+    Schema.Array(DependencyRequirement),
+    "Output only: each of dependencies read as a PEP 508 requirement, in order, or marked unparseable with why; " +
+      "absent on versions published before the registry parsed them"
+  ),
   deprecated: field(Schema.Boolean, "Whether this version is deprecated"),
   downloadUrl: optionalField(
     Schema.String,

@@ -13,6 +13,7 @@
  * Ordering of the separators: end-of-key < "!" < "-" (smallest id char) and "." < ":" < "~".
  */
 import { Effect, Schema, SchemaIssue, SchemaTransformation } from "effect"
+import * as pep440 from "@renovatebot/pep440"
 import semver from "semver"
 import { normaliseRange } from "./Ranges.ts"
 
@@ -222,3 +223,64 @@ export const HostVersion = Schema.String.check(
   description: "A semantic version such as 1.2.3 (a leading v and a git describe suffix such as -1-g05b2453 are tolerated; " +
     "unknown or empty: no filter)"
 })
+
+// --- ranges of a node's own versions (install and resolve) ------------------------------------
+
+/**
+ * A range over a node's versions as a client gave it, read in the language it is written in:
+ * node-semver's (npm's rules, pre-releases only for a range naming one of the same release) or
+ * PEP 440's (the library's rules). Unlike host ranges (Ranges.ts), it is not rewritten from one
+ * into the other: each form keeps the meaning its own tools give it.
+ */
+export interface VersionRange {
+  /** As the client wrote it, trimmed. */
+  readonly text: string
+  readonly kind: "semver" | "pep440"
+  /** The range in its own language (`*` for blank). */
+  readonly normal: string
+}
+
+// what only PEP 440 writes: a comma between clauses, and operators node-semver lacks
+const pepOnlyOperator = /,|~=|==|!=|<>/
+
+const validPep440Range = (text: string) => {
+  try {
+    return pep440.validRange(text)
+  } catch {
+    return false
+  }
+}
+
+/**
+ * The range `text` reads as, or undefined when it is none: PEP 440 when it has a comma or an
+ * operator only PEP 440 has (`>=1.2,<2`, `~=1.2`, `==1.2.*`); else node-semver when node-semver
+ * reads it (`^1.2`, `>=1 <2`, `1.x`, `2.*`, and the ambiguous `>=1.2`, as npm would); else PEP 440
+ * when that reads it. Blank is every version.
+ */
+export const versionRangeOf = (raw: string): VersionRange | undefined => {
+  const text = raw.trim()
+  if (text === "") return { text, kind: "semver", normal: "*" }
+  if (pepOnlyOperator.test(text)) return validPep440Range(text) ? { text, kind: "pep440", normal: text } : undefined
+  const semverForm = semver.validRange(text)
+  if (semverForm !== null) return { text, kind: "semver", normal: text }
+  return validPep440Range(text) ? { text, kind: "pep440", normal: text } : undefined
+}
+
+const versionRangeMeaning = "A range of the node's versions, as node-semver (^1.2, ~1.2.3, >=1 <2, 1.x) or PEP 440 " +
+  "(>=1.2,<2, ~=1.2, ==1.2.*) writes them, each with its own rules for pre-releases"
+
+/** A range over a node's versions, parsed where it enters (`versionRangeOf`). */
+export const VersionRangeFromString = Schema.String.check(Schema.isMaxLength(200)).pipe(
+  Schema.decodeTo(
+    Schema.Struct({ text: Schema.String, kind: Schema.Literals(["semver", "pep440"]), normal: Schema.String }),
+    SchemaTransformation.transformEffect({
+      decode: (raw: string, options) => {
+        const range = versionRangeOf(raw)
+        return range === undefined
+          ? Effect.fail(new SchemaIssue.InvalidValue({ message: "expected a version range such as ^1.2, >=1 <2, ~=1.2 or >=1.2,<2" }, raw, options))
+          : Effect.succeed(range)
+      },
+      encode: (range: VersionRange) => Effect.succeed(range.text)
+    })
+  )
+).annotate({ description: versionRangeMeaning })

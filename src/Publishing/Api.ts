@@ -127,8 +127,24 @@ export const PublishRequest = ignoringUnknownFields(Schema.Struct({
 
 export class PublishResponse extends Schema.Class<PublishResponse>("PublishNodeVersionResponse")({
   signedUrl: field(Schema.String, "URL to PUT the version's zip archive to (Content-Type: application/zip)"),
-  node_version: field(NodeVersion, "The new version, NodeVersionStatusPending until its archive is uploaded")
+  node_version: field(NodeVersion, "The new version, NodeVersionStatusPending until its archive is uploaded"),
+  dependency_problems: optionalField(
+    Schema.Array(Schema.Struct({
+      requirement: field(Schema.String, "The dependency as published"),
+      error: field(Schema.String, "Why it is not a PEP 508 requirement")
+    }).annotate({ identifier: "DependencyProblem" })),
+    "The dependencies that are not PEP 508 requirements: stored as given and shown as unparseable on the version; " +
+      "absent when every dependency parsed"
+  )
 }) {}
+
+/** The publish answer, with the dependencies that did not parse named beside the version. */
+export const withDependencyProblems = (published: { readonly signedUrl: string; readonly node_version: NodeVersion }) => {
+  const problems = (published.node_version.dependency_requirements ?? []).flatMap((d) =>
+    d.error === undefined ? [] : [{ requirement: d.requirement, error: d.error }]
+  )
+  return new PublishResponse({ ...published, ...(problems.length === 0 ? {} : { dependency_problems: problems }) })
+}
 
 /** The body of CreateUploadUrl: a personal access token, or nothing with a bearer token. */
 export const UploadUrlRequest = refusingUnknownFields(Schema.Struct({

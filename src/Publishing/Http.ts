@@ -2,7 +2,7 @@ import { HttpApiBuilder } from "effect/http-api"
 import { HttpEffect, HttpServerResponse } from "effect/http"
 import { NodeHttpServerRequest, NodeStream } from "@effect/platform-node"
 import { Effect, Layer, Option } from "effect"
-import { ArchivesApi, PublishApi, PublishingApi, PublishResponse, UploadUrlResponse } from "./Api.ts"
+import { ArchivesApi, PublishApi, PublishingApi, UploadUrlResponse, withDependencyProblems } from "./Api.ts"
 import { registryApi } from "../Domain/RegistryApi.ts"
 import { AuthFailures } from "../Auth/Failures.ts"
 import { offerDownload } from "../Http/Ranges.ts"
@@ -96,7 +96,7 @@ const PublishLive = HttpApiBuilder.group(api, "publish", (handlers) =>
     return handlers
       .handle("publishVersion", ({ params, payload }) =>
         answer(guarded(payload.personal_access_token, publishing.publish(params.publisherId, params.nodeId, payload))).pipe(
-          Effect.flatMap(({ published, replayed }) => answerMarked(replayed, new PublishResponse(published)))
+          Effect.flatMap(({ published, replayed }) => answerMarked(replayed, withDependencyProblems(published)))
         ))
       .handle("createUploadUrl", ({ params, payload }) =>
         answer(guarded(

@@ -15,6 +15,7 @@ import type { HostRange, SemanticVersion } from "../Domain/Semver.ts"
 import { chunks, onForeignKeyViolation, orDieOnDatabase } from "../Db/Rows.ts"
 import type { StorageFailed, Written } from "../Storage/Storage.ts"
 import { traced } from "../Tracing.ts"
+import { requirementRecord } from "../Domain/Requirements.ts"
 
 export class NodeIdTaken extends Data.TaggedError("NodeIdTaken")<{ readonly nodeId: string; readonly byAnother: boolean }> {
   override get message() {
@@ -208,6 +209,7 @@ export class PublishingRepo extends Context.Service<PublishingRepo>()("Publishin
             status_reason: v.status_reason ?? null,
             changelog: v.changelog ?? null,
             dependencies: list(v.dependencies),
+            dependency_requirements: JSON.stringify((v.dependencies ?? []).map(requirementRecord)),
             deprecated: v.deprecated ?? false,
             supported_os: list(v.supported_os),
             supported_accelerators: list(v.supported_accelerators),

@@ -9,6 +9,7 @@
  * listing, the node and the version's own route answer it. Both ways obey ANSWER_ALIASES alike:
  * off, the interface's words alone; on, the clients' words beside them.
  */
+import { requirementRecord } from "../../src/Domain/Requirements.ts"
 import { expect, layer } from "@effect/vitest"
 import { Effect } from "effect"
 import * as fc from "fast-check"
@@ -91,6 +92,8 @@ const expectedVersion = (nodeId: string, v: typeof arbVersion extends fc.Arbitra
     changelog: v.changelog,
     createdAt: v.created_at.toISOString(),
     dependencies: v.dependencies,
+    // stored with the version (migration 0026): each dependency read as a PEP 508 requirement
+    dependency_requirements: v.dependencies.map(requirementRecord),
     deprecated: v.deprecated ?? false,
     downloadUrl: v.archived && v.status === "NodeVersionStatusActive" ? `${archives}${nodeId}/${v.version}` : undefined,
     node_id: nodeId,

@@ -228,6 +228,7 @@ onFreshService("GET /nodes: page, limit and the wire format", (it) => {
         changelog: "Fixes",
         createdAt: "2023-06-01T00:00:00.500Z",
         dependencies: ["numpy>=1.0"],
+        dependency_requirements: [{ requirement: "numpy>=1.0", name: "numpy", package: "numpy", extras: [], specifier: ">=1.0" }],
         deprecated: true,
         node_id: "full-node",
         status: "NodeVersionStatusActive",

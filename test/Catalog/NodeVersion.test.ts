@@ -82,6 +82,10 @@ layer(Service.layer(), { excludeTestServices: true })("GET /nodes/{nodeId}/versi
         changelog: "Adds a slider",
         createdAt: "2024-06-07T08:09:10.011Z",
         dependencies: ["torch>=2", "numpy"],
+        dependency_requirements: [
+          { requirement: "torch>=2", name: "torch", package: "torch", extras: [], specifier: ">=2" },
+          { requirement: "numpy", name: "numpy", package: "numpy", extras: [], specifier: "" }
+        ],
         deprecated: false,
         id,
         node_id: "tool",

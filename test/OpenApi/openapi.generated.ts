@@ -106,11 +106,51 @@ export interface paths {
         };
         /**
          * Install a node: the version to install, with its downloadUrl; counts one download per client address, node and version an hour
-         * @description Installable versions are active ones with an archive (deprecated ones too). None: 404. When archives are kept in a bucket (STORAGE=s3), downloadUrl is the bucket's own: a URL presigned for GET that lives 15 minutes, or under the public base (ARCHIVE_PUBLIC_BASE_URL) when one is set, so the download does not pass through the service. Listings name the public base, or else the service's /archives URL, which redirects there.
+         * @description Installable versions are active ones with an archive (deprecated ones too). None: 404. `version_range` and `host_version` choose the newest installable version that is not yanked and satisfies both; none satisfying the range (or all yanked) is 404 no_installable_version, versions satisfying it but none the host 409 host_version_unsupported, each message saying which constraint excluded what. When archives are kept in a bucket (STORAGE=s3), downloadUrl is the bucket's own: a URL presigned for GET that lives 15 minutes, or under the public base (ARCHIVE_PUBLIC_BASE_URL) when one is set, so the download does not pass through the service. Listings name the public base, or else the service's /archives URL, which redirects there.
          */
         get: operations["InstallNode"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/nodes/resolve": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Resolve many nodes' versions under ranges and one host version (counts no download)
+         * @description At most 500 items (more is 413 naming nodes); a malformed range is 400 naming nodes.<i>.range. Each item gets the version GET /nodes/{nodeId}/install?version_range=&host_version= would choose, or the code and reason it would refuse with. All candidate versions are read in one statement.
+         */
+        post: operations["ResolveNodeVersions"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/dependencies/conflicts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Check node versions' Python dependencies for conflicts
+         * @description At most 500 versions (more is 413 naming versions). Each version's dependencies are read as PEP 508 requirements; per package, requirements whose PEP 440 specifier sets no version satisfies together are answered, with the node versions that asked. Direct references (name @ url) take no part.
+         */
+        post: operations["CheckDependencyConflicts"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2054,6 +2094,8 @@ export interface components {
             createdAt: string;
             /** @description Package dependencies required by the node in this version */
             dependencies: string[];
+            /** @description Output only: each of dependencies read as a PEP 508 requirement, in order, or marked unparseable with why; absent on versions published before the registry parsed them */
+            dependency_requirements?: components["schemas"]["DependencyRequirement"][];
             /** @description Whether this version is deprecated */
             deprecated: boolean;
             /** @description Output only: URL to download this version's archive, present while the version is installable */
@@ -2130,6 +2172,24 @@ export interface components {
         };
         /** @enum {string} */
         NodeVersionStatus: "NodeVersionStatusActive" | "NodeVersionStatusDeleted" | "NodeVersionStatusBanned" | "NodeVersionStatusPending" | "NodeVersionStatusFlagged";
+        DependencyRequirement: {
+            /** @description The dependency as published */
+            requirement: string;
+            /** @description The package's name as written */
+            name?: string;
+            /** @description The package's name in PEP 503's normal form */
+            package?: string;
+            /** @description The extras asked for */
+            extras?: string[];
+            /** @description PEP 440 version specifiers, comma-joined; empty for any version */
+            specifier?: string;
+            /** @description A direct reference (name @ url) instead of a specifier */
+            url?: string;
+            /** @description The environment marker, as written */
+            marker?: string;
+            /** @description Why the dependency is not a PEP 508 requirement (then no other field but requirement) */
+            error?: string;
+        };
         WebhookSecret: {
             /** @description The signing secret, `whsec_` and base64 of 32 bytes, as Standard Webhooks libraries take it */
             secret: string;
@@ -2883,6 +2943,14 @@ export interface components {
             signedUrl: string;
             /** @description The new version, NodeVersionStatusPending until its archive is uploaded */
             node_version: components["schemas"]["NodeVersion"];
+            /** @description The dependencies that are not PEP 508 requirements: stored as given and shown as unparseable on the version; absent when every dependency parsed */
+            dependency_problems?: components["schemas"]["DependencyProblem"][];
+        };
+        DependencyProblem: {
+            /** @description The dependency as published */
+            requirement: string;
+            /** @description Why it is not a PEP 508 requirement */
+            error: string;
         };
         PublishNodeVersionRequest: {
             /** @description A personal access token of the publisher, or a publish token of trusted publishing (ExchangeTrustedPublishingToken) for the node; without it, the call needs a bearer token */
@@ -3569,6 +3637,116 @@ export interface components {
             /** @description Installs counted that day */
             downloads: number;
         };
+        CheckDependencyConflictsResponse: {
+            /** @description One entry per package whose applicable requirements cannot all be satisfied, by package name */
+            conflicts: components["schemas"]["DependencyConflict"][];
+            /** @description Dependencies that are not PEP 508 requirements: left out of the check */
+            unparseable: components["schemas"]["UnparseableDependency"][];
+            /** @description Versions asked for that are unknown, deleted, or of a node that is not listed */
+            not_found: components["schemas"]["NodeVersionRef"][];
+            /** @description True when some marker-guarded requirement was counted without its marker being evaluated */
+            markers_assumed: boolean;
+        };
+        NodeVersionRef: {
+            /** @description The node's id */
+            node_id: string;
+            /** @description The version string */
+            version: string;
+        };
+        UnparseableDependency: {
+            /** @description The node */
+            node_id: string;
+            /** @description The version */
+            version: string;
+            /** @description The dependency as published */
+            requirement: string;
+            /** @description Why it is not a PEP 508 requirement */
+            error: string;
+        };
+        DependencyConflict: {
+            /** @description The package, in PEP 503's normal form */
+            package: string;
+            /** @description Requirements whose specifier sets no version satisfies together (a smallest such set) */
+            requirements: components["schemas"]["AskedRequirement"][];
+        };
+        AskedRequirement: {
+            /** @description The node whose version asked */
+            node_id: string;
+            /** @description The version that asked */
+            version: string;
+            /** @description The requirement as published */
+            requirement: string;
+            /** @description Its PEP 440 version specifiers, comma-joined; empty for any version */
+            specifier: string;
+            /** @description Its environment marker, when it has one */
+            marker?: string;
+            /** @description True when its marker was not evaluated (no environment, or one lacking its variables) and it was counted as applicable */
+            marker_assumed: boolean;
+        };
+        CheckDependencyConflictsRequest: {
+            /** @description The node versions to check together, at most 500 (more is 413) */
+            versions: components["schemas"]["NodeVersionRef"][];
+            /** @description The caller's PEP 508 marker variables: requirements whose markers are false in it are left out; without it (or where it lacks a marker's variable) guarded requirements count, and markers_assumed says so */
+            environment?: components["schemas"]["MarkerEnvironment"];
+        };
+        MarkerEnvironment: {
+            /** @description The PEP 508 marker variable python_version */
+            python_version?: string;
+            /** @description The PEP 508 marker variable python_full_version */
+            python_full_version?: string;
+            /** @description The PEP 508 marker variable os_name */
+            os_name?: string;
+            /** @description The PEP 508 marker variable sys_platform */
+            sys_platform?: string;
+            /** @description The PEP 508 marker variable platform_release */
+            platform_release?: string;
+            /** @description The PEP 508 marker variable platform_system */
+            platform_system?: string;
+            /** @description The PEP 508 marker variable platform_version */
+            platform_version?: string;
+            /** @description The PEP 508 marker variable platform_machine */
+            platform_machine?: string;
+            /** @description The PEP 508 marker variable platform_python_implementation */
+            platform_python_implementation?: string;
+            /** @description The PEP 508 marker variable implementation_name */
+            implementation_name?: string;
+            /** @description The PEP 508 marker variable implementation_version */
+            implementation_version?: string;
+            /** @description The PEP 508 marker variable extra */
+            extra?: string;
+        };
+        ResolveNodeVersionsResponse: {
+            /** @description One answer per item, in the request's order */
+            nodes: components["schemas"]["ResolvedItem"][];
+        };
+        ResolvedItem: {
+            /** @description The node's id, as asked */
+            id: string;
+            /** @description The range, as asked */
+            range?: string;
+            /** @description The chosen version, when one satisfies the range and the host */
+            version?: string;
+            /** @description Where the chosen version's archive is downloaded (not counted as an install) */
+            downloadUrl?: string;
+            /** @description Why no version was chosen: the code GET /nodes/{nodeId}/install would answer */
+            error?: components["schemas"]["ResolveRefusalCode"];
+            /** @description Which constraint excluded what, when no version was chosen */
+            reason?: string;
+        };
+        /** @enum {string} */
+        ResolveRefusalCode: "not_found" | "node_banned" | "no_installable_version" | "host_version_unsupported";
+        ResolveNodeVersionsRequest: {
+            /** @description The caller's host application version: only versions whose supported_host_version admits it (as GET /nodes's host_version filter reads it); unknown or empty: no filter */
+            host_version?: string;
+            /** @description The nodes to resolve, at most 500 (more is 413); answered in this order */
+            nodes: components["schemas"]["ResolveItem"][];
+        };
+        ResolveItem: {
+            /** @description The node's id */
+            id: string;
+            /** @description A range of the node's versions: node-semver (^1.2, ~1.2.3, >=1 <2, 1.x) or PEP 440 (>=1.2,<2, ~=1.2, ==1.2.*); absent: any */
+            range?: string;
+        };
         MusicDurationEvent: {
             /**
              * @description Kind of event (enum property replaced by openapi-typescript)
@@ -3864,6 +4042,16 @@ export interface components {
              * @enum {string}
              */
             error: "no_installable_version";
+            /** @description What went wrong, for people; wording may change */
+            message: string;
+        };
+        /** @description Versions of the node satisfy the range asked for, but none supports the caller's host version */
+        HostVersionUnsupported: {
+            /**
+             * @description Stable error code
+             * @enum {string}
+             */
+            error: "host_version_unsupported";
             /** @description What went wrong, for people; wording may change */
             message: string;
         };
@@ -4832,8 +5020,12 @@ export interface operations {
     InstallNode: {
         parameters: {
             query?: {
-                /** @description The version to install; default the newest installable */
+                /** @description The exact version to install (a yanked one too); default the newest installable */
                 version?: string;
+                /** @description The newest installable version that is not yanked and satisfies this range: node-semver (^1.2, ~1.2.3, >=1 <2, 1.x) or PEP 440 (>=1.2,<2, ~=1.2, ==1.2.*); not with version */
+                version_range?: string;
+                /** @description The caller's host application version: only versions whose supported_host_version admits it (as GET /nodes's host_version filter reads it); unknown or empty: no filter */
+                host_version?: string;
             };
             header?: never;
             path: {
@@ -4892,6 +5084,15 @@ export interface operations {
                     "application/json": components["schemas"]["MethodNotAllowed"];
                 };
             };
+            /** @description `host_version_unsupported`: Versions of the node satisfy the range asked for, but none supports the caller's host version */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HostVersionUnsupported"];
+                };
+            };
             /** @description `rate_limited`: Too many anonymous reads (RATE_LIMIT_ANONYMOUS_PER_MINUTE) or failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
             429: {
                 headers: {
@@ -4902,6 +5103,166 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["RateLimited"];
+                };
+            };
+            /** @description `internal_error`: The service failed: the cause is logged, the answer holds no internals */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InternalError"];
+                };
+            };
+            /** @description `database_unavailable`: The database cannot be reached (an outage, a restart of it), or a write kept conflicting with concurrent ones: try again after `Retry-After` seconds */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DatabaseUnavailable"];
+                };
+            };
+        };
+    };
+    ResolveNodeVersions: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ResolveNodeVersionsRequest"];
+            };
+        };
+        responses: {
+            /** @description ResolveNodeVersionsResponse */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ResolveNodeVersionsResponse"];
+                };
+            };
+            /** @description `bad_request`: The request is malformed, or a parameter or field has a bad value; the message names it */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BadRequest"];
+                };
+            };
+            /** @description `method_not_allowed`: The path exists, but not with this method (`Allow` lists the methods it takes) */
+            405: {
+                headers: {
+                    Allow: components["headers"]["Allow"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MethodNotAllowed"];
+                };
+            };
+            /** @description `payload_too_large`: The body is over its limit (16 MiB of JSON, the archive size, 1024 MiB of video, 64 KiB of URL-encoded form) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PayloadTooLarge"];
+                };
+            };
+            /** @description `unsupported_media_type`: The body's Content-Type is not one the endpoint takes */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UnsupportedMediaType"];
+                };
+            };
+            /** @description `internal_error`: The service failed: the cause is logged, the answer holds no internals */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InternalError"];
+                };
+            };
+            /** @description `database_unavailable`: The database cannot be reached (an outage, a restart of it), or a write kept conflicting with concurrent ones: try again after `Retry-After` seconds */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DatabaseUnavailable"];
+                };
+            };
+        };
+    };
+    CheckDependencyConflicts: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CheckDependencyConflictsRequest"];
+            };
+        };
+        responses: {
+            /** @description CheckDependencyConflictsResponse */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CheckDependencyConflictsResponse"];
+                };
+            };
+            /** @description `bad_request`: The request is malformed, or a parameter or field has a bad value; the message names it */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BadRequest"];
+                };
+            };
+            /** @description `method_not_allowed`: The path exists, but not with this method (`Allow` lists the methods it takes) */
+            405: {
+                headers: {
+                    Allow: components["headers"]["Allow"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MethodNotAllowed"];
+                };
+            };
+            /** @description `payload_too_large`: The body is over its limit (16 MiB of JSON, the archive size, 1024 MiB of video, 64 KiB of URL-encoded form) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PayloadTooLarge"];
+                };
+            };
+            /** @description `unsupported_media_type`: The body's Content-Type is not one the endpoint takes */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UnsupportedMediaType"];
                 };
             };
             /** @description `internal_error`: The service failed: the cause is logged, the answer holds no internals */
