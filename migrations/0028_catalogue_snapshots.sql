@@ -23,3 +23,18 @@ CREATE TABLE catalogue_snapshot_parts (
   bytes   bytea NOT NULL,
   PRIMARY KEY (cursor, coding, part)
 );
+
+-- The snapshot's nodes, each rendered as GET /nodes renders it, current to `cursor` below: a build
+-- renders again only the nodes the feed names since then, and everything at most every
+-- `full_every` (download counts and a publisher's name are not changes of the feed).
+CREATE TABLE catalogue_snapshot_nodes (
+  node_id  text COLLATE "C" PRIMARY KEY,
+  json     text NOT NULL
+);
+CREATE TABLE catalogue_snapshot_state (
+  only_row     boolean PRIMARY KEY DEFAULT true CHECK (only_row),
+  -- the feed's cursor the rendered nodes are current to
+  cursor       text NOT NULL,
+  -- when every node was last rendered
+  rendered_at  timestamptz NOT NULL
+);

@@ -260,7 +260,20 @@ export class NodePages extends Context.Service<NodePages>()("NodePages", {
       return onePage(rows)
     })
 
-    return { listPage, search }
+    /**
+     * Stores the listed nodes among `ids` (all listed nodes when `ids` is undefined), each rendered
+     * as a page renders it, in the catalogue snapshot's table of nodes (Sync/Snapshot.ts): one
+     * statement, the JSON never leaves the database.
+     */
+    const storeRendered = traced("NodePages.storeRendered")(function*(ids: ReadonlyArray<string> | undefined) {
+      yield* sql`INSERT INTO catalogue_snapshot_nodes (node_id, json)
+        SELECT n.id, ${pageNodesJson}::text FROM nodes n
+        JOIN publishers p ON p.id = n.publisher_id
+        ${latestVersion(undefined)}
+        WHERE n.listed ${ids === undefined ? sql`` : sql`AND n.id = ANY(${ids as Array<string>})`}`.pipe(Effect.orDie)
+    })
+
+    return { listPage, search, storeRendered }
   })
 }) {
   static readonly layer = Layer.effect(NodePages, NodePages.make)

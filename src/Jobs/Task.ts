@@ -22,7 +22,8 @@ export interface JobTask<P, R> {
   /**
    * Queues a job of this task with the current SqlClient, so within its transaction when called
    * inside `sql.withTransaction`. `runAt` in the future delays it. A `jobKey` names the job: while
-   * a job of that key waits, queueing another replaces it (one waits at most).
+   * a job of that key waits, queueing another replaces it (one waits at most). Jobs of one
+   * `queueName` run one at a time, across instances.
    */
   readonly enqueue: (payload: P, options?: EnqueueOptions) => Effect.Effect<void, never, SqlClient.SqlClient>
 }
@@ -30,6 +31,7 @@ export interface JobTask<P, R> {
 export interface EnqueueOptions {
   readonly runAt?: Date
   readonly jobKey?: string
+  readonly queueName?: string
 }
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
@@ -57,13 +59,15 @@ export const defineTask = <S extends Schema.Codec<any, any, never, never>, R>(
       const sql = yield* SqlClient.SqlClient
       const runAt = options?.runAt ?? null
       const jobKey = options?.jobKey ?? null
+      const queueName = options?.queueName ?? null
       // the job's row is a composite of the library's type: only that it was added is read
       yield* sql`SELECT 1 FROM graphile_worker.add_job(
           ${identifier},
           ${JSON.stringify(encode(value))}::json,
           run_at => ${runAt}::timestamptz,
           max_attempts => ${maxAttempts},
-          job_key => ${jobKey}::text
+          job_key => ${jobKey}::text,
+          queue_name => ${queueName}::text
         )`.pipe(Effect.orDie)
     })
   }

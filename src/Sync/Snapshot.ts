@@ -5,11 +5,14 @@
  * then follows the feed from its cursor.
  *
  * Built in the background, never on a request: each instance looks every `checkMillis` whether
- * the feed moved past the newest snapshot and, if so, queues the build job under one key (one
- * waits at most; the instance that takes it builds). The job reads the cursor and every page in
- * one REPEATABLE READ transaction: the snapshot holds exactly the changes up to its cursor. It
- * stores the JSON compressed (br and gzip) in the database, so that every instance serves the
- * same bytes for the same cursor, keeps the newest two, and prunes the feed past its retention.
+ * the feed moved past the newest snapshot and, if so, queues the build job under one key and one
+ * queue (one waits at most, one runs at a time). Each node is kept rendered in a table; a build
+ * renders again only the nodes the feed names since the last one (every node at least every
+ * `renderAllEveryMinutes`, since download counts and publishers' names are not in the feed), then
+ * reads them all, in one REPEATABLE READ transaction: the snapshot holds exactly the changes up to
+ * its cursor. It stores the JSON compressed (br and gzip) in the database, so that every instance
+ * serves the same bytes for the same cursor, keeps the newest two, and prunes the feed past its
+ * retention.
  *
  * Each instance keeps the newest snapshot it served in memory (its JSON, br and gzip), loaded once
  * per cursor; the edge answers 304 to its ETag and picks the coding (Http/Representation.ts).
@@ -25,9 +28,6 @@ import { represent } from "../Http/Representation.ts"
 import { defineTask, type JobTask } from "../Jobs/Task.ts"
 import { traced } from "../Tracing.ts"
 import { ChangeFeed } from "./Feed.ts"
-
-/** Nodes rendered per statement while building. */
-const pageSize = 1000
 
 /** The stored bytes of a coding are cut in parts this long: a row the client reads is at most 16 MiB. */
 const partBytes = 4 * 1024 * 1024
@@ -55,6 +55,30 @@ const snapshotJson = (cursor: string, builtAt: Date, total: number, pages: Reado
       `"nodes":[${pages.filter((p) => p.length > 0).join(",")}],"total":${total}}`
   )
 
+/** Every node is rendered again at least this often: download counts and publishers' names are not in the feed. */
+export const renderAllEveryMinutes = 10
+
+/** More nodes changed than this since the last build: rendering them all is as quick. */
+const mostChanged = 20_000
+
+/**
+ * The nodes the feed names since the snapshot's nodes were rendered, or undefined when every node
+ * is to be rendered: none rendered yet, the last full rendering too old, the feed pruned past
+ * them, or too many changed. Inside the build's transaction.
+ */
+const changedSinceRendered = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  const [state] = yield* sql<{ seq: string; id: string; stale: boolean; pruned: boolean }>`SELECT
+      split_part(s.cursor, '.', 1) AS seq, split_part(s.cursor, '.', 2) AS id,
+      s.rendered_at < now() - make_interval(mins => ${renderAllEveryMinutes}) AS stale,
+      coalesce((split_part(s.cursor, '.', 1)::bigint, split_part(s.cursor, '.', 2)::bigint) < (p.seq, p.id), false) AS pruned
+    FROM catalogue_snapshot_state s LEFT JOIN catalogue_changes_pruned p ON true`
+  if (state === undefined || state.stale || state.pruned) return undefined
+  const rows = yield* sql<{ node_id: string }>`SELECT DISTINCT node_id FROM catalogue_changes
+    WHERE seq IS NOT NULL AND (seq, id) > (${state.seq}::bigint, ${state.id}::bigint) LIMIT ${mostChanged + 1}`
+  return rows.length > mostChanged ? undefined : rows.map((r) => r.node_id)
+})
+
 /** Builds the snapshot at the feed's newest cursor, unless there is one already; prunes the feed. */
 const build = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
@@ -63,19 +87,24 @@ const build = Effect.gen(function*() {
   const { changeFeedRetentionDays } = yield* AppConfig
   const started = Date.now()
   const cut = yield* sql.withTransaction(Effect.gen(function*() {
-    // the cursor and the pages from one snapshot of the database
-    yield* sql`SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY`
+    // the cursor, the nodes rendered again and every node read from one snapshot of the database
+    yield* sql`SET TRANSACTION ISOLATION LEVEL REPEATABLE READ`
     const cursor = yield* feed.newest
     const [built] = yield* sql<{ n: number }>`SELECT count(*)::int AS n FROM catalogue_snapshots WHERE cursor = ${cursor}`
     if (built!.n > 0) return undefined
-    // the listed ids once, then their nodes rendered a page of ids at a time (no OFFSET to walk)
-    const ids = (yield* sql<{ id: string }>`SELECT id FROM nodes WHERE listed ORDER BY id`).map((r) => r.id)
-    const parts: Array<string> = []
-    for (let i = 0; i < ids.length; i += pageSize) {
-      const rendered = yield* pages.listPage({ page: 1, limit: pageSize, sort: [{ column: "id", desc: false }], nodeIds: ids.slice(i, i + pageSize) })
-      parts.push(rendered.nodes)
+    const changed = yield* changedSinceRendered
+    if (changed === undefined) {
+      yield* sql`DELETE FROM catalogue_snapshot_nodes`
+      yield* pages.storeRendered(undefined)
+    } else if (changed.length > 0) {
+      yield* sql`DELETE FROM catalogue_snapshot_nodes WHERE node_id = ANY(${changed})`
+      yield* pages.storeRendered(changed)
     }
-    return { cursor, total: ids.length, parts }
+    yield* sql`INSERT INTO catalogue_snapshot_state (cursor, rendered_at) VALUES (${cursor}, now())
+      ON CONFLICT (only_row) DO UPDATE SET cursor = excluded.cursor
+        ${changed === undefined ? sql`, rendered_at = excluded.rendered_at` : sql``}`
+    const nodes = (yield* sql<{ json: string }>`SELECT json FROM catalogue_snapshot_nodes ORDER BY node_id`).map((r) => r.json)
+    return { cursor, total: nodes.length, parts: nodes, full: changed === undefined, rendered: changed?.length }
   })).pipe(orDieOnDatabase)
   if (cut !== undefined) {
     const builtAt = new Date()
@@ -105,7 +134,8 @@ const build = Effect.gen(function*() {
         (SELECT cursor FROM catalogue_snapshots ORDER BY built_at DESC LIMIT 2)`
     })).pipe(orDieOnDatabase)
     yield* Effect.logInfo(
-      `catalogue snapshot at ${cut.cursor}: ${cut.total} nodes, ${json.byteLength} bytes (gzip ${gz.byteLength}, br ${br.byteLength}) in ${millis} ms`
+      `catalogue snapshot at ${cut.cursor}: ${cut.total} nodes (${cut.full ? "all" : cut.rendered} rendered), ` +
+        `${json.byteLength} bytes (gzip ${gz.byteLength}, br ${br.byteLength}) in ${millis} ms`
     )
   }
   const pruned = yield* feed.prune(changeFeedRetentionDays)
@@ -137,7 +167,8 @@ const behind = Effect.gen(function*() {
 export const checkSnapshots = Effect.gen(function*() {
   const { snapshotCheckMillis } = yield* AppConfig
   const check = Effect.gen(function*() {
-    if (yield* behind) yield* snapshotTask.enqueue({}, { jobKey: snapshotTask.identifier })
+    // one build at a time across instances: they share the rendered nodes
+    if (yield* behind) yield* snapshotTask.enqueue({}, { jobKey: snapshotTask.identifier, queueName: snapshotTask.identifier })
   }).pipe(Effect.catchCause((cause) => Effect.logWarning("catalogue snapshot check failed", cause)))
   yield* Effect.forkScoped(Effect.repeat(check, Schedule.spaced(snapshotCheckMillis)))
 })

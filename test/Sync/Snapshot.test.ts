@@ -11,7 +11,7 @@ import * as http from "node:http"
 import * as zlib from "node:zlib"
 import { query } from "../support/Db.ts"
 import { eventually } from "../support/Eventually.ts"
-import { expectError, expectStatus, get } from "../support/Http.ts"
+import { expectError, expectStatus, get, send } from "../support/Http.ts"
 import { freshDatabase, type Running, startService } from "../support/Service.ts"
 import { makePublisher, type Publisher, published } from "../Publishing/Flow.ts"
 
@@ -113,6 +113,9 @@ layer(Pair.layer, { excludeTestServices: true })("the catalogue snapshot", (it) 
       const after = yield* snapshotWhen(a, (s) => s.total === 4)
       expect(Date.now() - started).toBeLessThan(10_000)
       expect(after.nodes.map((n) => n.id)).toContain("snap-d")
+      // built from the nodes rendered before and the one the feed named: still what GET /nodes answers
+      const listed = expectStatus(yield* get(a, "/nodes?sort=id&limit=500&latest=true"), 200, "list").body as Snapshot
+      expect(after.nodes).toEqual(listed.nodes)
       const feed = expectStatus(yield* get(a, `/catalogue/changes?cursor=${before.cursor}`), 200, "feed").body as {
         changes: ReadonlyArray<{ kind: string; node_id: string }>
         next_cursor: string
@@ -124,13 +127,29 @@ layer(Pair.layer, { excludeTestServices: true })("the catalogue snapshot", (it) 
       expect(kept!.n).toBeLessThanOrEqual(2)
     }))
 
+  it.effect("a node changed and a node deleted: the next snapshot renders them again, and equals GET /nodes", () =>
+    Effect.gen(function*() {
+      const { a } = yield* Pair
+      expectStatus(
+        yield* send(a, "PUT", "/publishers/acme/nodes/snap-b", { token: acme.ownerJwt, body: { description: "Rendered again" } }),
+        200,
+        "describe snap-b"
+      )
+      expectStatus(yield* send(a, "DELETE", "/publishers/acme/nodes/snap-c", { token: acme.ownerJwt }), 204, "delete snap-c")
+      const after = yield* snapshotWhen(a, (s) => s.total === 3)
+      expect(after.nodes.map((n) => n.id)).toEqual(["snap-a", "snap-b", "snap-d"])
+      const listed = expectStatus(yield* get(a, "/nodes?sort=id&limit=500&latest=true"), 200, "list").body as Snapshot
+      expect(after.nodes).toEqual(listed.nodes)
+      expect((after.nodes[1] as { description?: string }).description).toBe("Rendered again")
+    }))
+
   it.effect("changes past the retention are pruned at the next build: a cursor before the last pruned is a 410, later ones stay valid", () =>
     Effect.gen(function*() {
       const { a } = yield* Pair
-      const current = yield* snapshotWhen(a, (s) => s.total === 4)
+      const current = yield* snapshotWhen(a, (s) => s.total === 3)
       yield* query(a, "UPDATE catalogue_changes SET at = now() - interval '31 days'")
       yield* published(a, acme, "snap-e", "1.0.0")
-      const newest = yield* snapshotWhen(a, (s) => s.total === 5)
+      const newest = yield* snapshotWhen(a, (s) => s.total === 4)
       yield* eventually(query(a, "SELECT 1 FROM catalogue_changes_pruned"), (rows) => rows.length === 1, 5_000, 50)
       const expired = yield* get(a, "/catalogue/changes?cursor=0.0")
       expectError(expired, 410, "cursor_expired")
