@@ -28,7 +28,6 @@ import { DownloadsApi } from "./Downloads/Api.ts"
 
 export class Api extends registryApi(
   CatalogApi,
-  DownloadsApi,
   PublisherNodesApi,
   PublicPublishersApi,
   PublishersApi,
@@ -58,7 +57,8 @@ export class Api extends registryApi(
   CustomersApi,
   CustomerQuotasApi,
   WebhooksApi,
-  CatalogueSyncApi
+  CatalogueSyncApi,
+  DownloadsApi
 )
   .annotate(OpenApi.Title, "Extension Registry and Media Proxy")
   .annotate(OpenApi.Version, "1.0")

@@ -157,26 +157,6 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/nodes/{nodeId}/downloads": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * A node's downloads per day over a range of dates, for all its versions or one
-         * @description Installs as GET /nodes/{nodeId}/install counts them (once per client address, node and version an hour), per UTC day from `from` to `to` (both included; default the last 30 days), every day present. At most 366 days; `to` not after today; `from` not after `to`: 400 naming the parameter otherwise. The figures are exact at any moment, today's included. A deleted node is 404, a banned one (or one of a banned publisher) 403 node_banned, a version the node never had 404.
-         */
-        get: operations["GetNodeDownloads"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
     "/publishers/{publisherId}/nodes": {
         parameters: {
             query?: never;
@@ -1764,10 +1744,59 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/nodes/{nodeId}/downloads": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A node's downloads per day over a range of dates, for all its versions or one
+         * @description Installs as GET /nodes/{nodeId}/install counts them (once per client address, node and version an hour), per UTC day from `from` to `to` (both included; default the last 30 days), every day present. At most 366 days; `to` not after today; `from` not after `to`: 400 naming the parameter otherwise. The figures are exact at any moment, today's included. A deleted node is 404, a banned one (or one of a banned publisher) 403 node_banned, a version the node never had 404.
+         */
+        get: operations["GetNodeDownloads"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
+        NodeDownloads: {
+            /** @description Identifier of the node */
+            node_id: string;
+            /** @description The version counted, when one was asked for */
+            version?: string;
+            /**
+             * Format: date
+             * @description The first day of the range (UTC, YYYY-MM-DD)
+             */
+            from: string;
+            /**
+             * Format: date
+             * @description The last day of the range (UTC, YYYY-MM-DD)
+             */
+            to: string;
+            /** @description Installs counted over the whole range */
+            total: number;
+            /** @description Every day of the range, oldest first, with its count (0 included) */
+            days: components["schemas"]["DownloadDay"][];
+        };
+        DownloadDay: {
+            /**
+             * Format: date
+             * @description The day (UTC, YYYY-MM-DD)
+             */
+            date: string;
+            /** @description Installs counted that day */
+            downloads: number;
+        };
         CatalogueChanges: {
             /** @description The changes after the cursor, oldest first */
             changes: components["schemas"]["CatalogueChange"][];
@@ -3608,35 +3637,6 @@ export interface components {
             /** @description Number of pages: total divided by limit, rounded up */
             totalPages: number;
         };
-        NodeDownloads: {
-            /** @description Identifier of the node */
-            node_id: string;
-            /** @description The version counted, when one was asked for */
-            version?: string;
-            /**
-             * Format: date
-             * @description The first day of the range (UTC, YYYY-MM-DD)
-             */
-            from: string;
-            /**
-             * Format: date
-             * @description The last day of the range (UTC, YYYY-MM-DD)
-             */
-            to: string;
-            /** @description Installs counted over the whole range */
-            total: number;
-            /** @description Every day of the range, oldest first, with its count (0 included) */
-            days: components["schemas"]["DownloadDay"][];
-        };
-        DownloadDay: {
-            /**
-             * Format: date
-             * @description The day (UTC, YYYY-MM-DD)
-             */
-            date: string;
-            /** @description Installs counted that day */
-            downloads: number;
-        };
         CheckDependencyConflictsResponse: {
             /** @description One entry per package whose applicable requirements cannot all be satisfied, by package name */
             conflicts: components["schemas"]["DependencyConflict"][];
@@ -5263,106 +5263,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["UnsupportedMediaType"];
-                };
-            };
-            /** @description `internal_error`: The service failed: the cause is logged, the answer holds no internals */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["InternalError"];
-                };
-            };
-            /** @description `database_unavailable`: The database cannot be reached (an outage, a restart of it), or a write kept conflicting with concurrent ones: try again after `Retry-After` seconds */
-            503: {
-                headers: {
-                    "Retry-After": components["headers"]["RetryAfter"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["DatabaseUnavailable"];
-                };
-            };
-        };
-    };
-    GetNodeDownloads: {
-        parameters: {
-            query?: {
-                /** @description The first day (UTC, YYYY-MM-DD) of the range, included; default 29 days before `to` */
-                from?: string;
-                /** @description The last day (UTC, YYYY-MM-DD) of the range, included; not after today; default today */
-                to?: string;
-                /** @description Count only this version (its version string, such as 1.2.0); default all the node's versions */
-                version?: string;
-            };
-            header?: never;
-            path: {
-                /** @description Identifier of the node */
-                nodeId: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description NodeDownloads */
-            200: {
-                headers: {
-                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
-                    RateLimit: components["headers"]["RateLimit"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["NodeDownloads"];
-                };
-            };
-            /** @description `bad_request`: The request is malformed, or a parameter or field has a bad value; the message names it */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["BadRequest"];
-                };
-            };
-            /** @description `node_banned`: The node, or its publisher, is banned */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["NodeBanned"];
-                };
-            };
-            /** @description `not_found`: No such record, or no such route */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["NotFound"];
-                };
-            };
-            /** @description `method_not_allowed`: The path exists, but not with this method (`Allow` lists the methods it takes) */
-            405: {
-                headers: {
-                    Allow: components["headers"]["Allow"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["MethodNotAllowed"];
-                };
-            };
-            /** @description `rate_limited`: Too many anonymous reads (RATE_LIMIT_ANONYMOUS_PER_MINUTE) or failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
-            429: {
-                headers: {
-                    "Retry-After": components["headers"]["RetryAfter"];
-                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
-                    RateLimit: components["headers"]["RateLimit"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["RateLimited"];
                 };
             };
             /** @description `internal_error`: The service failed: the cause is logged, the answer holds no internals */
@@ -15412,6 +15312,106 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["CursorExpired"];
+                };
+            };
+            /** @description `rate_limited`: Too many anonymous reads (RATE_LIMIT_ANONYMOUS_PER_MINUTE) or failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimited"];
+                };
+            };
+            /** @description `internal_error`: The service failed: the cause is logged, the answer holds no internals */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InternalError"];
+                };
+            };
+            /** @description `database_unavailable`: The database cannot be reached (an outage, a restart of it), or a write kept conflicting with concurrent ones: try again after `Retry-After` seconds */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DatabaseUnavailable"];
+                };
+            };
+        };
+    };
+    GetNodeDownloads: {
+        parameters: {
+            query?: {
+                /** @description The first day (UTC, YYYY-MM-DD) of the range, included; default 29 days before `to` */
+                from?: string;
+                /** @description The last day (UTC, YYYY-MM-DD) of the range, included; not after today; default today */
+                to?: string;
+                /** @description Count only this version (its version string, such as 1.2.0); default all the node's versions */
+                version?: string;
+            };
+            header?: never;
+            path: {
+                /** @description Identifier of the node */
+                nodeId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description NodeDownloads */
+            200: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NodeDownloads"];
+                };
+            };
+            /** @description `bad_request`: The request is malformed, or a parameter or field has a bad value; the message names it */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BadRequest"];
+                };
+            };
+            /** @description `node_banned`: The node, or its publisher, is banned */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NodeBanned"];
+                };
+            };
+            /** @description `not_found`: No such record, or no such route */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NotFound"];
+                };
+            };
+            /** @description `method_not_allowed`: The path exists, but not with this method (`Allow` lists the methods it takes) */
+            405: {
+                headers: {
+                    Allow: components["headers"]["Allow"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MethodNotAllowed"];
                 };
             };
             /** @description `rate_limited`: Too many anonymous reads (RATE_LIMIT_ANONYMOUS_PER_MINUTE) or failed authentications from the caller's address, or an upstream (the repository host, a vendor) is rate-limiting: wait `Retry-After` seconds */
