@@ -48,13 +48,15 @@ export const benchRescan = async (options: { readonly quick: boolean }): Promise
       "requirements.txt": "opencv-python>=4.8\n",
       "web/widget.js": "app.registerExtension({ name: 'blur' })\n".repeat(20)
     })
-    const source = path.join(dataDir, "pack.zip")
-    await fs.writeFile(source, pack)
     const { rows } = await client.query<{ id: string }>(
       "UPDATE node_versions SET archive_bytes = $1, archive_sha256 = $2 WHERE status = 'NodeVersionStatusActive' RETURNING id::text",
       [pack.length, createHash("sha256").update(pack).digest()]
     )
+    // a file takes at most 65,000 links (ext4): one copy of the pack per 50,000 archives
+    const linksPerCopy = 50_000
     for (let i = 0; i < rows.length; i += 500) {
+      const source = path.join(dataDir, `pack-${Math.floor(i / linksPerCopy)}.zip`)
+      if (i % linksPerCopy === 0) await fs.writeFile(source, pack)
       await Promise.all(rows.slice(i, i + 500).map((r) => fs.link(source, path.join(archives, `${r.id}.zip`))))
     }
     log(`${rows.length} active versions hold a ${pack.length}-byte archive`)
