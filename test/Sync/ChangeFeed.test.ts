@@ -10,7 +10,8 @@ import * as fc from "fast-check"
 import pg from "pg"
 import { CatalogueChanges } from "../../src/Domain/Sync.ts"
 import { decodeExact } from "../support/Catalogue.ts"
-import { query } from "../support/Db.ts"
+import { query, statements } from "../support/Db.ts"
+import { eventually } from "../support/Eventually.ts"
 import { expectError, expectStatus, get } from "../support/Http.ts"
 import { forAll } from "../support/Property.ts"
 import { type Running, Service } from "../support/Service.ts"
@@ -170,6 +171,40 @@ layer(Service.layer(), { excludeTestServices: true })("the change feed", (it) =>
       const { cursor } = yield* drain(service, "0.0")
       expectStatus(yield* get(service, "/nodes/feed-a/install"), 200, "install")
       expect((yield* changesAfter(service, cursor)).changes).toEqual([])
+    }))
+
+  // migrations/0029: each change's check at commit read every change the transaction had numbered,
+  // through the partial index of unnumbered ones (n² in all); it now reads its own row by its key
+  it.effect("a transaction of 2,000 changes is numbered once, in time linear in them", () =>
+    Effect.gen(function*() {
+      const service = yield* Service
+      const count = 2_000
+      const { cursor } = yield* drain(service, "0.0")
+      // the index's reads, as this connection's statistics, flushed, show them
+      const indexReads = statements(
+        service,
+        "SELECT pg_stat_force_next_flush()",
+        "SELECT pg_stat_clear_snapshot()",
+        "SELECT coalesce(sum(idx_tup_read), 0)::int AS reads FROM pg_stat_user_indexes WHERE indexrelname = 'catalogue_changes_unnumbered'"
+      ).pipe(Effect.map((rows) => Number(rows[0]!.reads)))
+      const before = yield* indexReads
+      yield* statements(
+        service,
+        "BEGIN",
+        `INSERT INTO nodes (id, publisher_id, name) VALUES ('feed-bulk', '${acme.id}', 'feed-bulk')`,
+        `INSERT INTO node_versions (node_id, version, semver_key)
+           SELECT 'feed-bulk', '1.0.' || i, '1.0.' || i FROM generate_series(1, ${count - 1}) AS i`,
+        "COMMIT",
+        "SELECT pg_stat_force_next_flush()"
+      )
+      const { value: reads } = yield* eventually(indexReads, (n) => n - before >= count)
+      // one walk of the transaction's changes to number them, not one per change (2,000,000)
+      expect(reads - before).toBeGreaterThanOrEqual(count)
+      expect(reads - before).toBeLessThan(3 * count)
+      const after = yield* drain(service, cursor)
+      expect(after.changes.filter((c) => c.node_id === "feed-bulk")).toHaveLength(count)
+      const seqs = yield* query<{ n: number }>(service, "SELECT count(DISTINCT seq)::int AS n FROM catalogue_changes WHERE node_id = 'feed-bulk'")
+      expect(seqs[0]!.n).toBe(1)
     }))
 
   it.effect("a malformed cursor, or one never issued, is a 400 naming the cursor", () =>
