@@ -12,8 +12,7 @@
  */
 import { Effect } from "effect"
 import type yauzl from "yauzl"
-import type { StoredContent } from "../Storage/Storage.ts"
-import { openZip } from "../Storage/Zip.ts"
+import { openZip, type ZipSource } from "../Storage/Zip.ts"
 import { FileScanner, ScanFailed } from "./FileScanner.ts"
 import { entryRules, type Finding, ruleSetVersion, scannedFile, type Severity } from "./Rules.ts"
 
@@ -83,7 +82,7 @@ const readEntry = (zip: yauzl.ZipFile, entry: yauzl.Entry, limit: number) =>
 
 /** Scans the archive at `source`. */
 export const scanArchive = (
-  source: StoredContent,
+  source: ZipSource,
   limits: ScanLimits = defaultScanLimits
 ): Effect.Effect<ScanResult, ScanFailed, FileScanner> =>
   Effect.gen(function*() {
@@ -91,7 +90,7 @@ export const scanArchive = (
     return yield* scanWith(scanner, source, limits)
   })
 
-const scanWith = (scanner: FileScanner["Service"], source: StoredContent, limits: ScanLimits) =>
+const scanWith = (scanner: FileScanner["Service"], source: ZipSource, limits: ScanLimits) =>
   Effect.callback<ScanResult, ScanFailed>((resume) => {
     const findings: Array<Finding> = []
     let dropped = 0

@@ -6,8 +6,7 @@
  */
 import { Data, Effect } from "effect"
 import type yauzl from "yauzl"
-import type { StoredContent } from "../Storage/Storage.ts"
-import { openZip } from "../Storage/Zip.ts"
+import { openZip, type ZipSource } from "../Storage/Zip.ts"
 
 export interface CheckLimits {
   /** The most bytes all entries may declare once uncompressed. */
@@ -47,7 +46,7 @@ export const unsafeEntryName = (name: string): string | undefined => {
  * names are all gathered (the first ten named); a limit passed (entries, uncompressed size) ends
  * the reading, with what was found until then.
  */
-export const checkArchive = (source: StoredContent, limits: CheckLimits): Effect.Effect<ArchiveVerdict> =>
+export const checkArchive = (source: ZipSource, limits: CheckLimits): Effect.Effect<ArchiveVerdict> =>
   Effect.callback<ArchiveVerdict>((resume) => {
     let settled = false
     let zip: yauzl.ZipFile | undefined

@@ -108,6 +108,28 @@ describe("scanning archives", () => {
         for (const f of result.findings) expect(["not-scanned", "binary-source", "native-executable"]).toContain(f.rule)
       }), { numRuns: 50 }))
 
+  // a rescan reads a small archive whole and scans it from memory (src/Moderation/Rescan.ts)
+  it.effect("an archive read into memory scans as it does from its file", () => {
+    const files = fc.dictionary(
+      fc.constantFrom("__init__.py", "nodes.py", "install.sh", "requirements.txt", "web/a.js", "bin/tool", "README.md"),
+      fc.oneof(
+        fc.string(),
+        fc.constantFrom("import base64\nexec(base64.b64decode(K))\n", "git+https://h/x\n", "\u0000\u0001", "\u007fELF\u0002\u0001")
+      ),
+      { maxKeys: 6 }
+    )
+    const archive = fc.oneof(
+      files.map((entries) => ({ entries })),
+      fc.uint8Array({ maxLength: 2000 }).map((raw) => ({ raw }))
+    )
+    return forAll({ archive }, ({ archive }) =>
+      Effect.gen(function*() {
+        const bytes = "raw" in archive ? archive.raw : yield* Effect.promise(() => zipOf(archive.entries))
+        const fromMemory = yield* Effect.provide(scanArchive(Buffer.from(bytes)), FileScanner.inline)
+        expect(fromMemory).toEqual(yield* scanned(bytes))
+      }), { numRuns: 60 })
+  })
+
   it("native programs by their first bytes", () => {
     expect(nativeMagic(elf)).toMatch(/ELF/)
     expect(nativeMagic(Buffer.from("MZ\x90\x00"))).toMatch(/PE/)
