@@ -26,9 +26,15 @@ export interface LoadResult {
   readonly non2xx: number
 }
 
+/** A paced load's result, with every latency (ms, in the order the answers came). */
+export interface PacedResult extends LoadResult {
+  readonly latencies: ReadonlyArray<number>
+}
+
 const timeoutMillis = 10_000
 
-const percentile = (sorted: ReadonlyArray<number>, p: number) =>
+/** The p-th percentile of ascending `sorted` values (the nearest rank). */
+export const percentile = (sorted: ReadonlyArray<number>, p: number) =>
   sorted.length === 0 ? Number.NaN : sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!
 
 /** `rate` requests a second for `seconds`, over at most `connections` kept-alive connections. */
@@ -38,7 +44,7 @@ export const paced = (options: {
   readonly connections: number
   readonly seconds: number
   readonly request: (i: number) => PacedRequest
-}): Promise<LoadResult> => {
+}): Promise<PacedResult> => {
   const agent = new http.Agent({ keepAlive: true, maxSockets: options.connections })
   const latencies: Array<number> = []
   let errors = 0
@@ -75,7 +81,7 @@ export const paced = (options: {
       request.end(body)
     })
 
-  return new Promise<LoadResult>((resolve) => {
+  return new Promise<PacedResult>((resolve) => {
     const inFlight: Array<Promise<void>> = []
     let next = 0
     const tick = () => {
@@ -104,7 +110,8 @@ export const paced = (options: {
           },
           errors,
           timeouts,
-          non2xx
+          non2xx,
+          latencies
         })
       })
     }

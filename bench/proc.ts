@@ -35,6 +35,22 @@ export const procCpu = async (pid: number): Promise<ProcCpu | undefined> => {
 /** User + system CPU seconds of `pid` so far; NaN once it is gone. */
 export const cpuSeconds = async (pid: number) => (await procCpu(pid))?.own ?? Number.NaN
 
+/**
+ * CPU seconds of PostgreSQL: the postmaster, its live children (the backends serving both
+ * servers), and its children that have exited (closed connections), which the kernel adds to
+ * the postmaster's account when it reaps them.
+ */
+export const postgresCpuSeconds = async (postmaster: number) => {
+  const pids = (await fs.readdir("/proc").catch(() => [])).filter((d) => /^\d+$/.test(d)).map(Number)
+  let total = 0
+  for (const pid of pids) {
+    const cpu = await procCpu(pid)
+    if (cpu && pid === postmaster) total += cpu.own + cpu.children
+    else if (cpu && cpu.ppid === postmaster) total += cpu.own
+  }
+  return total
+}
+
 /** VmRSS and VmHWM of a process, in bytes. */
 export const memoryOf = async (pid: number) => {
   const status = await fs.readFile(`/proc/${pid}/status`, "utf8")

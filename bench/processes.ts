@@ -3,7 +3,7 @@ import { type ChildProcess, spawn } from "node:child_process"
 import * as fs from "node:fs/promises"
 import * as os from "node:os"
 import * as path from "node:path"
-import { freePort, startEmbedded } from "../src/Db/Embedded.ts"
+import { freePort, postmasterPid, startEmbedded } from "../src/Db/Embedded.ts"
 import { startFakeImageVendor } from "../test/support/FakeImageVendor.ts"
 import { serviceNodeOptions } from "../test/support/Process.ts"
 import { root } from "./standalone.ts"
@@ -93,7 +93,9 @@ export const imageVendorStage = async (
     await waitReady(base, child)
     return { base, child }
   }
-  return { fake, databaseUrl: db.url, startService }
+  // startEmbedded keeps the cluster in <dir>/pg
+  const postmaster = await postmasterPid(path.join(dataDir, "db", "pg"))
+  return { fake, databaseUrl: db.url, postmaster, startService }
 }
 
 /** Seeds `databaseUrl` with `nodes` nodes of `versions` versions each (scripts/seed.ts), quietly. */

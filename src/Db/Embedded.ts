@@ -76,7 +76,7 @@ export const freePort = () =>
   })
 
 /** The postmaster's PID, from the first line of the lock file it writes in its data folder (0: none). */
-const postmasterPid = async (pgdata: string) =>
+export const postmasterPid = async (pgdata: string) =>
   Number((await fs.readFile(path.join(pgdata, "postmaster.pid"), "utf8").catch(() => "")).split("\n")[0]) || 0
 
 /**
