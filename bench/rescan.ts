@@ -1,6 +1,7 @@
 /**
- * `npx tsx bench/rescan.ts [--quick]`: the read routes while every archive is rescanned (issue 29:
- * a rescan of 100,000 versions must not slow them by more than 10%).
+ * `npx tsx bench/rescan.ts [--quick]` (also a scenario of `npm run bench`, "rescan"): the read
+ * routes while every archive is rescanned (issue 29: a rescan of 100,000 versions must not slow
+ * them by more than 10%).
  *
  * A throw-away embedded PostgreSQL is seeded with 10,000 nodes x 10 versions (scripts/seed.ts;
  * `--quick`: 1,000 x 10), every version given the same small node pack as its archive (hard links
@@ -8,6 +9,7 @@
  * of `GET /nodes/{id}` for random nodes (bench/paced.ts) while the rescan a site admin queued
  * (`POST /admin/rescan`) is paused and running by turns; latencies and the service's CPU per
  * request (from /proc) are compared side by side, and the versions rescanned meanwhile counted.
+ * A last pair of windows without load gives the CPU an archive costs the service and PostgreSQL.
  */
 import { createHash } from "node:crypto"
 import * as fs from "node:fs/promises"

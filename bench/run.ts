@@ -37,6 +37,7 @@ import { benchMusicProxy } from "./music-proxy.ts"
 import { benchWebhooks } from "./webhooks.ts"
 import { benchObjectStorage } from "./object-storage.ts"
 import { type LoadResult, paced } from "./paced.ts"
+import { benchRescan } from "./rescan.ts"
 import { benchSnapshot } from "./snapshot.ts"
 import { benchStartup } from "./startup.ts"
 import { makeStatementRecorder, type StatementRecorder } from "./statements.ts"
@@ -1186,6 +1187,10 @@ const main = async () => {
   if (selected("catalogue snapshot")) {
     log("catalogue snapshot: its size and build, and a full sync beside paging")
     media.push(await benchSnapshot({ quick }))
+  }
+  if (selected("rescan")) {
+    log("rescan: the read routes while every archive is scanned again")
+    media.push(await benchRescan({ quick }))
   }
   if (selected("start-up")) {
     log("start-up on an existing data folder, compiled and under tsx")
