@@ -717,7 +717,7 @@ export interface paths {
         put?: never;
         /**
          * Rescan every archive with the current rule set, in the background (site admins)
-         * @description After a rule change: a durable job scans, in batches, every version with an archive whose latest scan is of another rule set. An Active version the new rules hold goes Flagged; one held by its scan and not yet reviewed that they pass goes Active; decided versions keep their status. Paced to a twentieth of a core; asking again restarts it, skipping what is done.
+         * @description After a rule change: a durable job scans, in batches, every version with an archive whose latest scan is of another rule set. An Active version the new rules hold goes Flagged; one held by its scan and not yet reviewed that they pass goes Active; decided versions keep their status. Paced to a fiftieth of a core; asking again restarts it, skipping what is done.
          */
         post: operations["RescanAllVersions"];
         delete?: never;
