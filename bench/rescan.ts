@@ -135,11 +135,11 @@ export const benchRescan = async (options: { readonly quick: boolean }): Promise
     const waitUntil = Date.now() + 30_000
     while ((await scanned()) === 0 && Date.now() < waitUntil) await new Promise((r) => setTimeout(r, 200))
     const windows: Array<Awaited<ReturnType<typeof load>> & { readonly running: boolean }> = []
-    for (let round = 1; round <= rounds; round++) {
+    for (let pair = 1; pair <= rounds; pair++) {
       await paused(true)
-      windows.push({ ...(await load(`paused ${round}`)), running: false })
+      windows.push({ ...(await load(`paused ${pair}`)), running: false })
       await paused(false)
-      windows.push({ ...(await load(`running ${round}`)), running: true })
+      windows.push({ ...(await load(`running ${pair}`)), running: true })
     }
     const pooled = (running: boolean) => {
       const chosen = windows.filter((w) => w.running === running)
