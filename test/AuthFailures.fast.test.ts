@@ -78,7 +78,7 @@ describe("failure windows", () => {
       }))
 
   it(
-    "remembers at most `maxAddresses`, forgetting the least recently failing first",
+    "remembers at most `maxAddresses`, forgetting the oldest window first",
     () =>
       forAllSync([fc.array(fc.integer({ min: 0, max: 50 }), { maxLength: 200 })], ([addresses]) => {
         const windows = makeFailureWindows({ limit, windowMillis, maxAddresses: 10 })
@@ -91,6 +91,15 @@ describe("failure windows", () => {
           expect(windows.fail(`10.0.0.${last}`, 0)).toBeInstanceOf(TooManyFailures)
         }
       }))
+
+  it("counts an IPv6 address by its /64: guesses from one subscriber's many addresses share a count", () => {
+    const windows = makeFailureWindows({ limit, windowMillis, maxAddresses: 100 })
+    const answers = Array.from({ length: limit + 1 }, (_, i) => windows.fail(`2001:db8:1:2::${i + 1}`, 0))
+    expect(answers.slice(0, limit).every((a) => a === undefined)).toBe(true)
+    expect(answers[limit]).toBeInstanceOf(TooManyFailures)
+    // another /64 has a count of its own
+    expect(windows.fail("2001:db8:1:3::1", 0)).toBeUndefined()
+  })
 })
 
 /** What a credential check refuses with (a 401 in the service). */

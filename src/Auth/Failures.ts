@@ -8,12 +8,9 @@
 import { HttpServerRequest } from "effect/http"
 import { Clock, Context, Data, Effect, Layer } from "effect"
 import { AppConfig } from "../Config.ts"
-import { clientAddress } from "../Http/ClientAddress.ts"
+import { addressKey, clientAddress, makeWindows } from "../Http/ClientAddress.ts"
 
-/**
- * Addresses remembered at most: past it the one that failed least recently is forgotten, so
- * that many addresses cannot grow the table without bound (about 100 bytes each).
- */
+/** Addresses remembered at most (`makeWindows` says which are forgotten). */
 const maxAddresses = 100_000
 
 export class TooManyFailures extends Data.TaggedError("TooManyFailures")<{ readonly retryAfterSeconds: number }> {
@@ -22,37 +19,26 @@ export class TooManyFailures extends Data.TaggedError("TooManyFailures")<{ reado
   }
 }
 
-interface Window {
-  readonly started: number
-  failures: number
-}
-
 /**
- * The count of failures per address in fixed windows (opened by an address's first failure).
- * A failure is counted when it happens, in one synchronous step: of concurrent wrong guesses,
- * however many are verified at once, the first `limit` to fail get their refusal and the rest
- * 429. Successes touch nothing: they neither count nor reset the count (a valid credential of
- * one's own must not unlock guessing), nor take a place in the table.
+ * The count of failures per address (an IPv6 address by its /64, as every per-address limit) in
+ * fixed windows opened by an address's first failure. A failure is counted when it happens, in
+ * one synchronous step: of concurrent wrong guesses, however many are verified at once, the first
+ * `limit` to fail get their refusal and the rest 429. Successes touch nothing: they neither count
+ * nor reset the count (a valid credential of one's own must not unlock guessing), nor take a
+ * place in the table.
  */
 export const makeFailureWindows = (options: { readonly limit: number; readonly windowMillis: number; readonly maxAddresses: number }) => {
-  const windows = new Map<string, Window>()
-
+  const windows = makeWindows(options)
   return {
     /** Counts a failure: nothing while the address is within the limit, else the window's remaining time. */
     fail: (address: string, now: number): TooManyFailures | undefined => {
-      const known = windows.get(address)
-      const window = known !== undefined && now - known.started < options.windowMillis ? known : { started: now, failures: 0 }
-      window.failures += 1
-      // re-inserted: the map's order is then least recently failed first
-      windows.delete(address)
-      windows.set(address, window)
-      if (windows.size > options.maxAddresses) windows.delete(windows.keys().next().value!)
-      return window.failures > options.limit
+      const window = windows.count(addressKey(address), now)
+      return window.count > options.limit
         ? new TooManyFailures({ retryAfterSeconds: (window.started + options.windowMillis - now) / 1000 })
         : undefined
     },
     /** How many addresses are remembered. */
-    size: () => windows.size
+    size: windows.size
   }
 }
 

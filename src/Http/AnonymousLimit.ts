@@ -18,51 +18,12 @@ import { Effect } from "effect"
 import { apiKeyHeader } from "../Domain/Auth.ts"
 import { RateLimited } from "../Domain/ApiErrors.ts"
 import { limitField, policyField, type RateLimitPolicy } from "../Domain/RateLimit.ts"
-import { addressKey, clientAddress } from "./ClientAddress.ts"
+import { addressKey, clientAddress, makeWindows, type Window } from "./ClientAddress.ts"
 import type { Exchange, Piece } from "./Exchange.ts"
 import { errorResponse } from "./Failures.ts"
 
-/**
- * Addresses remembered at most (about 150 bytes each). Windows are kept in the order they opened,
- * so the ones that are over are forgotten first; past the bound the oldest open one is forgotten
- * too (its address starts afresh), so a flood of distinct addresses cannot grow the table.
- */
+/** Addresses remembered at most (about 150 bytes each; `makeWindows` says which are forgotten). */
 export const maxAddresses = 100_000
-
-/** One address's window: when it opened and the reads counted in it. */
-export interface Window {
-  readonly started: number
-  count: number
-}
-
-/** The windows of every address, at most `maxAddresses`. */
-export const makeWindows = (options: { readonly windowMillis: number; readonly maxAddresses: number }) => {
-  const windows = new Map<string, Window>()
-  /** Forgets, oldest first, the windows that are over and any beyond the bound. */
-  const sweep = (now: number) => {
-    for (const [key, window] of windows) {
-      if (windows.size <= options.maxAddresses && now - window.started < options.windowMillis) return
-      windows.delete(key)
-    }
-  }
-  return {
-    /** Counts one read of `key` at `now`: its window, the read counted. */
-    count: (key: string, now: number): Window => {
-      let window = windows.get(key)
-      if (window === undefined || now - window.started >= options.windowMillis) {
-        // (re-)inserted when it opens: the map's order is that of the windows' starts
-        if (window !== undefined) windows.delete(key)
-        window = { started: now, count: 0 }
-        windows.set(key, window)
-        sweep(now)
-      }
-      window.count += 1
-      return window
-    },
-    /** How many addresses are remembered. */
-    size: () => windows.size
-  }
-}
 
 /** Probes a balancer or an orchestrator sends from one address, however often it is set to. */
 const probes: ReadonlySet<string> = new Set(["/health", "/ready"])

@@ -36,3 +36,44 @@ export const addressKey = (address: string): string => {
   if (!prefix.every((group) => hexGroup.test(group))) return address
   return `${prefix.map((group) => parseInt(group, 16).toString(16)).join(":")}::/64`
 }
+
+/** One address's window: when it opened and the counts in it. */
+export interface Window {
+  readonly started: number
+  count: number
+}
+
+/**
+ * Fixed windows per address, opened by an address's first count: every per-address limit of the
+ * service counts in them (failed authentications, anonymous reads). Windows are kept in the order
+ * they opened, so the ones that are over are forgotten first; past `maxAddresses` the oldest open
+ * one is forgotten too (its address starts afresh), so a flood of distinct addresses cannot grow
+ * the table. Keys are the callers' (`addressKey`).
+ */
+export const makeWindows = (options: { readonly windowMillis: number; readonly maxAddresses: number }) => {
+  const windows = new Map<string, Window>()
+  /** Forgets, oldest first, the windows that are over and any beyond the bound. */
+  const sweep = (now: number) => {
+    for (const [key, window] of windows) {
+      if (windows.size <= options.maxAddresses && now - window.started < options.windowMillis) return
+      windows.delete(key)
+    }
+  }
+  return {
+    /** Counts one event of `key` at `now`: its window, the event counted. */
+    count: (key: string, now: number): Window => {
+      let window = windows.get(key)
+      if (window === undefined || now - window.started >= options.windowMillis) {
+        // (re-)inserted when it opens: the map's order is that of the windows' starts
+        if (window !== undefined) windows.delete(key)
+        window = { started: now, count: 0 }
+        windows.set(key, window)
+        sweep(now)
+      }
+      window.count += 1
+      return window
+    },
+    /** How many addresses are remembered. */
+    size: () => windows.size
+  }
+}

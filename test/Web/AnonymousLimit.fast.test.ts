@@ -5,8 +5,7 @@
  */
 import { expect, it } from "@effect/vitest"
 import * as fc from "fast-check"
-import { makeWindows } from "../../src/Http/AnonymousLimit.ts"
-import { addressKey } from "../../src/Http/ClientAddress.ts"
+import { addressKey, makeWindows } from "../../src/Http/ClientAddress.ts"
 import { limitField, policyField } from "../../src/Domain/RateLimit.ts"
 import { forAllSync } from "../support/Property.ts"
 
