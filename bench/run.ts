@@ -463,6 +463,17 @@ const spreadOf = (values: ReadonlyArray<number>): Spread => ({
 /** `1.23x (1.10x-1.35x over 3 runs)`; one run is one figure. */
 const showSpread = (s: Spread, show: (n: number) => string) =>
   s.runs > 1 ? `${show(s.mean)} (${show(s.min)}-${show(s.max)} over ${s.runs} runs)` : show(s.mean)
+/** `list` in run `run`'s order: as given in odd runs, reversed in even ones, so that none is always first. */
+const inRunOrder = <A>(run: number, list: ReadonlyArray<A>): ReadonlyArray<A> => (run % 2 === 1 ? list : [...list].reverse())
+
+/** Logs a warning for each of `processes` that does not answer `page` from its list cache. */
+const warnUnlessCached = async (processes: Record<string, Target>, page: string) => {
+  for (const [key, p] of Object.entries(processes)) {
+    const cache = (await fetch(p.base + page)).headers.get("x-cache")
+    if (cache !== "hit") log(`WARNING: ${page} on (${key}) is not served from the cache (x-cache: ${cache})`)
+  }
+}
+
 const percent = (n: number) => (Number.isFinite(n) ? `${(n * 100).toFixed(1)}%` : "n/a")
 
 /**
@@ -702,20 +713,18 @@ const benchAnonymousLimit = async (env: Record<string, string>, dataDir: string,
   if (first.headers.get("ratelimit") === null) log(`WARNING: ${page} on the limited service carries no RateLimit field`)
   log("anonymous limit: warming up")
   for (const p of Object.values(processes)) await load(p.base, [page], settings.warmupSeconds)
-  for (const key of ["off", "on"] as const) {
-    const cache = (await fetch(processes[key].base + page)).headers.get("x-cache")
-    if (cache !== "hit") log(`WARNING: ${page} on (${key}) is not served from the cache (x-cache: ${cache})`)
-  }
+  await warnUnlessCached({ off: processes.off, on: processes.on }, page)
   const measured: Array<Measurement> = []
   const keys = Object.keys(limitVariants) as Array<LimitVariant>
   for (let run = 1; run <= runs; run++) {
-    for (const key of run % 2 === 1 ? keys : [...keys].reverse()) {
+    for (const key of inRunOrder(run, keys)) {
       measured.push({ ...await measure(`${anonymousLimit} (${key})`, "service", processes[key], database, [page]), run })
     }
   }
   await Promise.all([...children].filter((c) => Object.values(processes).some((p) => p.pid === c.pid)).map(stopChild))
-  const cpu = (key: LimitVariant) => spreadOf(measured.filter((m) => m.scenario === `${anonymousLimit} (${key})`).map((m) => m.cpuMsPerRequest.server))
-  const rps = (key: LimitVariant) => spreadOf(measured.filter((m) => m.scenario === `${anonymousLimit} (${key})`).map((m) => m.requestsPerSecond))
+  const of = (key: LimitVariant) => measured.filter((m) => m.scenario === `${anonymousLimit} (${key})`)
+  const cpu = (key: LimitVariant) => spreadOf(of(key).map((m) => m.cpuMsPerRequest.server))
+  const rps = (key: LimitVariant) => spreadOf(of(key).map((m) => m.requestsPerSecond))
   const [off, on] = [cpu("off"), cpu("on")]
   const rows = keys.map((key) =>
     `| ${key} | \`RATE_LIMIT_ANONYMOUS_PER_MINUTE=${limitVariants[key]}\` | ${showSpread(cpu(key), (n) => n.toFixed(3))} | ${showSpread(rps(key), (n) => n.toFixed(0))} |`
@@ -910,10 +919,7 @@ const benchEdgeObservability = async (
     await load(p.base, [cachedPage], settings.warmupSeconds)
     await load(p.base, versionPaths, settings.warmupSeconds)
   }
-  for (const [key, p] of Object.entries(processes)) {
-    const cache = (await fetch(p.base + cachedPage)).headers.get("x-cache")
-    if (cache !== "hit") log(`WARNING: ${cachedPage} on (${key}) is not served from the cache (x-cache: ${cache})`)
-  }
+  await warnUnlessCached(processes, cachedPage)
   const steps = [
     { page: "cached", paths: [cachedPage], variants: ["default", "a", "b", "c"] },
     { page: "version", paths: versionPaths, variants: ["default", "c"] }
@@ -922,7 +928,7 @@ const benchEdgeObservability = async (
   for (let run = 1; run <= runs; run++) {
     if (runs > 1) log(`edge observability: run ${run} of ${runs}`)
     for (const step of steps) {
-      for (const variant of run % 2 === 1 ? step.variants : [...step.variants].reverse()) {
+      for (const variant of inRunOrder(run, step.variants)) {
         measured.push({ ...await measure(edgeScenario(step.page, variant), "service", processes[variant], database, step.paths), run })
       }
     }
@@ -1113,7 +1119,7 @@ const main = async () => {
     if (runs > 1) log(`run ${run} of ${runs}`)
     const order = [["service", service], ["baseline", baseline]] as const
     for (const s of scenarios) {
-      for (const [server, target] of run % 2 === 1 ? order : [...order].reverse()) {
+      for (const [server, target] of inRunOrder(run, order)) {
         measurements.push({ ...await measure(s.name, server, target, database, s.paths), run })
       }
     }
