@@ -44,16 +44,23 @@ it("a flood of distinct addresses keeps the table at its bound; the oldest windo
 /** Reads: an address among a few, and the milliseconds since the read before. */
 const reads = fc.array(fc.tuple(fc.constantFrom("a", "b", "c", "d", "e"), fc.integer({ min: 0, max: 25_000 })), { maxLength: 200 })
 
+/** Each read in turn: its address, its time, and the times of all its address's reads so far. */
+function* replay(steps: ReadonlyArray<readonly [string, number]>) {
+  const times = new Map<string, Array<number>>()
+  let now = 0
+  for (const [address, gap] of steps) {
+    now += gap
+    const own = [...(times.get(address) ?? []), now]
+    times.set(address, own)
+    yield { address, now, own }
+  }
+}
+
 it("the count of each read is the model's: reads of its address since the window it falls in opened", () =>
   forAllSync({ reads, windowMillis: fc.integer({ min: 1, max: minute }) }, ({ reads, windowMillis }) => {
     const windows = makeWindows({ windowMillis, maxAddresses: 5 })
     // the model: per address, all its reads' times; a window opens at the first read at or after the last one's end
-    const times = new Map<string, Array<number>>()
-    let now = 0
-    for (const [address, gap] of reads) {
-      now += gap
-      const own = [...(times.get(address) ?? []), now]
-      times.set(address, own)
+    for (const { address, now, own } of replay(reads)) {
       let started = own[0]!
       for (const t of own) if (t - started >= windowMillis) started = t
       const expected = own.filter((t) => t >= started).length
@@ -66,12 +73,7 @@ it("the count of each read is the model's: reads of its address since the window
 it("with fewer places than addresses, the table stays within its bound and a read's count is at most its address's reads in the last window", () =>
   forAllSync({ reads, places: fc.integer({ min: 1, max: 4 }) }, ({ places, reads }) => {
     const windows = makeWindows({ windowMillis: minute, maxAddresses: places })
-    const times = new Map<string, Array<number>>()
-    let now = 0
-    for (const [address, gap] of reads) {
-      now += gap
-      const own = [...(times.get(address) ?? []), now]
-      times.set(address, own)
+    for (const { address, now, own } of replay(reads)) {
       const count = windows.count(address, now).count
       expect(count).toBeGreaterThanOrEqual(1)
       expect(count).toBeLessThanOrEqual(own.filter((t) => t > now - minute).length)
