@@ -52,24 +52,28 @@ const wantedOf = (q: InstallNodeParams): Effect.Effect<Wanted, BadRequest> =>
     ? Effect.fail(new BadRequest({ message: "Invalid value for 'version_range': not with 'version', which pins one exact version" }))
     : Effect.succeed({ pinned: q.version, range: q.version_range, host: hostOf(q.host_version) })
 
+/** `items` of the body's field `field`, or past `max` of them a 413 naming the field. */
+const atMost = <A>(field: string, items: ReadonlyArray<A>, max: number, done: string): Effect.Effect<ReadonlyArray<A>, PayloadTooLarge> =>
+  items.length > max
+    ? Effect.fail(new PayloadTooLarge({ message: `'${field}' has ${items.length} items: at most ${max} are ${done} in one request` }))
+    : Effect.succeed(items)
+
 /**
  * A bulk resolve's items, checked: the count before anything else (10,000 items are refused
  * without reading one range), then each range, a malformed one a 400 naming it.
  */
-const resolveItemsOf = (body: ResolveNodeVersionsRequest): Effect.Effect<ReadonlyArray<ResolveItem>, BadRequest | PayloadTooLarge> => {
-  if (body.nodes.length > maxResolveItems) {
-    return Effect.fail(new PayloadTooLarge({ message: `'nodes' has ${body.nodes.length} items: at most ${maxResolveItems} are resolved in one request` }))
-  }
-  const items: Array<ResolveItem> = []
-  for (const [i, item] of body.nodes.entries()) {
-    const range = item.range === undefined ? undefined : versionRangeOf(item.range)
-    if (item.range !== undefined && range === undefined) {
-      return Effect.fail(new BadRequest({ message: `Invalid value for 'nodes.${i}.range': expected a version range such as ^1.2, >=1 <2, ~=1.2 or >=1.2,<2` }))
+const resolveItemsOf = (body: ResolveNodeVersionsRequest): Effect.Effect<ReadonlyArray<ResolveItem>, BadRequest | PayloadTooLarge> =>
+  Effect.flatMap(atMost("nodes", body.nodes, maxResolveItems, "resolved"), (nodes) => {
+    const items: Array<ResolveItem> = []
+    for (const [i, item] of nodes.entries()) {
+      const range = item.range === undefined ? undefined : versionRangeOf(item.range)
+      if (item.range !== undefined && range === undefined) {
+        return Effect.fail(new BadRequest({ message: `Invalid value for 'nodes.${i}.range': expected a version range such as ^1.2, >=1 <2, ~=1.2 or >=1.2,<2` }))
+      }
+      items.push({ id: item.id, range })
     }
-    items.push({ id: item.id, range })
-  }
-  return Effect.succeed(items)
-}
+    return Effect.succeed(items)
+  })
 
 /** The conflict check's answer in the wire's names. */
 const conflictAnswer = (checked: CheckedConflicts): CheckDependencyConflictsResponse => ({
@@ -90,12 +94,8 @@ const conflictAnswer = (checked: CheckedConflicts): CheckDependencyConflictsResp
 })
 
 /** The versions to check, the count first: past the limit is 413 naming `versions`. */
-const conflictVersionsOf = (
-  body: CheckDependencyConflictsRequest
-): Effect.Effect<ReadonlyArray<{ nodeId: string; version: string }>, PayloadTooLarge> =>
-  body.versions.length > maxConflictVersions
-    ? Effect.fail(new PayloadTooLarge({ message: `'versions' has ${body.versions.length} items: at most ${maxConflictVersions} are checked in one request` }))
-    : Effect.succeed(body.versions.map((v) => ({ nodeId: v.node_id, version: v.version })))
+const conflictVersionsOf = (body: CheckDependencyConflictsRequest) =>
+  Effect.map(atMost("versions", body.versions, maxConflictVersions, "checked"), (versions) => versions.map((v) => ({ nodeId: v.node_id, version: v.version })))
 
 /** An item's answer: what was asked, with the choice or the refusal. */
 const resolvedItem = (asked: ResolveNodeVersionsRequest["nodes"][number], resolved: Resolved): ResolvedItem => ({
